@@ -1,0 +1,37 @@
+import 'reflect-metadata';
+import { join } from 'node:path';
+import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '@kb/content';
+import { createLogger } from '@kb/platform/observability';
+import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
+import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
+
+/** The content service as its own process. Its schema needs pgvector (CONTENT_DATABASE_URL). */
+const logger = createLogger({ service: 'content', level: process.env['LOG_LEVEL'] ?? 'info' });
+
+runMain(logger, async () => {
+  const env = process.env;
+  const port = Number(env['PORT'] ?? 8082);
+  const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
+  const consumeResults = reader.bool('PROCESSING_RESULTS_ENABLED', true);
+  reader.done();
+  const secret = await serverSecret(env, runtime.dataDir);
+  const db = await serviceDataSource(env, runtime, 'content', CONTENT_ENTITIES, CONTENT_MIGRATIONS);
+  const blobs = await createBlobStore(
+    blobStoreConfigFromEnv(env, { driver: 'fs', fsRoot: join(runtime.dataDir, 'blobs'), signingSecret: `blob:${secret}`, publicBaseUrl: runtime.publicBaseUrl }),
+  );
+  const bus = await createRuntimeBus(runtime, 'content', logger);
+  const app = await createHttpApp(
+    serviceAppModule('content', logger, bus, [db.check, blobStoreHealthCheck(blobs)], [
+      StorageModule.forRoot(blobs),
+      ContentModule.forRoot({ dataSource: db.dataSource, outboxSweepMs: 2000, consumeProcessingResults: consumeResults }),
+    ]),
+    logger,
+  );
+  closeOnSignals(logger, async () => {
+    await app.close();
+    await blobs.close();
+    await db.close();
+  });
+  await app.listen(port, env['HOST'] ?? '0.0.0.0');
+  logger.info({ port }, 'content service ready');
+});

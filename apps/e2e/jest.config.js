@@ -1,0 +1,7 @@
+// Journeys over HTTP against real processes built in dist/ (`npm run build` first; `npm test` does).
+module.exports = {
+  displayName: 'e2e',
+  preset: '../../jest.preset.js',
+  rootDir: __dirname,
+  testMatch: ['<rootDir>/src/**/*.e2e-spec.ts'],
+};

@@ -1,0 +1,6 @@
+import { describeAccessMatrix } from './access-matrix';
+import { startStandalone } from './support/topologies';
+
+describe('access table — standalone', () => {
+  describeAccessMatrix(startStandalone);
+});

@@ -1,0 +1,238 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { apiKey, bearer, type HttpClient } from './support/http-client';
+import type { BootstrapFile, Topology } from './support/topologies';
+
+/**
+ * The walking-skeleton journey, run unchanged against both topologies: the bootstrap user makes
+ * a KB and keys; a Writer key creates, reads, lists, modifies and deletes a resource that gets
+ * processed; a Reader key cannot write; credential mistakes get 400/401; bad bodies a full 422.
+ */
+export function describeJourney(start: () => Promise<Topology>): void {
+  let topology: Topology;
+  let http: HttpClient;
+  let boot: BootstrapFile;
+  let kbid: string;
+  let writer: string;
+  let reader: string;
+  // Pages and files for link and file fields; the topologies allow private networks for it.
+  let site: Server;
+  let siteUrl: string;
+
+  beforeAll(async () => {
+    site = createServer((req, res) => {
+      if (req.url === '/article') {
+        return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+          '<html lang="en"><head><title>Lighthouses</title><meta name="description" content="Guides for ships."></head><body><article>' +
+            '<p>A lighthouse guides ships away from dangerous rocks at night.</p><p>See <a href="https://lights.example.com/list">the list</a>.</p></article></body></html>',
+        );
+      }
+      if (req.url === '/notes.txt' && req.headers['x-token'] === 'letmein') return res.writeHead(200, { 'content-type': 'text/plain' }).end('Harbour notes.\n\nThe tide turns at six.');
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    topology = await start();
+    http = topology.http;
+    boot = topology.bootstrap();
+  }, 120_000);
+
+  afterAll(async () => {
+    await topology?.stop();
+    await new Promise((resolve) => site?.close(resolve));
+  }, 60_000);
+
+  const pat = () => bearer(boot.personal_access_token.token);
+  const waitForStatus = (rid: string, status: string) =>
+    http.eventually(async () => {
+      const res = await http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: apiKey(writer) });
+      return res.status === 200 && res.body.metadata.status === status ? res.body : undefined;
+    }, 30_000, `resource ${rid} to be ${status}`);
+
+  it('the bootstrap user creates a Knowledge Box, service accounts and keys', async () => {
+    const account = boot.account.id;
+    const kb = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kbs`, { credential: pat(), body: { slug: `journey-${Date.now()}`, title: 'Journey' } });
+    expect(kb.status).toBe(201);
+    kbid = kb.body.id;
+
+    const listed = await http.call<{ id: string; role_on_kb: string }[]>('GET', `/api/v1/account/${account}/kbs`, { credential: pat() });
+    expect(listed.status).toBe(200);
+    expect(listed.body.find((k) => k.id === kbid)?.role_on_kb).toBe('SOWNER');
+
+    const keyFor = async (role: string) => {
+      const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kb/${kbid}/service_accounts`, { credential: pat(), body: { title: role, role } });
+      expect(sa.status).toBe(201);
+      const expires = new Date(Date.now() + 24 * 3600 * 1000).toISOString();
+      const key = await http.call<{ id: string; token: string }>('POST', `/api/v1/account/${account}/kb/${kbid}/service_account/${sa.body.id}/keys`, { credential: pat(), body: { expires } });
+      expect(key.status).toBe(201);
+      return key.body.token;
+    };
+    writer = await keyFor('SCONTRIBUTOR');
+    reader = await keyFor('SMEMBER');
+
+    const kbRecord = await http.call<{ id: string; admin: boolean }>('GET', `/api/v1/account/${account}/kb/${kbid}`, { credential: apiKey(reader) });
+    expect(kbRecord.status).toBe(200);
+    expect(kbRecord.body).toMatchObject({ id: kbid, admin: false });
+  });
+
+  it('a Writer key creates, reads, lists, modifies and deletes a resource that gets processed', async () => {
+    const created = await http.call<{ uuid: string; seqid: number }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: apiKey(writer),
+      headers: { 'x-synchronous': 'true' },
+      body: { title: 'The first resource', slug: 'first', texts: { body: { body: 'One paragraph here. With two sentences.\n\nAnother paragraph.', format: 'PLAIN' } } },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ uuid: expect.any(String), seqid: expect.any(Number), elapsed: expect.any(Number) });
+    const rid = created.body.uuid;
+
+    const read = await http.call<{ id: string; title: string; slug: string }>('GET', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: apiKey(reader) });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ id: rid, title: 'The first resource', slug: 'first' });
+
+    const processed = await waitForStatus(rid, 'PROCESSED');
+    expect(processed.metadata.status).toBe('PROCESSED');
+    const full = await http.call<{ data: { texts: { body: { extracted: { text: { text: string }; metadata: { metadata: { paragraphs: { start: number; end: number }[] } } } } } } }>(
+      'GET', `/api/v1/kb/${kbid}/slug/first?show=values&show=extracted`, { credential: apiKey(reader) },
+    );
+    expect(full.status).toBe(200);
+    expect(full.body.data.texts.body.extracted.metadata.metadata.paragraphs.map((p) => [p.start, p.end])).toEqual([[0, 39], [41, 59]]);
+
+    const list = await http.call<{ resources: { id: string }[]; pagination: { page: number; size: number; last: boolean } }>('GET', `/api/v1/kb/${kbid}/resources?page=0&size=10`, { credential: apiKey(reader) });
+    expect(list.status).toBe(200);
+    expect(list.body.resources.map((r) => r.id)).toContain(rid);
+    expect(list.body.pagination).toEqual({ page: 0, size: 10, last: true });
+
+    const modified = await http.call<{ seqid: number }>('PATCH', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: apiKey(writer), body: { title: 'Renamed' } });
+    expect(modified.status).toBe(200);
+    expect(modified.body.seqid).toBeGreaterThan(created.body.seqid);
+    expect((await http.call<{ title: string }>('GET', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: apiKey(writer) })).body.title).toBe('Renamed');
+
+    const deleted = await http.call('DELETE', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: apiKey(writer) });
+    expect(deleted.status).toBe(204);
+    expect((await http.call('GET', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: apiKey(writer) })).status).toBe(404);
+    expect((await http.call('HEAD', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: apiKey(writer) })).status).toBe(404);
+  });
+
+  it('a link and a file given by address are fetched, extracted, analysed and embedded', async () => {
+    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: apiKey(writer),
+      body: {
+        title: 'Fetched', slug: 'fetched',
+        links: { page: { uri: `${siteUrl}/article` } },
+        files: { notes: { file: { uri: `${siteUrl}/notes.txt`, content_type: 'text/plain', extra_headers: { 'x-token': 'letmein' } } } },
+      },
+    });
+    expect(created.status).toBe(201);
+    await waitForStatus(created.body.uuid, 'PROCESSED');
+    type Extracted = { text?: { text: string }; metadata?: { metadata: { links: string[]; language: string } }; link?: { title: string }; vectors?: { vectors: { vectors: { vector: number[] }[] } } };
+    type Fields = { data: { links: { page: { extracted: Extracted } }; files: { notes: { extracted: Extracted } } } };
+    const res = await http.call<Fields>('GET', `/api/v1/kb/${kbid}/resource/${created.body.uuid}?show=extracted&extracted=text&extracted=metadata&extracted=link`, { credential: apiKey(reader) });
+    expect(res.status).toBe(200);
+    const page = res.body.data.links.page.extracted;
+    expect(page.text?.text).toContain('A lighthouse guides ships');
+    expect(page.link?.title).toBe('Lighthouses');
+    expect(page.metadata?.metadata).toMatchObject({ links: ['https://lights.example.com/list'], language: 'en' });
+    expect(page.vectors).toBeUndefined();
+    expect(res.body.data.files.notes.extracted.text?.text).toBe('Harbour notes.\n\nThe tide turns at six.');
+    const vectors = await http.call<Fields>('GET', `/api/v1/kb/${kbid}/resource/${created.body.uuid}?show=extracted&extracted=vectors`, { credential: apiKey(reader) });
+    expect(vectors.body.data.files.notes.extracted.vectors?.vectors.vectors.map((v) => v.vector.length)).toEqual([512, 512]);
+    expect(vectors.body.data.files.notes.extracted.text).toBeUndefined();
+  }, 60_000);
+
+  it('a Reader key cannot write', async () => {
+    const res = await http.call<{ detail: string }>('POST', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(reader), body: { title: 'nope' } });
+    expect(res.status).toBe(403);
+    expect(res.body.detail).toMatch(/WRITER/);
+  });
+
+  it('rejects two credentials, no credential and an unknown key', async () => {
+    const two = await http.call<{ detail: string }>('GET', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(reader), headers: { Authorization: `Bearer ${boot.personal_access_token.token}` } });
+    expect(two.status).toBe(400);
+    expect(two.body.detail).toMatch(/Exactly one credential header/);
+    expect((await http.call('GET', `/api/v1/kb/${kbid}/resources`)).status).toBe(401);
+    expect((await http.call('GET', `/api/v1/kb/${kbid}/resources`, { credential: apiKey('kbk_' + '0'.repeat(32) + '_' + 'A'.repeat(43)) })).status).toBe(401);
+    expect((await http.call('GET', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(boot.api_key.token) })).status).toBe(403);
+  });
+
+  it('a bad body gets 422 listing every invalid member, and nothing is created', async () => {
+    const before = await http.call<{ resources: unknown[] }>('GET', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(reader) });
+    const res = await http.call<{ detail: { loc: (string | number)[]; type: string }[] }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: apiKey(writer),
+      body: { title: 42, slug: 'not a slug', hidden: 'yes', texts: { 'bad id!': { body: 'x' }, ok: { format: 'WORD' } } },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail.map((d) => d.loc.join('.')).sort()).toEqual(['body.hidden', 'body.slug', 'body.texts.bad id!', 'body.texts.ok.body', 'body.texts.ok.format', 'body.title']);
+    const malformed = await http.call('POST', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(writer), body: '{"title": ' });
+    expect(malformed.status).toBe(422);
+    const after = await http.call<{ resources: unknown[] }>('GET', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(reader) });
+    expect(after.body.resources.length).toBe(before.body.resources.length);
+  });
+
+  it('a slug is unique in its Knowledge Box', async () => {
+    const body = { title: 'A', slug: 'unique-slug' };
+    expect((await http.call('POST', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(writer), body })).status).toBe(201);
+    const again = await http.call<{ detail: string }>('POST', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(writer), body });
+    expect(again.status).toBe(409);
+  });
+
+  it('a deleted key stops working at once', async () => {
+    const account = boot.account.id;
+    const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kb/${kbid}/service_accounts`, { credential: pat(), body: { title: 'temp', role: 'SMEMBER' } });
+    const key = await http.call<{ id: string; token: string }>('POST', `/api/v1/account/${account}/kb/${kbid}/service_account/${sa.body.id}/keys`, {
+      credential: pat(), body: { expires: new Date(Date.now() + 3600_000).toISOString() },
+    });
+    expect((await http.call('GET', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(key.body.token) })).status).toBe(200);
+    expect((await http.call('DELETE', `/api/v1/account/${account}/kb/${kbid}/service_account/${sa.body.id}/key/${key.body.id}`, { credential: pat() })).status).toBe(204);
+    await http.eventually(async () => ((await http.call('GET', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(key.body.token) })).status === 401 ? true : undefined), 2000, 'revocation');
+  });
+
+  it("enforces the KB's allowed_origins as CORS for browser callers", async () => {
+    const origin = 'https://app.example.com';
+    const preflight = (o: string) => http.call('OPTIONS', `/api/v1/kb/${kbid}/resources`, {
+      headers: { Origin: o, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-svc-serviceaccount, content-type' },
+    });
+    expect((await preflight(origin)).status).toBe(403);
+    const patched = await http.call('PATCH', `/api/v1/account/${boot.account.id}/kb/${kbid}`, { credential: pat(), body: { allowed_origins: [origin] } });
+    expect(patched.status).toBe(200);
+    const ok = await http.eventually(async () => {
+      const res = await preflight(origin);
+      return res.status === 204 ? res : undefined;
+    }, 5000, 'the new allowed origin');
+    expect(ok.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(ok.headers.get('access-control-allow-headers')).toContain('x-svc-serviceaccount');
+    expect((await preflight('https://evil.example.com')).status).toBe(403);
+    const read = await http.call('GET', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(reader), headers: { Origin: origin } });
+    expect(read.status).toBe(200);
+    expect(read.headers.get('access-control-expose-headers')).toContain('upload-offset');
+    expect((await http.call('GET', `/api/v1/kb/${kbid}/resources`, { credential: apiKey(reader), headers: { Origin: 'https://evil.example.com' } })).status).toBe(403);
+  });
+
+  it('serves health, metrics and the OpenAPI document without a credential', async () => {
+    const ready = await http.call<{ status: string; checks: Record<string, string> }>('GET', '/health/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body.status).toBe('ok');
+    expect((await http.call('GET', '/health/live')).status).toBe(200);
+    const metrics = await http.call<string>('GET', '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toContain('kb_http_request_duration_seconds');
+    const doc = await http.call<{ openapi: string; paths: Record<string, unknown> }>('GET', '/api/openapi.json');
+    expect(doc.status).toBe(200);
+    expect(Object.keys(doc.body.paths)).toContain('/api/v1/kb/{kbid}/resource/{rid}');
+    expect((await http.call<string>('GET', '/api/docs')).body).toContain('swagger');
+    expect((await http.call('GET', '/api/v1/nowhere')).status).toBe(404);
+  });
+
+  it('a queued processing job survives a crash of the content process', async () => {
+    await topology.stopProcessing();
+    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: apiKey(writer), body: { title: 'Queued', texts: { body: { body: 'Survives a crash.' } } },
+    });
+    expect(created.status).toBe(201);
+    const pending = await http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${kbid}/resource/${created.body.uuid}`, { credential: apiKey(writer) });
+    expect(pending.body.metadata.status).toBe('PENDING');
+    await topology.crashContent();
+    await topology.recover();
+    const done = await waitForStatus(created.body.uuid, 'PROCESSED');
+    expect(done.metadata.status).toBe('PROCESSED');
+  }, 120_000);
+}

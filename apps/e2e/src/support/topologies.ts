@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'nats';
+import { Client } from 'pg';
+import { HttpClient } from './http-client';
+import { REPO_ROOT, ServiceProcess, distMain, freePort } from './processes';
+
+export interface BootstrapFile {
+  user: { id: string; email: string; password: string };
+  personal_access_token: { token: string };
+  account: { id: string; slug: string };
+  kb: { id: string };
+  api_key: { id: string; token: string };
+}
+
+/** A running deployment the journeys talk to over HTTP. */
+export interface Topology {
+  name: string;
+  http: HttpClient;
+  bootstrap(): BootstrapFile;
+  /** Stops processing workers so new jobs stay queued. */
+  stopProcessing(): Promise<void>;
+  /** Kills the process holding the content service, as a crash would (SIGKILL). */
+  crashContent(): Promise<void>;
+  /** Starts whatever crashContent/stopProcessing stopped, with processing enabled. */
+  recover(): Promise<void>;
+  stop(): Promise<void>;
+  /** Process id of the process serving HTTP (standalone: the one process; distributed: the gateway). */
+  edgePid(): number | undefined;
+}
+
+const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const PG_ADMIN_URL = process.env['KB_TEST_POSTGRES_ADMIN_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function tempDir(name: string): string {
+  return mkdtempSync(join(tmpdir(), `kb-e2e-${name}-`));
+}
+
+export async function startStandalone(extraEnv: Record<string, string> = {}): Promise<Topology> {
+  const dataDir = tempDir('standalone');
+  const port = await freePort();
+  const base = { PORT: String(port), DATA_DIR: dataDir, ACCESS_CACHE_TTL_SECONDS: '5', PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', ...extraEnv };
+  let proc: ServiceProcess | undefined;
+  const launch = async (extra: Record<string, string> = {}) => {
+    proc = new ServiceProcess('standalone', distMain('standalone'), { ...base, ...extra }, dataDir);
+    proc.start();
+    await proc.waitReady(`http://127.0.0.1:${port}/health/ready`);
+  };
+  await launch();
+  return {
+    name: 'standalone',
+    http: new HttpClient(`http://127.0.0.1:${port}`),
+    bootstrap: () => JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as BootstrapFile,
+    stopProcessing: async () => {
+      await proc?.stop('SIGTERM');
+      await launch({ PROCESSING_WORKERS_ENABLED: 'false' });
+    },
+    crashContent: async () => proc?.stop('SIGKILL'),
+    edgePid: () => proc?.pid,
+    recover: () => launch(),
+    stop: async () => {
+      await proc?.stop('SIGTERM');
+      // KB_E2E_KEEP=1 keeps data and logs for a look after a failure.
+      if (!process.env['KB_E2E_KEEP']) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Every app as its own process over real NATS JetStream; accounts and reporting on the machine's
+ * PostgreSQL (a fresh database per run), content on a PGlite server process (it needs pgvector).
+ */
+export async function startDistributed(): Promise<Topology> {
+  const runId = randomBytes(4).toString('hex');
+  const dataDir = tempDir('distributed');
+  const database = `kb_e2e_${runId}`;
+  const admin = new Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  const pgUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${database}`);
+
+  const pgPort = await freePort();
+  const pglite = new ServiceProcess('pglite', join(REPO_ROOT, 'dist', 'libs', 'platform', 'database', 'src', 'bin', 'pglite-server.js'), {
+    PGLITE_DATA_DIR: join(dataDir, 'content-pg'), PGLITE_PORT: String(pgPort),
+  }, dataDir);
+  pglite.start();
+  const line = await pglite.waitForOutput(/pglite listening/);
+  const contentUrl = (JSON.parse(line) as { url: string }).url;
+
+  const common = {
+    BUS_TRANSPORT: 'nats', NATS_URL, BUS_PREFIX: `e2e${runId}_`, KB_SECRET: randomBytes(32).toString('hex'), DATA_DIR: dataDir,
+    ACCOUNTS_DATABASE_URL: pgUrl, REPORTING_DATABASE_URL: pgUrl, CONTENT_DATABASE_URL: contentUrl,
+    // The journeys serve files and pages from a local HTTP server, which the SSRF guard refuses by default.
+    PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true',
+  };
+  const ports: Record<string, number> = {};
+  const procs: Record<string, ServiceProcess> = {};
+  const launch = async (app: string, extra: Record<string, string> = {}) => {
+    ports[app] ??= await freePort();
+    const proc = new ServiceProcess(app, distMain(app), { ...common, PORT: String(ports[app]), ...extra }, dataDir);
+    procs[app] = proc;
+    proc.start();
+    await proc.waitReady(`http://127.0.0.1:${ports[app]}/health/ready`);
+  };
+  // Accounts first: its migrations and bootstrap must exist before the edge takes traffic.
+  await launch('accounts');
+  await Promise.all(['content', 'understanding', 'reporting', 'gateway'].map((a) => launch(a)));
+
+  return {
+    name: 'distributed',
+    http: new HttpClient(`http://127.0.0.1:${ports['gateway']}`),
+    bootstrap: () => JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as BootstrapFile,
+    stopProcessing: async () => procs['understanding']?.stop('SIGTERM'),
+    crashContent: async () => procs['content']?.stop('SIGKILL'),
+    edgePid: () => procs['gateway']?.pid,
+    recover: async () => {
+      await launch('content');
+      await launch('understanding');
+    },
+    stop: async () => {
+      await Promise.all(Object.values(procs).map((p) => p.stop('SIGTERM')));
+      await pglite.stop('SIGTERM');
+      await cleanNats(`e2e${runId}_`);
+      const admin2 = new Client({ connectionString: PG_ADMIN_URL });
+      await admin2.connect();
+      await admin2.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin2.end();
+      if (!process.env['KB_E2E_KEEP']) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Deletes the JetStream streams a run created (their names carry the run's prefix). */
+async function cleanNats(prefix: string): Promise<void> {
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for await (const info of jsm.streams.list()) {
+      if (info.config.name.toLowerCase().startsWith(prefix.toLowerCase())) await jsm.streams.delete(info.config.name);
+    }
+  } finally {
+    await nc.close();
+  }
+}

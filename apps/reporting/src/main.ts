@@ -1,0 +1,23 @@
+import 'reflect-metadata';
+import { createLogger } from '@kb/platform/observability';
+import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
+import { REPORTING_ENTITIES, REPORTING_MIGRATIONS, ReportingModule } from '@kb/reporting';
+
+/** Reporting (activity logs, usage, answer-quality scores) as its own process. */
+const logger = createLogger({ service: 'reporting', level: process.env['LOG_LEVEL'] ?? 'info' });
+
+runMain(logger, async () => {
+  const env = process.env;
+  const port = Number(env['PORT'] ?? 8084);
+  const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
+  reader.done();
+  const db = await serviceDataSource(env, runtime, 'reporting', REPORTING_ENTITIES, REPORTING_MIGRATIONS);
+  const bus = await createRuntimeBus(runtime, 'reporting', logger);
+  const app = await createHttpApp(serviceAppModule('reporting', logger, bus, [db.check], [ReportingModule.forRoot({ dataSource: db.dataSource })]), logger);
+  closeOnSignals(logger, async () => {
+    await app.close();
+    await db.close();
+  });
+  await app.listen(port, env['HOST'] ?? '0.0.0.0');
+  logger.info({ port }, 'reporting service ready');
+});

@@ -1,0 +1,84 @@
+import 'reflect-metadata';
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS, BootstrapService } from '@kb/accounts';
+import { CONTENT_ENTITIES, CONTENT_MIGRATIONS } from '@kb/content';
+import { configureGatewayHttp } from '@kb/gateway';
+import { closeServiceDataSource, createServiceDataSource, databaseUrlFromEnv, type ClassType } from '@kb/platform/database';
+import { createLogger } from '@kb/platform/observability';
+import { closeOnSignals, createRuntimeBus, createHttpApp, readRuntimeEnv, runMain, serverSecret } from '@kb/platform/runtime';
+import { blobStoreConfigFromEnv, createBlobStore } from '@kb/platform/storage';
+import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '@kb/reporting';
+import { StandaloneModule } from './standalone.module';
+
+/**
+ * The embedded default: every service in one process on PGlite, the in-process bus and blobs on
+ * disk under DATA_DIR. `npm start` runs this.
+ */
+const logger = createLogger({ service: 'standalone', level: process.env['LOG_LEVEL'] ?? 'info' });
+
+runMain(logger, async () => {
+  const env = process.env;
+  const port = Number(env['PORT'] ?? 8080);
+  const { runtime, reader } = readRuntimeEnv(env, { transport: 'inprocess', port });
+  const adminEmail = reader.string('ADMIN_EMAIL', 'admin@localhost');
+  const accessCacheTtlSeconds = reader.int('ACCESS_CACHE_TTL_SECONDS', 5, { min: 0, max: 300 });
+  const processingConcurrency = reader.int('PROCESSING_CONCURRENCY', 2, { min: 1, max: 64 });
+  const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
+  const allowPrivateNetworks = reader.bool('PROCESSING_ALLOW_PRIVATE_NETWORKS', false);
+  const jsonBodyLimit = reader.string('JSON_BODY_LIMIT', '25mb');
+  const corsOrigins = reader.list('CORS_ORIGINS');
+  const smtpUrl = reader.optional('SMTP_URL');
+  const smtp = smtpUrl ? { url: smtpUrl, from: reader.string('SMTP_FROM', 'Knowledge Box Service <no-reply@localhost>') } : undefined;
+  reader.done();
+
+  const secret = await serverSecret(env, runtime.dataDir);
+  const pgDir = join(runtime.dataDir, 'pg');
+  const source = (service: string, schema: string, entities: readonly ClassType[], migrations: readonly ClassType[]) =>
+    createServiceDataSource({ service, schema, url: databaseUrlFromEnv(env, service), dataDir: pgDir, entities, migrations, runMigrations: true });
+  const dataSources = {
+    accounts: await source('accounts', 'accounts', ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS),
+    content: await source('content', 'content', CONTENT_ENTITIES, CONTENT_MIGRATIONS),
+    reporting: await source('reporting', 'reporting', REPORTING_ENTITIES, REPORTING_MIGRATIONS),
+    bus: await source('bus', 'bus', [], []),
+  };
+  const blobs = await createBlobStore(
+    blobStoreConfigFromEnv(env, { driver: 'fs', fsRoot: join(runtime.dataDir, 'blobs'), signingSecret: `blob:${secret}`, publicBaseUrl: runtime.publicBaseUrl }),
+  );
+  const bus = await createRuntimeBus(runtime, 'standalone', logger, dataSources.bus);
+
+  const app = await createHttpApp(
+    StandaloneModule.forRoot({
+      logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp,
+      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks }, consumeProcessingResults: true,
+    }),
+    logger,
+    (a) => configureGatewayHttp(a, { logger, jsonBodyLimit }),
+  );
+  closeOnSignals(logger, async () => {
+    await app.close();
+    await blobs.close();
+    for (const ds of Object.values(dataSources)) await closeServiceDataSource(ds);
+  });
+  // Bootstrap before listening: once the service answers, its first credentials exist.
+  await app.init();
+
+  const bootstrap = await app.get(BootstrapService, { strict: false }).ensure(adminEmail);
+  if (bootstrap) {
+    const file = join(runtime.dataDir, 'bootstrap.json');
+    await writeFile(file, JSON.stringify(bootstrap, null, 2) + '\n', { mode: 0o600 });
+    await chmod(file, 0o600);
+    // Printed once, on the first start only: these secrets are not stored anywhere in clear.
+    process.stdout.write(
+      `\nFirst start: created an administrator, an account, its default Knowledge Box and a Manager API key.\n` +
+        `  user:     ${bootstrap.user.email}  password: ${bootstrap.user.password}\n` +
+        `  account:  ${bootstrap.account.id} (slug ${bootstrap.account.slug})\n` +
+        `  kb:       ${bootstrap.kb.id}\n` +
+        `  api key:  ${bootstrap.api_key.token}   (X-SVC-SERVICEACCOUNT: Bearer <key>)\n` +
+        `  personal access token: ${bootstrap.personal_access_token.token}   (Authorization: Bearer <token>)\n` +
+        `Saved to ${file} (mode 0600).\n\n`,
+    );
+  }
+  await app.listen(port, env['HOST'] ?? '0.0.0.0');
+  logger.info({ port, data_dir: runtime.dataDir, zone: runtime.zone }, `Knowledge Box Service listening on http://localhost:${port}`);
+});

@@ -1,0 +1,55 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { AccountsModule } from '@kb/accounts';
+import { ContentModule } from '@kb/content';
+import { GatewayModule } from '@kb/gateway';
+import { dbHealthCheck } from '@kb/platform/database';
+import { MessagingModule, type MessageBus } from '@kb/platform/messaging';
+import { ObservabilityModule, type Logger } from '@kb/platform/observability';
+import { StorageModule, blobStoreHealthCheck, type BlobStore } from '@kb/platform/storage';
+import { ReportingModule } from '@kb/reporting';
+import { UnderstandingModule } from '@kb/understanding';
+
+export interface StandaloneParts {
+  logger: Logger;
+  bus: MessageBus;
+  blobs: BlobStore;
+  dataSources: { accounts: DataSource; content: DataSource; reporting: DataSource; bus: DataSource };
+  zone: string;
+  secret: string;
+  accessCacheTtlSeconds: number;
+  corsOrigins: string[];
+  userTokenTtlSeconds: number;
+  publicBaseUrl: string;
+  smtp?: { url: string; from: string };
+  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; allowPrivateNetworks: boolean };
+  consumeProcessingResults: boolean;
+}
+
+/** Every service's root module in one process, on one in-process bus. */
+@Module({})
+export class StandaloneModule {
+  static forRoot(p: StandaloneParts): DynamicModule {
+    return {
+      module: StandaloneModule,
+      imports: [
+        ObservabilityModule.forRoot({
+          service: 'standalone',
+          logger: p.logger,
+          checks: [
+            ...Object.entries(p.dataSources).map(([name, ds]) => ({ name: `db:${name}`, check: () => dbHealthCheck(ds) })),
+            { name: 'bus', check: () => p.bus.isHealthy() },
+            blobStoreHealthCheck(p.blobs),
+          ],
+        }),
+        MessagingModule.forRoot(p.bus),
+        StorageModule.forRoot(p.blobs),
+        AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp }),
+        ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults }),
+        UnderstandingModule.forRoot(p.processing),
+        ReportingModule.forRoot({ dataSource: p.dataSources.reporting }),
+        GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins }),
+      ],
+    };
+  }
+}

@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import { join } from 'node:path';
+import { createLogger } from '@kb/platform/observability';
+import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule } from '@kb/platform/runtime';
+import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
+import { UnderstandingModule } from '@kb/understanding';
+
+/**
+ * Processing workers, scaled on their own (replicas share the durable work queue). They read
+ * uploaded files from, and write results and thumbnails to, the same blob store as content.
+ */
+const logger = createLogger({ service: 'understanding', level: process.env['LOG_LEVEL'] ?? 'info' });
+
+runMain(logger, async () => {
+  const env = process.env;
+  const port = Number(env['PORT'] ?? 8083);
+  const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
+  const concurrency = reader.int('PROCESSING_CONCURRENCY', 2, { min: 1, max: 64 });
+  const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
+  const allowPrivateNetworks = reader.bool('PROCESSING_ALLOW_PRIVATE_NETWORKS', false);
+  reader.done();
+  const secret = await serverSecret(env, runtime.dataDir);
+  const blobs = await createBlobStore(
+    blobStoreConfigFromEnv(env, { driver: 'fs', fsRoot: join(runtime.dataDir, 'blobs'), signingSecret: `blob:${secret}`, publicBaseUrl: runtime.publicBaseUrl }),
+  );
+  const bus = await createRuntimeBus(runtime, 'understanding', logger);
+  const app = await createHttpApp(
+    serviceAppModule('understanding', logger, bus, [blobStoreHealthCheck(blobs)], [
+      StorageModule.forRoot(blobs),
+      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, allowPrivateNetworks }),
+    ]),
+    logger,
+  );
+  closeOnSignals(logger, async () => {
+    await app.close();
+    await blobs.close();
+  });
+  await app.listen(port, env['HOST'] ?? '0.0.0.0');
+  logger.info({ port }, 'understanding service ready');
+});

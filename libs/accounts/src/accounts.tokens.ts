@@ -1,0 +1,16 @@
+/** Injection tokens and options of the accounts service. */
+export const ACCOUNTS_DATA_SOURCE = Symbol('ACCOUNTS_DATA_SOURCE');
+export const ACCOUNTS_OPTIONS = Symbol('ACCOUNTS_OPTIONS');
+
+export interface AccountsOptions {
+  /** Zone this deployment serves; new KBs are created in it. */
+  zone: string;
+  /** Server secret: keys the HMAC of stored credential hashes and signs user tokens. */
+  secret: string;
+  /** Lifetime of user tokens in seconds (short by design). */
+  userTokenTtlSeconds: number;
+  /** External address of the gateway: invitation links and SAML endpoints are built on it. */
+  publicBaseUrl: string;
+  /** SMTP server for invitation mails (`smtp://user:pass@host:port`); without it links are returned to the inviter. */
+  smtp?: { url: string; from: string };
+}

@@ -1,0 +1,69 @@
+import { asRow } from '@kb/platform/database';
+import { Inject, Injectable } from '@nestjs/common';
+import { In, type DataSource, type EntityManager, type Repository } from 'typeorm';
+import { DomainError, ErrorCodes, type KbRole } from '@kb/contracts';
+import { ACCOUNTS_DATA_SOURCE } from '../accounts.tokens';
+import { KbUserEntity } from '../entities/kb-user.entity';
+import { SecretCredentialEntity } from '../entities/secret-credential.entity';
+import { KnowledgeBoxEntity } from '../entities/knowledge-box.entity';
+
+@Injectable()
+export class KbsRepository {
+  private readonly kbs: Repository<KnowledgeBoxEntity>;
+  private readonly kbUsers: Repository<KbUserEntity>;
+
+  constructor(@Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource) {
+    this.kbs = ds.getRepository(KnowledgeBoxEntity);
+    this.kbUsers = ds.getRepository(KbUserEntity);
+  }
+
+  findById(kbId: string): Promise<KnowledgeBoxEntity | null> {
+    return this.kbs.findOneBy({ id: kbId });
+  }
+
+  findInAccount(accountId: string, kbId: string): Promise<KnowledgeBoxEntity | null> {
+    return this.kbs.findOneBy({ id: kbId, accountId });
+  }
+
+  /** The KB of `ref` in its account, or KB_NOT_FOUND. */
+  async requireInAccount(ref: { account_id: string; kb_id: string }): Promise<KnowledgeBoxEntity> {
+    const kb = await this.findInAccount(ref.account_id, ref.kb_id);
+    if (!kb) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
+    return kb;
+  }
+
+  listByAccount(accountId: string): Promise<KnowledgeBoxEntity[]> {
+    return this.kbs.find({ where: { accountId }, order: { createdAt: 'ASC' } });
+  }
+
+  countByAccount(accountId: string): Promise<number> {
+    return this.kbs.countBy({ accountId });
+  }
+
+  async insert(kb: KnowledgeBoxEntity, owner?: { userId: string; role: KbRole }, manager?: EntityManager): Promise<void> {
+    const m = manager ?? this.ds.manager;
+    await m.insert(KnowledgeBoxEntity, asRow(kb));
+    if (owner) await m.insert(KbUserEntity, { kbId: kb.id, userId: owner.userId, role: owner.role });
+  }
+
+  async update(kbId: string, patch: Partial<KnowledgeBoxEntity>): Promise<void> {
+    await this.kbs.update({ id: kbId }, asRow(patch));
+  }
+
+  /** Deletes the KB (its service accounts and memberships cascade) and the keys of those accounts. */
+  async deleteWithCredentials(kbId: string, credentialOwnerIds: string[]): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      if (credentialOwnerIds.length > 0) await m.delete(SecretCredentialEntity, { ownerId: In(credentialOwnerIds) });
+      await m.delete(KnowledgeBoxEntity, { id: kbId });
+    });
+  }
+
+  async roleOf(kbId: string, userId: string): Promise<KbRole | undefined> {
+    return (await this.kbUsers.findOneBy({ kbId, userId }))?.role;
+  }
+
+  async rolesOfUser(userId: string): Promise<Map<string, KbRole>> {
+    const rows = await this.kbUsers.findBy({ userId });
+    return new Map(rows.map((r) => [r.kbId, r.role]));
+  }
+}

@@ -1,0 +1,141 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import {
+  AccountsSubjects, DomainError, ErrorCodes, LEARNING_DEFAULTS, kbRoleSatisfies, learningConfigurationIssues,
+  type CreateKbRequest, type GetKbRequest, type IdDto, type KbRef, type KbRole, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto, type KbCorsDto, type KbUploadLimitsDto, type ListKbsRequest, type ModifyKbRequest,
+} from '@kb/contracts';
+import { translateUniqueViolation } from '@kb/platform/database';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import type { KnowledgeBoxEntity } from '../entities/knowledge-box.entity';
+import { ServiceAccountsRepository } from '../service-accounts/service-accounts.repository';
+import { effectiveLimits } from '../accounts/account-limits';
+import { seal } from '../credentials/sealed';
+import { KbsRepository } from './kbs.repository';
+import { UsersRepository } from './users.repository';
+
+@Injectable()
+export class KbsService {
+  constructor(
+    @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly kbs: KbsRepository,
+    private readonly users: UsersRepository,
+    private readonly serviceAccounts: ServiceAccountsRepository,
+  ) {}
+
+  async create(req: CreateKbRequest): Promise<IdDto> {
+    const account = await this.users.findAccount(req.account_id);
+    if (!account) throw new DomainError(ErrorCodes.ACCOUNT_NOT_FOUND, 'Account not found');
+    if ((await this.kbs.countByAccount(account.id)) >= account.maxKbs) {
+      throw new DomainError(ErrorCodes.QUOTA_EXCEEDED, `The account has reached its limit of ${account.maxKbs} Knowledge Boxes`);
+    }
+    const id = randomUUID();
+    const body = req.body;
+    const learning = body.learning_configuration ?? {};
+    const issues = learningConfigurationIssues(learning, ['body', 'learning_configuration'], 'create');
+    if (issues.length > 0) throw DomainError.validation(issues);
+    const kb: KnowledgeBoxEntity = {
+      id,
+      accountId: account.id,
+      slug: body.slug ?? id,
+      title: body.title ?? body.slug ?? '',
+      description: body.description ?? '',
+      state: 'PUBLISHED',
+      zone: this.options.zone,
+      allowedOrigins: body.allowed_origins ?? [],
+      searchConfigs: body.search_configs ?? {},
+      externalIndexProvider: typeof body.external_index_provider?.['type'] === 'string' ? (body.external_index_provider['type'] as string) : null,
+      learningConfiguration: { ...LEARNING_DEFAULTS, ...learning, ...(learning['user_keys'] ? { user_keys: seal(this.options.secret, learning['user_keys']) } : {}) },
+      createdAt: new Date(),
+    };
+    await translateUniqueViolation(
+      () => this.kbs.insert(kb, req.actor_user_id ? { userId: req.actor_user_id, role: 'SOWNER' } : undefined),
+      { code: ErrorCodes.KB_SLUG_CONFLICT, message: `A Knowledge Box with slug "${kb.slug}" already exists in this account` },
+    );
+    await this.bus.publish(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: id });
+    return { id };
+  }
+
+  async get(req: GetKbRequest): Promise<KnowledgeBoxDto> {
+    const kb = await this.kbs.requireInAccount(req);
+    return {
+      id: kb.id,
+      slug: kb.slug,
+      account_id: kb.accountId,
+      zone: kb.zone,
+      title: kb.title,
+      description: kb.description,
+      state: kb.state,
+      created: kb.createdAt.toISOString(),
+      admin: kbRoleSatisfies(req.caller_role, 'MANAGER'),
+      contrib: kbRoleSatisfies(req.caller_role, 'WRITER'),
+      allowed_origins: kb.allowedOrigins,
+      search_configs: kb.searchConfigs,
+      external_index_provider: kb.externalIndexProvider,
+    };
+  }
+
+  async list(req: ListKbsRequest): Promise<KnowledgeBoxSummaryDto[]> {
+    const all = await this.kbs.listByAccount(req.account_id);
+    const userRoles = req.user_id ? await this.kbs.rolesOfUser(req.user_id) : new Map<string, KbRole>();
+    const accountRole = req.user_id ? await this.users.accountRole(req.account_id, req.user_id) : undefined;
+    return all
+      .filter((kb) => (req.only_kb_id ? kb.id === req.only_kb_id : accountRole === 'AOWNER' || userRoles.has(kb.id)))
+      .map((kb) => ({
+        id: kb.id,
+        slug: kb.slug,
+        zone: kb.zone,
+        title: kb.title,
+        state: kb.state,
+        description: kb.description,
+        role_on_kb: accountRole === 'AOWNER' ? 'SOWNER' : (userRoles.get(kb.id) ?? 'SMEMBER'),
+        allowed_origins: kb.allowedOrigins,
+        search_configs: kb.searchConfigs,
+        external_index_provider: kb.externalIndexProvider,
+      }));
+  }
+
+  async modify(req: ModifyKbRequest): Promise<Record<string, never>> {
+    const kb = await this.kbs.requireInAccount(req);
+    const b = req.body;
+    const patch: Partial<KnowledgeBoxEntity> = {};
+    if (b.slug !== undefined) patch.slug = b.slug;
+    if (b.title !== undefined) patch.title = b.title;
+    if (b.state !== undefined) patch.state = b.state;
+    if (b.description !== undefined) patch.description = b.description;
+    if (b.allowed_origins !== undefined) patch.allowedOrigins = b.allowed_origins;
+    if (b.search_configs !== undefined) patch.searchConfigs = b.search_configs;
+    if (Object.keys(patch).length > 0) {
+      await translateUniqueViolation(() => this.kbs.update(kb.id, patch), { code: ErrorCodes.KB_SLUG_CONFLICT, message: `A Knowledge Box with slug "${b.slug}" already exists in this account` });
+    }
+    // Gateways cache a KB's allowed origins: tell them.
+    if (b.allowed_origins !== undefined) await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [kb.id] });
+    return {};
+  }
+
+  async uploadLimits(kbId: string): Promise<KbUploadLimitsDto> {
+    const kb = await this.kbs.findById(kbId);
+    if (!kb) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
+    const account = await this.users.findAccount(kb.accountId);
+    return effectiveLimits(account?.limits).upload;
+  }
+
+  async cors(kbId: string): Promise<KbCorsDto> {
+    const kb = await this.kbs.findById(kbId);
+    return { kb_found: kb !== null, allowed_origins: kb?.allowedOrigins ?? [] };
+  }
+
+  async delete(req: KbRef): Promise<Record<string, never>> {
+    const kb = await this.kbs.requireInAccount(req);
+    const keyIds = await this.serviceAccounts.keyIdsOfKb(kb.id);
+    const saIds = (await this.serviceAccounts.listByKb(kb.id)).map((s) => s.id);
+    await this.kbs.deleteWithCredentials(kb.id, saIds);
+    // Keys stop working everywhere at once; content removes the KB's resources and blobs.
+    if (keyIds.length > 0) await this.bus.publish(AccountsSubjects.credentialRevoked, { credential_ids: keyIds });
+    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [kb.id] });
+    await this.bus.publish(AccountsSubjects.kbDeleted, { account_id: kb.accountId, kb_id: kb.id });
+    return {};
+  }
+
+}

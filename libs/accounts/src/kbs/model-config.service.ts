@@ -1,0 +1,89 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  AccountsSubjects, BUILTIN_GENERATIVE_MODEL, BUILTIN_SEMANTIC_MODEL, DomainError, ErrorCodes, GENERATIVE_MODELS, LEARNING_DEFAULTS, SEMANTIC_MODELS, SIMPLE_OPTIONS,
+  learningConfigurationIssues, type KbConfigRef, type SetKbConfigRequest,
+} from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import { maskUserKeys, seal, unseal } from '../credentials/sealed';
+import { KbsRepository } from './kbs.repository';
+
+const option = (name: string, provider: string, userKey: boolean) => ({ name, value: name, provider, user_prompt: provider !== 'builtin', user_key: userKey });
+
+/** Per-KB model configuration (spec 4.5–4.6): the schema of choices, and the KB's own choices. */
+@Injectable()
+export class ModelConfigService {
+  constructor(
+    @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly kbs: KbsRepository,
+  ) {}
+
+  schema(): Record<string, unknown> {
+    const semantic = Object.entries(SEMANTIC_MODELS).map(([name, m]) => option(name, m.provider, m.provider !== 'builtin'));
+    const generative = Object.entries(GENERATIVE_MODELS).map(([name, p]) => option(name, p ?? 'builtin', p !== null));
+    const simple = (values: readonly string[], dflt: string) => ({ options: values.map((v) => option(v, 'builtin', false)), default: dflt, create: true, update: true, multiple: false });
+    const free = { schemas: {}, create: true, update: true };
+    return {
+      semantic_model: { options: semantic, default: BUILTIN_SEMANTIC_MODEL, create: true, update: false, multiple: false },
+      semantic_models: { options: semantic, default: [BUILTIN_SEMANTIC_MODEL], create: true, update: false, multiple: true },
+      default_semantic_model: { options: semantic, default: BUILTIN_SEMANTIC_MODEL, create: true, update: true, multiple: false },
+      generative_model: { options: generative, default: BUILTIN_GENERATIVE_MODEL, create: true, update: true, multiple: false },
+      summary_model: { options: generative, default: BUILTIN_GENERATIVE_MODEL, create: true, update: true, multiple: false },
+      anonymization_model: simple(SIMPLE_OPTIONS.anonymization_model, 'disabled'),
+      visual_labeling: simple(SIMPLE_OPTIONS.visual_labeling, 'disabled'),
+      ner_model: simple(SIMPLE_OPTIONS.ner_model, 'multilingual'),
+      relation_model: simple(SIMPLE_OPTIONS.relation_model, 'base'),
+      summary: simple(SIMPLE_OPTIONS.summary, 'simple'),
+      user_keys: free,
+      user_prompts: free,
+      summary_prompt: free,
+      prefer_markdown_generative_response: { schemas: { type: 'boolean' }, create: true, update: true },
+    };
+  }
+
+  async get(ref: KbConfigRef): Promise<Record<string, unknown>> {
+    const stored = await this.stored(ref.kb_id);
+    const userKeys = typeof stored['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, stored['user_keys']) : null;
+    const models = (stored['semantic_models'] as string[] | undefined) ?? [BUILTIN_SEMANTIC_MODEL];
+    const dflt = (stored['default_semantic_model'] as string | undefined) ?? models[0] ?? BUILTIN_SEMANTIC_MODEL;
+    const info = SEMANTIC_MODELS[dflt] ?? (SEMANTIC_MODELS[BUILTIN_SEMANTIC_MODEL] as (typeof SEMANTIC_MODELS)[string]);
+    return {
+      ...LEARNING_DEFAULTS,
+      ...stored,
+      user_keys: userKeys ? maskUserKeys(userKeys) : null,
+      resource_labelers_models: [], paragraph_labelers_models: [], intent_models: [],
+      semantic_model: dflt, semantic_models: models, default_semantic_model: dflt,
+      semantic_vector_similarity: info.similarity, semantic_vector_size: info.size, semantic_matryoshka_dims: info.matryoshka_dims, semantic_threshold: info.threshold,
+      semantic_model_configs: Object.fromEntries(models.map((m) => [m, SEMANTIC_MODELS[m] ?? null])),
+    };
+  }
+
+  async set(req: SetKbConfigRequest): Promise<Record<string, unknown>> {
+    const current = await this.stored(req.kb_id);
+    const currentKeys = typeof current['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, current['user_keys']) : null;
+    const incoming = { ...req.config };
+    // Checks see the provider keys the KB will have after this change.
+    const effectiveKeys = incoming['user_keys'] === undefined ? currentKeys : incoming['user_keys'];
+    const issues = learningConfigurationIssues({ ...incoming, user_keys: effectiveKeys }, ['body'], req.mode === 'add' ? 'create' : 'update');
+    if (req.mode === 'update' && incoming['default_semantic_model'] && !((current['semantic_models'] as string[] | undefined) ?? []).includes(incoming['default_semantic_model'] as string)) {
+      issues.push({ loc: ['body', 'default_semantic_model'], msg: 'default_semantic_model must be one of the semantic models of the Knowledge Box', type: 'value_error' });
+    }
+    if (issues.length > 0) throw DomainError.validation(issues);
+    if (incoming['semantic_model'] !== undefined) {
+      incoming['semantic_models'] = [...new Set([...(((incoming['semantic_models'] as string[] | undefined) ?? [])), incoming['semantic_model'] as string])];
+      delete incoming['semantic_model'];
+    }
+    if (incoming['user_keys'] !== undefined) incoming['user_keys'] = incoming['user_keys'] === null ? null : seal(this.options.secret, incoming['user_keys']);
+    const next = req.mode === 'add' ? { ...LEARNING_DEFAULTS, ...incoming } : { ...current, ...incoming };
+    await this.kbs.update(req.kb_id, { learningConfiguration: next });
+    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] });
+    return this.get(req);
+  }
+
+  private async stored(kbId: string): Promise<Record<string, unknown>> {
+    const kb = await this.kbs.findById(kbId);
+    if (!kb) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
+    return kb.learningConfiguration;
+  }
+}

@@ -1,0 +1,53 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { AccountsSubjects, ContentSubjects, UnderstandingSubjects } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { CONTENT_OPTIONS, type ContentOptions } from './content.tokens';
+import { KbCleanupService } from './kbs/kb-cleanup.service';
+import { ProcessingResultsService } from './processing/processing-results.service';
+import { ResourceReaderService } from './resources/resource-reader.service';
+import { ResourcesService } from './resources/resources.service';
+import { FieldsService } from './resources/fields.service';
+import { LabelSetsService } from './labelsets/labelsets.service';
+
+@Injectable()
+export class ContentHandlers implements OnModuleInit {
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(CONTENT_OPTIONS) private readonly options: ContentOptions,
+    private readonly writer: ResourcesService,
+    private readonly reader: ResourceReaderService,
+    private readonly results: ProcessingResultsService,
+    private readonly cleanup: KbCleanupService,
+    private readonly fields: FieldsService,
+    private readonly labelsets: LabelSetsService,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const S = ContentSubjects;
+    await Promise.all([
+      this.bus.handle(S.createResource, (req) => this.writer.create(req)),
+      this.bus.handle(S.modifyResource, (req) => this.writer.modify(req)),
+      this.bus.handle(S.deleteResource, (req) => this.writer.delete(req)),
+      this.bus.handle(S.getResource, (req) => this.reader.get(req)),
+      this.bus.handle(S.resourceExists, (req) => this.reader.exists(req)),
+      this.bus.handle(S.listResources, (req) => this.reader.list(req)),
+      this.bus.handle(S.putField, (req) => this.fields.put(req)),
+      this.bus.handle(S.getField, (req) => this.fields.get(req)),
+      this.bus.handle(S.deleteField, (req) => this.fields.delete(req)),
+      this.bus.handle(S.appendMessages, (req) => this.fields.appendMessages(req)),
+      this.bus.handle(S.deleteMessage, (req) => this.fields.deleteMessage(req)),
+      this.bus.handle(S.reprocessResource, (req) => this.fields.reprocess(req)),
+      this.bus.handle(S.registerUpload, (req) => this.fields.registerUpload(req)),
+      this.bus.handle(S.md5Exists, (req) => this.fields.md5Exists(req)),
+      this.bus.handle(S.listLabelSets, (req) => this.labelsets.list(req)),
+      this.bus.handle(S.getLabelSet, (req) => this.labelsets.get(req)),
+      this.bus.handle(S.setLabelSet, (req) => this.labelsets.set(req)),
+      this.bus.handle(S.deleteLabelSet, (req) => this.labelsets.delete(req)),
+      this.bus.handle(S.countResources, (req) => this.reader.count(req.kbid)),
+      this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
+    ]);
+    if (this.options.consumeProcessingResults) {
+      await this.bus.consume(UnderstandingSubjects.fieldProcessed, (result) => this.results.apply(result), { durable: 'content-processed', concurrency: 2 });
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { ContentHandlers } from './content.handlers';
+import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, type ContentOptions } from './content.tokens';
+import { KbCleanupService } from './kbs/kb-cleanup.service';
+import { OutboxService } from './outbox/outbox.service';
+import { ProcessingResultsService } from './processing/processing-results.service';
+import { ResourceReaderService } from './resources/resource-reader.service';
+import { ResourcesRepository } from './resources/resources.repository';
+import { ResourcesService } from './resources/resources.service';
+import { FieldsService } from './resources/fields.service';
+import { LabelSetsService } from './labelsets/labelsets.service';
+
+/** Root module of the content service (resources, fields, and later search and ask). */
+@Module({})
+export class ContentModule {
+  static forRoot(options: ContentOptions & { dataSource: DataSource }): DynamicModule {
+    const { dataSource, ...rest } = options;
+    return {
+      module: ContentModule,
+      providers: [
+        { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
+        { provide: CONTENT_OPTIONS, useValue: rest },
+        ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
+      ],
+    };
+  }
+}

@@ -1,0 +1,11 @@
+export const CONTENT_DATA_SOURCE = Symbol('CONTENT_DATA_SOURCE');
+export const CONTENT_OPTIONS = Symbol('CONTENT_OPTIONS');
+
+export interface ContentOptions {
+  /** Milliseconds between outbox sweeps (work left by a crash or a failed relay). */
+  outboxSweepMs: number;
+  /** Delay before an entry whose immediate relay failed is tried again by the sweep (default 10 s). */
+  outboxFirstRetryMs?: number;
+  /** When false, processing results are not consumed (maintenance / tests of queued work). */
+  consumeProcessingResults: boolean;
+}

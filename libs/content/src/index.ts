@@ -1,0 +1,4 @@
+export * from './content.module';
+export * from './content.tokens';
+export { CONTENT_ENTITIES } from './entities';
+export { CONTENT_MIGRATIONS } from './migrations';

@@ -1,0 +1,24 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { KbEvent } from '@kb/contracts';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { OutboxService } from '../outbox/outbox.service';
+
+export const kbBlobPrefix = (kbid: string) => `content/kbs/${kbid}/`;
+
+/** Removes everything content holds for a deleted KB: rows, then (through the outbox) its blobs. */
+@Injectable()
+export class KbCleanupService {
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly outbox: OutboxService,
+  ) {}
+
+  async onKbDeleted(event: KbEvent): Promise<void> {
+    const rows = await this.ds.transaction(async (m) => {
+      await m.query(`DELETE FROM content.resources WHERE kbid = $1`, [event.kb_id]);
+      return this.outbox.add(m, [{ kind: 'blob_cleanup', target: kbBlobPrefix(event.kb_id) }]);
+    });
+    await this.outbox.relay(rows);
+  }
+}

@@ -1,0 +1,4 @@
+import { ContentInitial1763800000000 } from './1763800000000-content-initial';
+import { LabelSets1763840000000 } from './1763840000000-labelsets';
+
+export const CONTENT_MIGRATIONS = [ContentInitial1763800000000, LabelSets1763840000000];

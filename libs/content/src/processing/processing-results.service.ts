@@ -1,0 +1,89 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { ContentSubjects, extractedBlobKey, fieldBlobPrefix, type FieldError, type FieldProcessedResult } from '@kb/contracts';
+import { LOGGER, type Logger } from '@kb/platform/observability';
+import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import type { FieldEntity } from '../entities/field.entity';
+import { OutboxService } from '../outbox/outbox.service';
+import { deriveResourceStatus } from '../resources/resource-status';
+import { ResourcesRepository } from '../resources/resources.repository';
+import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-result';
+
+@Injectable()
+export class ProcessingResultsService {
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly repo: ResourcesRepository,
+    private readonly outbox: OutboxService,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Idempotent: a result for a write older than the field's current one, for a deleted field or
+   * resource, or delivered twice, changes nothing the second time. The extracted data is read
+   * from the blob the worker wrote before the transaction, so no row lock waits on the store.
+   */
+  async apply(result: FieldProcessedResult): Promise<void> {
+    const loaded: LoadedResult = result.error ? { error: result.error } : await loadExtractedBlob(this.blobs, result);
+    if ('gone' in loaded) return;
+    const applied = await this.store(result, loaded);
+    if (applied && 'extracted' in loaded) await this.pruneOlderResults(result);
+  }
+
+  private async store(result: FieldProcessedResult, loaded: Exclude<LoadedResult, { gone: true }>): Promise<boolean> {
+    let applied = false;
+    const rows = await this.ds.transaction(async (m) => {
+      const resource = await this.repo.lockById(m, result.kbid, result.rid);
+      if (!resource) return [];
+      const field = await this.repo.findField(resource.id, result.field_type, result.field_id, m);
+      if (!field || field.seqid > result.seqid) return [];
+      const now = new Date();
+      const patch: Partial<FieldEntity> = {};
+      let language: string | undefined;
+      if ('error' in loaded) {
+        const error: FieldError = { ...loaded.error, created: now.toISOString() };
+        patch.status = 'ERROR';
+        patch.error = error;
+        patch.errors = [...field.errors, error].slice(-20);
+      } else {
+        patch.status = 'PROCESSED';
+        patch.error = null;
+        patch.extracted = extractedOf(loaded.extracted, now.toISOString());
+        language = loaded.language;
+      }
+      applied = true;
+      await this.repo.updateField(m, field, patch);
+      const statuses = (await this.repo.fieldsOf(resource.id, m)).map((f) => (f.fieldType === field.fieldType && f.fieldId === field.fieldId ? (patch.status ?? f.status) : f.status));
+      const metadata = language && !resource.metadata['language'] ? { ...resource.metadata, language, languages: [language] } : resource.metadata;
+      await this.repo.updateResource(m, resource.id, { status: deriveResourceStatus(statuses), metadata });
+      return this.outbox.add(m, [{
+        kind: 'event',
+        target: ContentSubjects.auditRecorded.subject,
+        payload: { event_id: randomUUID(), kbid: result.kbid, type: 'processed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing' },
+      }]);
+    });
+    await this.outbox.relay(rows);
+    return applied;
+  }
+
+  /**
+   * The applied result stays in the store as the field's processing artefact (it holds the
+   * vectors an index rebuild needs); results of older writes are dead weight. Best effort: a
+   * leftover is removed with the resource anyway.
+   */
+  private async pruneOlderResults(result: FieldProcessedResult): Promise<void> {
+    const current = extractedBlobKey(result);
+    const prefix = `${fieldBlobPrefix(result)}extracted/`;
+    try {
+      for await (const item of this.blobs.list(prefix)) {
+        const seqid = Number(/(\d+)\.json$/.exec(item.key)?.[1] ?? NaN);
+        if (item.key !== current && seqid < result.seqid) await this.blobs.delete(item.key);
+      }
+    } catch (err) {
+      this.logger.warn({ prefix, err: (err as Error).message }, 'pruning older processing results failed');
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import {
+  DomainError, type ContentFieldType, type ConversationFieldInputDto, type FileFieldInputDto, type LinkFieldInputDto, type ResourceWriteDto, type TextFieldInputDto,
+} from '@kb/contracts';
+
+export interface FieldWrite {
+  fieldType: ContentFieldType;
+  fieldId: string;
+  value: Record<string, unknown>;
+}
+
+const drop = <T extends Record<string, unknown>>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+function textValue(input: TextFieldInputDto): Record<string, unknown> {
+  return drop({
+    body: input.body,
+    format: input.format ?? 'PLAIN',
+    md5: createHash('md5').update(input.body).digest('hex'),
+    extract_strategy: input.extract_strategy,
+    split_strategy: input.split_strategy,
+  });
+}
+
+function linkValue(input: LinkFieldInputDto, now: string): Record<string, unknown> {
+  return drop({
+    added: now,
+    uri: input.uri,
+    headers: input.headers ?? {},
+    cookies: input.cookies ?? {},
+    localstorage: input.localstorage ?? {},
+    css_selector: input.css_selector,
+    xpath: input.xpath,
+    language: input.language,
+    extract_strategy: input.extract_strategy,
+    split_strategy: input.split_strategy,
+  });
+}
+
+function fileValue(input: FileFieldInputDto, now: string, loc: (string | number)[]): Record<string, unknown> {
+  const f = input.file;
+  if (f.payload !== undefined) {
+    // Inline bytes are turned into a blob by the HTTP edge before they reach this service.
+    throw DomainError.validation([{ loc: [...loc, 'file', 'payload'], msg: 'Inline file payloads must be stored by the gateway first', type: 'value_error' }]);
+  }
+  if (!f.uri) throw DomainError.validation([{ loc: [...loc, 'file', 'uri'], msg: 'A file needs a uri or a payload', type: 'missing' }]);
+  return drop({
+    added: now,
+    file: drop({ uri: f.uri, filename: f.filename, content_type: f.content_type, md5: f.md5, extra_headers: f.extra_headers }),
+    language: input.language,
+    password: input.password,
+    external: !f.uri.startsWith('blob:'),
+    extract_strategy: input.extract_strategy,
+    split_strategy: input.split_strategy,
+  });
+}
+
+function conversationValue(input: ConversationFieldInputDto, loc: (string | number)[]): Record<string, unknown> {
+  const seen = new Set<string>();
+  for (const [i, m] of input.messages.entries()) {
+    if (seen.has(m.ident)) throw DomainError.validation([{ loc: [...loc, 'messages', i, 'ident'], msg: `Duplicate message ident "${m.ident}"`, type: 'value_error' }]);
+    seen.add(m.ident);
+  }
+  return drop({ messages: JSON.parse(JSON.stringify(input.messages)), extract_strategy: input.extract_strategy, split_strategy: input.split_strategy });
+}
+
+/** Turns the field maps of a create/modify body into stored field values. */
+export function fieldWritesOf(body: ResourceWriteDto, now: string): FieldWrite[] {
+  const out: FieldWrite[] = [];
+  for (const [id, input] of Object.entries(body.texts ?? {})) out.push({ fieldType: 'text', fieldId: id, value: textValue(input) });
+  for (const [id, input] of Object.entries(body.links ?? {})) out.push({ fieldType: 'link', fieldId: id, value: linkValue(input, now) });
+  for (const [id, input] of Object.entries(body.files ?? {})) out.push({ fieldType: 'file', fieldId: id, value: fileValue(input, now, ['body', 'files', id]) });
+  for (const [id, input] of Object.entries(body.conversations ?? {})) out.push({ fieldType: 'conversation', fieldId: id, value: conversationValue(input, ['body', 'conversations', id]) });
+  return out;
+}
+
+/** What a client reads back as a field's `value` (never the file password). */
+export function publicFieldValue(fieldType: ContentFieldType, value: Record<string, unknown>): Record<string, unknown> {
+  if (fieldType === 'conversation') {
+    const messages = (value['messages'] as unknown[] | undefined) ?? [];
+    return drop({ pages: messages.length > 0 ? 1 : 0, size: messages.length, total: messages.length, extract_strategy: value['extract_strategy'] as string | undefined });
+  }
+  if (fieldType === 'file') {
+    const { password: _password, ...rest } = value;
+    const file = { ...((rest['file'] as Record<string, unknown>) ?? {}) };
+    delete file['extra_headers'];
+    return { ...rest, file, external: rest['external'] ?? false };
+  }
+  return value;
+}

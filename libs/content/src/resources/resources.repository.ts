@@ -1,0 +1,89 @@
+import { asRow } from '@kb/platform/database';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import { DomainError, ErrorCodes, type ContentFieldType, type ResourceRef } from '@kb/contracts';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { FieldEntity } from '../entities/field.entity';
+import { ResourceEntity } from '../entities/resource.entity';
+
+@Injectable()
+export class ResourcesRepository {
+  constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource) {}
+
+  findById(kbid: string, rid: string, manager?: EntityManager): Promise<ResourceEntity | null> {
+    return (manager ?? this.ds.manager).findOneBy(ResourceEntity, { kbid, id: rid });
+  }
+
+  findBySlug(kbid: string, slug: string, manager?: EntityManager): Promise<ResourceEntity | null> {
+    return (manager ?? this.ds.manager).findOneBy(ResourceEntity, { kbid, slug });
+  }
+
+  /** Locks the row for the rest of the transaction so concurrent writers take turns. */
+  lockById(manager: EntityManager, kbid: string, rid: string): Promise<ResourceEntity | null> {
+    return manager.getRepository(ResourceEntity).createQueryBuilder('r').setLock('pessimistic_write').where('r.kbid = :kbid AND r.id = :rid', { kbid, rid }).getOne();
+  }
+
+  /** Finds a resource by id or slug and locks its row for the rest of the transaction. */
+  async lockByRef(m: EntityManager, ref: ResourceRef): Promise<ResourceEntity> {
+    const found = ref.rid ? await this.findById(ref.kbid, ref.rid, m) : ref.slug ? await this.findBySlug(ref.kbid, ref.slug, m) : null;
+    const locked = found ? await this.lockById(m, ref.kbid, found.id) : null;
+    if (!locked) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
+    return locked;
+  }
+
+  async nextSeqid(manager?: EntityManager): Promise<number> {
+    const rows: { seqid: string }[] = await (manager ?? this.ds.manager).query(`SELECT nextval('content.seqid_seq') AS seqid`);
+    return Number(rows[0]?.seqid);
+  }
+
+  fieldsOf(rid: string, manager?: EntityManager): Promise<FieldEntity[]> {
+    return (manager ?? this.ds.manager).find(FieldEntity, { where: { rid }, order: { fieldType: 'ASC', fieldId: 'ASC' } });
+  }
+
+  findField(rid: string, fieldType: ContentFieldType, fieldId: string, manager?: EntityManager): Promise<FieldEntity | null> {
+    return (manager ?? this.ds.manager).findOneBy(FieldEntity, { rid, fieldType, fieldId });
+  }
+
+  async insertResource(manager: EntityManager, resource: ResourceEntity): Promise<void> {
+    await manager.insert(ResourceEntity, asRow(resource));
+  }
+
+  async updateResource(manager: EntityManager, rid: string, patch: Partial<ResourceEntity>): Promise<void> {
+    await manager.update(ResourceEntity, { id: rid }, asRow(patch));
+  }
+
+  async upsertFields(manager: EntityManager, fields: FieldEntity[]): Promise<void> {
+    if (fields.length === 0) return;
+    await manager.upsert(FieldEntity, fields.map(asRow), ['rid', 'fieldType', 'fieldId']);
+  }
+
+  async updateField(manager: EntityManager, field: Pick<FieldEntity, 'rid' | 'fieldType' | 'fieldId'>, patch: Partial<FieldEntity>): Promise<void> {
+    await manager.update(FieldEntity, { rid: field.rid, fieldType: field.fieldType, fieldId: field.fieldId }, asRow(patch));
+  }
+
+  async deleteResource(manager: EntityManager, rid: string): Promise<void> {
+    await manager.delete(ResourceEntity, { id: rid });
+  }
+
+  async page(kbid: string, page: number, size: number, showHidden: boolean): Promise<{ rows: ResourceEntity[]; more: boolean }> {
+    const qb = this.ds.getRepository(ResourceEntity).createQueryBuilder('r').where('r.kbid = :kbid', { kbid });
+    if (!showHidden) qb.andWhere('r.hidden = false');
+    const rows = await qb.orderBy('r.created_at', 'ASC').addOrderBy('r.id', 'ASC').offset(page * size).limit(size + 1).getMany();
+    return { rows: rows.slice(0, size), more: rows.length > size };
+  }
+
+  async fieldsOfMany(rids: string[]): Promise<FieldEntity[]> {
+    if (rids.length === 0) return [];
+    return this.ds.getRepository(FieldEntity).createQueryBuilder('f').where('f.rid IN (:...rids)', { rids }).getMany();
+  }
+
+  count(kbid: string): Promise<number> {
+    return this.ds.getRepository(ResourceEntity).countBy({ kbid });
+  }
+
+  /** Ids of a KB's resources, a batch at a time (for KB deletion). */
+  async idsOfKb(kbid: string, limit: number): Promise<string[]> {
+    const rows = await this.ds.getRepository(ResourceEntity).find({ where: { kbid }, select: { id: true }, take: limit });
+    return rows.map((r) => r.id);
+  }
+}

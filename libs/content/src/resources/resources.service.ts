@@ -1,0 +1,151 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  DomainError, ErrorCodes,
+  type CreateResourceRequest, type DeleteResourceRequest, type ModifyResourceRequest, type ResourceCreatedDto,
+  type ResourceWriteDto, type SeqIdDto,
+} from '@kb/contracts';
+import { translateUniqueViolation } from '@kb/platform/database';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import type { FieldEntity } from '../entities/field.entity';
+import type { ResourceEntity } from '../entities/resource.entity';
+import { OutboxService } from '../outbox/outbox.service';
+import { LabelSetsService } from '../labelsets/labelsets.service';
+import { fieldWritesOf, type FieldWrite } from './field-values';
+import { auditEntry, pendingFieldRows, processingJobs } from './write-effects';
+import { deriveResourceStatus } from './resource-status';
+import { ResourcesRepository } from './resources.repository';
+
+export const resourceBlobPrefix = (kbid: string, rid: string) => `content/kbs/${kbid}/r/${rid}/`;
+
+/**
+ * Resource writes. Each write runs in one transaction that also records, in the outbox, the
+ * processing jobs and audit events it causes; they are relayed after commit, so a crash can
+ * delay them but never drop them.
+ */
+@Injectable()
+export class ResourcesService {
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly repo: ResourcesRepository,
+    private readonly outbox: OutboxService,
+    private readonly labelsets: LabelSetsService,
+  ) {}
+
+  /** `fileSizes` records the byte size of uploaded files (known to the edge that stored them). */
+  async create(req: CreateResourceRequest, fileSizes: Record<string, number> = {}): Promise<ResourceCreatedDto> {
+    const started = Date.now();
+    const now = new Date();
+    const body = req.body;
+    const rid = req.rid ?? randomUUID();
+    await this.assertLabels(req.kbid, body);
+    const writes = fieldWritesOf(body, now.toISOString());
+    for (const w of writes) if (w.fieldType === 'file' && fileSizes[w.fieldId] !== undefined) (w.value['file'] as Record<string, unknown>)['size'] = fileSizes[w.fieldId];
+    const rows = await translateUniqueViolation(
+      () =>
+        this.ds.transaction(async (m) => {
+          const seqid = await this.repo.nextSeqid(m);
+          const resource: ResourceEntity = {
+            id: rid,
+            kbid: req.kbid,
+            slug: body.slug ?? rid,
+            title: body.title ?? '',
+            summary: body.summary ?? '',
+            icon: body.icon ?? '',
+            thumbnail: body.thumbnail ?? '',
+            metadata: { ...(body.metadata ?? {}) },
+            usermetadata: { classifications: body.usermetadata?.classifications ?? [], relations: body.usermetadata?.relations ?? [] },
+            fieldmetadata: body.fieldmetadata ?? [],
+            computedmetadata: { field_classifications: [] },
+            origin: { ...(body.origin ?? {}), source: 'API' },
+            extra: body.extra ? { metadata: body.extra.metadata ?? {} } : {},
+            relations: [],
+            accessGroups: body.security?.access_groups ?? [],
+            hidden: body.hidden ?? false,
+            status: writes.length > 0 ? 'PENDING' : 'PROCESSED',
+            createdAt: now,
+            modifiedAt: now,
+            lastSeqid: seqid,
+          };
+          await this.repo.insertResource(m, resource);
+          const fields = await this.writeFields(m, resource, writes, seqid, now);
+          const entries = [...processingJobs(resource, fields), auditEntry(req.kbid, 'new', rid, req.actor, started)];
+          return { seqid, rows: await this.outbox.add(m, entries) };
+        }),
+      { code: ErrorCodes.SLUG_CONFLICT, message: `Resource slug ${body.slug} already exists` },
+    );
+    this.outbox.relayInBackground(rows.rows);
+    return { uuid: rid, seqid: rows.seqid, elapsed: (Date.now() - started) / 1000 };
+  }
+
+  async modify(req: ModifyResourceRequest): Promise<SeqIdDto> {
+    const started = Date.now();
+    const now = new Date();
+    const body = req.body;
+    await this.assertLabels(req.kbid, body);
+    const writes = fieldWritesOf(body, now.toISOString());
+    const result = await translateUniqueViolation(
+      () =>
+        this.ds.transaction(async (m) => {
+          const current = await this.repo.lockByRef(m, req);
+          const seqid = await this.repo.nextSeqid(m);
+          const patch = this.resourcePatch(current, body);
+          const fields = await this.writeFields(m, current, writes, seqid, now);
+          const allFields = await this.repo.fieldsOf(current.id, m);
+          patch.status = deriveResourceStatus(allFields.map((f) => f.status));
+          await this.repo.updateResource(m, current.id, { ...patch, modifiedAt: now, lastSeqid: seqid });
+          const entries = [...processingJobs({ ...current, ...patch }, fields), auditEntry(req.kbid, 'modified', current.id, req.actor, started)];
+          return { seqid, rows: await this.outbox.add(m, entries) };
+        }),
+      { code: ErrorCodes.SLUG_CONFLICT, message: `Slug already exists: ${body.slug}` },
+    );
+    this.outbox.relayInBackground(result.rows);
+    return { seqid: result.seqid };
+  }
+
+  async delete(req: DeleteResourceRequest): Promise<Record<string, never>> {
+    const started = Date.now();
+    const rows = await this.ds.transaction(async (m) => {
+      const current = await this.repo.lockByRef(m, req);
+      await this.repo.deleteResource(m, current.id);
+      // Blobs go after the rows: the cleanup is recorded in the same transaction, so it cannot be forgotten.
+      return this.outbox.add(m, [
+        { kind: 'blob_cleanup', target: resourceBlobPrefix(req.kbid, current.id) },
+        auditEntry(req.kbid, 'deleted', current.id, req.actor, started),
+      ]);
+    });
+    this.outbox.relayInBackground(rows);
+    return {};
+  }
+
+  private async assertLabels(kbid: string, body: ResourceWriteDto): Promise<void> {
+    const issues = await this.labelsets.classificationIssues(kbid, body.usermetadata?.classifications, ['body', 'usermetadata', 'classifications']);
+    if (issues.length > 0) throw DomainError.validation(issues);
+  }
+
+  private resourcePatch(current: ResourceEntity, body: ResourceWriteDto): Partial<ResourceEntity> {
+    const patch: Partial<ResourceEntity> = {};
+    if (body.title !== undefined) patch.title = body.title;
+    if (body.summary !== undefined) patch.summary = body.summary;
+    if (body.slug !== undefined) patch.slug = body.slug;
+    if (body.icon !== undefined) patch.icon = body.icon;
+    if (body.thumbnail !== undefined) patch.thumbnail = body.thumbnail;
+    if (body.metadata !== undefined) patch.metadata = { ...current.metadata, ...body.metadata };
+    if (body.usermetadata !== undefined) patch.usermetadata = { ...current.usermetadata, ...body.usermetadata };
+    if (body.fieldmetadata !== undefined) patch.fieldmetadata = body.fieldmetadata;
+    if (body.origin !== undefined) patch.origin = { ...body.origin, source: 'API' };
+    // `extra` unset keeps the stored one (spec 4.2).
+    if (body.extra !== undefined) patch.extra = { metadata: body.extra.metadata ?? {} };
+    if (body.security !== undefined) patch.accessGroups = body.security.access_groups ?? [];
+    // `hidden` unset leaves it unchanged (spec 3).
+    if (body.hidden !== undefined) patch.hidden = body.hidden;
+    return patch;
+  }
+
+  private async writeFields(m: EntityManager, resource: ResourceEntity, writes: FieldWrite[], seqid: number, now: Date): Promise<FieldEntity[]> {
+    const fields = pendingFieldRows(resource, writes, seqid, now);
+    await this.repo.upsertFields(m, fields);
+    return fields;
+  }
+}

@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import { ContentSubjects, UnderstandingSubjects, type ActorDto, type AuditEventType } from '@kb/contracts';
+import type { FieldEntity } from '../entities/field.entity';
+import type { ResourceEntity } from '../entities/resource.entity';
+import type { OutboxEntry } from '../outbox/outbox.service';
+import type { FieldWrite } from './field-values';
+
+/** Rows for fields written by one write (status PENDING until processed). */
+export function pendingFieldRows(resource: Pick<ResourceEntity, 'id' | 'kbid'>, writes: FieldWrite[], seqid: number, now: Date): FieldEntity[] {
+  return writes.map((w) => ({
+    rid: resource.id, fieldType: w.fieldType, fieldId: w.fieldId, kbid: resource.kbid, value: w.value, extracted: null, status: 'PENDING', error: null, errors: [], seqid, modifiedAt: now,
+  }));
+}
+
+/** One processing job per written field, recorded in the outbox with the write. */
+export function processingJobs(resource: Pick<ResourceEntity, 'id' | 'kbid' | 'title' | 'metadata'>, fields: FieldEntity[]): OutboxEntry[] {
+  return fields.map((f) => ({
+    kind: 'queue' as const,
+    target: UnderstandingSubjects.processField.subject,
+    payload: {
+      processing_id: randomUUID(), kbid: resource.kbid, rid: resource.id, field_type: f.fieldType, field_id: f.fieldId, seqid: f.seqid, value: f.value, title: resource.title,
+      ...(typeof resource.metadata['language'] === 'string' ? { language: resource.metadata['language'] } : {}),
+    },
+  }));
+}
+
+export function auditEntry(kbid: string, type: AuditEventType, rid: string, actor: ActorDto | undefined, started: number): OutboxEntry {
+  return {
+    kind: 'event',
+    target: ContentSubjects.auditRecorded.subject,
+    payload: {
+      event_id: randomUUID(), kbid, type, date: new Date().toISOString(), resource_id: rid, total_duration: Date.now() - started,
+      ...(actor?.user ? { user_id: actor.user } : {}), ...(actor?.client_type ? { client_type: actor.client_type } : {}), user_type: 'user',
+    },
+  };
+}

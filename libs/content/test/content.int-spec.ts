@@ -1,0 +1,188 @@
+import { Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { INestApplication } from '@nestjs/common';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DataSource } from 'typeorm';
+import { AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, UnderstandingSubjects, extractedBlobKey, type ExtractedFieldData, type ProcessFieldJob, type QueueDef } from '@kb/contracts';
+import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
+import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
+import { ObservabilityModule, createLogger } from '@kb/platform/observability';
+import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
+import { createTestDatabase, eventually, type TestDatabase } from '@kb/platform/testing';
+import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
+
+@Module({})
+class Host {}
+
+/** A bus whose enqueues fail while `failing` is set, to prove the outbox retries. */
+function flaky(bus: MessageBus, state: { failing: boolean }): MessageBus {
+  return new Proxy(bus, {
+    get(target, prop, receiver) {
+      if (prop === 'enqueue') {
+        return async (def: QueueDef<unknown>, payload: unknown, options?: unknown) => {
+          if (state.failing) throw new Error('bus down');
+          return target.enqueue(def, payload, options as never);
+        };
+      }
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  let bus: MessageBus;
+  let blobs: BlobStore;
+  let app: INestApplication;
+  let blobRoot: string;
+  const jobs: ProcessFieldJob[] = [];
+  const busState = { failing: false };
+  const kbid = '00000000-0000-4000-8000-000000000001';
+
+  beforeAll(async () => {
+    db = await createTestDatabase('content');
+    ds = await createServiceDataSource({ service: 'content', schema: 'content', url: db.url, entities: CONTENT_ENTITIES, migrations: CONTENT_MIGRATIONS, runMigrations: true });
+    blobRoot = mkdtempSync(join(tmpdir(), 'kb-content-it-'));
+    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
+    bus = flaky(new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger }), busState);
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const moduleRef = await Test.createTestingModule({
+      imports: [{
+        module: Host,
+        imports: [
+          ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
+          MessagingModule.forRoot(bus),
+          StorageModule.forRoot(blobs),
+          ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
+        ],
+      }],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    await bus.consume(UnderstandingSubjects.processField, async (job) => void jobs.push(job), { durable: 'test-jobs' });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await closeServiceDataSource(ds);
+    await db?.drop();
+    rmSync(blobRoot, { recursive: true, force: true });
+  });
+
+  const create = (body: Record<string, unknown>) => bus.request(ContentSubjects.createResource, { kbid, body });
+  const get = (rid: string) => bus.request(ContentSubjects.getResource, { kbid, rid, show: ['basic', 'values', 'errors'] });
+
+  it('submits one processing job per field, after the commit', async () => {
+    const { uuid } = await create({ title: 'Jobs', texts: { a: { body: 'A' }, b: { body: 'B' } } });
+    const mine = await eventually(async () => {
+      const found = jobs.filter((j) => j.rid === uuid);
+      return found.length === 2 ? found : undefined;
+    });
+    expect(mine.map((j) => j.field_id).sort()).toEqual(['a', 'b']);
+  });
+
+  it('concurrent modifications of one resource keep every field and raise last_seqid', async () => {
+    const { uuid, seqid } = await create({ title: 'Concurrent' });
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => bus.request(ContentSubjects.modifyResource, { kbid, rid: uuid, body: { texts: { [`f${i}`]: { body: `text ${i}` } } } })),
+    );
+    const seqids = results.map((r) => r.seqid);
+    expect(new Set(seqids).size).toBe(12);
+    const resource = await get(uuid);
+    expect(Object.keys(resource.data?.texts ?? {}).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `f${i}`).sort());
+    expect(resource.last_seqid).toBe(Math.max(...seqids));
+    expect(resource.last_seqid).toBeGreaterThan(seqid);
+  });
+
+  it('applies a processing result once, and ignores one for an older write', async () => {
+    const { uuid } = await create({ title: 'Results', texts: { body: { body: 'old' } } });
+    const first = await eventually(async () => jobs.find((j) => j.rid === uuid));
+    const { seqid: newer } = await bus.request(ContentSubjects.modifyResource, { kbid, rid: uuid, body: { texts: { body: { body: 'new text' } } } });
+    // The worker writes the extracted data to the blob store and sends only its key.
+    const result = async (seqid: number, text: string) => {
+      const ids = { processing_id: `p-${seqid}`, kbid, rid: uuid, field_type: 'text' as const, field_id: 'body', seqid };
+      const data: ExtractedFieldData = {
+        text: { text, split_text: {}, deleted_splits: [] },
+        metadata: { metadata: { paragraphs: [{ start: 0, end: text.length, kind: 'TEXT', sentences: [] }], language: 'en' }, split_metadata: {}, deleted_splits: [] },
+        vectors: { vectors: { vectors: [{ start: 0, end: text.length, start_paragraph: 0, end_paragraph: text.length, vector: [0.6, 0.8] }] }, split_vectors: {}, deleted_splits: [] },
+      };
+      await blobs.put(extractedBlobKey(ids), JSON.stringify(data));
+      return { ...ids, extracted_key: extractedBlobKey(ids) };
+    };
+    await bus.enqueue(UnderstandingSubjects.fieldProcessed, await result(first.seqid, 'old'));
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await get(uuid)).metadata?.['status']).toBe('PENDING');
+    await bus.enqueue(UnderstandingSubjects.fieldProcessed, await result(newer, 'new text'));
+    await bus.enqueue(UnderstandingSubjects.fieldProcessed, await result(newer, 'new text'));
+    const done = await eventually(async () => {
+      const r = await get(uuid);
+      return r.metadata?.['status'] === 'PROCESSED' ? r : undefined;
+    });
+    expect(done.data?.texts?.['body']?.status).toBe('PROCESSED');
+    expect(done.metadata?.['language']).toBe('en');
+    const read = (extracted: ('text' | 'metadata' | 'vectors')[]) => bus.request(ContentSubjects.getResource, { kbid, rid: uuid, show: ['extracted'], extracted });
+    const plain = (await read(['text', 'metadata'])).data?.texts?.['body']?.extracted as Record<string, { text?: string }> | undefined;
+    expect(plain?.['text']?.text).toBe('new text');
+    expect(plain?.['vectors']).toBeUndefined();
+    const withVectors = (await read(['vectors'])).data?.texts?.['body']?.extracted as ExtractedFieldData | undefined;
+    expect(Object.keys(withVectors ?? {})).toEqual(['vectors']);
+    expect(withVectors?.vectors.vectors.vectors[0]?.vector).toEqual([0.6, 0.8]);
+    // The applied result stays as the field's artefact; the older write's result is pruned.
+    const ids = { kbid, rid: uuid, field_type: 'text', field_id: 'body' };
+    expect(await blobs.exists(extractedBlobKey({ ...ids, seqid: newer }))).toBe(true);
+    await eventually(async () => !(await blobs.exists(extractedBlobKey({ ...ids, seqid: first.seqid }))) || undefined);
+  });
+
+  it('a processing error marks the field and the resource ERROR with the error record', async () => {
+    const { uuid } = await create({ title: 'Broken', texts: { body: { body: 'x' } } });
+    const job = await eventually(async () => jobs.find((j) => j.rid === uuid));
+    await bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...job, error: { body: 'cannot read', code: 500, code_str: 'PROCESSING_FAILED' } });
+    const failed = await eventually(async () => {
+      const r = await get(uuid);
+      return r.metadata?.['status'] === 'ERROR' ? r : undefined;
+    });
+    expect(failed.data?.texts?.['body']?.error).toEqual({ body: 'cannot read', code: 500, code_str: 'PROCESSING_FAILED', created: expect.any(String) });
+    expect(failed.data?.texts?.['body']?.errors).toHaveLength(1);
+  });
+
+  it('a job whose relay failed is sent by the outbox sweep: nothing is dropped', async () => {
+    busState.failing = true;
+    const { uuid } = await create({ title: 'Outbox', texts: { body: { body: 'later' } } });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(jobs.find((j) => j.rid === uuid)).toBeUndefined();
+    const pending: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.outbox WHERE payload->>'rid' = $1`, [uuid]);
+    expect(Number(pending[0]?.n)).toBe(1);
+    busState.failing = false;
+    await eventually(async () => jobs.find((j) => j.rid === uuid), 5000, 'the outbox to relay the job');
+    await eventually(async () => {
+      const left: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.outbox WHERE payload->>'rid' = $1`, [uuid]);
+      return Number(left[0]?.n) === 0 ? true : undefined;
+    });
+  });
+
+  it('a slug taken in the KB is a conflict and leaves nothing behind', async () => {
+    await create({ title: 'One', slug: 'taken' });
+    const before: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.resources WHERE kbid = $1`, [kbid]);
+    await expect(create({ title: 'Two', slug: 'taken', texts: { body: { body: 'x' } } })).rejects.toMatchObject({ code: ErrorCodes.SLUG_CONFLICT });
+    const after: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.resources WHERE kbid = $1`, [kbid]);
+    expect(after[0]?.n).toBe(before[0]?.n);
+  });
+
+  it('deleting a resource deletes its blobs; deleting the KB deletes everything of it', async () => {
+    const { uuid } = await create({ title: 'With blobs' });
+    await blobs.put(`content/kbs/${kbid}/r/${uuid}/f/doc/original`, Buffer.from('bytes'));
+    await blobs.put(`content/kbs/${kbid}/r/other/f/doc/original`, Buffer.from('bytes'));
+    await bus.request(ContentSubjects.deleteResource, { kbid, rid: uuid });
+    await expect(get(uuid)).rejects.toBeInstanceOf(DomainError);
+    expect(await blobs.exists(`content/kbs/${kbid}/r/${uuid}/f/doc/original`)).toBe(false);
+    expect(await blobs.exists(`content/kbs/${kbid}/r/other/f/doc/original`)).toBe(true);
+
+    await bus.publish(AccountsSubjects.kbDeleted, { account_id: 'a', kb_id: kbid });
+    await eventually(async () => ((await bus.request(ContentSubjects.countResources, { kbid })).resources === 0 ? true : undefined));
+    await eventually(async () => ((await blobs.exists(`content/kbs/${kbid}/r/other/f/doc/original`)) ? undefined : true));
+  });
+});

@@ -1,0 +1,99 @@
+import { event, rpc } from '../common/bus';
+import type { AccessGrant } from '../common/principal';
+import { AccessChangedEvent, CheckAccessRequest, CredentialRevokedEvent } from './access.dto';
+import {
+  CreatePersonalTokenRequest, ModifyUserRequest, PersonalTokenRef, SignInRequest, SignUpRequest, UserRef,
+  type PersonalTokenCreatedDto, type PersonalTokenDto, type UserProfileDto, type UserTokenDto,
+} from './user.dto';
+import {
+  AccountCallerRef, CreateAccountRequest, InviteToAccountRequest, ModifyAccountRequest, SearchAccountUsersRequest, UpdateAccountUsersRequest,
+  type AccountDto, type AccountSummaryDto, type AccountUserDto, type InviteCreatedDto,
+} from './account.dto';
+import {
+  AcceptInviteRequest, DeleteAccountInviteRequest, DeleteKbInviteRequest, InviteToKbRequest, ListKbUsersRequest, UpdateKbUsersRequest,
+  type InviteAcceptedDto, type InvitedUserDto, type KbUserDto,
+} from './kb-users.dto';
+import {
+  CreateNuaClientRequest, ListNuaClientsRequest, ModifyNuaClientRequest, NuaClientRef, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto,
+} from './nua-client.dto';
+import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
+import { SamlAccountRef, SamlAcsRequest, SamlLoginRequest, SsoDiscoverRequest, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto } from './saml.dto';
+import { KbCorsRequest, type KbCorsDto, type KbUploadLimitsDto } from './kb.dto';
+import { KbConfigRef, LearningSchemaRequest, SetKbConfigRequest } from './model-config.dto';
+import { CreateKbRequest, GetKbRequest, KbEvent, KbRef, ListKbsRequest, ModifyKbRequest, type IdDto, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto } from './kb.dto';
+import {
+  CreateServiceAccountKeyRequest,
+  CreateServiceAccountRequest,
+  ServiceAccountKeyRef,
+  ServiceAccountRef,
+  type ServiceAccountDto,
+  type ServiceAccountKeyCreatedDto,
+} from './service-account.dto';
+
+export const AccountsSubjects = {
+  checkAccess: rpc<CheckAccessRequest, AccessGrant>('accounts.access.check', CheckAccessRequest),
+
+  createKb: rpc<CreateKbRequest, IdDto>('accounts.kb.create', CreateKbRequest),
+  getKb: rpc<GetKbRequest, KnowledgeBoxDto>('accounts.kb.get', GetKbRequest),
+  listKbs: rpc<ListKbsRequest, KnowledgeBoxSummaryDto[]>('accounts.kb.list', ListKbsRequest),
+  modifyKb: rpc<ModifyKbRequest, Record<string, never>>('accounts.kb.modify', ModifyKbRequest),
+  kbUploadLimits: rpc<KbCorsRequest, KbUploadLimitsDto>('accounts.kb.upload-limits', KbCorsRequest),
+  kbCors: rpc<KbCorsRequest, KbCorsDto>('accounts.kb.cors', KbCorsRequest),
+  deleteKb: rpc<KbRef, Record<string, never>>('accounts.kb.delete', KbRef),
+
+  listServiceAccounts: rpc<KbRef, ServiceAccountDto[]>('accounts.service-account.list', KbRef),
+  createServiceAccount: rpc<CreateServiceAccountRequest, IdDto>('accounts.service-account.create', CreateServiceAccountRequest),
+  deleteServiceAccount: rpc<ServiceAccountRef, Record<string, never>>('accounts.service-account.delete', ServiceAccountRef),
+  createServiceAccountKey: rpc<CreateServiceAccountKeyRequest, ServiceAccountKeyCreatedDto>('accounts.service-account-key.create', CreateServiceAccountKeyRequest),
+  deleteServiceAccountKey: rpc<ServiceAccountKeyRef, Record<string, never>>('accounts.service-account-key.delete', ServiceAccountKeyRef),
+
+  createTemporalKey: rpc<CreateTemporalKeyRequest, TemporalKeyDto>('accounts.temporal-key.create', CreateTemporalKeyRequest),
+  signUp: rpc<SignUpRequest, UserTokenDto>('accounts.user.sign-up', SignUpRequest),
+  signIn: rpc<SignInRequest, UserTokenDto>('accounts.user.sign-in', SignInRequest),
+  getUser: rpc<UserRef, UserProfileDto>('accounts.user.get', UserRef),
+  modifyUser: rpc<ModifyUserRequest, null>('accounts.user.modify', ModifyUserRequest),
+  deleteUser: rpc<UserRef, null>('accounts.user.delete', UserRef),
+  createPersonalToken: rpc<CreatePersonalTokenRequest, PersonalTokenCreatedDto>('accounts.personal-token.create', CreatePersonalTokenRequest),
+  listPersonalTokens: rpc<UserRef, PersonalTokenDto[]>('accounts.personal-token.list', UserRef),
+  deletePersonalToken: rpc<PersonalTokenRef, null>('accounts.personal-token.delete', PersonalTokenRef),
+
+  createAccount: rpc<CreateAccountRequest, IdDto>('accounts.account.create', CreateAccountRequest),
+  listAccounts: rpc<UserRef, AccountSummaryDto[]>('accounts.account.list', UserRef),
+  getAccount: rpc<AccountCallerRef, AccountDto>('accounts.account.get', AccountCallerRef),
+  modifyAccount: rpc<ModifyAccountRequest, null>('accounts.account.modify', ModifyAccountRequest),
+  deleteAccount: rpc<AccountCallerRef, null>('accounts.account.delete', AccountCallerRef),
+  listAccountUsers: rpc<AccountCallerRef, AccountUserDto[]>('accounts.account-user.list', AccountCallerRef),
+  searchAccountUsers: rpc<SearchAccountUsersRequest, AccountUserDto[]>('accounts.account-user.search', SearchAccountUsersRequest),
+  updateAccountUsers: rpc<UpdateAccountUsersRequest, null>('accounts.account-user.update', UpdateAccountUsersRequest),
+  inviteToAccount: rpc<InviteToAccountRequest, InviteCreatedDto>('accounts.account-invite.create', InviteToAccountRequest),
+
+  listAccountInvites: rpc<AccountCallerRef, InvitedUserDto[]>('accounts.account-invite.list', AccountCallerRef),
+  deleteAccountInvite: rpc<DeleteAccountInviteRequest, null>('accounts.account-invite.delete', DeleteAccountInviteRequest),
+  listKbUsers: rpc<ListKbUsersRequest, KbUserDto[]>('accounts.kb-user.list', ListKbUsersRequest),
+  updateKbUsers: rpc<UpdateKbUsersRequest, null>('accounts.kb-user.update', UpdateKbUsersRequest),
+  inviteToKb: rpc<InviteToKbRequest, InviteCreatedDto>('accounts.kb-invite.create', InviteToKbRequest),
+  listKbInvites: rpc<KbRef, InvitedUserDto[]>('accounts.kb-invite.list', KbRef),
+  deleteKbInvite: rpc<DeleteKbInviteRequest, null>('accounts.kb-invite.delete', DeleteKbInviteRequest),
+  acceptInvite: rpc<AcceptInviteRequest, InviteAcceptedDto>('accounts.invite.accept', AcceptInviteRequest),
+
+  createNuaClient: rpc<CreateNuaClientRequest, NuaClientKeyDto>('accounts.nua-client.create', CreateNuaClientRequest),
+  listNuaClients: rpc<ListNuaClientsRequest, NuaClientListDto>('accounts.nua-client.list', ListNuaClientsRequest),
+  getNuaClient: rpc<NuaClientRef, NuaClientDto>('accounts.nua-client.get', NuaClientRef),
+  modifyNuaClient: rpc<ModifyNuaClientRequest, null>('accounts.nua-client.modify', ModifyNuaClientRequest),
+  deleteNuaClient: rpc<NuaClientRef, null>('accounts.nua-client.delete', NuaClientRef),
+  renewNuaClientKey: rpc<NuaClientRef, NuaClientKeyDto>('accounts.nua-client.renew-key', NuaClientRef),
+
+  learningSchema: rpc<LearningSchemaRequest, Record<string, unknown>>('accounts.learning-schema.get', LearningSchemaRequest),
+  getKbConfig: rpc<KbConfigRef, Record<string, unknown>>('accounts.kb-config.get', KbConfigRef),
+  setKbConfig: rpc<SetKbConfigRequest, Record<string, unknown>>('accounts.kb-config.set', SetKbConfigRequest),
+
+  discoverSso: rpc<SsoDiscoverRequest, SsoDiscoveryDto>('accounts.sso.discover', SsoDiscoverRequest),
+  samlMetadata: rpc<SamlAccountRef, SamlMetadataDto>('accounts.saml.metadata', SamlAccountRef),
+  samlLogin: rpc<SamlLoginRequest, SamlLoginDto>('accounts.saml.login', SamlLoginRequest),
+  samlAcs: rpc<SamlAcsRequest, UserTokenDto>('accounts.saml.acs', SamlAcsRequest),
+
+  kbCreated: event<KbEvent>('accounts.kb.created', 'NOTIFICATIONS', KbEvent),
+  kbDeleted: event<KbEvent>('accounts.kb.deleted', 'NOTIFICATIONS', KbEvent),
+  credentialRevoked: event<CredentialRevokedEvent>('accounts.credential.revoked', 'NOTIFICATIONS', CredentialRevokedEvent),
+  accessChanged: event<AccessChangedEvent>('accounts.access.changed', 'NOTIFICATIONS', AccessChangedEvent),
+} as const;

@@ -1,0 +1,103 @@
+import type { ValidationIssue } from '../common/errors';
+
+/**
+ * The models a Knowledge Box can be configured with (spec 4.6). Built-in models work offline;
+ * provider models need credentials in `user_keys[<provider>]`.
+ */
+export interface SemanticModelInfo {
+  provider: string;
+  size: number;
+  similarity: 'DOT' | 'COSINE';
+  threshold: number;
+  matryoshka_dims: number[];
+}
+
+export const BUILTIN_SEMANTIC_MODEL = 'en-use-lite-2024';
+export const SEMANTIC_MODELS: Record<string, SemanticModelInfo> = {
+  [BUILTIN_SEMANTIC_MODEL]: { provider: 'builtin', size: 512, similarity: 'DOT', threshold: 0.35, matryoshka_dims: [] },
+  'text-embedding-3-small': { provider: 'openai', size: 1536, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [1536, 1024, 512, 256] },
+  'text-embedding-3-large': { provider: 'openai', size: 3072, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [3072, 2048, 1024, 512, 256] },
+  hf_embedding: { provider: 'openai_compatible', size: 0, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [] },
+};
+
+export const BUILTIN_GENERATIVE_MODEL = 'extractive';
+/** Generative model → the `user_keys` provider it needs (null: none). */
+export const GENERATIVE_MODELS: Record<string, string | null> = {
+  [BUILTIN_GENERATIVE_MODEL]: null,
+  'chatgpt-azure-4o': 'azure_openai',
+  'chatgpt-4o': 'openai',
+  'chatgpt-4o-mini': 'openai',
+  'claude-3-5-sonnet': 'anthropic',
+  'claude-3-5-haiku': 'anthropic',
+  'generative-multilingual-openai-compatible': 'openai_compatible',
+};
+
+export const SIMPLE_OPTIONS = {
+  ner_model: ['multilingual'],
+  anonymization_model: ['disabled'],
+  visual_labeling: ['disabled'],
+  relation_model: ['base'],
+  summary: ['simple', 'extended'],
+} as const;
+
+export const LEARNING_DEFAULTS = {
+  semantic_models: [BUILTIN_SEMANTIC_MODEL],
+  generative_model: BUILTIN_GENERATIVE_MODEL,
+  ner_model: 'multilingual',
+  anonymization_model: 'disabled',
+  visual_labeling: 'disabled',
+  relation_model: 'base',
+  summary: 'simple',
+  summary_model: BUILTIN_GENERATIVE_MODEL,
+  prefer_markdown_generative_response: false,
+};
+
+const PROVIDERS = ['openai', 'azure_openai', 'anthropic', 'openai_compatible'];
+
+/**
+ * Checks a learning configuration against the catalogue above; every problem is reported with its
+ * location, as in a 422. `mode` 'update' refuses semantic model changes (they need reindexing).
+ */
+export function learningConfigurationIssues(config: Record<string, unknown>, loc: (string | number)[], mode: 'create' | 'update'): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const add = (path: (string | number)[], msg: string, type = 'value_error') => issues.push({ loc: [...loc, ...path], msg, type });
+  const userKeys = config['user_keys'];
+  if (userKeys !== undefined && userKeys !== null) {
+    if (typeof userKeys !== 'object' || Array.isArray(userKeys)) add(['user_keys'], 'user_keys must be an object keyed by provider', 'dict_type');
+    else for (const p of Object.keys(userKeys)) if (!PROVIDERS.includes(p)) add(['user_keys', p], `Unknown provider; one of ${PROVIDERS.join(', ')}`, 'enum');
+  }
+  const hasKey = (provider: string) => typeof userKeys === 'object' && userKeys !== null && provider in (userKeys as Record<string, unknown>);
+
+  const semantic = [...(Array.isArray(config['semantic_models']) ? (config['semantic_models'] as unknown[]) : []), ...(config['semantic_model'] !== undefined ? [config['semantic_model']] : [])];
+  if (mode === 'update' && (config['semantic_models'] !== undefined || config['semantic_model'] !== undefined)) {
+    add(['semantic_models'], 'Semantic models are chosen when the Knowledge Box is created', 'value_error');
+  }
+  if (config['semantic_models'] !== undefined && !Array.isArray(config['semantic_models'])) add(['semantic_models'], 'Input should be a valid list', 'list_type');
+  semantic.forEach((m, i) => {
+    const info = typeof m === 'string' ? SEMANTIC_MODELS[m] : undefined;
+    if (!info) add(['semantic_models', i], `Unknown semantic model; one of ${Object.keys(SEMANTIC_MODELS).join(', ')}`, 'enum');
+    else if (info.provider !== 'builtin' && !hasKey(info.provider)) add(['semantic_models', i], `${String(m)} needs user_keys.${info.provider}`);
+  });
+  const dflt = config['default_semantic_model'];
+  if (dflt !== undefined && dflt !== null && !semantic.includes(dflt) && !(mode === 'update' && typeof dflt === 'string' && dflt in SEMANTIC_MODELS)) {
+    add(['default_semantic_model'], 'default_semantic_model must be one of the semantic models of the Knowledge Box');
+  }
+  for (const member of ['generative_model', 'summary_model'] as const) {
+    const v = config[member];
+    if (v === undefined || v === null) continue;
+    const provider = typeof v === 'string' ? GENERATIVE_MODELS[v] : undefined;
+    if (provider === undefined) add([member], `Unknown generative model; one of ${Object.keys(GENERATIVE_MODELS).join(', ')}`, 'enum');
+    else if (provider !== null && !hasKey(provider)) add([member], `${String(v)} needs user_keys.${provider}`);
+  }
+  for (const [member, options] of Object.entries(SIMPLE_OPTIONS)) {
+    const v = config[member];
+    if (v !== undefined && v !== null && !(options as readonly string[]).includes(v as string)) add([member], `One of ${options.join(', ')}`, 'enum');
+  }
+  for (const member of ['user_prompts', 'summary_prompt']) {
+    const v = config[member];
+    if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v))) add([member], 'Input should be a valid dictionary', 'dict_type');
+  }
+  const pm = config['prefer_markdown_generative_response'];
+  if (pm !== undefined && typeof pm !== 'boolean') add(['prefer_markdown_generative_response'], 'Input should be a valid boolean', 'bool_type');
+  return issues;
+}

@@ -1,0 +1,72 @@
+import type { ClassConstructor } from 'class-transformer';
+
+/**
+ * Pairs a subject with its payload types. Producers and consumers import the same
+ * definition, so a subject can never be called with the wrong payload.
+ *
+ * Kinds:
+ * - rpc:    request/reply; a service answers, callers get a typed promise with a timeout.
+ * - stream: request answered by a sequence of items ended by a final item (used by /ask).
+ * - event:  fan-out; every durable subscriber group gets every event (JetStream stream).
+ * - queue:  work queue; each job goes to exactly one consumer of a durable group, is
+ *           acknowledged only after the handler resolved, redelivered with backoff on failure
+ *           and dead-lettered after the last attempt.
+ */
+export type StreamName = 'PROCESSING' | 'PROCESSED' | 'AUDIT' | 'USAGE' | 'NOTIFICATIONS';
+
+export interface RpcDef<Req, Res> {
+  readonly kind: 'rpc';
+  readonly subject: string;
+  readonly request?: ClassConstructor<object>;
+  /** Phantom members: only carry the types. */
+  readonly __req?: Req;
+  readonly __res?: Res;
+}
+
+export interface StreamDef<Req, Item> {
+  readonly kind: 'stream';
+  readonly subject: string;
+  readonly request?: ClassConstructor<object>;
+  readonly __req?: Req;
+  readonly __item?: Item;
+}
+
+export interface EventDef<T> {
+  readonly kind: 'event';
+  readonly subject: string;
+  readonly stream: StreamName;
+  readonly payload?: ClassConstructor<object>;
+  readonly __payload?: T;
+}
+
+export interface QueueDef<T> {
+  readonly kind: 'queue';
+  readonly subject: string;
+  readonly stream: StreamName;
+  readonly payload?: ClassConstructor<object>;
+  readonly __payload?: T;
+}
+
+export type AnyDef = RpcDef<unknown, unknown> | StreamDef<unknown, unknown> | EventDef<unknown> | QueueDef<unknown>;
+
+export function rpc<Req, Res>(subject: string, request?: ClassConstructor<object>): RpcDef<Req, Res> {
+  return { kind: 'rpc', subject, request };
+}
+
+export function stream<Req, Item>(subject: string, request?: ClassConstructor<object>): StreamDef<Req, Item> {
+  return { kind: 'stream', subject, request };
+}
+
+export function event<T>(subject: string, streamName: StreamName, payload?: ClassConstructor<object>): EventDef<T> {
+  return { kind: 'event', subject, stream: streamName, payload };
+}
+
+export function queue<T>(subject: string, streamName: StreamName, payload?: ClassConstructor<object>): QueueDef<T> {
+  return { kind: 'queue', subject, stream: streamName, payload };
+}
+
+/** Context that travels with every message (never a secret). */
+export interface BusContext {
+  requestId?: string;
+  principalId?: string;
+}

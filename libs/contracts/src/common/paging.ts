@@ -1,0 +1,5 @@
+export interface Pagination {
+  page: number;
+  size: number;
+  last: boolean;
+}

@@ -1,0 +1,42 @@
+import { IsDefined, IsInt, IsOptional, IsString, Matches, Min, ValidateNested } from 'class-validator';
+import { Type } from 'class-transformer';
+import { DomainError, ErrorCodes } from './errors';
+import { collectIssues, validatePayload } from './validation';
+
+class Inner {
+  @IsDefined() @IsString() name!: string;
+}
+
+class Sample {
+  @IsDefined() @IsString() @Matches(/^[a-z]+$/) slug!: string;
+  @IsOptional() @IsInt() @Min(0) size?: number;
+  @IsOptional() @ValidateNested() @Type(() => Inner) inner?: Inner;
+}
+
+describe('validatePayload', () => {
+  it('returns a class instance when valid and drops unknown members', () => {
+    const value = validatePayload(Sample, { slug: 'abc', size: 3, extra: 1 });
+    expect(value).toBeInstanceOf(Sample);
+    expect(value).toEqual({ slug: 'abc', size: 3 });
+  });
+
+  it.each([
+    [{ size: 3 }, [{ loc: ['body', 'slug'], type: 'missing' }]],
+    [{ slug: 'A1', size: -1 }, [{ loc: ['body', 'slug'], type: 'string_pattern_mismatch' }, { loc: ['body', 'size'], type: 'greater_than_equal' }]],
+    [{ slug: 'ok', inner: { name: 4 } }, [{ loc: ['body', 'inner', 'name'], type: 'string_type' }]],
+  ])('lists every invalid member of %j', (input, expected) => {
+    const { issues } = collectIssues(Sample, input, { loc: ['body'] });
+    expect(issues).toEqual(expected.map((e) => expect.objectContaining(e)));
+  });
+
+  it('rejects a non-object body as a whole', () => {
+    expect.assertions(3);
+    expect(() => validatePayload(Sample, 'text', { loc: ['body'] })).toThrow(DomainError);
+    try {
+      validatePayload(Sample, [1], { loc: ['body'] });
+    } catch (err) {
+      expect((err as DomainError).code).toBe(ErrorCodes.VALIDATION_FAILED);
+      expect((err as DomainError).details).toEqual({ detail: [{ loc: ['body'], msg: 'Input should be a valid object', type: 'model_type' }] });
+    }
+  });
+});

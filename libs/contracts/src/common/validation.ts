@@ -1,0 +1,118 @@
+import 'reflect-metadata';
+import { plainToInstance, type ClassConstructor } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { DomainError, type ValidationIssue } from './errors';
+import { mapOfSpecs } from './map-of';
+
+/** Maps class-validator constraint names to short, stable `type` strings. */
+function issueType(constraint: string): string {
+  const known: Record<string, string> = {
+    isString: 'string_type',
+    isInt: 'int_type',
+    isNumber: 'float_type',
+    isBoolean: 'bool_type',
+    isArray: 'list_type',
+    isObject: 'dict_type',
+    isDateString: 'datetime_type',
+    isISO8601: 'datetime_type',
+    isEnum: 'enum',
+    isIn: 'enum',
+    matches: 'string_pattern_mismatch',
+    maxLength: 'string_too_long',
+    minLength: 'string_too_short',
+    arrayMaxSize: 'too_long',
+    arrayMinSize: 'too_short',
+    max: 'less_than_equal',
+    min: 'greater_than_equal',
+    isDefined: 'missing',
+    isNotEmpty: 'missing',
+    whitelistValidation: 'extra_forbidden',
+    nestedValidation: 'model_type',
+    isEmail: 'value_error',
+    isUUID: 'uuid_parsing',
+  };
+  return known[constraint] ?? constraint;
+}
+
+const TYPE_CHECKS = new Set(['isString', 'isInt', 'isNumber', 'isBoolean', 'isArray', 'isObject', 'isDateString', 'isISO8601']);
+
+function flatten(errors: ValidationError[], loc: (string | number)[], out: ValidationIssue[]): void {
+  for (const error of errors) {
+    const here = [...loc, /^\d+$/.test(error.property) ? Number(error.property) : error.property];
+    if (error.constraints) {
+      const missing = (error.value === undefined || error.value === null) && 'isDefined' in error.constraints;
+      if (missing) {
+        out.push({ loc: here, msg: 'Field required', type: 'missing' });
+      } else {
+        // A value of the wrong type fails every other check too: report the type alone.
+        const entries = Object.entries(error.constraints);
+        const typeChecks = entries.filter(([k]) => TYPE_CHECKS.has(k));
+        for (const [constraint, msg] of typeChecks.length > 0 ? typeChecks : entries) {
+          out.push({ loc: here, msg, type: issueType(constraint) });
+        }
+      }
+    }
+    if (error.children && error.children.length > 0) flatten(error.children, here, out);
+  }
+}
+
+export interface ValidateOptions {
+  /** Prefix for every `loc`, e.g. `['body']` or `['query']`. */
+  loc?: (string | number)[];
+  /** Reject unknown members instead of dropping them. */
+  forbidUnknown?: boolean;
+}
+
+/** Lists every invalid member of `plain` against `cls`; empty when valid. */
+export function collectIssues<T extends object>(cls: ClassConstructor<T>, plain: unknown, options: ValidateOptions = {}): { value: T; issues: ValidationIssue[] } {
+  const loc = options.loc ?? [];
+  if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) {
+    return { value: undefined as unknown as T, issues: [{ loc, msg: 'Input should be a valid object', type: 'model_type' }] };
+  }
+  const value = plainToInstance(cls, plain, { enableImplicitConversion: false, exposeDefaultValues: true });
+  const errors = validateSync(value as object, {
+    whitelist: true,
+    forbidNonWhitelisted: options.forbidUnknown ?? false,
+    forbidUnknownValues: false,
+    validationError: { target: false, value: true },
+  });
+  const issues: ValidationIssue[] = [];
+  flatten(errors, loc, issues);
+  validateMaps(value as object, plain as Record<string, unknown>, loc, issues, options);
+  return { value, issues };
+}
+
+/** Validates `@MapOf` members: an object whose keys match the pattern and whose values are valid. */
+function validateMaps(value: object, plain: Record<string, unknown>, loc: (string | number)[], issues: ValidationIssue[], options: ValidateOptions): void {
+  for (const [property, spec] of Object.entries(mapOfSpecs(value))) {
+    const raw = plain[property];
+    if (raw === undefined || raw === null) continue;
+    const here = [...loc, property];
+    if (typeof raw !== 'object' || Array.isArray(raw)) {
+      issues.push({ loc: here, msg: 'Input should be a valid dictionary', type: 'dict_type' });
+      continue;
+    }
+    const entries = Object.entries(raw as Record<string, unknown>);
+    if (spec.maxEntries !== undefined && entries.length > spec.maxEntries) {
+      issues.push({ loc: here, msg: `At most ${spec.maxEntries} entries are allowed`, type: 'too_long' });
+    }
+    const out: Record<string, object> = {};
+    for (const [key, entry] of entries) {
+      if (spec.keyPattern && !spec.keyPattern.test(key)) {
+        issues.push({ loc: [...here, key], msg: `Key must match ${spec.keyPattern.source}`, type: 'string_pattern_mismatch' });
+        continue;
+      }
+      const nested = collectIssues(spec.cls, entry, { ...options, loc: [...here, key] });
+      issues.push(...nested.issues);
+      out[key] = nested.value;
+    }
+    (value as Record<string, unknown>)[property] = out;
+  }
+}
+
+/** Transforms and validates `plain`, throwing one DomainError that lists every invalid member. */
+export function validatePayload<T extends object>(cls: ClassConstructor<T>, plain: unknown, options: ValidateOptions = {}): T {
+  const { value, issues } = collectIssues(cls, plain, options);
+  if (issues.length > 0) throw DomainError.validation(issues);
+  return value;
+}

@@ -1,0 +1,55 @@
+import { Type } from 'class-transformer';
+import { ArrayUnique, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { CreateResourceDto, ModifyResourceDto } from './resource-input.dto';
+import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from './resource.dto';
+
+/** Who acts, for audit: never a credential. */
+export class ActorDto {
+  @IsOptional() @IsString() @MaxLength(256) user?: string;
+  @IsOptional() @IsString() @MaxLength(64) client_type?: string;
+  @IsOptional() @IsString() @MaxLength(128) principal_id?: string;
+}
+
+/** A resource named by id or by slug (exactly one). */
+export class ResourceRef {
+  @IsDefined() @IsString() kbid!: string;
+  @IsOptional() @IsString() @MaxLength(128) rid?: string;
+  @IsOptional() @IsString() @MaxLength(250) slug?: string;
+}
+
+export class CreateResourceRequest {
+  @IsDefined() @IsString() kbid!: string;
+  /** Set by the edge when it stored the resource's blobs first (uploads); otherwise generated. */
+  @IsOptional() @IsString() @Matches(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/) rid?: string;
+  @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
+  @IsDefined() @ValidateNested() @Type(() => CreateResourceDto) body!: CreateResourceDto;
+}
+
+export class ModifyResourceRequest extends ResourceRef {
+  @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
+  @IsOptional() @IsBoolean() skip_store?: boolean;
+  @IsDefined() @ValidateNested() @Type(() => ModifyResourceDto) body!: ModifyResourceDto;
+}
+
+export class DeleteResourceRequest extends ResourceRef {
+  @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
+}
+
+export class GetResourceRequest extends ResourceRef {
+  @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
+  @IsOptional() @IsArray() @ArrayUnique() @IsIn(ShowOptions, { each: true }) show?: ShowOption[];
+  @IsOptional() @IsArray() @ArrayUnique() @IsIn(FieldTypes, { each: true }) field_type?: FieldType[];
+  @IsOptional() @IsArray() @ArrayUnique() @IsIn(ExtractedOptions, { each: true }) extracted?: ExtractedOption[];
+}
+
+export class ListResourcesRequest {
+  @IsDefined() @IsString() kbid!: string;
+  @IsOptional() @IsInt() @Min(0) @Max(100000) page?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(200) size?: number;
+  /** Hidden resources are excluded unless asked for. */
+  @IsOptional() @IsBoolean() show_hidden?: boolean;
+}
+
+export class KbContentRef {
+  @IsDefined() @IsString() kbid!: string;
+}

@@ -1,0 +1,79 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { Pagination } from '../common/paging';
+
+export const FieldTypes = ['text', 'file', 'link', 'conversation', 'generic'] as const;
+export type FieldType = (typeof FieldTypes)[number];
+/** Field kinds that hold client content (generic is the resource's own title/summary). */
+export const ContentFieldTypes = ['text', 'file', 'link', 'conversation'] as const;
+export type ContentFieldType = (typeof ContentFieldTypes)[number];
+/** One-letter codes used in paragraph ids and search results. */
+export const FIELD_TYPE_LETTER: Record<FieldType, string> = { text: 't', file: 'f', link: 'u', conversation: 'c', generic: 'a' };
+
+export const ShowOptions = ['basic', 'origin', 'extra', 'relations', 'values', 'extracted', 'errors', 'security'] as const;
+export type ShowOption = (typeof ShowOptions)[number];
+export const ExtractedOptions = ['text', 'metadata', 'shortened_metadata', 'large_metadata', 'vectors', 'link', 'file', 'question_answers'] as const;
+export type ExtractedOption = (typeof ExtractedOptions)[number];
+
+export const ResourceStatuses = ['PENDING', 'PROCESSED', 'ERROR', 'EMPTY', 'BLOCKED', 'EXPIRED'] as const;
+export type ResourceStatus = (typeof ResourceStatuses)[number];
+
+export interface FieldError {
+  body: string;
+  code: number;
+  code_str: string;
+  created: string;
+}
+
+export interface FieldRecord {
+  value?: Record<string, unknown> | null;
+  extracted?: Record<string, unknown> | null;
+  error?: FieldError | null;
+  status?: ResourceStatus;
+  errors?: FieldError[];
+}
+
+export class ResourceCreatedDto {
+  @ApiProperty() uuid!: string;
+  @ApiProperty() seqid!: number;
+  @ApiPropertyOptional() elapsed?: number;
+}
+
+export class SeqIdDto {
+  @ApiProperty() seqid!: number;
+}
+
+export class ResourceDto {
+  @ApiProperty() id!: string;
+  @ApiPropertyOptional() slug?: string;
+  @ApiPropertyOptional() title?: string;
+  @ApiPropertyOptional() summary?: string;
+  @ApiPropertyOptional() icon?: string;
+  @ApiPropertyOptional() thumbnail?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) usermetadata?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) fieldmetadata?: Record<string, unknown>[];
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) computedmetadata?: Record<string, unknown>;
+  @ApiPropertyOptional() created?: string;
+  @ApiPropertyOptional() modified?: string;
+  @ApiPropertyOptional() last_seqid?: number;
+  @ApiPropertyOptional() last_account_seq?: number;
+  @ApiPropertyOptional() queue?: string;
+  @ApiPropertyOptional() hidden?: boolean;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) origin?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) extra?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) relations?: Record<string, unknown>[];
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  data?: { texts?: Record<string, FieldRecord>; files?: Record<string, FieldRecord>; links?: Record<string, FieldRecord>; conversations?: Record<string, FieldRecord> };
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) security?: { access_groups: string[] };
+}
+
+export class PaginationDto implements Pagination {
+  @ApiProperty() page!: number;
+  @ApiProperty() size!: number;
+  @ApiProperty() last!: boolean;
+}
+
+export class ResourceListDto {
+  @ApiProperty({ type: [ResourceDto] }) resources!: ResourceDto[];
+  @ApiProperty({ type: PaginationDto }) pagination!: PaginationDto;
+}

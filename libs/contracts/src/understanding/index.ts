@@ -1,0 +1,2 @@
+export * from './processing.dto';
+export * from './understanding.subjects';

@@ -1,0 +1,73 @@
+import { Type } from 'class-transformer';
+import { IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min, ValidateNested } from 'class-validator';
+import { ContentFieldTypes, type ContentFieldType } from '../content/resource.dto';
+
+/**
+ * One field to process. The value travels inline for text-like fields; file bytes never ride the
+ * bus: `value.file.uri` names the blob (or external address) the worker reads.
+ */
+export class ProcessFieldJob {
+  @IsString() processing_id!: string;
+  @IsString() kbid!: string;
+  @IsString() rid!: string;
+  @IsIn(ContentFieldTypes) field_type!: ContentFieldType;
+  @IsString() field_id!: string;
+  /** Sequence of the write that produced this job: results for older writes are ignored. */
+  @IsInt() @Min(0) seqid!: number;
+  @IsDefined() @IsObject() value!: Record<string, unknown>;
+  @IsOptional() @IsString() title?: string;
+  @IsOptional() @IsString() language?: string;
+}
+
+export class ProcessFieldErrorDto {
+  @IsString() body!: string;
+  @IsInt() code!: number;
+  @IsString() code_str!: string;
+}
+
+/**
+ * Where a field's processing artefacts live: content's namespace, so deleting the resource
+ * deletes them with its other blobs.
+ */
+export function fieldBlobPrefix(ids: { kbid: string; rid: string; field_type: string; field_id: string }): string {
+  return `content/kbs/${ids.kbid}/r/${ids.rid}/f/${ids.field_type}/${ids.field_id}/`;
+}
+
+/** The full extracted result of one processed write of a field (JSON, `ExtractedFieldData`). */
+export function extractedBlobKey(ids: { kbid: string; rid: string; field_type: string; field_id: string; seqid: number }): string {
+  return `${fieldBlobPrefix(ids)}extracted/${ids.seqid}.json`;
+}
+
+/**
+ * Announces that a field was processed. The result itself (text, metadata, vectors) can be
+ * megabytes, so it is written to the blob store first and only its key rides the bus.
+ */
+export class FieldProcessedResult {
+  @IsString() processing_id!: string;
+  @IsString() kbid!: string;
+  @IsString() rid!: string;
+  @IsIn(ContentFieldTypes) field_type!: ContentFieldType;
+  @IsString() field_id!: string;
+  @IsInt() @Min(0) seqid!: number;
+  /** Blob key of the `ExtractedFieldData` JSON; absent when processing failed (then `error` says why). */
+  @IsOptional() @IsString() @MaxLength(1024) @Matches(/^content\/kbs\/[^/]+\/r\/[^/]+\/f\/[^/]+\/[^/]+\/extracted\/\d+\.json$/) extracted_key?: string;
+  @IsOptional() @ValidateNested() @Type(() => ProcessFieldErrorDto) error?: ProcessFieldErrorDto;
+}
+
+/** One vector of a field (spec 2.3 `vectors`): its span, and the paragraph it belongs to. */
+export interface ExtractedVector {
+  start: number;
+  end: number;
+  start_paragraph: number;
+  end_paragraph: number;
+  vector: number[];
+}
+
+/** The blob named by `extracted_key`: the field's `extracted` record (spec 2.3), vectors included. */
+export interface ExtractedFieldData {
+  text: { text: string; split_text: Record<string, string>; deleted_splits: string[] };
+  metadata: { metadata: Record<string, unknown>; split_metadata: Record<string, Record<string, unknown>>; deleted_splits: string[] };
+  vectors: { vectors: { vectors: ExtractedVector[] }; split_vectors: Record<string, { vectors: ExtractedVector[] }>; deleted_splits: string[] };
+  file?: Record<string, unknown>;
+  link?: Record<string, unknown>;
+}

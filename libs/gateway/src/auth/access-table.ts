@@ -1,0 +1,156 @@
+import type { AccountRole, CredentialKind, RouteRole } from '@kb/contracts';
+
+/**
+ * THE access table: every route of the gateway and what it requires. A route missing here is
+ * refused (fail closed), and a test checks every registered route has an entry.
+ */
+export type AccessRule =
+  | { scope: 'public' }
+  /** Any signed-in user (user token or personal access token). */
+  | { scope: 'user' }
+  /** A permanent API key (not a temporal one): for minting temporal keys. */
+  | { scope: 'api-key' }
+  /** A role on the KB named by `kbParam`; `accountParam`, when given, must be that KB's account. */
+  | { scope: 'kb'; role: RouteRole; kbParam: string; accountParam?: string; credentials: readonly CredentialKind[] }
+  /** A role on the account named by `accountParam` (id or slug). */
+  | { scope: 'account'; role: AccountRole; accountParam: string; credentials: readonly CredentialKind[] };
+
+export const USERS: readonly CredentialKind[] = ['user_token', 'pat'];
+/** Callers of KB content routes: users, and API keys (temporal keys act as their parent key). */
+export const KB_CALLERS: readonly CredentialKind[] = ['user_token', 'pat', 'api_key', 'temporal_key'];
+
+const PUBLIC: AccessRule = { scope: 'public' };
+const USER: AccessRule = { scope: 'user' };
+const kb = (role: RouteRole, credentials: readonly CredentialKind[] = KB_CALLERS): AccessRule => ({ scope: 'kb', role, kbParam: 'kbid', credentials });
+const accountKb = (role: RouteRole, credentials: readonly CredentialKind[] = USERS): AccessRule => ({ scope: 'kb', role, kbParam: 'kb_id', accountParam: 'account_id', credentials });
+const account = (role: AccountRole): AccessRule => ({ scope: 'account', role, accountParam: 'account_id', credentials: USERS });
+
+/** TUS server information is public (it says nothing about any KB); the rest needs WRITER. */
+const TUS_ROUTES = (base: string): Record<string, AccessRule> => ({
+  [`OPTIONS /api/v1/kb/:kbid/${base}tusupload`]: PUBLIC,
+  [`OPTIONS /api/v1/kb/:kbid/${base}tusupload/:upload_id`]: PUBLIC,
+  [`POST /api/v1/kb/:kbid/${base}tusupload`]: kb('WRITER'),
+  [`HEAD /api/v1/kb/:kbid/${base}tusupload/:upload_id`]: kb('WRITER'),
+  [`PATCH /api/v1/kb/:kbid/${base}tusupload/:upload_id`]: kb('WRITER'),
+});
+
+const RESOURCE_ROUTES = (by: string): Record<string, AccessRule> => ({
+  [`GET /api/v1/kb/:kbid/${by}`]: kb('READER'),
+  [`HEAD /api/v1/kb/:kbid/${by}`]: kb('READER'),
+  [`PATCH /api/v1/kb/:kbid/${by}`]: kb('WRITER'),
+  [`DELETE /api/v1/kb/:kbid/${by}`]: kb('WRITER'),
+  [`POST /api/v1/kb/:kbid/${by}/reprocess`]: kb('WRITER'),
+  [`PUT /api/v1/kb/:kbid/${by}/text/:field_id`]: kb('WRITER'),
+  [`PUT /api/v1/kb/:kbid/${by}/link/:field_id`]: kb('WRITER'),
+  [`PUT /api/v1/kb/:kbid/${by}/file/:field_id`]: kb('WRITER'),
+  [`PUT /api/v1/kb/:kbid/${by}/conversation/:field_id`]: kb('WRITER'),
+  [`PUT /api/v1/kb/:kbid/${by}/conversation/:field_id/messages`]: kb('WRITER'),
+  [`DELETE /api/v1/kb/:kbid/${by}/conversation/:field_id/messages/:message_ident`]: kb('WRITER'),
+  [`GET /api/v1/kb/:kbid/${by}/:field_type/:field_id`]: kb('READER'),
+  [`DELETE /api/v1/kb/:kbid/${by}/:field_type/:field_id`]: kb('WRITER'),
+  [`POST /api/v1/kb/:kbid/${by}/:field_type/:field_id/reprocess`]: kb('WRITER'),
+  [`GET /api/v1/kb/:kbid/${by}/file/:field_id/download/field`]: kb('READER'),
+});
+
+export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
+  'GET /health/live': PUBLIC,
+  'GET /health/ready': PUBLIC,
+  'GET /metrics': PUBLIC,
+
+  // Sign-in page ({auth_url}) and JSON sign-up/sign-in
+  'GET /auth': PUBLIC,
+  'POST /auth': PUBLIC,
+  'POST /auth/signup-form': PUBLIC,
+  'POST /auth/login': PUBLIC,
+  'POST /auth/signup': PUBLIC,
+  'GET /auth/invite': PUBLIC,
+  'POST /auth/invite/login': PUBLIC,
+  'POST /auth/invite/signup': PUBLIC,
+  'POST /api/v1/auth/signup': PUBLIC,
+  'POST /api/v1/auth/login': PUBLIC,
+  // SAML service provider per account: the IdP and the browser call these without a credential
+  'GET /api/v1/saml/:account_id/metadata': PUBLIC,
+  'GET /api/v1/saml/:account_id/login': PUBLIC,
+  'POST /api/v1/saml/:account_id/acs': PUBLIC,
+
+  // The signed-in user (global host)
+  'GET /api/v1/user': USER,
+  'PATCH /api/v1/user': USER,
+  'DELETE /api/v1/user': USER,
+  'POST /api/v1/user/pa_tokens': USER,
+  'GET /api/v1/user/pa_tokens': USER,
+  'DELETE /api/v1/user/pa_token/:token_id': USER,
+
+  // Accounts (global host); :account_id is an id or a slug
+  'POST /api/v1/accounts': USER,
+  'GET /api/v1/accounts': USER,
+  'GET /api/v1/account/:account_id': account('AMEMBER'),
+  'PATCH /api/v1/account/:account_id': account('AOWNER'),
+  'DELETE /api/v1/account/:account_id': account('AOWNER'),
+  'GET /api/v1/account/:account_id/users': account('AMEMBER'),
+  'GET /api/v1/account/:account_id/users/search': account('AMEMBER'),
+  'PATCH /api/v1/account/:account_id/users': account('AOWNER'),
+  'POST /api/v1/account/:account_id/invite': account('AOWNER'),
+  'GET /api/v1/account/:account_id/invites': account('AOWNER'),
+  'DELETE /api/v1/account/:account_id/invite/:email': account('AOWNER'),
+  'POST /api/v1/invites/accept': USER,
+
+  // Understanding-API clients (UA keys), zone host
+  'POST /api/v1/account/:account_id/nua_clients': account('AOWNER'),
+  'GET /api/v1/account/:account_id/nua_clients': account('AOWNER'),
+  'GET /api/v1/account/:account_id/nua_client/:client_id': account('AOWNER'),
+  'PATCH /api/v1/account/:account_id/nua_client/:client_id': account('AOWNER'),
+  'DELETE /api/v1/account/:account_id/nua_client/:client_id': account('AOWNER'),
+  'PUT /api/v1/account/:account_id/nua_client/:client_id/key': account('AOWNER'),
+
+  // Knowledge Box users and invitations
+  'GET /api/v1/account/:account_id/kb/:kb_id/users': accountKb('MANAGER'),
+  'PATCH /api/v1/account/:account_id/kb/:kb_id/users': accountKb('MANAGER'),
+  'POST /api/v1/account/:account_id/kb/:kb_id/invite': accountKb('MANAGER'),
+  'GET /api/v1/account/:account_id/kb/:kb_id/invites': accountKb('MANAGER'),
+  'DELETE /api/v1/account/:account_id/kb/:kb_id/invite': accountKb('MANAGER'),
+
+  // Knowledge Boxes (zone host, account layer)
+  'POST /api/v1/account/:account_id/kbs': account('AOWNER'),
+  'GET /api/v1/account/:account_id/kbs': account('AMEMBER'),
+  // The reference JS client reads its KB record with the KB's own API key.
+  'GET /api/v1/account/:account_id/kb/:kb_id': accountKb('READER', [...USERS, 'api_key']),
+  'PATCH /api/v1/account/:account_id/kb/:kb_id': accountKb('MANAGER'),
+  'DELETE /api/v1/account/:account_id/kb/:kb_id': accountKb('MANAGER'),
+
+  // Service accounts and API keys
+  'POST /api/v1/service_account_temporal_key': { scope: 'api-key' },
+  'GET /api/v1/account/:account_id/kb/:kb_id/service_accounts': accountKb('MANAGER'),
+  'POST /api/v1/account/:account_id/kb/:kb_id/service_accounts': accountKb('MANAGER'),
+  'DELETE /api/v1/account/:account_id/kb/:kb_id/service_account/:sa_id': accountKb('MANAGER'),
+  'POST /api/v1/account/:account_id/kb/:kb_id/service_account/:sa_id/keys': accountKb('MANAGER'),
+  'DELETE /api/v1/account/:account_id/kb/:kb_id/service_account/:sa_id/key/:sa_key_id': accountKb('MANAGER'),
+
+  // Learning configuration schema and model configuration
+  'GET /api/v1/learning/configuration/schema': PUBLIC,
+  'GET /api/v1/account/:account_id/schema': account('AMEMBER'),
+  'GET /api/v1/kb/:kbid/schema': kb('READER'),
+  'GET /api/v1/kb/:kbid/configuration': kb('READER'),
+  'POST /api/v1/kb/:kbid/configuration': kb('MANAGER'),
+  'PATCH /api/v1/kb/:kbid/configuration': kb('MANAGER'),
+
+  // Resources
+  'POST /api/v1/kb/:kbid/resources': kb('WRITER'),
+  'POST /api/v1/kb/:kbid/upload': kb('WRITER'),
+  'POST /api/v1/kb/:kbid/resource/:rid/file/:field_id/upload': kb('WRITER'),
+  'POST /api/v1/kb/:kbid/slug/:rslug/file/:field_id/upload': kb('WRITER'),
+  'GET /api/v1/kb/:kbid/resources': kb('READER'),
+  'GET /api/v1/kb/:kbid/labelsets': kb('READER'),
+  'GET /api/v1/kb/:kbid/labelset/:labelset': kb('READER'),
+  'POST /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),
+  'DELETE /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),
+  ...TUS_ROUTES(''),
+  ...TUS_ROUTES('resource/:rid/file/:field_id/'),
+  ...TUS_ROUTES('slug/:rslug/file/:field_id/'),
+  ...RESOURCE_ROUTES('resource/:rid'),
+  ...RESOURCE_ROUTES('slug/:rslug'),
+};
+
+export function accessRuleFor(method: string, path: string): AccessRule | undefined {
+  return ACCESS_TABLE[`${method.toUpperCase()} ${path}`];
+}

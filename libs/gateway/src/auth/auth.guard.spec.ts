@@ -1,0 +1,75 @@
+import type { ExecutionContext } from '@nestjs/common';
+import { DomainError, ErrorCodes, type AccessGrant, type CheckAccessRequest } from '@kb/contracts';
+import type { AccessClient } from './access-client';
+import { AuthGuard } from './auth.guard';
+
+const KEY = 'kbk_' + 'a'.repeat(32) + '_' + 'b'.repeat(43);
+
+function context(method: string, path: string, params: Record<string, string>, headers: Record<string, string>): ExecutionContext {
+  const req = { method, route: { path }, path, params, headers };
+  return { switchToHttp: () => ({ getRequest: () => req }) } as unknown as ExecutionContext;
+}
+
+function guardAnswering(grant: Partial<AccessGrant> | DomainError): { guard: AuthGuard; calls: CheckAccessRequest[] } {
+  const calls: CheckAccessRequest[] = [];
+  const client = {
+    check: async (req: CheckAccessRequest) => {
+      calls.push(req);
+      if (grant instanceof DomainError) throw grant;
+      return { principal: { id: 'p', kind: 'api_key', credential_id: 'c' }, ...grant } as AccessGrant;
+    },
+  } as unknown as AccessClient;
+  return { guard: new AuthGuard(client), calls };
+}
+
+async function outcome(guard: AuthGuard, ctx: ExecutionContext): Promise<string> {
+  try {
+    return (await guard.canActivate(ctx)) ? 'allowed' : 'denied';
+  } catch (err) {
+    return (err as DomainError).code;
+  }
+}
+
+const apiKeyHeaders = { 'x-svc-serviceaccount': `Bearer ${KEY}` };
+const resource = (method: string) => context(method, '/api/v1/kb/:kbid/resource/:rid', { kbid: 'kb1', rid: 'r1' }, apiKeyHeaders);
+const userPrincipal = { id: 'u', kind: 'pat' as const, credential_id: 'c', user_id: 'u' };
+
+describe('AuthGuard', () => {
+  it.each([
+    ['Reader reads', resource('GET'), { kb_role: 'SMEMBER' as const }, 'allowed'],
+    ['Reader writes', resource('PATCH'), { kb_role: 'SMEMBER' as const }, ErrorCodes.FORBIDDEN],
+    ['Writer writes', resource('DELETE'), { kb_role: 'SCONTRIBUTOR' as const }, 'allowed'],
+    ['key of another KB', resource('GET'), { kb_found: true }, ErrorCodes.FORBIDDEN],
+    ['temporal key with groups outside /ask', resource('GET'), { kb_role: 'SOWNER' as const, principal: { id: 'p', kind: 'temporal_key' as const, credential_id: 'c', security_groups: ['g'] } }, ErrorCodes.FORBIDDEN],
+    ['user on a missing KB', resource('GET'), { kb_found: false, principal: userPrincipal }, ErrorCodes.KB_NOT_FOUND],
+    ['API key on an account route', context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders), { account_role: 'AOWNER' as const }, ErrorCodes.FORBIDDEN],
+    ['account member creating a KB', context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders), { account_role: 'AMEMBER' as const, principal: userPrincipal }, ErrorCodes.FORBIDDEN],
+    ['account owner creating a KB', context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders), { account_role: 'AOWNER' as const, principal: userPrincipal }, 'allowed'],
+    ['KB of another account', context('PATCH', '/api/v1/account/:account_id/kb/:kb_id', { account_id: 'a', kb_id: 'k' }, apiKeyHeaders), { kb_role: 'SOWNER' as const, account_id: 'other', principal: userPrincipal }, ErrorCodes.KB_NOT_FOUND],
+  ])('%s → %s', async (_name, ctx, grant, expected) => {
+    expect(await outcome(guardAnswering(grant).guard, ctx)).toBe(expected);
+  });
+
+  it('asks accounts about the KB of the path', async () => {
+    const { guard, calls } = guardAnswering({ kb_role: 'SMEMBER' });
+    await guard.canActivate(resource('GET'));
+    expect(calls).toEqual([{ header: 'serviceaccount', token: KEY, kbid: 'kb1' }]);
+  });
+
+  it('refuses a request without a credential with 401 and never asks accounts', async () => {
+    const { guard, calls } = guardAnswering({ kb_role: 'SOWNER' });
+    expect(await outcome(guard, context('GET', '/api/v1/kb/:kbid/resources', { kbid: 'kb1' }, {}))).toBe(ErrorCodes.UNAUTHENTICATED);
+    expect(calls).toEqual([]);
+  });
+
+  it('passes an unknown credential through as 401', async () => {
+    const { guard } = guardAnswering(new DomainError(ErrorCodes.UNAUTHENTICATED, 'Invalid API key'));
+    expect(await outcome(guard, resource('GET'))).toBe(ErrorCodes.UNAUTHENTICATED);
+  });
+
+  it('lets health checks through without a credential, and fails closed on a route missing from the table', async () => {
+    const { guard } = guardAnswering({});
+    expect(await outcome(guard, context('GET', '/health/ready', {}, {}))).toBe('allowed');
+    expect(await outcome(guard, context('GET', '/api/v1/secret', {}, apiKeyHeaders))).toBe(ErrorCodes.INTERNAL);
+  });
+});

@@ -1,0 +1,77 @@
+import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import { DomainError, ErrorCodes, kbRoleSatisfies, type AccessGrant, type Principal } from '@kb/contracts';
+import { accessRuleFor, type AccessRule } from './access-table';
+import { AccessClient } from './access-client';
+import { presentedCredential } from './credential-header';
+
+export const ACCESS_CLIENT = Symbol('ACCESS_CLIENT');
+
+export interface AuthedRequest extends Request {
+  id?: string;
+  principal?: Principal;
+  grant?: AccessGrant;
+}
+
+const forbidden = (msg: string) => new DomainError(ErrorCodes.FORBIDDEN, msg);
+
+/** Decides every request from the access table. The only place the service makes this decision. */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(@Inject(ACCESS_CLIENT) private readonly access: AccessClient) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<AuthedRequest>();
+    const path = (req.route as { path?: string } | undefined)?.path ?? req.path;
+    const rule = accessRuleFor(req.method, path);
+    if (!rule) throw new DomainError(ErrorCodes.INTERNAL, `No access rule for ${req.method} ${path}`);
+    const credential = presentedCredential(req.headers);
+    if (rule.scope === 'public') return true;
+    if (!credential) throw new DomainError(ErrorCodes.UNAUTHENTICATED, 'This route needs a credential: Authorization, X-SVC-SERVICEACCOUNT or X-SVC-UAKEY');
+
+    const target = this.target(rule, req);
+    const grant = await this.access.check({ header: credential.header, token: credential.token, ...target });
+    req.principal = grant.principal;
+    req.grant = grant;
+    this.authorize(rule, grant, req);
+    return true;
+  }
+
+  private target(rule: AccessRule, req: Request): { kbid?: string; account?: string } {
+    if (rule.scope === 'kb') return { kbid: String(req.params[rule.kbParam] ?? '') };
+    if (rule.scope === 'account') return { account: String(req.params[rule.accountParam] ?? '') };
+    return {};
+  }
+
+  private authorize(rule: AccessRule, grant: AccessGrant, req: Request): void {
+    const p = grant.principal;
+    if (p.security_groups && p.security_groups.length > 0) throw forbidden('A temporal key with security groups opens only the /ask endpoints');
+    switch (rule.scope) {
+      case 'user':
+        if (!p.user_id) throw forbidden('This route is for users (user token or personal access token)');
+        return;
+      case 'api-key':
+        if (p.kind !== 'api_key') throw forbidden('Temporal keys are created with an API key (X-SVC-SERVICEACCOUNT)');
+        return;
+      case 'account':
+        if (!rule.credentials.includes(p.kind)) throw forbidden(`This route does not accept ${p.kind.replace('_', ' ')} credentials`);
+        if (grant.account_found === false) throw new DomainError(ErrorCodes.ACCOUNT_NOT_FOUND, 'Account not found');
+        if (!grant.account_role) throw forbidden('You are not a member of this account');
+        if (rule.role === 'AOWNER' && grant.account_role !== 'AOWNER') throw forbidden('This action needs the account owner role (AOWNER)');
+        return;
+      case 'kb': {
+        if (!rule.credentials.includes(p.kind)) throw forbidden(`This route does not accept ${p.kind.replace('_', ' ')} credentials`);
+        if (grant.kb_found === false && p.user_id) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
+        if (rule.accountParam && grant.kb_role && grant.account_id !== req.params[rule.accountParam]) {
+          throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in this account');
+        }
+        if (!kbRoleSatisfies(grant.kb_role, rule.role)) {
+          throw forbidden(grant.kb_role ? `This action needs the ${rule.role} role on the Knowledge Box; you have ${grant.kb_role}` : 'No access to this Knowledge Box');
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+}

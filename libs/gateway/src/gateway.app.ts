@@ -1,0 +1,66 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { HttpErrorFilter, toHttpError, type ErrorLogger } from '@kb/platform/errors';
+import { presentedCredential } from './auth/credential-header';
+import type { CorsPolicy } from './cors/cors-policy';
+import { CORS_POLICY } from './gateway.module';
+
+/** Routes whose request body is a file stream. */
+const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$/;
+
+export interface GatewayHttpOptions {
+  logger: ErrorLogger;
+  /** Largest JSON body accepted (text fields can be large). */
+  jsonBodyLimit: string;
+}
+
+/**
+ * Express set-up of the edge, in order: CORS, the credential-count rule (nothing else runs for a
+ * request with two credentials), then JSON parsing, the error filter and the OpenAPI routes.
+ * Create the app with `bodyParser: false` so this order holds.
+ */
+export function configureGatewayHttp(app: INestApplication, options: GatewayHttpOptions): void {
+  // CORS first: a browser's preflight carries no credential and must be answered before anything else.
+  const cors = app.get<CorsPolicy>(CORS_POLICY, { strict: false });
+  app.use(cors.middleware());
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    try {
+      presentedCredential(req.headers);
+      next();
+    } catch (err) {
+      const { status, body } = toHttpError(err, options.logger);
+      res.status(status).json(body);
+    }
+  });
+  // The sign-in page posts plain HTML forms.
+  app.use('/auth', express.urlencoded({ extended: false, limit: '16kb' }));
+  // The identity provider posts SAMLResponse as a form; signed responses with certificates run to tens of kB.
+  app.use('/api/v1/saml', express.urlencoded({ extended: false, limit: '512kb' }));
+  // Upload bodies are streams for the blob store, whatever their content type: never parse them.
+  const json = express.json({ limit: options.jsonBodyLimit, type: ['application/json', 'application/*+json'] });
+  app.use((req: Request, res: Response, next: NextFunction) => (STREAMED_BODY.test(req.path) ? next() : json(req, res, next)));
+  // Body-parser failures happen before Nest's router, so its filter never sees them.
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const { status, body } = toHttpError(err, options.logger);
+    res.status(status).json(body);
+  });
+  app.useGlobalFilters(new HttpErrorFilter(options.logger));
+  const document = buildOpenApiDocument(app);
+  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/openapi.json', yamlDocumentUrl: 'api/openapi.yaml' });
+}
+
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Knowledge Box Service')
+    .setDescription('Knowledge Boxes, resources, processing, search and grounded answers. Exactly one credential header per request.')
+    .setVersion('v1')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-SVC-SERVICEACCOUNT', description: 'Bearer <API key>' }, 'apiKey')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-SVC-UAKEY', description: 'Bearer <UA key>' }, 'uaKey')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'User token or personal access token' }, 'bearer')
+    .addSecurityRequirements('apiKey')
+    .addSecurityRequirements('bearer')
+    .build();
+  return SwaggerModule.createDocument(app, config, { deepScanRoutes: true, operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
+}

@@ -1,0 +1,68 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { AccessClient } from './auth/access-client';
+import { CorsPolicy } from './cors/cors-policy';
+import { ACCESS_CLIENT, AuthGuard } from './auth/auth.guard';
+import { KbsController } from './routes/kbs.controller';
+import { ResourcesController } from './routes/resources.controller';
+import { ServiceAccountsController } from './routes/service-accounts.controller';
+import { AuthPageController } from './routes/auth-page.controller';
+import { UserController } from './routes/user.controller';
+import { TemporalKeyController } from './routes/temporal-key.controller';
+import { AccountsController } from './routes/accounts.controller';
+import { KbUsersController } from './routes/kb-users.controller';
+import { InvitePageController } from './routes/invite-page.controller';
+import { NuaClientsController } from './routes/nua-clients.controller';
+import { ModelConfigController } from './routes/model-config.controller';
+import { SamlController } from './routes/saml.controller';
+import { UploadsController } from './routes/uploads.controller';
+import { FieldsController } from './routes/fields.controller';
+import { LabelSetsController } from './routes/labelsets.controller';
+import { TusController } from './routes/tus.controller';
+import { TusService } from './uploads/tus.service';
+import { UploadService } from './uploads/upload.service';
+
+export interface GatewayOptions {
+  /** Seconds a verified credential is reused before asking accounts again (revocation evicts at once). */
+  accessCacheTtlSeconds: number;
+  /** Browser origins allowed on routes that are not a KB's (those follow the KB's allowed_origins). */
+  corsOrigins?: string[];
+}
+
+export const CORS_POLICY = Symbol('CORS_POLICY');
+
+/** The HTTP edge: public routes, the one access decision, and thin adapters onto the bus. */
+@Module({})
+export class GatewayModule {
+  static forRoot(options: GatewayOptions): DynamicModule {
+    return {
+      module: GatewayModule,
+      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController],
+      providers: [
+        {
+          provide: ACCESS_CLIENT,
+          inject: [MESSAGE_BUS],
+          useFactory: async (bus: MessageBus) => {
+            const client = new AccessClient(bus, { ttlSeconds: options.accessCacheTtlSeconds, maxEntries: 50_000 });
+            await client.start();
+            return client;
+          },
+        },
+        { provide: APP_GUARD, useClass: AuthGuard },
+        UploadService,
+        TusService,
+        {
+          provide: CORS_POLICY,
+          inject: [MESSAGE_BUS],
+          useFactory: async (bus: MessageBus) => {
+            const policy = new CorsPolicy(bus, { globalOrigins: options.corsOrigins ?? [], cacheTtlMs: 30_000 });
+            await policy.start();
+            return policy;
+          },
+        },
+      ],
+      exports: [CORS_POLICY],
+    };
+  }
+}

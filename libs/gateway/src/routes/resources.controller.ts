@@ -1,0 +1,133 @@
+import { Body, Controller, Delete, Get, Head, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import {
+  ContentSubjects, CreateResourceDto, DomainError, ErrorCodes, ExtractedOptions, FieldTypes, ModifyResourceDto, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto, ShowOptions,
+  type ExtractedOption, type FieldType, type ShowOption,
+} from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import type { AuthedRequest } from '../auth/auth.guard';
+import { bodyOf, queryOf } from '../http/dto.pipe';
+import { QueryArray, QueryBool, QueryInt } from '../http/query-transforms';
+import { actorOf, busContextOf } from '../http/request-context';
+import { UploadService } from '../uploads/upload.service';
+import { randomUUID } from 'node:crypto';
+
+export class GetResourceQuery {
+  @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(ShowOptions, { each: true }) show?: ShowOption[];
+  @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(FieldTypes, { each: true }) field_type?: FieldType[];
+  @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(ExtractedOptions, { each: true }) extracted?: ExtractedOption[];
+}
+
+export class ListResourcesQuery {
+  @IsOptional() @QueryInt() @IsInt() @Min(0) @Max(100000) page?: number;
+  @IsOptional() @QueryInt() @IsInt() @Min(1) @Max(200) size?: number;
+  @IsOptional() @QueryBool() @IsBoolean() show_hidden?: boolean;
+}
+
+const skipStore = (req: AuthedRequest) => String(req.headers['x-skip-store'] ?? '').toLowerCase() === 'true';
+
+/** Resource routes by id and by slug: thin adapters onto the content service. */
+@ApiTags('Resources')
+@ApiHeader({ name: 'x-svcdb-user', required: false, description: 'User id recorded in the activity log' })
+@Controller('api/v1/kb/:kbid')
+export class ResourcesController {
+  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus, private readonly uploads: UploadService) {}
+
+  @Post('resources')
+  @ApiOperation({ summary: 'Create Resource' })
+  @ApiHeader({ name: 'x-synchronous', required: false, description: 'Accepted for compatibility; every write is synchronous' })
+  @ApiResponse({ status: 201, type: ResourceCreatedDto })
+  async create(@Param('kbid') kbid: string, @Body(bodyOf(CreateResourceDto)) body: CreateResourceDto, @Req() req: AuthedRequest): Promise<ResourceCreatedDto> {
+    // Inline file bytes go to the blob store first, under the id the resource will have.
+    const rid = randomUUID();
+    const staged = await this.uploads.stageInlineFiles(kbid, rid, body.files);
+    try {
+      return await this.bus.request(ContentSubjects.createResource, { kbid, rid, actor: actorOf(req), body: { ...body, files: staged.files } }, busContextOf(req));
+    } catch (err) {
+      if (staged.keys.length > 0) await this.uploads.discard(`content/kbs/${kbid}/r/${rid}/`);
+      throw err;
+    }
+  }
+
+  @Get('resources')
+  @ApiOperation({ summary: 'List Resources' })
+  @ApiResponse({ status: 200, type: ResourceListDto })
+  list(@Param('kbid') kbid: string, @Query(queryOf(ListResourcesQuery)) q: ListResourcesQuery, @Req() req: AuthedRequest): Promise<ResourceListDto> {
+    return this.bus.request(ContentSubjects.listResources, { kbid, page: q.page, size: q.size, show_hidden: q.show_hidden }, busContextOf(req));
+  }
+
+  @Get('resource/:rid')
+  @ApiOperation({ summary: 'Get Resource (by id)' })
+  @ApiResponse({ status: 200, type: ResourceDto })
+  get(@Param('kbid') kbid: string, @Param('rid') rid: string, @Query(queryOf(GetResourceQuery)) q: GetResourceQuery, @Req() req: AuthedRequest): Promise<ResourceDto> {
+    return this.bus.request(ContentSubjects.getResource, { kbid, rid, ...q, actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Get('slug/:rslug')
+  @ApiOperation({ summary: 'Get Resource (by slug)' })
+  @ApiResponse({ status: 200, type: ResourceDto })
+  getBySlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Query(queryOf(GetResourceQuery)) q: GetResourceQuery, @Req() req: AuthedRequest): Promise<ResourceDto> {
+    return this.bus.request(ContentSubjects.getResource, { kbid, slug, ...q, actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Head('resource/:rid')
+  @ApiOperation({ summary: 'Resource exists (by id)' })
+  async head(@Param('kbid') kbid: string, @Param('rid') rid: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    const { exists } = await this.bus.request(ContentSubjects.resourceExists, { kbid, rid }, busContextOf(req));
+    res.status(exists ? 200 : 404).end();
+  }
+
+  @Head('slug/:rslug')
+  @ApiOperation({ summary: 'Resource exists (by slug)' })
+  async headBySlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    const { exists } = await this.bus.request(ContentSubjects.resourceExists, { kbid, slug }, busContextOf(req));
+    res.status(exists ? 200 : 404).end();
+  }
+
+  @Patch('resource/:rid')
+  @ApiOperation({ summary: 'Modify Resource (by id)' })
+  @ApiHeader({ name: 'x-skip-store', required: false })
+  @ApiResponse({ status: 200, type: SeqIdDto })
+  modify(@Param('kbid') kbid: string, @Param('rid') rid: string, @Body(bodyOf(ModifyResourceDto)) body: ModifyResourceDto, @Req() req: AuthedRequest): Promise<SeqIdDto> {
+    return this.modifyWithFiles(kbid, { rid }, body, req);
+  }
+
+  @Patch('slug/:rslug')
+  @ApiOperation({ summary: 'Modify Resource (by slug)' })
+  @ApiResponse({ status: 200, type: SeqIdDto })
+  modifyBySlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Body(bodyOf(ModifyResourceDto)) body: ModifyResourceDto, @Req() req: AuthedRequest): Promise<SeqIdDto> {
+    return this.modifyWithFiles(kbid, { slug }, body, req);
+  }
+
+  private async modifyWithFiles(kbid: string, ref: { rid?: string; slug?: string }, body: ModifyResourceDto, req: AuthedRequest): Promise<SeqIdDto> {
+    const hasInline = Object.values(body.files ?? {}).some((f) => f.file.payload !== undefined);
+    if (!hasInline) return this.bus.request(ContentSubjects.modifyResource, { kbid, ...ref, actor: actorOf(req), skip_store: skipStore(req), body }, busContextOf(req));
+    const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, ...ref }, busContextOf(req));
+    if (!found.exists || !found.rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
+    const staged = await this.uploads.stageInlineFiles(kbid, found.rid, body.files);
+    try {
+      return await this.bus.request(ContentSubjects.modifyResource, { kbid, rid: found.rid, actor: actorOf(req), skip_store: skipStore(req), body: { ...body, files: staged.files } }, busContextOf(req));
+    } catch (err) {
+      for (const key of staged.keys) await this.uploads.discard(key);
+      throw err;
+    }
+  }
+
+  @Delete('resource/:rid')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete Resource (by id)' })
+  @ApiResponse({ status: 204 })
+  async delete(@Param('kbid') kbid: string, @Param('rid') rid: string, @Req() req: AuthedRequest): Promise<void> {
+    await this.bus.request(ContentSubjects.deleteResource, { kbid, rid, actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Delete('slug/:rslug')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete Resource (by slug)' })
+  @ApiResponse({ status: 204 })
+  async deleteBySlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Req() req: AuthedRequest): Promise<void> {
+    await this.bus.request(ContentSubjects.deleteResource, { kbid, slug, actor: actorOf(req) }, busContextOf(req));
+  }
+}

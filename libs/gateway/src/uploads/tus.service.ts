@@ -1,0 +1,117 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { DomainError, ErrorCodes, type ActorDto, type BusContext } from '@kb/contracts';
+import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
+import { decodeFilename } from './media-types';
+import { UploadService } from './upload.service';
+
+/** What a TUS upload remembers between requests; kept in the blob store so any gateway replica can continue it. */
+interface TusState {
+  id: string;
+  kbid: string;
+  target?: { rid?: string; slug?: string };
+  fieldId?: string;
+  length?: number;
+  offset: number;
+  parts: { key: string; size: number }[];
+  metadata: Record<string, string>;
+  resource?: Record<string, unknown>;
+  created: string;
+}
+
+export const TUS_VERSION = '1.0.0';
+export const TUS_EXTENSIONS = 'creation,creation-defer-length';
+
+const stateKey = (kbid: string, id: string) => `gateway/tus/${kbid}/${id}/state.json`;
+const partKey = (kbid: string, id: string, offset: number) => `gateway/tus/${kbid}/${id}/part-${String(offset).padStart(15, '0')}`;
+
+/** `Upload-Metadata: key base64,key base64` (values optional). */
+export function parseUploadMetadata(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (header ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [key, value] = pair.split(/\s+/, 2) as [string, string | undefined];
+    if (!/^[A-Za-z0-9_.-]+$/.test(key)) throw DomainError.validation([{ loc: ['header', 'upload-metadata'], msg: `Malformed metadata key "${key}"`, type: 'value_error' }]);
+    if (value !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) throw DomainError.validation([{ loc: ['header', 'upload-metadata', key], msg: 'Metadata values must be base64', type: 'value_error' }]);
+    out[key] = value === undefined ? '' : Buffer.from(value, 'base64').toString('utf8');
+  }
+  return out;
+}
+
+/**
+ * TUS 1.0.0 resumable uploads (creation, creation-defer-length). Chunks are stored as parts; the
+ * last chunk streams the parts, in order, through the normal upload path, then the parts go.
+ */
+@Injectable()
+export class TusService {
+  constructor(@Inject(BLOB_STORE) private readonly blobs: BlobStore, private readonly uploads: UploadService) {}
+
+  async create(input: { kbid: string; target?: { rid?: string; slug?: string }; fieldId?: string; length?: number; deferLength: boolean; metadata: Record<string, string>; resource?: Record<string, unknown> }): Promise<TusState> {
+    if (input.length === undefined && !input.deferLength) {
+      throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length or Upload-Defer-Length: 1 is required', type: 'missing' }]);
+    }
+    const state: TusState = {
+      id: randomBytes(16).toString('hex'), kbid: input.kbid, target: input.target, fieldId: input.fieldId, length: input.length, offset: 0, parts: [],
+      metadata: input.metadata, resource: input.resource, created: new Date().toISOString(),
+    };
+    await this.save(state);
+    return state;
+  }
+
+  async status(kbid: string, id: string): Promise<TusState> {
+    return this.load(kbid, id);
+  }
+
+  /** Appends one chunk at `offset`; returns the new state and, after the last chunk, the upload result. */
+  async append(
+    kbid: string, id: string, offset: number, length: number | undefined, body: Readable, actor: ActorDto, context: BusContext,
+  ): Promise<{ state: TusState; done?: { seqid: number; uuid: string; field_id: string } }> {
+    const state = await this.load(kbid, id);
+    if (offset !== state.offset) throw new DomainError(ErrorCodes.CONFLICT, `Upload-Offset ${offset} does not match the current offset ${state.offset}`, { offset: state.offset });
+    if (length !== undefined) {
+      if (state.length !== undefined && state.length !== length) throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length cannot change', type: 'value_error' }]);
+      state.length = length;
+    }
+    const remaining = state.length !== undefined ? state.length - state.offset : undefined;
+    const key = partKey(kbid, id, state.offset);
+    const stat = await this.blobs.put(key, body, remaining !== undefined ? { maxBytes: remaining } : {});
+    state.parts.push({ key, size: stat.size });
+    state.offset += stat.size;
+    await this.save(state);
+    if (state.length === undefined || state.offset < state.length) return { state };
+
+    const m = state.metadata;
+    try {
+      const done = await this.uploads.upload({
+        kbid, target: state.target, fieldId: state.fieldId, body: Readable.from(this.concat(state.parts)), declaredSize: state.length,
+        declaredType: m['content_type'] ?? m['filetype'], filename: decodeFilename(m['filename'] ?? m['name']), md5: m['md5'] || undefined,
+        password: m['password'] || undefined, language: m['language'] || undefined, resource: state.resource, actor, context,
+      });
+      await this.blobs.deletePrefix(`gateway/tus/${kbid}/${id}/`);
+      return { state, done };
+    } catch (err) {
+      // A failed completion is final: the parts are deleted and the client starts again.
+      await this.blobs.deletePrefix(`gateway/tus/${kbid}/${id}/`).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async *concat(parts: { key: string }[]): AsyncGenerator<Buffer> {
+    for (const part of parts) {
+      const { body } = await this.blobs.get(part.key);
+      for await (const chunk of body) yield chunk as Buffer;
+    }
+  }
+
+  private async load(kbid: string, id: string): Promise<TusState> {
+    if (!/^[0-9a-f]{32}$/.test(id) || !(await this.blobs.exists(stateKey(kbid, id)))) throw new DomainError(ErrorCodes.NOT_FOUND, 'Upload not found or already finished');
+    const { body } = await this.blobs.get(stateKey(kbid, id));
+    const chunks: Buffer[] = [];
+    for await (const c of body) chunks.push(c as Buffer);
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as TusState;
+  }
+
+  private async save(state: TusState): Promise<void> {
+    await this.blobs.put(stateKey(state.kbid, state.id), Buffer.from(JSON.stringify(state)), { contentType: 'application/json' });
+  }
+}

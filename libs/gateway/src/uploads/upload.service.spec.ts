@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, type AnyDef } from '@kb/contracts';
+import type { MessageBus } from '@kb/platform/messaging';
+import { createBlobStore, type BlobStore } from '@kb/platform/storage';
+import { UploadService } from './upload.service';
+
+const KB = '00000000-0000-4000-8000-0000000000aa';
+
+/** A bus answering the subjects an upload uses; `register` decides what content answers. */
+function fakeBus(register: () => Promise<unknown>, limit = 1000): MessageBus {
+  return {
+    request: async (def: AnyDef) => {
+      if (def.subject === ContentSubjects.md5Exists.subject) return { exists: false };
+      if (def.subject === AccountsSubjects.kbUploadLimits.subject) return { upload_limit_max_media_file_size: limit, upload_limit_max_non_media_file_size: limit };
+      if (def.subject === ContentSubjects.registerUpload.subject) return register();
+      throw new Error(`unexpected ${def.subject}`);
+    },
+  } as unknown as MessageBus;
+}
+
+async function keys(blobs: BlobStore): Promise<string[]> {
+  const out: string[] = [];
+  for await (const item of blobs.list(`content/kbs/${KB}/`)) out.push(item.key);
+  return out;
+}
+
+describe('UploadService', () => {
+  let root: string;
+  let blobs: BlobStore;
+  const base = { kbid: KB, declaredType: 'text/plain', filename: 'a.txt', actor: {}, context: {} };
+
+  beforeEach(async () => {
+    root = mkdtempSync(join(tmpdir(), 'kb-upload-'));
+    blobs = await createBlobStore({ driver: 'fs', root, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
+  });
+  afterEach(async () => {
+    await blobs.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('stores the bytes and registers them with content', async () => {
+    const service = new UploadService(fakeBus(async () => ({ uuid: 'r', seqid: 1, field_id: 'f' })), blobs);
+    await service.upload({ ...base, body: Readable.from([Buffer.from('hello')]) });
+    expect(await keys(blobs)).toEqual([expect.stringMatching(/\/f\/file\/[0-9a-f]{32}\/original$/)]);
+  });
+
+  it('deletes the stored bytes when content refuses the registration (no blob without a resource)', async () => {
+    const service = new UploadService(fakeBus(async () => { throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, 'content is down'); }), blobs);
+    await expect(service.upload({ ...base, body: Readable.from([Buffer.from('hello')]) })).rejects.toMatchObject({ code: ErrorCodes.SERVICE_UNAVAILABLE });
+    expect(await keys(blobs)).toEqual([]);
+  });
+
+  it('refuses a file over the account limit, by declared size or while streaming, and keeps nothing', async () => {
+    const service = new UploadService(fakeBus(async () => ({ uuid: 'r', seqid: 1, field_id: 'f' }), 10), blobs);
+    await expect(service.upload({ ...base, declaredSize: 11, body: Readable.from([Buffer.alloc(11)]) })).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    await expect(service.upload({ ...base, body: Readable.from([Buffer.alloc(6), Buffer.alloc(6)]) })).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    expect(await keys(blobs)).toEqual([]);
+  });
+
+  it('refuses unsupported types before reading the body', async () => {
+    const service = new UploadService(fakeBus(async () => ({})), blobs);
+    await expect(service.upload({ ...base, declaredType: 'application/x-msdownload', filename: 'a.exe', body: Readable.from([]) })).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_MEDIA_TYPE });
+  });
+});

@@ -1,0 +1,120 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, type ActorDto, type BusContext, type FileFieldInputDto } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
+import { isMedia, resolveContentType } from './media-types';
+
+export interface UploadInput {
+  kbid: string;
+  /** Existing resource (field upload) or none (a new resource). */
+  target?: { rid?: string; slug?: string };
+  fieldId?: string;
+  body: Readable | Buffer;
+  declaredType?: string;
+  filename?: string;
+  md5?: string;
+  password?: string;
+  language?: string;
+  extractStrategy?: string;
+  declaredSize?: number;
+  /** Members of a new resource (e.g. a TUS creation body). */
+  resource?: Record<string, unknown>;
+  actor: ActorDto;
+  context: BusContext;
+}
+
+export const fileBlobKey = (kbid: string, rid: string, fieldId: string) => `content/kbs/${kbid}/r/${rid}/f/file/${fieldId}/original`;
+
+/**
+ * Streams a file to the blob store, then registers it with content. Bytes never ride the bus.
+ * If registering fails, the bytes are deleted again: no blob without a resource.
+ */
+@Injectable()
+export class UploadService {
+  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus, @Inject(BLOB_STORE) private readonly blobs: BlobStore) {}
+
+  async upload(input: UploadInput): Promise<{ seqid: number; uuid: string; field_id: string }> {
+    const opts = { context: input.context };
+    const contentType = resolveContentType(input.declaredType, input.filename);
+    if (!contentType) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported file type ${input.declaredType ?? ''}${input.filename ? ` (${input.filename})` : ''}`.trim());
+    if (input.md5 !== undefined && !/^[a-fA-F0-9]{32}$/.test(input.md5)) {
+      throw DomainError.validation([{ loc: ['header', 'x-md5'], msg: 'x-md5 must be 32 hexadecimal characters', type: 'string_pattern_mismatch' }]);
+    }
+    if (input.md5 && (await this.bus.request(ContentSubjects.md5Exists, { kbid: input.kbid, md5: input.md5.toLowerCase() }, opts)).exists) {
+      throw new DomainError(ErrorCodes.DUPLICATE_FILE, 'File already exists in the Knowledge Box');
+    }
+    const limits = await this.bus.request(AccountsSubjects.kbUploadLimits, { kb_id: input.kbid }, opts);
+    const maxBytes = isMedia(contentType) ? limits.upload_limit_max_media_file_size : limits.upload_limit_max_non_media_file_size;
+    if (input.declaredSize !== undefined && maxBytes >= 0 && input.declaredSize > maxBytes) {
+      throw new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, `The file is larger than this account's limit of ${maxBytes} bytes`);
+    }
+
+    const create = !input.target;
+    let rid: string;
+    if (input.target) {
+      const found = await this.bus.request(ContentSubjects.resourceExists, { kbid: input.kbid, ...input.target }, opts);
+      if (!found.exists || !found.rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource is not found or not yet available');
+      rid = found.rid;
+    } else {
+      rid = randomUUID();
+    }
+    const fieldId = input.fieldId ?? randomBytes(16).toString('hex');
+    const key = fileBlobKey(input.kbid, rid, fieldId);
+    const stat = await this.blobs.put(key, input.body, { contentType, ...(maxBytes >= 0 ? { maxBytes } : {}), metadata: input.filename ? { filename: input.filename } : {} });
+    try {
+      if (input.md5 && stat.md5 && stat.md5 !== input.md5.toLowerCase()) {
+        throw DomainError.validation([{ loc: ['header', 'x-md5'], msg: 'x-md5 does not match the uploaded bytes', type: 'value_error' }]);
+      }
+      return await this.bus.request(ContentSubjects.registerUpload, {
+        kbid: input.kbid, rid, create, field_id: fieldId, actor: input.actor,
+        file: { uri: `blob:${key}`, filename: input.filename, content_type: contentType, size: stat.size, md5: stat.md5 ?? '' },
+        ...(input.password ? { password: input.password } : {}), ...(input.language ? { language: input.language } : {}),
+        ...(input.extractStrategy ? { extract_strategy: input.extractStrategy } : {}), ...(input.resource ? { resource: input.resource } : {}),
+      }, opts);
+    } catch (err) {
+      await (create ? this.blobs.deletePrefix(`content/kbs/${input.kbid}/r/${rid}/`) : this.blobs.delete(key)).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Inline base64 payloads of JSON file fields: stored first, replaced by their blob uri. */
+  async storeInlinePayload(kbid: string, rid: string, fieldId: string, payload: string, contentType: string | undefined, filename: string | undefined): Promise<{ uri: string; size: number; md5: string; content_type: string }> {
+    const resolved = resolveContentType(contentType, filename);
+    if (!resolved) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported file type ${contentType ?? ''} for field ${fieldId}`.trim());
+    const key = fileBlobKey(kbid, rid, fieldId);
+    const stat = await this.blobs.put(key, Buffer.from(payload, 'base64'), { contentType: resolved });
+    return { uri: `blob:${key}`, size: stat.size, md5: stat.md5 ?? '', content_type: resolved };
+  }
+
+  /**
+   * Stores every inline (base64) file of a create/modify body and rewrites it to its blob uri.
+   * Returns the keys written, for the caller to discard if the write then fails.
+   */
+  async stageInlineFiles(kbid: string, rid: string, files: Record<string, FileFieldInputDto> | undefined): Promise<{ files?: Record<string, FileFieldInputDto>; keys: string[] }> {
+    if (!files || !Object.values(files).some((f) => f.file.payload !== undefined)) return { files, keys: [] };
+    const out: Record<string, FileFieldInputDto> = {};
+    const keys: string[] = [];
+    try {
+      for (const [fieldId, field] of Object.entries(files)) {
+        if (field.file.payload === undefined) {
+          out[fieldId] = field;
+          continue;
+        }
+        const stored = await this.storeInlinePayload(kbid, rid, fieldId, field.file.payload, field.file.content_type, field.file.filename);
+        keys.push(stored.uri.slice('blob:'.length));
+        const { payload: _payload, ...file } = field.file;
+        out[fieldId] = { ...field, file: { ...file, uri: stored.uri, content_type: stored.content_type, md5: stored.md5 } };
+      }
+    } catch (err) {
+      for (const key of keys) await this.discard(key);
+      throw err;
+    }
+    return { files: out, keys };
+  }
+
+  async discard(prefixOrKey: string): Promise<void> {
+    await (prefixOrKey.endsWith('/') ? this.blobs.deletePrefix(prefixOrKey) : this.blobs.delete(prefixOrKey)).catch(() => undefined);
+  }
+}

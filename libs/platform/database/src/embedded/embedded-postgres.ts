@@ -1,0 +1,168 @@
+import { resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { HostOptions, HostReply, HostRequest } from './pglite-host';
+import { WORKER_BOOTSTRAP } from './worker-bootstrap';
+
+export interface EmbeddedPostgresOptions {
+  /** A directory (created if missing) or `memory://<name>`; the same string means the same database. */
+  dataDir: string;
+  /** Default 127.0.0.1. Only the first caller for a dataDir chooses host, port and limits. */
+  host?: string;
+  /** Default 0: a free port chosen by the OS. */
+  port?: number;
+  /** Socket connections accepted at once; every pool of every DataSource counts. Default 100. */
+  maxConnections?: number;
+}
+
+export interface EmbeddedPostgres {
+  /** `postgres://postgres@<host>:<port>/postgres`, for the normal `pg` driver. */
+  readonly url: string;
+  /** The dataDir key this handle shares (absolute path or the memory:// string). */
+  readonly dataDir: string;
+  /** How long the instance took to open (0 for a caller that joined a running one). */
+  readonly startupMs: number;
+  /** Releases this caller's reference; the last release closes the server and the database. */
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_MAX_CONNECTIONS = 100;
+
+/*
+ * PGlite runs in a worker thread, not on the caller's thread: its WASM executes every statement
+ * synchronously, so an HNSW build or a large scan would otherwise freeze the service's event loop
+ * (HTTP, bus, health checks). In the worker, PGlite is also loaded by Node's own module loader,
+ * whose dynamic `import()` PGlite needs (jest's module sandbox does not provide it).
+ */
+interface RunningInstance {
+  url: string;
+  startupMs: number;
+  worker: Worker;
+  /** Settles when the worker thread has ended, whether asked to or not. */
+  exited: Promise<void>;
+}
+
+/** Counted synchronously, before any await, so a stop racing a start never closes a joined instance. */
+interface Entry {
+  instance: Promise<RunningInstance>;
+  refs: number;
+}
+
+/** One instance per dataDir per process: two PGlite instances on one directory corrupt it. */
+const running = new Map<string, Entry>();
+/** Instances being closed; a new start for the same dataDir waits for the close to finish. */
+const closing = new Map<string, Promise<void>>();
+
+function dataDirKey(dataDir: string): string {
+  return dataDir.startsWith('memory://') ? dataDir : resolve(dataDir);
+}
+
+/**
+ * Starts (or joins) the embedded PostgreSQL for `dataDir`: PGlite with pgvector
+ * (`CREATE EXTENSION vector` done), served over the PostgreSQL wire protocol on `url`.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const key = dataDirKey(options.dataDir);
+  let entry = running.get(key);
+  const joined = entry !== undefined;
+  if (!entry) {
+    const hostOptions: HostOptions = {
+      dataDir: key,
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? 0,
+      maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    };
+    entry = { instance: (closing.get(key) ?? Promise.resolve()).then(() => spawnHost(hostOptions)), refs: 0 };
+    running.set(key, entry);
+  }
+  entry.refs += 1;
+  const current = entry;
+
+  let instance: RunningInstance;
+  try {
+    instance = await current.instance;
+  } catch (err) {
+    current.refs -= 1;
+    if (running.get(key) === current) running.delete(key);
+    throw err;
+  }
+
+  let released = false;
+  return {
+    url: instance.url,
+    dataDir: key,
+    startupMs: joined ? 0 : instance.startupMs,
+    stop: async () => {
+      if (released) return;
+      released = true;
+      current.refs -= 1;
+      if (current.refs > 0) return;
+      if (running.get(key) === current) running.delete(key);
+      const done = stopHost(instance).finally(() => closing.delete(key));
+      closing.set(key, done);
+      await done;
+    },
+  };
+}
+
+/** Test and diagnostics aid: the dataDirs with a running instance in this process. */
+export function runningEmbeddedDataDirs(): string[] {
+  return [...running.keys()];
+}
+
+function spawnHost(options: HostOptions): Promise<RunningInstance> {
+  const worker = new Worker(WORKER_BOOTSTRAP, {
+    eval: true,
+    workerData: { bootstrap: { entry: require.resolve('./pglite-host'), swcCore: resolveOptional('@swc/core') }, options },
+  });
+  return new Promise<RunningInstance>((resolveReady, reject) => {
+    const onMessage = (reply: HostReply): void => {
+      if (reply.type === 'ready') {
+        cleanup();
+        const exited = new Promise<void>((done) => worker.once('exit', () => done()));
+        resolveReady({ url: reply.url, startupMs: reply.startupMs, worker, exited });
+      } else if (reply.type === 'failed') {
+        cleanup();
+        reject(new Error(`embedded PostgreSQL failed to start: ${reply.message}`));
+      }
+    };
+    const onError = (err: Error): void => {
+      cleanup();
+      reject(err);
+    };
+    const onExit = (code: number): void => {
+      cleanup();
+      reject(new Error(`embedded PostgreSQL worker exited with code ${code} before it was ready`));
+    };
+    const cleanup = (): void => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+  }).then((instance) => {
+    // Errors after startup must not crash the host process through an unhandled 'error' event.
+    worker.on('error', (err) => process.emitWarning(`embedded PostgreSQL worker failed: ${err.message}`));
+    return instance;
+  });
+}
+
+async function stopHost(instance: RunningInstance): Promise<void> {
+  let stopError: string | undefined;
+  instance.worker.on('message', (reply: HostReply) => {
+    if (reply.type === 'stopped' && reply.error) stopError = reply.error;
+  });
+  const request: HostRequest = { type: 'stop' };
+  instance.worker.postMessage(request);
+  await instance.exited;
+  if (stopError) throw new Error(`embedded PostgreSQL did not stop cleanly: ${stopError}`);
+}
+
+function resolveOptional(id: string): string | undefined {
+  try {
+    return require.resolve(id);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,100 @@
+import { mkdirSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { acquireDataDirLock, type DataDirLock } from './data-dir-lock';
+import { guardSharedSession } from './pglite-session-guard';
+
+/*
+ * This module runs inside the worker thread that hosts PGlite (see embedded-postgres.ts): the
+ * database, its pgvector extension and the socket server all live there, and the rest of the
+ * process reaches them over TCP with the normal `pg` driver.
+ */
+
+export interface HostOptions {
+  /** Absolute path or memory://name. */
+  dataDir: string;
+  host: string;
+  port: number;
+  maxConnections: number;
+}
+
+export type HostRequest = { type: 'stop' };
+export type HostReply =
+  | { type: 'ready'; url: string; startupMs: number }
+  | { type: 'failed'; message: string; stack?: string }
+  | { type: 'stopped'; error?: string };
+
+export interface PgliteHost {
+  url: string;
+  startupMs: number;
+  close(): Promise<void>;
+}
+
+export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> {
+  const started = Date.now();
+  let lock: DataDirLock | undefined;
+  if (!options.dataDir.startsWith('memory://')) {
+    mkdirSync(options.dataDir, { recursive: true });
+    lock = acquireDataDirLock(options.dataDir);
+  }
+  let db: PGlite | undefined;
+  try {
+    db = await PGlite.create(options.dataDir, { extensions: { vector } });
+    await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
+    const server = new PGLiteSocketServer({
+      db: guardSharedSession(db),
+      host: options.host,
+      port: options.port,
+      maxConnections: options.maxConnections,
+    });
+    await server.start();
+    const opened = db;
+    return {
+      url: `postgres://postgres@${server.getServerConn()}/postgres`,
+      startupMs: Date.now() - started,
+      close: async () => {
+        try {
+          // stop() resolves once every client socket is gone, so no handler touches the db afterwards.
+          await server.stop();
+        } finally {
+          try {
+            if (!opened.closed) await opened.close();
+          } finally {
+            lock?.release();
+          }
+        }
+      },
+    };
+  } catch (err) {
+    if (db && !db.closed) await db.close();
+    lock?.release();
+    throw err;
+  }
+}
+
+/** Worker entry: opens the host from workerData, reports, and closes on request. */
+export async function runHostWorker(): Promise<void> {
+  const port = parentPort;
+  if (!port) throw new Error('runHostWorker must run in a worker thread');
+  const reply = (message: HostReply): void => port.postMessage(message);
+
+  let host: PgliteHost;
+  try {
+    host = await openPgliteHost((workerData as { options: HostOptions }).options);
+  } catch (err) {
+    const error = err as Error;
+    reply({ type: 'failed', message: error.message, ...(error.stack ? { stack: error.stack } : {}) });
+    port.close();
+    return;
+  }
+  port.on('message', (request: HostRequest) => {
+    if (request.type !== 'stop') return;
+    host.close().then(
+      () => reply({ type: 'stopped' }),
+      (err: unknown) => reply({ type: 'stopped', error: (err as Error).message }),
+    ).finally(() => port.close());
+  });
+  reply({ type: 'ready', url: host.url, startupMs: host.startupMs });
+}

@@ -1,0 +1,62 @@
+import { DomainError, ErrorCodes } from '@kb/contracts';
+import { HttpException } from '@nestjs/common';
+import { httpStatusFor, mappedCodes } from './error-status';
+import { toHttpError } from './http-exception.filter';
+
+describe('error mapping', () => {
+  it('maps every declared error code to a status', () => {
+    for (const code of Object.values(ErrorCodes)) expect(mappedCodes()).toContain(code);
+  });
+
+  it.each([
+    [ErrorCodes.UNAUTHENTICATED, 401],
+    [ErrorCodes.MULTIPLE_CREDENTIALS, 400],
+    [ErrorCodes.FORBIDDEN, 403],
+    [ErrorCodes.RESOURCE_NOT_FOUND, 404],
+    [ErrorCodes.SLUG_CONFLICT, 409],
+    [ErrorCodes.PAYLOAD_TOO_LARGE, 413],
+    [ErrorCodes.UNSUPPORTED_MEDIA_TYPE, 415],
+    [ErrorCodes.RATE_LIMITED, 429],
+    [ErrorCodes.QUOTA_EXCEEDED, 402],
+    ['SOMETHING_NEW', 500],
+  ])('%s → %i', (code, status) => {
+    expect(httpStatusFor(code)).toBe(status);
+  });
+
+  it('renders 422 with every issue', () => {
+    const issues = [{ loc: ['body', 'title'], msg: 'bad', type: 'string_type' }, { loc: ['body', 'slug'], msg: 'Field required', type: 'missing' }];
+    expect(toHttpError(DomainError.validation(issues))).toEqual({ status: 422, body: { detail: issues } });
+  });
+
+  it('renders 500 with an error id that is logged, never the message', () => {
+    const logged: Record<string, unknown>[] = [];
+    const logger = { error: (o: Record<string, unknown>) => logged.push(o), warn: () => undefined };
+    const out = toHttpError(new Error('secret internals'), logger, 'req-1');
+    expect(out.status).toBe(500);
+    expect(out.body['detail']).toBe('Internal server error');
+    expect(JSON.stringify(out.body)).not.toContain('secret');
+    expect(logged[0]?.['error_id']).toBe(out.body['error_id']);
+  });
+
+  it('keeps the error id of a remote internal error', () => {
+    const out = toHttpError(new DomainError(ErrorCodes.INTERNAL, 'Internal error', { error_id: 'abc' }));
+    expect(out).toEqual({ status: 500, body: { detail: 'Internal server error', error_id: 'abc' } });
+  });
+
+  it('renders 429 with try_after and Retry-After', () => {
+    const tryAfter = Math.floor(Date.now() / 1000) + 30;
+    const out = toHttpError(new DomainError(ErrorCodes.RATE_LIMITED, 'slow down', { try_after: tryAfter }));
+    expect(out.status).toBe(429);
+    expect(out.body).toEqual({ detail: { message: 'slow down', try_after: tryAfter } });
+    expect(Number(out.headers?.['Retry-After'])).toBeGreaterThan(0);
+  });
+
+  it('maps malformed JSON and oversize bodies from the body parser', () => {
+    expect(toHttpError({ type: 'entity.parse.failed', status: 400, message: 'Unexpected token' }).status).toBe(422);
+    expect(toHttpError({ type: 'entity.too.large', status: 413, limit: 10 }).status).toBe(413);
+  });
+
+  it('passes through client HttpExceptions as detail strings', () => {
+    expect(toHttpError(new HttpException('Cannot GET /x', 404))).toEqual({ status: 404, body: { detail: 'Cannot GET /x' } });
+  });
+});

@@ -1,0 +1,2 @@
+export * from './error-status';
+export * from './http-exception.filter';

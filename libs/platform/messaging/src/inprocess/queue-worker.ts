@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import type { ClassConstructor } from 'class-transformer';
+import type { DeliveryHandler } from '../message-bus';
+import type { ResolvedConsumeOptions } from '../shared/backoff';
+import { describeError, type BusLogger } from '../shared/bus-logger';
+import type { DeadLetter } from '../shared/dead-letter';
+import { processDelivery } from '../shared/delivery';
+import { waitAll } from '../shared/wait-all';
+import type { ClaimedJob, QueueStore } from './queue-store';
+
+export interface QueueWorkerConfig<T> {
+  store: QueueStore;
+  /** Subject as stored (with the bus prefix). */
+  storedSubject: string;
+  /** Subject as the application knows it. */
+  subject: string;
+  /** Row owner: a durable name, or QUEUE_CONSUMER for queue jobs. */
+  consumer: string;
+  /** Name reported in logs and dead letters. */
+  consumerName?: string;
+  cls?: ClassConstructor<object>;
+  handler: DeliveryHandler<T>;
+  options: ResolvedConsumeOptions;
+  logger: BusLogger;
+  onDeadLetter: (letter: DeadLetter) => Promise<void>;
+}
+
+/**
+ * Pulls due rows of one (subject, consumer) from the store and runs them with at most
+ * `concurrency` in flight. Woken after inserts, by retry timers and by the bus's poll timer.
+ */
+export class QueueWorker<T> {
+  private inFlight = 0;
+  private pumping?: Promise<void>;
+  private again = false;
+  private closed = false;
+  private aborted = false;
+  private readonly running = new Set<Promise<void>>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(private readonly config: QueueWorkerConfig<T>) {}
+
+  get storedSubject(): string {
+    return this.config.storedSubject;
+  }
+
+  get consumer(): string {
+    return this.config.consumer;
+  }
+
+  /** Schedules a pump on a later turn of the event loop: never inside the caller's stack. */
+  wake(): void {
+    if (this.closed) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.pump())
+      .finally(() => {
+        this.pumping = undefined;
+        if (this.again) this.wake();
+      });
+  }
+
+  /** Stops claiming and waits for running handlers (at most `drainMs`). */
+  async close(drainMs: number): Promise<void> {
+    this.closed = true;
+    this.clearTimers();
+    await this.pumping;
+    await waitAll(this.running, drainMs);
+  }
+
+  /** Stops at once without acknowledging anything: leases expire and rows are redelivered. */
+  abort(): void {
+    this.closed = true;
+    this.aborted = true;
+    this.clearTimers();
+  }
+
+  private async pump(): Promise<void> {
+    this.again = false;
+    const { store, storedSubject, consumer, options } = this.config;
+    try {
+      while (!this.closed && this.inFlight < options.concurrency) {
+        const token = randomUUID();
+        const jobs = await store.claim({ subject: storedSubject, consumer, limit: options.concurrency - this.inFlight, leaseMs: options.ackWaitMs, token });
+        if (jobs.length === 0) return;
+        for (const job of jobs) this.start(job);
+      }
+    } catch (err) {
+      this.config.logger.warn('Claiming jobs failed; will poll again', { subject: this.config.subject, err: describeError(err) });
+    }
+  }
+
+  private start(job: ClaimedJob): void {
+    this.inFlight++;
+    const run: Promise<void> = this.run(job)
+      .catch((err) => this.config.logger.warn('Settling a job failed; it will be redelivered', { subject: this.config.subject, err: describeError(err) }))
+      .finally(() => {
+        this.inFlight--;
+        this.running.delete(run);
+        this.wake();
+      });
+    this.running.add(run);
+  }
+
+  private async run(job: ClaimedJob): Promise<void> {
+    const { store, cls, handler, options, logger, subject, consumerName } = this.config;
+    const delivery = { id: job.msgId, subject, consumer: consumerName, deliveryCount: job.deliveryCount, body: job.body, context: job.context };
+    const outcome = await processDelivery(delivery, cls, handler, options, logger);
+    if (this.aborted) return;
+    if (outcome.action === 'ack') {
+      await store.ack(job.id, job.token);
+    } else if (outcome.action === 'retry') {
+      if (await store.release(job.id, job.token, outcome.delayMs, outcome.error)) this.wakeAfter(outcome.delayMs);
+    } else if (await store.bury(job.id, job.token, outcome.letter.error)) {
+      await this.config.onDeadLetter(outcome.letter);
+    }
+  }
+
+  private wakeAfter(delayMs: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.wake();
+    }, delayMs + 5);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  private clearTimers(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+}

@@ -1,0 +1,74 @@
+import type { BusContext, EventDef, QueueDef, RpcDef, StreamDef } from '@kb/contracts';
+
+export interface RequestOptions {
+  /** Milliseconds before the call fails with BUS_TIMEOUT (default from BusOptions.requestTimeoutMs). */
+  timeoutMs?: number;
+  context?: BusContext;
+}
+
+export interface HandleOptions {
+  /** Replicas sharing a queue group share the load; defaults to the subject's service name. */
+  queueGroup?: string;
+}
+
+export interface DeliveryMeta {
+  /** Stable id of the message across redeliveries (use it for idempotency). */
+  id: string;
+  subject: string;
+  /** 1 on the first delivery. */
+  deliveryCount: number;
+  context: BusContext;
+}
+
+export type RpcHandler<Req, Res> = (payload: Req, context: BusContext) => Promise<Res>;
+export type StreamHandler<Req, Item> = (payload: Req, context: BusContext) => AsyncIterable<Item>;
+export type DeliveryHandler<T> = (payload: T, meta: DeliveryMeta) => Promise<void>;
+
+export interface ConsumeOptions {
+  /**
+   * Durable consumer name. Consumers sharing it share the work (each message to one of them);
+   * for `subscribe`, each distinct durable name receives every event. Omitted on `subscribe`:
+   * an ephemeral fan-out subscription (every live instance gets every new event, nothing is kept).
+   */
+  durable?: string;
+  /** Deliveries before the message goes to the dead-letter subject (default 5). */
+  maxDeliver?: number;
+  /** Delay before redelivery n (1-based index into the list; the last value repeats). */
+  backoffMs?: number[];
+  /** A delivery not acknowledged within this time is redelivered (default 30 000). */
+  ackWaitMs?: number;
+  /** Messages handled at once by this consumer (default 1). */
+  concurrency?: number;
+}
+
+export interface PublishOptions {
+  context?: BusContext;
+  /** Deduplication id: a second enqueue with the same id within the window is dropped. */
+  msgId?: string;
+}
+
+/**
+ * One API over two transports (NATS + JetStream, or in-process with a database-backed queue).
+ * Every payload is JSON round-tripped. Handler errors reach callers as DomainError with the same
+ * code; unexpected errors become INTERNAL with an error id that is logged where it happened.
+ */
+export interface MessageBus {
+  request<Req, Res>(def: RpcDef<Req, Res>, payload: Req, options?: RequestOptions): Promise<Res>;
+  handle<Req, Res>(def: RpcDef<Req, Res>, handler: RpcHandler<Req, Res>, options?: HandleOptions): Promise<void>;
+
+  requestStream<Req, Item>(def: StreamDef<Req, Item>, payload: Req, options?: RequestOptions): AsyncIterable<Item>;
+  handleStream<Req, Item>(def: StreamDef<Req, Item>, handler: StreamHandler<Req, Item>, options?: HandleOptions): Promise<void>;
+
+  publish<T>(def: EventDef<T>, payload: T, options?: PublishOptions): Promise<void>;
+  subscribe<T>(def: EventDef<T>, handler: DeliveryHandler<T>, options?: ConsumeOptions): Promise<void>;
+
+  enqueue<T>(def: QueueDef<T>, payload: T, options?: PublishOptions): Promise<void>;
+  consume<T>(def: QueueDef<T>, handler: DeliveryHandler<T>, options: ConsumeOptions & { durable: string }): Promise<void>;
+
+  /** True when the transport can carry messages now. */
+  isHealthy(): Promise<boolean>;
+  /** Stops consuming, waits for in-flight handlers, closes connections. */
+  close(): Promise<void>;
+}
+
+export const MESSAGE_BUS = Symbol('MESSAGE_BUS');

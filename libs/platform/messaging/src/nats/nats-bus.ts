@@ -1,0 +1,319 @@
+import { randomUUID } from 'node:crypto';
+import { DomainError, ErrorCodes, type BusContext, type EventDef, type QueueDef, type RpcDef, type StreamDef, type StreamName } from '@kb/contracts';
+import {
+  AckPolicy,
+  connect,
+  createInbox,
+  DeliverPolicy,
+  nanos,
+  type ConsumerConfig,
+  type JetStreamClient,
+  type JetStreamManager,
+  type Msg,
+  type NatsConnection,
+  type Subscription,
+} from 'nats';
+import type { ConsumeOptions, DeliveryHandler, HandleOptions, MessageBus, PublishOptions, RequestOptions, RpcHandler, StreamHandler } from '../message-bus';
+import { resolveConsumeOptions } from '../shared/backoff';
+import { describeError, jsonConsoleLogger, type BusLogger } from '../shared/bus-logger';
+import { deadLetterSubject, defaultQueueGroup } from '../shared/dead-letter';
+import { decodeEnvelope, errorEnvelope, InvalidPayloadError, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
+import { StreamInbox } from '../shared/stream-inbox';
+import { JetStreamStreams } from './jetstream-streams';
+import { JetStreamWorker } from './jetstream-worker';
+import { contextFromHeaders, contextHeaders, decodeText, encodeText, natsName, STREAM_PART, type StreamPart } from './nats-codec';
+import { waitAll } from '../shared/wait-all';
+
+export interface NatsBusOptions {
+  servers: string | string[];
+  /** Connection name shown by the server (the app's name). */
+  name: string;
+  /** Prepended to every subject, stream and consumer name; tests use a unique one per run. */
+  prefix?: string;
+  requestTimeoutMs?: number;
+  logger?: BusLogger;
+  /** Event and queue definitions whose streams are created at connect time. */
+  streams?: ReadonlyArray<EventDef<unknown> | QueueDef<unknown>>;
+  /** Retention of stream messages (default 7 days). */
+  maxAgeMs?: number;
+  /** Longest close() waits for running handlers (default 10 s). */
+  drainTimeoutMs?: number;
+  /** How long one pull waits for a message (default 5 s; min 1 s). */
+  fetchExpiresMs?: number;
+}
+
+/** The distributed transport: core NATS for rpc and streamed replies, JetStream for events and queues. */
+export class NatsMessageBus implements MessageBus {
+  private readonly js: JetStreamClient;
+  private readonly streams: JetStreamStreams;
+  private readonly prefix: string;
+  private readonly logger: BusLogger;
+  private readonly requestTimeoutMs: number;
+  private readonly drainTimeoutMs: number;
+  private readonly fetchExpiresMs: number;
+  private readonly subscriptions: Subscription[] = [];
+  private readonly workers: JetStreamWorker<unknown>[] = [];
+  private readonly ephemeralConsumers: { stream: string; name: string }[] = [];
+  private readonly running = new Set<Promise<unknown>>();
+  private closed = false;
+  private connected = true;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    options: NatsBusOptions,
+  ) {
+    this.prefix = options.prefix ?? '';
+    this.logger = options.logger ?? jsonConsoleLogger;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
+    this.fetchExpiresMs = Math.max(1_000, options.fetchExpiresMs ?? 5_000);
+    this.js = nc.jetstream();
+    this.streams = new JetStreamStreams(jsm, this.prefix, options.maxAgeMs ?? 7 * 24 * 3_600_000, this.logger);
+    this.watchConnection().catch(() => undefined);
+  }
+
+  static async connect(options: NatsBusOptions): Promise<NatsMessageBus> {
+    const nc = await connect({ servers: options.servers, name: options.name, maxReconnectAttempts: -1 });
+    const bus = new NatsMessageBus(nc, await nc.jetstreamManager(), options);
+    for (const def of options.streams ?? []) await bus.ensureStream(def.stream, def.subject);
+    return bus;
+  }
+
+  async request<Req, Res>(def: RpcDef<Req, Res>, payload: Req, options: RequestOptions = {}): Promise<Res> {
+    const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
+    this.assertOpen();
+    let reply: Msg;
+    try {
+      reply = await this.nc.request(this.prefix + def.subject, encodeText(toJson(payload)), { timeout: timeoutMs, headers: contextHeaders(options.context) });
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === '503') throw unavailableError(def.subject);
+      if (code === 'TIMEOUT') throw timeoutError(def.subject, timeoutMs);
+      throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus request on ${def.subject} failed`, { subject: def.subject, reason: String(err) });
+    }
+    return decodeEnvelope<Res>(decodeText(reply.data));
+  }
+
+  async handle<Req, Res>(def: RpcDef<Req, Res>, handler: RpcHandler<Req, Res>, options: HandleOptions = {}): Promise<void> {
+    this.listen(def.subject, options, async (msg, context) => {
+      let reply: string;
+      try {
+        const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
+        reply = toJson(successEnvelope(await handler(payload, context)));
+      } catch (err) {
+        const cause = err instanceof InvalidPayloadError ? err.domainError : err;
+        reply = toJson(errorEnvelope(cause, this.logger, { subject: def.subject, request_id: context.requestId }));
+      }
+      if (msg.reply) this.nc.publish(msg.reply, encodeText(reply));
+    });
+  }
+
+  requestStream<Req, Item>(def: StreamDef<Req, Item>, payload: Req, options: RequestOptions = {}): AsyncIterable<Item> {
+    return this.iterateStream<Item>(def.subject, toJson(payload), options.context, options.timeoutMs ?? this.requestTimeoutMs);
+  }
+
+  async handleStream<Req, Item>(def: StreamDef<Req, Item>, handler: StreamHandler<Req, Item>, options: HandleOptions = {}): Promise<void> {
+    this.listen(def.subject, options, async (msg, context) => {
+      const reply = msg.reply;
+      if (!reply) return;
+      const send = (part: StreamPart, body: string) => this.nc.publish(reply, encodeText(body), { headers: contextHeaders(undefined, { [STREAM_PART]: part }) });
+      let cancelled = false;
+      // The caller publishes here when it stops early or times out.
+      const cancel = this.nc.subscribe(`${reply}.cancel`, { max: 1, callback: () => (cancelled = true) });
+      try {
+        const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
+        for await (const item of handler(payload, context)) {
+          // Leaving the loop calls return() on the handler's iterator: that is how it notices.
+          if (cancelled) return;
+          send('item', toJson(item));
+        }
+        send('end', 'null');
+      } catch (err) {
+        const cause = err instanceof InvalidPayloadError ? err.domainError : err;
+        send('error', toJson(toDomainError(cause, this.logger, { subject: def.subject, request_id: context.requestId }).toJSON()));
+      } finally {
+        cancel.unsubscribe();
+      }
+    });
+  }
+
+  async publish<T>(def: EventDef<T>, payload: T, options: PublishOptions = {}): Promise<void> {
+    await this.publishToStream(def.stream, def.subject, toJson(payload), options);
+  }
+
+  async subscribe<T>(def: EventDef<T>, handler: DeliveryHandler<T>, options: ConsumeOptions = {}): Promise<void> {
+    await this.startWorker(def.stream, def.subject, def.payload, handler, options, 'event');
+  }
+
+  async enqueue<T>(def: QueueDef<T>, payload: T, options: PublishOptions = {}): Promise<void> {
+    await this.publishToStream(def.stream, def.subject, toJson(payload), options);
+  }
+
+  async consume<T>(def: QueueDef<T>, handler: DeliveryHandler<T>, options: ConsumeOptions & { durable: string }): Promise<void> {
+    await this.startWorker(def.stream, def.subject, def.payload, handler, options, 'queue');
+  }
+
+  async isHealthy(): Promise<boolean> {
+    return this.connected && !this.closed && !this.nc.isClosed() && !this.nc.isDraining();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.subscriptions.map((sub) => sub.drain().catch(() => undefined)));
+    await waitAll(
+      this.workers.map((worker) => worker.close()),
+      this.drainTimeoutMs,
+    );
+    await waitAll(this.running, this.drainTimeoutMs);
+    for (const { stream, name } of this.ephemeralConsumers) await this.jsm.consumers.delete(stream, name).catch(() => undefined);
+    await this.nc.drain().catch(() => undefined);
+  }
+
+  /** Drops the connection without settling anything, like a crashed process (tests). */
+  async abort(): Promise<void> {
+    this.closed = true;
+    for (const worker of this.workers) worker.abort();
+    await this.nc.close();
+  }
+
+  /** Names of streams with this bus's prefix, e.g. for test cleanup. */
+  streamName(stream: StreamName): string {
+    return this.streams.streamName(stream);
+  }
+
+  /** Tracks reconnects so health checks report a lost server while the client retries. */
+  private async watchConnection(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === 'disconnect') this.connected = false;
+      if (status.type === 'reconnect') this.connected = true;
+    }
+  }
+
+  private listen(subject: string, options: HandleOptions, serve: (msg: Msg, context: BusContext) => Promise<void>): void {
+    this.assertOpen();
+    const queue = this.prefix + (options.queueGroup ?? defaultQueueGroup(subject));
+    const sub = this.nc.subscribe(this.prefix + subject, {
+      queue,
+      callback: (err, msg) => {
+        if (err) return this.logger.warn('Subscription error', { subject, err: describeError(err) });
+        const task = serve(msg, contextFromHeaders(msg.headers)).catch((e) => this.logger.error('Replying failed', { subject, err: describeError(e) }));
+        this.running.add(task);
+        void task.finally(() => this.running.delete(task));
+      },
+    });
+    this.subscriptions.push(sub);
+  }
+
+  private async *iterateStream<Item>(subject: string, body: string, context: BusContext | undefined, timeoutMs: number): AsyncGenerator<Item> {
+    this.assertOpen();
+    const inboxSubject = createInbox();
+    const inbox = new StreamInbox<unknown>();
+    const sub = this.nc.subscribe(inboxSubject, {
+      callback: (_err, msg) => {
+        if (msg.headers?.code === 503) return inbox.fail(unavailableError(subject));
+        const part = msg.headers?.get(STREAM_PART) as StreamPart | undefined;
+        try {
+          const parsed: unknown = JSON.parse(decodeText(msg.data));
+          if (part === 'item') inbox.push(parsed);
+          else if (part === 'end') inbox.end();
+          else inbox.fail(DomainError.fromJSON(parsed as never));
+        } catch {
+          inbox.fail(new DomainError(ErrorCodes.INTERNAL, 'Malformed stream reply from bus'));
+        }
+      },
+    });
+    let completed = false;
+    try {
+      this.nc.publish(this.prefix + subject, encodeText(body), { reply: inboxSubject, headers: contextHeaders(context) });
+      for (;;) {
+        const next = await inbox.next(timeoutMs, () => timeoutError(subject, timeoutMs));
+        if (next.done) {
+          completed = true;
+          return;
+        }
+        yield next.value as Item;
+      }
+    } catch (err) {
+      completed = !(DomainError.isDomainError(err) && err.code === ErrorCodes.BUS_TIMEOUT);
+      throw err;
+    } finally {
+      if (!completed && !this.nc.isClosed()) this.nc.publish(`${inboxSubject}.cancel`);
+      sub.unsubscribe();
+    }
+  }
+
+  private async publishToStream(stream: StreamName, subject: string, body: string, options: PublishOptions): Promise<void> {
+    this.assertOpen();
+    await this.ensureStream(stream, subject);
+    await this.js.publish(this.prefix + subject, encodeText(body), { msgID: options.msgId ?? randomUUID(), headers: contextHeaders(options.context) });
+  }
+
+  private ensureStream(stream: StreamName, subject: string): Promise<void> {
+    return this.streams.ensure(stream, [this.prefix + subject, this.prefix + deadLetterSubject(subject)]);
+  }
+
+  private async startWorker<T>(
+    stream: StreamName,
+    subject: string,
+    cls: EventDef<T>['payload'],
+    handler: DeliveryHandler<T>,
+    options: ConsumeOptions,
+    kind: 'event' | 'queue',
+  ): Promise<void> {
+    this.assertOpen();
+    await this.ensureStream(stream, subject);
+    const resolved = resolveConsumeOptions(options);
+    const streamName = this.streams.streamName(stream);
+    const config: Partial<ConsumerConfig> = {
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(resolved.ackWaitMs),
+      // One extra delivery lets the worker dead-letter a message whose last attempt hung.
+      max_deliver: resolved.maxDeliver + 1,
+      filter_subject: this.prefix + subject,
+      // Queues keep jobs enqueued before their first consumer; events start from "now", like in-process.
+      deliver_policy: kind === 'queue' ? DeliverPolicy.All : DeliverPolicy.New,
+    };
+    let name: string;
+    if (resolved.durable) {
+      name = natsName(`${this.prefix}${resolved.durable}__${subject}`);
+      await this.addConsumer(streamName, { ...config, durable_name: name });
+    } else {
+      const info = await this.jsm.consumers.add(streamName, { ...config, inactive_threshold: nanos(Math.max(60_000, resolved.ackWaitMs * 2)) });
+      name = info.name;
+      this.ephemeralConsumers.push({ stream: streamName, name });
+    }
+    const worker = new JetStreamWorker<T>({
+      js: this.js,
+      consumer: await this.js.consumers.get(streamName, name),
+      subject,
+      consumerName: resolved.durable,
+      deadLetterSubject: this.prefix + deadLetterSubject(subject),
+      cls,
+      handler,
+      options: resolved,
+      logger: this.logger,
+      fetchExpiresMs: this.fetchExpiresMs,
+    });
+    this.workers.push(worker as JetStreamWorker<unknown>);
+    worker.start();
+  }
+
+  /** Creates the durable, or updates what can change (ack wait, attempts) when it exists. */
+  private async addConsumer(stream: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
+    try {
+      await this.jsm.consumers.add(stream, config);
+    } catch (err) {
+      try {
+        await this.jsm.consumers.update(stream, config.durable_name, { ack_wait: config.ack_wait, max_deliver: config.max_deliver });
+      } catch {
+        this.logger.warn('Durable consumer exists with another configuration; using it as is', { stream, consumer: config.durable_name, err: describeError(err) });
+      }
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, 'Message bus is closed');
+  }
+}

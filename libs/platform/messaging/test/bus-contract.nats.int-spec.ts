@@ -1,0 +1,4 @@
+import { describeBusContract } from './bus-contract';
+import { natsHarness } from './bus-harness';
+
+describeBusContract('NATS + JetStream', natsHarness);

@@ -1,0 +1,4 @@
+import { describeBusContract } from './bus-contract';
+import { sqlHarness } from './bus-harness';
+
+describeBusContract('in-process over SqlQueueStore (PostgreSQL)', sqlHarness);

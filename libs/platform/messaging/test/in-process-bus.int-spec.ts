@@ -1,0 +1,75 @@
+import { Test } from '@nestjs/testing';
+import { event, queue, rpc } from '@kb/contracts';
+import { createMessageBus } from '../src/create-message-bus';
+import { InProcessMessageBus } from '../src/inprocess/in-process-bus';
+import { MemoryQueueStore } from '../src/inprocess/memory-queue-store';
+import { MESSAGE_BUS, type MessageBus } from '../src/message-bus';
+import { MessagingModule } from '../src/messaging.module';
+import { silentLogger } from '../src/shared/bus-logger';
+import { sleep, waitFor } from './bus-harness';
+
+/** In-process specifics the shared contract cannot observe through the MessageBus interface. */
+describe('InProcessMessageBus', () => {
+  let store: MemoryQueueStore;
+  let bus: InProcessMessageBus;
+  beforeEach(() => {
+    store = new MemoryQueueStore();
+    bus = new InProcessMessageBus({ store, logger: silentLogger, pollIntervalMs: 50, drainTimeoutMs: 200 });
+  });
+  afterEach(async () => {
+    await bus.close();
+  });
+
+  it('never runs a handler inside the caller’s stack', async () => {
+    const def = event<{ v: number }>('sync.thing.happened', 'AUDIT');
+    const ask = rpc<object, string>('sync.thing.get');
+    let inside = false;
+    let ranInside = false;
+    await bus.handle(ask, async () => {
+      ranInside ||= inside;
+      return 'ok';
+    });
+    await bus.subscribe(def, async () => {
+      ranInside ||= inside;
+    });
+    inside = true;
+    const pending = bus.request(ask, {});
+    const published = bus.publish(def, { v: 1 });
+    inside = false;
+    await Promise.all([pending, published]);
+    await sleep(50);
+    expect(ranInside).toBe(false);
+  });
+
+  it('redelivers a job whose handler hangs past the ack wait, and keeps dead letters in the store', async () => {
+    const def = queue<{ v: number }>('hang.job.run', 'PROCESSING');
+    const deliveries: number[] = [];
+    await bus.consume(
+      def,
+      async (_payload, meta) => {
+        deliveries.push(meta.deliveryCount);
+        await new Promise<never>(() => undefined);
+      },
+      { durable: 'w', ackWaitMs: 150, maxDeliver: 2, concurrency: 3 },
+    );
+    await bus.enqueue(def, { v: 1 });
+    // Two hung deliveries, then the third claim finds the attempts used up and buries the job.
+    await waitFor(() => deliveries.length === 2, 3_000, 'the redelivery');
+    await waitFor(() => store.pendingCount() === 0, 3_000, 'the dead letter');
+    const dead = await store.deadJobs('hang.job.run');
+    expect(dead).toEqual([expect.objectContaining({ deliveryCount: 3, body: '{"v":1}', error: expect.objectContaining({ code: 'BUS_TIMEOUT' }) })]);
+    expect(deliveries).toEqual([1, 2]);
+  });
+
+  it('is built by createMessageBus and shared through MessagingModule, which closes it on shutdown', async () => {
+    const shared = await createMessageBus({ transport: 'inprocess', store, logger: silentLogger });
+    const moduleRef = await Test.createTestingModule({ imports: [MessagingModule.forRoot(() => shared)] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    const injected = app.get<MessageBus>(MESSAGE_BUS);
+    expect(injected).toBe(shared);
+    expect(await injected.isHealthy()).toBe(true);
+    await app.close();
+    expect(await shared.isHealthy()).toBe(false);
+  });
+});

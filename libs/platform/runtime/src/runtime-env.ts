@@ -1,0 +1,52 @@
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { EnvReader, type Env } from '@kb/platform/config';
+
+export interface RuntimeEnv {
+  /** Where embedded data lives: PGlite under pg/, blobs under blobs/, the bootstrap file. */
+  dataDir: string;
+  zone: string;
+  logLevel: string;
+  bus: { transport: 'inprocess' | 'nats'; natsUrl: string; prefix: string; requestTimeoutMs: number };
+  publicBaseUrl: string;
+}
+
+export function readRuntimeEnv(env: Env, defaults: { transport: 'inprocess' | 'nats'; port: number }): { runtime: RuntimeEnv; reader: EnvReader } {
+  const reader = new EnvReader(env);
+  const runtime: RuntimeEnv = {
+    dataDir: resolve(reader.string('DATA_DIR', './data')),
+    zone: reader.string('ZONE', 'local'),
+    logLevel: reader.oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info'),
+    bus: {
+      transport: reader.oneOf('BUS_TRANSPORT', ['inprocess', 'nats'] as const, defaults.transport),
+      natsUrl: reader.string('NATS_URL', 'nats://127.0.0.1:4222'),
+      prefix: reader.string('BUS_PREFIX', ''),
+      requestTimeoutMs: reader.int('BUS_REQUEST_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
+    },
+    publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://localhost:${defaults.port}`),
+  };
+  return { runtime, reader };
+}
+
+/**
+ * The server secret (keys credential hashes and signed tokens). Production sets KB_SECRET; the
+ * embedded default generates one on first start and keeps it in the data directory (mode 0600).
+ */
+export async function serverSecret(env: Env, dataDir: string): Promise<string> {
+  const fromEnv = env['KB_SECRET'];
+  if (fromEnv) {
+    if (fromEnv.length < 32) throw new Error('KB_SECRET must be at least 32 characters');
+    return fromEnv;
+  }
+  const file = join(dataDir, 'secret.key');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    await mkdir(dataDir, { recursive: true });
+    const secret = randomBytes(48).toString('base64url');
+    await writeFile(file, secret + '\n', { mode: 0o600, flag: 'wx' }).catch(async () => undefined);
+    await chmod(file, 0o600);
+    return (await readFile(file, 'utf8')).trim();
+  }
+}

@@ -1,0 +1,11 @@
+export * from './blob-store';
+export { BlobErrorCodes } from './blob-errors';
+export { blobKeyProblem, blobPrefixProblem, isValidBlobKey, assertValidBlobKey, encodeBlobKeyForUrl, MAX_KEY_BYTES } from './blob-key';
+export { resolveRange, MAX_METADATA_BYTES } from './blob-input';
+export { buildPresignedBlobUrl, contentDisposition, signBlobUrl, verifyPresignedBlobUrl, PRESIGNED_BLOB_PATH } from './presigned-url';
+export type { PresignedUrlParams, PresignedUrlQuery, PresignedUrlVerdict } from './presigned-url';
+export { FsBlobStore, type FsBlobStoreConfig } from './fs-blob-store';
+export { S3BlobStore, DEFAULT_S3_PART_SIZE, MIN_S3_PART_SIZE, type S3BlobStoreConfig } from './s3-blob-store';
+export { blobStoreConfigFromEnv, blobStoreConfigProblems, createBlobStore, MIN_SIGNING_SECRET_LENGTH } from './blob-store.config';
+export type { BlobStoreConfig, BlobStoreEnvDefaults } from './blob-store.config';
+export { BLOB_STORE, StorageModule, blobStoreHealthCheck } from './storage.module';

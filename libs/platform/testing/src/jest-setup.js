@@ -1,0 +1,3 @@
+// Loaded before every test file: decorators need the metadata polyfill, and time is UTC.
+require('reflect-metadata');
+process.env.TZ = 'UTC';

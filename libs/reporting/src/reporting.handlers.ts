@@ -1,0 +1,17 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { ContentSubjects, ReportingSubjects } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { AuditService } from './audit/audit.service';
+
+@Injectable()
+export class ReportingHandlers implements OnModuleInit {
+  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus, private readonly audit: AuditService) {}
+
+  async onModuleInit(): Promise<void> {
+    await Promise.all([
+      this.bus.subscribe(ContentSubjects.auditRecorded, (e) => this.audit.record(e), { durable: 'reporting-audit', concurrency: 4 }),
+      this.bus.handle(ReportingSubjects.countAuditEvents, (req) => this.audit.count(req)),
+      this.bus.handle(ReportingSubjects.listAuditEvents, (req) => this.audit.list(req)),
+    ]);
+  }
+}

@@ -1,0 +1,1 @@
+export const REPORTING_DATA_SOURCE = Symbol('REPORTING_DATA_SOURCE');

@@ -1,0 +1,2 @@
+export * from './understanding.module';
+export * from './understanding.tokens';

@@ -1,0 +1,93 @@
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { EMBEDDING_FAILED, cosineSimilarity, dotProduct } from './embedder';
+import { USE_LITE_DIMENSIONS, USE_LITE_THRESHOLD, UseLiteEmbedder, loadUseLiteModel } from './use-lite.embedder';
+
+const norm = (v: number[]): number => Math.sqrt(dotProduct(v, v));
+
+describe('UseLiteEmbedder', () => {
+  const embedder = new UseLiteEmbedder();
+  const network: string[] = [];
+
+  // The model is loaded once for the file, with every way out to the network stubbed.
+  beforeAll(async () => {
+    const record = (name: string) => (): never => {
+      network.push(name);
+      throw new Error(`network access during model load: ${name}`);
+    };
+    const spies = [
+      jest.spyOn(globalThis, 'fetch').mockImplementation(record('fetch')),
+      jest.spyOn(http, 'request').mockImplementation(record('http.request')),
+      jest.spyOn(https, 'request').mockImplementation(record('https.request')),
+      jest.spyOn(net.Socket.prototype, 'connect').mockImplementation(record('socket.connect')),
+    ];
+    try {
+      await embedder.embedQuery('warm up');
+    } finally {
+      spies.forEach((s) => s.mockRestore());
+    }
+  });
+
+  it('loads the packaged weights without touching the network', () => {
+    expect(network).toEqual([]);
+  });
+
+  it('describes itself as the built-in model', () => {
+    expect([embedder.model, embedder.dimensions, embedder.similarity, embedder.threshold]).toEqual([
+      'en-use-lite-2024',
+      512,
+      'DOT',
+      USE_LITE_THRESHOLD,
+    ]);
+  });
+
+  it('returns unit-length 512-d vectors', async () => {
+    const vectors = await embedder.embedPassages(['The cat sat on the mat.', 'Quarterly revenue grew by ten percent.']);
+    expect(vectors).toHaveLength(2);
+    for (const v of vectors) {
+      expect(v).toHaveLength(USE_LITE_DIMENSIONS);
+      expect(norm(v)).toBeCloseTo(1, 5);
+    }
+  });
+
+  it.each([
+    ['How do I reset my password?', 'What are the steps to change a forgotten password?', 'The museum is closed on Mondays.'],
+    ['The price of oil rose sharply.', 'Oil prices increased dramatically.', 'The dog barked all night.'],
+    ['when does the museum open', 'The museum opens every day at 10 am except Mondays.', 'Install the package with npm.'],
+  ])('scores "%s" nearer its paraphrase than an unrelated text', async (text, paraphrase, unrelated) => {
+    const query = await embedder.embedQuery(text);
+    const [near, far] = await embedder.embedPassages([paraphrase, unrelated]);
+    const nearScore = dotProduct(query, near!);
+    const farScore = dotProduct(query, far!);
+    expect(nearScore).toBeGreaterThan(farScore);
+    expect(nearScore).toBeGreaterThanOrEqual(USE_LITE_THRESHOLD);
+    expect(farScore).toBeLessThan(USE_LITE_THRESHOLD);
+    // Unit vectors: DOT and cosine agree, which is why the vectorset can use DOT.
+    expect(cosineSimilarity(query, near!)).toBeCloseTo(nearScore, 5);
+  });
+
+  it('keeps one vector per input, in order, across batches and for empty texts', async () => {
+    const texts = Array.from({ length: 40 }, (_, i) => (i === 7 ? '' : `Sentence number ${i} is about topic ${i % 5}.`));
+    const vectors = await embedder.embedPassages(texts);
+    expect(vectors).toHaveLength(40);
+    const [again35] = await embedder.embedPassages([texts[35]!]);
+    expect(dotProduct(vectors[35]!, again35!)).toBeCloseTo(1, 4);
+    expect(norm(vectors[7]!)).toBeCloseTo(1, 5);
+  });
+
+  it('applies the query and passage prompts', async () => {
+    const prompted = new UseLiteEmbedder({ query_prompt: 'Represent this question about cooking: ', passage_prompt: 'passage: ' });
+    const plain = await embedder.embedQuery('rainfall in Seattle');
+    expect(dotProduct(plain, await prompted.embedQuery('rainfall in Seattle'))).toBeLessThan(0.99);
+    expect(await prompted.embedPassages([])).toEqual([]);
+  });
+
+  it('shares one model per process and refuses work once closed', async () => {
+    expect(loadUseLiteModel()).toBe(loadUseLiteModel());
+    const other = new UseLiteEmbedder();
+    await other.close();
+    await expect(other.embedQuery('x')).rejects.toMatchObject({ code: EMBEDDING_FAILED });
+    await expect(embedder.embedQuery('still works')).resolves.toHaveLength(512);
+  });
+});

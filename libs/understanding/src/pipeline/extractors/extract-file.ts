@@ -1,0 +1,65 @@
+import { detectFileType, MimeTypes } from './detect-file-type';
+import { extractEmail } from './email.extractor';
+import { asCorrupt, ExtractionError } from './extraction.error';
+import type { ExtractedDocument, ExtractFileInfo } from './extraction.types';
+import { extractImage } from './image.extractor';
+import { extractDocx, extractPptx } from './office.extractor';
+import { extractPdf } from './pdf.extractor';
+import { extractCsv, extractXlsx } from './spreadsheet.extractor';
+import { decodeText, extractJson, extractMarkdown, extractPlainText } from './text.extractor';
+import { extractHtmlDocument } from './web-page.extractor';
+
+export const DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024;
+const IMAGE_TYPES = new Set<string>([MimeTypes.png, MimeTypes.jpeg, MimeTypes.tiff, MimeTypes.webp, MimeTypes.gif]);
+const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+
+/**
+ * Extracts a file's text and structure by its sniffed type. Always resolves to a document or
+ * rejects with an ExtractionError: parser failures become CORRUPT_FILE, unknown types
+ * UNSUPPORTED_TYPE.
+ */
+export async function extractFile(data: Buffer, info: ExtractFileInfo = {}): Promise<ExtractedDocument> {
+  const maxBytes = info.maxBytes ?? DEFAULT_MAX_FILE_BYTES;
+  if (data.length > maxBytes) throw new ExtractionError(`The file is larger than ${maxBytes} bytes`, 'TOO_LARGE');
+  if (data.length === 0) throw new ExtractionError('The file is empty', 'CORRUPT_FILE');
+  if (data.subarray(0, 8).equals(CFB_MAGIC)) throw compoundFileError(data);
+  const type = detectFileType(data, info.contentType, info.filename);
+  const doc = await asCorrupt('File', () => extractByType(type, data, info));
+  return { ...doc, metadata: { ...doc.metadata, mime_type: type } };
+}
+
+function extractByType(type: string, data: Buffer, info: ExtractFileInfo): Promise<ExtractedDocument> | ExtractedDocument {
+  switch (type) {
+    case MimeTypes.pdf:
+      return extractPdf(data, { password: info.password, ocr: info.ocr });
+    case MimeTypes.docx:
+      return extractDocx(data);
+    case MimeTypes.xlsx:
+      return extractXlsx(data);
+    case MimeTypes.pptx:
+      return extractPptx(data);
+    case MimeTypes.csv:
+      return extractCsv(data);
+    case MimeTypes.html:
+      return extractHtmlDocument(decodeText(data), undefined);
+    case MimeTypes.markdown:
+      return extractMarkdown(data);
+    case MimeTypes.json:
+      return extractJson(data);
+    case MimeTypes.eml:
+      return extractEmail(data);
+    default:
+      if (IMAGE_TYPES.has(type)) return extractImage(data, info.ocr);
+      // Any other text/* (text/x-log, text/x-python…) is readable as plain text.
+      if (type === MimeTypes.plain || type.startsWith('text/')) return extractPlainText(data);
+      throw new ExtractionError(`Files of type ${type} cannot be extracted`, 'UNSUPPORTED_TYPE');
+  }
+}
+
+/** OLE compound files are legacy Office (.doc/.xls/.ppt) or password-encrypted Office Open XML. */
+function compoundFileError(data: Buffer): ExtractionError {
+  if (data.includes(Buffer.from('EncryptedPackage', 'utf16le'))) {
+    return new ExtractionError('The Office document is password-encrypted; decrypting Office files is not supported', 'PASSWORD_REQUIRED');
+  }
+  return new ExtractionError('Legacy Office formats (.doc, .xls, .ppt) are not supported; save as .docx/.xlsx/.pptx', 'UNSUPPORTED_TYPE');
+}

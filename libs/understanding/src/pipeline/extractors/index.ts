@@ -1,0 +1,25 @@
+export { detectFileType, MimeTypes } from './detect-file-type';
+export { DocumentBuilder } from './document-builder';
+export { extractEmail } from './email.extractor';
+export { DEFAULT_MAX_FILE_BYTES, extractFile } from './extract-file';
+export { ExtractionError, type ExtractionErrorCode } from './extraction.error';
+export type {
+  ExtractedDocument,
+  ExtractedParagraph,
+  ExtractedParagraphKind,
+  ExtractFileInfo,
+  NestedFile,
+  Ocr,
+  RowsPreview,
+  WebPageOptions,
+} from './extraction.types';
+export { assertFetchable, isForbiddenAddress, type FetchGuardOptions, type LookupFn } from './fetch-guard';
+export { fetchPage, type FetchedPage, type FetchPageOptions } from './fetch-page';
+export { extractImage } from './image.extractor';
+export { extractDocx, extractPptx } from './office.extractor';
+export { extractPdf, type PdfOptions } from './pdf.extractor';
+export { extractCsv, extractXlsx, PREVIEW_ROWS } from './spreadsheet.extractor';
+export { createTesseractOcr, type TesseractOcrOptions } from './tesseract-ocr';
+export { extractJson, extractMarkdown, extractPlainText } from './text.extractor';
+export { extractWebPage } from './web-page.extractor';
+export { xpathToCss } from './xpath-to-css';

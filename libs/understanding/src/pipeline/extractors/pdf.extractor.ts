@@ -1,0 +1,101 @@
+import { dirname } from 'node:path';
+import { addBlankLineParagraphs, DocumentBuilder } from './document-builder';
+import { ExtractionError } from './extraction.error';
+import type { ExtractedDocument, Ocr } from './extraction.types';
+import { PDF_WORKER_SOURCE } from './pdf-worker.source';
+import { runInWorker, type WorkerFailure } from './run-in-worker';
+
+export interface PdfOptions {
+  password?: string;
+  ocr?: Ocr;
+  /** A PDF taking longer than this is abandoned (the worker is terminated). Default 120 s. */
+  timeoutMs?: number;
+  /** Heap cap for the parsing worker; default 1 GiB. */
+  maxMemoryMb?: number;
+}
+
+interface WorkerPage {
+  number: number;
+  paragraphs: string[];
+  image?: Uint8Array;
+}
+type WorkerSuccess = { ok: true; numPages: number; info: Record<string, string>; pages: WorkerPage[]; thumbnail?: Uint8Array };
+type WorkerResult = WorkerSuccess | WorkerFailure;
+
+/** Rendering scale for OCR: 2 × 72 dpi = 144 dpi, enough for body text without huge bitmaps. */
+const OCR_RENDER_SCALE = 2;
+const THUMBNAIL_SIZE = 512;
+// pdfjs PasswordResponses: 1 = a password is needed, 2 = the password given is wrong.
+const NEED_PASSWORD = 1;
+
+/**
+ * Text layer per page via unpdf (pdfjs), each paragraph carrying its page number. Pages with no
+ * text layer (scans) are rendered and OCR'd (kind OCR) when an Ocr port is given. The first page
+ * is rendered as a 512 px PNG thumbnail.
+ */
+export async function extractPdf(data: Buffer, options: PdfOptions = {}): Promise<ExtractedDocument> {
+  const result = await runWorker(data, options);
+  if (!result.ok) throw workerError(result, options.password);
+  const builder = new DocumentBuilder();
+  for (const page of result.pages) {
+    for (const paragraph of page.paragraphs) builder.add(paragraph, 'TEXT', { page: page.number });
+    if (page.image && options.ocr) {
+      let text: string;
+      try {
+        ({ text } = await options.ocr.recognize(Buffer.from(page.image)));
+      } catch (err) {
+        throw new ExtractionError(`OCR of page ${page.number} failed: ${(err as Error).message}`, 'OCR_FAILED');
+      }
+      addBlankLineParagraphs(builder, text, 'OCR', { page: page.number });
+    }
+  }
+  const info = result.info;
+  const metadata: Record<string, string> = {};
+  for (const [from, to] of [['Author', 'author'], ['Subject', 'subject'], ['Keywords', 'keywords'], ['Creator', 'creator'], ['Producer', 'producer']] as const) {
+    if (info[from]) metadata[to] = info[from];
+  }
+  return builder.build({
+    pages: result.numPages,
+    metadata,
+    ...(info['Title'] ? { title: info['Title'] } : {}),
+    ...(result.thumbnail ? { thumbnail: { data: Buffer.from(result.thumbnail), content_type: 'image/png' } } : {}),
+  });
+}
+
+function workerError(result: WorkerFailure, password: string | undefined): ExtractionError {
+  if (result.name === 'PasswordException') {
+    return result.code === NEED_PASSWORD && !password
+      ? new ExtractionError('The PDF is password-protected; a password is required', 'PASSWORD_REQUIRED')
+      : new ExtractionError('The password given for the PDF is wrong', 'WRONG_PASSWORD');
+  }
+  if (result.code === 'ERR_WORKER_OUT_OF_MEMORY') return new ExtractionError('The PDF needs more memory than allowed', 'TOO_LARGE');
+  if (result.code === 'TIMEOUT') return new ExtractionError('The PDF took too long to read', 'TOO_LARGE');
+  return new ExtractionError(`PDF could not be read: ${result.message}`, 'CORRUPT_FILE');
+}
+
+/** Page rendering needs a canvas; pdf-parse brings @napi-rs/canvas, resolved from its folder. */
+function canvasPath(): string | undefined {
+  try {
+    return require.resolve('@napi-rs/canvas', { paths: [dirname(require.resolve('pdf-parse'))] });
+  } catch {
+    return undefined;
+  }
+}
+
+function runWorker(data: Buffer, options: PdfOptions): Promise<WorkerResult> {
+  const bytes = new Uint8Array(data.byteLength);
+  bytes.set(data);
+  return runInWorker<WorkerSuccess>(PDF_WORKER_SOURCE, {
+    workerData: {
+      data: bytes,
+      password: options.password,
+      unpdfPath: require.resolve('unpdf'),
+      canvasPath: canvasPath(),
+      renderScale: options.ocr ? OCR_RENDER_SCALE : 0,
+      thumbnailSize: THUMBNAIL_SIZE,
+    },
+    transferList: [bytes.buffer],
+    timeoutMs: options.timeoutMs ?? 120_000,
+    maxMemoryMb: options.maxMemoryMb ?? 1024,
+  });
+}

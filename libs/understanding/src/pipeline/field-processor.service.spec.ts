@@ -1,0 +1,196 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExtractedFieldData, ProcessFieldJob } from '@kb/contracts';
+import { createBlobStore, type BlobStore } from '@kb/platform/storage';
+import type { UnderstandingOptions } from '../understanding.tokens';
+import type { Embedder } from './analysis';
+import { buildPdf } from './extractors/fixtures.testing';
+import { FieldProcessorService, type FieldOutcome } from './field-processor.service';
+
+/** Deterministic 4-d vectors: tests check where vectors go, not what the model thinks. */
+class FakeEmbedder implements Embedder {
+  readonly model = 'fake';
+  readonly dimensions = 4;
+  readonly similarity = 'DOT' as const;
+  readonly threshold = 0.5;
+  calls: string[][] = [];
+  async embedPassages(texts: string[]): Promise<number[][]> {
+    this.calls.push(texts);
+    return texts.map((t) => [t.length, 1, 0, 0]);
+  }
+  async embedQuery(text: string): Promise<number[]> {
+    return [text.length, 1, 0, 0];
+  }
+  async close(): Promise<void> {}
+}
+
+const EML = [
+  'From: Ann Example <ann@example.com>', 'To: bob@example.org', 'Subject: Quarterly numbers', 'MIME-Version: 1.0',
+  'Content-Type: multipart/mixed; boundary="XX"', '', '--XX', 'Content-Type: text/plain; charset=utf-8', '', 'Hi Bob, the numbers are attached.',
+  '--XX', 'Content-Type: text/csv; name="numbers.csv"', 'Content-Disposition: attachment; filename="numbers.csv"', 'Content-Transfer-Encoding: base64', '',
+  Buffer.from('region,total\nnorth,12\n').toString('base64'), '--XX--', '',
+].join('\r\n');
+
+const HTML = `<!doctype html><html lang="en-GB"><head><title>Tide tables</title><meta name="description" content="When the sea comes in.">
+<meta property="og:image" content="https://img.example.com/tide.png"></head><body><nav>Menu</nav>
+<article id="main"><h1>Tide tables</h1><p>The tide rises twice a day along the coast of Brittany. Fishermen plan their trips around it.</p>
+<p>Read more at <a href="https://tides.example.com/brittany">the tide office</a>.</p></article><footer>Footer text</footer></body></html>`;
+
+describe('FieldProcessorService', () => {
+  let blobRoot: string;
+  let blobs: BlobStore;
+  let server: Server;
+  let base: string;
+  let embedder: FakeEmbedder;
+  const seen: { auth?: string; cookie?: string } = {};
+  const pdf = buildPdf([{ lines: ['Annual report of the harbour.', 'Ships arrived every week.'] }, { lines: ['Second page about the lighthouse.'] }], { title: 'Harbour' });
+
+  beforeAll(async () => {
+    blobRoot = mkdtempSync(join(tmpdir(), 'kb-processor-'));
+    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
+    server = createServer((req, res) => {
+      seen.auth = req.headers['authorization'];
+      seen.cookie = req.headers['cookie'];
+      if (req.url === '/page') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(HTML);
+      if (req.url === '/report.pdf') return res.writeHead(200, { 'content-type': 'application/pdf' }).end(pdf);
+      if (req.url === '/private.txt' && req.headers['authorization'] === 'Bearer s3cret') return res.writeHead(200, { 'content-type': 'text/plain' }).end('Members only.\n\nSecond part.');
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await blobs.close();
+    rmSync(blobRoot, { recursive: true, force: true });
+  });
+
+  const processor = (options: Partial<UnderstandingOptions> = {}): FieldProcessorService => {
+    embedder = new FakeEmbedder();
+    return new FieldProcessorService({ consumeJobs: false, concurrency: 1, maxAttempts: 3, allowPrivateNetworks: true, ocrFactory: null, embedderFactory: () => embedder, ...options }, blobs);
+  };
+  const job = (field_type: ProcessFieldJob['field_type'], value: Record<string, unknown>, extra: Partial<ProcessFieldJob> = {}): ProcessFieldJob => ({
+    processing_id: 'p-1', kbid: 'kb-1', rid: 'r-1', field_type, field_id: 'f1', seqid: 7, value, ...extra,
+  });
+  const extracted = (outcome: FieldOutcome): ExtractedFieldData => {
+    if (!('extracted' in outcome)) throw new Error(`expected a result, got ${JSON.stringify(outcome.error)}`);
+    return outcome.extracted;
+  };
+  const meta = (e: ExtractedFieldData) => e.metadata.metadata as Record<string, unknown> & { paragraphs: { start: number; end: number; kind: string; key: string; sentences: unknown[]; page: { page: number } }[] };
+  const texts = (e: ExtractedFieldData): string[] => meta(e).paragraphs.map((p) => e.text.text.slice(p.start, p.end));
+
+  it('text: paragraphs with sentences, language, entities, relations, summary and one vector per paragraph', async () => {
+    const body = 'Marie Curie moved to Paris in 1891. She wrote to pierre@example.com about radium.\n\nShe won the Nobel Prize twice. Her work changed physics.';
+    const e = extracted(await processor().process(job('text', { body, format: 'PLAIN' })));
+    const m = meta(e);
+    expect(e.text.text).toBe(body);
+    expect(texts(e)).toEqual(['Marie Curie moved to Paris in 1891. She wrote to pierre@example.com about radium.', 'She won the Nobel Prize twice. Her work changed physics.']);
+    expect(m.paragraphs[0]?.sentences).toHaveLength(2);
+    expect(m.paragraphs[0]?.key).toBe('r-1/t/f1/0-81');
+    expect(m['language']).toBe('en');
+    expect(m['mime_type']).toBe('text/plain');
+    expect(m['ner']).toMatchObject({ 'pierre@example.com': 'EMAIL', 'Marie Curie': 'PERSON' });
+    expect(m['relations']).toEqual(expect.arrayContaining([expect.objectContaining({ relation: 'ENTITY', to: { value: 'pierre@example.com', type: 'entity', group: 'EMAIL' } })]));
+    expect(typeof m['summary']).toBe('string');
+    expect((m['summary'] as string).length).toBeGreaterThan(0);
+    expect(e.vectors.vectors.vectors).toEqual(m.paragraphs.map((p) => ({ start: p.start, end: p.end, start_paragraph: p.start, end_paragraph: p.end, vector: [p.end - p.start, 1, 0, 0] })));
+    expect(embedder.calls).toHaveLength(1);
+  });
+
+  it('text: the format decides the extraction and the given language wins over detection', async () => {
+    const e = extracted(await processor().process(job('text', { body: '<p>Bonjour <b>tout</b> le monde.</p><p>Deux</p>', format: 'HTML' }, { language: 'fr-FR' })));
+    expect(texts(e)).toEqual(['Bonjour tout le monde.', 'Deux']);
+    expect(meta(e)['language']).toBe('fr');
+    expect(meta(e)['mime_type']).toBe('text/html');
+  });
+
+  it('file in the blob store: PDF pages, a thumbnail blob and the file member', async () => {
+    await blobs.put('content/kbs/kb-1/r/r-1/f/file/f1/original', pdf, { contentType: 'application/pdf' });
+    const e = extracted(await processor().process(job('file', { file: { uri: 'blob:content/kbs/kb-1/r/r-1/f/file/f1/original', filename: 'report.pdf' } })));
+    expect(e.text.text).toContain('Annual report of the harbour.');
+    expect(meta(e).paragraphs.map((p) => p.page.page)).toContain(2);
+    expect(meta(e)['mime_type']).toBe('application/pdf');
+    const thumbnail = meta(e)['thumbnail'] as { uri: string; size: number; content_type: string };
+    expect(thumbnail.uri).toBe('blob:content/kbs/kb-1/r/r-1/f/file/f1/thumbnail');
+    expect((await blobs.stat('content/kbs/kb-1/r/r-1/f/file/f1/thumbnail'))?.size).toBe(thumbnail.size);
+    expect(e.file).toMatchObject({ file_thumbnail: thumbnail, icon: 'application/pdf', md5: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(e.vectors.vectors.vectors).toHaveLength(meta(e).paragraphs.length);
+  });
+
+  it('file by address: fetched with its extra_headers', async () => {
+    const e = extracted(await processor().process(job('file', { file: { uri: `${base}/private.txt`, extra_headers: { authorization: 'Bearer s3cret' } } })));
+    expect(texts(e)).toEqual(['Members only.', 'Second part.']);
+  });
+
+  it('file: an e-mail gets its attachments extracted and appended', async () => {
+    await blobs.put('content/kbs/kb-1/r/r-1/f/file/mail/original', EML);
+    const e = extracted(await processor().process(job('file', { file: { uri: 'blob:content/kbs/kb-1/r/r-1/f/file/mail/original', filename: 'mail.eml' } }, { field_id: 'mail' })));
+    expect(texts(e)).toEqual(expect.arrayContaining(['Quarterly numbers', 'Hi Bob, the numbers are attached.', 'region | total', 'north | 12']));
+    const position = (e.file?.['nested_position'] as Record<string, { start: number; end: number }>)['numbers.csv'];
+    expect(e.text.text.slice(position?.start, position?.end)).toBe('region | total\n\nnorth | 12');
+  });
+
+  it.each([
+    ['an unsupported type', { file: { uri: 'blob:content/kbs/kb-1/r/r-1/f/file/bin/original', filename: 'tool.exe' } }, 'UNSUPPORTED_TYPE'],
+    ['a wrong password', { file: { uri: 'blob:content/kbs/kb-1/r/r-1/f/file/locked/original', filename: 'l.pdf' }, password: 'nope' }, 'WRONG_PASSWORD'],
+    ['a missing blob', { file: { uri: 'blob:content/kbs/kb-1/r/r-1/f/file/gone/original' } }, 'FILE_NOT_FOUND'],
+  ])('file: %s is a field error, not a crash', async (_what, value, code) => {
+    await blobs.put('content/kbs/kb-1/r/r-1/f/file/bin/original', Buffer.from([0x4d, 0x5a, 0x90, 0x00, 0x03, 0x00, 0x00, 0x00, 0x04, 0x00, 0xff, 0xff, 0x00, 0x00, 0xb8, 0x00, 0x00, 0x01, 0x02, 0x80]));
+    await blobs.put('content/kbs/kb-1/r/r-1/f/file/locked/original', buildPdf([{ lines: ['Secret'] }], { userPassword: 'right' }));
+    const outcome = await processor().process(job('file', value));
+    expect(outcome).toEqual({ error: { body: expect.any(String), code: expect.any(Number), code_str: code } });
+  });
+
+  it('link: fetched with headers and cookies; title, description, image, links and the selected content', async () => {
+    const e = extracted(await processor().process(job('link', { uri: `${base}/page`, headers: { authorization: 'Bearer t' }, cookies: { session: 'abc' }, css_selector: '#main' })));
+    expect(seen).toMatchObject({ auth: 'Bearer t', cookie: 'session=abc' });
+    expect(e.text.text).toContain('The tide rises twice a day');
+    expect(e.text.text).not.toContain('Footer text');
+    expect(meta(e)['links']).toEqual(['https://tides.example.com/brittany']);
+    expect(meta(e)['language']).toBe('en');
+    expect(e.link).toMatchObject({ title: 'Tide tables', description: 'When the sea comes in.', type: 'text/html', link_image: { uri: 'https://img.example.com/tide.png' } });
+  });
+
+  it('link: a non-HTML answer is extracted as a file', async () => {
+    const e = extracted(await processor().process(job('link', { uri: `${base}/report.pdf` })));
+    expect(e.text.text).toContain('Second page about the lighthouse.');
+    expect(e.link).toMatchObject({ type: 'application/pdf' });
+  });
+
+  it('link: a private address is refused unless private networks are allowed', async () => {
+    const outcome = await processor({ allowPrivateNetworks: false }).process(job('link', { uri: `${base}/page` }));
+    expect(outcome).toEqual({ error: { body: expect.any(String), code: 403, code_str: 'FORBIDDEN_ADDRESS' } });
+  });
+
+  it('link: a failed fetch is thrown, so the worker retries it', async () => {
+    await expect(processor().process(job('link', { uri: `${base}/missing` }))).rejects.toMatchObject({ code: 'FETCH_FAILED' });
+  });
+
+  it('conversation: one split per message, attachments inline appended, vectors batched', async () => {
+    const messages = [
+      { ident: 'm1', who: 'ann', content: { text: 'The ferry leaves at noon.\n\nBring your tickets.', format: 'PLAIN' } },
+      { ident: 'm2', who: 'bob', content: { text: '**Thanks**, see the list.', format: 'MARKDOWN', attachments: [{ filename: 'list.txt', content_type: 'text/plain', payload: Buffer.from('Passports\n\nSnacks').toString('base64') }] } },
+    ];
+    const e = extracted(await processor().process(job('conversation', { messages })));
+    expect(e.text.text).toBe('');
+    expect(e.text.split_text).toEqual({ m1: 'The ferry leaves at noon.\n\nBring your tickets.', m2: 'Thanks, see the list.\n\nPassports\n\nSnacks' });
+    const m2 = e.metadata.split_metadata['m2'] as { paragraphs: { start: number; end: number; key: string }[] };
+    expect(m2.paragraphs.map((p) => p.key)).toEqual(['r-1/c/f1/m2/0-21', 'r-1/c/f1/m2/23-32', 'r-1/c/f1/m2/34-40']);
+    expect(Object.keys(e.vectors.split_vectors)).toEqual(['m1', 'm2']);
+    expect(e.vectors.split_vectors['m2']?.vectors).toHaveLength(3);
+    expect(embedder.calls).toHaveLength(1);
+  });
+
+  it('the built-in embedder gives unit-length 512-d vectors', async () => {
+    const service = new FieldProcessorService({ consumeJobs: false, concurrency: 1, maxAttempts: 3, ocrFactory: null }, blobs);
+    const e = extracted(await service.process(job('text', { body: 'Ships sail at dawn.\n\nThe harbour closes at night.' })));
+    const vectors = e.vectors.vectors.vectors;
+    expect(vectors).toHaveLength(2);
+    expect(vectors[0]?.vector).toHaveLength(512);
+    expect(Math.hypot(...(vectors[0]?.vector ?? []))).toBeCloseTo(1, 3);
+  });
+});

@@ -1,0 +1,195 @@
+import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { fieldBlobPrefix, TextFormats, type ExtractedFieldData, type ProcessFieldErrorDto, type ProcessFieldJob, type TextFormat } from '@kb/contracts';
+import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
+import { UNDERSTANDING_OPTIONS, type EmbedderFactory, type UnderstandingOptions } from '../understanding.tokens';
+import { analyseText, normaliseLanguage, paragraphVectors, type AnalysedText } from './analyse-text';
+import { createEmbedder, type Embedder } from './analysis';
+import { extractedError } from './extracted-error';
+import { singleTextExtracted, splitExtracted, type FileReference, type MetadataExtras } from './extracted-shapes';
+import { extractText } from './extract-text';
+import { createTesseractOcr, extractFile, extractWebPage, fetchPage, type ExtractedDocument, type Ocr } from './extractors';
+import { readFileSource, type FileSource } from './field-sources';
+import { appendNested } from './nested-files';
+
+/** What processing one field gives: its `extracted` record, or a permanent error for the field. */
+export type FieldOutcome = { extracted: ExtractedFieldData; language?: string } | { error: ProcessFieldErrorDto };
+
+const FIELD_LETTER = { text: 't', file: 'f', link: 'u', conversation: 'c' } as const;
+const TEXT_MIME: Partial<Record<TextFormat, string>> = { HTML: 'text/html', MARKDOWN: 'text/markdown', KEEP_MARKDOWN: 'text/markdown', JSON: 'application/json', RST: 'text/x-rst' };
+
+interface Message {
+  ident: string;
+  content?: { text?: string; format?: string; attachments?: FileSource[] };
+}
+
+// The built-in model is shared by every KB in the process, so one instance serves them all.
+let builtInEmbedder: Embedder | undefined;
+const defaultEmbedderFactory: EmbedderFactory = () => (builtInEmbedder ??= createEmbedder());
+
+/**
+ * Turns one field of any type into its `extracted` record: text (by format, or extracted from a
+ * file or a fetched page), paragraphs, sentences, language, entities, relations, a summary and one
+ * vector per paragraph. Permanent failures (unsupported file, wrong password, forbidden address)
+ * come back as the field's error; transient ones (fetch failed, provider down) are thrown so the
+ * worker retries the job.
+ */
+@Injectable()
+export class FieldProcessorService implements OnModuleDestroy {
+  private ocr: Ocr | undefined;
+  private readonly embedders: EmbedderFactory;
+
+  constructor(
+    @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
+    @Optional() @Inject(BLOB_STORE) private readonly blobs?: BlobStore,
+  ) {
+    this.embedders = options.embedderFactory ?? defaultEmbedderFactory;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.ocr?.close();
+    this.ocr = undefined;
+  }
+
+  async process(job: ProcessFieldJob): Promise<FieldOutcome> {
+    const started = new Date().toISOString();
+    try {
+      const extracted = await this.extract(job, started);
+      const language = extracted.metadata.metadata['language'];
+      return { extracted, ...(typeof language === 'string' && language ? { language } : {}) };
+    } catch (err) {
+      const error = extractedError(err);
+      if (error) return { error };
+      throw err;
+    }
+  }
+
+  private extract(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+    switch (job.field_type) {
+      case 'text':
+        return this.text(job, started);
+      case 'file':
+        return this.file(job, started);
+      case 'link':
+        return this.link(job, started);
+      case 'conversation':
+        return this.conversation(job, started);
+    }
+  }
+
+  private async text(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+    const body = str(job.value['body']) ?? '';
+    const rawFormat = job.value['format'];
+    const format: TextFormat = typeof rawFormat === 'string' && (TextFormats as readonly string[]).includes(rawFormat) ? (rawFormat as TextFormat) : 'PLAIN';
+    const analysed = this.analyse(job, extractText(body, format), { language: job.language });
+    return this.single(job, analysed, { mime_type: TEXT_MIME[format] ?? 'text/plain', started });
+  }
+
+  private async file(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+    const source = (job.value['file'] ?? {}) as FileSource;
+    const bytes = await readFileSource(this.blobs, source, { allowPrivate: this.allowPrivate });
+    const info = { contentType: bytes.contentType, filename: source.filename, password: str(job.value['password']), ocr: this.getOcr() };
+    const doc = await extractFile(bytes.data, info);
+    const { document, nestedPositions } = await appendNested(doc, (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }));
+    const thumbnail = await this.storeThumbnail(job, doc);
+    const analysed = this.analyse(job, document.text, { paragraphs: document.paragraphs, language: str(job.value['language']) ?? job.language ?? doc.language });
+    const mime = doc.metadata?.['mime_type'] ?? 'application/octet-stream';
+    const extracted = await this.single(job, analysed, { mime_type: mime, started, links: doc.links, thumbnail });
+    extracted.file = {
+      language: analysed.language ?? '', md5: source.md5 ?? createHash('md5').update(bytes.data).digest('hex'), metadata: doc.metadata ?? {},
+      nested: Object.fromEntries(Object.keys(nestedPositions).map((name) => [name, name])), file_generated: {},
+      file_rows_previews: Object.fromEntries(Object.entries(doc.rows_previews ?? {}).map(([sheet, preview]) => [sheet, { sheets: { [sheet]: preview } }])),
+      file_pages_previews: { pages: [], positions: [], structures: [] }, ...(thumbnail ? { file_thumbnail: thumbnail } : {}),
+      field: '', icon: mime, nested_position: nestedPositions, nested_list_position: {},
+    };
+    return extracted;
+  }
+
+  private async link(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+    const uri = str(job.value['uri']) ?? '';
+    const page = await fetchPage(uri, { headers: strMap(job.value['headers']), cookies: strMap(job.value['cookies']), allowPrivate: this.allowPrivate });
+    const selectors = { css_selector: str(job.value['css_selector']), xpath: str(job.value['xpath']) };
+    const doc = page.kind === 'html' ? await extractWebPage(page.html, page.finalUrl, selectors) : await extractFile(page.data, { contentType: page.contentType, ocr: this.getOcr() });
+    const mime = page.kind === 'html' ? 'text/html' : (doc.metadata?.['mime_type'] ?? page.contentType);
+    const thumbnail = await this.storeThumbnail(job, doc);
+    const analysed = this.analyse(job, doc.text, { paragraphs: doc.paragraphs, language: str(job.value['language']) ?? job.language ?? doc.language });
+    const extracted = await this.single(job, analysed, { mime_type: mime, started, links: doc.links, thumbnail });
+    extracted.link = {
+      date: started, language: analysed.language ?? '', title: doc.title ?? '', metadata: doc.metadata ?? {},
+      ...(thumbnail ? { link_thumbnail: thumbnail } : {}),
+      ...(doc.image ? { link_image: { uri: doc.image, size: 0, content_type: '', filename: '', md5: '' } } : {}),
+      field: '', description: doc.description ?? '', type: mime, embed: '', file_generated: {}, url: page.finalUrl,
+    };
+    return extracted;
+  }
+
+  private async conversation(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+    const messages = Array.isArray(job.value['messages']) ? (job.value['messages'] as Message[]) : [];
+    const splits: { ident: string; analysed: AnalysedText }[] = [];
+    for (const message of messages) {
+      const content = message.content ?? {};
+      const parts = [extractText(content.text ?? '', (content.format ?? 'PLAIN') as TextFormat)];
+      for (const attachment of content.attachments ?? []) parts.push(await this.attachmentText(attachment));
+      const text = parts.filter((p) => p.trim()).join('\n\n');
+      splits.push({ ident: message.ident, analysed: this.analyse(job, text, { language: job.language, split: message.ident }) });
+    }
+    const embedder = await this.embedders(job.kbid);
+    const vectors = await paragraphVectors(embedder, splits.map((s) => s.analysed));
+    return splitExtracted(splits.map((s, i) => ({ ...s, vectors: vectors[i] ?? [] })), { mime_type: 'text/plain', started });
+  }
+
+  /**
+   * Attachments carried inline or stored as blobs are read; an external address is not fetched
+   * here (a conversation can hold thousands of them), and an unreadable one adds no text.
+   */
+  private async attachmentText(attachment: FileSource): Promise<string> {
+    if (attachment.payload === undefined && !attachment.uri?.startsWith('blob:')) return '';
+    try {
+      const bytes = await readFileSource(this.blobs, attachment, { allowPrivate: false });
+      return (await extractFile(bytes.data, { contentType: bytes.contentType, filename: attachment.filename, ocr: this.getOcr() })).text;
+    } catch (err) {
+      if (extractedError(err)) return '';
+      throw err;
+    }
+  }
+
+  private analyse(job: ProcessFieldJob, text: string, o: { paragraphs?: ExtractedDocument['paragraphs']; language?: string; split?: string }): AnalysedText {
+    const fieldKey = `${job.rid}/${FIELD_LETTER[job.field_type]}/${job.field_id}${o.split ? `/${o.split}` : ''}`;
+    return analyseText(text, { paragraphs: o.paragraphs, language: normaliseLanguage(o.language), rid: job.rid, fieldKey });
+  }
+
+  private async single(job: ProcessFieldJob, analysed: AnalysedText, extras: MetadataExtras): Promise<ExtractedFieldData> {
+    const [vectors] = await paragraphVectors(await this.embedders(job.kbid), [analysed]);
+    return singleTextExtracted(analysed, vectors ?? [], extras);
+  }
+
+  /** Stored under the field's prefix, so the reprocessed field's thumbnail replaces the old one. */
+  private async storeThumbnail(job: ProcessFieldJob, doc: ExtractedDocument): Promise<FileReference | undefined> {
+    if (!doc.thumbnail || !this.blobs) return undefined;
+    const key = `${fieldBlobPrefix(job)}thumbnail`;
+    const { data, content_type } = doc.thumbnail;
+    await this.blobs.put(key, data, { contentType: content_type });
+    const filename = content_type === 'image/jpeg' ? 'thumbnail.jpg' : 'thumbnail.png';
+    return { uri: `blob:${key}`, size: data.length, content_type, filename, md5: createHash('md5').update(data).digest('hex') };
+  }
+
+  /** One tesseract worker per process, started on the first scanned page or image. */
+  private getOcr(): Ocr | undefined {
+    if (this.options.ocrFactory === null) return undefined;
+    this.ocr ??= (this.options.ocrFactory ?? (() => createTesseractOcr()))();
+    return this.ocr;
+  }
+
+  private get allowPrivate(): boolean {
+    return this.options.allowPrivateNetworks ?? false;
+  }
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+function strMap(v: unknown): Record<string, string> | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}

@@ -1,0 +1,61 @@
+import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
+import { extractedBlobKey, UnderstandingSubjects, type FieldProcessedResult, type ProcessFieldJob } from '@kb/contracts';
+import { MESSAGE_BUS, type DeliveryMeta, type MessageBus } from '@kb/platform/messaging';
+import { LOGGER, processingJobs, type Logger } from '@kb/platform/observability';
+import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
+import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understanding.tokens';
+import { finalError } from './extracted-error';
+import { FieldProcessorService } from './field-processor.service';
+
+/**
+ * Consumes the processing queue. A job is acknowledged only once its result is on the results
+ * queue. The result (vectors make it large) is written to the blob store first and only its key
+ * rides the bus; the key carries the seqid, so a redelivered job rewrites the same object.
+ * Failures are retried with backoff; the last failed attempt publishes an error result, so the
+ * field ends in ERROR instead of staying PENDING forever.
+ */
+@Injectable()
+export class ProcessingWorkerService implements OnModuleInit {
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly processor: FieldProcessorService,
+    @Optional() @Inject(BLOB_STORE) private readonly blobs?: BlobStore,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    if (!this.options.consumeJobs) return;
+    await this.bus.consume(UnderstandingSubjects.processField, (job, meta) => this.handle(job, meta), {
+      durable: 'understanding-workers',
+      concurrency: this.options.concurrency,
+      maxDeliver: this.options.maxAttempts + 1,
+      backoffMs: [1000, 5000, 30000],
+      ackWaitMs: 300_000,
+    });
+  }
+
+  async handle(job: ProcessFieldJob, meta: DeliveryMeta): Promise<void> {
+    const ids = { processing_id: job.processing_id, kbid: job.kbid, rid: job.rid, field_type: job.field_type, field_id: job.field_id, seqid: job.seqid };
+    let result: FieldProcessedResult;
+    try {
+      const outcome = await this.processor.process(job);
+      if ('error' in outcome) {
+        result = { ...ids, error: outcome.error };
+      } else {
+        if (!this.blobs) throw new Error('this process has no blob store for processing results');
+        const key = extractedBlobKey(job);
+        await this.blobs.put(key, JSON.stringify(outcome.extracted), { contentType: 'application/json' });
+        result = { ...ids, extracted_key: key };
+      }
+    } catch (err) {
+      this.logger.warn({ processing_id: job.processing_id, attempt: meta.deliveryCount, err: (err as Error).message }, 'processing attempt failed');
+      if (meta.deliveryCount < this.options.maxAttempts) throw err;
+      processingJobs.labels('understanding', 'failed').inc();
+      await this.bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, error: finalError(err, meta.deliveryCount) }, { msgId: `${job.processing_id}:result` });
+      return;
+    }
+    await this.bus.enqueue(UnderstandingSubjects.fieldProcessed, result, { msgId: `${job.processing_id}:result` });
+    processingJobs.labels('understanding', result.error ? 'field_error' : 'processed').inc();
+  }
+}

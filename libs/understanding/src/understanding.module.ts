@@ -1,0 +1,15 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { FieldProcessorService } from './pipeline/field-processor.service';
+import { ProcessingWorkerService } from './pipeline/processing-worker.service';
+import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from './understanding.tokens';
+
+/** Needs the application's BLOB_STORE (StorageModule): files are read from it, results written to it. */
+@Module({})
+export class UnderstandingModule {
+  static forRoot(options: UnderstandingOptions): DynamicModule {
+    return {
+      module: UnderstandingModule,
+      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService],
+    };
+  }
+}

@@ -1,0 +1,25 @@
+import type { Embedder } from './pipeline/analysis/embedder';
+import type { Ocr } from './pipeline/extractors/extraction.types';
+
+export const UNDERSTANDING_OPTIONS = Symbol('UNDERSTANDING_OPTIONS');
+
+/**
+ * The semantic model of a KB. Today every KB gets the built-in one; per-KB model configuration
+ * (spec 4.6) plugs in here without touching the pipeline.
+ */
+export type EmbedderFactory = (kbid: string) => Embedder | Promise<Embedder>;
+
+export interface UnderstandingOptions {
+  /** When false this process submits nothing and consumes no jobs (e.g. an API-only replica). */
+  consumeJobs: boolean;
+  /** Jobs handled at once by this process. */
+  concurrency: number;
+  /** Attempts before a job's field is marked ERROR. */
+  maxAttempts: number;
+  /** Lets link and file fetches reach private and loopback addresses (development, tests). Default false. */
+  allowPrivateNetworks?: boolean;
+  /** Default: one shared built-in USE-lite embedder for every KB. */
+  embedderFactory?: EmbedderFactory;
+  /** Default: tesseract, started on first use. Tests pass a fake or `null` (no OCR). */
+  ocrFactory?: (() => Ocr) | null;
+}

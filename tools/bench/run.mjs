@@ -1,0 +1,16 @@
+// Runs a built benchmark: `npm run bench -- <name>` (names: get-resource). Never part of `npm test`.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dir = join(root, 'dist', 'apps', 'e2e', 'src', 'bench');
+const available = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.bench.js')).map((f) => f.replace('.bench.js', '')) : [];
+const name = process.argv[2];
+if (!name || !available.includes(name)) {
+  console.error(`usage: npm run bench -- <${available.join('|')}>`);
+  process.exit(2);
+}
+const res = spawnSync(process.execPath, [join(dir, `${name}.bench.js`)], { stdio: 'inherit', env: { ...process.env, TZ: 'UTC' } });
+process.exit(res.status ?? 1);

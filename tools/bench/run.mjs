@@ -1,4 +1,5 @@
-// Runs a built benchmark: `npm run bench -- <name>` (names: get-resource). Never part of `npm test`.
+// Runs a built benchmark: `npm run bench -- <name> [args]` (e.g. `npm run bench -- retrieval --dataset scifact`).
+// Arguments after the name go to the benchmark; a `--` between them is dropped. Never part of `npm test`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,5 +13,7 @@ if (!name || !available.includes(name)) {
   console.error(`usage: npm run bench -- <${available.join('|')}>`);
   process.exit(2);
 }
-const res = spawnSync(process.execPath, [join(dir, `${name}.bench.js`)], { stdio: 'inherit', env: { ...process.env, TZ: 'UTC' } });
+const args = process.argv.slice(3);
+if (args[0] === '--') args.shift();
+const res = spawnSync(process.execPath, [join(dir, `${name}.bench.js`), ...args], { stdio: 'inherit', env: { ...process.env, TZ: 'UTC' } });
 process.exit(res.status ?? 1);

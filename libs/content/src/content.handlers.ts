@@ -8,6 +8,9 @@ import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesService } from './resources/resources.service';
 import { FieldsService } from './resources/fields.service';
 import { LabelSetsService } from './labelsets/labelsets.service';
+import { FindService } from './search/find.service';
+import { CatalogService } from './search/catalog.service';
+import { SearchListsService } from './search/search-lists.service';
 
 @Injectable()
 export class ContentHandlers implements OnModuleInit {
@@ -20,6 +23,9 @@ export class ContentHandlers implements OnModuleInit {
     private readonly cleanup: KbCleanupService,
     private readonly fields: FieldsService,
     private readonly labelsets: LabelSetsService,
+    private readonly finder: FindService,
+    private readonly catalog: CatalogService,
+    private readonly lists: SearchListsService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -28,6 +34,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.createResource, (req) => this.writer.create(req)),
       this.bus.handle(S.modifyResource, (req) => this.writer.modify(req)),
       this.bus.handle(S.deleteResource, (req) => this.writer.delete(req)),
+      this.bus.handle(S.reindexResource, (req) => this.writer.reindex(req)),
       this.bus.handle(S.getResource, (req) => this.reader.get(req)),
       this.bus.handle(S.resourceExists, (req) => this.reader.exists(req)),
       this.bus.handle(S.listResources, (req) => this.reader.list(req)),
@@ -43,6 +50,11 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.getLabelSet, (req) => this.labelsets.get(req)),
       this.bus.handle(S.setLabelSet, (req) => this.labelsets.set(req)),
       this.bus.handle(S.deleteLabelSet, (req) => this.labelsets.delete(req)),
+      this.bus.handle(S.find, (req) => this.finder.find(req)),
+      this.bus.handle(S.catalog, (req) => this.catalog.catalog(req)),
+      this.bus.handle(S.search, (req) => this.lists.search(req)),
+      this.bus.handle(S.suggest, (req) => this.lists.suggest(req)),
+      this.bus.handle(S.catalogFacets, (req) => this.catalog.catalogFacets(req)),
       this.bus.handle(S.countResources, (req) => this.reader.count(req.kbid)),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
     ]);

@@ -10,6 +10,11 @@ import { ResourcesRepository } from './resources/resources.repository';
 import { ResourcesService } from './resources/resources.service';
 import { FieldsService } from './resources/fields.service';
 import { LabelSetsService } from './labelsets/labelsets.service';
+import { SearchIndexerService } from './search/index/search-indexer.service';
+import { FindService } from './search/find.service';
+import { CatalogService } from './search/catalog.service';
+import { SearchListsService } from './search/search-lists.service';
+import { SearchContextService } from './search/search-context.service';
 
 /** Root module of the content service (resources, fields, and later search and ask). */
 @Module({})
@@ -22,6 +27,7 @@ export class ContentModule {
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
+        SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService,
       ],
     };
   }

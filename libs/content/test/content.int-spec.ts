@@ -10,7 +10,7 @@ import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/da
 import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
 import { ObservabilityModule, createLogger } from '@kb/platform/observability';
 import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
-import { createTestDatabase, eventually, type TestDatabase } from '@kb/platform/testing';
+import { eventually } from '@kb/platform/testing';
 import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
 
 @Module({})
@@ -33,7 +33,7 @@ function flaky(bus: MessageBus, state: { failing: boolean }): MessageBus {
 }
 
 describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
-  let db: TestDatabase;
+  let pgDir: string;
   let ds: DataSource;
   let bus: MessageBus;
   let blobs: BlobStore;
@@ -44,8 +44,9 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
   const kbid = '00000000-0000-4000-8000-000000000001';
 
   beforeAll(async () => {
-    db = await createTestDatabase('content');
-    ds = await createServiceDataSource({ service: 'content', schema: 'content', url: db.url, entities: CONTENT_ENTITIES, migrations: CONTENT_MIGRATIONS, runMigrations: true });
+    // The content schema needs pgvector: it runs on the embedded PostgreSQL (PGlite), as in both topologies.
+    pgDir = mkdtempSync(join(tmpdir(), 'kb-content-pg-'));
+    ds = await createServiceDataSource({ service: 'content', schema: 'content', dataDir: pgDir, entities: CONTENT_ENTITIES, migrations: CONTENT_MIGRATIONS, runMigrations: true });
     blobRoot = mkdtempSync(join(tmpdir(), 'kb-content-it-'));
     blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
     bus = flaky(new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger }), busState);
@@ -69,7 +70,7 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
   afterAll(async () => {
     await app?.close();
     await closeServiceDataSource(ds);
-    await db?.drop();
+    rmSync(pgDir, { recursive: true, force: true });
     rmSync(blobRoot, { recursive: true, force: true });
   });
 

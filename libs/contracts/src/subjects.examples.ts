@@ -78,11 +78,21 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'content.labelset.set': { kbid: 'kb-1', labelset: 'genre', body: { title: 'Genre', kind: ['RESOURCES'], labels: [{ title: 'scifi' }] } },
   'content.labelset.delete': { kbid: 'kb-1', labelset: 'genre' },
   'content.kb.count': { kbid: 'kb-1' },
+  'content.resource.reindex': { kbid: 'kb-1', slug: 'doc', reindex_vectors: true, actor: { user: 'alice', client_type: 'api' } },
+  'content.resource.reindexed': {
+    event_id: 'e-2', kbid: 'kb-1', rid: 'r-1', reindex_vectors: false, date: '2026-11-22T10:00:00Z', fields: [{ field_type: 'text', field_id: 'body', seqid: 3, status: 'PROCESSED' }],
+  },
   'content.audit.recorded': { event_id: 'e-1', kbid: 'kb-1', type: 'new', date: '2026-11-22T10:00:00Z', resource_id: 'r-1', client_type: 'api' },
   'understanding.field.process': { processing_id: 'p-1', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 3, value: { body: 'Hello', format: 'PLAIN' } },
   'understanding.field.processed': {
     processing_id: 'p-1', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 3, extracted_key: 'content/kbs/kb-1/r/r-1/f/text/body/extracted/3.json',
   },
+  'content.search.find': { kbid: 'kb-1', body: { query: 'tides', top_k: 5 } },
+  'content.search.search': { kbid: 'kb-1', body: { query: 'tides', features: ['keyword'] } },
+  'content.search.suggest': { kbid: 'kb-1', body: { query: 'tid' } },
+  'content.search.catalog': { kbid: 'kb-1', body: { query: 'moon', page_size: 10 } },
+  'content.search.catalog-facets': { kbid: 'kb-1', body: { prefixes: [{ prefix: '/l' }] } },
+  'understanding.query.embed': { kbid: 'kb-1', text: 'what causes tides?' },
   'reporting.audit.count': { kbid: 'kb-1', type: 'new', month: '2026-11' },
   'reporting.audit.list': { kbid: 'kb-1', type: 'new' },
 };

@@ -6,6 +6,7 @@ import { CorsPolicy } from './cors/cors-policy';
 import { ACCESS_CLIENT, AuthGuard } from './auth/auth.guard';
 import { KbsController } from './routes/kbs.controller';
 import { ResourcesController } from './routes/resources.controller';
+import { SearchController } from './routes/search.controller';
 import { ServiceAccountsController } from './routes/service-accounts.controller';
 import { AuthPageController } from './routes/auth-page.controller';
 import { UserController } from './routes/user.controller';
@@ -38,7 +39,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController],
+      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, SearchController],
       providers: [
         {
           provide: ACCESS_CLIENT,

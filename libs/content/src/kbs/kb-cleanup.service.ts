@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { KbEvent } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { OutboxService } from '../outbox/outbox.service';
+import { SearchIndexerService } from '../search/index/search-indexer.service';
 
 export const kbBlobPrefix = (kbid: string) => `content/kbs/${kbid}/`;
 
@@ -12,10 +13,12 @@ export class KbCleanupService {
   constructor(
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
     private readonly outbox: OutboxService,
+    private readonly indexer: SearchIndexerService,
   ) {}
 
   async onKbDeleted(event: KbEvent): Promise<void> {
     const rows = await this.ds.transaction(async (m) => {
+      await this.indexer.dropKb(m, event.kb_id);
       await m.query(`DELETE FROM content.resources WHERE kbid = $1`, [event.kb_id]);
       return this.outbox.add(m, [{ kind: 'blob_cleanup', target: kbBlobPrefix(event.kb_id) }]);
     });

@@ -10,6 +10,8 @@ import { OutboxService } from '../outbox/outbox.service';
 import { deriveResourceStatus } from '../resources/resource-status';
 import { ResourcesRepository } from '../resources/resources.repository';
 import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-result';
+import { releaseUnstored } from '../resources/unstored-files';
+import { SearchIndexerService } from '../search/index/search-indexer.service';
 
 @Injectable()
 export class ProcessingResultsService {
@@ -17,6 +19,7 @@ export class ProcessingResultsService {
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
     private readonly repo: ResourcesRepository,
     private readonly outbox: OutboxService,
+    private readonly indexer: SearchIndexerService,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -55,11 +58,18 @@ export class ProcessingResultsService {
         language = loaded.language;
       }
       applied = true;
+      // Processing has read the file: one sent with x-skip-store is deleted now (on success or error).
+      const released = releaseUnstored(field);
+      if (released) patch.value = released.value;
       await this.repo.updateField(m, field, patch);
       const statuses = (await this.repo.fieldsOf(resource.id, m)).map((f) => (f.fieldType === field.fieldType && f.fieldId === field.fieldId ? (patch.status ?? f.status) : f.status));
       const metadata = language && !resource.metadata['language'] ? { ...resource.metadata, language, languages: [language] } : resource.metadata;
-      await this.repo.updateResource(m, resource.id, { status: deriveResourceStatus(statuses), metadata });
-      return this.outbox.add(m, [{
+      const status = deriveResourceStatus(statuses);
+      await this.repo.updateResource(m, resource.id, { status, metadata });
+      const updated = { ...resource, status, metadata };
+      if ('extracted' in loaded) await this.indexer.indexField(m, updated, field, loaded.extracted);
+      await this.indexer.syncResource(m, updated);
+      return this.outbox.add(m, [...(released ? [released.cleanup] : []), {
         kind: 'event',
         target: ContentSubjects.auditRecorded.subject,
         payload: { event_id: randomUUID(), kbid: result.kbid, type: 'processed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing' },

@@ -80,7 +80,8 @@ export function publicFieldValue(fieldType: ContentFieldType, value: Record<stri
     return drop({ pages: messages.length > 0 ? 1 : 0, size: messages.length, total: messages.length, extract_strategy: value['extract_strategy'] as string | undefined });
   }
   if (fieldType === 'file') {
-    const { password: _password, ...rest } = value;
+    // `skip_store` marks a file that is deleted once processed (internal bookkeeping).
+    const { password: _password, skip_store: _skipStore, ...rest } = value;
     const file = { ...((rest['file'] as Record<string, unknown>) ?? {}) };
     delete file['extra_headers'];
     return { ...rest, file, external: rest['external'] ?? false };

@@ -15,6 +15,8 @@ import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
 import { ResourcesService } from './resources.service';
 import { auditEntry, pendingFieldRows, processingJobs } from './write-effects';
+import { attachmentIssues, isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
+import { SearchIndexerService } from '../search/index/search-indexer.service';
 
 const INPUT: Record<ContentFieldType, { cls: ClassConstructor<object>; map: 'texts' | 'links' | 'files' | 'conversations' }> = {
   text: { cls: TextFieldInputDto, map: 'texts' },
@@ -33,12 +35,13 @@ export class FieldsService {
     private readonly repo: ResourcesRepository,
     private readonly outbox: OutboxService,
     private readonly resources: ResourcesService,
+    private readonly indexer: SearchIndexerService,
   ) {}
 
   async put(req: PutFieldRequest): Promise<SeqIdDto> {
     const input = validatePayload(INPUT[req.field_type].cls, req.value, { loc: ['body'] });
     const writes = fieldWritesOf({ [INPUT[req.field_type].map]: { [req.field_id]: input } }, new Date().toISOString());
-    return this.write(req, 'modified', req.actor, async (_m, resource, seqid, now) => pendingFieldRows(resource, writes, seqid, now));
+    return this.write(req, 'modified', req.actor, async (_m, resource, seqid, now) => pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store, () => ['body']), seqid, now));
   }
 
   async get(req: GetFieldRequest): Promise<FieldRecord> {
@@ -67,6 +70,7 @@ export class FieldsService {
       const resource = await this.repo.lockByRef(m, req);
       const deleted = await m.delete(FieldEntity, { rid: resource.id, fieldType: req.field_type, fieldId: req.field_id });
       if ((deleted.affected ?? 0) === 0) throw new DomainError(ErrorCodes.FIELD_NOT_FOUND, 'Field not found');
+      await this.indexer.unindexField(m, req.kbid, resource.id, req.field_type, req.field_id);
       await this.refreshStatus(m, resource, await this.repo.nextSeqid(m));
       return this.outbox.add(m, [
         { kind: 'blob_cleanup', target: `content/kbs/${req.kbid}/r/${resource.id}/f/${req.field_type}/${req.field_id}/` },
@@ -81,6 +85,8 @@ export class FieldsService {
     return this.write(req, 'modified', req.actor, async (m, resource, seqid, now) => {
       const field = await this.repo.findField(resource.id, 'conversation', req.field_id, m);
       const current = ((field?.value['messages'] as { ident: string }[] | undefined) ?? []).slice();
+      const foreign = attachmentIssues(resource, req.messages, (i) => ['body', i]);
+      if (foreign.length > 0) throw DomainError.validation(foreign);
       const known = new Set(current.map((x) => x.ident));
       for (const [i, message] of req.messages.entries()) {
         if (known.has(message.ident)) throw DomainError.validation([{ loc: ['body', i, 'ident'], msg: `Message ident "${message.ident}" already exists`, type: 'value_error' }]);
@@ -102,11 +108,18 @@ export class FieldsService {
     return {};
   }
 
-  /** Runs processing again for every field (or one): new seqid, fields PENDING. */
+  /**
+   * Runs processing again for every field (or one): new seqid, fields PENDING. A file whose bytes
+   * were not kept (x-skip-store) cannot be processed again: it is left as it is, or refused when named.
+   */
   async reprocess(req: ReprocessRequest): Promise<SeqIdDto> {
     return this.write(req, 'modified', req.actor, async (m, resource, seqid, now) => {
-      const fields = (await this.repo.fieldsOf(resource.id, m)).filter((f) => (!req.field_type || f.fieldType === req.field_type) && (!req.field_id || f.fieldId === req.field_id));
-      if (req.field_id && fields.length === 0) throw new DomainError(ErrorCodes.FIELD_NOT_FOUND, 'Field not found');
+      const named = (await this.repo.fieldsOf(resource.id, m)).filter((f) => (!req.field_type || f.fieldType === req.field_type) && (!req.field_id || f.fieldId === req.field_id));
+      if (req.field_id && named.length === 0) throw new DomainError(ErrorCodes.FIELD_NOT_FOUND, 'Field not found');
+      if (req.field_id && named.every(isReleased)) {
+        throw new DomainError(ErrorCodes.CONFLICT, `The file of field ${req.field_id} was not kept (x-skip-store), so it cannot be processed again`);
+      }
+      const fields = named.filter((f) => !isReleased(f));
       return pendingFieldRows(resource, fields.map((f) => ({ fieldType: f.fieldType, fieldId: f.fieldId, value: f.value })), seqid, now);
     });
   }
@@ -117,14 +130,14 @@ export class FieldsService {
     if (req.create) {
       const members = req.resource ?? {};
       const created = await this.resources.create({
-        kbid: req.kbid, rid: req.rid, actor: req.actor,
+        kbid: req.kbid, rid: req.rid, actor: req.actor, skip_store: req.skip_store,
         body: { title: req.file.filename, ...members, files: { [req.field_id]: file } } as never,
       }, { [req.field_id]: req.file.size });
       return { uuid: created.uuid, seqid: created.seqid, field_id: req.field_id };
     }
     const writes = fieldWritesOf({ files: { [req.field_id]: file as never } }, new Date().toISOString());
     writes.forEach((w) => ((w.value['file'] as Record<string, unknown>)['size'] = req.file.size));
-    const { seqid } = await this.write({ kbid: req.kbid, rid: req.rid }, 'modified', req.actor, async (_m, resource, s, now) => pendingFieldRows(resource, writes, s, now));
+    const { seqid } = await this.write({ kbid: req.kbid, rid: req.rid }, 'modified', req.actor, async (_m, resource, s, now) => pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), s, now));
     return { uuid: req.rid, seqid, field_id: req.field_id };
   }
 
@@ -144,9 +157,11 @@ export class FieldsService {
       const resource = await this.repo.lockByRef(m, ref);
       const seqid = await this.repo.nextSeqid(m);
       const fields = await fieldsOf(m, resource, seqid, now);
+      const previous = fields.some((f) => f.fieldType === 'file') ? await this.repo.fieldsOf(resource.id, m) : [];
       await this.repo.upsertFields(m, fields);
       await this.refreshStatus(m, resource, seqid, now);
-      return { seqid, rows: await this.outbox.add(m, [...processingJobs(resource, fields), auditEntry(ref.kbid, type, resource.id, actor, started)]) };
+      const entries = [...processingJobs(resource, fields), ...supersededUnstored(previous, fields), auditEntry(ref.kbid, type, resource.id, actor, started)];
+      return { seqid, rows: await this.outbox.add(m, entries) };
     });
     this.outbox.relayInBackground(result.rows);
     return { seqid: result.seqid };
@@ -154,7 +169,9 @@ export class FieldsService {
 
   private async refreshStatus(m: EntityManager, resource: ResourceEntity, seqid: number, now = new Date()): Promise<void> {
     const statuses = (await this.repo.fieldsOf(resource.id, m)).map((f) => f.status);
-    await this.repo.updateResource(m, resource.id, { status: deriveResourceStatus(statuses), lastSeqid: seqid, modifiedAt: now });
+    const patch = { status: deriveResourceStatus(statuses), lastSeqid: seqid, modifiedAt: now };
+    await this.repo.updateResource(m, resource.id, patch);
+    await this.indexer.syncResource(m, { ...resource, ...patch });
   }
 
   private async find(ref: { kbid: string; rid?: string; slug?: string }): Promise<ResourceEntity> {

@@ -1,13 +1,16 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
-  DomainError, ErrorCodes,
+  ContentSubjects, DomainError, ErrorCodes, type ActorDto, type AuditRecordedEvent,
   type ContentFieldType, type ExtractedOption, type FieldRecord, type FieldType, type GetResourceRequest, type ListResourcesRequest, type ResourceDto,
   type ResourceListDto, type ResourceRef, type ShowOption,
 } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { LOGGER, type Logger } from '@kb/platform/observability';
 import type { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
 import { publicFieldValue } from './field-values';
 import { ResourcesRepository } from './resources.repository';
+import { auditEntry } from './write-effects';
 
 const DEFAULT_SHOW: ShowOption[] = ['basic'];
 const DEFAULT_FIELD_TYPES: FieldType[] = ['text', 'file', 'link', 'conversation', 'generic'];
@@ -64,14 +67,35 @@ export function serializeResource(r: ResourceEntity, fields: FieldEntity[], o: S
 
 @Injectable()
 export class ResourceReaderService {
-  constructor(private readonly repo: ResourcesRepository) {}
+  constructor(
+    private readonly repo: ResourcesRepository,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
+  /** A read on behalf of a caller (`actor` set, as the edge does) is recorded as `visited`. */
   async get(req: GetResourceRequest): Promise<ResourceDto> {
+    const started = Date.now();
     const resource = await this.find(req);
     if (!resource) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
     const options = this.options(req);
     const needsFields = options.show.some((s) => s === 'values' || s === 'extracted' || s === 'errors');
-    return serializeResource(resource, needsFields ? await this.repo.fieldsOf(resource.id) : [], options);
+    const out = serializeResource(resource, needsFields ? await this.repo.fieldsOf(resource.id) : [], options);
+    if (req.actor) this.recordVisit(req.kbid, resource.id, req.actor, started);
+    return out;
+  }
+
+  /**
+   * Published after the reply is on its way: a read never waits for the audit stream nor fails
+   * because of it. An event lost to a bus outage is logged, not retried (the read succeeded).
+   */
+  private recordVisit(kbid: string, rid: string, actor: ActorDto, started: number): void {
+    const event = auditEntry(kbid, 'visited', rid, actor, started).payload as unknown as AuditRecordedEvent;
+    setImmediate(() => {
+      this.bus.publish(ContentSubjects.auditRecorded, event, { msgId: event.event_id }).catch((err: unknown) => {
+        this.logger.warn({ kbid, rid, err: (err as Error).message }, 'visited audit event not published');
+      });
+    });
   }
 
   async exists(ref: ResourceRef): Promise<{ exists: boolean; rid?: string }> {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   DomainError, ErrorCodes,
-  type CreateResourceRequest, type DeleteResourceRequest, type ModifyResourceRequest, type ResourceCreatedDto,
+  type CreateResourceRequest, type DeleteResourceRequest, type ModifyResourceRequest, type ReindexResourceRequest, type ResourceCreatedDto,
   type ResourceWriteDto, type SeqIdDto,
 } from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
@@ -13,9 +13,11 @@ import type { ResourceEntity } from '../entities/resource.entity';
 import { OutboxService } from '../outbox/outbox.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
 import { fieldWritesOf, type FieldWrite } from './field-values';
-import { auditEntry, pendingFieldRows, processingJobs } from './write-effects';
+import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent } from './write-effects';
+import { isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
+import { SearchIndexerService } from '../search/index/search-indexer.service';
 
 export const resourceBlobPrefix = (kbid: string, rid: string) => `content/kbs/${kbid}/r/${rid}/`;
 
@@ -31,6 +33,7 @@ export class ResourcesService {
     private readonly repo: ResourcesRepository,
     private readonly outbox: OutboxService,
     private readonly labelsets: LabelSetsService,
+    private readonly indexer: SearchIndexerService,
   ) {}
 
   /** `fileSizes` records the byte size of uploaded files (known to the edge that stored them). */
@@ -69,7 +72,8 @@ export class ResourcesService {
             lastSeqid: seqid,
           };
           await this.repo.insertResource(m, resource);
-          const fields = await this.writeFields(m, resource, writes, seqid, now);
+          const fields = await this.writeFields(m, resource, writes, seqid, now, req.skip_store);
+          await this.indexer.syncResource(m, resource);
           const entries = [...processingJobs(resource, fields), auditEntry(req.kbid, 'new', rid, req.actor, started)];
           return { seqid, rows: await this.outbox.add(m, entries) };
         }),
@@ -91,11 +95,13 @@ export class ResourcesService {
           const current = await this.repo.lockByRef(m, req);
           const seqid = await this.repo.nextSeqid(m);
           const patch = this.resourcePatch(current, body);
-          const fields = await this.writeFields(m, current, writes, seqid, now);
+          const previous = writes.some((w) => w.fieldType === 'file') ? await this.repo.fieldsOf(current.id, m) : [];
+          const fields = await this.writeFields(m, current, writes, seqid, now, req.skip_store);
           const allFields = await this.repo.fieldsOf(current.id, m);
           patch.status = deriveResourceStatus(allFields.map((f) => f.status));
           await this.repo.updateResource(m, current.id, { ...patch, modifiedAt: now, lastSeqid: seqid });
-          const entries = [...processingJobs({ ...current, ...patch }, fields), auditEntry(req.kbid, 'modified', current.id, req.actor, started)];
+          await this.indexer.syncResource(m, { ...current, ...patch, modifiedAt: now, lastSeqid: seqid });
+          const entries = [...processingJobs({ ...current, ...patch }, fields), ...supersededUnstored(previous, fields), auditEntry(req.kbid, 'modified', current.id, req.actor, started)];
           return { seqid, rows: await this.outbox.add(m, entries) };
         }),
       { code: ErrorCodes.SLUG_CONFLICT, message: `Slug already exists: ${body.slug}` },
@@ -108,12 +114,43 @@ export class ResourcesService {
     const started = Date.now();
     const rows = await this.ds.transaction(async (m) => {
       const current = await this.repo.lockByRef(m, req);
+      await this.indexer.unindexResource(m, req.kbid, current.id);
       await this.repo.deleteResource(m, current.id);
       // Blobs go after the rows: the cleanup is recorded in the same transaction, so it cannot be forgotten.
       return this.outbox.add(m, [
         { kind: 'blob_cleanup', target: resourceBlobPrefix(req.kbid, current.id) },
         auditEntry(req.kbid, 'deleted', current.id, req.actor, started),
       ]);
+    });
+    this.outbox.relayInBackground(rows);
+    return {};
+  }
+
+  /**
+   * Reindex: the search index rebuilds the resource's rows from the fields' stored extracted data,
+   * told by `content.resource.reindexed` (recorded in the outbox with the request, so never lost).
+   * With `reindex_vectors`, every field is also processed again, as reprocess does; a file whose
+   * bytes were not kept (x-skip-store) cannot be and keeps its extracted data.
+   */
+  async reindex(req: ReindexResourceRequest): Promise<Record<string, never>> {
+    const rows = await this.ds.transaction(async (m) => {
+      const current = await this.repo.lockByRef(m, req);
+      let fields = await this.repo.fieldsOf(current.id, m);
+      const jobs: ReturnType<typeof processingJobs> = [];
+      if (req.reindex_vectors) {
+        const now = new Date();
+        const seqid = await this.repo.nextSeqid(m);
+        const again = pendingFieldRows(current, fields.filter((f) => !isReleased(f)).map((f) => ({ fieldType: f.fieldType, fieldId: f.fieldId, value: f.value })), seqid, now);
+        if (again.length > 0) {
+          await this.repo.upsertFields(m, again);
+          fields = await this.repo.fieldsOf(current.id, m);
+          const patch = { status: deriveResourceStatus(fields.map((f) => f.status)), lastSeqid: seqid, modifiedAt: now };
+          await this.repo.updateResource(m, current.id, patch);
+          await this.indexer.syncResource(m, { ...current, ...patch });
+          jobs.push(...processingJobs(current, again));
+        }
+      }
+      return this.outbox.add(m, [...jobs, reindexedEvent(current, req.reindex_vectors ?? false, fields)]);
     });
     this.outbox.relayInBackground(rows);
     return {};
@@ -143,8 +180,8 @@ export class ResourcesService {
     return patch;
   }
 
-  private async writeFields(m: EntityManager, resource: ResourceEntity, writes: FieldWrite[], seqid: number, now: Date): Promise<FieldEntity[]> {
-    const fields = pendingFieldRows(resource, writes, seqid, now);
+  private async writeFields(m: EntityManager, resource: ResourceEntity, writes: FieldWrite[], seqid: number, now: Date, skipStore?: boolean): Promise<FieldEntity[]> {
+    const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, skipStore), seqid, now);
     await this.repo.upsertFields(m, fields);
     return fields;
   }

@@ -34,3 +34,15 @@ export function auditEntry(kbid: string, type: AuditEventType, rid: string, acto
     },
   };
 }
+
+/** Tells the search index to rebuild a resource's rows (`content.resource.reindexed`). */
+export function reindexedEvent(resource: Pick<ResourceEntity, 'id' | 'kbid'>, reindexVectors: boolean, fields: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'seqid' | 'status'>[]): OutboxEntry {
+  return {
+    kind: 'event',
+    target: ContentSubjects.resourceReindexed.subject,
+    payload: {
+      event_id: randomUUID(), kbid: resource.kbid, rid: resource.id, reindex_vectors: reindexVectors, date: new Date().toISOString(),
+      fields: fields.map((f) => ({ field_type: f.fieldType, field_id: f.fieldId, seqid: f.seqid, status: f.status })),
+    },
+  };
+}

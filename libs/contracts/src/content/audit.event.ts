@@ -18,4 +18,6 @@ export class AuditRecordedEvent {
   @IsOptional() @IsInt() @Min(0) total_duration?: number;
   @IsOptional() @IsString() resource_id?: string;
   @IsOptional() @IsObject() audit_metadata?: Record<string, unknown>;
+  /** search / suggest / chat details: query, filters, features, resources_count, and for chat the question, answer, context… */
+  @IsOptional() @IsObject() details?: Record<string, unknown>;
 }

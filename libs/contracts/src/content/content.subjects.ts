@@ -1,11 +1,14 @@
 import { event, rpc } from '../common/bus';
 import { AuditRecordedEvent } from './audit.event';
+import { SearchEnvelope } from './search-requests.dto';
 import {
   CreateResourceRequest, DeleteResourceRequest, GetResourceRequest, KbContentRef, ListResourcesRequest, ModifyResourceRequest, ResourceRef,
 } from './resource-requests.dto';
 import {
   AppendMessagesRequest, DeleteFieldRequest, DeleteMessageRequest, GetFieldRequest, Md5Request, PutFieldRequest, RegisterUploadRequest, ReprocessRequest,
 } from './field-requests.dto';
+import { ReindexResourceRequest } from './reindex-resource.dto';
+import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
 
@@ -28,7 +31,19 @@ export const ContentSubjects = {
   getLabelSet: rpc<LabelSetRef, LabelSetDto>('content.labelset.get', LabelSetRef),
   setLabelSet: rpc<SetLabelSetRequest, Record<string, never>>('content.labelset.set', SetLabelSetRequest),
   deleteLabelSet: rpc<LabelSetRef, Record<string, never>>('content.labelset.delete', LabelSetRef),
+  /** Hybrid retrieval (API-MAP 2.2): KnowledgeboxFindResults. */
+  find: rpc<SearchEnvelope, Record<string, unknown>>('content.search.find', SearchEnvelope),
+  /** Separate result lists (API-MAP 2.3): KnowledgeboxSearchResults. */
+  search: rpc<SearchEnvelope, Record<string, unknown>>('content.search.search', SearchEnvelope),
+  /** Paragraph and entity suggestions (API-MAP 2.5). */
+  suggest: rpc<SearchEnvelope, Record<string, unknown>>('content.search.suggest', SearchEnvelope),
+  /** Resource listing with filters and facets (API-MAP 2.6). */
+  catalog: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog', SearchEnvelope),
+  catalogFacets: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog-facets', SearchEnvelope),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),
+  reindexResource: rpc<ReindexResourceRequest, Record<string, never>>('content.resource.reindex', ReindexResourceRequest),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
+  /** A resource's index rows must be rebuilt from its stored extracted data (the search indexer subscribes). */
+  resourceReindexed: event<ResourceReindexedEvent>('content.resource.reindexed', 'NOTIFICATIONS', ResourceReindexedEvent),
 } as const;

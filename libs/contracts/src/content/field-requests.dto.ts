@@ -12,6 +12,8 @@ export class FieldRef extends ResourceRef {
 /** Sets one field; `value` was validated by the edge against the field type's input DTO. */
 export class PutFieldRequest extends FieldRef {
   @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
+  /** `x-skip-store`: see CreateResourceRequest.skip_store. */
+  @IsOptional() @IsBoolean() skip_store?: boolean;
   @IsDefined() @IsObject() value!: Record<string, unknown>;
 }
 
@@ -63,6 +65,8 @@ export class RegisterUploadRequest {
   @IsOptional() @IsString() @MaxLength(1024) password?: string;
   @IsOptional() @IsString() @MaxLength(16) language?: string;
   @IsOptional() @IsString() @MaxLength(128) extract_strategy?: string;
+  /** `x-skip-store`: the file (stored under `unstoredFileKey`) is deleted once processed. */
+  @IsOptional() @IsBoolean() skip_store?: boolean;
   /** Members of the new resource (TUS creation bodies carry them). */
   @IsOptional() @IsObject() resource?: Record<string, unknown>;
 }

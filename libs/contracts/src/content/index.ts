@@ -6,3 +6,7 @@ export * from './audit.event';
 export * from './content.subjects';
 export * from './field-requests.dto';
 export * from './labelset.dto';
+export * from './file-keys';
+export * from './reindex-resource.dto';
+export * from './resource-reindexed.event';
+export * from './search-requests.dto';

@@ -22,6 +22,8 @@ export class CreateResourceRequest {
   /** Set by the edge when it stored the resource's blobs first (uploads); otherwise generated. */
   @IsOptional() @IsString() @Matches(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/) rid?: string;
   @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
+  /** `x-skip-store`: uploaded files (stored by the edge under `unstoredFileKey`) are deleted once processed. */
+  @IsOptional() @IsBoolean() skip_store?: boolean;
   @IsDefined() @ValidateNested() @Type(() => CreateResourceDto) body!: CreateResourceDto;
 }
 

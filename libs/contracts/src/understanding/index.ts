@@ -1,2 +1,3 @@
 export * from './processing.dto';
 export * from './understanding.subjects';
+export * from './query.dto';

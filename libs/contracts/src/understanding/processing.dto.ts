@@ -67,7 +67,15 @@ export interface ExtractedVector {
 export interface ExtractedFieldData {
   text: { text: string; split_text: Record<string, string>; deleted_splits: string[] };
   metadata: { metadata: Record<string, unknown>; split_metadata: Record<string, Record<string, unknown>>; deleted_splits: string[] };
-  vectors: { vectors: { vectors: ExtractedVector[] }; split_vectors: Record<string, { vectors: ExtractedVector[] }>; deleted_splits: string[] };
+  vectors: {
+    vectors: { vectors: ExtractedVector[] };
+    split_vectors: Record<string, { vectors: ExtractedVector[] }>;
+    deleted_splits: string[];
+    /** The semantic model (vectorset) that computed the vectors, with its similarity and length. */
+    vectorset?: string;
+    similarity?: 'COSINE' | 'DOT';
+    dimension?: number;
+  };
   file?: Record<string, unknown>;
   link?: Record<string, unknown>;
 }

@@ -1,9 +1,12 @@
-import { queue } from '../common/bus';
+import { queue, rpc } from '../common/bus';
 import { FieldProcessedResult, ProcessFieldJob } from './processing.dto';
+import { EmbedQueryRequest, type EmbedQueryResponse } from './query.dto';
 
 export const UnderstandingSubjects = {
   /** Work queue consumed by processing workers. */
   processField: queue<ProcessFieldJob>('understanding.field.process', 'PROCESSING', ProcessFieldJob),
   /** Results, consumed by content to store `extracted` and index. */
   fieldProcessed: queue<FieldProcessedResult>('understanding.field.processed', 'PROCESSED', FieldProcessedResult),
+  /** Embeds a search query with the KB's semantic model (the predict/query step of /find and /ask). */
+  embedQuery: rpc<EmbedQueryRequest, EmbedQueryResponse>('understanding.query.embed', EmbedQueryRequest),
 } as const;

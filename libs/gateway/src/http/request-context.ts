@@ -18,6 +18,11 @@ export function actorOf(req: AuthedRequest): ActorDto {
   };
 }
 
+/** `x-skip-store: true` on a write with files: processing reads them, then they are deleted (spec 4.2). */
+export function skipStoreOf(req: AuthedRequest): boolean {
+  return String(req.headers['x-skip-store'] ?? '').trim().toLowerCase() === 'true';
+}
+
 export function busContextOf(req: AuthedRequest): { context: BusContext } {
   return { context: { requestId: req.id, principalId: req.principal?.id } };
 }

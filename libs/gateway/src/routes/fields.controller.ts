@@ -9,7 +9,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
-import { actorOf, busContextOf } from '../http/request-context';
+import { actorOf, busContextOf, skipStoreOf } from '../http/request-context';
 import { UploadService } from '../uploads/upload.service';
 
 const BY = ['resource/:rid', 'slug/:rslug'];
@@ -61,7 +61,7 @@ export class FieldsController {
     if (body.file.payload === undefined) return this.put(kbid, 'file', fieldId, body as unknown as Record<string, unknown>, req);
     const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, ...refOf(req) }, busContextOf(req));
     if (!found.exists || !found.rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
-    const stored = await this.uploads.storeInlinePayload(kbid, found.rid, fieldId, body.file.payload, body.file.content_type, body.file.filename);
+    const stored = await this.uploads.storeInlinePayload(kbid, found.rid, fieldId, body.file.payload, body.file.content_type, body.file.filename, skipStoreOf(req));
     const { payload: _payload, ...file } = body.file;
     try {
       return await this.put(kbid, 'file', fieldId, { ...body, file: { ...file, uri: stored.uri, content_type: stored.content_type, md5: stored.md5 } }, req);
@@ -152,7 +152,8 @@ export class FieldsController {
   }
 
   private put(kbid: string, type: ContentFieldType, fieldId: string, value: Record<string, unknown>, req: AuthedRequest): Promise<SeqIdDto> {
-    return this.bus.request(ContentSubjects.putField, { kbid, ...refOf(req), field_type: type, field_id: fieldId, value, actor: actorOf(req) }, busContextOf(req));
+    const skip = type === 'file' && skipStoreOf(req) ? { skip_store: true } : {};
+    return this.bus.request(ContentSubjects.putField, { kbid, ...refOf(req), field_type: type, field_id: fieldId, value, actor: actorOf(req), ...skip }, busContextOf(req));
   }
 }
 

@@ -10,7 +10,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf, queryOf } from '../http/dto.pipe';
 import { QueryArray, QueryBool, QueryInt } from '../http/query-transforms';
-import { actorOf, busContextOf } from '../http/request-context';
+import { actorOf, busContextOf, skipStoreOf } from '../http/request-context';
 import { UploadService } from '../uploads/upload.service';
 import { randomUUID } from 'node:crypto';
 
@@ -26,8 +26,6 @@ export class ListResourcesQuery {
   @IsOptional() @QueryBool() @IsBoolean() show_hidden?: boolean;
 }
 
-const skipStore = (req: AuthedRequest) => String(req.headers['x-skip-store'] ?? '').toLowerCase() === 'true';
-
 /** Resource routes by id and by slug: thin adapters onto the content service. */
 @ApiTags('Resources')
 @ApiHeader({ name: 'x-svcdb-user', required: false, description: 'User id recorded in the activity log' })
@@ -38,13 +36,15 @@ export class ResourcesController {
   @Post('resources')
   @ApiOperation({ summary: 'Create Resource' })
   @ApiHeader({ name: 'x-synchronous', required: false, description: 'Accepted for compatibility; every write is synchronous' })
+  @ApiHeader({ name: 'x-skip-store', required: false, description: 'true: file fields go to processing and are not kept' })
   @ApiResponse({ status: 201, type: ResourceCreatedDto })
   async create(@Param('kbid') kbid: string, @Body(bodyOf(CreateResourceDto)) body: CreateResourceDto, @Req() req: AuthedRequest): Promise<ResourceCreatedDto> {
     // Inline file bytes go to the blob store first, under the id the resource will have.
     const rid = randomUUID();
-    const staged = await this.uploads.stageInlineFiles(kbid, rid, body.files);
+    const skip = skipStoreOf(req);
+    const staged = await this.uploads.stageInlineFiles(kbid, rid, body.files, skip);
     try {
-      return await this.bus.request(ContentSubjects.createResource, { kbid, rid, actor: actorOf(req), body: { ...body, files: staged.files } }, busContextOf(req));
+      return await this.bus.request(ContentSubjects.createResource, { kbid, rid, actor: actorOf(req), ...(skip ? { skip_store: true } : {}), body: { ...body, files: staged.files } }, busContextOf(req));
     } catch (err) {
       if (staged.keys.length > 0) await this.uploads.discard(`content/kbs/${kbid}/r/${rid}/`);
       throw err;
@@ -88,7 +88,7 @@ export class ResourcesController {
 
   @Patch('resource/:rid')
   @ApiOperation({ summary: 'Modify Resource (by id)' })
-  @ApiHeader({ name: 'x-skip-store', required: false })
+  @ApiHeader({ name: 'x-skip-store', required: false, description: 'true: file fields go to processing and are not kept' })
   @ApiResponse({ status: 200, type: SeqIdDto })
   modify(@Param('kbid') kbid: string, @Param('rid') rid: string, @Body(bodyOf(ModifyResourceDto)) body: ModifyResourceDto, @Req() req: AuthedRequest): Promise<SeqIdDto> {
     return this.modifyWithFiles(kbid, { rid }, body, req);
@@ -96,6 +96,7 @@ export class ResourcesController {
 
   @Patch('slug/:rslug')
   @ApiOperation({ summary: 'Modify Resource (by slug)' })
+  @ApiHeader({ name: 'x-skip-store', required: false, description: 'true: file fields go to processing and are not kept' })
   @ApiResponse({ status: 200, type: SeqIdDto })
   modifyBySlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Body(bodyOf(ModifyResourceDto)) body: ModifyResourceDto, @Req() req: AuthedRequest): Promise<SeqIdDto> {
     return this.modifyWithFiles(kbid, { slug }, body, req);
@@ -103,12 +104,13 @@ export class ResourcesController {
 
   private async modifyWithFiles(kbid: string, ref: { rid?: string; slug?: string }, body: ModifyResourceDto, req: AuthedRequest): Promise<SeqIdDto> {
     const hasInline = Object.values(body.files ?? {}).some((f) => f.file.payload !== undefined);
-    if (!hasInline) return this.bus.request(ContentSubjects.modifyResource, { kbid, ...ref, actor: actorOf(req), skip_store: skipStore(req), body }, busContextOf(req));
+    const skip = skipStoreOf(req);
+    if (!hasInline) return this.bus.request(ContentSubjects.modifyResource, { kbid, ...ref, actor: actorOf(req), skip_store: skip, body }, busContextOf(req));
     const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, ...ref }, busContextOf(req));
     if (!found.exists || !found.rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
-    const staged = await this.uploads.stageInlineFiles(kbid, found.rid, body.files);
+    const staged = await this.uploads.stageInlineFiles(kbid, found.rid, body.files, skip);
     try {
-      return await this.bus.request(ContentSubjects.modifyResource, { kbid, rid: found.rid, actor: actorOf(req), skip_store: skipStore(req), body: { ...body, files: staged.files } }, busContextOf(req));
+      return await this.bus.request(ContentSubjects.modifyResource, { kbid, rid: found.rid, actor: actorOf(req), skip_store: skip, body: { ...body, files: staged.files } }, busContextOf(req));
     } catch (err) {
       for (const key of staged.keys) await this.uploads.discard(key);
       throw err;

@@ -3,7 +3,7 @@ import { ApiExcludeEndpoint, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CreateResourceDto, DomainError, validatePayload } from '@kb/contracts';
 import type { AuthedRequest } from '../auth/auth.guard';
-import { actorOf, busContextOf } from '../http/request-context';
+import { actorOf, busContextOf, skipStoreOf } from '../http/request-context';
 import { TUS_EXTENSIONS, TUS_VERSION, TusService, parseUploadMetadata } from '../uploads/tus.service';
 
 const BASES = ['', 'resource/:rid/file/:field_id/', 'slug/:rslug/file/:field_id/'];
@@ -44,7 +44,7 @@ export class TusController {
     const target = req.params['rid'] ? { rid: String(req.params['rid']) } : req.params['rslug'] ? { slug: String(req.params['rslug']) } : undefined;
     const state = await this.tus.create({
       kbid, target, fieldId: req.params['field_id'] ? String(req.params['field_id']) : undefined, length, deferLength: req.headers['upload-defer-length'] === '1',
-      metadata: parseUploadMetadata(req.headers['upload-metadata'] as string | undefined), resource,
+      metadata: parseUploadMetadata(req.headers['upload-metadata'] as string | undefined), resource, skipStore: skipStoreOf(req),
     });
     const proto = String(req.headers['x-forwarded-proto'] ?? req.protocol).split(',')[0];
     const host = String(req.headers['x-forwarded-host'] ?? req.headers.host ?? 'localhost');
@@ -66,7 +66,7 @@ export class TusController {
   async patch(@Param('kbid') kbid: string, @Param('upload_id') id: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const offset = intHeader(req, 'upload-offset');
     if (offset === undefined) throw DomainError.validation([{ loc: ['header', 'upload-offset'], msg: 'Field required', type: 'missing' }]);
-    const { state, done } = await this.tus.append(kbid, id, offset, intHeader(req, 'upload-length'), req, actorOf(req), busContextOf(req).context);
+    const { state, done } = await this.tus.append(kbid, id, offset, intHeader(req, 'upload-length'), req, actorOf(req), busContextOf(req).context, skipStoreOf(req));
     res.status(200).set({ 'Tus-Resumable': TUS_VERSION, 'Upload-Offset': String(state.offset), ...(done ? { 'Tus-Upload-Finished': '1' } : {}) });
     if (done) res.json(done);
     else res.end();

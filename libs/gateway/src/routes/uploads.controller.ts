@@ -2,7 +2,7 @@ import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiConsumes, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiProperty } from '@nestjs/swagger';
 import type { AuthedRequest } from '../auth/auth.guard';
-import { actorOf, busContextOf } from '../http/request-context';
+import { actorOf, busContextOf, skipStoreOf } from '../http/request-context';
 import { decodeFilename } from '../uploads/media-types';
 import { UploadService } from '../uploads/upload.service';
 
@@ -23,6 +23,7 @@ const header = (req: AuthedRequest, name: string): string | undefined => {
 @ApiHeader({ name: 'x-md5', required: false, description: 'md5 of the file; a file with the same md5 in the KB → 409' })
 @ApiHeader({ name: 'x-password', required: false })
 @ApiHeader({ name: 'x-language', required: false })
+@ApiHeader({ name: 'x-skip-store', required: false, description: 'true: the file goes to processing and is not kept' })
 @ApiConsumes('application/octet-stream')
 @Controller('api/v1/kb/:kbid')
 export class UploadsController {
@@ -33,7 +34,7 @@ export class UploadsController {
     return {
       kbid, body: req, declaredType: header(req, 'content-type'), filename: decodeFilename(header(req, 'x-filename')), md5: header(req, 'x-md5'),
       password: header(req, 'x-password'), language: header(req, 'x-language'), extractStrategy: header(req, 'x-extract-strategy'),
-      declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined, actor: actorOf(req), context: busContextOf(req).context,
+      declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined, skipStore: skipStoreOf(req), actor: actorOf(req), context: busContextOf(req).context,
     };
   }
 

@@ -17,6 +17,8 @@ interface TusState {
   parts: { key: string; size: number }[];
   metadata: Record<string, string>;
   resource?: Record<string, unknown>;
+  /** `x-skip-store: true` on the creation request (or on the last chunk). */
+  skipStore?: boolean;
   created: string;
 }
 
@@ -46,13 +48,16 @@ export function parseUploadMetadata(header: string | undefined): Record<string, 
 export class TusService {
   constructor(@Inject(BLOB_STORE) private readonly blobs: BlobStore, private readonly uploads: UploadService) {}
 
-  async create(input: { kbid: string; target?: { rid?: string; slug?: string }; fieldId?: string; length?: number; deferLength: boolean; metadata: Record<string, string>; resource?: Record<string, unknown> }): Promise<TusState> {
+  async create(input: {
+    kbid: string; target?: { rid?: string; slug?: string }; fieldId?: string; length?: number; deferLength: boolean; metadata: Record<string, string>;
+    resource?: Record<string, unknown>; skipStore?: boolean;
+  }): Promise<TusState> {
     if (input.length === undefined && !input.deferLength) {
       throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length or Upload-Defer-Length: 1 is required', type: 'missing' }]);
     }
     const state: TusState = {
       id: randomBytes(16).toString('hex'), kbid: input.kbid, target: input.target, fieldId: input.fieldId, length: input.length, offset: 0, parts: [],
-      metadata: input.metadata, resource: input.resource, created: new Date().toISOString(),
+      metadata: input.metadata, resource: input.resource, ...(input.skipStore ? { skipStore: true } : {}), created: new Date().toISOString(),
     };
     await this.save(state);
     return state;
@@ -64,7 +69,7 @@ export class TusService {
 
   /** Appends one chunk at `offset`; returns the new state and, after the last chunk, the upload result. */
   async append(
-    kbid: string, id: string, offset: number, length: number | undefined, body: Readable, actor: ActorDto, context: BusContext,
+    kbid: string, id: string, offset: number, length: number | undefined, body: Readable, actor: ActorDto, context: BusContext, skipStore = false,
   ): Promise<{ state: TusState; done?: { seqid: number; uuid: string; field_id: string } }> {
     const state = await this.load(kbid, id);
     if (offset !== state.offset) throw new DomainError(ErrorCodes.CONFLICT, `Upload-Offset ${offset} does not match the current offset ${state.offset}`, { offset: state.offset });
@@ -85,7 +90,7 @@ export class TusService {
       const done = await this.uploads.upload({
         kbid, target: state.target, fieldId: state.fieldId, body: Readable.from(this.concat(state.parts)), declaredSize: state.length,
         declaredType: m['content_type'] ?? m['filetype'], filename: decodeFilename(m['filename'] ?? m['name']), md5: m['md5'] || undefined,
-        password: m['password'] || undefined, language: m['language'] || undefined, resource: state.resource, actor, context,
+        password: m['password'] || undefined, language: m['language'] || undefined, resource: state.resource, skipStore: state.skipStore === true || skipStore, actor, context,
       });
       await this.blobs.deletePrefix(`gateway/tus/${kbid}/${id}/`);
       return { state, done };

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, type ActorDto, type BusContext, type FileFieldInputDto } from '@kb/contracts';
+import { AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, fileBlobKey, unstoredFileKey, type ActorDto, type BusContext, type FileFieldInputDto } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { isMedia, resolveContentType } from './media-types';
@@ -21,11 +21,15 @@ export interface UploadInput {
   declaredSize?: number;
   /** Members of a new resource (e.g. a TUS creation body). */
   resource?: Record<string, unknown>;
+  /** `x-skip-store: true`: the file goes to processing and is deleted once processed. */
+  skipStore?: boolean;
   actor: ActorDto;
   context: BusContext;
 }
 
-export const fileBlobKey = (kbid: string, rid: string, fieldId: string) => `content/kbs/${kbid}/r/${rid}/f/file/${fieldId}/original`;
+/** Where an uploaded file goes: the field's original, or (x-skip-store) a key of its own that processing deletes. */
+export const uploadBlobKey = (kbid: string, rid: string, fieldId: string, skipStore: boolean | undefined): string =>
+  skipStore ? unstoredFileKey(kbid, rid, fieldId, randomUUID()) : fileBlobKey(kbid, rid, fieldId);
 
 /**
  * Streams a file to the blob store, then registers it with content. Bytes never ride the bus.
@@ -61,14 +65,14 @@ export class UploadService {
       rid = randomUUID();
     }
     const fieldId = input.fieldId ?? randomBytes(16).toString('hex');
-    const key = fileBlobKey(input.kbid, rid, fieldId);
+    const key = uploadBlobKey(input.kbid, rid, fieldId, input.skipStore);
     const stat = await this.blobs.put(key, input.body, { contentType, ...(maxBytes >= 0 ? { maxBytes } : {}), metadata: input.filename ? { filename: input.filename } : {} });
     try {
       if (input.md5 && stat.md5 && stat.md5 !== input.md5.toLowerCase()) {
         throw DomainError.validation([{ loc: ['header', 'x-md5'], msg: 'x-md5 does not match the uploaded bytes', type: 'value_error' }]);
       }
       return await this.bus.request(ContentSubjects.registerUpload, {
-        kbid: input.kbid, rid, create, field_id: fieldId, actor: input.actor,
+        kbid: input.kbid, rid, create, field_id: fieldId, actor: input.actor, ...(input.skipStore ? { skip_store: true } : {}),
         file: { uri: `blob:${key}`, filename: input.filename, content_type: contentType, size: stat.size, md5: stat.md5 ?? '' },
         ...(input.password ? { password: input.password } : {}), ...(input.language ? { language: input.language } : {}),
         ...(input.extractStrategy ? { extract_strategy: input.extractStrategy } : {}), ...(input.resource ? { resource: input.resource } : {}),
@@ -80,10 +84,12 @@ export class UploadService {
   }
 
   /** Inline base64 payloads of JSON file fields: stored first, replaced by their blob uri. */
-  async storeInlinePayload(kbid: string, rid: string, fieldId: string, payload: string, contentType: string | undefined, filename: string | undefined): Promise<{ uri: string; size: number; md5: string; content_type: string }> {
+  async storeInlinePayload(
+    kbid: string, rid: string, fieldId: string, payload: string, contentType: string | undefined, filename: string | undefined, skipStore = false,
+  ): Promise<{ uri: string; size: number; md5: string; content_type: string }> {
     const resolved = resolveContentType(contentType, filename);
     if (!resolved) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported file type ${contentType ?? ''} for field ${fieldId}`.trim());
-    const key = fileBlobKey(kbid, rid, fieldId);
+    const key = uploadBlobKey(kbid, rid, fieldId, skipStore);
     const stat = await this.blobs.put(key, Buffer.from(payload, 'base64'), { contentType: resolved });
     return { uri: `blob:${key}`, size: stat.size, md5: stat.md5 ?? '', content_type: resolved };
   }
@@ -92,7 +98,9 @@ export class UploadService {
    * Stores every inline (base64) file of a create/modify body and rewrites it to its blob uri.
    * Returns the keys written, for the caller to discard if the write then fails.
    */
-  async stageInlineFiles(kbid: string, rid: string, files: Record<string, FileFieldInputDto> | undefined): Promise<{ files?: Record<string, FileFieldInputDto>; keys: string[] }> {
+  async stageInlineFiles(
+    kbid: string, rid: string, files: Record<string, FileFieldInputDto> | undefined, skipStore = false,
+  ): Promise<{ files?: Record<string, FileFieldInputDto>; keys: string[] }> {
     if (!files || !Object.values(files).some((f) => f.file.payload !== undefined)) return { files, keys: [] };
     const out: Record<string, FileFieldInputDto> = {};
     const keys: string[] = [];
@@ -102,7 +110,7 @@ export class UploadService {
           out[fieldId] = field;
           continue;
         }
-        const stored = await this.storeInlinePayload(kbid, rid, fieldId, field.file.payload, field.file.content_type, field.file.filename);
+        const stored = await this.storeInlinePayload(kbid, rid, fieldId, field.file.payload, field.file.content_type, field.file.filename, skipStore);
         keys.push(stored.uri.slice('blob:'.length));
         const { payload: _payload, ...file } = field.file;
         out[fieldId] = { ...field, file: { ...file, uri: stored.uri, content_type: stored.content_type, md5: stored.md5 } };

@@ -1,2 +1,3 @@
 export * from './test-database';
 export * from './saml-idp';
+export * from './fake-llm-server';

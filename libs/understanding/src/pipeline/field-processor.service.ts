@@ -25,7 +25,7 @@ interface Message {
 
 // The built-in model is shared by every KB in the process, so one instance serves them all.
 let builtInEmbedder: Embedder | undefined;
-const defaultEmbedderFactory: EmbedderFactory = () => (builtInEmbedder ??= createEmbedder());
+export const defaultEmbedderFactory: EmbedderFactory = () => (builtInEmbedder ??= createEmbedder());
 
 /**
  * Turns one field of any type into its `extracted` record: text (by format, or extracted from a
@@ -135,7 +135,7 @@ export class FieldProcessorService implements OnModuleDestroy {
     }
     const embedder = await this.embedders(job.kbid);
     const vectors = await paragraphVectors(embedder, splits.map((s) => s.analysed));
-    return splitExtracted(splits.map((s, i) => ({ ...s, vectors: vectors[i] ?? [] })), { mime_type: 'text/plain', started });
+    return withVectorset(splitExtracted(splits.map((s, i) => ({ ...s, vectors: vectors[i] ?? [] })), { mime_type: 'text/plain', started }), embedder);
   }
 
   /**
@@ -159,8 +159,9 @@ export class FieldProcessorService implements OnModuleDestroy {
   }
 
   private async single(job: ProcessFieldJob, analysed: AnalysedText, extras: MetadataExtras): Promise<ExtractedFieldData> {
-    const [vectors] = await paragraphVectors(await this.embedders(job.kbid), [analysed]);
-    return singleTextExtracted(analysed, vectors ?? [], extras);
+    const embedder = await this.embedders(job.kbid);
+    const [vectors] = await paragraphVectors(embedder, [analysed]);
+    return withVectorset(singleTextExtracted(analysed, vectors ?? [], extras), embedder);
   }
 
   /** Stored under the field's prefix, so the reprocessed field's thumbnail replaces the old one. */
@@ -192,4 +193,12 @@ function str(v: unknown): string | undefined {
 function strMap(v: unknown): Record<string, string> | undefined {
   if (!v || typeof v !== 'object') return undefined;
   return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+/** Names the semantic model that computed the vectors, so the index files them under its vectorset. */
+function withVectorset(data: ExtractedFieldData, embedder: Embedder): ExtractedFieldData {
+  data.vectors.vectorset = embedder.model;
+  data.vectors.similarity = embedder.similarity;
+  if (embedder.dimensions) data.vectors.dimension = embedder.dimensions;
+  return data;
 }

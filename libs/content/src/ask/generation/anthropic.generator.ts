@@ -1,0 +1,111 @@
+import { GenerationError, type ChatTurn, type GenerationEvent, type GenerationRequest, type Generator } from './generator';
+import { buildPrompt, fitContext } from './prompt';
+import { endpointUrl, parseJson, postForEvents } from './provider-stream';
+
+export const ANTHROPIC_URL = 'https://api.anthropic.com';
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+export interface AnthropicGeneratorOptions {
+  /** Default https://api.anthropic.com; `/v1/messages` is appended. */
+  url?: string;
+  key: string;
+  model: string;
+  /** Longest wait for the response and between events (default 60 s). */
+  timeoutMs?: number;
+  /** The `anthropic-version` header (default 2023-06-01). */
+  version?: string;
+  headers?: Record<string, string>;
+  temperature?: number;
+  /** `max_tokens` is required by the Messages API: used when the request names none (default 1024). */
+  defaultMaxTokens?: number;
+  maxInputTokens?: number;
+}
+
+interface MessagesEvent {
+  type?: string;
+  message?: { usage?: { input_tokens?: number; output_tokens?: number } };
+  delta?: { type?: string; text?: string; thinking?: string; stop_reason?: string | null };
+  usage?: { input_tokens?: number; output_tokens?: number };
+  error?: { type?: string; message?: string };
+}
+
+/**
+ * Speaks Anthropic's Messages streaming protocol: `message_start` (input usage),
+ * `content_block_delta` events with `text_delta`s, `message_delta` (stop reason, output usage),
+ * `message_stop`; `ping` keeps the connection alive and `error` ends it.
+ */
+export class AnthropicGenerator implements Generator {
+  readonly model: string;
+  private readonly endpoint: string;
+
+  constructor(private readonly options: AnthropicGeneratorOptions) {
+    this.model = options.model;
+    const base = options.url ?? ANTHROPIC_URL;
+    this.endpoint = endpointUrl(base, /\/v1\/?$/.test(new URL(base).pathname) ? '/messages' : '/v1/messages');
+  }
+
+  generate(req: GenerationRequest): AsyncIterable<GenerationEvent> {
+    return this.stream(req);
+  }
+
+  private async *stream(req: GenerationRequest): AsyncGenerator<GenerationEvent> {
+    const o = this.options;
+    const prompt = buildPrompt(fitContext(req, o.maxInputTokens));
+    const body = {
+      model: this.model,
+      max_tokens: req.maxAnswerTokens ?? o.defaultMaxTokens ?? 1024,
+      system: prompt.system,
+      messages: alternatingMessages(prompt.history, prompt.user),
+      stream: true,
+      ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+    };
+    const headers = { 'x-api-key': o.key, 'anthropic-version': o.version ?? ANTHROPIC_VERSION, ...o.headers };
+    const provider = `generative provider ${new URL(this.endpoint).host}`;
+    let inputTokens: number | undefined;
+    let outputTokens: number | undefined;
+    let stopReason: string | undefined;
+    let stopped = false;
+
+    for await (const message of postForEvents({ url: this.endpoint, headers, body, timeoutMs: o.timeoutMs ?? 60_000, signal: req.signal, provider })) {
+      const event = parseJson(message.data, provider) as MessagesEvent;
+      const type = event.type ?? message.event;
+      if (type === 'error') {
+        const kind = event.error?.type === 'overloaded_error' || event.error?.type === 'rate_limit_error' ? 'rate_limited' : 'provider';
+        throw new GenerationError(kind, `${provider} failed mid-stream: ${event.error?.type ?? 'error'}: ${event.error?.message ?? message.data}`);
+      }
+      if (type === 'message_start') {
+        inputTokens = event.message?.usage?.input_tokens ?? inputTokens;
+        outputTokens = event.message?.usage?.output_tokens ?? outputTokens;
+      } else if (type === 'content_block_delta') {
+        if (event.delta?.type === 'text_delta' && event.delta.text) yield { type: 'text', text: event.delta.text };
+        else if (event.delta?.type === 'thinking_delta' && event.delta.thinking) yield { type: 'reasoning', text: event.delta.thinking };
+      } else if (type === 'message_delta') {
+        // message_delta usage is cumulative for the message.
+        stopReason = event.delta?.stop_reason ?? stopReason;
+        inputTokens = event.usage?.input_tokens ?? inputTokens;
+        outputTokens = event.usage?.output_tokens ?? outputTokens;
+      } else if (type === 'message_stop') {
+        stopped = true;
+        break;
+      }
+    }
+    if (!stopped) throw new GenerationError('provider', `${provider} ended the stream before message_stop`);
+    yield { type: 'metadata', inputTokens, outputTokens, stopReason };
+  }
+}
+
+/**
+ * The Messages API wants user and assistant turns alternating and starting with the user:
+ * consecutive turns of one author are merged and a leading assistant turn is dropped.
+ */
+export function alternatingMessages(history: ChatTurn[], user: string): { role: 'user' | 'assistant'; content: string }[] {
+  const out: { role: 'user' | 'assistant'; content: string }[] = [];
+  for (const turn of [...history, { author: 'USER' as const, text: user }]) {
+    const role = turn.author === 'USER' ? 'user' : 'assistant';
+    if (!turn.text.trim()) continue;
+    const last = out[out.length - 1];
+    if (last?.role === role) last.content += `\n\n${turn.text}`;
+    else if (out.length || role === 'user') out.push({ role, content: turn.text });
+  }
+  return out;
+}

@@ -1,0 +1,89 @@
+import { DomainError } from '@kb/contracts';
+
+/** One retrieved paragraph given to the model; `key` is its paragraph id (`<rid>/t/body/0-120`). */
+export interface GenerationContext {
+  key: string;
+  text: string;
+}
+
+/** A previous turn of the conversation (API-MAP 2.4 `chat_history`). */
+export interface ChatTurn {
+  author: 'USER' | 'NUCLIA';
+  text: string;
+}
+
+export type CitationMode = 'none' | 'default' | 'llm_footnotes';
+
+export interface GenerationRequest {
+  question: string;
+  /** Paragraphs in rank order, best first. */
+  context: GenerationContext[];
+  chatHistory: ChatTurn[];
+  /** Templates may contain `{context}`, `{question}` and `{chat_history}`. */
+  systemPrompt?: string;
+  userPrompt?: string;
+  maxAnswerTokens?: number;
+  preferMarkdown?: boolean;
+  citations: CitationMode;
+  seed?: number;
+  /** Aborting ends the stream with a GenerationError of kind `aborted`. */
+  signal?: AbortSignal;
+}
+
+export type GenerationEvent =
+  /** A chunk of the answer; the answer is the concatenation of every chunk, in order. */
+  | { type: 'text'; text: string }
+  /** A chunk of the model's reasoning (reasoning models only); never part of the answer. */
+  | { type: 'reasoning'; text: string }
+  /** At most one, after the last text event. */
+  | { type: 'metadata'; inputTokens?: number; outputTokens?: number; stopReason?: string };
+
+/** The port every generative model sits behind, whatever its protocol. */
+export interface Generator {
+  /** The model id as the provider knows it (`gpt-4o-mini`, `claude-3-5-haiku-latest`, `extractive`). */
+  readonly model: string;
+  /**
+   * Streams the answer. The iterable is lazy (nothing is sent before the first `next()`), single
+   * use, and throws GenerationError on any failure; breaking out of the loop cancels the request.
+   */
+  generate(req: GenerationRequest): AsyncIterable<GenerationEvent>;
+}
+
+export type GenerationErrorKind = 'timeout' | 'rate_limited' | 'auth' | 'provider' | 'bad_request' | 'aborted';
+
+/** Error code of every generation failure; `details.kind` says which. */
+export const GENERATION_FAILED = 'GENERATION_FAILED';
+/** Error code of an unusable generative model configuration; `details.issues` lists every problem. */
+export const GENERATIVE_CONFIG_INVALID = 'GENERATIVE_CONFIG_INVALID';
+
+/**
+ * A failed generation. It is a DomainError (code GENERATION_FAILED) so the transport filters can
+ * carry it; `kind` tells a caller whether retrying can help (`timeout`, `rate_limited`,
+ * `provider`) or not (`auth`, `bad_request`, `aborted`).
+ */
+export class GenerationError extends DomainError {
+  constructor(
+    readonly kind: GenerationErrorKind,
+    message: string,
+    /** The provider's HTTP status, when it answered with one. */
+    readonly status?: number,
+    /** Seconds the provider asked to wait (Retry-After), when it said. */
+    readonly retryAfter?: number,
+  ) {
+    super(GENERATION_FAILED, message, { kind, status, retry_after: retryAfter, retryable: ['timeout', 'rate_limited', 'provider'].includes(kind) });
+    this.name = 'GenerationError';
+  }
+}
+
+/** Concatenates a stream's text events: for callers that want the whole answer at once. */
+export async function collectAnswer(events: AsyncIterable<GenerationEvent>): Promise<{ answer: string; reasoning: string; metadata?: Extract<GenerationEvent, { type: 'metadata' }> }> {
+  let answer = '';
+  let reasoning = '';
+  let metadata: Extract<GenerationEvent, { type: 'metadata' }> | undefined;
+  for await (const event of events) {
+    if (event.type === 'text') answer += event.text;
+    else if (event.type === 'reasoning') reasoning += event.text;
+    else metadata = event;
+  }
+  return { answer, reasoning, metadata };
+}

@@ -1,0 +1,1 @@
+export { analyze, analyzeQuery, tokenize, type AnalyzedToken } from './analyze';

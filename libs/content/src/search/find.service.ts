@@ -1,0 +1,370 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { In } from 'typeorm';
+import { ContentSubjects, type ActorDto, type ResourceDto } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { LOGGER, type Logger } from '@kb/platform/observability';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { FieldEntity } from '../entities/field.entity';
+import { ResourceEntity } from '../entities/resource.entity';
+import { serializeResource } from '../resources/resource-reader.service';
+import { analyzeQuery, tokenize } from './analysis';
+import { PARAGRAPH_TARGET, FilterCompiler, securityCondition } from './query/filters';
+import { rrf, weightedFusion, type FusedHit, type RetrieverHit, type ScoreType } from './query/fusion';
+import { readSerialization, RequestReader, type SerializationOptions } from './query/request-reader';
+import { keywordSearch, semanticSearch } from './query/retrievers';
+import { SqlParams } from './query/sql';
+import { SearchContextService } from './search-context.service';
+
+export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
+type Feature = 'keyword' | 'semantic';
+
+/**
+ * Default fusion per semantic model when the request names none (docs/decisions/0011). Weak
+ * models get a small weight in score fusion so hybrid never falls below keyword alone; unknown
+ * (presumably strong, configured) models get equal-weight RRF.
+ */
+const DEFAULT_FUSION: Record<string, { weight: number }> = {
+  'en-use-lite-2024': { weight: 0.2 },
+};
+
+export interface RetrievalRequest {
+  kbid: string;
+  body: unknown;
+  /** Groups that replace the body's (temporal keys with groups, on /ask only). */
+  forced_groups?: string[];
+  actor?: ActorDto;
+}
+
+/** Everything a parsed /find (or /ask retrieval) request asks for. */
+export interface FindPlan {
+  kbid: string;
+  query: string;
+  features: Feature[];
+  topK: number;
+  minSemantic?: number;
+  minBm25: number;
+  vector?: number[];
+  vectorset?: string;
+  fusion: { name: 'default' } | { name: 'rrf'; k: number; window: number; boosting: { keyword: number; semantic: number } };
+  rerankWindow: number;
+  withDuplicates: boolean;
+  highlight: boolean;
+  debug: boolean;
+  groups?: string[];
+  showHidden: boolean;
+  serialization: SerializationOptions;
+  where: string;
+  params: SqlParams;
+  auditMetadata?: Record<string, unknown>;
+}
+
+export interface ParagraphRow {
+  id: string;
+  rid: string;
+  field: string;
+  split: string;
+  paragraph_id: string;
+  start_offset: number;
+  end_offset: number;
+  idx: number;
+  page: number | null;
+  text: string;
+  kind: string;
+  language: string;
+  labels: string[];
+}
+
+export interface RankedParagraph extends ParagraphRow {
+  score: number;
+  scoreType: ScoreType;
+  order: number;
+}
+
+export interface FindOutcome {
+  plan: FindPlan;
+  paragraphs: RankedParagraph[];
+  minScore: { semantic: number; bm25: number };
+  terms: string[];
+  timings: Record<string, number>;
+}
+
+@Injectable()
+export class FindService {
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly context: SearchContextService,
+  ) {}
+
+  /** Reads a /find body (or /ask's retrieval members) into a plan; every problem → one 422. */
+  async plan(req: RetrievalRequest, r: RequestReader, o: { defaultFeatures: Feature[]; allowed: readonly string[] }): Promise<FindPlan> {
+    const params = new SqlParams();
+    const languages = await this.context.kbLanguages(req.kbid);
+    const query = r.string('query', '', { max: 20_000 });
+    const features = r.enumList('features', o.allowed as readonly string[], o.defaultFeatures).filter((f, i) => {
+      if (f === 'relations' || f === 'graph') {
+        r.issue(['features', i], `Not supported: the ${f} feature (knowledge graph search) is not available`, 'not_supported');
+        return false;
+      }
+      return true;
+    }) as Feature[];
+    const topK = r.int('top_k', 20, 1, 200);
+    let minSemantic: number | undefined;
+    let minBm25 = 0;
+    const ms = r.raw('min_score');
+    if (typeof ms === 'number') minSemantic = r.number('min_score', ms);
+    else if (ms && typeof ms === 'object' && !Array.isArray(ms)) {
+      const m = ms as Record<string, unknown>;
+      for (const k of Object.keys(m)) if (k !== 'semantic' && k !== 'bm25') r.issue(['min_score', k], 'Extra inputs are not permitted', 'extra_forbidden');
+      minSemantic = r.number(['min_score', 'semantic'], m['semantic']);
+      minBm25 = r.number(['min_score', 'bm25'], m['bm25'], { min: 0 }) ?? 0;
+    } else if (ms !== undefined && ms !== null) r.issue('min_score', 'Input should be a number or {semantic, bm25}', 'model_type');
+    const vectorRaw = r.raw('vector');
+    let vector: number[] | undefined;
+    if (vectorRaw !== undefined && vectorRaw !== null) {
+      if (!Array.isArray(vectorRaw) || vectorRaw.length === 0 || vectorRaw.some((x) => typeof x !== 'number' || !Number.isFinite(x))) {
+        r.issue('vector', 'Input should be a non-empty list of numbers', 'list_type');
+      } else vector = vectorRaw as number[];
+    }
+    const vectorset = r.optionalString('vectorset');
+    const fusion = this.readFusion(r);
+    const rerankWindow = this.readReranker(r, topK);
+    const withDuplicates = r.bool('with_duplicates', false);
+    const highlight = r.bool('highlight', false);
+    const debug = r.bool('debug', false);
+    const showHidden = r.bool('show_hidden', false);
+    let groups: string[] | undefined;
+    const security = r.object('security');
+    if (security) {
+      const g = security['groups'] ?? security['access_groups'];
+      for (const k of Object.keys(security)) if (k !== 'groups' && k !== 'access_groups') r.issue(['security', k], 'Extra inputs are not permitted', 'extra_forbidden');
+      if (g !== undefined && (!Array.isArray(g) || g.some((x) => typeof x !== 'string'))) r.issue(['security', 'groups'], 'Input should be a list of strings', 'list_type');
+      else groups = (g as string[] | undefined) ?? [];
+    }
+    if (req.forced_groups) groups = req.forced_groups;
+    const serialization = readSerialization(r);
+    r.unsupported('with_synonyms', 'this knowledge box has no synonyms configured');
+    r.unsupported('rephrase', 'query rephrasing needs a generative model; send the rephrased query instead');
+    r.unsupported('rephrase_prompt', 'query rephrasing is not available', (v) => v === undefined || v === null);
+    r.unsupported('query_image', 'image queries are not available', (v) => v === undefined || v === null);
+    r.unsupported('search_configuration', 'stored search configurations are not available', (v) => v === undefined || v === null);
+    r.unsupported('graph_query', 'graph queries are not available', (v) => v === undefined || v === null);
+    r.unsupported('search_after', 'cursor pagination is not available; raise top_k', (v) => v === undefined || v === null);
+    // Accepted without effect: `extracted` is deprecated (read above), `generative_model` only serves rephrasing.
+    r.accept('generative_model');
+    const auditMetadata = r.object('audit_metadata');
+    if (auditMetadata && JSON.stringify(auditMetadata).length > 10_240) r.issue('audit_metadata', 'audit_metadata must be at most 10 KB', 'value_error');
+    const kbParam = params.add(req.kbid);
+    const filters = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages);
+    const conds = [`p.kbid = ${kbParam}`, filters.readAll(r, { allowFieldFilters: true })];
+    conds.push(securityCondition(params, 'p.groups', groups, false));
+    if (!showHidden) conds.push('NOT p.hidden');
+    return {
+      kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, withDuplicates, highlight, debug,
+      groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata,
+    };
+  }
+
+  private readFusion(r: RequestReader): FindPlan['fusion'] {
+    const v = r.raw('rank_fusion');
+    if (v === undefined || v === null) return { name: 'default' };
+    if (v === 'rrf' || v === 'legacy') return { name: 'rrf', k: 60, window: 500, boosting: { keyword: 1, semantic: 1 } };
+    if (typeof v !== 'object' || Array.isArray(v)) {
+      r.issue('rank_fusion', "Input should be 'rrf' or {name: 'rrf', k, window, boosting}", 'union_tag_invalid');
+      return { name: 'default' };
+    }
+    const o = v as Record<string, unknown>;
+    if (o['name'] !== undefined && o['name'] !== 'rrf' && o['name'] !== 'legacy') r.issue(['rank_fusion', 'name'], "Input should be 'rrf'", 'enum');
+    const k = r.number(['rank_fusion', 'k'], o['k'], { min: 0 }) ?? 60;
+    const window = o['window'] === undefined || o['window'] === null ? 500 : Number.isInteger(o['window']) && (o['window'] as number) >= 1 && (o['window'] as number) <= 500 ? (o['window'] as number) : (r.issue(['rank_fusion', 'window'], 'Input should be an integer between 1 and 500', 'less_than_equal'), 500);
+    const b = (o['boosting'] ?? {}) as Record<string, unknown>;
+    const boosting = {
+      keyword: r.number(['rank_fusion', 'boosting', 'keyword'], b['keyword']) ?? 1,
+      semantic: r.number(['rank_fusion', 'boosting', 'semantic'], b['semantic']) ?? 1,
+    };
+    return { name: 'rrf', k, window, boosting };
+  }
+
+  private readReranker(r: RequestReader, topK: number): number {
+    const v = r.raw('reranker');
+    if (v === undefined || v === null || v === 'noop' || v === 'predict') return Math.min(2 * topK, 200);
+    if (typeof v === 'object' && !Array.isArray(v)) {
+      const o = v as Record<string, unknown>;
+      if (o['name'] !== 'predict' && o['name'] !== 'noop') r.issue(['reranker', 'name'], "Input should be 'predict' or 'noop'", 'enum');
+      const w = o['window'];
+      if (w === undefined || w === null) return Math.min(2 * topK, 200);
+      if (!Number.isInteger(w) || (w as number) < topK || (w as number) > 200) {
+        r.issue(['reranker', 'window'], `Input should be an integer between top_k (${topK}) and 200`, 'value_error');
+        return topK;
+      }
+      return w as number;
+    }
+    r.issue('reranker', "Input should be 'predict', 'noop' or {name, window}", 'enum');
+    return topK;
+  }
+
+  /** Runs the plan: retrievers (in parallel), fusion, duplicate collapsing, top_k. */
+  async run(plan: FindPlan): Promise<FindOutcome> {
+    const t0 = Date.now();
+    const timings: Record<string, number> = {};
+    const languages = await this.context.kbLanguages(plan.kbid);
+    const terms = plan.query.trim() ? analyzeQuery(plan.query, languages) : [];
+    const window = Math.max(plan.topK, plan.rerankWindow, plan.fusion.name === 'rrf' ? Math.min(plan.fusion.window, 500) : 0, 100);
+    const wantKeyword = plan.features.includes('keyword') && terms.length > 0;
+    const wantSemantic = plan.features.includes('semantic') && (plan.vector !== undefined || plan.query.trim() !== '');
+    let minSemantic = plan.minSemantic ?? 0;
+    let vectorset = plan.vectorset ?? '';
+    const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
+    const kw: Promise<RetrieverHit[]> = wantKeyword
+      ? keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25).then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
+      : Promise.resolve([]);
+    const sem: Promise<RetrieverHit[]> = wantSemantic
+      ? (async () => {
+          const q = plan.vector
+            ? { vector: plan.vector, vectorset: plan.vectorset ?? (await this.context.defaultVectorset(plan.kbid)), similarity: 'DOT' as const, threshold: 0 }
+            : await this.context.embedQuery(plan.kbid, plan.query, plan.vectorset);
+          vectorset = q.vectorset;
+          minSemantic = plan.minSemantic ?? q.threshold;
+          timings['embed_ms'] = Date.now() - t0;
+          const population = await this.context.vectorPopulation(plan.kbid, q.vectorset);
+          const hits = await semanticSearch(this.ds.manager, scope(), { vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: window, population });
+          timings['semantic_ms'] = Date.now() - t0;
+          return hits;
+        })()
+      : Promise.resolve([]);
+    const [keywordHits, semanticHits] = await Promise.all([kw, sem]);
+    let fused: FusedHit[];
+    if (plan.fusion.name === 'rrf') fused = rrf(keywordHits, semanticHits, plan.fusion);
+    else {
+      const d = DEFAULT_FUSION[vectorset];
+      fused = d ? weightedFusion(keywordHits, semanticHits, { weight: d.weight, window, floor: minSemantic }) : rrf(keywordHits, semanticHits, { k: 60, window, boosting: { keyword: 1, semantic: 1 } });
+    }
+    const candidates = fused.slice(0, Math.max(plan.topK * 3, plan.topK + 20));
+    const rows = await this.paragraphRows(candidates.map((h) => h.id));
+    const out: RankedParagraph[] = [];
+    const seen = new Map<string, Set<string>>();
+    for (const h of candidates) {
+      const row = rows.get(h.id);
+      if (!row) continue;
+      if (!plan.withDuplicates) {
+        const texts = seen.get(row.rid) ?? new Set<string>();
+        const norm = row.text.trim().toLowerCase();
+        if (texts.has(norm)) continue;
+        texts.add(norm);
+        seen.set(row.rid, texts);
+      }
+      out.push({ ...row, score: h.score, scoreType: h.scoreType, order: out.length });
+      if (out.length >= plan.topK) break;
+    }
+    timings['total_ms'] = Date.now() - t0;
+    return { plan, paragraphs: out, minScore: { semantic: minSemantic, bm25: plan.minBm25 }, terms, timings };
+  }
+
+  async paragraphRows(ids: string[]): Promise<Map<string, ParagraphRow>> {
+    if (ids.length === 0) return new Map();
+    const rows = (await this.ds.query(
+      `SELECT id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, labels
+         FROM content.search_paragraphs WHERE id = ANY($1::bigint[])`,
+      [ids],
+    )) as ParagraphRow[];
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /** The resources of the hits, serialized as `show` asks (one query for rows, one for fields if needed). */
+  async resources(kbid: string, rids: string[], s: SerializationOptions): Promise<Map<string, ResourceDto>> {
+    if (rids.length === 0) return new Map();
+    const rows = await this.ds.getRepository(ResourceEntity).findBy({ kbid, id: In(rids) });
+    const needsFields = s.show.some((x) => x === 'values' || x === 'extracted' || x === 'errors');
+    const fields = needsFields ? await this.ds.getRepository(FieldEntity).findBy({ rid: In(rids) }) : [];
+    const out = new Map<string, ResourceDto>();
+    for (const r of rows) out.set(r.id, serializeResource(r, fields.filter((f) => f.rid === r.id), s));
+    return out;
+  }
+
+  /** /find: the KnowledgeboxFindResults shape of API-MAP 2.2. */
+  async find(req: RetrievalRequest): Promise<Record<string, unknown>> {
+    const started = Date.now();
+    const r = new RequestReader(req.body);
+    const plan = await this.plan(req, r, { defaultFeatures: ['keyword', 'semantic'], allowed: FIND_FEATURES });
+    r.finish();
+    const outcome = await this.run(plan);
+    const body = await this.findResults(outcome);
+    this.audit(req, 'search', started, { query: plan.query, features: plan.features, resources_count: Object.keys(body['resources'] as object).length, filters: (req.body as Record<string, unknown>)['filter_expression'] ?? (req.body as Record<string, unknown>)['filters'] ?? null }, plan.auditMetadata);
+    return body;
+  }
+
+  async findResults(outcome: FindOutcome): Promise<Record<string, unknown>> {
+    const { plan, paragraphs } = outcome;
+    const rids = [...new Set(paragraphs.map((p) => p.rid))];
+    const resources = await this.resources(plan.kbid, rids, plan.serialization);
+    const termSet = new Set(outcome.terms);
+    const out: Record<string, Record<string, unknown>> = {};
+    for (const p of paragraphs) {
+      const resource = resources.get(p.rid);
+      if (!resource) continue;
+      const entry = (out[p.rid] ??= { ...resource, fields: {} });
+      const fields = entry['fields'] as Record<string, { paragraphs: Record<string, unknown> }>;
+      const fieldKey = `/${p.field}`;
+      (fields[fieldKey] ??= { paragraphs: {} }).paragraphs[p.paragraph_id] = this.paragraphJson(p, plan.highlight ? termSet : null);
+    }
+    return {
+      resources: out,
+      relations: { entities: {} },
+      query: plan.query,
+      rephrased_query: null,
+      total: paragraphs.length,
+      page_number: 0,
+      page_size: plan.topK,
+      next_page: false,
+      nodes: null,
+      shards: null,
+      autofilters: [],
+      min_score: outcome.minScore,
+      best_matches: paragraphs.map((p) => p.paragraph_id),
+      metrics: plan.debug ? outcome.timings : null,
+      search_after: null,
+    };
+  }
+
+  paragraphJson(p: RankedParagraph, highlightTerms: Set<string> | null): Record<string, unknown> {
+    return {
+      score: p.score,
+      score_type: p.scoreType,
+      order: p.order,
+      text: highlightTerms ? highlight(p.text, p.language, highlightTerms) : p.text,
+      id: p.paragraph_id,
+      labels: p.labels,
+      position: { page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: null, end_seconds: null },
+      fuzzy_result: false,
+      page_with_visual: false,
+      reference: null,
+      is_a_table: p.kind === 'TABLE',
+      relevant_relations: null,
+    };
+  }
+
+  /** Activity event for the reporting service; never fails the request. */
+  audit(req: RetrievalRequest, type: 'search' | 'suggest' | 'chat', started: number, details: Record<string, unknown>, auditMetadata?: Record<string, unknown>): void {
+    const payload = {
+      event_id: randomUUID(), kbid: req.kbid, type, date: new Date().toISOString(), total_duration: Date.now() - started, user_type: 'user',
+      ...(req.actor?.user ? { user_id: req.actor.user } : {}), ...(req.actor?.client_type ? { client_type: req.actor.client_type } : {}),
+      ...(auditMetadata ? { audit_metadata: auditMetadata } : {}), details,
+    };
+    this.bus.publish(ContentSubjects.auditRecorded, payload).catch((err: Error) => this.logger.warn({ err: err.message, type }, 'audit event not published'));
+  }
+}
+
+/** Wraps the words of `text` whose analysed term is a query term in `<mark>…</mark>`. */
+export function highlight(text: string, language: string, terms: Set<string>): string {
+  let out = '';
+  let at = 0;
+  for (const t of tokenize(text, language || undefined)) {
+    if (!terms.has(t.term)) continue;
+    out += `${text.slice(at, t.start)}<mark>${text.slice(t.start, t.end)}</mark>`;
+    at = t.end;
+  }
+  return out + text.slice(at);
+}

@@ -1,0 +1,259 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { ContentFieldType, ExtractedFieldData, ExtractedVector } from '@kb/contracts';
+import type { FieldEntity } from '../../entities/field.entity';
+import type { ResourceEntity } from '../../entities/resource.entity';
+import { analyze } from '../analysis';
+import { FIELD_LETTER, isSafeVectorset } from '../search-ids';
+import { fieldTags, labelTags, resourceTags, userFieldLabels } from './tags';
+
+interface ParagraphRow {
+  field: string;
+  split: string;
+  paragraphId: string;
+  start: number;
+  end: number;
+  idx: number;
+  page: number | null;
+  text: string;
+  kind: string;
+  language: string;
+  labels: string[];
+  ptags: string[];
+  terms: Map<string, number>;
+  length: number;
+  vector?: number[];
+}
+
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const TITLE_FIELD = 'a/title';
+
+/** Vectorsets whose HNSW index exists (per process; the DDL is idempotent anyway). */
+const hnswReady = new Set<string>();
+
+export function hnswIndexName(vectorset: string, dimension: number): string {
+  return `search_vectors_hnsw_${vectorset.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 40)}_${dimension}`;
+}
+
+function countTerms(terms: string[]): Map<string, number> {
+  const tf = new Map<string, number>();
+  for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+  return tf;
+}
+
+/**
+ * Keeps the search index (docs/decisions/0011) equal to the stored resources. Every method runs
+ * inside the caller's transaction, so the index changes atomically with the data it describes:
+ * a processing result and its paragraphs land together, a deleted field's paragraphs go with it.
+ */
+@Injectable()
+export class SearchIndexerService {
+  /** Replaces the paragraphs (and their postings and vectors) of one processed field. */
+  async indexField(m: EntityManager, resource: ResourceEntity, field: Pick<FieldEntity, 'fieldType' | 'fieldId'>, extracted: ExtractedFieldData): Promise<void> {
+    await this.unindex(m, resource.kbid, resource.id, [`${FIELD_LETTER[field.fieldType]}/${field.fieldId}`]);
+    const rows = this.fieldRows(resource, field.fieldType, field.fieldId, extracted);
+    await this.insert(m, resource, rows, extracted.vectors);
+  }
+
+  /** Drops the paragraphs of one field (the field was deleted). */
+  async unindexField(m: EntityManager, kbid: string, rid: string, fieldType: ContentFieldType, fieldId: string): Promise<void> {
+    await this.unindex(m, kbid, rid, [`${FIELD_LETTER[fieldType]}/${fieldId}`]);
+  }
+
+  /** Drops every paragraph of a resource (before the resource row goes). */
+  async unindexResource(m: EntityManager, kbid: string, rid: string): Promise<void> {
+    await this.unindex(m, kbid, rid, null);
+  }
+
+  /** Drops a whole knowledge box's index. */
+  async dropKb(m: EntityManager, kbid: string): Promise<void> {
+    await m.query(`DELETE FROM content.search_postings WHERE kbid = $1`, [kbid]);
+    await m.query(`DELETE FROM content.search_vectors WHERE kbid = $1`, [kbid]);
+    await m.query(`DELETE FROM content.search_paragraphs WHERE kbid = $1`, [kbid]);
+    await m.query(`DELETE FROM content.search_terms WHERE kbid = $1`, [kbid]);
+    await m.query(`DELETE FROM content.search_stats WHERE kbid = $1`, [kbid]);
+  }
+
+  /**
+   * Brings the resource-level parts of the index up to date after any write: the resource's own
+   * tags (labels, status, origin, languages, hidden), its security groups and hidden flag on every
+   * paragraph, and the title paragraph (`a/title`).
+   */
+  async syncResource(m: EntityManager, resource: ResourceEntity): Promise<void> {
+    const rtags = resourceTags(resource);
+    const groups = [...new Set(resource.accessGroups ?? [])].sort();
+    await m.query(`UPDATE content.resources SET search_tags = $2 WHERE id = $1 AND search_tags IS DISTINCT FROM $2::text[]`, [resource.id, rtags]);
+    await m.query(
+      `UPDATE content.search_paragraphs SET tags = $2::text[] || ptags, groups = $3, hidden = $4
+        WHERE rid = $1 AND (tags IS DISTINCT FROM $2::text[] || ptags OR groups IS DISTINCT FROM $3::text[] OR hidden IS DISTINCT FROM $4)`,
+      [resource.id, rtags, groups, resource.hidden],
+    );
+    const title = resource.title.trim();
+    const existing = (await m.query(`SELECT text FROM content.search_paragraphs WHERE rid = $1 AND field = $2`, [resource.id, TITLE_FIELD])) as { text: string }[];
+    if (existing.length === 1 && existing[0]?.text === resource.title) return;
+    if (existing.length === 0 && !title) return;
+    await this.unindex(m, resource.kbid, resource.id, [TITLE_FIELD]);
+    if (!title) return;
+    const language = typeof resource.metadata['language'] === 'string' ? (resource.metadata['language'] as string) : '';
+    const terms = analyze(resource.title, language || undefined);
+    const row: ParagraphRow = {
+      field: TITLE_FIELD, split: '', paragraphId: `${resource.id}/${TITLE_FIELD}/0-${resource.title.length}`, start: 0, end: resource.title.length, idx: 0, page: null,
+      text: resource.title, kind: 'TITLE', language, labels: rtags.filter((t) => t.startsWith('/l/')), ptags: ['/k/TITLE'], terms: countTerms(terms), length: terms.length,
+    };
+    await this.insert(m, resource, [row], undefined);
+  }
+
+  private fieldRows(resource: ResourceEntity, fieldType: ContentFieldType, fieldId: string, extracted: ExtractedFieldData): ParagraphRow[] {
+    const letter = FIELD_LETTER[fieldType];
+    const field = `${letter}/${fieldId}`;
+    const user = userFieldLabels(resource.fieldmetadata ?? [], fieldType, fieldId);
+    const resourceLabels = labelTags(obj(resource.usermetadata)['classifications']);
+    const resourceLanguage = typeof resource.metadata['language'] === 'string' ? (resource.metadata['language'] as string) : '';
+    const rows: ParagraphRow[] = [];
+    const addText = (split: string, text: string, metadata: Record<string, unknown>, vectors: ExtractedVector[]): void => {
+      const language = (typeof metadata['language'] === 'string' && metadata['language']) || resourceLanguage;
+      const ftags = fieldTags(typeof metadata['mime_type'] === 'string' ? metadata['mime_type'] : undefined, metadata['ner'], user.field);
+      const byOffsets = new Map<string, number[]>();
+      for (const v of vectors) if (Array.isArray(v.vector) && v.vector.length) byOffsets.set(`${v.start_paragraph}-${v.end_paragraph}`, v.vector);
+      arr(metadata['paragraphs']).forEach((p, idx) => {
+        const po = obj(p);
+        const start = Number(po['start']);
+        const end = Number(po['end']);
+        if (!Number.isInteger(start) || !Number.isInteger(end) || end <= start) return;
+        const body = text.slice(start, end);
+        if (!body.trim()) return;
+        const paragraphId = typeof po['key'] === 'string' && po['key'] ? po['key'] : `${resource.id}/${field}${split ? `/${split}` : ''}/${start}-${end}`;
+        const kind = typeof po['kind'] === 'string' && po['kind'] ? po['kind'] : 'TEXT';
+        const plabels = [...labelTags(po['classifications']), ...(user.paragraphs.get(paragraphId) ?? [])];
+        const terms = analyze(body, language || undefined);
+        const page = obj(po['page'])['page'];
+        rows.push({
+          field, split, paragraphId, start, end, idx, page: typeof page === 'number' ? page : null, text: body, kind, language,
+          labels: [...new Set([...resourceLabels, ...user.field, ...plabels])],
+          ptags: [...new Set([...ftags, ...plabels, `/k/${kind}`])],
+          terms: countTerms(terms), length: terms.length, vector: byOffsets.get(`${start}-${end}`),
+        });
+      });
+    };
+    addText('', extracted.text?.text ?? '', obj(extracted.metadata?.metadata), extracted.vectors?.vectors?.vectors ?? []);
+    for (const [split, text] of Object.entries(extracted.text?.split_text ?? {})) {
+      addText(split, text, obj(extracted.metadata?.split_metadata?.[split]), extracted.vectors?.split_vectors?.[split]?.vectors ?? []);
+    }
+    return rows;
+  }
+
+  private async insert(m: EntityManager, resource: ResourceEntity, rows: ParagraphRow[], vectors: ExtractedFieldData['vectors'] | undefined): Promise<void> {
+    if (rows.length === 0) return;
+    const rtags = resourceTags(resource);
+    const groups = [...new Set(resource.accessGroups ?? [])].sort();
+    const ids = (await m.query(
+      `INSERT INTO content.search_paragraphs
+         (kbid, rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, length, labels, ptags, tags, groups, hidden, created_at)
+       SELECT $1, $2, x.field, x.split, x.pid, x.s, x.e, x.idx, x.page, x.text, x.kind, x.lang, x.len,
+              ARRAY(SELECT json_array_elements_text(x.labels::json)), ARRAY(SELECT json_array_elements_text(x.ptags::json)),
+              $3::text[] || ARRAY(SELECT json_array_elements_text(x.ptags::json)), $4, $5, $6
+         FROM unnest($7::text[], $8::text[], $9::text[], $10::int[], $11::int[], $12::int[], $13::int[], $14::text[], $15::text[], $16::text[], $17::int[], $18::text[], $19::text[])
+              WITH ORDINALITY AS x(field, split, pid, s, e, idx, page, text, kind, lang, len, labels, ptags, ord)
+        ORDER BY x.ord
+       RETURNING id`,
+      [
+        resource.kbid, resource.id, rtags, groups, resource.hidden, resource.createdAt,
+        rows.map((r) => r.field), rows.map((r) => r.split), rows.map((r) => r.paragraphId), rows.map((r) => r.start), rows.map((r) => r.end),
+        rows.map((r) => r.idx), rows.map((r) => r.page), rows.map((r) => r.text), rows.map((r) => r.kind), rows.map((r) => r.language),
+        rows.map((r) => r.length), rows.map((r) => JSON.stringify(r.labels)), rows.map((r) => JSON.stringify(r.ptags)),
+      ],
+    )) as { id: string }[];
+    // RETURNING follows the insertion order of an INSERT … SELECT … ORDER BY.
+    const postTerms: string[] = [];
+    const postParagraphs: string[] = [];
+    const postTf: number[] = [];
+    const df = new Map<string, number>();
+    let totalLength = 0;
+    rows.forEach((r, i) => {
+      const id = ids[i]?.id as string;
+      totalLength += r.length;
+      for (const [term, tf] of r.terms) {
+        postTerms.push(term);
+        postParagraphs.push(id);
+        postTf.push(tf);
+        df.set(term, (df.get(term) ?? 0) + 1);
+      }
+    });
+    if (postTerms.length) {
+      await m.query(
+        `INSERT INTO content.search_postings (kbid, term, paragraph, tf) SELECT $1, t, p, f FROM unnest($2::text[], $3::bigint[], $4::int[]) AS x(t, p, f)`,
+        [resource.kbid, postTerms, postParagraphs, postTf],
+      );
+      await this.addDf(m, resource.kbid, df);
+    }
+    const languages = [...new Set(rows.map((r) => r.language).filter(Boolean))];
+    await m.query(
+      `INSERT INTO content.search_stats AS s (kbid, paragraphs, total_length, languages) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (kbid) DO UPDATE SET paragraphs = s.paragraphs + EXCLUDED.paragraphs, total_length = s.total_length + EXCLUDED.total_length,
+         languages = CASE WHEN EXCLUDED.languages <@ s.languages THEN s.languages ELSE ARRAY(SELECT DISTINCT unnest(s.languages || EXCLUDED.languages) ORDER BY 1) END`,
+      [resource.kbid, rows.length, totalLength, languages],
+    );
+    const vectorset = vectors?.vectorset;
+    if (vectorset && isSafeVectorset(vectorset)) {
+      const withVectors = rows.map((r, i) => ({ id: ids[i]?.id as string, v: r.vector })).filter((x): x is { id: string; v: number[] } => !!x.v && x.v.length > 0);
+      if (withVectors.length) {
+        const dimension = withVectors[0]?.v.length as number;
+        const same = withVectors.filter((x) => x.v.length === dimension);
+        await m.query(
+          `INSERT INTO content.search_vectors (paragraph, vectorset, kbid, dimension, vector)
+           SELECT p, $1, $2, $3, v::vector FROM unnest($4::bigint[], $5::text[]) AS x(p, v)`,
+          [vectorset, resource.kbid, dimension, same.map((x) => x.id), same.map((x) => `[${x.v.join(',')}]`)],
+        );
+        await this.ensureHnsw(m, vectorset, dimension, vectors?.similarity ?? 'DOT');
+      }
+    }
+  }
+
+  /**
+   * Removes paragraphs with their postings (term statistics decremented first) and vectors.
+   * `fields` null → every paragraph of the resource.
+   */
+  private async unindex(m: EntityManager, kbid: string, rid: string, fields: string[] | null): Promise<void> {
+    const where = fields ? `rid = $1 AND field = ANY($2::text[])` : `rid = $1`;
+    const params: unknown[] = fields ? [rid, fields] : [rid];
+    const gone = (await m.query(`SELECT count(*)::int AS n, coalesce(sum(length), 0)::bigint AS len FROM content.search_paragraphs WHERE ${where}`, params)) as { n: number; len: string }[];
+    const n = gone[0]?.n ?? 0;
+    if (n === 0) return;
+    const pwhere = fields ? `p.rid = $1 AND p.field = ANY($2::text[])` : `p.rid = $1`;
+    const terms = (await m.query(
+      `SELECT po.term, count(*)::int AS n FROM content.search_postings po JOIN content.search_paragraphs p ON p.id = po.paragraph
+        WHERE po.kbid = $${params.length + 1} AND ${pwhere} GROUP BY po.term`,
+      [...params, kbid],
+    )) as { term: string; n: number }[];
+    await this.addDf(m, kbid, new Map(terms.map((t) => [t.term, -t.n])));
+    await m.query(`DELETE FROM content.search_paragraphs WHERE ${where}`, params);
+    await m.query(`UPDATE content.search_stats SET paragraphs = greatest(paragraphs - $2, 0), total_length = greatest(total_length - $3, 0) WHERE kbid = $1`, [kbid, n, Number(gone[0]?.len ?? 0)]);
+  }
+
+  /** Adds (or, negative, removes) document frequencies; rows are touched in term order so concurrent writers never deadlock. */
+  private async addDf(m: EntityManager, kbid: string, df: Map<string, number>): Promise<void> {
+    if (df.size === 0) return;
+    const entries = [...df.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    await m.query(
+      `INSERT INTO content.search_terms AS t (kbid, term, df) SELECT $1, x.term, x.n FROM unnest($2::text[], $3::int[]) AS x(term, n) ORDER BY x.term
+       ON CONFLICT (kbid, term) DO UPDATE SET df = t.df + EXCLUDED.df`,
+      [kbid, entries.map((e) => e[0]), entries.map((e) => e[1])],
+    );
+    if (entries.some((e) => e[1] < 0)) {
+      await m.query(`DELETE FROM content.search_terms WHERE kbid = $1 AND term = ANY($2::text[]) AND df <= 0`, [kbid, entries.filter((e) => e[1] < 0).map((e) => e[0])]);
+    }
+  }
+
+  private async ensureHnsw(m: EntityManager, vectorset: string, dimension: number, similarity: 'COSINE' | 'DOT'): Promise<void> {
+    const name = hnswIndexName(vectorset, dimension);
+    if (hnswReady.has(name)) return;
+    const ops = similarity === 'COSINE' ? 'vector_cosine_ops' : 'vector_ip_ops';
+    // Partial expression index: one per vectorset and length, so KBs with different models share the table.
+    await m.query(
+      `CREATE INDEX IF NOT EXISTS ${name} ON content.search_vectors USING hnsw ((vector::vector(${dimension})) ${ops}) WITH (m = 16, ef_construction = 100)
+        WHERE vectorset = '${vectorset}' AND dimension = ${dimension}`,
+    );
+    hnswReady.add(name);
+  }
+}

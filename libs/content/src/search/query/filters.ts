@@ -1,0 +1,339 @@
+import { analyzeQuery } from '../analysis';
+import { TYPE_LETTER } from '../search-ids';
+import { isObject, type RequestReader } from './request-reader';
+import { likePrefix, type SqlParams } from './sql';
+
+/** Where the columns a filter reads live: paragraphs (find/search/suggest) or resources (catalog). */
+export interface FilterTarget {
+  kind: 'paragraph' | 'resource';
+  tags: string;
+  rid: string;
+  created: string;
+  /** SQL for the KB id parameter. */
+  kbid: string;
+}
+
+export const PARAGRAPH_TARGET = (kbid: string): FilterTarget => ({ kind: 'paragraph', tags: 'p.tags', rid: 'p.rid', created: 'p.created_at', kbid });
+export const RESOURCE_TARGET = (kbid: string): FilterTarget => ({ kind: 'resource', tags: 'r.search_tags', rid: 'r.id', created: 'r.created_at', kbid });
+
+/** Friendly names of the legacy filter syntax (API-MAP 2.7) → index tag prefixes. */
+const ALIASES: [string, string][] = [
+  ['/icon', '/n/i'], ['/metadata.status', '/n/s'], ['/metadata.languages', '/s/s'], ['/metadata.language', '/s/p'], ['/origin.tags', '/t'],
+  ['/origin.metadata', '/m'], ['/origin.path', '/p'], ['/origin.source-id', '/u/s'], ['/origin.collaborators', '/u/o'], ['/classification.labels', '/l'],
+  ['/entities', '/e'], ['/generated.data-augmentation', '/g/da'],
+];
+
+export function normaliseTag(tag: string): string {
+  for (const [alias, real] of ALIASES) if (tag === alias || tag.startsWith(`${alias}/`)) return real + tag.slice(alias.length);
+  return tag;
+}
+
+/**
+ * Compiles every filter member of a search request into one SQL condition. Members are read
+ * from `r`; problems are added to `r.issues` with their location.
+ */
+export class FilterCompiler {
+  constructor(private readonly params: SqlParams, private readonly target: FilterTarget, private readonly languages: readonly string[]) {}
+
+  /** A tag condition: the exact tag, or (hierarchical) any tag under it. */
+  tag(tag: string): string {
+    const t = normaliseTag(tag).replace(/\/+$/, '');
+    return `(${this.target.tags} @> ARRAY[${this.params.add(t)}]::text[] OR EXISTS (SELECT 1 FROM unnest(${this.target.tags}) AS tg WHERE tg LIKE ${this.params.add(likePrefix(`${t}/`))}))`;
+  }
+
+  private exactTag(tag: string): string {
+    return `${this.target.tags} @> ARRAY[${this.params.add(tag)}]::text[]`;
+  }
+
+  private fieldCondition(type: string, name?: string): string {
+    const letter = TYPE_LETTER[type] as string;
+    if (this.target.kind === 'paragraph') {
+      return name ? `p.field = ${this.params.add(`${letter}/${name}`)}` : `p.field LIKE ${this.params.add(likePrefix(`${letter}/`))}`;
+    }
+    const f = name ? `sp.field = ${this.params.add(`${letter}/${name}`)}` : `sp.field LIKE ${this.params.add(likePrefix(`${letter}/`))}`;
+    return `EXISTS (SELECT 1 FROM content.search_paragraphs sp WHERE sp.rid = r.id AND ${f})`;
+  }
+
+  private keyword(word: string): string {
+    const terms = analyzeQuery(word, this.languages);
+    if (terms.length === 0) return 'TRUE';
+    const owner = this.target.kind === 'paragraph' ? 'po.paragraph = p.id' : 'po.paragraph IN (SELECT sp.id FROM content.search_paragraphs sp WHERE sp.rid = r.id)';
+    return `EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${this.target.kbid} AND ${owner} AND po.term = ANY(${this.params.add(terms)}::text[]))`;
+  }
+
+  private modifiedRange(since?: Date, until?: Date): string {
+    const conds: string[] = [];
+    const col = this.target.kind === 'paragraph' ? 'mr.modified_at' : 'r.modified_at';
+    if (since) conds.push(`${col} >= ${this.params.add(since)}`);
+    if (until) conds.push(`${col} <= ${this.params.add(until)}`);
+    if (!conds.length) return 'TRUE';
+    if (this.target.kind === 'resource') return conds.join(' AND ');
+    return `p.rid IN (SELECT mr.id FROM content.resources mr WHERE mr.kbid = ${this.target.kbid} AND ${conds.join(' AND ')})`;
+  }
+
+  private createdRange(since?: Date, until?: Date): string {
+    const conds: string[] = [];
+    if (since) conds.push(`${this.target.created} >= ${this.params.add(since)}`);
+    if (until) conds.push(`${this.target.created} <= ${this.params.add(until)}`);
+    return conds.length ? conds.join(' AND ') : 'TRUE';
+  }
+
+  /** One expression of the filter_expression language (API-MAP 2.1); `allowed` limits the props by context. */
+  expression(r: RequestReader, e: unknown, loc: (string | number)[], context: 'field' | 'paragraph' | 'resource'): string {
+    if (!isObject(e)) {
+      r.issue(loc, 'Input should be a valid object', 'model_type');
+      return 'TRUE';
+    }
+    if ('and' in e || 'or' in e) {
+      const op = 'and' in e ? 'and' : 'or';
+      const list = e[op];
+      if (!Array.isArray(list) || list.length === 0) {
+        r.issue([...loc, op], 'Input should be a non-empty list', 'list_type');
+        return 'TRUE';
+      }
+      return `(${list.map((x, i) => this.expression(r, x, [...loc, op, i], context)).join(op === 'and' ? ' AND ' : ' OR ')})`;
+    }
+    if ('not' in e) return `NOT (${this.expression(r, e['not'], [...loc, 'not'], context)})`;
+    const prop = e['prop'];
+    const str = (name: string, required: boolean): string | undefined => {
+      const v = e[name];
+      if (v === undefined || v === null) {
+        if (required) r.issue([...loc, name], 'Field required', 'missing');
+        return undefined;
+      }
+      if (typeof v !== 'string' || v === '') {
+        r.issue([...loc, name], 'Input should be a non-empty string', 'string_type');
+        return undefined;
+      }
+      return v;
+    };
+    const date = (name: string): Date | undefined => {
+      const v = e[name];
+      if (v === undefined || v === null) return undefined;
+      const d = typeof v === 'string' ? new Date(v) : undefined;
+      if (!d || Number.isNaN(d.getTime())) {
+        r.issue([...loc, name], 'Input should be a valid datetime', 'datetime_parsing');
+        return undefined;
+      }
+      return d;
+    };
+    const paragraphOnly = ['kind'];
+    const notForResource = ['field', 'keyword', 'field_mimetype', 'kind'];
+    if (typeof prop === 'string' && context !== 'paragraph' && paragraphOnly.includes(prop)) {
+      r.issue([...loc, 'prop'], `'${prop}' is a paragraph filter`, 'value_error');
+      return 'TRUE';
+    }
+    if (typeof prop === 'string' && context === 'resource' && notForResource.includes(prop)) {
+      r.issue([...loc, 'prop'], `'${prop}' cannot filter resources`, 'value_error');
+      return 'TRUE';
+    }
+    switch (prop) {
+      case 'resource': {
+        const id = str('id', false);
+        const slug = str('slug', false);
+        if (!id === !slug) {
+          r.issue(loc, 'Exactly one of id or slug is required', 'value_error');
+          return 'TRUE';
+        }
+        if (id) return /^[0-9a-f-]{32,36}$/i.test(id) ? `${this.target.rid} = ${this.params.add(id)}::uuid` : 'FALSE';
+        return `${this.target.rid} IN (SELECT sr.id FROM content.resources sr WHERE sr.kbid = ${this.target.kbid} AND sr.slug = ${this.params.add(slug)})`;
+      }
+      case 'field': {
+        const type = str('type', true);
+        if (type && !(type in TYPE_LETTER)) {
+          r.issue([...loc, 'type'], `Input should be ${Object.keys(TYPE_LETTER).map((k) => `'${k}'`).join(', ')}`, 'enum');
+          return 'TRUE';
+        }
+        return type ? this.fieldCondition(type, str('name', false)) : 'TRUE';
+      }
+      case 'keyword': {
+        const word = str('word', true);
+        return word ? this.keyword(word) : 'TRUE';
+      }
+      case 'created':
+        return this.createdRange(date('since'), date('until'));
+      case 'modified':
+        return this.modifiedRange(date('since'), date('until'));
+      case 'label': {
+        const set = str('labelset', true);
+        const label = str('label', false);
+        return set ? this.tag(label ? `/l/${set}/${label}` : `/l/${set}`) : 'TRUE';
+      }
+      case 'resource_mimetype':
+      case 'field_mimetype': {
+        const type = str('type', true);
+        const sub = str('subtype', false);
+        const prefix = prop === 'resource_mimetype' ? '/n/i' : '/mt';
+        return type ? this.tag(sub ? `${prefix}/${type}/${sub}` : `${prefix}/${type}`) : 'TRUE';
+      }
+      case 'entity': {
+        const sub = str('subtype', true);
+        const value = str('value', false);
+        return sub ? this.tag(value ? `/e/${sub}/${value}` : `/e/${sub}`) : 'TRUE';
+      }
+      case 'language': {
+        const lang = str('language', true);
+        if (!lang) return 'TRUE';
+        const primary = this.exactTag(`/s/p/${lang}`);
+        if (e['only_primary'] === true) return primary;
+        const para = this.target.kind === 'paragraph' ? ` OR p.language = ${this.params.add(lang)}` : '';
+        return `(${primary} OR ${this.exactTag(`/s/s/${lang}`)}${para})`;
+      }
+      case 'origin_tag': {
+        const tag = str('tag', true);
+        return tag ? this.exactTag(`/t/${tag}`) : 'TRUE';
+      }
+      case 'origin_metadata': {
+        const field = str('field', true);
+        const value = str('value', false);
+        return field ? this.tag(value !== undefined ? `/m/${field}/${value}` : `/m/${field}`) : 'TRUE';
+      }
+      case 'origin_path': {
+        const prefix = str('prefix', false);
+        if (!prefix) return this.tag('/p');
+        const p = `/p/${prefix.replace(/^\/+/, '')}`;
+        return `EXISTS (SELECT 1 FROM unnest(${this.target.tags}) AS tg WHERE tg LIKE ${this.params.add(likePrefix(p))})`;
+      }
+      case 'origin_source': {
+        const id = str('id', false);
+        return this.tag(id ? `/u/s/${id}` : '/u/s');
+      }
+      case 'origin_collaborator': {
+        const c = str('collaborator', true);
+        return c ? this.exactTag(`/u/o/${c}`) : 'TRUE';
+      }
+      case 'generated': {
+        if (e['by'] !== 'data-augmentation') r.issue([...loc, 'by'], "Input should be 'data-augmentation'", 'enum');
+        const task = str('da_task', false);
+        return this.tag(task ? `/g/da/${task}` : '/g/da');
+      }
+      case 'kind': {
+        const kind = str('kind', true);
+        return kind ? this.exactTag(`/k/${kind.toUpperCase()}`) : 'TRUE';
+      }
+      case 'status': {
+        const status = str('status', true);
+        return status ? this.exactTag(`/n/s/${status.toUpperCase()}`) : 'TRUE';
+      }
+      default:
+        r.issue([...loc, 'prop'], `Unknown filter prop ${JSON.stringify(prop)}`, 'union_tag_invalid');
+        return 'TRUE';
+    }
+  }
+
+  /** Legacy `filters`: a list of tags (all must match) or `[{all|any|none|not_all: [...]}]`. */
+  legacy(r: RequestReader, filters: unknown, loc: (string | number)[]): string {
+    if (!Array.isArray(filters)) {
+      r.issue(loc, 'Input should be a valid list', 'list_type');
+      return 'TRUE';
+    }
+    const conds: string[] = [];
+    filters.forEach((f, i) => {
+      if (typeof f === 'string') {
+        conds.push(this.tag(f));
+        return;
+      }
+      if (!isObject(f)) {
+        r.issue([...loc, i], 'Input should be a tag or an {all|any|none|not_all} object', 'value_error');
+        return;
+      }
+      for (const [op, tags] of Object.entries(f)) {
+        if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string')) {
+          r.issue([...loc, i, op], 'Input should be a list of tags', 'list_type');
+          continue;
+        }
+        const c = (tags as string[]).map((t) => this.tag(t));
+        if (c.length === 0) continue;
+        if (op === 'all') conds.push(`(${c.join(' AND ')})`);
+        else if (op === 'any') conds.push(`(${c.join(' OR ')})`);
+        else if (op === 'none') conds.push(`NOT (${c.join(' OR ')})`);
+        else if (op === 'not_all') conds.push(`NOT (${c.join(' AND ')})`);
+        else r.issue([...loc, i, op], "Input should be 'all', 'any', 'none' or 'not_all'", 'enum');
+      }
+    });
+    return conds.length ? conds.join(' AND ') : 'TRUE';
+  }
+
+  /** `fields`: `a/title`, `t/body`, or a bare type letter / field type. */
+  fields(r: RequestReader, fields: string[]): string {
+    const conds: string[] = [];
+    fields.forEach((f, i) => {
+      const m = /^([a-z_]+)(?:\/(.+))?$/.exec(f);
+      const letters = Object.values(TYPE_LETTER);
+      const letter = m ? (letters.includes(m[1] as string) ? m[1] : TYPE_LETTER[m[1] as string]) : undefined;
+      if (!m || !letter) {
+        r.issue(['fields', i], 'A field is <type letter>/<field id>, e.g. t/body or a/title', 'value_error');
+        return;
+      }
+      const type = Object.keys(TYPE_LETTER).find((k) => TYPE_LETTER[k] === letter) as string;
+      conds.push(this.fieldCondition(type, m[2]));
+    });
+    return conds.length ? `(${conds.join(' OR ')})` : 'TRUE';
+  }
+
+  /** Every filter member of a search request, read from `r`, combined with AND. */
+  readAll(r: RequestReader, o: { allowFieldFilters: boolean }): string {
+    const conds: string[] = [];
+    const fe = r.object('filter_expression');
+    if (fe) {
+      const operator = fe['operator'] ?? 'and';
+      if (operator !== 'and' && operator !== 'or') r.issue(['filter_expression', 'operator'], "Input should be 'and' or 'or'", 'enum');
+      const parts: string[] = [];
+      for (const key of Object.keys(fe)) {
+        if (key === 'operator') continue;
+        if (key === 'field' || key === 'paragraph' || key === 'resource') {
+          if (key === 'paragraph' && this.target.kind !== 'paragraph') {
+            r.issue(['filter_expression', key], 'Paragraph filters do not apply here', 'value_error');
+            continue;
+          }
+          if (key === 'resource' && this.target.kind !== 'resource') {
+            r.issue(['filter_expression', key], 'Use field or paragraph filters here', 'extra_forbidden');
+            continue;
+          }
+          if (key !== 'resource' && this.target.kind === 'resource') {
+            r.issue(['filter_expression', key], 'Catalog filters are {"resource": <expression>}', 'extra_forbidden');
+            continue;
+          }
+          parts.push(this.expression(r, fe[key], ['filter_expression', key], key as 'field' | 'paragraph' | 'resource'));
+        } else if (key === 'key_value') {
+          r.issue(['filter_expression', key], 'Not supported: key-value fields are not indexed', 'not_supported');
+        } else {
+          r.issue(['filter_expression', key], 'Extra inputs are not permitted', 'extra_forbidden');
+        }
+      }
+      if (parts.length) conds.push(`(${parts.join(operator === 'or' ? ' OR ' : ' AND ')})`);
+    }
+    const filters = r.raw('filters');
+    if (filters !== undefined && filters !== null) {
+      if (fe) r.issue('filters', 'Use filter_expression or filters, not both', 'value_error');
+      conds.push(this.legacy(r, filters, ['filters']));
+    }
+    if (o.allowFieldFilters) {
+      const fields = r.stringList('fields');
+      if (fields?.length) conds.push(this.fields(r, fields));
+      const keywords = r.stringList('keyword_filters');
+      for (const k of keywords ?? []) conds.push(this.keyword(k));
+    }
+    const rids = r.stringList('resource_filters');
+    if (rids?.length) {
+      const valid = rids.filter((id) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(id.split('/')[0] as string));
+      conds.push(valid.length ? `${this.target.rid} = ANY(${this.params.add(valid.map((id) => id.split('/')[0]))}::uuid[])` : 'FALSE');
+    }
+    const cs = r.date('range_creation_start');
+    const ce = r.date('range_creation_end');
+    if (cs || ce) conds.push(this.createdRange(cs, ce));
+    const ms = r.date('range_modification_start');
+    const me = r.date('range_modification_end');
+    if (ms || me) conds.push(this.modifiedRange(ms, me));
+    return conds.length ? conds.join(' AND ') : 'TRUE';
+  }
+}
+
+/**
+ * Security groups (API-MAP 4.6): with groups, a row matches when public or sharing any group;
+ * without, everything matches unless the KB enforces security (then public only).
+ */
+export function securityCondition(params: SqlParams, groupsColumn: string, groups: string[] | undefined, enforce: boolean): string {
+  if (groups && groups.length) return `(${groupsColumn} = '{}' OR ${groupsColumn} && ${params.add(groups)}::text[])`;
+  return enforce ? `${groupsColumn} = '{}'` : 'TRUE';
+}

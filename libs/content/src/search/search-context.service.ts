@@ -1,0 +1,57 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { UnderstandingSubjects, type EmbedQueryResponse } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+
+interface Cached<T> {
+  value: T;
+  until: number;
+}
+
+const TTL_MS = 5_000;
+
+/**
+ * What every query needs besides its own members: the KB's languages (to analyse the query for
+ * each), how many vectors a vectorset holds (exact scan or HNSW), and the query vector (from the
+ * understanding service, which owns the models). Small per-KB facts are cached for a few seconds.
+ */
+@Injectable()
+export class SearchContextService {
+  private readonly languages = new Map<string, Cached<string[]>>();
+  private readonly populations = new Map<string, Cached<number>>();
+
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+  ) {}
+
+  async kbLanguages(kbid: string): Promise<string[]> {
+    const hit = this.languages.get(kbid);
+    if (hit && hit.until > Date.now()) return hit.value;
+    const rows = (await this.ds.query(`SELECT languages FROM content.search_stats WHERE kbid = $1`, [kbid])) as { languages: string[] }[];
+    const value = rows[0]?.languages ?? [];
+    this.languages.set(kbid, { value, until: Date.now() + TTL_MS });
+    return value;
+  }
+
+  async vectorPopulation(kbid: string, vectorset: string): Promise<number> {
+    const key = `${kbid}\0${vectorset}`;
+    const hit = this.populations.get(key);
+    if (hit && hit.until > Date.now()) return hit.value;
+    const rows = (await this.ds.query(`SELECT count(*)::int AS n FROM content.search_vectors WHERE kbid = $1 AND vectorset = $2`, [kbid, vectorset])) as { n: number }[];
+    const value = rows[0]?.n ?? 0;
+    this.populations.set(key, { value, until: Date.now() + TTL_MS * 6 });
+    return value;
+  }
+
+  /** The vectorset of a KB's stored vectors (for a query that brings its own vector and names none). */
+  async defaultVectorset(kbid: string): Promise<string> {
+    const rows = (await this.ds.query(`SELECT vectorset FROM content.search_vectors WHERE kbid = $1 LIMIT 1`, [kbid])) as { vectorset: string }[];
+    return rows[0]?.vectorset ?? '';
+  }
+
+  embedQuery(kbid: string, text: string, vectorset?: string): Promise<EmbedQueryResponse> {
+    return this.bus.request(UnderstandingSubjects.embedQuery, { kbid, text, ...(vectorset ? { vectorset } : {}) });
+  }
+}

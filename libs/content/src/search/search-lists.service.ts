@@ -1,0 +1,181 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { analyzeQuery } from './analysis';
+import { FindService, highlight, type ParagraphRow, type RetrievalRequest } from './find.service';
+import type { RetrieverHit } from './query/fusion';
+import { RequestReader } from './query/request-reader';
+import { keywordSearch, semanticSearch } from './query/retrievers';
+import { SqlParams, likePrefix } from './query/sql';
+import { SearchContextService } from './search-context.service';
+
+const SEARCH_FEATURES = ['fulltext', 'keyword', 'semantic', 'relations'] as const;
+
+const fieldParts = (p: ParagraphRow) => {
+  const [letter, ...rest] = p.field.split('/');
+  return { field_type: letter as string, field: rest.join('/') };
+};
+const stripL = (labels: string[]) => labels.filter((l) => l.startsWith('/l/')).map((l) => l.slice(3));
+
+/**
+ * `/search` (API-MAP 2.3: separate `paragraphs`, `fulltext` and `sentences` lists, facets,
+ * offset paging) and `/suggest` (2.5: paragraphs by prefix, entities).
+ */
+@Injectable()
+export class SearchListsService {
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly finder: FindService,
+    private readonly context: SearchContextService,
+  ) {}
+
+  async search(req: RetrievalRequest): Promise<Record<string, unknown>> {
+    const started = Date.now();
+    const r = new RequestReader(req.body);
+    const plan = await this.finder.plan(req, r, { defaultFeatures: ['keyword', 'fulltext', 'semantic'] as never, allowed: SEARCH_FEATURES });
+    const features = plan.features as string[];
+    const faceted = r.stringList('faceted', { maxItems: 50 }) ?? [];
+    const offset = r.int('offset', 0, 0, 1000);
+    const sort = r.object('sort');
+    if (sort && sort['field'] !== undefined && sort['field'] !== 'score') {
+      r.issue(['sort', 'field'], "Not supported: /search sorts by score; use /catalog to list resources by date or title", 'not_supported');
+    }
+    r.finish();
+    const languages = await this.context.kbLanguages(req.kbid);
+    const terms = plan.query.trim() ? analyzeQuery(plan.query, languages) : [];
+    const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
+    const want = offset + plan.topK;
+    const keywordHits = features.includes('keyword') || features.includes('fulltext') ? await keywordSearch(this.ds.manager, scope(), terms, Math.max(want + 1, 200), plan.minBm25) : [];
+    let semanticHits: RetrieverHit[] = [];
+    let minSemantic = plan.minSemantic ?? 0;
+    if (features.includes('semantic') && (plan.query.trim() || plan.vector)) {
+      const q = plan.vector
+        ? { vector: plan.vector, vectorset: plan.vectorset ?? (await this.context.defaultVectorset(plan.kbid)), similarity: 'DOT' as const, threshold: 0 }
+        : await this.context.embedQuery(plan.kbid, plan.query, plan.vectorset);
+      minSemantic = plan.minSemantic ?? q.threshold;
+      const population = await this.context.vectorPopulation(plan.kbid, q.vectorset);
+      semanticHits = await semanticSearch(this.ds.manager, scope(), { vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: want + 1, population });
+    }
+    const rows = await this.finder.paragraphRows([...new Set([...keywordHits.slice(0, 200), ...semanticHits].map((h) => h.id))]);
+    const termSet = new Set(terms);
+    const paragraphText = (p: ParagraphRow) => (plan.highlight ? highlight(p.text, p.language, termSet) : p.text);
+    const position = (p: ParagraphRow) => ({ page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: null, end_seconds: null });
+    const facets = faceted.length ? await this.facets(plan.where, plan.params, faceted, terms, req.kbid) : {};
+    const out: Record<string, unknown> = { nodes: null, shards: null, autofilters: [] };
+    const rids = new Set<string>();
+    if (features.includes('keyword')) {
+      const page = keywordHits.slice(offset, want).map((h) => ({ h, p: rows.get(h.id) })).filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);
+      page.forEach((x) => rids.add(x.p.rid));
+      out['paragraphs'] = {
+        results: page.map(({ h, p }) => ({ score: h.score, rid: p.rid, ...fieldParts(p), text: paragraphText(p), labels: stripL(p.labels), start_seconds: [], end_seconds: [], position: position(p), fuzzy_result: false })),
+        facets, query: plan.query, total: keywordHits.length, page_number: Math.floor(offset / plan.topK), page_size: plan.topK, next_page: keywordHits.length > want, min_score: plan.minBm25,
+      };
+    }
+    if (features.includes('fulltext')) {
+      const byField = new Map<string, { score: number; p: ParagraphRow }>();
+      for (const h of keywordHits) {
+        const p = rows.get(h.id);
+        if (!p) continue;
+        const key = `${p.rid}/${p.field}`;
+        const prev = byField.get(key);
+        if (!prev) byField.set(key, { score: h.score, p });
+        else prev.score += h.score * 0.1; // more matching paragraphs nudge a field up
+      }
+      const fields = [...byField.values()].sort((a, b) => b.score - a.score);
+      const page = fields.slice(offset, want);
+      page.forEach((x) => rids.add(x.p.rid));
+      out['fulltext'] = {
+        results: page.map(({ score, p }) => ({ score, rid: p.rid, ...fieldParts(p), labels: stripL(p.labels) })),
+        facets, query: plan.query, total: fields.length, page_number: Math.floor(offset / plan.topK), page_size: plan.topK, next_page: fields.length > want, min_score: plan.minBm25,
+      };
+    }
+    if (features.includes('semantic')) {
+      const page = semanticHits.slice(offset, want).map((h) => ({ h, p: rows.get(h.id) })).filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);
+      page.forEach((x) => rids.add(x.p.rid));
+      out['sentences'] = {
+        results: page.map(({ h, p }) => ({ score: h.score, rid: p.rid, text: p.text, ...fieldParts(p), index: String(p.idx), position: position(p) })),
+        facets: {}, page_number: Math.floor(offset / plan.topK), page_size: plan.topK, min_score: minSemantic,
+      };
+    }
+    const resources = await this.finder.resources(req.kbid, [...rids], plan.serialization);
+    out['resources'] = Object.fromEntries(resources);
+    this.finder.audit(req, 'search', started, { query: plan.query, features, resources_count: rids.size }, plan.auditMetadata);
+    return out;
+  }
+
+  /** Paragraph facets: direct children of each prefix over the paragraphs the query matches. */
+  private async facets(where: string, base: SqlParams, prefixes: string[], terms: string[], kbid: string): Promise<Record<string, Record<string, number>>> {
+    const out: Record<string, Record<string, number>> = {};
+    for (const prefix of prefixes) {
+      const p = new SqlParams(base.values);
+      const clean = prefix.replace(/\/+$/, '');
+      const termCond = terms.length
+        ? `AND EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${p.add(kbid)} AND po.paragraph = p.id AND po.term = ANY(${p.add(terms)}::text[]))`
+        : '';
+      const rows = (await this.ds.query(
+        `SELECT ${p.add(clean)} || '/' || split_part(substr(tg, length(${p.add(clean)}) + 2), '/', 1) AS tag, count(DISTINCT p.rid)::int AS n
+           FROM content.search_paragraphs p, unnest(p.tags) AS tg
+          WHERE ${where} ${termCond} AND tg LIKE ${p.add(likePrefix(`${clean}/`))}
+          GROUP BY 1 ORDER BY 2 DESC, 1`,
+        p.values,
+      )) as { tag: string; n: number }[];
+      out[prefix] = Object.fromEntries(rows.map((x) => [x.tag, x.n]));
+    }
+    return out;
+  }
+
+  async suggest(req: RetrievalRequest): Promise<Record<string, unknown>> {
+    const started = Date.now();
+    const r = new RequestReader(req.body);
+    const raw = r.raw('query');
+    if (typeof raw !== 'string' || raw.trim() === '') r.issue('query', 'Field required', 'missing');
+    const features = r.enumList('features', ['paragraph', 'entities'] as const, ['paragraph', 'entities']);
+    const body = { ...(r.body as Record<string, unknown>) };
+    delete body['features'];
+    const inner = new RequestReader({ ...body, query: typeof raw === 'string' ? raw : '', top_k: 10 });
+    inner.accept('top_k');
+    const plan = await this.finder.plan(req, inner, { defaultFeatures: ['keyword'], allowed: ['keyword'] });
+    for (const issue of inner.issues) if (issue.loc[1] !== 'query') r.issues.push(issue);
+    r.accept(...Object.keys(body));
+    r.finish();
+    const query = plan.query.trim();
+    const out: Record<string, unknown> = { shards: null };
+    if (features.includes('paragraph')) {
+      const languages = await this.context.kbLanguages(req.kbid);
+      const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+      const last = words[words.length - 1] ?? '';
+      const terms = new Set(analyzeQuery(query, languages));
+      // The word being typed: every indexed term it starts (most frequent first) also counts.
+      if (last) {
+        const expansions = (await this.ds.query(`SELECT term FROM content.search_terms WHERE kbid = $1 AND term LIKE $2 ORDER BY df DESC LIMIT 20`, [req.kbid, likePrefix(last)])) as { term: string }[];
+        for (const e of expansions) terms.add(e.term);
+      }
+      const hits = await keywordSearch(this.ds.manager, { kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) }, [...terms], 10, 0);
+      const rows = await this.finder.paragraphRows(hits.map((h) => h.id));
+      const termSet = new Set(terms);
+      out['paragraphs'] = {
+        results: hits.map((h) => ({ h, p: rows.get(h.id) })).filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p).map(({ h, p }) => ({
+          score: h.score, rid: p.rid, ...fieldParts(p), text: plan.highlight ? highlight(p.text, p.language, termSet) : p.text, labels: stripL(p.labels),
+          start_seconds: [], end_seconds: [], position: { page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: null, end_seconds: null }, fuzzy_result: !analyzeQuery(query, languages).every((t) => termSet.has(t)),
+        })),
+        facets: {}, query, total: hits.length, page_number: 0, page_size: 10, next_page: false, min_score: 0,
+      };
+    }
+    if (features.includes('entities')) {
+      const p = new SqlParams(plan.params.values);
+      const rows = (await this.ds.query(
+        `SELECT DISTINCT tg AS tag FROM content.search_paragraphs p, unnest(p.tags) AS tg
+          WHERE ${plan.where} AND tg LIKE '/e/%' AND lower(split_part(substr(tg, 4), '/', 2)) LIKE ${p.add(likePrefix(query.toLowerCase()))}
+          ORDER BY 1 LIMIT 20`,
+        p.values,
+      )) as { tag: string }[];
+      const entities = rows.map((x) => {
+        const [family, ...value] = x.tag.slice(3).split('/');
+        return { family: family as string, value: value.join('/') };
+      });
+      out['entities'] = { total: entities.length, entities };
+    }
+    this.finder.audit(req, 'suggest', started, { query, features });
+    return out;
+  }
+}

@@ -1,0 +1,211 @@
+import { Module, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DataSource } from 'typeorm';
+import { ContentSubjects, DomainError, UnderstandingSubjects, extractedBlobKey, type ExtractedFieldData } from '@kb/contracts';
+import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
+import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
+import { ObservabilityModule, createLogger } from '@kb/platform/observability';
+import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
+import { eventually } from '@kb/platform/testing';
+import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
+
+@Module({})
+class Host {}
+
+const VECTORSET = 'test-hash-16';
+const DIM = 16;
+
+/** A deterministic toy embedding: hashed word counts, unit length. Similar words → similar vectors. */
+function embed(text: string): number[] {
+  const v = new Array<number>(DIM).fill(0);
+  for (const w of text.toLowerCase().match(/\p{L}+/gu) ?? []) {
+    let h = 0;
+    for (const c of w.slice(0, 5)) h = (h * 31 + c.charCodeAt(0)) % 9973;
+    v[h % DIM] = (v[h % DIM] as number) + 1;
+  }
+  const n = Math.hypot(...v) || 1;
+  return v.map((x) => x / n);
+}
+
+interface FindResults {
+  resources: Record<string, { id: string; title?: string; fields: Record<string, { paragraphs: Record<string, { score: number; score_type: string; order: number; text: string }> }> }>;
+  best_matches: string[];
+  min_score: { semantic: number; bm25: number };
+}
+
+describe('search engine (PGlite with pgvector, in-process bus)', () => {
+  let pgDir: string;
+  let blobRoot: string;
+  let ds: DataSource;
+  let bus: MessageBus;
+  let blobs: BlobStore;
+  let app: INestApplication;
+  const kbid = '00000000-0000-4000-8000-0000000000aa';
+  const otherKb = '00000000-0000-4000-8000-0000000000bb';
+
+  beforeAll(async () => {
+    pgDir = mkdtempSync(join(tmpdir(), 'kb-search-pg-'));
+    blobRoot = mkdtempSync(join(tmpdir(), 'kb-search-blobs-'));
+    ds = await createServiceDataSource({ service: 'content', schema: 'content', dataDir: pgDir, entities: CONTENT_ENTITIES, migrations: CONTENT_MIGRATIONS, runMigrations: true });
+    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
+    bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const moduleRef = await Test.createTestingModule({
+      imports: [{
+        module: Host,
+        imports: [
+          ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
+          MessagingModule.forRoot(bus),
+          StorageModule.forRoot(blobs),
+          ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
+        ],
+      }],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    // The understanding side: query vectors from the same toy model; jobs are processed by `processed()` below.
+    await bus.handle(UnderstandingSubjects.embedQuery, async (req) => ({ vectorset: VECTORSET, vector: embed(req.text), similarity: 'DOT' as const, threshold: 0.1 }));
+    await bus.consume(UnderstandingSubjects.processField, async () => undefined, { durable: 'test-jobs' });
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await closeServiceDataSource(ds);
+    rmSync(pgDir, { recursive: true, force: true });
+    rmSync(blobRoot, { recursive: true, force: true });
+  });
+
+  /** Creates a resource with one text field and delivers its processing result (paragraphs split on blank lines). */
+  async function addResource(body: Record<string, unknown>, text: string, o: { kb?: string; field?: string; language?: string; ner?: Record<string, string> } = {}): Promise<string> {
+    const kb = o.kb ?? kbid;
+    const field = o.field ?? 'body';
+    const { uuid, seqid } = await bus.request(ContentSubjects.createResource, { kbid: kb, body: { ...body, texts: { [field]: { body: text } } } });
+    const paragraphs: { start: number; end: number; kind: string; key: string }[] = [];
+    let at = 0;
+    for (const part of text.split('\n\n')) {
+      paragraphs.push({ start: at, end: at + part.length, kind: 'TEXT', key: `${uuid}/t/${field}/${at}-${at + part.length}` });
+      at += part.length + 2;
+    }
+    const ids = { processing_id: `p-${uuid}`, kbid: kb, rid: uuid, field_type: 'text' as const, field_id: field, seqid };
+    const data: ExtractedFieldData = {
+      text: { text, split_text: {}, deleted_splits: [] },
+      metadata: { metadata: { paragraphs, language: o.language ?? 'en', mime_type: 'text/plain', ner: o.ner ?? {} }, split_metadata: {}, deleted_splits: [] },
+      vectors: {
+        vectors: { vectors: paragraphs.map((p) => ({ start: p.start, end: p.end, start_paragraph: p.start, end_paragraph: p.end, vector: embed(text.slice(p.start, p.end)) })) },
+        split_vectors: {}, deleted_splits: [], vectorset: VECTORSET, similarity: 'DOT', dimension: DIM,
+      },
+    };
+    await blobs.put(extractedBlobKey(ids), JSON.stringify(data));
+    await bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, extracted_key: extractedBlobKey(ids) });
+    await eventually(async () => {
+      const r = await bus.request(ContentSubjects.getResource, { kbid: kb, rid: uuid });
+      return r.metadata?.['status'] === 'PROCESSED' ? true : undefined;
+    }, 15_000, 'processing result applied');
+    return uuid;
+  }
+
+  const find = (body: Record<string, unknown>, kb = kbid) => bus.request(ContentSubjects.find, { kbid: kb, body }) as unknown as Promise<FindResults>;
+  const ridsOf = (r: FindResults) => [...new Set(r.best_matches.map((id) => id.split('/')[0]))];
+
+  let tides: string;
+  let volcano: string;
+  let secret: string;
+  let hidden: string;
+  let labelled: string;
+
+  beforeAll(async () => {
+    tides = await addResource({ title: 'Ocean tides', slug: 'tides' }, 'The moon pulls the oceans and causes the tides.\n\nSpring tides happen at full moon.');
+    volcano = await addResource({ title: 'Volcanoes', slug: 'volcano' }, 'A volcano erupts when magma rises.\n\nLava flows destroyed the village.', { ner: { 'Mount Etna': 'PLACE' } });
+    secret = await addResource({ title: 'Secret plans', slug: 'secret', security: { access_groups: ['board'] } }, 'The merger with the moon mining company closes in March.');
+    hidden = await addResource({ title: 'Hidden note', slug: 'hidden', hidden: true }, 'Hidden moon base coordinates.');
+    labelled = await addResource({ title: 'Labelled', slug: 'labelled', usermetadata: { classifications: [{ labelset: 'topic', label: 'astronomy' }] } }, 'Telescopes observe the moon craters.');
+    await addResource({ title: 'Other KB' }, 'The moon in another knowledge box.', { kb: otherKb });
+  }, 60_000);
+
+  it('ranks by BM25 with stemming, and keeps other KBs, hidden and grouped resources out', async () => {
+    const r = await find({ query: 'tide', features: ['keyword'] });
+    expect(ridsOf(r)[0]).toBe(tides);
+    const first = r.resources[tides]?.fields['/t/body']?.paragraphs;
+    expect(Object.values(first ?? {}).every((p) => p.score_type === 'BM25')).toBe(true);
+    const moon = await find({ query: 'moon', features: ['keyword'], top_k: 50 });
+    expect(ridsOf(moon)).toEqual(expect.arrayContaining([tides, labelled]));
+    expect(ridsOf(moon)).not.toContain(hidden);
+    expect(ridsOf(moon)).toContain(secret); // no groups asked and the KB does not enforce security: public search
+    const withGroups = await find({ query: 'moon', features: ['keyword'], top_k: 50, security: { groups: ['staff'] } });
+    expect(ridsOf(withGroups)).not.toContain(secret);
+    const board = await find({ query: 'moon', features: ['keyword'], top_k: 50, security: { groups: ['board'] } });
+    expect(ridsOf(board)).toContain(secret);
+    expect(ridsOf(await find({ query: 'moon', features: ['keyword'], show_hidden: true, top_k: 50 }))).toContain(hidden);
+  });
+
+  it('matches titles as their own paragraphs', async () => {
+    const r = await find({ query: 'volcanoes', features: ['keyword'] });
+    expect(r.best_matches.some((id) => id.startsWith(`${volcano}/a/title/`))).toBe(true);
+  });
+
+  it('finds by meaning with the KB model, and fuses keyword and semantic hits', async () => {
+    const sem = await find({ query: 'magma lava village', features: ['semantic'] });
+    expect(ridsOf(sem)[0]).toBe(volcano);
+    expect(sem.min_score.semantic).toBe(0.1);
+    const hybrid = await find({ query: 'moon tides' });
+    expect(ridsOf(hybrid)[0]).toBe(tides);
+    const both = Object.values(hybrid.resources[tides]?.fields['/t/body']?.paragraphs ?? {});
+    expect(both.some((p) => p.score_type === 'BOTH')).toBe(true);
+    // order follows best_matches
+    const orders = hybrid.best_matches.map((id) => {
+      const rid = id.split('/')[0] as string;
+      const fieldKey = `/${id.split('/').slice(1, 3).join('/')}`;
+      return hybrid.resources[rid]?.fields[fieldKey]?.paragraphs[id]?.order;
+    });
+    expect(orders).toEqual(orders.map((_, i) => i));
+  });
+
+  it('filters by label, field, entity and with and/or/not, also under semantic search', async () => {
+    const byLabel = await find({ query: 'moon', top_k: 50, filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'astronomy' } } });
+    expect(ridsOf(byLabel)).toEqual([labelled]);
+    const legacy = await find({ query: 'moon', top_k: 50, filters: ['/l/topic'] });
+    expect(ridsOf(legacy)).toEqual([labelled]);
+    const notLabel = await find({ query: 'moon', top_k: 50, features: ['keyword'], filter_expression: { field: { not: { prop: 'label', labelset: 'topic' } } } });
+    expect(ridsOf(notLabel)).not.toContain(labelled);
+    const entity = await find({ query: 'lava', filter_expression: { field: { prop: 'entity', subtype: 'PLACE', value: 'Mount Etna' } } });
+    expect(ridsOf(entity)).toEqual([volcano]);
+    const titles = await find({ query: 'volcanoes', features: ['keyword'], fields: ['a/title'] });
+    expect(titles.best_matches.every((id) => id.includes('/a/title/'))).toBe(true);
+    const or = await find({ query: 'moon', top_k: 50, features: ['keyword'], filter_expression: { field: { or: [{ prop: 'resource', slug: 'tides' }, { prop: 'resource', id: labelled }] } } });
+    expect(ridsOf(or).sort()).toEqual([tides, labelled].sort());
+    // A selective filter still fills top_k from the semantic leg when matches exist.
+    const selective = await find({ query: 'anything at all', features: ['semantic'], min_score: -1, top_k: 5, filter_expression: { field: { prop: 'resource', slug: 'tides' } } });
+    // Both body paragraphs of the one matching resource (titles carry no vector).
+    expect(selective.best_matches.length).toBe(2);
+    expect(ridsOf(selective)).toEqual([tides]);
+  });
+
+  it('answers every mistake at once with 422 and its location', async () => {
+    const err = await find({ query: 5, top_k: 500, features: ['keyword', 'relations'], bogus: 1, filter_expression: { field: { prop: 'nope' } } } as never).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    const locs = ((err as DomainError).details?.['detail'] as { loc: string[] }[]).map((d) => d.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['body.query', 'body.top_k', 'body.features.1', 'body.bogus', 'body.filter_expression.field.prop']));
+  });
+
+  it('removes a deleted resource from the index, with its term statistics', async () => {
+    const temp = await addResource({ title: 'Zanzibar' }, 'Quokkas are marsupials.');
+    expect(ridsOf(await find({ query: 'quokka', features: ['keyword'] }))).toEqual([temp]);
+    await bus.request(ContentSubjects.deleteResource, { kbid, rid: temp });
+    expect((await find({ query: 'quokka', features: ['keyword'] })).best_matches).toEqual([]);
+    const rows = (await ds.query(`SELECT count(*)::int AS n FROM content.search_terms WHERE kbid = $1 AND term LIKE 'quokka%'`, [kbid])) as { n: number }[];
+    expect(rows[0]?.n).toBe(0);
+    const orphans = (await ds.query(`SELECT count(*)::int AS n FROM content.search_paragraphs WHERE rid = $1`, [temp])) as { n: number }[];
+    expect(orphans[0]?.n).toBe(0);
+  });
+
+  it('re-indexes a changed title and security groups without reprocessing', async () => {
+    await bus.request(ContentSubjects.modifyResource, { kbid, rid: labelled, body: { title: 'Lunar telescopes', security: { access_groups: ['astro'] } } });
+    const r = await find({ query: 'lunar', features: ['keyword'], security: { groups: ['other'] } });
+    expect(ridsOf(r)).not.toContain(labelled);
+    const ok = await find({ query: 'lunar', features: ['keyword'], security: { groups: ['astro'] } });
+    expect(ridsOf(ok)).toEqual([labelled]);
+  });
+});

@@ -1,0 +1,28 @@
+/**
+ * Blob keys of the files a field holds. A file kept as the field's original lives at a fixed key
+ * (a new upload replaces it). A file written with `x-skip-store: true` is only lent to processing:
+ * it gets a directory of its own per write (`unstored/<upload id>/`), so deleting it once processed
+ * can never remove the bytes of a later upload to the same field.
+ */
+export function fileBlobKey(kbid: string, rid: string, fieldId: string): string {
+  return `content/kbs/${kbid}/r/${rid}/f/file/${fieldId}/original`;
+}
+
+export function unstoredFileKey(kbid: string, rid: string, fieldId: string, uploadId: string): string {
+  return `content/kbs/${kbid}/r/${rid}/f/file/${fieldId}/unstored/${uploadId}/original`;
+}
+
+const UPLOAD_ID = /^[0-9a-f-]{8,64}$/;
+
+/**
+ * The directory (ending in `/`) of an unstored file, when `uri` is `blob:<key>` of one that belongs
+ * to exactly this field; otherwise undefined (kept files, external addresses, foreign keys).
+ */
+export function unstoredFileDir(ids: { kbid: string; rid: string; field_id: string }, uri: unknown): string | undefined {
+  if (typeof uri !== 'string' || !uri.startsWith('blob:')) return undefined;
+  const base = `content/kbs/${ids.kbid}/r/${ids.rid}/f/file/${ids.field_id}/unstored/`;
+  const key = uri.slice('blob:'.length);
+  if (!key.startsWith(base) || !key.endsWith('/original')) return undefined;
+  const uploadId = key.slice(base.length, -'/original'.length);
+  return UPLOAD_ID.test(uploadId) ? `${base}${uploadId}/` : undefined;
+}

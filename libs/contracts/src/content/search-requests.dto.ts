@@ -1,0 +1,20 @@
+import { Type } from 'class-transformer';
+import { IsArray, IsIn, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { ActorDto } from './resource-requests.dto';
+
+/**
+ * A search-side request (find, search, suggest, catalog, ask) as the gateway forwards it: the
+ * client's body (or its GET query turned into the body's shape) travels as-is and the content
+ * service reads it member by member, so every mistake comes back as one 422 with its location.
+ */
+export class SearchEnvelope {
+  @IsString() kbid!: string;
+  @IsObject() body!: Record<string, unknown>;
+  /** Scopes the search to one resource (the resource-scoped routes). */
+  @IsOptional() @IsString() rid?: string;
+  @IsOptional() @IsString() slug?: string;
+  /** Security groups from the credential (temporal keys with groups): they replace the body's, on /ask only. */
+  @IsOptional() @IsArray() @IsString({ each: true }) forced_groups?: string[];
+  @IsOptional() @IsIn(['GET', 'POST']) method?: 'GET' | 'POST';
+  @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
+}

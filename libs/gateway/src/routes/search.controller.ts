@@ -1,0 +1,140 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ContentSubjects, DomainError } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import type { AuthedRequest } from '../auth/auth.guard';
+import { actorOf, busContextOf } from '../http/request-context';
+
+/** GET query members that are lists, booleans, numbers; and those renamed on the way to the body. */
+const LISTS = new Set(['features', 'fields', 'filters', 'show', 'field_type', 'field_type_filter', 'extracted', 'security_groups', 'resource_filters', 'keyword_filters', 'faceted', 'with_status']);
+const BOOLS = new Set(['debug', 'highlight', 'with_duplicates', 'with_synonyms', 'show_hidden', 'hidden', 'rephrase']);
+const INTS = new Set(['top_k', 'page_number', 'page_size', 'offset']);
+const FLOATS = new Set(['min_score', 'min_score_semantic', 'min_score_bm25']);
+
+/**
+ * Turns a GET query string into the POST body shape (API-MAP 2.2: `field_type` → `field_type_filter`,
+ * repeated `security_groups` → `security.groups`, `min_score_*` → `min_score`, `filter_expression`
+ * as JSON, `sort_field`/`sort_order` → `sort`). Values that do not parse are passed on unchanged so
+ * the content service reports them with their names.
+ */
+export function queryToBody(query: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [key, raw] of Object.entries(query)) {
+    const values = Array.isArray(raw) ? raw.map(String) : [String(raw)];
+    const one = values[values.length - 1] as string;
+    if (LISTS.has(key)) body[key] = values.flatMap((v) => (key === 'security_groups' || key === 'filters' ? [v] : v.split(','))).filter((v) => v !== '');
+    else if (BOOLS.has(key)) body[key] = one === 'true' ? true : one === 'false' ? false : one;
+    else if (INTS.has(key)) body[key] = /^-?\d+$/.test(one) ? Number(one) : one;
+    else if (FLOATS.has(key)) body[key] = one !== '' && Number.isFinite(Number(one)) ? Number(one) : one;
+    else if (key === 'filter_expression') {
+      try {
+        body[key] = JSON.parse(one);
+      } catch {
+        throw DomainError.validation([{ loc: ['query', 'filter_expression'], msg: 'filter_expression must be a JSON object', type: 'json_invalid' }]);
+      }
+    } else body[key] = one;
+  }
+  if (body['field_type'] !== undefined) {
+    body['field_type_filter'] = body['field_type'];
+    delete body['field_type'];
+  }
+  if (body['security_groups'] !== undefined) {
+    body['security'] = { groups: body['security_groups'] };
+    delete body['security_groups'];
+  }
+  const semantic = body['min_score_semantic'] ?? body['min_score'];
+  const bm25 = body['min_score_bm25'];
+  if (semantic !== undefined || bm25 !== undefined) {
+    body['min_score'] = { ...(semantic !== undefined ? { semantic } : {}), ...(bm25 !== undefined ? { bm25 } : {}) };
+    delete body['min_score_semantic'];
+    delete body['min_score_bm25'];
+  }
+  if (body['sort_field'] !== undefined || body['sort_order'] !== undefined || body['sort_limit'] !== undefined) {
+    body['sort'] = { ...(body['sort_field'] !== undefined ? { field: body['sort_field'] } : {}), ...(body['sort_order'] !== undefined ? { order: body['sort_order'] } : {}) };
+    delete body['sort_field'];
+    delete body['sort_order'];
+    delete body['sort_limit'];
+  }
+  return body;
+}
+
+const bodyObject = (body: unknown): Record<string, unknown> => (body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : (body as Record<string, unknown>));
+
+/** Search routes: thin adapters onto the content service, which owns the search engine. */
+@ApiTags('Search')
+@Controller('api/v1/kb/:kbid')
+export class SearchController {
+  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
+
+  @Post('find')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Find Knowledge Box', description: 'Hybrid retrieval (keyword BM25 + semantic), fused and ranked paragraphs grouped by resource.' })
+  @ApiBody({ schema: { type: 'object', description: 'FindRequest: query, features, top_k, filter_expression, filters, fields, min_score, rank_fusion, reranker, security, show…' } })
+  @ApiResponse({ status: 200, description: 'KnowledgeboxFindResults' })
+  findPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.find, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Get('find')
+  @ApiOperation({ summary: 'Find Knowledge Box (GET)' })
+  @ApiResponse({ status: 200, description: 'KnowledgeboxFindResults' })
+  findGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.find, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('catalog')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog)', description: 'Title/slug query, filters, facets, sort and paging over resources.' })
+  @ApiBody({ schema: { type: 'object', description: 'CatalogRequest: query, filter_expression {resource}, filters, faceted, sort, page_number, page_size, hidden, with_status, show…' } })
+  @ApiResponse({ status: 200, description: 'CatalogResponse' })
+  catalogPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.catalog, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Get('catalog')
+  @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog, GET)' })
+  @ApiResponse({ status: 200, description: 'CatalogResponse' })
+  catalogGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.catalog, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('catalog/facets')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Catalog facets', description: 'Counts of resource tags under each prefix, e.g. {"prefixes": [{"prefix": "/l"}]}.' })
+  @ApiBody({ schema: { type: 'object', description: '{prefixes: [{prefix, depth?}]}' } })
+  catalogFacets(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.catalogFacets, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('search')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Search Knowledge Box', description: 'Separate result lists: paragraphs (BM25), fulltext (fields), sentences (semantic); facets; offset paging.' })
+  @ApiBody({ schema: { type: 'object', description: 'SearchRequest: query, features (fulltext|keyword|semantic), faceted, offset, top_k, filters…' } })
+  @ApiResponse({ status: 200, description: 'KnowledgeboxSearchResults' })
+  searchPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.search, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Get('search')
+  @ApiOperation({ summary: 'Search Knowledge Box (GET)' })
+  @ApiResponse({ status: 200, description: 'KnowledgeboxSearchResults' })
+  searchGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.search, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('suggest')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Suggest on a Knowledge Box', description: 'Paragraphs matching the words typed so far (the last one as a prefix) and entities.' })
+  @ApiBody({ schema: { type: 'object', description: 'SuggestRequest: query, features (paragraph|entities), fields, filters, security…' } })
+  @ApiResponse({ status: 200, description: 'KnowledgeboxSuggestResults' })
+  suggestPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.suggest, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Get('suggest')
+  @ApiOperation({ summary: 'Suggest on a Knowledge Box (GET)' })
+  @ApiResponse({ status: 200, description: 'KnowledgeboxSuggestResults' })
+  suggestGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.suggest, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  }
+}

@@ -1,0 +1,45 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { DomainError, UnderstandingSubjects, type EmbedQueryRequest, type EmbedQueryResponse } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understanding.tokens';
+import { defaultEmbedderFactory } from '../pipeline/field-processor.service';
+
+const CACHE_SIZE = 2_000;
+
+/**
+ * Query vectors for /find and /ask, from the same embedder that vectorised the KB's paragraphs
+ * (with the model's query prompt). Repeated queries are common (dashboards, retries, prequeries),
+ * so recent vectors are kept in a small LRU keyed by KB, model and text.
+ */
+@Injectable()
+export class QueryEmbeddingService implements OnModuleInit {
+  private readonly cache = new Map<string, EmbedQueryResponse>();
+
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.bus.handle(UnderstandingSubjects.embedQuery, (req) => this.embed(req));
+  }
+
+  async embed(req: EmbedQueryRequest): Promise<EmbedQueryResponse> {
+    const embedder = await (this.options.embedderFactory ?? defaultEmbedderFactory)(req.kbid);
+    if (req.vectorset && req.vectorset !== embedder.model) {
+      throw DomainError.validation([{ loc: ['body', 'vectorset'], msg: `Unknown vectorset ${req.vectorset}; this knowledge box has ${embedder.model}`, type: 'value_error' }]);
+    }
+    const key = `${req.kbid}\0${embedder.model}\0${req.text}`;
+    const hit = this.cache.get(key);
+    if (hit) {
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return hit;
+    }
+    const vector = await embedder.embedQuery(req.text);
+    const res: EmbedQueryResponse = { vectorset: embedder.model, vector, similarity: embedder.similarity, threshold: embedder.threshold };
+    this.cache.set(key, res);
+    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+    return res;
+  }
+}

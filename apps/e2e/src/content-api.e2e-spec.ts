@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
+import sharp from 'sharp';
 import { createBlobStore, type BlobStore } from '@kb/platform/storage';
 import { apiKey, type HttpClient } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
@@ -201,4 +202,159 @@ describe('content API — standalone on S3 (s3rver)', () => {
     const info = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/tusupload`, { method: 'OPTIONS' });
     expect(info.headers.get('tus-extension')).toContain('creation-defer-length');
   });
+
+  const waitProcessed = (rid: string) =>
+    http.eventually(async () => {
+      const r = await http.call<{ metadata: { status: string }; last_seqid: number }>('GET', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: key });
+      return r.body.metadata?.status === 'PROCESSED' ? r.body : undefined;
+    }, 90_000, `resource ${rid} to be processed`);
+  const fileField = (rid: string, field: string) =>
+    http.call<{ value: { file: Record<string, unknown> }; extracted?: { file?: Record<string, { uri?: string }> } }>(
+      'GET', `/api/v1/kb/${kbid}/resource/${rid}/file/${field}?show=value&show=extracted&extracted=file`, { credential: key },
+    );
+  const keysUnder = async (prefix: string) => {
+    const out: string[] = [];
+    for await (const item of blobs.list(prefix)) out.push(item.key);
+    return out;
+  };
+
+  it('x-skip-store on every write that carries a file: processed, then the bytes are deleted and the download says why', async () => {
+    const skip = { 'x-skip-store': 'true' };
+    const text = (s: string) => Buffer.from(`# ${s}\n\nSent to processing only.\n`);
+    const b64 = (v: string) => Buffer.from(v).toString('base64');
+    const written: { rid: string; field: string }[] = [];
+
+    const raw = (await (await upload('/upload', text('raw'), { 'content-type': 'text/markdown', 'x-filename': 'raw.md', ...skip })).json()) as { uuid: string; field_id: string };
+    written.push({ rid: raw.uuid, field: raw.field_id });
+
+    const inline = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: key, headers: skip, body: { title: 'Inline skip', slug: 'inline-skip', files: { doc: { file: { filename: 'inline.md', content_type: 'text/markdown', payload: text('inline').toString('base64') } } } },
+    });
+    expect(inline.status).toBe(201);
+    written.push({ rid: inline.body.uuid, field: 'doc' });
+
+    const put = await http.call('PUT', `/api/v1/kb/${kbid}/slug/inline-skip/file/put`, { credential: key, headers: skip, body: { file: { filename: 'put.md', content_type: 'text/markdown', payload: text('put').toString('base64') } } });
+    expect(put.status).toBe(201);
+    written.push({ rid: inline.body.uuid, field: 'put' });
+
+    expect((await upload(`/resource/${inline.body.uuid}/file/field-upload/upload`, text('field upload'), { 'content-type': 'text/markdown', ...skip })).status).toBe(201);
+    written.push({ rid: inline.body.uuid, field: 'field-upload' });
+
+    const patch = await http.call('PATCH', `/api/v1/kb/${kbid}/resource/${inline.body.uuid}`, { credential: key, headers: skip, body: { files: { patched: { file: { filename: 'p.md', content_type: 'text/markdown', payload: text('patch').toString('base64') } } } } });
+    expect(patch.status).toBe(200);
+    written.push({ rid: inline.body.uuid, field: 'patched' });
+
+    const tusBytes = text('tus');
+    const created = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/tusupload`, {
+      method: 'POST', headers: { [key.header]: key.value, 'tus-resumable': '1.0.0', 'upload-length': String(tusBytes.length), 'upload-metadata': `filename ${b64('tus.md')}`, ...skip },
+    });
+    const done = await fetch(created.headers.get('location')!, { method: 'PATCH', headers: { [key.header]: key.value, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: new Uint8Array(tusBytes) });
+    const tus = (await done.json()) as { uuid: string; field_id: string };
+    written.push({ rid: tus.uuid, field: tus.field_id });
+
+    for (const { rid, field } of written) {
+      await waitProcessed(rid);
+      const f = await fileField(rid, field);
+      expect(f.body.value.file).toMatchObject({ content_type: expect.any(String), md5: expect.stringMatching(/^[0-9a-f]{32}$/) });
+      expect(f.body.value.file['uri']).toBeUndefined();
+      const res = await download(rid, field);
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/not kept.*x-skip-store/);
+      // Only processing's own artefacts remain under the field: no original, no unstored copy.
+      await http.eventually(async () => ((await keysUnder(`content/kbs/${kbid}/r/${rid}/f/file/${field}/`)).every((k) => /\/extracted\/\d+\.json$/.test(k)) ? true : undefined), 10_000, 'the unstored file to go');
+    }
+    // A file named explicitly cannot be processed again; the extracted text stays searchable.
+    expect((await http.call('POST', `/api/v1/kb/${kbid}/resource/${raw.uuid}/file/${raw.field_id}/reprocess`, { credential: key })).status).toBe(409);
+    const extracted = await http.call<{ extracted: { text: { text: string } } }>('GET', `/api/v1/kb/${kbid}/resource/${raw.uuid}/file/${raw.field_id}?show=extracted&extracted=text`, { credential: key });
+    expect(extracted.body.extracted.text.text).toContain('Sent to processing only.');
+  }, 180_000);
+
+  it('serves extracted artefacts (an image thumbnail) with Range, also when the original was not kept; unknown ones are 404', async () => {
+    const png = await sharp({ create: { width: 320, height: 200, channels: 3, background: { r: 200, g: 40, b: 40 } } }).png().toBuffer();
+    const res = await upload('/upload', png, { 'content-type': 'image/png', 'x-filename': 'red.png', 'x-skip-store': 'true' });
+    expect(res.status).toBe(201);
+    const { uuid, field_id } = (await res.json()) as { uuid: string; field_id: string };
+    await waitProcessed(uuid);
+    const field = await fileField(uuid, field_id);
+    expect(field.body.extracted?.file?.['file_thumbnail']?.uri).toBe(`blob:content/kbs/${kbid}/r/${uuid}/f/file/${field_id}/thumbnail`);
+    expect((await download(uuid, field_id)).status).toBe(404);
+
+    const extracted = (rid: string, name: string, headers: Record<string, string> = {}, type = 'file', by = 'resource') =>
+      fetch(`${http.baseUrl}/api/v1/kb/${kbid}/${by}/${rid}/${type}/${field_id}/download/extracted/${name}`, { headers: { [key.header]: key.value, ...headers } });
+    const whole = await extracted(uuid, 'thumbnail');
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('content-type')).toBe('image/jpeg');
+    const bytes = Buffer.from(await whole.arrayBuffer());
+    expect((await sharp(bytes).metadata()).format).toBe('jpeg');
+    expect(Buffer.from(await (await extracted(uuid, 'file_thumbnail', {}, 'file', 'slug')).arrayBuffer())).toEqual(bytes);
+    const part = await extracted(uuid, 'thumbnail', { Range: 'bytes=0-9' });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 0-9/${bytes.length}`);
+    expect(Buffer.from(await part.arrayBuffer())).toEqual(bytes.subarray(0, 10));
+
+    for (const name of ['preview', 'original', 'extracted/1.json', 'generated/x.md']) {
+      const missing = await extracted(uuid, name);
+      expect(missing.status).toBe(404);
+      expect(((await missing.json()) as { detail: string }).detail).toContain('no extracted file');
+    }
+    expect((await extracted(uuid, 'thumbnail', {}, 'link')).status).toBe(404);
+    expect((await extracted(uuid, 'thumbnail', {}, 'widget')).status).toBe(422);
+    expect((await extracted(`${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`, 'thumbnail')).status).toBe(404);
+  }, 180_000);
+
+  it('reindexes a resource by id or slug (204); reindex_vectors processes it again; unknown is 404, a bad flag 422', async () => {
+    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, { credential: key, body: { title: 'Reindex', slug: 'reindex-me', texts: { body: { body: 'Tides follow the moon.' } } } });
+    const before = await waitProcessed(created.body.uuid);
+    const post = (path: string) => http.call('POST', `/api/v1/kb/${kbid}${path}`, { credential: key });
+    const plain = await post(`/resource/${created.body.uuid}/reindex`);
+    expect(plain.status).toBe(204);
+    expect(plain.body).toBe('');
+    expect((await post('/slug/reindex-me/reindex')).status).toBe(204);
+    expect((await waitProcessed(created.body.uuid)).last_seqid).toBe(before.last_seqid);
+    expect((await post('/slug/reindex-me/reindex?reindex_vectors=true')).status).toBe(204);
+    const again = await http.eventually(async () => {
+      const r = await waitProcessed(created.body.uuid);
+      return r.last_seqid > before.last_seqid ? r : undefined;
+    }, 60_000, 'the resource to be processed again');
+    expect(again.metadata.status).toBe('PROCESSED');
+    expect((await post(`/resource/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}/reindex`)).status).toBe(404);
+    const bad = await post('/slug/reindex-me/reindex?reindex_vectors=maybe');
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ detail: [expect.objectContaining({ loc: ['query', 'reindex_vectors'] })] });
+  }, 120_000);
+
+  it('accepts x-synchronous: true on every write', async () => {
+    const sync = { 'x-synchronous': 'true' };
+    const call = (method: string, path: string, body?: unknown) => http.call(method, `/api/v1/kb/${kbid}${path}`, { credential: key, headers: sync, body });
+    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, { credential: key, headers: sync, body: { title: 'Sync', slug: 'sync' } });
+    expect(created.status).toBe(201);
+    const base = `/resource/${created.body.uuid}`;
+    const statuses: [string, number][] = [];
+    const record = async (what: string, p: Promise<{ status: number }>) => void statuses.push([what, (await p).status]);
+    await record('modify', call('PATCH', base, { title: 'Sync 2' }));
+    await record('modify by slug', call('PATCH', '/slug/sync', { summary: 's' }));
+    await record('text field', call('PUT', `${base}/text/t`, { body: 'x' }));
+    await record('link field', call('PUT', `${base}/link/l`, { uri: 'http://127.0.0.1:9/' }));
+    await record('file field', call('PUT', `${base}/file/f`, { file: { filename: 'f.txt', content_type: 'text/plain', payload: Buffer.from('f').toString('base64') } }));
+    await record('conversation', call('PUT', `${base}/conversation/c`, { messages: [{ ident: 'm1', content: { text: 'hi' } }] }));
+    await record('append messages', call('PUT', `${base}/conversation/c/messages`, [{ ident: 'm2', content: { text: 'yo' } }]));
+    await record('delete message', call('DELETE', `${base}/conversation/c/messages/m2`));
+    await record('raw upload', upload('/upload', Buffer.from('sync upload'), { 'content-type': 'text/plain', ...sync }));
+    await record('field upload', upload(`${base}/file/u/upload`, Buffer.from('sync field upload'), { 'content-type': 'text/plain', ...sync }));
+    const tus = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}${base}/file/tus/tusupload`, { method: 'POST', headers: { [key.header]: key.value, 'upload-length': '4', ...sync } });
+    statuses.push(['tus create', tus.status]);
+    await record('tus patch', fetch(tus.headers.get('location')!, { method: 'PATCH', headers: { [key.header]: key.value, 'upload-offset': '0', 'content-type': 'text/plain', ...sync }, body: 'tus!' }));
+    await record('reprocess', call('POST', `${base}/reprocess`));
+    await record('reprocess field', call('POST', `${base}/text/t/reprocess`));
+    await record('reindex', call('POST', `${base}/reindex`));
+    await record('label set', call('POST', '/labelset/sync', { labels: [{ title: 'a' }] }));
+    await record('delete label set', call('DELETE', '/labelset/sync'));
+    await record('delete field', call('DELETE', `${base}/text/t`));
+    await record('delete', call('DELETE', base));
+    expect(statuses).toEqual([
+      ['modify', 200], ['modify by slug', 200], ['text field', 201], ['link field', 201], ['file field', 201], ['conversation', 201], ['append messages', 200],
+      ['delete message', 204], ['raw upload', 201], ['field upload', 201], ['tus create', 201], ['tus patch', 200], ['reprocess', 202], ['reprocess field', 202],
+      ['reindex', 204], ['label set', 200], ['delete label set', 204], ['delete field', 204], ['delete', 204],
+    ]);
+  }, 60_000);
 });

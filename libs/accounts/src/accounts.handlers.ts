@@ -88,6 +88,7 @@ export class AccountsHandlers implements OnModuleInit {
       this.bus.handle(S.renewNuaClientKey, (req) => this.nuaClients.renewKey(req)),
       this.bus.handle(S.learningSchema, async () => this.modelConfig.schema()),
       this.bus.handle(S.getKbConfig, (req) => this.modelConfig.get(req)),
+      this.bus.handle(S.resolveKbConfig, (req) => this.modelConfig.resolve(req)),
       this.bus.handle(S.setKbConfig, (req) => this.modelConfig.set(req)),
       this.bus.handle(S.discoverSso, (req) => this.saml.discover(req)),
       this.bus.handle(S.samlMetadata, (req) => this.saml.metadata(req)),

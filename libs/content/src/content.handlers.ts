@@ -11,6 +11,7 @@ import { LabelSetsService } from './labelsets/labelsets.service';
 import { FindService } from './search/find.service';
 import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
+import { AskService } from './ask/ask.service';
 
 @Injectable()
 export class ContentHandlers implements OnModuleInit {
@@ -26,6 +27,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly finder: FindService,
     private readonly catalog: CatalogService,
     private readonly lists: SearchListsService,
+    private readonly asker: AskService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -54,6 +56,8 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.catalog, (req) => this.catalog.catalog(req)),
       this.bus.handle(S.search, (req) => this.lists.search(req)),
       this.bus.handle(S.suggest, (req) => this.lists.suggest(req)),
+      this.bus.handleStream(S.ask, (req) => this.asker.ask(req)),
+      this.bus.handle(S.feedback, (req) => this.asker.feedback(req)),
       this.bus.handle(S.catalogFacets, (req) => this.catalog.catalogFacets(req)),
       this.bus.handle(S.countResources, (req) => this.reader.count(req.kbid)),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),

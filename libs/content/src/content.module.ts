@@ -14,6 +14,7 @@ import { SearchIndexerService } from './search/index/search-indexer.service';
 import { FindService } from './search/find.service';
 import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
+import { AskService } from './ask/ask.service';
 import { SearchContextService } from './search/search-context.service';
 
 /** Root module of the content service (resources, fields, and later search and ask). */
@@ -27,7 +28,7 @@ export class ContentModule {
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
-        SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService,
+        SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService,
       ],
     };
   }

@@ -1,34 +1,7 @@
-import { Module, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import { ContentSubjects, DomainError, UnderstandingSubjects, extractedBlobKey, type ExtractedFieldData } from '@kb/contracts';
-import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
-import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
-import { ObservabilityModule, createLogger } from '@kb/platform/observability';
-import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
-import { eventually } from '@kb/platform/testing';
-import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
-
-@Module({})
-class Host {}
-
-const VECTORSET = 'test-hash-16';
-const DIM = 16;
-
-/** A deterministic toy embedding: hashed word counts, unit length. Similar words → similar vectors. */
-function embed(text: string): number[] {
-  const v = new Array<number>(DIM).fill(0);
-  for (const w of text.toLowerCase().match(/\p{L}+/gu) ?? []) {
-    let h = 0;
-    for (const c of w.slice(0, 5)) h = (h * 31 + c.charCodeAt(0)) % 9973;
-    v[h % DIM] = (v[h % DIM] as number) + 1;
-  }
-  const n = Math.hypot(...v) || 1;
-  return v.map((x) => x / n);
-}
+import { ContentSubjects, DomainError } from '@kb/contracts';
+import type { MessageBus } from '@kb/platform/messaging';
+import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
 interface FindResults {
   resources: Record<string, { id: string; title?: string; fields: Record<string, { paragraphs: Record<string, { score: number; score_type: string; order: number; text: string }> }> }>;
@@ -37,75 +10,23 @@ interface FindResults {
 }
 
 describe('search engine (PGlite with pgvector, in-process bus)', () => {
-  let pgDir: string;
-  let blobRoot: string;
+  let fx: SearchFixture;
   let ds: DataSource;
   let bus: MessageBus;
-  let blobs: BlobStore;
-  let app: INestApplication;
   const kbid = '00000000-0000-4000-8000-0000000000aa';
   const otherKb = '00000000-0000-4000-8000-0000000000bb';
 
   beforeAll(async () => {
-    pgDir = mkdtempSync(join(tmpdir(), 'kb-search-pg-'));
-    blobRoot = mkdtempSync(join(tmpdir(), 'kb-search-blobs-'));
-    ds = await createServiceDataSource({ service: 'content', schema: 'content', dataDir: pgDir, entities: CONTENT_ENTITIES, migrations: CONTENT_MIGRATIONS, runMigrations: true });
-    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
-    bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
-    const logger = createLogger({ service: 'test', level: 'silent' });
-    const moduleRef = await Test.createTestingModule({
-      imports: [{
-        module: Host,
-        imports: [
-          ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
-          MessagingModule.forRoot(bus),
-          StorageModule.forRoot(blobs),
-          ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
-        ],
-      }],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
-    // The understanding side: query vectors from the same toy model; jobs are processed by `processed()` below.
-    await bus.handle(UnderstandingSubjects.embedQuery, async (req) => ({ vectorset: VECTORSET, vector: embed(req.text), similarity: 'DOT' as const, threshold: 0.1 }));
-    await bus.consume(UnderstandingSubjects.processField, async () => undefined, { durable: 'test-jobs' });
+    fx = await startSearchFixture();
+    ds = fx.ds;
+    bus = fx.bus;
   }, 60_000);
 
   afterAll(async () => {
-    await app?.close();
-    await closeServiceDataSource(ds);
-    rmSync(pgDir, { recursive: true, force: true });
-    rmSync(blobRoot, { recursive: true, force: true });
+    await fx?.close();
   });
 
-  /** Creates a resource with one text field and delivers its processing result (paragraphs split on blank lines). */
-  async function addResource(body: Record<string, unknown>, text: string, o: { kb?: string; field?: string; language?: string; ner?: Record<string, string> } = {}): Promise<string> {
-    const kb = o.kb ?? kbid;
-    const field = o.field ?? 'body';
-    const { uuid, seqid } = await bus.request(ContentSubjects.createResource, { kbid: kb, body: { ...body, texts: { [field]: { body: text } } } });
-    const paragraphs: { start: number; end: number; kind: string; key: string }[] = [];
-    let at = 0;
-    for (const part of text.split('\n\n')) {
-      paragraphs.push({ start: at, end: at + part.length, kind: 'TEXT', key: `${uuid}/t/${field}/${at}-${at + part.length}` });
-      at += part.length + 2;
-    }
-    const ids = { processing_id: `p-${uuid}`, kbid: kb, rid: uuid, field_type: 'text' as const, field_id: field, seqid };
-    const data: ExtractedFieldData = {
-      text: { text, split_text: {}, deleted_splits: [] },
-      metadata: { metadata: { paragraphs, language: o.language ?? 'en', mime_type: 'text/plain', ner: o.ner ?? {} }, split_metadata: {}, deleted_splits: [] },
-      vectors: {
-        vectors: { vectors: paragraphs.map((p) => ({ start: p.start, end: p.end, start_paragraph: p.start, end_paragraph: p.end, vector: embed(text.slice(p.start, p.end)) })) },
-        split_vectors: {}, deleted_splits: [], vectorset: VECTORSET, similarity: 'DOT', dimension: DIM,
-      },
-    };
-    await blobs.put(extractedBlobKey(ids), JSON.stringify(data));
-    await bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, extracted_key: extractedBlobKey(ids) });
-    await eventually(async () => {
-      const r = await bus.request(ContentSubjects.getResource, { kbid: kb, rid: uuid });
-      return r.metadata?.['status'] === 'PROCESSED' ? true : undefined;
-    }, 15_000, 'processing result applied');
-    return uuid;
-  }
+  const addResource = (body: Record<string, unknown>, text: string, o: { kb?: string; ner?: Record<string, string> } = {}) => fx.addResource(o.kb ?? kbid, body, text, o);
 
   const find = (body: Record<string, unknown>, kb = kbid) => bus.request(ContentSubjects.find, { kbid: kb, body }) as unknown as Promise<FindResults>;
   const ridsOf = (r: FindResults) => [...new Set(r.best_matches.map((id) => id.split('/')[0]))];

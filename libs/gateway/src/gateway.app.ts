@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { DomainError, ErrorCodes } from '@kb/contracts';
 import { HttpErrorFilter, toHttpError, type ErrorLogger } from '@kb/platform/errors';
 import { presentedCredential } from './auth/credential-header';
 import type { CorsPolicy } from './cors/cors-policy';
@@ -8,6 +9,11 @@ import { CORS_POLICY } from './gateway.module';
 
 /** Routes whose request body is a file stream. */
 const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$/;
+/** Routes that take HTML/SAML form posts; every other body is JSON. */
+const FORM_BODY = /^\/(auth|api\/v1\/saml)(\/|$)/;
+const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+
+const hasBody = (req: Request): boolean => (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
 
 export interface GatewayHttpOptions {
   logger: ErrorLogger;
@@ -39,7 +45,17 @@ export function configureGatewayHttp(app: INestApplication, options: GatewayHttp
   app.use('/api/v1/saml', express.urlencoded({ extended: false, limit: '512kb' }));
   // Upload bodies are streams for the blob store, whatever their content type: never parse them.
   const json = express.json({ limit: options.jsonBodyLimit, type: ['application/json', 'application/*+json'] });
-  app.use((req: Request, res: Response, next: NextFunction) => (STREAMED_BODY.test(req.path) ? next() : json(req, res, next)));
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (STREAMED_BODY.test(req.path)) return next();
+    // A body the JSON parser would skip must not reach a route as "no body" (an empty create would succeed).
+    if (hasBody(req) && !FORM_BODY.test(req.path) && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
+      const type = req.headers['content-type'] ?? 'none';
+      const { status, body } = toHttpError(new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported content type ${type}: send application/json`), options.logger);
+      res.status(status).json(body);
+      return;
+    }
+    json(req, res, next);
+  });
   // Body-parser failures happen before Nest's router, so its filter never sees them.
   app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);

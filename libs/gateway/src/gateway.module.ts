@@ -7,6 +7,7 @@ import { ACCESS_CLIENT, AuthGuard } from './auth/auth.guard';
 import { KbsController } from './routes/kbs.controller';
 import { ResourcesController } from './routes/resources.controller';
 import { SearchController } from './routes/search.controller';
+import { AskController } from './routes/ask.controller';
 import { ServiceAccountsController } from './routes/service-accounts.controller';
 import { AuthPageController } from './routes/auth-page.controller';
 import { UserController } from './routes/user.controller';
@@ -39,7 +40,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, SearchController],
+      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, SearchController, AskController],
       providers: [
         {
           provide: ACCESS_CLIENT,

@@ -128,9 +128,13 @@ function pickDocs(all: BeirDoc[], limit: number | undefined, prefer: ReadonlySet
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let lastProgressAt = 0;
+/** One rewritten line on a terminal; in a log, a line at most every 10 s plus the final one. */
 const progress = (line: string, done = false) => {
-  if (process.stdout.isTTY) process.stdout.write(`\r${line}\x1b[K${done ? '\n' : ''}`);
-  else console.log(line);
+  if (process.stdout.isTTY) return void process.stdout.write(`\r${line}\x1b[K${done ? '\n' : ''}`);
+  if (!done && Date.now() - lastProgressAt < 10_000) return;
+  lastProgressAt = done ? 0 : Date.now();
+  console.log(line);
 };
 
 async function startService(dataDir: string): Promise<{ http: HttpClient; stop(): Promise<void> }> {
@@ -220,11 +224,21 @@ export async function openBenchKb(o: OpenOptions): Promise<BenchKb> {
   if (o.reuse) reusedDataset(o.reuse);
   const dataDir = o.reuse ? resolve(o.reuse) : mkdtempSync(join(tmpdir(), 'kb-bench-retrieval-'));
   console.log(`data dir: ${dataDir}${o.reuse ? ' (reused)' : ''}`);
-  const service = await startService(dataDir);
-  const close = async () => {
-    await service.stop();
+  const discard = () => {
     if (!o.keep && !o.reuse) rmSync(dataDir, { recursive: true, force: true });
     else console.log(`data dir kept: ${dataDir} (reuse it with --reuse ${dataDir})`);
+  };
+  const service = await startService(dataDir).catch((err: unknown) => {
+    discard();
+    throw err;
+  });
+  // Ctrl-C mid-ingestion still stops the service (and drops a fresh data dir).
+  const onSignal = () => void close().finally(() => process.exit(130));
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  const close = async () => {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    await service.stop();
+    discard();
   };
   try {
     let manifest: Manifest;

@@ -42,6 +42,17 @@ export class ModelConfigService {
     };
   }
 
+  /**
+   * The configuration with the provider credentials in clear, for the services that call the
+   * providers (content for /ask, understanding for embeddings). Only on the internal bus: no
+   * gateway route reaches it.
+   */
+  async resolve(ref: KbConfigRef): Promise<Record<string, unknown>> {
+    const stored = await this.stored(ref.kb_id);
+    const userKeys = typeof stored['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, stored['user_keys']) : null;
+    return { ...(await this.get(ref)), user_keys: userKeys };
+  }
+
   async get(ref: KbConfigRef): Promise<Record<string, unknown>> {
     const stored = await this.stored(ref.kb_id);
     const userKeys = typeof stored['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, stored['user_keys']) : null;

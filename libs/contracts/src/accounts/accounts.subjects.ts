@@ -85,6 +85,8 @@ export const AccountsSubjects = {
 
   learningSchema: rpc<LearningSchemaRequest, Record<string, unknown>>('accounts.learning-schema.get', LearningSchemaRequest),
   getKbConfig: rpc<KbConfigRef, Record<string, unknown>>('accounts.kb-config.get', KbConfigRef),
+  /** Internal only (no gateway route): the configuration with `user_keys` in clear, for the services calling providers. */
+  resolveKbConfig: rpc<KbConfigRef, Record<string, unknown>>('accounts.kb-config.resolve', KbConfigRef),
   setKbConfig: rpc<SetKbConfigRequest, Record<string, unknown>>('accounts.kb-config.set', SetKbConfigRequest),
 
   discoverSso: rpc<SsoDiscoverRequest, SsoDiscoveryDto>('accounts.sso.discover', SsoDiscoverRequest),

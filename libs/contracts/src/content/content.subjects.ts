@@ -1,6 +1,6 @@
-import { event, rpc } from '../common/bus';
+import { event, rpc, stream } from '../common/bus';
 import { AuditRecordedEvent } from './audit.event';
-import { SearchEnvelope } from './search-requests.dto';
+import { FeedbackRequest, SearchEnvelope, type AskItem } from './search-requests.dto';
 import {
   CreateResourceRequest, DeleteResourceRequest, GetResourceRequest, KbContentRef, ListResourcesRequest, ModifyResourceRequest, ResourceRef,
 } from './resource-requests.dto';
@@ -40,6 +40,10 @@ export const ContentSubjects = {
   /** Resource listing with filters and facets (API-MAP 2.6). */
   catalog: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog', SearchEnvelope),
   catalogFacets: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog-facets', SearchEnvelope),
+  /** Retrieval-augmented answer, streamed item by item (API-MAP 2.4). */
+  ask: stream<SearchEnvelope, AskItem>('content.ask.stream', SearchEnvelope),
+  /** Good/bad feedback on an answer, by its learning id. */
+  feedback: rpc<FeedbackRequest, Record<string, never>>('content.ask.feedback', FeedbackRequest),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),
   reindexResource: rpc<ReindexResourceRequest, Record<string, never>>('content.resource.reindex', ReindexResourceRequest),
 

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { ActorDto } from './resource-requests.dto';
 
 /**
@@ -16,5 +16,22 @@ export class SearchEnvelope {
   /** Security groups from the credential (temporal keys with groups): they replace the body's, on /ask only. */
   @IsOptional() @IsArray() @IsString({ each: true }) forced_groups?: string[];
   @IsOptional() @IsIn(['GET', 'POST']) method?: 'GET' | 'POST';
+  /** /ask: the id the gateway already sent in the response headers (feedback refers to it). */
+  @IsOptional() @IsString() learning_id?: string;
+  /** /ask: `x-show-consumption: true`. */
+  @IsOptional() @IsBoolean() show_consumption?: boolean;
+  @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
+}
+
+/** One line of the /ask NDJSON stream (API-MAP 2.4): `{"item": {type, ...}}`. */
+export interface AskItem {
+  type: 'answer' | 'reasoning' | 'retrieval' | 'prequeries' | 'status' | 'augmented_context' | 'citations' | 'footnote_citations' | 'metadata' | 'consumption' | 'debug' | 'error';
+  [member: string]: unknown;
+}
+
+/** /feedback body (API-MAP 2.4) with the KB it is about. */
+export class FeedbackRequest {
+  @IsString() kbid!: string;
+  @IsObject() body!: Record<string, unknown>;
   @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
 }

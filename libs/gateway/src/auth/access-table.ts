@@ -11,7 +11,7 @@ export type AccessRule =
   /** A permanent API key (not a temporal one): for minting temporal keys. */
   | { scope: 'api-key' }
   /** A role on the KB named by `kbParam`; `accountParam`, when given, must be that KB's account. */
-  | { scope: 'kb'; role: RouteRole; kbParam: string; accountParam?: string; credentials: readonly CredentialKind[] }
+  | { scope: 'kb'; role: RouteRole; kbParam: string; accountParam?: string; credentials: readonly CredentialKind[]; groupScoped?: boolean }
   /** A role on the account named by `accountParam` (id or slug). */
   | { scope: 'account'; role: AccountRole; accountParam: string; credentials: readonly CredentialKind[] };
 
@@ -22,6 +22,8 @@ export const KB_CALLERS: readonly CredentialKind[] = ['user_token', 'pat', 'api_
 const PUBLIC: AccessRule = { scope: 'public' };
 const USER: AccessRule = { scope: 'user' };
 const kb = (role: RouteRole, credentials: readonly CredentialKind[] = KB_CALLERS): AccessRule => ({ scope: 'kb', role, kbParam: 'kbid', credentials });
+/** /ask routes: also open to temporal keys with security groups (spec 5), whose groups then replace the body's. */
+const ask: AccessRule = { scope: 'kb', role: 'READER', kbParam: 'kbid', credentials: KB_CALLERS, groupScoped: true };
 const accountKb = (role: RouteRole, credentials: readonly CredentialKind[] = USERS): AccessRule => ({ scope: 'kb', role, kbParam: 'kb_id', accountParam: 'account_id', credentials });
 const account = (role: AccountRole): AccessRule => ({ scope: 'account', role, accountParam: 'account_id', credentials: USERS });
 
@@ -40,6 +42,7 @@ const RESOURCE_ROUTES = (by: string): Record<string, AccessRule> => ({
   [`PATCH /api/v1/kb/:kbid/${by}`]: kb('WRITER'),
   [`DELETE /api/v1/kb/:kbid/${by}`]: kb('WRITER'),
   [`POST /api/v1/kb/:kbid/${by}/reprocess`]: kb('WRITER'),
+  [`POST /api/v1/kb/:kbid/${by}/reindex`]: kb('WRITER'),
   [`PUT /api/v1/kb/:kbid/${by}/text/:field_id`]: kb('WRITER'),
   [`PUT /api/v1/kb/:kbid/${by}/link/:field_id`]: kb('WRITER'),
   [`PUT /api/v1/kb/:kbid/${by}/file/:field_id`]: kb('WRITER'),
@@ -50,6 +53,7 @@ const RESOURCE_ROUTES = (by: string): Record<string, AccessRule> => ({
   [`DELETE /api/v1/kb/:kbid/${by}/:field_type/:field_id`]: kb('WRITER'),
   [`POST /api/v1/kb/:kbid/${by}/:field_type/:field_id/reprocess`]: kb('WRITER'),
   [`GET /api/v1/kb/:kbid/${by}/file/:field_id/download/field`]: kb('READER'),
+  [`GET /api/v1/kb/:kbid/${by}/:field_type/:field_id/download/extracted/*download_field`]: kb('READER'),
 });
 
 export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
@@ -150,6 +154,10 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/kb/:kbid/search': kb('READER'),
   'GET /api/v1/kb/:kbid/suggest': kb('READER'),
   'POST /api/v1/kb/:kbid/suggest': kb('READER'),
+  'POST /api/v1/kb/:kbid/ask': ask,
+  'POST /api/v1/kb/:kbid/resource/:rid/ask': ask,
+  'POST /api/v1/kb/:kbid/slug/:rslug/ask': ask,
+  'POST /api/v1/kb/:kbid/feedback': kb('READER'),
   'GET /api/v1/kb/:kbid/labelset/:labelset': kb('READER'),
   'POST /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),
   'DELETE /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),

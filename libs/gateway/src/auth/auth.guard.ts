@@ -45,7 +45,8 @@ export class AuthGuard implements CanActivate {
 
   private authorize(rule: AccessRule, grant: AccessGrant, req: Request): void {
     const p = grant.principal;
-    if (p.security_groups && p.security_groups.length > 0) throw forbidden('A temporal key with security groups opens only the /ask endpoints');
+    const groupScoped = rule.scope === 'kb' && rule.groupScoped === true;
+    if (p.security_groups && p.security_groups.length > 0 && !groupScoped) throw forbidden('A temporal key with security groups opens only the /ask endpoints');
     switch (rule.scope) {
       case 'user':
         if (!p.user_id) throw forbidden('This route is for users (user token or personal access token)');

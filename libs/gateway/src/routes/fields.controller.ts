@@ -2,13 +2,15 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Quer
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import {
-  ContentFieldTypes, ContentSubjects, ConversationFieldInputDto, DomainError, ErrorCodes, FileFieldInputDto, LinkFieldInputDto, MessageInputDto,
-  SeqIdDto, TextFieldInputDto, collectIssues, type ContentFieldType, type FieldRecord, type ValidationIssue,
+  ContentFieldTypes, ContentSubjects, ConversationFieldInputDto, DomainError, ErrorCodes, FIELD_ID_PATTERN, FileFieldInputDto, LinkFieldInputDto, MessageInputDto,
+  SeqIdDto, TextFieldInputDto, collectIssues, fieldBlobPrefix, type ContentFieldType, type FieldRecord, type ValidationIssue,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import type { AuthedRequest } from '../auth/auth.guard';
+import { sendBlob } from '../http/blob-response';
 import { bodyOf } from '../http/dto.pipe';
+import { findArtefact } from '../http/extracted-artefacts';
 import { actorOf, busContextOf, skipStoreOf } from '../http/request-context';
 import { UploadService } from '../uploads/upload.service';
 
@@ -21,6 +23,14 @@ function fieldType(raw: string): ContentFieldType {
     throw DomainError.validation([{ loc: ['path', 'field_type'], msg: `field_type must be one of ${ContentFieldTypes.join(', ')}`, type: 'enum' }]);
   }
   return raw as ContentFieldType;
+}
+
+/** A field id from the path of a write (spec 2.4 pattern). */
+function fieldIdOf(raw: string): string {
+  if (raw.length > 250 || !FIELD_ID_PATTERN.test(raw)) {
+    throw DomainError.validation([{ loc: ['path', 'field_id'], msg: `field_id must match ${FIELD_ID_PATTERN.source} (at most 250 characters)`, type: 'string_pattern_mismatch' }]);
+  }
+  return raw;
 }
 
 /** One field of a resource, by resource id or slug. */
@@ -58,6 +68,7 @@ export class FieldsController {
   @ApiOperation({ summary: 'Add or replace a file field (base64 payload or by URI)' })
   @ApiResponse({ status: 201, type: SeqIdDto })
   async putFile(@Param('kbid') kbid: string, @Param('field_id') fieldId: string, @Body(bodyOf(FileFieldInputDto)) body: FileFieldInputDto, @Req() req: AuthedRequest): Promise<SeqIdDto> {
+    fieldIdOf(fieldId);
     if (body.file.payload === undefined) return this.put(kbid, 'file', fieldId, body as unknown as Record<string, unknown>, req);
     const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, ...refOf(req) }, busContextOf(req));
     if (!found.exists || !found.rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
@@ -128,39 +139,31 @@ export class FieldsController {
   async download(@Param('kbid') kbid: string, @Param('field_id') fieldId: string, @Query('inline') inline: string | undefined, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const field = await this.bus.request(ContentSubjects.getField, { kbid, ...refOf(req), field_type: 'file', field_id: fieldId, show: ['value'] }, busContextOf(req));
     const file = (field.value?.['file'] ?? {}) as { uri?: string; filename?: string; content_type?: string };
-    if (!file.uri?.startsWith('blob:')) throw new DomainError(ErrorCodes.NOT_FOUND, 'This file field points to an external address; nothing is stored to download');
-    const key = file.uri.slice('blob:'.length);
-    let range = parseRange(req.headers.range);
-    if (range && range.start < 0) {
-      // A suffix range (last n bytes) needs the size first.
-      const size = (await this.blobs.stat(key))?.size ?? 0;
-      range = { start: Math.max(0, size + range.start) };
-    }
-    const blob = await this.blobs.get(key, range ? { range } : {});
-    const name = (file.filename ?? fieldId).replace(/["\\\r\n]/g, '_');
-    res.setHeader('Content-Type', file.content_type ?? blob.stat.contentType);
-    res.setHeader('Accept-Ranges', 'bytes');
-    res.setHeader('Content-Disposition', `${inline === 'true' ? 'inline' : 'attachment'}; filename="${name}"; filename*=UTF-8''${encodeURIComponent(file.filename ?? fieldId)}`);
-    if (blob.range) {
-      res.status(206).setHeader('Content-Range', `bytes ${blob.range.start}-${blob.range.end}/${blob.stat.size}`);
-      res.setHeader('Content-Length', String(blob.range.end - blob.range.start + 1));
-    } else {
-      res.status(200).setHeader('Content-Length', String(blob.stat.size));
-    }
-    blob.body.on('error', () => res.destroy());
-    blob.body.pipe(res);
+    if (!file.uri) throw new DomainError(ErrorCodes.NOT_FOUND, 'The original file of this field was not kept (sent with x-skip-store): only its extracted data is stored');
+    if (!file.uri.startsWith('blob:')) throw new DomainError(ErrorCodes.NOT_FOUND, 'This file field points to an external address; nothing is stored to download');
+    await sendBlob(this.blobs, req, res, { key: file.uri.slice('blob:'.length), filename: file.filename ?? fieldId, contentType: file.content_type, inline: inline === 'true' });
+  }
+
+  @Get(paths(':field_type/:field_id/download/extracted/*download_field'))
+  @ApiOperation({ summary: 'Download a file processing extracted from a field: thumbnail, previews, generated files (Range supported)' })
+  async downloadExtracted(
+    @Param('kbid') kbid: string, @Param('field_type') type: string, @Param('field_id') fieldId: string, @Param('download_field') downloadField: string | string[],
+    @Query('inline') inline: string | undefined, @Req() req: AuthedRequest, @Res() res: Response,
+  ): Promise<void> {
+    const ftype = fieldType(type);
+    const name = Array.isArray(downloadField) ? downloadField.join('/') : String(downloadField);
+    const ref = refOf(req);
+    const rid = ref.rid ?? (await this.bus.request(ContentSubjects.resourceExists, { kbid, ...ref }, busContextOf(req))).rid;
+    if (!rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
+    const field = await this.bus.request(ContentSubjects.getField, { kbid, rid, field_type: ftype, field_id: fieldId, show: ['extracted'], extracted: ['metadata', 'file', 'link'] }, busContextOf(req));
+    const artefact = findArtefact(field.extracted, fieldBlobPrefix({ kbid, rid, field_type: ftype, field_id: fieldId }), name);
+    if (!artefact) throw new DomainError(ErrorCodes.NOT_FOUND, `Field ${ftype}/${fieldId} has no extracted file named "${name}"`);
+    const filename = artefact.filename ?? name.split('/').pop() ?? name;
+    await sendBlob(this.blobs, req, res, { key: artefact.key, filename, contentType: artefact.content_type, inline: inline === 'true' });
   }
 
   private put(kbid: string, type: ContentFieldType, fieldId: string, value: Record<string, unknown>, req: AuthedRequest): Promise<SeqIdDto> {
     const skip = type === 'file' && skipStoreOf(req) ? { skip_store: true } : {};
-    return this.bus.request(ContentSubjects.putField, { kbid, ...refOf(req), field_type: type, field_id: fieldId, value, actor: actorOf(req), ...skip }, busContextOf(req));
+    return this.bus.request(ContentSubjects.putField, { kbid, ...refOf(req), field_type: type, field_id: fieldIdOf(fieldId), value, actor: actorOf(req), ...skip }, busContextOf(req));
   }
-}
-
-/** `bytes=a-b`, `bytes=a-`, `bytes=-n`; anything else (or several ranges) is ignored as HTTP allows. */
-function parseRange(header: string | undefined): { start: number; end?: number } | undefined {
-  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
-  if (!m || (m[1] === '' && m[2] === '')) return undefined;
-  if (m[1] === '') return { start: -Number(m[2]) };
-  return { start: Number(m[1]), ...(m[2] !== '' ? { end: Number(m[2]) } : {}) };
 }

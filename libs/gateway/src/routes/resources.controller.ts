@@ -20,6 +20,10 @@ export class GetResourceQuery {
   @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(ExtractedOptions, { each: true }) extracted?: ExtractedOption[];
 }
 
+export class ReindexQuery {
+  @IsOptional() @QueryBool() @IsBoolean() reindex_vectors?: boolean;
+}
+
 export class ListResourcesQuery {
   @IsOptional() @QueryInt() @IsInt() @Min(0) @Max(100000) page?: number;
   @IsOptional() @QueryInt() @IsInt() @Min(1) @Max(200) size?: number;
@@ -115,6 +119,15 @@ export class ResourcesController {
       for (const key of staged.keys) await this.uploads.discard(key);
       throw err;
     }
+  }
+
+  @Post(['resource/:rid/reindex', 'slug/:rslug/reindex'])
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Reindex Resource: rebuild its search index rows; reindex_vectors=true also processes every field again' })
+  @ApiResponse({ status: 204 })
+  async reindex(@Param('kbid') kbid: string, @Query(queryOf(ReindexQuery)) q: ReindexQuery, @Req() req: AuthedRequest): Promise<void> {
+    const ref = req.params['rid'] ? { rid: String(req.params['rid']) } : { slug: String(req.params['rslug']) };
+    await this.bus.request(ContentSubjects.reindexResource, { kbid, ...ref, reindex_vectors: q.reindex_vectors ?? false, actor: actorOf(req) }, busContextOf(req));
   }
 
   @Delete('resource/:rid')

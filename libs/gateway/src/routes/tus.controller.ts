@@ -1,7 +1,7 @@
 import { Controller, Head, HttpCode, Options, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CreateResourceDto, DomainError, validatePayload } from '@kb/contracts';
+import { CreateResourceDto, DomainError, ErrorCodes, validatePayload } from '@kb/contracts';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { actorOf, busContextOf, skipStoreOf } from '../http/request-context';
 import { TUS_EXTENSIONS, TUS_VERSION, TusService, parseUploadMetadata } from '../uploads/tus.service';
@@ -38,13 +38,14 @@ export class TusController {
   @ApiOperation({ summary: 'TUS: create a resumable upload (Upload-Length or Upload-Defer-Length: 1; Upload-Metadata filename,content_type,md5,language,password)' })
   async create(@Param('kbid') kbid: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const length = intHeader(req, 'upload-length');
+    if (length !== undefined && length > MAX_SIZE) throw new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, `Upload-Length exceeds Tus-Max-Size ${MAX_SIZE}`);
     const body = req.body as unknown;
     const hasBody = body !== undefined && body !== null && !(typeof body === 'object' && Object.keys(body as object).length === 0);
     const resource = hasBody ? (validatePayload(CreateResourceDto, body, { loc: ['body'] }) as unknown as Record<string, unknown>) : undefined;
     const target = req.params['rid'] ? { rid: String(req.params['rid']) } : req.params['rslug'] ? { slug: String(req.params['rslug']) } : undefined;
     const state = await this.tus.create({
       kbid, target, fieldId: req.params['field_id'] ? String(req.params['field_id']) : undefined, length, deferLength: req.headers['upload-defer-length'] === '1',
-      metadata: parseUploadMetadata(req.headers['upload-metadata'] as string | undefined), resource, skipStore: skipStoreOf(req),
+      metadata: parseUploadMetadata(req.headers['upload-metadata'] as string | undefined), resource, skipStore: skipStoreOf(req), context: busContextOf(req).context,
     });
     const proto = String(req.headers['x-forwarded-proto'] ?? req.protocol).split(',')[0];
     const host = String(req.headers['x-forwarded-host'] ?? req.headers.host ?? 'localhost');

@@ -50,11 +50,13 @@ export class TusService {
 
   async create(input: {
     kbid: string; target?: { rid?: string; slug?: string }; fieldId?: string; length?: number; deferLength: boolean; metadata: Record<string, string>;
-    resource?: Record<string, unknown>; skipStore?: boolean;
+    resource?: Record<string, unknown>; skipStore?: boolean; context: BusContext;
   }): Promise<TusState> {
     if (input.length === undefined && !input.deferLength) {
       throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length or Upload-Defer-Length: 1 is required', type: 'missing' }]);
     }
+    // An upload into a field needs its resource now, not after the client sent every byte.
+    if (input.target) await this.uploads.existingResource(input.kbid, input.target, input.context);
     const state: TusState = {
       id: randomBytes(16).toString('hex'), kbid: input.kbid, target: input.target, fieldId: input.fieldId, length: input.length, offset: 0, parts: [],
       metadata: input.metadata, resource: input.resource, ...(input.skipStore ? { skipStore: true } : {}), created: new Date().toISOString(),

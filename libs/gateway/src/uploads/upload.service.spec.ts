@@ -60,6 +60,25 @@ describe('UploadService', () => {
     expect(await keys(blobs)).toEqual([]);
   });
 
+  it('x-skip-store: stores the file under a key of its own and tells content so; a failed registration still keeps nothing', async () => {
+    const registered: Record<string, unknown>[] = [];
+    const bus = fakeBus(async () => ({ uuid: 'r', seqid: 1, field_id: 'f' }));
+    const request = bus.request.bind(bus);
+    bus.request = (async (def: AnyDef, payload: Record<string, unknown>) => {
+      if (def.subject === ContentSubjects.registerUpload.subject) registered.push(payload);
+      return request(def as never, payload as never);
+    }) as MessageBus['request'];
+    const service = new UploadService(bus, blobs);
+    await service.upload({ ...base, skipStore: true, body: Readable.from([Buffer.from('hello')]) });
+    expect(await keys(blobs)).toEqual([expect.stringMatching(/\/f\/file\/[0-9a-f]{32}\/unstored\/[0-9a-f-]{36}\/original$/)]);
+    expect(registered[0]).toMatchObject({ skip_store: true, file: { uri: `blob:${(await keys(blobs))[0]}` } });
+
+    const failing = new UploadService(fakeBus(async () => { throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, 'down'); }), blobs);
+    const before = await keys(blobs);
+    await expect(failing.upload({ ...base, skipStore: true, body: Readable.from([Buffer.from('x')]) })).rejects.toMatchObject({ code: ErrorCodes.SERVICE_UNAVAILABLE });
+    expect(await keys(blobs)).toEqual(before);
+  });
+
   it('refuses unsupported types before reading the body', async () => {
     const service = new UploadService(fakeBus(async () => ({})), blobs);
     await expect(service.upload({ ...base, declaredType: 'application/x-msdownload', filename: 'a.exe', body: Readable.from([]) })).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_MEDIA_TYPE });

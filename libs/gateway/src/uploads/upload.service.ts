@@ -56,14 +56,7 @@ export class UploadService {
     }
 
     const create = !input.target;
-    let rid: string;
-    if (input.target) {
-      const found = await this.bus.request(ContentSubjects.resourceExists, { kbid: input.kbid, ...input.target }, opts);
-      if (!found.exists || !found.rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource is not found or not yet available');
-      rid = found.rid;
-    } else {
-      rid = randomUUID();
-    }
+    const rid = input.target ? await this.existingResource(input.kbid, input.target, input.context) : randomUUID();
     const fieldId = input.fieldId ?? randomBytes(16).toString('hex');
     const key = uploadBlobKey(input.kbid, rid, fieldId, input.skipStore);
     const stat = await this.blobs.put(key, input.body, { contentType, ...(maxBytes >= 0 ? { maxBytes } : {}), metadata: input.filename ? { filename: input.filename } : {} });
@@ -81,6 +74,13 @@ export class UploadService {
       await (create ? this.blobs.deletePrefix(`content/kbs/${input.kbid}/r/${rid}/`) : this.blobs.delete(key)).catch(() => undefined);
       throw err;
     }
+  }
+
+  /** The id of the resource an upload goes into; 404 when there is none. */
+  async existingResource(kbid: string, target: { rid?: string; slug?: string }, context: BusContext): Promise<string> {
+    const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, ...target }, { context });
+    if (!found.exists || !found.rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource is not found or not yet available');
+    return found.rid;
   }
 
   /** Inline base64 payloads of JSON file fields: stored first, replaced by their blob uri. */

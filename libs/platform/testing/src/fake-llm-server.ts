@@ -36,6 +36,8 @@ export interface FakeLlmScript {
   fragmentBytes?: number;
   /** Line ending of the event stream (default `\n`). */
   lineEnding?: '\n' | '\r\n';
+  /** Answer with one JSON document even when the request asked to stream (as some proxies do). */
+  ignoreStream?: boolean;
 }
 
 export interface FakeLlmRequest {
@@ -134,11 +136,19 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
   const usage = s.usage ?? { input: Math.ceil(bodyLength / 4), output: chunks.length };
   const model = typeof body['model'] === 'string' ? body['model'] : 'fake-model';
 
-  if (protocol === 'openai' && body['stream'] !== true) {
-    const message = { role: 'assistant', content: chunks.join(''), ...(s.reasoning ? { reasoning_content: s.reasoning.join('') } : {}) };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion', model, choices: [{ index: 0, message, finish_reason: s.stopReason ?? 'stop' }], usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } }),
-    );
+  if (body['stream'] !== true || s.ignoreStream) {
+    const whole =
+      protocol === 'openai'
+        ? {
+            id: 'chatcmpl-fake', object: 'chat.completion', model,
+            choices: [{ index: 0, message: { role: 'assistant', content: chunks.join(''), ...(s.reasoning ? { reasoning_content: s.reasoning.join('') } : {}) }, finish_reason: s.stopReason ?? 'stop' }],
+            usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+          }
+        : {
+            id: 'msg_fake', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: chunks.join('') }],
+            stop_reason: s.stopReason ?? 'end_turn', stop_sequence: null, usage: { input_tokens: usage.input, output_tokens: usage.output },
+          };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(whole));
     return;
   }
 

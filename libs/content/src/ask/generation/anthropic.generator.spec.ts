@@ -74,7 +74,7 @@ describe('AnthropicGenerator', () => {
   });
 
   it('parses fragmented CRLF streams', async () => {
-    llm.enqueue({ chunks: ['Éire ', 'and ', 'Ελλάδα'], fragmentBytes: 5, lineEnding: '\r\n' });
+    llm.enqueue({ chunks: ['Éire ', 'and ', 'Ελλάδα'], fragmentBytes: 9, lineEnding: '\r\n' });
     expect((await collectAnswer(make().generate(request()))).answer).toBe('Éire and Ελλάδα');
   });
 
@@ -109,6 +109,12 @@ describe('AnthropicGenerator', () => {
     expect((await failure(make({ timeoutMs: 120 }).generate(request()))).error.kind).toBe('timeout');
     expect((await failure(make({ timeoutMs: 120 }).generate(request()))).error.kind).toBe('timeout');
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('reads a whole message from a proxy that does not stream', async () => {
+    llm.enqueue({ chunks: ['Frank ', 'Herbert.'], usage: { input: 10, output: 3 }, ignoreStream: true });
+    const { answer, metadata } = await collectAnswer(make().generate(request()));
+    expect([answer, metadata]).toEqual(['Frank Herbert.', { type: 'metadata', inputTokens: 10, outputTokens: 3, stopReason: 'end_turn' }]);
   });
 
   it('treats a stream without message_stop as failed', async () => {

@@ -27,6 +27,9 @@ interface MessagesEvent {
   delta?: { type?: string; text?: string; thinking?: string; stop_reason?: string | null };
   usage?: { input_tokens?: number; output_tokens?: number };
   error?: { type?: string; message?: string };
+  /** Members of a whole (non-streamed) message. */
+  content?: { type?: string; text?: string }[];
+  stop_reason?: string | null;
 }
 
 /**
@@ -87,6 +90,13 @@ export class AnthropicGenerator implements Generator {
       } else if (type === 'message_stop') {
         stopped = true;
         break;
+      } else if (type === 'message') {
+        // A proxy that ignored `stream: true` answers with the whole message.
+        for (const block of event.content ?? []) if (block.type === 'text' && block.text) yield { type: 'text', text: block.text };
+        stopReason = event.stop_reason ?? undefined;
+        inputTokens = event.usage?.input_tokens;
+        outputTokens = event.usage?.output_tokens;
+        stopped = true;
       }
     }
     if (!stopped) throw new GenerationError('provider', `${provider} ended the stream before message_stop`);

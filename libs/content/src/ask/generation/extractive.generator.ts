@@ -40,7 +40,9 @@ export class ExtractiveGenerator implements Generator {
     if (req.signal?.aborted) throw new GenerationError('aborted', 'extractive generation was aborted');
     const picked = selectSentences(req.question, req.context, { ...this.options, chatHistory: req.chatHistory });
     let answer = '';
-    for (const sentence of picked) {
+    for (const [i, sentence] of picked.entries()) {
+      // Sentences are never cut: the best one is always given, further ones only within max tokens.
+      if (i > 0 && req.maxAnswerTokens && estimateTokens(`${answer} ${sentence.text}`) > req.maxAnswerTokens) break;
       // Yield between sentences so a slow consumer and an abort behave as with a provider.
       await Promise.resolve();
       if (req.signal?.aborted) throw new GenerationError('aborted', 'extractive generation was aborted');
@@ -57,6 +59,7 @@ export class ExtractiveGenerator implements Generator {
 const FACTOID = /\b(?:who|whom|whose|what|which|when|where|how (?:many|much|old|long|far|tall|big|large|often))\b|^(?:name|is|are|was|were|do|does|did|can|could|has|have|had)\b/;
 /** Questions asking for an explanation, which several sentences answer better. */
 const OPEN = /\b(?:why|explain|describe|summari[sz]e|compare)\b|^how (?:do|does|did|can|could|is|are|was|were|to|should)\b/;
+const PRONOUN_START = /^(?:he|she|it|they|his|her|its|their|this|these)\b/i;
 const WANTS_NUMBER = /\b(?:when|year|date|how (?:many|much|old|long|far|tall|big|large|often)|age|number|population|century|decade)\b/;
 const WANTS_NAME = /\b(?:who|whom|whose|where|which|what (?:city|country|state|town|company|team|band|film|movie|book|album|language|university|county|river|name))\b/;
 
@@ -139,7 +142,7 @@ export function selectSentences(
   if (top.score <= 0) return [candidates.find((c) => c.rank === candidates[0]?.rank && c.text.split(/\s+/).length >= 4) ?? (candidates[0] as ScoredSentence)];
 
   const factoid = FACTOID.test(q) && !OPEN.test(q);
-  if (factoid) return [secondHop(top, weights, idf, questionWords, rank, tuning) ?? top];
+  if (factoid) return [secondHop(top, weights, idf, questionWords, rank, passageTerms, tuning) ?? top];
 
   const picked = [top];
   const covered = new Set([...top.terms].filter((t) => weights.has(t)));
@@ -159,6 +162,7 @@ function secondHop(
   idf: (t: string) => number,
   questionWords: Set<string>,
   rank: (w: Map<string, number>) => ScoredSentence[],
+  passageTerms: Map<number, Set<string>>,
   tuning: typeof EXTRACTIVE_TUNING,
 ): ScoredSentence | null {
   const total = [...weights].reduce((sum, [t, w]) => sum + w * idf(t), 0);
@@ -168,7 +172,10 @@ function secondHop(
   if (uncoveredShare < tuning.secondHopUncovered || !bridge.size) return null;
   const hop = new Map(uncovered);
   for (const t of bridge) if (!weights.has(t)) hop.set(t, tuning.bridgeWeight);
-  const best = rank(hop).find((c) => c !== top && [...bridge].some((t) => c.terms.has(t)) && [...uncovered.keys()].some((t) => c.terms.has(t)));
+  // The answer sentence names the bridge, or refers to it by pronoun ("He lives in…") in a passage that names it.
+  const names = (c: ScoredSentence): boolean =>
+    [...bridge].some((t) => c.terms.has(t)) || (PRONOUN_START.test(c.text) && [...bridge].some((t) => passageTerms.get(c.rank)?.has(t)));
+  const best = rank(hop).find((c) => c !== top && names(c) && [...uncovered.keys()].some((t) => c.terms.has(t)));
   return best && best.score >= tuning.secondHopMin ? best : null;
 }
 
@@ -188,10 +195,10 @@ function sentencesOf(context: GenerationContext[]): ScoredSentence[] {
   return out;
 }
 
-/** Question terms weigh 1; terms of the last user turns weigh 0.3, so a follow-up ("and when?") keeps its subject. */
+/** Question terms weigh 1; terms of the last user turns weigh 0.2, so a follow-up ("and when?") keeps its subject. */
 function questionWeights(question: string, history: ChatTurn[]): Map<string, number> {
   const weights = new Map<string, number>();
-  for (const turn of history.filter((t) => t.author === 'USER').slice(-2)) for (const t of contentTerms(turn.text)) weights.set(t, 0.3);
+  for (const turn of history.filter((t) => t.author === 'USER').slice(-2)) for (const t of contentTerms(turn.text)) weights.set(t, 0.2);
   for (const t of contentTerms(question)) weights.set(t, 1);
   return weights;
 }

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { startFakeLlmServer, type FakeLlmServer } from '@kb/platform/testing';
-import { GenerationError, type GenerationEvent, type GenerationRequest } from './generator';
+import { GenerationError, collectAnswer, type GenerationEvent, type GenerationRequest } from './generator';
 import { OpenAiCompatibleGenerator, type OpenAiCompatibleGeneratorOptions } from './openai-compatible.generator';
 
 const request = (over: Partial<GenerationRequest> = {}): GenerationRequest => ({
@@ -87,7 +87,7 @@ describe('OpenAiCompatibleGenerator', () => {
 
   it('parses events split anywhere, CRLF line endings and multi-byte characters', async () => {
     const chunks = ['Zürich ', '東京 ', '🙂 done'];
-    llm.enqueue({ chunks, fragmentBytes: 7, lineEnding: '\r\n' });
+    llm.enqueue({ chunks, fragmentBytes: 11, lineEnding: '\r\n' });
     const events = await collect(make().generate(request()));
     expect(events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text)).toEqual(chunks);
   });
@@ -110,6 +110,12 @@ describe('OpenAiCompatibleGenerator', () => {
       { type: 'text', text: 'Frank Herbert' },
       { type: 'metadata', inputTokens: 9, outputTokens: 2, stopReason: 'stop' },
     ]);
+  });
+
+  it('reads one JSON answer from a server that ignored stream: true', async () => {
+    llm.enqueue({ chunks: ['Frank ', 'Herbert'], usage: { input: 9, output: 2 }, ignoreStream: true });
+    const { answer, metadata } = await collectAnswer(make().generate(request()));
+    expect([answer, metadata?.outputTokens]).toEqual(['Frank Herbert', 2]);
   });
 
   it('does not ask for usage when told not to, and still reports the stop reason', async () => {

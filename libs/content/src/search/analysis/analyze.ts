@@ -1,4 +1,5 @@
 import { analyzerFor, neutralAnalyzer, type LanguageAnalyzer } from './language-analyzers';
+import { isAscii } from './normalize';
 import { scan } from './tokenizer';
 
 /** A word of a text: [start, end) indexes the original text, `term` is what the index holds. */
@@ -6,7 +7,7 @@ export interface AnalyzedToken {
   start: number;
   end: number;
   term: string;
-  /** The word lowercased and NFKC-normalised, neither stemmed nor folded. */
+  /** The word lowercased and NFKC-normalised (Arabic: diacritics removed, letters unified), neither stemmed nor folded. */
   word: string;
 }
 
@@ -27,16 +28,18 @@ export function analyze(text: string, language?: string): string[] {
 /**
  * Distinct terms to look up for a query: the union of the query analysed with each language's
  * analyser plus the language-neutral analysis, deduplicated, in order of first appearance.
- * A word that is a stop word in any of those languages is dropped from every analysis, so that
- * "the" analysed as Spanish cannot match the rare Spanish paragraphs quoting English (where it
- * would weigh a lot, being rare).
+ *
+ * Stop words: each analysis drops its own, and also the stop words of the other languages
+ * (English included, through the neutral analysis), so that "the" analysed as Spanish cannot
+ * match the few Spanish paragraphs quoting English, where it would weigh a lot for being rare.
+ * One- and two-letter Latin words are the exception, dropped only by their own language: they
+ * are too often abbreviations ("IL-6" is not Italian "il", "MI", "CI", "OS").
  */
 export function analyzeQuery(query: string, languages: readonly string[]): string[] {
   const analyzers = [...new Set([...languages.map((language) => analyzerFor(language)), neutralAnalyzer()])];
-  const stopWords = queryStopWords(analyzers);
   const terms = new Set<string>();
   for (const analyzer of analyzers) {
-    scan(query, analyzer, stopWords, (term) => {
+    scan(query, analyzer, queryStopWords(analyzer, analyzers), (term) => {
       terms.add(term);
     });
   }
@@ -58,18 +61,23 @@ export function tokenize(text: string, language?: string): AnalyzedToken[] {
   return tokens;
 }
 
-const stopWordUnions = new Map<string, ReadonlySet<string>>();
+const queryStopWordSets = new Map<string, ReadonlySet<string>>();
+const isShortLatin = (word: string): boolean => word.length <= 2 && isAscii(word);
 
-function queryStopWords(analyzers: readonly LanguageAnalyzer[]): ReadonlySet<string> {
-  const [only] = analyzers;
-  if (only && analyzers.length === 1) return only.stopWords;
-  const key = analyzers.map((analyzer) => analyzer.id).sort().join(',');
-  let union = stopWordUnions.get(key);
-  if (!union) {
-    union = new Set(analyzers.flatMap((analyzer) => [...analyzer.stopWords]));
+function queryStopWords(analyzer: LanguageAnalyzer, analyzers: readonly LanguageAnalyzer[]): ReadonlySet<string> {
+  if (analyzers.length === 1) return analyzer.stopWords;
+  const key = `${analyzer.id}:${analyzers.map((other) => other.id).sort().join(',')}`;
+  let stopWords = queryStopWordSets.get(key);
+  if (!stopWords) {
+    const neutral = neutralAnalyzer();
+    stopWords = new Set([
+      ...analyzer.stopWords,
+      ...neutral.stopWords,
+      ...analyzers.flatMap((other) => [...other.stopWords].filter((word) => !isShortLatin(word))),
+    ]);
     // Knowledge boxes have few language sets; the bound only guards against odd callers.
-    if (stopWordUnions.size >= 256) stopWordUnions.clear();
-    stopWordUnions.set(key, union);
+    if (queryStopWordSets.size >= 1024) queryStopWordSets.clear();
+    queryStopWordSets.set(key, stopWords);
   }
-  return union;
+  return stopWords;
 }

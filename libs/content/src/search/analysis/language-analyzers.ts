@@ -42,11 +42,11 @@ class CachedAnalyzer implements LanguageAnalyzer {
   ) {}
 
   term(word: string): string {
-    // Numbers and codes ("2019", "p53", "covid19") are never stemmed, and not cached either so
-    // that a table of figures cannot evict the vocabulary.
-    if (DIGIT.test(word)) return foldDiacritics(word);
     const cached = this.cache.get(word);
     if (cached !== undefined) return cached;
+    // Numbers and codes ("2019", "p53", "covid19") are not stemmed, and not cached so that a
+    // table of figures cannot evict the vocabulary.
+    if (DIGIT.test(word)) return foldDiacritics(word);
     const term = this.compute(word);
     if (this.cache.size >= MAX_CACHED_TERMS) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(word, term);

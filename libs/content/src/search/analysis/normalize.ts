@@ -1,6 +1,7 @@
 /**
- * Character-level normalisation shared by every analyser. Words are normalised one at a time
- * (never the whole text) so the tokenizer can keep offsets into the original string.
+ * Character-level normalisation shared by every analyser. NFKC runs on one word at a time (never
+ * on the whole text, where it would shift offsets) so the tokenizer can report positions in the
+ * original string.
  */
 
 /** Soft hyphens (PDF line breaks), zero-width joiners, variation selectors, enclosing keycaps. */

@@ -5,10 +5,10 @@
  *
  * Why so short: BM25's IDF already discounts frequent words, the lists only trim the index and
  * the noise of function words. And because a query is analysed with every language of the
- * knowledge box, a word that is a stop word in any of them is dropped from the whole query; so
- * the non-English lists leave out words that are also English content words or abbreviations
- * (German "die", "war", "hat", "man", "er", "es"; Dutch "door", "men"; Spanish "son", "sin",
- * "era", "sea", "hay"; French "son", "plus"; Italian "come"...).
+ * knowledge box, a stop word of any of them (of three letters or more) is dropped from the whole
+ * query; so the non-English lists leave out words that are also English content words (German
+ * "die", "war", "hat", "man"; Dutch "door", "men"; Spanish "son", "sin", "era", "sea", "hay";
+ * French "son", "plus"; Italian "come"...).
  */
 export const STOP_WORDS: Readonly<Record<string, readonly string[]>> = {
   // Lucene's classic English set.
@@ -19,7 +19,7 @@ export const STOP_WORDS: Readonly<Record<string, readonly string[]>> = {
   ],
   spanish: [
     'a', 'al', 'como', 'con', 'cual', 'cuando', 'de', 'del', 'desde', 'e', 'el', 'él', 'ella', 'en',
-    'entre', 'esa', 'ese', 'eso', 'esta', 'este', 'esto', 'fue', 'ha', 'hasta', 'la', 'las', 'le',
+    'entre', 'es', 'esa', 'ese', 'eso', 'esta', 'este', 'esto', 'fue', 'ha', 'hasta', 'la', 'las', 'le',
     'lo', 'los', 'más', 'me', 'mi', 'muy', 'ni', 'nos', 'o', 'para', 'pero', 'por', 'porque', 'qué',
     'que', 'se', 'ser', 'si', 'sí', 'sobre', 'su', 'sus', 'te', 'tu', 'u', 'un', 'una', 'y', 'ya',
   ],
@@ -31,7 +31,7 @@ export const STOP_WORDS: Readonly<Record<string, readonly string[]>> = {
     'suas', 'também', 'um', 'uma',
   ],
   french: [
-    'à', 'au', 'aux', 'avec', 'c', 'ce', 'ces', 'cette', 'd', 'dans', 'de', 'des', 'du', 'elle', 'en',
+    'à', 'a', 'au', 'aux', 'avec', 'c', 'ce', 'ces', 'cette', 'd', 'dans', 'de', 'des', 'du', 'elle', 'en',
     'est', 'et', 'été', 'eux', 'il', 'ils', 'j', 'je', 'l', 'la', 'le', 'les', 'leur', 'lui', 'm', 'ma',
     'mais', 'me', 'même', 'mes', 'moi', 'mon', 'n', 'ne', 'nos', 'notre', 'nous', 'on', 'ont', 'ou',
     'où', 'par', 'pas', 'pour', 'qu', 'que', 'qui', 's', 'sa', 'se', 'ses', 'sont', 'sur', 't', 'ta',
@@ -40,7 +40,7 @@ export const STOP_WORDS: Readonly<Record<string, readonly string[]>> = {
   german: [
     'aber', 'als', 'am', 'an', 'auch', 'auf', 'aus', 'bei', 'bis', 'da', 'damit', 'das', 'dass', 'daß',
     'dem', 'den', 'denn', 'der', 'des', 'dich', 'dir', 'du', 'durch', 'ein', 'eine', 'einem', 'einen',
-    'einer', 'eines', 'für', 'ich', 'ihr', 'ihre', 'im', 'ist', 'mit', 'mich', 'mir', 'nach', 'nicht',
+    'einer', 'eines', 'er', 'es', 'für', 'ich', 'ihr', 'ihre', 'im', 'ist', 'mit', 'mich', 'mir', 'nach', 'nicht',
     'noch', 'nur', 'oder', 'sich', 'sie', 'sind', 'über', 'um', 'und', 'uns', 'vom', 'von', 'vor',
     'wenn', 'werden', 'wie', 'wir', 'wird', 'wurde', 'zu', 'zum', 'zur',
   ],

@@ -27,7 +27,7 @@ const HAS_CJK_OR_SEA = new RegExp(`[${CJK}${SEA}]`, 'u');
 const SEGMENT = new RegExp(`([${CJK}][${CJK}${CJK_FOLLOWER}]*)|([${SEA}][${SEA}\\p{M}]*)|[^${CJK}${SEA}]+`, 'gu');
 const CJK_CHAR = new RegExp(`[${CJK}][${CJK_FOLLOWER}]*`, 'gu');
 const APOSTROPHE = /['\u2019]/;
-const POSSESSIVE = /['\u2019][sS]$/;
+const POSSESSIVE = /['\u2019]s$/;
 
 interface Context {
   readonly analyzer: LanguageAnalyzer;
@@ -41,22 +41,34 @@ interface Context {
  */
 export function scan(text: string, analyzer: LanguageAnalyzer, stopWords: ReadonlySet<string>, sink: TermSink): void {
   const context: Context = { analyzer, stopWords, sink };
-  for (const match of text.matchAll(TOKEN)) {
+  // Lowercasing the whole text once is several times faster than word by word, and keeps the
+  // offsets: "İ" is the only character whose lowercase is longer (two code units), so it is
+  // mapped to "i" first.
+  const lower = (text.includes('\u0130') ? text.replace(/\u0130/g, 'i') : text).toLowerCase();
+  const token = new RegExp(TOKEN);
+  let match: RegExpExecArray | null;
+  while ((match = token.exec(lower)) !== null) {
     const raw = match[0];
     const start = match.index;
     if (isAscii(raw)) {
-      // The common case, kept short: ASCII lowercasing never changes lengths.
       if (raw.includes("'")) splitApostrophes(raw, start, context);
-      else emit(raw.toLowerCase(), start, start + raw.length, context);
-    } else if (HAS_CJK_OR_SEA.test(raw)) {
-      splitScripts(raw, start, context);
-    } else if (APOSTROPHE.test(raw)) {
-      splitApostrophes(raw, start, context);
+      else emit(raw, start, start + raw.length, context);
     } else {
-      normalizeAndEmit(raw, start, context);
+      const word = normalizedWords.get(raw);
+      if (word !== undefined) emit(word, start, start + raw.length, context);
+      else if (HAS_CJK_OR_SEA.test(raw)) splitScripts(raw, start, context);
+      else if (APOSTROPHE.test(raw)) splitApostrophes(raw, start, context);
+      else normalizeAndEmit(raw, start, context, true);
     }
   }
 }
+
+/**
+ * Non-ASCII words (no apostrophe, no CJK or Thai-like script) → their normalised form, which
+ * costs more than the stemming cache lookup (Arabic: NFKC, then five replacements).
+ */
+const normalizedWords = new Map<string, string>();
+const MAX_NORMALIZED_WORDS = 50_000;
 
 function emit(word: string, start: number, end: number, context: Context): void {
   if (word.length === 0 || word.length > MAX_WORD_LENGTH || context.stopWords.has(word)) return;
@@ -64,10 +76,14 @@ function emit(word: string, start: number, end: number, context: Context): void 
   if (term) context.sink(term, start, end, word);
 }
 
-function normalizeAndEmit(raw: string, start: number, context: Context): void {
+function normalizeAndEmit(raw: string, start: number, context: Context, remember = false): void {
   const word = normalizeWord(raw);
   const end = start + raw.length;
   if (NORMALIZED_WORD.test(word)) {
+    if (remember) {
+      if (normalizedWords.size >= MAX_NORMALIZED_WORDS) normalizedWords.delete(normalizedWords.keys().next().value as string);
+      normalizedWords.set(raw, word);
+    }
     emit(word, start, end, context);
     return;
   }
@@ -119,7 +135,8 @@ function bigrams(run: string, start: number, context: Context): void {
   const chars: { text: string; start: number; end: number }[] = [];
   for (const match of run.matchAll(CJK_CHAR)) {
     const at = start + match.index;
-    chars.push({ text: normalizeWord(match[0]), start: at, end: at + match[0].length });
+    const char = match[0];
+    chars.push({ text: isPlainCjk(char) ? char : normalizeWord(char), start: at, end: at + char.length });
   }
   if (chars.length < 2) {
     for (const only of chars) context.sink(only.text, only.start, only.end, only.text);
@@ -130,6 +147,16 @@ function bigrams(run: string, start: number, context: Context): void {
     context.sink(pair, previous.start, current.end, pair);
     return current;
   });
+}
+
+/** Ideographs, kana and Hangul syllables that NFKC leaves as they are (nearly all of them). */
+function isPlainCjk(char: string): boolean {
+  if (char.length !== 1) return false;
+  const code = char.charCodeAt(0);
+  return (
+    (code >= 0x4e00 && code <= 0x9fff) || (code >= 0x3400 && code <= 0x4dbf) || (code >= 0x3041 && code <= 0x3096) ||
+    (code >= 0x30a1 && code <= 0x30fa) || (code >= 0xac00 && code <= 0xd7a3)
+  );
 }
 
 let segmenter: Intl.Segmenter | undefined;

@@ -1,0 +1,16 @@
+import { parseRange } from './blob-response';
+
+describe('parseRange', () => {
+  it.each([
+    ['bytes=2-6', { start: 2, end: 6 }],
+    ['bytes=5-', { start: 5 }],
+    ['bytes=-4', { start: -4 }],
+    [' bytes=0-0 ', { start: 0, end: 0 }],
+    ['bytes=-', undefined],
+    ['bytes=1-2,4-5', undefined],
+    ['items=1-2', undefined],
+    [undefined, undefined],
+  ])('%s → %j', (header, range) => {
+    expect(parseRange(header)).toEqual(range);
+  });
+});

@@ -1,0 +1,152 @@
+import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { ContentSubjects, type AskItem } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import type { AuthedRequest } from '../auth/auth.guard';
+import { actorOf, busContextOf } from '../http/request-context';
+
+const truthy = (v: unknown): boolean => String(v ?? '').toLowerCase() === 'true';
+
+/** Folds the stream items into the SyncAskResponse of API-MAP 2.4 (`x-synchronous: true`). */
+export function syncAskResponse(items: AskItem[], learningId: string): Record<string, unknown> {
+  const out: Record<string, unknown> = { answer: '', status: 'success', learning_id: learningId, citations: {}, retrieval_best_matches: [] };
+  let answer = '';
+  let reasoning = '';
+  for (const item of items) {
+    switch (item.type) {
+      case 'answer':
+        answer += String(item['text'] ?? '');
+        break;
+      case 'reasoning':
+        reasoning += String(item['text'] ?? '');
+        break;
+      case 'retrieval':
+        out['retrieval_results'] = item['results'];
+        out['retrieval_best_matches'] = item['best_matches'];
+        break;
+      case 'prequeries':
+        out['prequeries'] = item['results'];
+        break;
+      case 'status':
+        out['status'] = item['status'];
+        if (item['details']) out['error_details'] = item['details'];
+        break;
+      case 'augmented_context':
+        out['augmented_context'] = item['augmented'];
+        break;
+      case 'citations':
+        out['citations'] = item['citations'];
+        break;
+      case 'footnote_citations':
+        out['citation_footnote_to_context'] = item['footnote_to_context'];
+        break;
+      case 'metadata':
+        out['metadata'] = { tokens: item['tokens'], timings: item['timings'] };
+        break;
+      case 'consumption':
+        out['consumption'] = { normalized_tokens: item['normalized_tokens'], customer_key_tokens: item['customer_key_tokens'] };
+        break;
+      case 'debug':
+        out['debug'] = { metadata: item['metadata'], metrics: item['metrics'] };
+        out['prompt_context'] = (item['metadata'] as Record<string, unknown> | undefined)?.['prompt_context'];
+        break;
+      case 'error':
+        out['status'] = 'error';
+        out['error_details'] = item['error'];
+        break;
+    }
+  }
+  out['answer'] = answer;
+  if (reasoning) out['reasoning'] = reasoning;
+  return out;
+}
+
+/**
+ * `/ask`: answers stream as NDJSON (`{"item": {...}}` per line) from the content service. The
+ * first item is awaited before any header goes out, so a bad request still gets a plain 422.
+ * Temporal keys with security groups reach these routes only, and their groups replace the body's.
+ */
+@ApiTags('Ask')
+@Controller('api/v1/kb/:kbid')
+export class AskController {
+  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
+
+  @Post('ask')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Ask Knowledge Box', description: 'Retrieval-augmented answer with citations, streamed as NDJSON unless x-synchronous is true.' })
+  @ApiHeader({ name: 'x-synchronous', required: false, description: 'true → one JSON SyncAskResponse instead of the NDJSON stream' })
+  @ApiHeader({ name: 'x-show-consumption', required: false, description: 'true → adds a consumption item' })
+  @ApiBody({ schema: { type: 'object', description: 'AskRequest: query (required), chat_history, extra_context, rag_strategies, prompt, citations, max_tokens, features, filters, security…' } })
+  @ApiResponse({ status: 200, description: 'application/x-ndjson stream of {item} lines, or SyncAskResponse' })
+  ask(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    return this.run(kbid, body, req, res, {});
+  }
+
+  @Post('resource/:rid/ask')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Ask a resource (by id)' })
+  askResource(@Param('kbid') kbid: string, @Param('rid') rid: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    return this.run(kbid, body, req, res, { rid });
+  }
+
+  @Post('slug/:rslug/ask')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Ask a resource (by slug)' })
+  askSlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    return this.run(kbid, body, req, res, { slug });
+  }
+
+  @Post('feedback')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Send feedback on an answer', description: '{ident: <learning id>, good, task: CHAT, feedback?, text_block_id?}' })
+  @ApiBody({ schema: { type: 'object' } })
+  async feedback(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, never>> {
+    return this.bus.request(ContentSubjects.feedback, { kbid, body: (body ?? {}) as Record<string, unknown>, actor: actorOf(req) }, busContextOf(req));
+  }
+
+  private async run(kbid: string, body: unknown, req: AuthedRequest, res: Response, scope: { rid?: string; slug?: string }): Promise<void> {
+    const learningId = randomUUID().replace(/-/g, '');
+    const groups = req.principal?.security_groups;
+    const stream = this.bus.requestStream(
+      ContentSubjects.ask,
+      {
+        kbid, body: (body ?? {}) as Record<string, unknown>, ...scope, learning_id: learningId, actor: actorOf(req), show_consumption: truthy(req.headers['x-show-consumption']),
+        ...(groups && groups.length ? { forced_groups: groups } : {}),
+      },
+      busContextOf(req),
+    );
+    const iterator = stream[Symbol.asyncIterator]();
+    // Validation errors surface here, before any header is sent (the exception filter answers 422).
+    const first = await iterator.next();
+    res.setHeader('NUCLIA-LEARNING-ID', learningId);
+    res.setHeader('X-SVC-LEARNING-ID', learningId);
+    res.setHeader('Access-Control-Expose-Headers', 'NUCLIA-LEARNING-ID, X-SVC-LEARNING-ID');
+    if (truthy(req.headers['x-synchronous'])) {
+      const items: AskItem[] = first.done ? [] : [first.value];
+      for (let n = await iterator.next(); !n.done; n = await iterator.next()) items.push(n.value);
+      res.status(200).json(syncAskResponse(items, learningId));
+      return;
+    }
+    res.status(200);
+    res.setHeader('Content-Type', 'application/x-ndjson');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+    let closed = false;
+    res.on('close', () => {
+      closed = true;
+    });
+    try {
+      if (!first.done) res.write(`${JSON.stringify({ item: first.value })}\n`);
+      for (let n = await iterator.next(); !n.done && !closed; n = await iterator.next()) res.write(`${JSON.stringify({ item: n.value })}\n`);
+    } catch (err) {
+      // Headers are gone: the failure becomes the stream's last item.
+      if (!closed) res.write(`${JSON.stringify({ item: { type: 'error', error: (err as Error).message } })}\n`);
+    } finally {
+      if (closed) await iterator.return?.();
+      res.end();
+    }
+  }
+}

@@ -3,5 +3,5 @@ module.exports = {
   displayName: 'e2e',
   preset: '../../jest.preset.js',
   rootDir: __dirname,
-  testMatch: ['<rootDir>/src/**/*.e2e-spec.ts'],
+  testMatch: ['<rootDir>/src/**/*.e2e-spec.ts', '<rootDir>/src/**/*.spec.ts'],
 };

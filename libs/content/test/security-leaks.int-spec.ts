@@ -1,0 +1,96 @@
+import { ContentSubjects } from '@kb/contracts';
+import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
+
+/** A small deterministic PRNG, so a failure reproduces. */
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const GROUPS = ['sales', 'legal', 'hr', 'eng', 'sales/emea'];
+const WORDS = ['apollo', 'budget', 'contract', 'delta', 'merger', 'orbit', 'payroll', 'quarter', 'rocket', 'salary', 'tariff', 'vendor'];
+
+/**
+ * Generated leak test: many resources with overlapping groups and labels; every endpoint and
+ * every facet is asked by callers with every combination of groups, and nothing outside the
+ * caller's groups may show up — not as a hit, a resource, a suggestion, nor in a facet count.
+ */
+describe('security groups: generated leak test', () => {
+  let fx: SearchFixture;
+  const kbid = '00000000-0000-4000-8000-0000000000ee';
+  const resources: { rid: string; groups: string[]; label: string; words: string[] }[] = [];
+
+  beforeAll(async () => {
+    fx = await startSearchFixture();
+    const rnd = prng(42);
+    for (let i = 0; i < 36; i++) {
+      const groups = GROUPS.filter(() => rnd() < 0.3);
+      const words = WORDS.filter(() => rnd() < 0.4);
+      if (words.length === 0) words.push(WORDS[i % WORDS.length] as string);
+      const label = `l${i % 4}`;
+      const text = `Document ${i} about ${words.join(' and ')}.\n\nMore on ${words.slice().reverse().join(', ')}.`;
+      const rid = await fx.addResource(kbid, {
+        title: `Report ${words[0]} ${i}`, security: { access_groups: groups }, usermetadata: { classifications: [{ labelset: 'topic', label }] },
+      }, text, { ner: { [`Entity${i}`]: 'ORG' } });
+      resources.push({ rid, groups, label, words });
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  const callers: (string[] | undefined)[] = [undefined, [], ['sales'], ['legal', 'hr'], ['eng'], ['nobody'], ['sales/emea']];
+  const visible = (groups: string[] | undefined, r: { groups: string[] }) => !groups || groups.length === 0 || r.groups.length === 0 || r.groups.some((g) => groups.includes(g));
+
+  it('never returns or counts a resource outside the caller groups, on any endpoint or facet', async () => {
+    const leaks: string[] = [];
+    for (const groups of callers) {
+      const security = groups ? { security: { groups } } : {};
+      const allowed = new Set(resources.filter((r) => visible(groups, r)).map((r) => r.rid));
+      const check = (where: string, rids: string[]) => {
+        for (const rid of rids) if (!allowed.has(rid)) leaks.push(`${where} with groups ${JSON.stringify(groups)} returned ${rid}`);
+      };
+      for (const word of WORDS) {
+        const find = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: word, top_k: 200, ...security } })) as { resources: Record<string, unknown>; best_matches: string[] };
+        check('find', [...Object.keys(find.resources), ...find.best_matches.map((id) => id.split('/')[0] as string)]);
+        const search = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: word, top_k: 200, faceted: ['/l/topic', '/e/ORG'], ...security } })) as Record<string, { results?: { rid: string }[]; facets?: Record<string, Record<string, number>> }>;
+        for (const list of ['paragraphs', 'fulltext', 'sentences']) check(`search.${list}`, (search[list]?.results ?? []).map((x) => x.rid));
+        check('search.resources', Object.keys(search['resources'] ?? {}));
+        // Facet counts must equal what the caller may see.
+        const expected = resources.filter((r) => allowed.has(r.rid) && r.words.includes(word));
+        for (let l = 0; l < 4; l++) {
+          const got = search['paragraphs']?.facets?.['/l/topic']?.[`/l/topic/l${l}`] ?? 0;
+          const want = expected.filter((r) => r.label === `l${l}`).length;
+          if (got !== want) leaks.push(`search facet /l/topic/l${l} for ${word} with ${JSON.stringify(groups)}: ${got} != ${want}`);
+        }
+        const suggest = (await fx.bus.request(ContentSubjects.suggest, { kbid, body: { query: word.slice(0, 3), ...security } })) as { paragraphs?: { results: { rid: string }[] }; entities?: { entities: { value: string }[] } };
+        check('suggest', (suggest.paragraphs?.results ?? []).map((x) => x.rid));
+        for (const e of suggest.entities?.entities ?? []) {
+          const i = Number(e.value.replace('Entity', ''));
+          const owner = resources[i];
+          if (owner && !allowed.has(owner.rid)) leaks.push(`suggest entity ${e.value} with ${JSON.stringify(groups)}`);
+        }
+      }
+      const catalog = (await fx.bus.request(ContentSubjects.catalog, { kbid, body: { page_size: 200, faceted: ['/l/topic'], ...security } })) as { resources: Record<string, unknown>; fulltext: { results: { rid: string }[]; total: number; facets: Record<string, Record<string, number>> } };
+      check('catalog', [...Object.keys(catalog.resources), ...catalog.fulltext.results.map((x) => x.rid)]);
+      if (catalog.fulltext.total !== allowed.size) leaks.push(`catalog total ${catalog.fulltext.total} != ${allowed.size} with ${JSON.stringify(groups)}`);
+      for (let l = 0; l < 4; l++) {
+        const got = catalog.fulltext.facets['/l/topic']?.[`/l/topic/l${l}`] ?? 0;
+        const want = resources.filter((r) => allowed.has(r.rid) && r.label === `l${l}`).length;
+        if (got !== want) leaks.push(`catalog facet /l/topic/l${l} with ${JSON.stringify(groups)}: ${got} != ${want}`);
+      }
+      const asked: string[] = [];
+      for await (const item of fx.bus.requestStream(ContentSubjects.ask, { kbid, body: { query: 'merger contract salary', ...security }, ...(groups?.length ? { forced_groups: groups } : {}) })) {
+        if (item.type === 'retrieval') asked.push(...(item['best_matches'] as { id: string }[]).map((b) => b.id.split('/')[0] as string));
+        if (item.type === 'citations') asked.push(...Object.keys(item['citations'] as object).map((k) => k.split('/')[0] as string));
+        if (item.type === 'augmented_context') asked.push(...Object.keys((item['augmented'] as { paragraphs: object }).paragraphs).map((k) => k.split('/')[0] as string));
+      }
+      check('ask', asked);
+    }
+    expect(leaks).toEqual([]);
+  }, 240_000);
+});

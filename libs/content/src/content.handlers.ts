@@ -12,6 +12,7 @@ import { FindService } from './search/find.service';
 import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
+import { SearchReindexService } from './search/index/search-reindex.service';
 
 @Injectable()
 export class ContentHandlers implements OnModuleInit {
@@ -28,6 +29,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly catalog: CatalogService,
     private readonly lists: SearchListsService,
     private readonly asker: AskService,
+    private readonly reindexer: SearchReindexService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -60,6 +62,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.feedback, (req) => this.asker.feedback(req)),
       this.bus.handle(S.catalogFacets, (req) => this.catalog.catalogFacets(req)),
       this.bus.handle(S.countResources, (req) => this.reader.count(req.kbid)),
+      this.bus.subscribe(S.resourceReindexed, (event) => this.reindexer.onReindexed(event), { durable: 'content-search-reindex' }),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
     ]);
     if (this.options.consumeProcessingResults) {

@@ -15,6 +15,7 @@ import { FindService } from './search/find.service';
 import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
+import { SearchReindexService } from './search/index/search-reindex.service';
 import { SearchContextService } from './search/search-context.service';
 
 /** Root module of the content service (resources, fields, and later search and ask). */
@@ -28,7 +29,7 @@ export class ContentModule {
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
-        SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService,
+        SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService, SearchReindexService,
       ],
     };
   }

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { ContentSubjects, DomainError } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
+import { eventually } from '@kb/platform/testing';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
 interface FindResults {
@@ -128,5 +129,13 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     expect(ridsOf(r)).not.toContain(labelled);
     const ok = await find({ query: 'lunar', features: ['keyword'], security: { groups: ['astro'] } });
     expect(ridsOf(ok)).toEqual([labelled]);
+  });
+
+  it('rebuilds a resource index from its stored fields on reindex', async () => {
+    await ds.query(`DELETE FROM content.search_paragraphs WHERE rid = $1`, [volcano]);
+    expect(ridsOf(await find({ query: 'magma', features: ['keyword'] }))).not.toContain(volcano);
+    await bus.request(ContentSubjects.reindexResource, { kbid, rid: volcano, reindex_vectors: false });
+    await eventually(async () => (ridsOf(await find({ query: 'magma', features: ['keyword'] })).includes(volcano) ? true : undefined), 10_000, 'reindexed');
+    expect(ridsOf(await find({ query: 'magma lava village', features: ['semantic'] }))[0]).toBe(volcano);
   });
 });

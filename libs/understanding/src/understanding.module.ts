@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { FieldProcessorService } from './pipeline/field-processor.service';
 import { ProcessingWorkerService } from './pipeline/processing-worker.service';
 import { QueryEmbeddingService } from './query/query-embedding.service';
+import { KbEmbeddersService } from './query/kb-embedders.service';
 import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from './understanding.tokens';
 
 /** Needs the application's BLOB_STORE (StorageModule): files are read from it, results written to it. */
@@ -10,7 +11,7 @@ export class UnderstandingModule {
   static forRoot(options: UnderstandingOptions): DynamicModule {
     return {
       module: UnderstandingModule,
-      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService],
+      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, KbEmbeddersService],
     };
   }
 }

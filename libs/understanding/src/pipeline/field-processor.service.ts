@@ -4,12 +4,14 @@ import { fieldBlobPrefix, TextFormats, type ExtractedFieldData, type ProcessFiel
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { UNDERSTANDING_OPTIONS, type EmbedderFactory, type UnderstandingOptions } from '../understanding.tokens';
 import { analyseText, normaliseLanguage, paragraphVectors, type AnalysedText } from './analyse-text';
-import { createEmbedder, type Embedder } from './analysis';
+import type { Embedder } from './analysis';
 import { extractedError } from './extracted-error';
 import { singleTextExtracted, splitExtracted, type FileReference, type MetadataExtras } from './extracted-shapes';
 import { extractText } from './extract-text';
 import { createTesseractOcr, extractFile, extractWebPage, fetchPage, type ExtractedDocument, type Ocr } from './extractors';
 import { readFileSource, type FileSource } from './field-sources';
+import { KbEmbeddersService } from '../query/kb-embedders.service';
+import { defaultEmbedderFactory } from './analysis/default-embedder';
 import { appendNested } from './nested-files';
 
 /** What processing one field gives: its `extracted` record, or a permanent error for the field. */
@@ -24,8 +26,6 @@ interface Message {
 }
 
 // The built-in model is shared by every KB in the process, so one instance serves them all.
-let builtInEmbedder: Embedder | undefined;
-export const defaultEmbedderFactory: EmbedderFactory = () => (builtInEmbedder ??= createEmbedder());
 
 /**
  * Turns one field of any type into its `extracted` record: text (by format, or extracted from a
@@ -42,8 +42,9 @@ export class FieldProcessorService implements OnModuleDestroy {
   constructor(
     @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
     @Optional() @Inject(BLOB_STORE) private readonly blobs?: BlobStore,
+    @Optional() kbEmbedders?: KbEmbeddersService,
   ) {
-    this.embedders = options.embedderFactory ?? defaultEmbedderFactory;
+    this.embedders = options.embedderFactory ?? (kbEmbedders ? (kbid) => kbEmbedders.get(kbid) : defaultEmbedderFactory);
   }
 
   async onModuleDestroy(): Promise<void> {

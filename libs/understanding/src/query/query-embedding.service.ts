@@ -1,8 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DomainError, UnderstandingSubjects, type EmbedQueryRequest, type EmbedQueryResponse } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
-import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understanding.tokens';
-import { defaultEmbedderFactory } from '../pipeline/field-processor.service';
+import { KbEmbeddersService } from './kb-embedders.service';
 
 const CACHE_SIZE = 2_000;
 
@@ -17,7 +16,7 @@ export class QueryEmbeddingService implements OnModuleInit {
 
   constructor(
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
-    @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
+    private readonly embedders: KbEmbeddersService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -25,7 +24,7 @@ export class QueryEmbeddingService implements OnModuleInit {
   }
 
   async embed(req: EmbedQueryRequest): Promise<EmbedQueryResponse> {
-    const embedder = await (this.options.embedderFactory ?? defaultEmbedderFactory)(req.kbid);
+    const embedder = await this.embedders.get(req.kbid);
     if (req.vectorset && req.vectorset !== embedder.model) {
       throw DomainError.validation([{ loc: ['body', 'vectorset'], msg: `Unknown vectorset ${req.vectorset}; this knowledge box has ${embedder.model}`, type: 'value_error' }]);
     }

@@ -66,6 +66,22 @@ export class SearchIndexerService {
     await this.unindex(m, kbid, rid, null);
   }
 
+  /**
+   * Rebuilds a resource's index rows from what is stored (`content.fields.extracted`, vectors
+   * included): after `reindex`, or to repair an index. Fields without a processing result keep
+   * nothing indexed.
+   */
+  async reindexResource(m: EntityManager, resource: ResourceEntity, fields: FieldEntity[]): Promise<void> {
+    await this.unindex(m, resource.kbid, resource.id, null);
+    for (const f of fields) {
+      const extracted = f.extracted as unknown as ExtractedFieldData | null;
+      if (extracted && typeof extracted === 'object' && extracted.text) {
+        await this.indexField(m, resource, f, { ...extracted, vectors: extracted.vectors ?? { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] } });
+      }
+    }
+    await this.syncResource(m, resource);
+  }
+
   /** Drops a whole knowledge box's index. */
   async dropKb(m: EntityManager, kbid: string): Promise<void> {
     await m.query(`DELETE FROM content.search_postings WHERE kbid = $1`, [kbid]);

@@ -1,0 +1,130 @@
+import { startFakeEmbeddingServer, startFakeLlmServer, type FakeEmbeddingServer, type FakeLlmServer } from '@kb/platform/testing';
+import { apiKey, bearer, type Credential } from './support/http-client';
+import { startStandalone, type Topology } from './support/topologies';
+
+interface FindBody {
+  best_matches: string[];
+  resources: Record<string, { title?: string }>;
+}
+
+/**
+ * Search and /ask over HTTP on the standalone service, with the knowledge box's models served by
+ * local servers speaking the providers' real protocols: an OpenAI-compatible embeddings server as
+ * the KB's semantic model (one setting away from a strong embedder), and an OpenAI-compatible chat
+ * server as the generative model, streamed to the client as NDJSON.
+ */
+describe('search and ask through the gateway (standalone)', () => {
+  let topology: Topology;
+  let embeddings: FakeEmbeddingServer;
+  let llm: FakeLlmServer;
+  let manager: Credential;
+  /** The bootstrap user (owner of both KBs). */
+  let owner: Credential;
+  let semanticKb: string;
+  let generativeKb: string;
+
+  const texts = [
+    ['Ocean tides', 'The moon pulls the oceans and causes the tides. Spring tides happen at full moon.'],
+    ['Volcanoes', 'A volcano erupts when magma rises to the surface and lava flows out.'],
+    ['Bread baking', 'Yeast ferments the dough so the bread rises in a warm oven.'],
+  ] as const;
+
+  beforeAll(async () => {
+    embeddings = await startFakeEmbeddingServer(64);
+    llm = await startFakeLlmServer();
+    topology = await startStandalone();
+    const boot = topology.bootstrap();
+    const pat = bearer(boot.personal_access_token.token);
+    const createKb = async (slug: string, learning_configuration: Record<string, unknown>) => {
+      const res = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, { credential: pat, body: { slug, title: slug, learning_configuration } });
+      expect(res.status).toBe(201);
+      return (res.body.uuid ?? res.body.id) as string;
+    };
+    semanticKb = await createKb('semantic-kb', {
+      semantic_models: ['hf_embedding'], default_semantic_model: 'hf_embedding',
+      user_keys: { openai_compatible: { url: embeddings.url, key: 'sk-embed', model: 'toy-embed', size: 64 } },
+    });
+    generativeKb = await createKb('generative-kb', { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: llm.openAiUrl, key: 'sk-chat', timeout_ms: 5000 } } });
+    // An API key of the semantic KB (temporal keys are minted from one).
+    const sa = await topology.http.call<{ id: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${semanticKb}/service_accounts`, { credential: pat, body: { title: 'bench', role: 'SOWNER' } });
+    const key = await topology.http.call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${semanticKb}/service_account/${sa.body.id}/keys`, {
+      credential: pat, body: { expires: new Date(Date.now() + 86_400_000).toISOString() },
+    });
+    manager = apiKey(key.body.token);
+    owner = pat;
+    for (const kb of [semanticKb, generativeKb]) {
+      for (const [title, body] of texts) {
+        const res = await topology.http.call('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title, texts: { body: { body } } } });
+        expect(res.status).toBe(201);
+      }
+      await topology.http.eventually(async () => {
+        const list = await topology.http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: pat });
+        return list.body.resources.length === texts.length && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
+      }, 90_000, 'every resource processed');
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    await topology?.stop();
+    await embeddings?.close();
+    await llm?.close();
+  }, 60_000);
+
+  it('embeds paragraphs and queries with the KB semantic model, and finds by meaning', async () => {
+    expect(embeddings.requests.some((r) => r.input.some((t) => t.includes('magma')))).toBe(true);
+    expect(embeddings.requests.every((r) => r.authorization === 'Bearer sk-embed' && r.model === 'toy-embed')).toBe(true);
+    const before = embeddings.requests.length;
+    const res = await topology.http.call<FindBody>('POST', `/api/v1/kb/${semanticKb}/find`, { credential: manager, body: { query: 'magma lava', features: ['semantic'], min_score: { semantic: 0.1 } } });
+    expect(res.body.best_matches.length).toBeGreaterThan(0);
+    expect(res.status).toBe(200);
+    expect(embeddings.requests.length).toBe(before + 1);
+    const first = res.body.best_matches[0]?.split('/')[0] as string;
+    expect(res.body.resources[first]?.title).toBe('Volcanoes');
+    const get = await topology.http.call<FindBody>('GET', `/api/v1/kb/${semanticKb}/find?query=yeast%20dough&features=semantic&features=keyword&min_score_semantic=0.1`, { credential: manager });
+    expect(get.status).toBe(200);
+    expect(get.body.resources[get.body.best_matches[0]?.split('/')[0] as string]?.title).toBe('Bread baking');
+  });
+
+  it('answers /ask on the semantic KB with citations to retrieved paragraphs (x-synchronous)', async () => {
+    const res = await topology.http.call<{ answer: string; status: string; citations: Record<string, unknown>; retrieval_best_matches: { id: string }[]; learning_id: string }>(
+      'POST', `/api/v1/kb/${semanticKb}/ask`, { credential: manager, headers: { 'x-synchronous': 'true' }, body: { query: 'What makes bread rise?' } },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('success');
+    expect(res.body.answer).toContain('Yeast ferments the dough');
+    const retrieved = new Set(res.body.retrieval_best_matches.map((b) => b.id));
+    for (const key of Object.keys(res.body.citations)) expect(retrieved.has(key)).toBe(true);
+    expect(res.headers.get('nuclia-learning-id')).toBe(res.body.learning_id);
+  });
+
+  it('streams a provider answer as NDJSON items, and takes feedback on it', async () => {
+    llm.enqueue({ chunks: ['Yeast ferments ', 'the dough.'], chunkDelayMs: 30 });
+    const res = await fetch(`${topology.http.baseUrl}/api/v1/kb/${generativeKb}/ask`, {
+      method: 'POST', headers: { [owner!.header]: owner!.value, 'content-type': 'application/json' }, body: JSON.stringify({ query: 'Why does bread rise?' }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/x-ndjson');
+    const learningId = res.headers.get('nuclia-learning-id');
+    expect(learningId).toBeTruthy();
+    const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { item: { type: string; text?: string; status?: string } });
+    const types = lines.map((l) => l.item.type);
+    expect(types.slice(0, 2)).toEqual(['answer', 'answer']);
+    expect(lines.filter((l) => l.item.type === 'answer').map((l) => l.item.text).join('')).toBe('Yeast ferments the dough.');
+    expect(lines.find((l) => l.item.type === 'status')?.item.status).toBe('success');
+    expect(llm.requests.at(-1)?.headers['authorization']).toBe('Bearer sk-chat');
+    const feedback = await topology.http.call('POST', `/api/v1/kb/${generativeKb}/feedback`, { credential: owner, body: { ident: learningId, good: true, task: 'CHAT' } });
+    expect(feedback.status).toBe(200);
+  });
+
+  it('refuses a bad /ask with 422 before streaming, and lets a temporal key with groups ask only', async () => {
+    const bad = await topology.http.call<{ detail: { loc: string[] }[] }>('POST', `/api/v1/kb/${semanticKb}/ask`, { credential: manager, body: { query: 'x', answer_json_schema: {} } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d) => d.loc.join('.'))).toContain('body.answer_json_schema');
+    const temporal = await topology.http.call<{ token: string }>('POST', '/api/v1/service_account_temporal_key', { credential: manager, body: { ttl: 10, security_groups: ['g1'] } });
+    const key = apiKey(temporal.body.token);
+    const find = await topology.http.call('POST', `/api/v1/kb/${semanticKb}/find`, { credential: key, body: { query: 'bread' } });
+    expect(find.status).toBe(403);
+    const ask = await topology.http.call<{ status: string }>('POST', `/api/v1/kb/${semanticKb}/ask`, { credential: key, headers: { 'x-synchronous': 'true' }, body: { query: 'Why does bread rise?' } });
+    expect(ask.status).toBe(200);
+  });
+});

@@ -1,0 +1,72 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { AccountsSubjects, BUILTIN_SEMANTIC_MODEL, SEMANTIC_MODELS } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understanding.tokens';
+import { createEmbedder, type EmbeddingProviderConfig } from '../pipeline/analysis/create-embedder';
+import type { Embedder } from '../pipeline/analysis/embedder';
+import { defaultEmbedderFactory } from '../pipeline/analysis/default-embedder';
+
+const TTL_MS = 60_000;
+const OPENAI_URL = 'https://api.openai.com/v1';
+
+/**
+ * The embedder of each knowledge box, from its model configuration (spec 4.6): the built-in model
+ * unless the KB's default semantic model is a provider model, which is then called with the
+ * credentials and address of `user_keys[<provider>]`. Processing and queries share it, so
+ * paragraphs and queries always land in the same vectorset. Configurations are re-read after a
+ * minute (credentials can be rotated; the semantic model of a KB cannot change).
+ */
+@Injectable()
+export class KbEmbeddersService implements OnModuleDestroy {
+  private readonly cache = new Map<string, { embedder: Promise<Embedder>; until: number }>();
+
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
+  ) {}
+
+  async get(kbid: string): Promise<Embedder> {
+    if (this.options.embedderFactory) return this.options.embedderFactory(kbid);
+    const hit = this.cache.get(kbid);
+    if (hit && hit.until > Date.now()) return hit.embedder;
+    const embedder = this.resolve(kbid);
+    this.cache.set(kbid, { embedder, until: Date.now() + TTL_MS });
+    embedder.catch(() => this.cache.delete(kbid));
+    return embedder;
+  }
+
+  private async resolve(kbid: string): Promise<Embedder> {
+    const config = await this.bus.request(AccountsSubjects.resolveKbConfig, { kb_id: kbid });
+    const model = (config['default_semantic_model'] as string | undefined) ?? BUILTIN_SEMANTIC_MODEL;
+    const info = SEMANTIC_MODELS[model];
+    if (!info || info.provider === 'builtin') return defaultEmbedderFactory(kbid);
+    const keys = (config['user_keys'] ?? {}) as Record<string, Record<string, unknown>>;
+    const entry = keys[info.provider] ?? {};
+    const str = (k: string) => (typeof entry[k] === 'string' ? (entry[k] as string) : undefined);
+    const num = (k: string) => (typeof entry[k] === 'number' ? (entry[k] as number) : undefined);
+    const c: EmbeddingProviderConfig = {
+      url: str('url') ?? (info.provider === 'openai' ? OPENAI_URL : undefined),
+      key: str('key') ?? str('api_key'),
+      model: str('model') ?? model,
+      size: num('size') ?? (info.size || undefined),
+      similarity: str('similarity') ?? info.similarity,
+      threshold: num('threshold') ?? info.threshold,
+      passage_prompt: str('passage_prompt'),
+      query_prompt: str('query_prompt'),
+      timeout_ms: num('timeout_ms'),
+      max_batch: num('max_batch'),
+    };
+    if (info.matryoshka_dims.length) c.matryoshka = info.matryoshka_dims;
+    return createEmbedder(c);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const all = [...this.cache.values()];
+    this.cache.clear();
+    for (const { embedder } of all) {
+      const e = await embedder.catch(() => null);
+      // The built-in model is shared by every KB and closed with the process.
+      if (e && e.model !== BUILTIN_SEMANTIC_MODEL) await e.close().catch(() => undefined);
+    }
+  }
+}

@@ -341,11 +341,16 @@ async function find(kb: BenchKb, body: Record<string, unknown>): Promise<{ ms: n
   return { ms, res: JSON.parse(text) as FindResponse };
 }
 
-/** `rrf` or `rrf:k=60:keyword=1:semantic=0.5:window=200`; `default` sends no rank_fusion. */
+/** `rrf` or `rrf:k=60:keyword=1:semantic=0.5:window=200`, `weighted:semantic=0.2`; `default` sends no rank_fusion. */
 function parseFusion(spec: string): { label: string; rank_fusion?: Record<string, unknown> } {
   if (spec === 'default') return { label: 'default fusion' };
   const [name, ...params] = spec.split(':');
-  if (name !== 'rrf') throw new Error(`--fusion ${spec}: only default and rrf[:k=..:keyword=..:semantic=..:window=..] are known`);
+  if (name === 'weighted') {
+    const w = Number(/semantic=([0-9.]+)/.exec(spec)?.[1] ?? NaN);
+    if (!Number.isFinite(w)) throw new Error(`--fusion ${spec}: weighted needs semantic=<weight>`);
+    return { label: `weighted sem=${w}`, rank_fusion: { name: 'weighted', boosting: { semantic: w } } };
+  }
+  if (name !== 'rrf') throw new Error(`--fusion ${spec}: only default, weighted:semantic=.. and rrf[:k=..:keyword=..:semantic=..:window=..] are known`);
   const p: Record<string, number> = { k: 60, keyword: 1, semantic: 1 };
   for (const kv of params) {
     const [key, value] = kv.split('=');

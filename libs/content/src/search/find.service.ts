@@ -47,7 +47,7 @@ export interface FindPlan {
   minBm25: number;
   vector?: number[];
   vectorset?: string;
-  fusion: { name: 'default' } | { name: 'rrf'; k: number; window: number; boosting: { keyword: number; semantic: number } };
+  fusion: { name: 'default' } | { name: 'rrf'; k: number; window: number; boosting: { keyword: number; semantic: number } } | { name: 'weighted'; weight: number; window: number };
   rerankWindow: number;
   withDuplicates: boolean;
   highlight: boolean;
@@ -177,7 +177,14 @@ export class FindService {
       return { name: 'default' };
     }
     const o = v as Record<string, unknown>;
-    if (o['name'] !== undefined && o['name'] !== 'rrf' && o['name'] !== 'legacy') r.issue(['rank_fusion', 'name'], "Input should be 'rrf'", 'enum');
+    if (o['name'] === 'weighted') {
+      // This service's extension: score fusion, keyword/max + semantic weight · (similarity above threshold)/max.
+      const b = (o['boosting'] ?? {}) as Record<string, unknown>;
+      const weight = r.number(['rank_fusion', 'boosting', 'semantic'], b['semantic'], { min: 0 }) ?? 0.2;
+      const window = Number.isInteger(o['window']) ? Math.min(Math.max(o['window'] as number, 1), 500) : 500;
+      return { name: 'weighted', weight, window };
+    }
+    if (o['name'] !== undefined && o['name'] !== 'rrf' && o['name'] !== 'legacy') r.issue(['rank_fusion', 'name'], "Input should be 'rrf' or 'weighted'", 'enum');
     const k = r.number(['rank_fusion', 'k'], o['k'], { min: 0 }) ?? 60;
     const window = o['window'] === undefined || o['window'] === null ? 500 : Number.isInteger(o['window']) && (o['window'] as number) >= 1 && (o['window'] as number) <= 500 ? (o['window'] as number) : (r.issue(['rank_fusion', 'window'], 'Input should be an integer between 1 and 500', 'less_than_equal'), 500);
     const b = (o['boosting'] ?? {}) as Record<string, unknown>;
@@ -238,6 +245,7 @@ export class FindService {
     const [keywordHits, semanticHits] = await Promise.all([kw, sem]);
     let fused: FusedHit[];
     if (plan.fusion.name === 'rrf') fused = rrf(keywordHits, semanticHits, plan.fusion);
+    else if (plan.fusion.name === 'weighted') fused = weightedFusion(keywordHits, semanticHits, { weight: plan.fusion.weight, window: plan.fusion.window, floor: minSemantic });
     else {
       const d = DEFAULT_FUSION[vectorset];
       fused = d ? weightedFusion(keywordHits, semanticHits, { weight: d.weight, window, floor: minSemantic }) : rrf(keywordHits, semanticHits, { k: 60, window, boosting: { keyword: 1, semantic: 1 } });

@@ -16,6 +16,7 @@ import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
 import { SearchReindexService } from './search/index/search-reindex.service';
+import { SearchMaintenanceService } from './search/index/search-maintenance.service';
 import { SearchContextService } from './search/search-context.service';
 
 /** Root module of the content service (resources, fields, and later search and ask). */
@@ -29,7 +30,7 @@ export class ContentModule {
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
-        SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService, SearchReindexService,
+        SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService,
       ],
     };
   }

@@ -8,4 +8,6 @@ export interface ContentOptions {
   outboxFirstRetryMs?: number;
   /** When false, processing results are not consumed (maintenance / tests of queued work). */
   consumeProcessingResults: boolean;
+  /** Milliseconds between VACUUM ANALYZE passes over the search tables when they changed (default 60 s; 0 = never). */
+  searchMaintenanceMs?: number;
 }

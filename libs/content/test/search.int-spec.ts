@@ -2,7 +2,9 @@ import type { DataSource } from 'typeorm';
 import { ContentSubjects, DomainError } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
 import { eventually } from '@kb/platform/testing';
-import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
+import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
+import { EXACT_SCAN_LIMIT, semanticSearch } from '../src/search/query/retrievers';
+import { SqlParams } from '../src/search/query/sql';
 
 interface FindResults {
   resources: Record<string, { id: string; title?: string; fields: Record<string, { paragraphs: Record<string, { score: number; score_type: string; order: number; text: string }> }> }>;
@@ -137,5 +139,14 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     await bus.request(ContentSubjects.reindexResource, { kbid, rid: volcano, reindex_vectors: false });
     await eventually(async () => (ridsOf(await find({ query: 'magma', features: ['keyword'] })).includes(volcano) ? true : undefined), 10_000, 'reindexed');
     expect(ridsOf(await find({ query: 'magma lava village', features: ['semantic'] }))[0]).toBe(volcano);
+  });
+
+  it('answers from the HNSW index (iterative scan) for large vectorsets, also under a selective filter', async () => {
+    const params = new SqlParams([kbid, tides]);
+    const scope = { kbid, where: 'p.kbid = $1 AND p.rid = $2::uuid', params };
+    const hits = await semanticSearch(ds.manager, scope, { vector: toyEmbed('spring tides full moon'), vectorset: TOY_VECTORSET, similarity: 'DOT', minScore: -1, limit: 5, population: EXACT_SCAN_LIMIT + 1 });
+    expect(hits.length).toBe(2);
+    const exact = await semanticSearch(ds.manager, { kbid, where: 'p.kbid = $1 AND p.rid = $2::uuid', params: new SqlParams([kbid, tides]) }, { vector: toyEmbed('spring tides full moon'), vectorset: TOY_VECTORSET, similarity: 'DOT', minScore: -1, limit: 5, population: 1 });
+    expect(hits.map((h) => h.id)).toEqual(exact.map((h) => h.id));
   });
 });

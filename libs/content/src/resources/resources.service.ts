@@ -73,7 +73,7 @@ export class ResourcesService {
           };
           await this.repo.insertResource(m, resource);
           const fields = await this.writeFields(m, resource, writes, seqid, now, req.skip_store);
-          await this.indexer.syncResource(m, resource);
+          await this.indexer.syncResource(m, resource, { fresh: true });
           const entries = [...processingJobs(resource, fields), auditEntry(req.kbid, 'new', rid, req.actor, started)];
           return { seqid, rows: await this.outbox.add(m, entries) };
         }),

@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ContentFieldType, ExtractedFieldData, ExtractedVector } from '@kb/contracts';
 import type { FieldEntity } from '../../entities/field.entity';
 import type { ResourceEntity } from '../../entities/resource.entity';
 import { analyze } from '../analysis';
 import { FIELD_LETTER, isSafeVectorset } from '../search-ids';
+import { SearchMaintenanceService } from './search-maintenance.service';
 import { fieldTags, labelTags, resourceTags, userFieldLabels } from './tags';
 
 interface ParagraphRow {
@@ -49,6 +50,8 @@ function countTerms(terms: string[]): Map<string, number> {
  */
 @Injectable()
 export class SearchIndexerService {
+  constructor(@Optional() private readonly maintenance?: SearchMaintenanceService) {}
+
   /** Replaces the paragraphs (and their postings and vectors) of one processed field. */
   async indexField(m: EntityManager, resource: ResourceEntity, field: Pick<FieldEntity, 'fieldType' | 'fieldId'>, extracted: ExtractedFieldData): Promise<void> {
     await this.unindex(m, resource.kbid, resource.id, [`${FIELD_LETTER[field.fieldType]}/${field.fieldId}`]);
@@ -96,20 +99,23 @@ export class SearchIndexerService {
    * tags (labels, status, origin, languages, hidden), its security groups and hidden flag on every
    * paragraph, and the title paragraph (`a/title`).
    */
-  async syncResource(m: EntityManager, resource: ResourceEntity): Promise<void> {
+  async syncResource(m: EntityManager, resource: ResourceEntity, o: { fresh?: boolean } = {}): Promise<void> {
     const rtags = resourceTags(resource);
     const groups = [...new Set(resource.accessGroups ?? [])].sort();
     await m.query(`UPDATE content.resources SET search_tags = $2 WHERE id = $1 AND search_tags IS DISTINCT FROM $2::text[]`, [resource.id, rtags]);
-    await m.query(
-      `UPDATE content.search_paragraphs SET tags = $2::text[] || ptags, groups = $3, hidden = $4
-        WHERE rid = $1 AND (tags IS DISTINCT FROM $2::text[] || ptags OR groups IS DISTINCT FROM $3::text[] OR hidden IS DISTINCT FROM $4)`,
-      [resource.id, rtags, groups, resource.hidden],
-    );
     const title = resource.title.trim();
-    const existing = (await m.query(`SELECT text FROM content.search_paragraphs WHERE rid = $1 AND field = $2`, [resource.id, TITLE_FIELD])) as { text: string }[];
-    if (existing.length === 1 && existing[0]?.text === resource.title) return;
-    if (existing.length === 0 && !title) return;
-    await this.unindex(m, resource.kbid, resource.id, [TITLE_FIELD]);
+    // A resource created in this transaction has nothing indexed yet: only its title can be.
+    if (!o.fresh) {
+      await m.query(
+        `UPDATE content.search_paragraphs SET tags = $2::text[] || ptags, groups = $3, hidden = $4
+          WHERE rid = $1 AND (tags IS DISTINCT FROM $2::text[] || ptags OR groups IS DISTINCT FROM $3::text[] OR hidden IS DISTINCT FROM $4)`,
+        [resource.id, rtags, groups, resource.hidden],
+      );
+      const existing = (await m.query(`SELECT text FROM content.search_paragraphs WHERE rid = $1 AND field = $2`, [resource.id, TITLE_FIELD])) as { text: string }[];
+      if (existing.length === 1 && existing[0]?.text === resource.title) return;
+      if (existing.length === 0 && !title) return;
+      await this.unindex(m, resource.kbid, resource.id, [TITLE_FIELD]);
+    }
     if (!title) return;
     const language = typeof resource.metadata['language'] === 'string' ? (resource.metadata['language'] as string) : '';
     const terms = analyze(resource.title, language || undefined);
@@ -161,6 +167,7 @@ export class SearchIndexerService {
 
   private async insert(m: EntityManager, resource: ResourceEntity, rows: ParagraphRow[], vectors: ExtractedFieldData['vectors'] | undefined): Promise<void> {
     if (rows.length === 0) return;
+    this.maintenance?.noteChange(rows.length);
     const rtags = resourceTags(resource);
     const groups = [...new Set(resource.accessGroups ?? [])].sort();
     const ids = (await m.query(
@@ -236,6 +243,7 @@ export class SearchIndexerService {
     const gone = (await m.query(`SELECT count(*)::int AS n, coalesce(sum(length), 0)::bigint AS len FROM content.search_paragraphs WHERE ${where}`, params)) as { n: number; len: string }[];
     const n = gone[0]?.n ?? 0;
     if (n === 0) return;
+    this.maintenance?.noteChange(n);
     const pwhere = fields ? `p.rid = $1 AND p.field = ANY($2::text[])` : `p.rid = $1`;
     const terms = (await m.query(
       `SELECT po.term, count(*)::int AS n FROM content.search_postings po JOIN content.search_paragraphs p ON p.id = po.paragraph

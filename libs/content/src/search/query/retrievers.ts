@@ -5,8 +5,12 @@ import type { SqlParams } from './sql';
 /** BM25 parameters (Lucene's defaults; see docs/benchmarks.md for the tuning runs). */
 export const BM25 = { k1: 1.2, b: 0.75 };
 
-/** Below this many vectors in a KB, semantic search scans them exactly (fast, and exact under any filter). */
-export const EXACT_SCAN_LIMIT = 50_000;
+/**
+ * Up to this many vectors in a KB, semantic search scans them exactly (exact under any filter);
+ * above, the vectorset's HNSW index answers (measured on PGlite, 5 k vectors of 512 dimensions:
+ * 70–90 ms exact, 4–8 ms HNSW once the tables are analysed).
+ */
+export const EXACT_SCAN_LIMIT = 2_000;
 
 export interface RetrievalScope {
   kbid: string;

@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { RESOURCE_TARGET, FilterCompiler } from './query/filters';
 import { readSerialization, RequestReader, isObject } from './query/request-reader';
+import { facetCounts } from './query/facets';
 import { SqlParams, likePrefix } from './query/sql';
 import { FindService, type RetrievalRequest } from './find.service';
 import { SearchContextService } from './search-context.service';
@@ -114,7 +115,7 @@ export class CatalogService {
       page.values,
     )) as { id: string; tags: string[] }[];
     const resources = await this.finder.resources(req.kbid, rows.map((x) => x.id), serialization);
-    const facets = faceted.length ? await this.facets(where, params, faceted) : {};
+    const facets = faceted.length ? await facetCounts(this.ds.manager, { from: 'content.resources r', tags: 'r.search_tags', counted: 'r.id', where, params }, faceted) : {};
     const count = total[0]?.n ?? 0;
     return {
       resources: Object.fromEntries(rows.map((x) => [x.id, resources.get(x.id)]).filter(([, v]) => v)),
@@ -125,24 +126,6 @@ export class CatalogService {
       },
       shards: null,
     };
-  }
-
-  /** Direct children of each prefix with the number of matching resources carrying them. */
-  private async facets(where: string, params: SqlParams, prefixes: string[]): Promise<Record<string, Record<string, number>>> {
-    const out: Record<string, Record<string, number>> = {};
-    for (const prefix of prefixes) {
-      const p = new SqlParams(params.values);
-      const clean = prefix.replace(/\/+$/, '');
-      const rows = (await this.ds.query(
-        `SELECT ${p.add(clean)} || '/' || split_part(substr(tg, length(${p.add(clean)}) + 2), '/', 1) AS tag, count(DISTINCT r.id)::int AS n
-           FROM content.resources r, unnest(r.search_tags) AS tg
-          WHERE ${where} AND tg LIKE ${p.add(likePrefix(`${clean}/`))}
-          GROUP BY 1 ORDER BY 2 DESC, 1`,
-        p.values,
-      )) as { tag: string; n: number }[];
-      out[prefix] = Object.fromEntries(rows.map((x) => [x.tag, x.n]));
-    }
-    return out;
   }
 
   /** `/catalog/facets`: `{prefixes: [{prefix, depth?}]}` → `{facets: {tag: count}}` over every resource of the KB. */

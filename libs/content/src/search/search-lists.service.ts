@@ -6,6 +6,7 @@ import { FindService, highlight, type ParagraphRow, type RetrievalRequest } from
 import type { RetrieverHit } from './query/fusion';
 import { RequestReader } from './query/request-reader';
 import { keywordSearch, semanticSearch } from './query/retrievers';
+import { facetCounts } from './query/facets';
 import { SqlParams, likePrefix } from './query/sql';
 import { SearchContextService } from './search-context.service';
 
@@ -103,25 +104,13 @@ export class SearchListsService {
     return out;
   }
 
-  /** Paragraph facets: direct children of each prefix over the paragraphs the query matches. */
-  private async facets(where: string, base: SqlParams, prefixes: string[], terms: string[], kbid: string): Promise<Record<string, Record<string, number>>> {
-    const out: Record<string, Record<string, number>> = {};
-    for (const prefix of prefixes) {
-      const p = new SqlParams(base.values);
-      const clean = prefix.replace(/\/+$/, '');
-      const termCond = terms.length
-        ? `AND EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${p.add(kbid)} AND po.paragraph = p.id AND po.term = ANY(${p.add(terms)}::text[]))`
-        : '';
-      const rows = (await this.ds.query(
-        `SELECT ${p.add(clean)} || '/' || split_part(substr(tg, length(${p.add(clean)}) + 2), '/', 1) AS tag, count(DISTINCT p.rid)::int AS n
-           FROM content.search_paragraphs p, unnest(p.tags) AS tg
-          WHERE ${where} ${termCond} AND tg LIKE ${p.add(likePrefix(`${clean}/`))}
-          GROUP BY 1 ORDER BY 2 DESC, 1`,
-        p.values,
-      )) as { tag: string; n: number }[];
-      out[prefix] = Object.fromEntries(rows.map((x) => [x.tag, x.n]));
-    }
-    return out;
+  /** Paragraph facets over the paragraphs the query matches (any query term), counted per resource. */
+  private facets(where: string, base: SqlParams, prefixes: string[], terms: string[], kbid: string): Promise<Record<string, Record<string, number>>> {
+    const params = new SqlParams(base.values);
+    const termCond = terms.length
+      ? ` AND EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${params.add(kbid)} AND po.paragraph = p.id AND po.term = ANY(${params.add(terms)}::text[]))`
+      : '';
+    return facetCounts(this.ds.manager, { from: 'content.search_paragraphs p', tags: 'p.tags', counted: 'p.rid', where: where + termCond, params }, prefixes);
   }
 
   async suggest(req: RetrievalRequest): Promise<Record<string, unknown>> {

@@ -26,24 +26,14 @@ export interface RrfOptions {
  */
 export function rrf(keyword: RetrieverHit[], semantic: RetrieverHit[], o: RrfOptions): FusedHit[] {
   if (keyword.length === 0 || semantic.length === 0) return single(keyword, semantic);
-  const out = new Map<string, FusedHit>();
-  keyword.slice(0, o.window).forEach((h, rank) => {
-    out.set(h.id, { id: h.id, score: o.boosting.keyword / (o.k + rank), scoreType: 'BM25', keywordScore: h.score });
-  });
-  semantic.slice(0, o.window).forEach((h, rank) => {
-    const add = o.boosting.semantic / (o.k + rank);
-    const prev = out.get(h.id);
-    if (prev) {
-      prev.score += add;
-      prev.scoreType = 'BOTH';
-      prev.semanticScore = h.score;
-    } else out.set(h.id, { id: h.id, score: add, scoreType: 'VECTOR', semanticScore: h.score });
-  });
-  return sortFused([...out.values()]);
+  return merge(
+    keyword.slice(0, o.window).map((h, rank) => ({ h, score: o.boosting.keyword / (o.k + rank) })),
+    semantic.slice(0, o.window).map((h, rank) => ({ h, score: o.boosting.semantic / (o.k + rank) })),
+  );
 }
 
 /**
- * Score fusion for a weak semantic leg (docs/decisions/0011): keyword scores are scaled by the
+ * Score fusion for a weak semantic leg (docs/decisions/0012): keyword scores are scaled by the
  * best keyword score of the query, semantic similarities are taken above the model's threshold and
  * scaled likewise, then combined as `keyword + weight · semantic`. With a small weight the
  * semantic model reorders close keyword hits and adds strong semantic-only hits, but cannot push
@@ -55,16 +45,23 @@ export function weightedFusion(keyword: RetrieverHit[], semantic: RetrieverHit[]
   const sem = semantic.slice(0, o.window);
   const kmax = Math.max(...kw.map((h) => h.score), 1e-9);
   const smax = Math.max(...sem.map((h) => h.score - o.floor), 1e-9);
+  return merge(
+    kw.map((h) => ({ h, score: h.score / kmax })),
+    sem.map((h) => ({ h, score: (o.weight * Math.max(h.score - o.floor, 0)) / smax })),
+  );
+}
+
+/** Adds up the contributions of both retrievers per paragraph; a paragraph found by both is BOTH. */
+function merge(keyword: { h: RetrieverHit; score: number }[], semantic: { h: RetrieverHit; score: number }[]): FusedHit[] {
   const out = new Map<string, FusedHit>();
-  for (const h of kw) out.set(h.id, { id: h.id, score: h.score / kmax, scoreType: 'BM25', keywordScore: h.score });
-  for (const h of sem) {
-    const add = (o.weight * Math.max(h.score - o.floor, 0)) / smax;
+  for (const { h, score } of keyword) out.set(h.id, { id: h.id, score, scoreType: 'BM25', keywordScore: h.score });
+  for (const { h, score } of semantic) {
     const prev = out.get(h.id);
     if (prev) {
-      prev.score += add;
+      prev.score += score;
       prev.scoreType = 'BOTH';
       prev.semanticScore = h.score;
-    } else out.set(h.id, { id: h.id, score: add, scoreType: 'VECTOR', semanticScore: h.score });
+    } else out.set(h.id, { id: h.id, score, scoreType: 'VECTOR', semanticScore: h.score });
   }
   return sortFused([...out.values()]);
 }

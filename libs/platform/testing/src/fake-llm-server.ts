@@ -46,6 +46,8 @@ export interface FakeLlmRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: Record<string, unknown>;
+  /** `performance.now()` when the whole request had arrived (for latency benchmarks). */
+  receivedAt: number;
 }
 
 export interface FakeLlmServer {
@@ -89,7 +91,7 @@ export async function startFakeLlmServer(defaults: FakeLlmScript = {}): Promise<
         return;
       }
       const path = req.url ?? '/';
-      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body, receivedAt: performance.now() });
       const pathname = path.split('?')[0] as string;
       const protocol: Protocol | undefined = pathname.endsWith('/chat/completions') ? 'openai' : pathname.endsWith('/messages') ? 'anthropic' : undefined;
       if (req.method !== 'POST' || !protocol) {

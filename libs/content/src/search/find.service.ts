@@ -25,8 +25,8 @@ type Feature = 'keyword' | 'semantic';
  * models get a small weight in score fusion so hybrid never falls below keyword alone; unknown
  * (presumably strong, configured) models get equal-weight RRF. The built-in model's weight was
  * fitted on SciFact *train* (nDCG@10: 0.05 → 0.704, 0.1 → 0.705, 0.2 → 0.706, keyword 0.702);
- * among weights within 0.002 of the best, the smallest is taken — the least semantic influence
- * is the safest on collections the model knows nothing about (docs/benchmarks.md).
+ * these are within 0.002, and the middle of that band was kept: less semantic influence is safer
+ * on collections the model knows nothing about (docs/benchmarks.md).
  */
 const DEFAULT_FUSION: Record<string, { weight: number }> = {
   'en-use-lite-2024': { weight: 0.1 },

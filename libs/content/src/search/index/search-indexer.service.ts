@@ -5,6 +5,7 @@ import type { FieldEntity } from '../../entities/field.entity';
 import type { ResourceEntity } from '../../entities/resource.entity';
 import { analyze } from '../analysis';
 import { FIELD_LETTER, isSafeVectorset } from '../search-ids';
+import { SqlParams } from '../query/sql';
 import { SearchMaintenanceService } from './search-maintenance.service';
 import { fieldTags, labelTags, resourceTags, userFieldLabels } from './tags';
 
@@ -102,7 +103,9 @@ export class SearchIndexerService {
   async syncResource(m: EntityManager, resource: ResourceEntity, o: { fresh?: boolean } = {}): Promise<void> {
     const rtags = resourceTags(resource);
     const groups = [...new Set(resource.accessGroups ?? [])].sort();
-    await m.query(`UPDATE content.resources SET search_tags = $2 WHERE id = $1 AND search_tags IS DISTINCT FROM $2::text[]`, [resource.id, rtags]);
+    // A fresh row was inserted with its tags (see ResourcesService.create): updating it again would
+    // write a second version of the row and of every index on it.
+    if (!o.fresh) await m.query(`UPDATE content.resources SET search_tags = $2 WHERE id = $1 AND search_tags IS DISTINCT FROM $2::text[]`, [resource.id, rtags]);
     const title = resource.title.trim();
     // A resource created in this transaction has nothing indexed yet: only its title can be.
     if (!o.fresh) {
@@ -165,72 +168,85 @@ export class SearchIndexerService {
     return rows;
   }
 
+  /**
+   * Inserts paragraphs with their postings, term and length statistics and vectors in ONE statement
+   * (data-modifying CTEs): on the embedded database every statement of a write transaction is a
+   * round trip that holds up the other writers, so indexing costs one, not five.
+   */
   private async insert(m: EntityManager, resource: ResourceEntity, rows: ParagraphRow[], vectors: ExtractedFieldData['vectors'] | undefined): Promise<void> {
     if (rows.length === 0) return;
     this.maintenance?.noteChange(rows.length);
-    const rtags = resourceTags(resource);
-    const groups = [...new Set(resource.accessGroups ?? [])].sort();
-    const ids = (await m.query(
-      `INSERT INTO content.search_paragraphs
-         (kbid, rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, length, labels, ptags, tags, groups, hidden, created_at)
-       SELECT $1, $2, x.field, x.split, x.pid, x.s, x.e, x.idx, x.page, x.text, x.kind, x.lang, x.len,
-              ARRAY(SELECT json_array_elements_text(x.labels::json)), ARRAY(SELECT json_array_elements_text(x.ptags::json)),
-              $3::text[] || ARRAY(SELECT json_array_elements_text(x.ptags::json)), $4, $5, $6
-         FROM unnest($7::text[], $8::text[], $9::text[], $10::int[], $11::int[], $12::int[], $13::int[], $14::text[], $15::text[], $16::text[], $17::int[], $18::text[], $19::text[])
-              WITH ORDINALITY AS x(field, split, pid, s, e, idx, page, text, kind, lang, len, labels, ptags, ord)
-        ORDER BY x.ord
-       RETURNING id`,
-      [
-        resource.kbid, resource.id, rtags, groups, resource.hidden, resource.createdAt,
-        rows.map((r) => r.field), rows.map((r) => r.split), rows.map((r) => r.paragraphId), rows.map((r) => r.start), rows.map((r) => r.end),
-        rows.map((r) => r.idx), rows.map((r) => r.page), rows.map((r) => r.text), rows.map((r) => r.kind), rows.map((r) => r.language),
-        rows.map((r) => r.length), rows.map((r) => JSON.stringify(r.labels)), rows.map((r) => JSON.stringify(r.ptags)),
-      ],
-    )) as { id: string }[];
-    // RETURNING follows the insertion order of an INSERT … SELECT … ORDER BY.
+    const p = new SqlParams();
+    const kb = p.add(resource.kbid);
+    const postPids: string[] = [];
     const postTerms: string[] = [];
-    const postParagraphs: string[] = [];
     const postTf: number[] = [];
     const df = new Map<string, number>();
     let totalLength = 0;
-    rows.forEach((r, i) => {
-      const id = ids[i]?.id as string;
+    for (const r of rows) {
       totalLength += r.length;
       for (const [term, tf] of r.terms) {
+        postPids.push(r.paragraphId);
         postTerms.push(term);
-        postParagraphs.push(id);
         postTf.push(tf);
         df.set(term, (df.get(term) ?? 0) + 1);
       }
-    });
-    if (postTerms.length) {
-      await m.query(
-        `INSERT INTO content.search_postings (kbid, term, paragraph, tf) SELECT $1, t, p, f FROM unnest($2::text[], $3::bigint[], $4::int[]) AS x(t, p, f)`,
-        [resource.kbid, postTerms, postParagraphs, postTf],
-      );
-      await this.addDf(m, resource.kbid, df);
     }
+    const dfEntries = [...df.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
     const languages = [...new Set(rows.map((r) => r.language).filter(Boolean))];
-    await m.query(
-      `INSERT INTO content.search_stats AS s (kbid, paragraphs, total_length, languages) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (kbid) DO UPDATE SET paragraphs = s.paragraphs + EXCLUDED.paragraphs, total_length = s.total_length + EXCLUDED.total_length,
-         languages = CASE WHEN EXCLUDED.languages <@ s.languages THEN s.languages ELSE ARRAY(SELECT DISTINCT unnest(s.languages || EXCLUDED.languages) ORDER BY 1) END`,
-      [resource.kbid, rows.length, totalLength, languages],
-    );
+    const col = <T>(f: (r: ParagraphRow) => T) => rows.map(f);
+    let sql = `
+      WITH ins AS (
+        INSERT INTO content.search_paragraphs
+          (kbid, rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, length, labels, ptags, tags, groups, hidden, created_at)
+        SELECT ${kb}, ${p.add(resource.id)}, x.field, x.split, x.pid, x.s, x.e, x.idx, x.page, x.text, x.kind, x.lang, x.len,
+               ARRAY(SELECT json_array_elements_text(x.labels::json)), ARRAY(SELECT json_array_elements_text(x.ptags::json)),
+               ${p.add(resourceTags(resource))}::text[] || ARRAY(SELECT json_array_elements_text(x.ptags::json)),
+               ${p.add([...new Set(resource.accessGroups ?? [])].sort())}::text[], ${p.add(resource.hidden)}, ${p.add(resource.createdAt)}
+          FROM unnest(${p.add(col((r) => r.field))}::text[], ${p.add(col((r) => r.split))}::text[], ${p.add(col((r) => r.paragraphId))}::text[],
+                      ${p.add(col((r) => r.start))}::int[], ${p.add(col((r) => r.end))}::int[], ${p.add(col((r) => r.idx))}::int[], ${p.add(col((r) => r.page))}::int[],
+                      ${p.add(col((r) => r.text))}::text[], ${p.add(col((r) => r.kind))}::text[], ${p.add(col((r) => r.language))}::text[], ${p.add(col((r) => r.length))}::int[],
+                      ${p.add(col((r) => JSON.stringify(r.labels)))}::text[], ${p.add(col((r) => JSON.stringify(r.ptags)))}::text[])
+               AS x(field, split, pid, s, e, idx, page, text, kind, lang, len, labels, ptags)
+        RETURNING id, paragraph_id
+      ),
+      post AS (
+        INSERT INTO content.search_postings (kbid, term, paragraph, tf)
+        SELECT ${kb}, x.t, ins.id, x.f FROM unnest(${p.add(postPids)}::text[], ${p.add(postTerms)}::text[], ${p.add(postTf)}::int[]) AS x(pid, t, f)
+          JOIN ins ON ins.paragraph_id = x.pid
+      ),
+      terms AS (
+        -- rows are touched in term order, so concurrent writers never deadlock
+        INSERT INTO content.search_terms AS t (kbid, term, df)
+        SELECT ${kb}, x.term, x.n FROM unnest(${p.add(dfEntries.map((e) => e[0]))}::text[], ${p.add(dfEntries.map((e) => e[1]))}::int[]) AS x(term, n) ORDER BY x.term
+        ON CONFLICT (kbid, term) DO UPDATE SET df = t.df + EXCLUDED.df
+      ),
+      stats AS (
+        INSERT INTO content.search_stats AS s (kbid, paragraphs, total_length, languages) VALUES (${kb}, ${p.add(rows.length)}, ${p.add(totalLength)}, ${p.add(languages)}::text[])
+        ON CONFLICT (kbid) DO UPDATE SET paragraphs = s.paragraphs + EXCLUDED.paragraphs, total_length = s.total_length + EXCLUDED.total_length,
+          languages = CASE WHEN EXCLUDED.languages <@ s.languages THEN s.languages ELSE ARRAY(SELECT DISTINCT unnest(s.languages || EXCLUDED.languages) ORDER BY 1) END
+      )`;
     const vectorset = vectors?.vectorset;
+    let hnsw: { dimension: number } | undefined;
     if (vectorset && isSafeVectorset(vectorset)) {
-      const withVectors = rows.map((r, i) => ({ id: ids[i]?.id as string, v: r.vector })).filter((x): x is { id: string; v: number[] } => !!x.v && x.v.length > 0);
-      if (withVectors.length) {
-        const dimension = withVectors[0]?.v.length as number;
-        const same = withVectors.filter((x) => x.v.length === dimension);
-        await m.query(
-          `INSERT INTO content.search_vectors (paragraph, vectorset, kbid, dimension, vector)
-           SELECT p, $1, $2, $3, v::vector FROM unnest($4::bigint[], $5::text[]) AS x(p, v)`,
-          [vectorset, resource.kbid, dimension, same.map((x) => x.id), same.map((x) => `[${x.v.join(',')}]`)],
-        );
-        await this.ensureHnsw(m, vectorset, dimension, vectors?.similarity ?? 'DOT');
+      const withVectors = rows.filter((r): r is ParagraphRow & { vector: number[] } => !!r.vector && r.vector.length > 0);
+      const dimension = withVectors[0]?.vector.length;
+      if (dimension) {
+        const same = withVectors.filter((r) => r.vector.length === dimension);
+        sql += `,
+      vec AS (
+        INSERT INTO content.search_vectors (paragraph, vectorset, kbid, dimension, vector)
+        SELECT ins.id, ${p.add(vectorset)}, ${kb}, ${p.add(dimension)}, x.v::vector
+          FROM unnest(${p.add(same.map((r) => r.paragraphId))}::text[], ${p.add(same.map((r) => `[${r.vector.join(',')}]`))}::text[]) AS x(pid, v)
+          JOIN ins ON ins.paragraph_id = x.pid
+      )`;
+        hnsw = { dimension };
       }
     }
+    sql += `
+      SELECT count(*)::int AS n FROM ins`;
+    await m.query(sql, p.values);
+    if (hnsw && vectorset) await this.ensureHnsw(m, vectorset, hnsw.dimension, vectors?.similarity ?? 'DOT');
   }
 
   /**

@@ -4,7 +4,7 @@ import { AccountsSubjects, DomainError, ErrorCodes, type AskItem, type SearchEnv
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
-import { FindService, type FindOutcome, type ParagraphRow, type RankedParagraph } from '../search/find.service';
+import { FindService, PARAGRAPH_COLUMNS, type FindOutcome, type ParagraphRow, type RankedParagraph } from '../search/find.service';
 import { RequestReader, isObject } from '../search/query/request-reader';
 import {
   computeCitations, createGenerator, estimateTokens, footnoteCitations, GenerationError, supportScore, trimContext,
@@ -278,8 +278,7 @@ export class AskService {
     const cond = fields?.length ? ` AND field = ANY($2::text[])` : '';
     if (fields?.length) params.push(fields);
     return (await this.ds.query(
-      `SELECT id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, labels
-         FROM content.search_paragraphs WHERE rid = $1${cond} ORDER BY (field = 'a/title') DESC, field, split, start_offset`,
+      `SELECT ${PARAGRAPH_COLUMNS} FROM content.search_paragraphs WHERE rid = $1${cond} ORDER BY (field = 'a/title') DESC, field, split, start_offset`,
       params,
     )) as ParagraphRow[];
   }
@@ -308,8 +307,7 @@ export class AskService {
       for (const p of ranked) {
         if (neighbours && neighbours.name === 'neighbouring_paragraphs') {
           const around = (await this.ds.query(
-            `SELECT id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, labels
-               FROM content.search_paragraphs WHERE rid = $1 AND field = $2 AND split = $3 AND idx BETWEEN $4 AND $5 ORDER BY idx`,
+            `SELECT ${PARAGRAPH_COLUMNS} FROM content.search_paragraphs WHERE rid = $1 AND field = $2 AND split = $3 AND idx BETWEEN $4 AND $5 ORDER BY idx`,
             [p.rid, p.field, p.split, p.idx - neighbours.before, p.idx + neighbours.after],
           )) as ParagraphRow[];
           for (const n of around) if (n.idx < p.idx) push(n, 'neighbouring_paragraphs', p.paragraph_id);

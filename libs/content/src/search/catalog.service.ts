@@ -4,7 +4,7 @@ import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { RESOURCE_TARGET, FilterCompiler } from './query/filters';
 import { readSerialization, RequestReader, isObject } from './query/request-reader';
 import { facetCounts } from './query/facets';
-import { SqlParams, likePrefix } from './query/sql';
+import { SqlParams, escapeLike, likePrefix } from './query/sql';
 import { FindService, type RetrievalRequest } from './find.service';
 import { SearchContextService } from './search-context.service';
 
@@ -34,7 +34,7 @@ export class CatalogService {
     if (q === undefined || q === null || q === '') return 'TRUE';
     if (typeof q === 'string') {
       const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-      return words.length ? words.map((w) => `lower(r.title) LIKE ${params.add(`%${w.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`).join(' AND ') : 'TRUE';
+      return words.length ? words.map((w) => `lower(r.title) LIKE ${params.add(`%${escapeLike(w)}%`)}`).join(' AND ') : 'TRUE';
     }
     if (!isObject(q)) {
       r.issue('query', 'Input should be a string or {field, match, query}', 'model_type');
@@ -52,22 +52,21 @@ export class CatalogService {
     if (field === 'slug' && match !== 'exact' && match !== 'starts_with') r.issue(['query', 'match'], "slug supports only 'exact' and 'starts_with'", 'value_error');
     const col = field === 'slug' ? 'r.slug' : 'lower(r.title)';
     const t = field === 'slug' ? text : text.toLowerCase();
-    const esc = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
     switch (match) {
       case 'exact':
         return `${col} = ${params.add(t)}`;
       case 'starts_with':
         return `${col} LIKE ${params.add(likePrefix(t))}`;
       case 'ends_with':
-        return `${col} LIKE ${params.add(`%${esc(t)}`)}`;
+        return `${col} LIKE ${params.add(`%${escapeLike(t)}`)}`;
       case 'contains':
-        return `${col} LIKE ${params.add(`%${esc(t)}%`)}`;
+        return `${col} LIKE ${params.add(`%${escapeLike(t)}%`)}`;
       case 'words':
       case 'fuzzy': {
         // fuzzy: every word, or its first letters for longer words (a typo near the end still matches).
         const words = t.match(/[\p{L}\p{N}]+/gu) ?? [];
         return words.length
-          ? words.map((w) => `${col} LIKE ${params.add(`%${esc(match === 'fuzzy' && w.length > 4 ? w.slice(0, Math.ceil(w.length * 0.75)) : w)}%`)}`).join(' AND ')
+          ? words.map((w) => `${col} LIKE ${params.add(`%${escapeLike(match === 'fuzzy' && w.length > 4 ? w.slice(0, Math.ceil(w.length * 0.75)) : w)}%`)}`).join(' AND ')
           : 'TRUE';
       }
       default:

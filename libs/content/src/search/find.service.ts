@@ -79,6 +79,9 @@ export interface ParagraphRow {
   labels: string[];
 }
 
+/** The columns of a `ParagraphRow`, for every statement that reads paragraphs back. */
+export const PARAGRAPH_COLUMNS = 'id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, labels';
+
 export interface RankedParagraph extends ParagraphRow {
   score: number;
   scoreType: ScoreType;
@@ -189,7 +192,10 @@ export class FindService {
     }
     if (o['name'] !== undefined && o['name'] !== 'rrf' && o['name'] !== 'legacy') r.issue(['rank_fusion', 'name'], "Input should be 'rrf' or 'weighted'", 'enum');
     const k = r.number(['rank_fusion', 'k'], o['k'], { min: 0 }) ?? 60;
-    const window = o['window'] === undefined || o['window'] === null ? 500 : Number.isInteger(o['window']) && (o['window'] as number) >= 1 && (o['window'] as number) <= 500 ? (o['window'] as number) : (r.issue(['rank_fusion', 'window'], 'Input should be an integer between 1 and 500', 'less_than_equal'), 500);
+    const w = o['window'];
+    let window = 500;
+    if (Number.isInteger(w) && (w as number) >= 1 && (w as number) <= 500) window = w as number;
+    else if (w !== undefined && w !== null) r.issue(['rank_fusion', 'window'], 'Input should be an integer between 1 and 500', 'less_than_equal');
     const b = (o['boosting'] ?? {}) as Record<string, unknown>;
     const boosting = {
       keyword: r.number(['rank_fusion', 'boosting', 'keyword'], b['keyword']) ?? 1,
@@ -277,8 +283,7 @@ export class FindService {
   async paragraphRows(ids: string[]): Promise<Map<string, ParagraphRow>> {
     if (ids.length === 0) return new Map();
     const rows = (await this.ds.query(
-      `SELECT id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, labels
-         FROM content.search_paragraphs WHERE id = ANY($1::bigint[])`,
+      `SELECT ${PARAGRAPH_COLUMNS} FROM content.search_paragraphs WHERE id = ANY($1::bigint[])`,
       [ids],
     )) as ParagraphRow[];
     return new Map(rows.map((r) => [r.id, r]));

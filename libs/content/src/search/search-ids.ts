@@ -1,10 +1,7 @@
-import type { ContentFieldType } from '@kb/contracts';
+import { FIELD_TYPE_LETTER } from '@kb/contracts';
 
-/** Field type letters of paragraph and field ids (API-MAP 4.3). */
-export const FIELD_LETTER: Record<ContentFieldType, string> = { text: 't', file: 'f', link: 'u', conversation: 'c' };
-
-/** Letter of every field type a filter or `fields` member can name (generic = title/summary). */
-export const TYPE_LETTER: Record<string, string> = { text: 't', file: 'f', link: 'u', conversation: 'c', generic: 'a', key_value: 'k' };
+/** Letter of every field type a filter or `fields` member can name (generic = title/summary; key_value has no fields here yet). */
+export const TYPE_LETTER: Record<string, string> = { ...FIELD_TYPE_LETTER, key_value: 'k' };
 
 /** Vectorset names end up in DDL (index names, partial-index predicates): only plain characters. */
 export function isSafeVectorset(name: string): boolean {

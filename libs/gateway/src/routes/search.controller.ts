@@ -58,8 +58,6 @@ export function queryToBody(query: Record<string, unknown>): Record<string, unkn
   return body;
 }
 
-const bodyObject = (body: unknown): Record<string, unknown> => (body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : (body as Record<string, unknown>));
-
 /** Search routes: thin adapters onto the content service, which owns the search engine. */
 @ApiTags('Search')
 @Controller('api/v1/kb/:kbid')
@@ -72,7 +70,7 @@ export class SearchController {
   @ApiBody({ schema: { type: 'object', description: 'FindRequest: query, features, top_k, filter_expression, filters, fields, min_score, rank_fusion, reranker, security, show…' } })
   @ApiResponse({ status: 200, description: 'KnowledgeboxFindResults' })
   findPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.find, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+    return this.bus.request(ContentSubjects.find, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('find')
@@ -88,7 +86,7 @@ export class SearchController {
   @ApiBody({ schema: { type: 'object', description: 'CatalogRequest: query, filter_expression {resource}, filters, faceted, sort, page_number, page_size, hidden, with_status, show…' } })
   @ApiResponse({ status: 200, description: 'CatalogResponse' })
   catalogPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.catalog, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+    return this.bus.request(ContentSubjects.catalog, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('catalog')
@@ -103,7 +101,7 @@ export class SearchController {
   @ApiOperation({ summary: 'Catalog facets', description: 'Counts of resource tags under each prefix, e.g. {"prefixes": [{"prefix": "/l"}]}.' })
   @ApiBody({ schema: { type: 'object', description: '{prefixes: [{prefix, depth?}]}' } })
   catalogFacets(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.catalogFacets, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+    return this.bus.request(ContentSubjects.catalogFacets, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('search')
@@ -112,7 +110,7 @@ export class SearchController {
   @ApiBody({ schema: { type: 'object', description: 'SearchRequest: query, features (fulltext|keyword|semantic), faceted, offset, top_k, filters…' } })
   @ApiResponse({ status: 200, description: 'KnowledgeboxSearchResults' })
   searchPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.search, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+    return this.bus.request(ContentSubjects.search, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('search')
@@ -128,7 +126,7 @@ export class SearchController {
   @ApiBody({ schema: { type: 'object', description: 'SuggestRequest: query, features (paragraph|entities), fields, filters, security…' } })
   @ApiResponse({ status: 200, description: 'KnowledgeboxSuggestResults' })
   suggestPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.suggest, { kbid, body: bodyObject(body ?? {}), method: 'POST', actor: actorOf(req) }, busContextOf(req));
+    return this.bus.request(ContentSubjects.suggest, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('suggest')

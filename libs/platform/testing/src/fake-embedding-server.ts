@@ -16,8 +16,8 @@ export interface FakeEmbeddingServer {
 export function hashedEmbedding(text: string, dimensions: number): number[] {
   const v = new Array<number>(dimensions).fill(0);
   for (const w of text.toLowerCase().match(/\p{L}+/gu) ?? []) {
-    let h = 7;
-    for (const c of w.slice(0, 5)) h = (h * 31 + c.charCodeAt(0)) % 1_000_003;
+    let h = 0;
+    for (const c of w.slice(0, 5)) h = (h * 31 + c.charCodeAt(0)) % 9973;
     v[h % dimensions] = (v[h % dimensions] as number) + 1;
   }
   const n = Math.hypot(...v) || 1;

@@ -1,13 +1,13 @@
 import { Injectable, Optional } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { ContentFieldType, ExtractedFieldData, ExtractedVector } from '@kb/contracts';
+import { FIELD_TYPE_LETTER, type ContentFieldType, type ExtractedFieldData, type ExtractedVector } from '@kb/contracts';
 import type { FieldEntity } from '../../entities/field.entity';
 import type { ResourceEntity } from '../../entities/resource.entity';
 import { analyze } from '../analysis';
-import { FIELD_LETTER, isSafeVectorset } from '../search-ids';
+import { isSafeVectorset } from '../search-ids';
 import { SqlParams } from '../query/sql';
 import { SearchMaintenanceService } from './search-maintenance.service';
-import { fieldTags, labelTags, resourceTags, userFieldLabels } from './tags';
+import { arr, fieldTags, labelTags, obj, resourceTags, userFieldLabels } from './tags';
 
 interface ParagraphRow {
   field: string;
@@ -27,8 +27,6 @@ interface ParagraphRow {
   vector?: number[];
 }
 
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const TITLE_FIELD = 'a/title';
 
 /** Vectorsets whose HNSW index exists (per process; the DDL is idempotent anyway). */
@@ -55,14 +53,14 @@ export class SearchIndexerService {
 
   /** Replaces the paragraphs (and their postings and vectors) of one processed field. */
   async indexField(m: EntityManager, resource: ResourceEntity, field: Pick<FieldEntity, 'fieldType' | 'fieldId'>, extracted: ExtractedFieldData): Promise<void> {
-    await this.unindex(m, resource.kbid, resource.id, [`${FIELD_LETTER[field.fieldType]}/${field.fieldId}`]);
+    await this.unindex(m, resource.kbid, resource.id, [`${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`]);
     const rows = this.fieldRows(resource, field.fieldType, field.fieldId, extracted);
     await this.insert(m, resource, rows, extracted.vectors);
   }
 
   /** Drops the paragraphs of one field (the field was deleted). */
   async unindexField(m: EntityManager, kbid: string, rid: string, fieldType: ContentFieldType, fieldId: string): Promise<void> {
-    await this.unindex(m, kbid, rid, [`${FIELD_LETTER[fieldType]}/${fieldId}`]);
+    await this.unindex(m, kbid, rid, [`${FIELD_TYPE_LETTER[fieldType]}/${fieldId}`]);
   }
 
   /** Drops every paragraph of a resource (before the resource row goes). */
@@ -130,7 +128,7 @@ export class SearchIndexerService {
   }
 
   private fieldRows(resource: ResourceEntity, fieldType: ContentFieldType, fieldId: string, extracted: ExtractedFieldData): ParagraphRow[] {
-    const letter = FIELD_LETTER[fieldType];
+    const letter = FIELD_TYPE_LETTER[fieldType];
     const field = `${letter}/${fieldId}`;
     const user = userFieldLabels(resource.fieldmetadata ?? [], fieldType, fieldId);
     const resourceLabels = labelTags(obj(resource.usermetadata)['classifications']);

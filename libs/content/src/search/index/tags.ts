@@ -15,8 +15,8 @@ function push(out: Set<string>, prefix: string, ...parts: unknown[]): void {
   out.add(`${prefix}/${cleaned.join('/')}`);
 }
 
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+export const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Labels of a classifications list, skipping those the user cancelled. */
 export function labelTags(classifications: unknown): string[] {

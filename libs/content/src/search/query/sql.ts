@@ -12,7 +12,12 @@ export class SqlParams {
   }
 }
 
+/** `s` with LIKE's wildcards and escape character escaped, to match literally. */
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
 /** LIKE pattern matching `prefix` literally, followed by anything. */
 export function likePrefix(prefix: string): string {
-  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `${escapeLike(prefix)}%`;
 }

@@ -3,7 +3,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy }
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ALL_SUBJECTS, type AnyDef, type EventDef, type QueueDef } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { Coalescer, MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, type ContentOptions } from '../content.tokens';
@@ -35,10 +35,20 @@ export class OutboxService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Records entries inside the caller's transaction; returns their rows for `relay`. */
   async add(manager: EntityManager, entries: OutboxEntry[]): Promise<OutboxEntity[]> {
-    const now = new Date();
-    const rows = entries.map((e) => ({ id: randomUUID(), kind: e.kind, target: e.target, payload: e.payload ?? {}, attempts: 0, createdAt: now, nextAttemptAt: new Date(now.getTime() + (this.options.outboxFirstRetryMs ?? 10_000)) }));
-    if (rows.length > 0) await manager.insert(OutboxEntity, rows.map(asRow));
+    const rows = this.rowsFor(entries);
+    await this.insertRows(manager, rows);
     return rows;
+  }
+
+  /** The rows for entries, for a caller that writes them itself (in the same statement as its change). */
+  rowsFor(entries: OutboxEntry[]): OutboxEntity[] {
+    const now = new Date();
+    const firstAttempt = new Date(now.getTime() + (this.options.outboxFirstRetryMs ?? 10_000));
+    return entries.map((e) => ({ id: randomUUID(), kind: e.kind, target: e.target, payload: e.payload ?? {}, attempts: 0, createdAt: now, nextAttemptAt: firstAttempt }));
+  }
+
+  async insertRows(manager: EntityManager, rows: OutboxEntity[]): Promise<void> {
+    if (rows.length > 0) await manager.insert(OutboxEntity, rows.map(asRow));
   }
 
   /**
@@ -55,8 +65,14 @@ export class OutboxService implements OnApplicationBootstrap, OnModuleDestroy {
         this.logger.warn({ outbox_id: row.id, kind: row.kind, target: row.target, err: (err as Error).message }, 'outbox relay failed; will retry');
       }
     }
-    if (done.length > 0) await this.ds.query(`DELETE FROM content.outbox WHERE id = ANY($1::uuid[])`, [done]);
+    if (done.length > 0) await this.relayed.submit(done);
   }
+
+  /** Relayed rows go in one DELETE, shared by the relays that finish while one runs (see Coalescer). */
+  private readonly relayed = new Coalescer<string[], void>(async (lists) => {
+    await this.ds.query(`DELETE FROM content.outbox WHERE id = ANY($1::uuid[])`, [lists.flat()]);
+    return lists.map(() => undefined);
+  });
 
   /**
    * Relays without making the caller wait: the write is committed and its side effects are in the

@@ -1,10 +1,12 @@
-import { asRow } from '@kb/platform/database';
+import { asRow, insertStatement, type InsertPart } from '@kb/platform/database';
 import { Inject, Injectable } from '@nestjs/common';
+import { Coalescer } from '@kb/platform/messaging';
 import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError, ErrorCodes, type ContentFieldType, type ResourceRef } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FieldEntity } from '../entities/field.entity';
 import { ResourceEntity } from '../entities/resource.entity';
+import { OutboxEntity } from '../entities/outbox.entity';
 
 @Injectable()
 export class ResourcesRepository {
@@ -31,10 +33,21 @@ export class ResourcesRepository {
     return locked;
   }
 
+  /**
+   * The next write sequence number. Inside a transaction it is taken on the transaction's
+   * connection; outside, concurrent callers share one statement (see Coalescer), earlier callers
+   * getting the smaller numbers.
+   */
   async nextSeqid(manager?: EntityManager): Promise<number> {
-    const rows: { seqid: string }[] = await (manager ?? this.ds.manager).query(`SELECT nextval('content.seqid_seq') AS seqid`);
+    if (!manager) return this.seqids.submit(undefined);
+    const rows: { seqid: string }[] = await manager.query(`SELECT nextval('content.seqid_seq') AS seqid`);
     return Number(rows[0]?.seqid);
   }
+
+  private readonly seqids = new Coalescer<void, number>(async (callers) => {
+    const rows: { seqid: string }[] = await this.ds.query(`SELECT nextval('content.seqid_seq') AS seqid FROM generate_series(1, $1::int)`, [callers.length]);
+    return rows.map((r) => Number(r.seqid)).sort((a, b) => a - b);
+  });
 
   fieldsOf(rid: string, manager?: EntityManager): Promise<FieldEntity[]> {
     return (manager ?? this.ds.manager).find(FieldEntity, { where: { rid }, order: { fieldType: 'ASC', fieldId: 'ASC' } });
@@ -46,6 +59,16 @@ export class ResourcesRepository {
 
   async insertResource(manager: EntityManager, resource: ResourceEntity): Promise<void> {
     await manager.insert(ResourceEntity, asRow(resource));
+  }
+
+  /** A new resource with its fields and outbox rows, in one statement (atomic without a transaction). */
+  async insertNew(resource: ResourceEntity, fields: FieldEntity[], outbox: OutboxEntity[]): Promise<void> {
+    const { sql, params } = insertStatement(this.ds, [
+      { target: ResourceEntity, rows: [resource] },
+      { target: FieldEntity, rows: fields },
+      { target: OutboxEntity, rows: outbox },
+    ] as InsertPart[]);
+    await this.ds.query(sql, params);
   }
 
   async updateResource(manager: EntityManager, rid: string, patch: Partial<ResourceEntity>): Promise<void> {

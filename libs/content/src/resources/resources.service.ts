@@ -46,45 +46,49 @@ export class ResourcesService {
     await this.assertLabels(req.kbid, body);
     const writes = fieldWritesOf(body, now.toISOString());
     for (const w of writes) if (w.fieldType === 'file' && fileSizes[w.fieldId] !== undefined) (w.value['file'] as Record<string, unknown>)['size'] = fileSizes[w.fieldId];
-    const rows = await translateUniqueViolation(
-      () =>
-        this.ds.transaction(async (m) => {
-          const seqid = await this.repo.nextSeqid(m);
-          const resource: ResourceEntity = {
-            id: rid,
-            kbid: req.kbid,
-            slug: body.slug ?? rid,
-            title: body.title ?? '',
-            summary: body.summary ?? '',
-            icon: body.icon ?? '',
-            thumbnail: body.thumbnail ?? '',
-            metadata: { ...(body.metadata ?? {}) },
-            usermetadata: { classifications: body.usermetadata?.classifications ?? [], relations: body.usermetadata?.relations ?? [] },
-            fieldmetadata: body.fieldmetadata ?? [],
-            computedmetadata: { field_classifications: [] },
-            origin: { ...(body.origin ?? {}), source: 'API' },
-            extra: body.extra ? { metadata: body.extra.metadata ?? {} } : {},
-            relations: [],
-            accessGroups: body.security?.access_groups ?? [],
-            hidden: body.hidden ?? false,
-            status: writes.length > 0 ? 'PENDING' : 'PROCESSED',
-            createdAt: now,
-            modifiedAt: now,
-            lastSeqid: seqid,
-          };
-          resource.searchTags = resourceTags(resource);
+    // Taken outside the write: a sequence value is never rolled back, so nothing is gained inside.
+    const seqid = await this.repo.nextSeqid();
+    const resource: ResourceEntity = {
+      id: rid,
+      kbid: req.kbid,
+      slug: body.slug ?? rid,
+      title: body.title ?? '',
+      summary: body.summary ?? '',
+      icon: body.icon ?? '',
+      thumbnail: body.thumbnail ?? '',
+      metadata: { ...(body.metadata ?? {}) },
+      usermetadata: { classifications: body.usermetadata?.classifications ?? [], relations: body.usermetadata?.relations ?? [] },
+      fieldmetadata: body.fieldmetadata ?? [],
+      computedmetadata: { field_classifications: [] },
+      origin: { ...(body.origin ?? {}), source: 'API' },
+      extra: body.extra ? { metadata: body.extra.metadata ?? {} } : {},
+      relations: [],
+      accessGroups: body.security?.access_groups ?? [],
+      hidden: body.hidden ?? false,
+      status: writes.length > 0 ? 'PENDING' : 'PROCESSED',
+      createdAt: now,
+      modifiedAt: now,
+      lastSeqid: seqid,
+    };
+    resource.searchTags = resourceTags(resource);
+    const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now);
+    const outboxRows = this.outbox.rowsFor([...processingJobs(resource, fields), auditEntry(req.kbid, 'new', rid, req.actor, started)]);
+    await translateUniqueViolation(
+      async () => {
+        // With fields, the resource, its fields and its outbox rows go in one statement; the title
+        // is indexed with the first processing result. A resource without fields is searchable by
+        // its title at once, which takes the index's statements and so a transaction.
+        if (fields.length > 0) return this.repo.insertNew(resource, fields, outboxRows);
+        await this.ds.transaction(async (m) => {
           await this.repo.insertResource(m, resource);
-          const fields = await this.writeFields(m, resource, writes, seqid, now, req.skip_store);
-          // With fields, the title is indexed with the first processing result (one statement less on
-          // the write path); a resource without fields is searchable by its title at once.
-          if (fields.length === 0) await this.indexer.syncResource(m, resource, { fresh: true });
-          const entries = [...processingJobs(resource, fields), auditEntry(req.kbid, 'new', rid, req.actor, started)];
-          return { seqid, rows: await this.outbox.add(m, entries) };
-        }),
+          await this.indexer.syncResource(m, resource, { fresh: true });
+          await this.outbox.insertRows(m, outboxRows);
+        });
+      },
       { code: ErrorCodes.SLUG_CONFLICT, message: `Resource slug ${body.slug} already exists` },
     );
-    this.outbox.relayInBackground(rows.rows);
-    return { uuid: rid, seqid: rows.seqid, elapsed: (Date.now() - started) / 1000 };
+    this.outbox.relayInBackground(outboxRows);
+    return { uuid: rid, seqid, elapsed: (Date.now() - started) / 1000 };
   }
 
   async modify(req: ModifyResourceRequest): Promise<SeqIdDto> {

@@ -39,4 +39,21 @@ describe('validatePayload', () => {
       expect((err as DomainError).details).toEqual({ detail: [{ loc: ['body'], msg: 'Input should be a valid object', type: 'model_type' }] });
     }
   });
+
+  it('applies rules registered after a class was first validated (cached metadata is dropped)', () => {
+    class Late {
+      @IsOptional() @IsString() name?: string;
+      count?: unknown;
+    }
+    class LateChild extends Late {}
+    expect(collectIssues(Late, { name: 'a', count: 'x' }).issues).toEqual([]);
+    expect(collectIssues(LateChild, { name: 1 }).issues.map((i) => i.loc)).toEqual([['name']]);
+    IsOptional()(Late.prototype, 'count');
+    IsInt()(Late.prototype, 'count');
+    expect(collectIssues(Late, { name: 'a', count: 'x' }).issues.map((i) => i.loc)).toEqual([['count']]);
+    expect(collectIssues(LateChild, { count: 'x' }).issues.map((i) => i.loc)).toEqual([['count']]);
+    // Repeated validations give the same answers from the cache.
+    expect(collectIssues(Sample, { slug: 'ok', size: -1 }).issues.map((i) => i.loc)).toEqual([['size']]);
+    expect(collectIssues(Sample, { slug: 'ok', size: -1 }).issues.map((i) => i.loc)).toEqual([['size']]);
+  });
 });

@@ -56,3 +56,4 @@ export {
 } from './nest/database.module';
 export { main as pgliteServerMain, type PgliteServerIo } from './bin/pglite-server';
 export { asRow } from './typeorm/as-row';
+export { insertStatement, type InsertPart } from './typeorm/insert-statement';

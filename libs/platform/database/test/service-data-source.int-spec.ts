@@ -9,6 +9,8 @@ import {
   runServiceMigrations,
   translateUniqueViolation,
   withTransaction,
+  insertStatement,
+  type InsertPart,
 } from '../src';
 import { dropRealSchema, ensureRealDatabase, REAL_POSTGRES_URL, tempDataDir } from './fixtures/backends.fixture';
 import { notesFixture, uniqueSchema, type NotesFixture } from './fixtures/notes.fixture';
@@ -147,6 +149,29 @@ describe.each<Backend>(['postgres', 'pglite'])('service DataSource on %s', (back
       { service: 'notes', schema: fixture.schema, action: 'status', executed: fixture.migrationNames, pending: [] },
       { service: 'notes', schema: fixture.schema, action: 'up', applied: [] },
     ]);
+  });
+
+  it('inserts into several tables in one atomic statement, with defaults where a value is unset', async () => {
+    const { NoteEntity } = fixture;
+    const ok = insertStatement(ds, [
+      { target: NoteEntity, rows: [{ id: '00000000-0000-4000-8000-000000000001', slug: 'one-a', body: 'a' }] },
+      { target: NoteEntity, rows: [{ id: '00000000-0000-4000-8000-000000000002', slug: 'one-b', body: 'b', createdAt: new Date('2020-01-02T03:04:05Z') }] },
+    ] as InsertPart[]);
+    expect(ok.sql).toMatch(/^WITH i0 AS \(INSERT INTO/);
+    await ds.query(ok.sql, ok.params);
+    const rows = await notes().find({ where: [{ slug: 'one-a' }, { slug: 'one-b' }], order: { slug: 'ASC' } });
+    expect(rows.map((r) => r.slug)).toEqual(['one-a', 'one-b']);
+    expect(rows[0]?.createdAt).toBeInstanceOf(Date); // column default
+    expect(rows[1]?.createdAt.toISOString()).toBe('2020-01-02T03:04:05.000Z');
+
+    // The second part violates the unique slug: the first part is not kept either.
+    const clash = insertStatement(ds, [
+      { target: NoteEntity, rows: [{ slug: 'one-c', body: 'c' }] },
+      { target: NoteEntity, rows: [{ slug: 'one-a', body: 'again' }] },
+    ] as InsertPart[]);
+    await expect(ds.query(clash.sql, clash.params)).rejects.toThrow(QueryFailedError);
+    expect(await notes().countBy({ slug: 'one-c' })).toBe(0);
+    expect(() => insertStatement(ds, [{ target: NoteEntity, rows: [] }])).toThrow('no rows');
   });
 
   it('answers the health check', async () => {

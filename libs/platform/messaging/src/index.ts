@@ -12,3 +12,4 @@ export { SqlQueueStore, pgExecutor, type SqlExecutor, type SqlQueueStoreOptions 
 export { busSchemaStatements } from './inprocess/bus-schema';
 export { CreateBusSchema1760000000000 } from './inprocess/bus-schema.migration';
 export { NatsMessageBus, type NatsBusOptions } from './nats/nats-bus';
+export { Coalescer } from './shared/coalescer';

@@ -42,6 +42,17 @@ async function exerciseStore(store: QueueStore): Promise<void> {
   expect(await store.ack(forA[0]!.id, 'ta')).toBe(false);
   expect(await store.ack(retaken[0]!.id, 'ta2')).toBe(true);
   await store.purgeDone(0);
+
+  // Concurrent calls share one statement (group commit); each caller still gets its own answer.
+  const inserted = await Promise.all([1, 2, 3, 4].map((i) => store.insertJob(message('s.b', 10 + i, i === 3 ? 'kb1' : i === 4 ? 'kb1' : undefined))));
+  expect(inserted).toEqual([true, true, true, false]);
+  const copies = await Promise.all([store.insertFanout(message('s.e', 20, 'ke')), store.insertFanout(message('s.e', 21, 'ke')), store.insertFanout(message('s.none', 22))]);
+  expect(copies).toEqual([2, 0, 0]);
+  const batch = await store.claim({ subject: 's.b', consumer: QUEUE_CONSUMER, limit: 10, leaseMs: 60_000, token: 'tb' });
+  expect(batch.map((j) => j.msgId)).toEqual(['m11', 'm12', 'm13']);
+  const acks = await Promise.all([...batch.map((j) => store.ack(j.id, 'tb')), store.ack(batch[0]!.id, 'tb')]);
+  expect(acks).toEqual([true, true, true, false]);
+  expect(await store.claim({ subject: 's.b', consumer: QUEUE_CONSUMER, limit: 10, leaseMs: 60_000, token: 'tc' })).toEqual([]);
 }
 
 describe('SqlQueueStore', () => {

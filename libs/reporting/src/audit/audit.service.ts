@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { AuditRecordedEvent, CountAuditEventsRequest, ListAuditEventsRequest } from '@kb/contracts';
+import { Coalescer } from '@kb/platform/messaging';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
 
 function monthRange(month: string): [string, string] {
@@ -13,13 +14,25 @@ function monthRange(month: string): [string, string] {
 export class AuditService {
   constructor(@Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource) {}
 
-  async record(e: AuditRecordedEvent): Promise<void> {
+  record(e: AuditRecordedEvent): Promise<void> {
+    return this.inserts.submit(e);
+  }
+
+  /** Events recorded while an insert runs go together in the next one (see Coalescer). */
+  private readonly inserts = new Coalescer<AuditRecordedEvent, void>(async (events) => {
+    const rows = events.map((e) => ({
+      event_id: e.event_id, kbid: e.kbid, type: e.type, date: e.date, user_id: e.user_id ?? null, user_type: e.user_type ?? null, client_type: e.client_type ?? null,
+      total_duration: e.total_duration ?? null, resource_id: e.resource_id ?? null, audit_metadata: e.audit_metadata ?? {},
+    }));
     await this.ds.query(
       `INSERT INTO reporting.audit_events (event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (event_id) DO NOTHING`,
-      [e.event_id, e.kbid, e.type, e.date, e.user_id ?? null, e.user_type ?? null, e.client_type ?? null, e.total_duration ?? null, e.resource_id ?? null, JSON.stringify(e.audit_metadata ?? {})],
+       SELECT event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata
+         FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text, total_duration integer, resource_id text, audit_metadata jsonb)
+       ON CONFLICT (event_id) DO NOTHING`,
+      [JSON.stringify(rows)],
     );
-  }
+    return events.map(() => undefined);
+  });
 
   async count(req: CountAuditEventsRequest): Promise<{ count: number }> {
     const { sql, params } = this.where(req);

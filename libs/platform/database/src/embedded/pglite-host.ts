@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock';
+import { coalesceWrites } from './coalesce-writes';
 import { guardSharedSession } from './pglite-session-guard';
 
 /*
@@ -49,6 +51,10 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
       port: options.port,
       maxConnections: options.maxConnections,
     });
+    // Each accepted socket gets its writes batched per event-loop turn (see coalesceWrites).
+    const accept = server as unknown as { handleConnection(socket: Socket): Promise<void> };
+    const handleConnection = accept.handleConnection.bind(server);
+    accept.handleConnection = (socket) => handleConnection(coalesceWrites(socket));
     await server.start();
     const opened = db;
     return {

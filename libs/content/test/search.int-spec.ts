@@ -3,7 +3,7 @@ import { ContentSubjects, DomainError } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
 import { eventually } from '@kb/platform/testing';
 import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
-import { EXACT_SCAN_LIMIT, semanticSearch } from '../src/search/query/retrievers';
+import { EXACT_SCAN_LIMIT, keywordSearch, semanticSearch } from '../src/search/query/retrievers';
 import { SqlParams } from '../src/search/query/sql';
 
 interface FindResults {
@@ -63,6 +63,29 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     const board = await find({ query: 'moon', features: ['keyword'], top_k: 50, security: { groups: ['board'] } });
     expect(ridsOf(board)).toContain(secret);
     expect(ridsOf(await find({ query: 'moon', features: ['keyword'], show_hidden: true, top_k: 50 }))).toContain(hidden);
+  });
+
+  it('scores Okapi BM25 exactly (k1 1.2, b 0.75, the KB statistics), honouring a bm25 minimum', async () => {
+    const terms = ['moon', 'tide'];
+    const [stats] = (await ds.query(`SELECT paragraphs::float8 AS n, total_length::float8 / paragraphs AS avgdl FROM content.search_stats WHERE kbid = $1`, [kbid])) as { n: number; avgdl: number }[];
+    const postings = (await ds.query(
+      `SELECT po.paragraph::text AS id, po.tf, p.length, t.df FROM content.search_postings po
+         JOIN content.search_paragraphs p ON p.id = po.paragraph JOIN content.search_terms t ON t.kbid = po.kbid AND t.term = po.term
+        WHERE po.kbid = $1 AND po.term = ANY($2::text[]) AND NOT p.hidden`,
+      [kbid, terms],
+    )) as { id: string; tf: number; length: number; df: number }[];
+    const expected = new Map<string, number>();
+    for (const x of postings) {
+      const idf = Math.log(1 + (stats!.n - x.df + 0.5) / (x.df + 0.5));
+      expected.set(x.id, (expected.get(x.id) ?? 0) + (idf * x.tf * 2.2) / (x.tf + 1.2 * (1 - 0.75 + (0.75 * x.length) / Math.max(stats!.avgdl, 1))));
+    }
+    const hits = await keywordSearch(ds.manager, { kbid, where: 'NOT p.hidden', params: new SqlParams() }, terms, 100, 0);
+    expect(hits.map((h) => h.id).sort()).toEqual([...expected.keys()].sort());
+    for (const h of hits) expect(h.score).toBeCloseTo(expected.get(h.id)!, 9);
+    expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
+    const cut = hits[1]!.score;
+    const above = await keywordSearch(ds.manager, { kbid, where: 'NOT p.hidden', params: new SqlParams() }, terms, 100, cut);
+    expect(above.map((h) => h.id)).toEqual(hits.filter((h) => h.score >= cut).map((h) => h.id));
   });
 
   it('matches titles as their own paragraphs', async () => {

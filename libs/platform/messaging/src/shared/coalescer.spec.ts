@@ -34,6 +34,17 @@ describe('Coalescer', () => {
     expect((results[1] as PromiseRejectedResult).reason).toEqual(new Error('bad item 2'));
   });
 
+  it('fails every caller of a failed batch when failures are not isolated', async () => {
+    let calls = 0;
+    const c = new Coalescer<number, number>(async () => {
+      calls++;
+      throw new Error('down');
+    }, 256, { isolateFailures: false });
+    const results = await Promise.allSettled([1, 2, 3].map((i) => c.submit(i)));
+    expect(results.every((r) => r.status === 'rejected')).toBe(true);
+    expect(calls).toBe(1);
+  });
+
   it('rejects every caller when the batch returns the wrong number of results', async () => {
     const c = new Coalescer<number, number>(async () => [1]);
     const results = await Promise.allSettled([c.submit(1), c.submit(2)]);

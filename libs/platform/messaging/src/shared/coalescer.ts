@@ -11,7 +11,8 @@ interface Waiter<I, R> {
  * load, N concurrent callers cost one statement instead of N: on a database that runs one
  * statement at a time (the embedded one) the wait is no longer than it would have been anyway.
  *
- * If a batch of several items fails, each item is run alone, so one bad item fails only its caller.
+ * If a batch of several items fails, each item is run alone, so one bad item fails only its caller
+ * (unless `isolateFailures` is off: then every caller of the batch gets its error).
  */
 export class Coalescer<I, R> {
   private waiting: Waiter<I, R>[] = [];
@@ -21,6 +22,7 @@ export class Coalescer<I, R> {
     /** Runs the items; resolves to one result per item, in order. */
     private readonly runBatch: (items: I[]) => Promise<R[]>,
     private readonly maxBatch = 256,
+    private readonly options: { isolateFailures?: boolean } = {},
   ) {}
 
   submit(item: I): Promise<R> {
@@ -40,7 +42,7 @@ export class Coalescer<I, R> {
         try {
           this.settle(batch, await this.runBatch(batch.map((w) => w.item)));
         } catch (err) {
-          if (batch.length === 1) batch[0]?.reject(err);
+          if (batch.length === 1 || this.options.isolateFailures === false) for (const w of batch) w.reject(err);
           else await Promise.all(batch.map((w) => this.runBatch([w.item]).then((r) => this.settle([w], r), w.reject)));
         }
       }

@@ -8,7 +8,8 @@ import { cliArgs, datasetFiles, numberArg, openBenchKb, reusedDataset, type Benc
 
 /**
  * Sustained load on `/find` (POST, hybrid by default) and `/catalog` (GET ?query=) with the data
- * set's queries in rotation, on a KB ingested by the retrieval benchmark:
+ * set's queries in rotation, on a KB ingested by the retrieval benchmark; each endpoint with one
+ * connection (latency of a request alone) and then with `--connections` (throughput):
  *
  *   npm run bench -- retrieval --dataset scifact --keep          # ingest once, prints the data dir
  *   npm run bench -- find-load --reuse <dir> [--seconds 30] [--connections 16] [--top-k 20] [--features keyword,semantic]
@@ -90,7 +91,11 @@ async function main(): Promise<void> {
     for (const target of targets) {
       const problem = await probe(kb, target, queries[0] ?? '');
       if (problem) skipped.push(problem);
-      else rows.push(await load(kb, target, queries, connections, seconds));
+      else {
+        // One connection shows the latency of a request alone; `connections` shows throughput.
+        rows.push(await load(kb, target, queries, 1, seconds));
+        if (connections > 1) rows.push(await load(kb, target, queries, connections, seconds));
+      }
     }
   } finally {
     await kb.close();

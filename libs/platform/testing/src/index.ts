@@ -2,3 +2,4 @@ export * from './test-database';
 export * from './saml-idp';
 export * from './fake-llm-server';
 export * from './fake-embedding-server';
+export * from './pdf';

@@ -3,7 +3,7 @@ import { ContentSubjects, DomainError } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
 import { eventually } from '@kb/platform/testing';
 import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
-import { EXACT_SCAN_LIMIT, keywordSearch, semanticSearch } from '../src/search/query/retrievers';
+import { CANDIDATES, EXACT_SCAN_LIMIT, keywordSearch, semanticSearch } from '../src/search/query/retrievers';
 import { SqlParams } from '../src/search/query/sql';
 
 interface FindResults {
@@ -83,6 +83,16 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     expect(hits.map((h) => h.id).sort()).toEqual([...expected.keys()].sort());
     for (const h of hits) expect(h.score).toBeCloseTo(expected.get(h.id)!, 9);
     expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
+    // A filter that only the weakest match passes: the best candidates all fail it, and the exact
+    // query (filters on every posting) still finds it, with the same score.
+    const weakest = hits[hits.length - 1]!;
+    expect(hits.length).toBeGreaterThan(CANDIDATES);
+    const params = new SqlParams();
+    const only = await keywordSearch(ds.manager, { kbid, where: `NOT p.hidden AND p.id = ${params.add(weakest.id)}::bigint`, params }, terms, 1, 0);
+    expect(only).toEqual([weakest]);
+    const none = new SqlParams();
+    expect(await keywordSearch(ds.manager, { kbid, where: `p.id = ${none.add('-1')}::bigint`, params: none }, terms, 1, 0)).toEqual([]);
+    expect(await keywordSearch(ds.manager, { kbid, where: 'NOT p.hidden', params: new SqlParams() }, ['nosuchterm'], 5, 0)).toEqual([]);
     const cut = hits[1]!.score;
     const above = await keywordSearch(ds.manager, { kbid, where: 'NOT p.hidden', params: new SqlParams() }, terms, 100, cut);
     expect(above.map((h) => h.id)).toEqual(hits.filter((h) => h.score >= cut).map((h) => h.id));

@@ -179,6 +179,7 @@ export class SearchIndexerService {
     const postPids: string[] = [];
     const postTerms: string[] = [];
     const postTf: number[] = [];
+    const postLength: number[] = [];
     const df = new Map<string, number>();
     let totalLength = 0;
     for (const r of rows) {
@@ -187,6 +188,7 @@ export class SearchIndexerService {
         postPids.push(r.paragraphId);
         postTerms.push(term);
         postTf.push(tf);
+        postLength.push(r.length);
         df.set(term, (df.get(term) ?? 0) + 1);
       }
     }
@@ -209,8 +211,8 @@ export class SearchIndexerService {
         RETURNING id, paragraph_id
       ),
       post AS (
-        INSERT INTO content.search_postings (kbid, term, paragraph, tf)
-        SELECT ${kb}, x.t, ins.id, x.f FROM unnest(${p.add(postPids)}::text[], ${p.add(postTerms)}::text[], ${p.add(postTf)}::int[]) AS x(pid, t, f)
+        INSERT INTO content.search_postings (kbid, term, paragraph, tf, length)
+        SELECT ${kb}, x.t, ins.id, x.f, x.l FROM unnest(${p.add(postPids)}::text[], ${p.add(postTerms)}::text[], ${p.add(postTf)}::int[], ${p.add(postLength)}::int[]) AS x(pid, t, f, l)
           JOIN ins ON ins.paragraph_id = x.pid
       ),
       terms AS (

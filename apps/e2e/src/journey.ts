@@ -97,6 +97,14 @@ export function describeJourney(start: () => Promise<Topology>): void {
     expect(full.status).toBe(200);
     expect(full.body.data.texts.body.extracted.metadata.metadata.paragraphs.map((p) => [p.start, p.end])).toEqual([[0, 39], [41, 59]]);
 
+    // The field's processing job has its status record, completed by now.
+    const jobs = await http.call<{ results: { resource_id: string; request: string; completed: boolean; failed: boolean; schedule_order: number }[]; cursor: string | null }>(
+      'GET', `/api/v1/kb/${kbid}/processing-status?limit=100`, { credential: apiKey(reader) },
+    );
+    expect(jobs.status).toBe(200);
+    expect(jobs.body.results.filter((j) => j.resource_id === rid)).toEqual([expect.objectContaining({ request: 'text/body', completed: true, failed: false, schedule_order: 0 })]);
+    expect((await http.call('GET', `/api/v1/kb/${kbid}/processing-status?limit=0`, { credential: apiKey(reader) })).status).toBe(422);
+
     const list = await http.call<{ resources: { id: string }[]; pagination: { page: number; size: number; last: boolean } }>('GET', `/api/v1/kb/${kbid}/resources?page=0&size=10`, { credential: apiKey(reader) });
     expect(list.status).toBe(200);
     expect(list.body.resources.map((r) => r.id)).toContain(rid);

@@ -4,6 +4,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { CONTENT_OPTIONS, type ContentOptions } from './content.tokens';
 import { KbCleanupService } from './kbs/kb-cleanup.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
+import { ProcessingStatusService } from './processing/processing-requests';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesService } from './resources/resources.service';
 import { FieldsService } from './resources/fields.service';
@@ -30,6 +31,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly lists: SearchListsService,
     private readonly asker: AskService,
     private readonly reindexer: SearchReindexService,
+    private readonly processingStatus: ProcessingStatusService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -39,6 +41,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.modifyResource, (req) => this.writer.modify(req)),
       this.bus.handle(S.deleteResource, (req) => this.writer.delete(req)),
       this.bus.handle(S.reindexResource, (req) => this.writer.reindex(req)),
+      this.bus.handle(S.processingStatus, (req) => this.processingStatus.list(req)),
       this.bus.handle(S.getResource, (req) => this.reader.get(req)),
       this.bus.handle(S.resourceExists, (req) => this.reader.exists(req)),
       this.bus.handle(S.listResources, (req) => this.reader.list(req)),

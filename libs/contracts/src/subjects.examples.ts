@@ -92,6 +92,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'content.search.search': { kbid: 'kb-1', body: { query: 'tides', features: ['keyword'] } },
   'content.search.suggest': { kbid: 'kb-1', body: { query: 'tid' } },
   'content.search.catalog': { kbid: 'kb-1', body: { query: 'moon', page_size: 10 } },
+  'content.processing.status': { kbid: 'kb-1', limit: 20 },
   'content.search.catalog-facets': { kbid: 'kb-1', body: { prefixes: [{ prefix: '/l' }] } },
   'content.ask.stream': { kbid: 'kb-1', body: { query: 'what causes tides?' }, learning_id: 'l-1' },
   'content.ask.feedback': { kbid: 'kb-1', body: { ident: 'l-1', good: true, task: 'CHAT' } },

@@ -1,6 +1,7 @@
 import { FieldEntity } from './field.entity';
 import { OutboxEntity } from './outbox.entity';
+import { ProcessingRequestEntity } from './processing-request.entity';
 import { ResourceEntity } from './resource.entity';
 
-export { FieldEntity, OutboxEntity, ResourceEntity };
-export const CONTENT_ENTITIES = [ResourceEntity, FieldEntity, OutboxEntity];
+export { FieldEntity, OutboxEntity, ProcessingRequestEntity, ResourceEntity };
+export const CONTENT_ENTITIES = [ResourceEntity, FieldEntity, OutboxEntity, ProcessingRequestEntity];

@@ -8,6 +8,8 @@ import { LOGGER, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, type ContentOptions } from '../content.tokens';
 import { OutboxEntity, type OutboxKind } from '../entities/outbox.entity';
+import { ProcessingRequestEntity } from '../entities/processing-request.entity';
+import { processingRequestsOf } from '../processing/processing-requests';
 
 export interface OutboxEntry {
   kind: OutboxKind;
@@ -47,8 +49,12 @@ export class OutboxService implements OnApplicationBootstrap, OnModuleDestroy {
     return entries.map((e) => ({ id: randomUUID(), kind: e.kind, target: e.target, payload: e.payload ?? {}, attempts: 0, createdAt: now, nextAttemptAt: firstAttempt }));
   }
 
+  /** Inserts the rows, and a processing status record for each field job among them. */
   async insertRows(manager: EntityManager, rows: OutboxEntity[]): Promise<void> {
-    if (rows.length > 0) await manager.insert(OutboxEntity, rows.map(asRow));
+    if (rows.length === 0) return;
+    await manager.insert(OutboxEntity, rows.map(asRow));
+    const requests = processingRequestsOf(rows);
+    if (requests.length > 0) await manager.insert(ProcessingRequestEntity, requests.map(asRow));
   }
 
   /**

@@ -39,6 +39,12 @@ export class ProcessingResultsService {
   private async store(result: FieldProcessedResult, loaded: Exclude<LoadedResult, { gone: true }>): Promise<boolean> {
     let applied = false;
     const rows = await this.ds.transaction(async (m) => {
+      // The job is done whatever becomes of its result (a newer write may have superseded it).
+      await m.query(
+        `UPDATE content.processing_requests SET completed_at = now(), failed = $2, response = $3, retries = greatest(retries, $4)
+          WHERE processing_id = $1 AND completed_at IS NULL`,
+        [result.processing_id, 'error' in loaded, 'error' in loaded ? `${loaded.error.code_str}: ${loaded.error.body}` : null, result.retries ?? 0],
+      );
       const resource = await this.repo.lockById(m, result.kbid, result.rid);
       if (!resource) return [];
       const field = await this.repo.findField(resource.id, result.field_type, result.field_id, m);

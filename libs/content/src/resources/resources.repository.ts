@@ -7,6 +7,8 @@ import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FieldEntity } from '../entities/field.entity';
 import { ResourceEntity } from '../entities/resource.entity';
 import { OutboxEntity } from '../entities/outbox.entity';
+import { ProcessingRequestEntity } from '../entities/processing-request.entity';
+import { processingRequestsOf } from '../processing/processing-requests';
 
 @Injectable()
 export class ResourcesRepository {
@@ -61,12 +63,13 @@ export class ResourcesRepository {
     await manager.insert(ResourceEntity, asRow(resource));
   }
 
-  /** A new resource with its fields and outbox rows, in one statement (atomic without a transaction). */
+  /** A new resource with its fields, outbox rows and processing status records, in one statement (atomic without a transaction). */
   async insertNew(resource: ResourceEntity, fields: FieldEntity[], outbox: OutboxEntity[]): Promise<void> {
     const { sql, params } = insertStatement(this.ds, [
       { target: ResourceEntity, rows: [resource] },
       { target: FieldEntity, rows: fields },
       { target: OutboxEntity, rows: outbox },
+      { target: ProcessingRequestEntity, rows: processingRequestsOf(outbox) },
     ] as InsertPart[]);
     await this.ds.query(sql, params);
   }

@@ -8,6 +8,7 @@ import {
   AppendMessagesRequest, DeleteFieldRequest, DeleteMessageRequest, GetFieldRequest, Md5Request, PutFieldRequest, RegisterUploadRequest, ReprocessRequest,
 } from './field-requests.dto';
 import { ReindexResourceRequest } from './reindex-resource.dto';
+import { ProcessingStatusRequest, type ProcessingStatusPage } from './processing-status.dto';
 import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
@@ -46,6 +47,8 @@ export const ContentSubjects = {
   feedback: rpc<FeedbackRequest, Record<string, never>>('content.ask.feedback', FeedbackRequest),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),
   reindexResource: rpc<ReindexResourceRequest, Record<string, never>>('content.resource.reindex', ReindexResourceRequest),
+  /** Processing status records of a KB (spec 2.7), newest first. */
+  processingStatus: rpc<ProcessingStatusRequest, ProcessingStatusPage>('content.processing.status', ProcessingStatusRequest),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
   /** A resource's index rows must be rebuilt from its stored extracted data (the search indexer subscribes). */

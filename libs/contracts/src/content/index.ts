@@ -10,3 +10,4 @@ export * from './file-keys';
 export * from './reindex-resource.dto';
 export * from './resource-reindexed.event';
 export * from './search-requests.dto';
+export * from './processing-status.dto';

@@ -52,6 +52,8 @@ export class FieldProcessedResult {
   /** Blob key of the `ExtractedFieldData` JSON; absent when processing failed (then `error` says why). */
   @IsOptional() @IsString() @MaxLength(1024) @Matches(/^content\/kbs\/[^/]+\/r\/[^/]+\/f\/[^/]+\/[^/]+\/extracted\/\d+\.json$/) extracted_key?: string;
   @IsOptional() @ValidateNested() @Type(() => ProcessFieldErrorDto) error?: ProcessFieldErrorDto;
+  /** Deliveries of the job before the one that produced this result (failed attempts retried). */
+  @IsOptional() @IsInt() @Min(0) retries?: number;
 }
 
 /** One vector of a field (spec 2.3 `vectors`): its span, and the paragraph it belongs to. */

@@ -148,6 +148,7 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'GET /api/v1/kb/:kbid/find': kb('READER'),
   'POST /api/v1/kb/:kbid/find': kb('READER'),
   'GET /api/v1/kb/:kbid/catalog': kb('READER'),
+  'GET /api/v1/kb/:kbid/processing-status': kb('READER'),
   'POST /api/v1/kb/:kbid/catalog': kb('READER'),
   'POST /api/v1/kb/:kbid/catalog/facets': kb('READER'),
   'GET /api/v1/kb/:kbid/search': kb('READER'),

@@ -52,10 +52,10 @@ export class ProcessingWorkerService implements OnModuleInit {
       this.logger.warn({ processing_id: job.processing_id, attempt: meta.deliveryCount, err: (err as Error).message }, 'processing attempt failed');
       if (meta.deliveryCount < this.options.maxAttempts) throw err;
       processingJobs.labels('understanding', 'failed').inc();
-      await this.bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, error: finalError(err, meta.deliveryCount) }, { msgId: `${job.processing_id}:result` });
+      await this.bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, error: finalError(err, meta.deliveryCount), retries: meta.deliveryCount - 1 }, { msgId: `${job.processing_id}:result` });
       return;
     }
-    await this.bus.enqueue(UnderstandingSubjects.fieldProcessed, result, { msgId: `${job.processing_id}:result` });
+    await this.bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...result, retries: meta.deliveryCount - 1 }, { msgId: `${job.processing_id}:result` });
     processingJobs.labels('understanding', result.error ? 'field_error' : 'processed').inc();
   }
 }

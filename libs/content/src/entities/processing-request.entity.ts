@@ -1,0 +1,24 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/**
+ * One processing job of a field (spec 2.7 "Processing status record"): written with the write
+ * that schedules the job (same statement or transaction as its outbox row), completed when the
+ * result lands. Deleted with its resource.
+ */
+@Entity({ schema: 'content', name: 'processing_requests' })
+export class ProcessingRequestEntity {
+  @PrimaryColumn({ type: 'text', name: 'processing_id' }) processingId!: string;
+  @Column({ type: 'uuid' }) kbid!: string;
+  @Column({ type: 'uuid' }) rid!: string;
+  @Column({ type: 'text', name: 'field_type' }) fieldType!: string;
+  @Column({ type: 'text', name: 'field_id' }) fieldId!: string;
+  @Column({ type: 'bigint', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } }) seqid!: number;
+  @Column({ type: 'text', default: '' }) title!: string;
+  @Column({ type: 'text', array: true, default: () => "'{}'" }) labels!: string[];
+  @Column({ type: 'timestamptz', name: 'scheduled_at' }) scheduledAt!: Date;
+  @Column({ type: 'timestamptz', name: 'completed_at', nullable: true }) completedAt?: Date | null;
+  @Column({ type: 'boolean', default: false }) failed!: boolean;
+  @Column({ type: 'integer', default: 0 }) retries!: number;
+  /** The error of a failed job (`code_str: body`), empty otherwise. */
+  @Column({ type: 'text', nullable: true }) response?: string | null;
+}

@@ -1,0 +1,40 @@
+import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+
+/** `GET /kb/{kbid}/processing-status` (API-MAP §3): the KB's processing status records, newest first. */
+export class ProcessingStatusRequest {
+  @IsString() kbid!: string;
+  /** Opaque cursor from the previous page. */
+  @IsOptional() @IsString() @MaxLength(500) cursor?: string;
+  @IsOptional() @IsBoolean() scheduled?: boolean;
+  @IsOptional() @IsInt() @Min(1) @Max(100) limit?: number;
+}
+
+/** Spec 2.7 "Processing status record". */
+export interface ProcessingStatusRecord {
+  processing_id: string;
+  resource_id: string;
+  kbid: string;
+  title: string;
+  labels: string[];
+  completed: boolean;
+  scheduled: boolean;
+  timestamp: string;
+  completed_at: string | null;
+  scheduled_at: string;
+  failed: boolean;
+  retries: number;
+  /** Seconds until processing is expected to start (0 when done or next). */
+  schedule_eta: number;
+  /** Position in the processing queue (1 = next); 0 once completed. */
+  schedule_order: number;
+  /** The field processed: `{field_type}/{field_id}`. */
+  request: string;
+  /** The error of a failed job; empty otherwise. */
+  response: string;
+}
+
+export interface ProcessingStatusPage {
+  results: ProcessingStatusRecord[];
+  /** Cursor of the next page; null on the last. */
+  cursor: string | null;
+}

@@ -35,7 +35,7 @@ describe('ProcessingWorkerService', () => {
     await worker(async () => ({ extracted })).handle(job, meta(1));
     const key = extractedBlobKey(job);
     expect(key).toBe('content/kbs/kb-1/r/r-1/f/text/body/extracted/4.json');
-    expect(sent).toEqual([{ processing_id: 'p-9', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 4, extracted_key: key }]);
+    expect(sent).toEqual([{ processing_id: 'p-9', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 4, extracted_key: key, retries: 0 }]);
     const body = (await blobs.get(key)).body;
     const chunks: Buffer[] = [];
     for await (const c of body) chunks.push(c as Buffer);
@@ -56,5 +56,6 @@ describe('ProcessingWorkerService', () => {
     expect(sent).toEqual([]);
     await failing.handle(job, meta(3));
     expect(sent[0]?.error).toEqual({ body: expect.stringContaining('503'), code: 502, code_str: 'FETCH_FAILED' });
+    expect(sent[0]?.retries).toBe(2); // the third delivery gave up: two retries before it
   });
 });

@@ -5,7 +5,7 @@ import { uploadStreamToS3 } from './s3-upload';
 const PART = 8;
 
 /** Records calls instead of talking to S3; `failPart` makes one part upload fail. */
-function fakeClient(options: { failPart?: number } = {}) {
+function fakeClient(options: { failPart?: number; resetPart?: number } = {}) {
   const calls: string[] = [];
   const parts: Buffer[] = [];
   const client = {
@@ -19,6 +19,11 @@ function fakeClient(options: { failPart?: number } = {}) {
     }),
     uploadPart: jest.fn(async (config: { partNumber: number; headers: Record<string, string> }, body: Buffer) => {
       if (config.partNumber === options.failPart) throw new Error('part failed');
+      if (config.partNumber === options.resetPart) {
+        options.resetPart = undefined; // the first attempt only
+        calls.push(`reset${config.partNumber}`);
+        throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+      }
       expect(config.headers['Content-MD5']).toBe(createHash('md5').update(body).digest('base64'));
       calls.push(`part${config.partNumber}:${body.length}`);
       parts.push(Buffer.from(body));
@@ -46,6 +51,21 @@ async function* chunks(sizes: number[], failAfter?: number): AsyncGenerator<Buff
 const target = (client: Client) => ({ client, bucket: 'b', key: 'k', partSize: PART, headers: { 'Content-Type': 'text/plain' } });
 
 describe('uploadStreamToS3', () => {
+  it('sends a part again once when its connection was reset, and fails on a second reset', async () => {
+    const { client, calls, parts } = fakeClient({ resetPart: 2 });
+    await uploadStreamToS3(target(client), chunks([8, 8, 8]));
+    expect(calls).toEqual(['initiate', 'part1:8', 'reset2', 'part2:8', 'part3:8', 'complete:e1,e2,e3']);
+    expect(Buffer.concat(parts)).toEqual(Buffer.concat([0, 1, 2].map((i) => Buffer.alloc(8, i))));
+
+    const always = fakeClient();
+    (always.client.uploadPart as unknown as jest.Mock).mockImplementation(async () => {
+      throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    });
+    await expect(uploadStreamToS3(target(always.client), chunks([8, 8, 8]))).rejects.toThrow('ECONNRESET');
+    expect((always.client.uploadPart as unknown as jest.Mock).mock.calls).toHaveLength(2);
+    expect(always.calls).toContain('abort');
+  });
+
   it('sends objects up to one part in a single PUT', async () => {
     const { client, calls } = fakeClient();
     await uploadStreamToS3(target(client), chunks([3, 5]));

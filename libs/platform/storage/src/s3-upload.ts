@@ -38,7 +38,7 @@ export async function uploadStreamToS3(target: S3UploadTarget, source: AsyncIter
     if (ended) {
       const whole = buffer.take(buffer.length);
       const { client, bucket, key, headers } = target;
-      const result = await client.putObject(bucket, key, whole, whole.length, headers);
+      const result = await onceMoreOnReset(() => client.putObject(bucket, key, whole, whole.length, headers));
       return { etag: result.etag };
     }
     return await uploadMultipart(target, iterator, buffer);
@@ -50,13 +50,13 @@ export async function uploadStreamToS3(target: S3UploadTarget, source: AsyncIter
 
 async function uploadMultipart(target: S3UploadTarget, iterator: AsyncIterator<Buffer>, buffer: PartBuffer): Promise<{ etag: string }> {
   const { client, bucket, key, partSize } = target;
-  const uploadId = await client.initiateNewMultipartUpload(bucket, key, target.headers);
+  const uploadId = await onceMoreOnReset(() => client.initiateNewMultipartUpload(bucket, key, target.headers));
   const etags: { part: number; etag: string }[] = [];
   const send = async (part: Buffer): Promise<void> => {
     const partNumber = etags.length + 1;
     if (partNumber > MAX_PARTS) throw payloadTooLarge(partSize * MAX_PARTS);
     const headers = { 'Content-MD5': createHash('md5').update(part).digest('base64') };
-    const uploaded = await client.uploadPart({ bucketName: bucket, objectName: key, uploadID: uploadId, partNumber, headers }, part);
+    const uploaded = await onceMoreOnReset(() => client.uploadPart({ bucketName: bucket, objectName: key, uploadID: uploadId, partNumber, headers }, part));
     etags.push({ part: partNumber, etag: uploaded.etag });
   };
   try {
@@ -67,11 +67,29 @@ async function uploadMultipart(target: S3UploadTarget, iterator: AsyncIterator<B
       buffer.push(next.value);
     }
     if (buffer.length > 0 || etags.length === 0) await send(buffer.take(buffer.length));
-    return await client.completeMultipartUpload(bucket, key, uploadId, etags);
+    return await onceMoreOnReset(() => client.completeMultipartUpload(bucket, key, uploadId, etags));
   } catch (err) {
     // Best effort: a server without abort (s3rver) keeps the parts, but they never form an object.
     await client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
     throw err;
+  }
+}
+
+/** Errors of a connection that broke before an answer came: the request can be sent again. */
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * Sends a request again, once, if its connection was reset. A kept-alive connection that the
+ * server closed while it sat idle fails like this on reuse (seen with s3rver under load), and
+ * every request sent here is safe to repeat: its body is a buffer in hand, a part upload replaces
+ * the same part, and a repeated initiation only leaves an unused upload id.
+ */
+async function onceMoreOnReset<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (!RESET_CODES.has((err as { code?: string }).code ?? '')) throw err;
+    return send();
   }
 }
 

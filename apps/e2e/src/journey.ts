@@ -104,6 +104,19 @@ export function describeJourney(start: () => Promise<Topology>): void {
     expect(jobs.status).toBe(200);
     expect(jobs.body.results.filter((j) => j.resource_id === rid)).toEqual([expect.objectContaining({ request: 'text/body', completed: true, failed: false, schedule_order: 0 })]);
     expect((await http.call('GET', `/api/v1/kb/${kbid}/processing-status?limit=0`, { credential: apiKey(reader) })).status).toBe(422);
+    // The understanding API sees the same record with an understanding-API client key of the account.
+    const ua = await http.call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/nua_clients`, { credential: pat(), body: { contact: 'ops@example.com' } });
+    expect(ua.status).toBe(201);
+    const uaKey = { header: 'X-SVC-UAKEY', value: `Bearer ${ua.body.token}` };
+    const processedData = await http.call<{ results: { processing_id: string; resource_id: string }[] }>('GET', `/api/v1/processing/requests?kbid=${kbid}&sort_order=desc&limit=100`, { credential: uaKey });
+    expect(processedData.status).toBe(200);
+    const mine = processedData.body.results.find((j) => j.resource_id === rid);
+    expect(mine).toBeDefined();
+    const one = await http.call<{ processing_id: string; completed: boolean }>('GET', `/api/v1/processing/requests/${mine?.processing_id}`, { credential: uaKey });
+    expect(one.body).toMatchObject({ processing_id: mine?.processing_id, completed: true });
+    expect((await http.call('GET', '/api/v1/processing/requests/no-such-job', { credential: uaKey })).status).toBe(404);
+    expect((await http.call('GET', '/api/v1/processing/requests?sort_on=size', { credential: uaKey })).status).toBe(422);
+    expect((await http.call('GET', '/api/v1/processing/requests', { credential: apiKey(reader) })).status).toBe(403);
 
     const list = await http.call<{ resources: { id: string }[]; pagination: { page: number; size: number; last: boolean } }>('GET', `/api/v1/kb/${kbid}/resources?page=0&size=10`, { credential: apiKey(reader) });
     expect(list.status).toBe(200);

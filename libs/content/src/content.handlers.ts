@@ -42,6 +42,8 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.deleteResource, (req) => this.writer.delete(req)),
       this.bus.handle(S.reindexResource, (req) => this.writer.reindex(req)),
       this.bus.handle(S.processingStatus, (req) => this.processingStatus.list(req)),
+      this.bus.handle(S.processingRequests, (req) => this.processingStatus.query({ kbids: req.kbids, cursor: req.cursor, limit: req.limit, scheduled: req.scheduled, sortOn: req.sort_on, sortOrder: req.sort_order })),
+      this.bus.handle(S.processingRequest, (req) => this.processingStatus.get(req.kbids, req.processing_id)),
       this.bus.handle(S.getResource, (req) => this.reader.get(req)),
       this.bus.handle(S.resourceExists, (req) => this.reader.exists(req)),
       this.bus.handle(S.listResources, (req) => this.reader.list(req)),

@@ -72,6 +72,30 @@ describe('processing status records (spec 2.7, GET /processing-status)', () => {
     await expect(status({ cursor: 'not-a-cursor' })).rejects.toMatchObject({ code: DomainError.validation([]).code });
 
     expect(await all(otherKb)).toEqual([]);
+
+    // The understanding API's view: records of a set of KBs, in the order asked, one by id.
+    await fx.bus.request(ContentSubjects.createResource, { kbid: otherKb, body: { title: 'Elsewhere', texts: { x: { body: 'Other KB.' } } } });
+    const across = async (sort_on: 'timestamp' | 'completed_at', sort_order: 'asc' | 'desc', limit = 100) => {
+      const ids: string[] = [];
+      let next: string | null | undefined;
+      do {
+        const page = await fx.bus.request(ContentSubjects.processingRequests, { kbids: [kbid, otherKb], sort_on, sort_order, limit, ...(next ? { cursor: next } : {}) });
+        ids.push(...page.results.map((r) => r.processing_id));
+        next = page.cursor;
+      } while (next);
+      return ids;
+    };
+    const ascending = await across('timestamp', 'asc');
+    expect(ascending).toHaveLength(4);
+    expect(await across('timestamp', 'asc', 1)).toEqual(ascending);
+    expect(await across('timestamp', 'desc', 3)).toEqual([...ascending].reverse());
+    // By completion: the two completed jobs first (a before b or together), pending ones last; descending puts pending first.
+    const byCompletion = await across('completed_at', 'asc', 1);
+    expect(new Set(byCompletion.slice(0, 2))).toEqual(new Set([a.processing_id, b.processing_id]));
+    expect((await across('completed_at', 'desc', 2)).slice(2)).toEqual(expect.arrayContaining([a.processing_id, b.processing_id]));
+    expect(await fx.bus.request(ContentSubjects.processingRequest, { kbids: [kbid], processing_id: a.processing_id })).toMatchObject({ processing_id: a.processing_id, completed: true });
+    await expect(fx.bus.request(ContentSubjects.processingRequest, { kbids: [otherKb], processing_id: a.processing_id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect((await fx.bus.request(ContentSubjects.processingRequests, { kbids: [] })).results).toEqual([]);
     expect((await status({ scheduled: false })).results).toEqual([]);
 
     // The records go with their resource.

@@ -93,6 +93,8 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'content.search.suggest': { kbid: 'kb-1', body: { query: 'tid' } },
   'content.search.catalog': { kbid: 'kb-1', body: { query: 'moon', page_size: 10 } },
   'content.processing.status': { kbid: 'kb-1', limit: 20 },
+  'content.processing.requests': { kbids: ['kb-1'], limit: 20, sort_on: 'timestamp', sort_order: 'asc' },
+  'content.processing.request': { kbids: ['kb-1'], processing_id: 'p-1' },
   'content.search.catalog-facets': { kbid: 'kb-1', body: { prefixes: [{ prefix: '/l' }] } },
   'content.ask.stream': { kbid: 'kb-1', body: { query: 'what causes tides?' }, learning_id: 'l-1' },
   'content.ask.feedback': { kbid: 'kb-1', body: { ident: 'l-1', good: true, task: 'CHAT' } },

@@ -21,7 +21,7 @@ import { SamlController } from './routes/saml.controller';
 import { UploadsController } from './routes/uploads.controller';
 import { FieldsController } from './routes/fields.controller';
 import { LabelSetsController } from './routes/labelsets.controller';
-import { ProcessingStatusController } from './routes/processing-status.controller';
+import { ProcessingRequestsController, ProcessingStatusController } from './routes/processing-status.controller';
 import { TusController } from './routes/tus.controller';
 import { TusService } from './uploads/tus.service';
 import { UploadService } from './uploads/upload.service';
@@ -41,7 +41,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, SearchController, AskController],
+      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, SearchController, AskController],
       providers: [
         {
           provide: ACCESS_CLIENT,

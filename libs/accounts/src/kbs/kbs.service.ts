@@ -81,7 +81,7 @@ export class KbsService {
     const userRoles = req.user_id ? await this.kbs.rolesOfUser(req.user_id) : new Map<string, KbRole>();
     const accountRole = req.user_id ? await this.users.accountRole(req.account_id, req.user_id) : undefined;
     return all
-      .filter((kb) => (req.only_kb_id ? kb.id === req.only_kb_id : accountRole === 'AOWNER' || userRoles.has(kb.id)))
+      .filter((kb) => req.whole_account === true || (req.only_kb_id ? kb.id === req.only_kb_id : accountRole === 'AOWNER' || userRoles.has(kb.id)))
       .map((kb) => ({
         id: kb.id,
         slug: kb.slug,

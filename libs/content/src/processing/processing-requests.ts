@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { DomainError, UnderstandingSubjects, type ProcessingStatusPage, type ProcessingStatusRecord, type ProcessingStatusRequest } from '@kb/contracts';
+import { DomainError, ErrorCodes, UnderstandingSubjects, type ProcessingStatusPage, type ProcessingStatusRecord, type ProcessingStatusRequest } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import type { OutboxEntity } from '../entities/outbox.entity';
 import type { ProcessingRequestEntity } from '../entities/processing-request.entity';
@@ -23,21 +23,56 @@ const RATE_WINDOW_MINUTES = 5;
 
 interface Cursor { at: string; id: string }
 
-/** Reads the processing status records of a KB (spec 2.7, `GET /kb/{kbid}/processing-status`). */
+export type SortOn = 'timestamp' | 'scheduled_at' | 'completed_at';
+
+export interface RecordQuery {
+  kbids: string[];
+  cursor?: string;
+  limit?: number;
+  scheduled?: boolean;
+  sortOn?: SortOn;
+  sortOrder?: 'asc' | 'desc';
+  processingId?: string;
+}
+
+/** Reads processing status records (spec 2.7): of one KB (`GET /kb/{kbid}/processing-status`) or of an account's KBs (the understanding API). */
 @Injectable()
 export class ProcessingStatusService {
   constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource) {}
 
-  /** Newest first; `schedule_order` is the position among every job still waiting, in any KB (one shared queue). */
-  async list(req: ProcessingStatusRequest): Promise<ProcessingStatusPage> {
-    const limit = req.limit ?? 20;
-    if (req.scheduled === false) return { results: [], cursor: null }; // every job is scheduled when its write commits
-    const after = req.cursor ? decodeCursor(req.cursor) : undefined;
-    const params: unknown[] = [req.kbid, limit + 1];
-    let where = 'r.kbid = $1';
-    if (after) {
+  /** One KB's records, newest first. */
+  list(req: ProcessingStatusRequest): Promise<ProcessingStatusPage> {
+    return this.query({ kbids: [req.kbid], cursor: req.cursor, limit: req.limit, scheduled: req.scheduled, sortOn: 'scheduled_at', sortOrder: 'desc' });
+  }
+
+  /** One record, if it belongs to one of `kbids`. */
+  async get(kbids: string[], processingId: string): Promise<ProcessingStatusRecord> {
+    const page = await this.query({ kbids, processingId, limit: 1 });
+    const found = page.results[0];
+    if (!found) throw new DomainError(ErrorCodes.NOT_FOUND, 'Processing request not found');
+    return found;
+  }
+
+  /**
+   * Records of `kbids` in the order asked (a pending job sorts last by completed_at ascending,
+   * first descending). `schedule_order` is the position among every job still waiting, in any KB
+   * (one shared queue).
+   */
+  async query(q: RecordQuery): Promise<ProcessingStatusPage> {
+    const limit = q.limit ?? 20;
+    if (q.scheduled === false || q.kbids.length === 0) return { results: [], cursor: null }; // every job is scheduled when its write commits
+    const key = q.sortOn === 'completed_at' ? `coalesce(r.completed_at, 'infinity'::timestamptz)` : 'r.scheduled_at';
+    const dir = q.sortOrder === 'desc' ? 'DESC' : 'ASC';
+    const params: unknown[] = [q.kbids, limit + 1];
+    let where = 'r.kbid = ANY($1::uuid[])';
+    if (q.processingId) {
+      params.push(q.processingId);
+      where += ` AND r.processing_id = $${params.length}`;
+    }
+    if (q.cursor) {
+      const after = decodeCursor(q.cursor);
       params.push(after.at, after.id);
-      where += ` AND (r.scheduled_at, r.processing_id) < ($3::timestamptz, $4::text)`;
+      where += ` AND (${key}, r.processing_id) ${dir === 'DESC' ? '<' : '>'} ($${params.length - 1}::timestamptz, $${params.length}::text)`;
     }
     const rows = (await this.ds.query(
       `WITH waiting AS (
@@ -47,10 +82,10 @@ export class ProcessingStatusService {
          SELECT count(*)::float8 / ${RATE_WINDOW_MINUTES * 60} AS per_s FROM content.processing_requests
           WHERE completed_at > now() - interval '${RATE_WINDOW_MINUTES} minutes')
        SELECT r.processing_id, r.rid, r.kbid, r.field_type, r.field_id, r.title, r.labels, r.scheduled_at, r.completed_at, r.failed, r.retries, r.response,
-              coalesce(w.position, 0)::int AS position, rate.per_s
+              coalesce(w.position, 0)::int AS position, rate.per_s, to_json(${key}) #>> '{}' AS sort_key
          FROM content.processing_requests r CROSS JOIN rate LEFT JOIN waiting w ON w.processing_id = r.processing_id
         WHERE ${where}
-        ORDER BY r.scheduled_at DESC, r.processing_id DESC
+        ORDER BY ${key} ${dir}, r.processing_id ${dir}
         LIMIT $2`,
       params,
     )) as Row[];
@@ -58,14 +93,14 @@ export class ProcessingStatusService {
     const last = page[page.length - 1];
     return {
       results: page.map(toRecord),
-      cursor: rows.length > limit && last ? encodeCursor({ at: new Date(last.scheduled_at).toISOString(), id: last.processing_id }) : null,
+      cursor: rows.length > limit && last ? encodeCursor({ at: last.sort_key, id: last.processing_id }) : null,
     };
   }
 }
 
 interface Row {
   processing_id: string; rid: string; kbid: string; field_type: string; field_id: string; title: string; labels: string[];
-  scheduled_at: string | Date; completed_at: string | Date | null; failed: boolean; retries: number; response: string | null; position: number; per_s: number;
+  scheduled_at: string | Date; completed_at: string | Date | null; failed: boolean; retries: number; response: string | null; position: number; per_s: number; sort_key: string;
 }
 
 function toRecord(r: Row): ProcessingStatusRecord {
@@ -89,7 +124,7 @@ function encodeCursor(c: Cursor): string {
 function decodeCursor(raw: string): Cursor {
   try {
     const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-    if (typeof c.at === 'string' && !Number.isNaN(Date.parse(c.at)) && typeof c.id === 'string') return c;
+    if (typeof c.at === 'string' && (c.at === 'infinity' || !Number.isNaN(Date.parse(c.at))) && typeof c.id === 'string') return c;
   } catch {
     // reported below
   }

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { KbRoles, type KbRole } from '../common/principal';
-import { IsArray, IsDefined, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 
 export const KB_SLUG_PATTERN = /^[a-zA-Z0-9:_-]+$/;
 export const KbStates = ['PUBLISHED', 'PRIVATE'] as const;
@@ -91,6 +91,8 @@ export class ListKbsRequest extends AccountRef {
   @IsOptional() @IsString() user_id?: string;
   /** For API keys: only the key's own KB is listed. */
   @IsOptional() @IsString() only_kb_id?: string;
+  /** Every KB of the account, whoever asks: for an understanding-API client acting for its account (set by the gateway, never by a caller). */
+  @IsOptional() @IsBoolean() whole_account?: boolean;
 }
 
 export class KbEvent {

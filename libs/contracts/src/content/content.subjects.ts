@@ -8,7 +8,7 @@ import {
   AppendMessagesRequest, DeleteFieldRequest, DeleteMessageRequest, GetFieldRequest, Md5Request, PutFieldRequest, RegisterUploadRequest, ReprocessRequest,
 } from './field-requests.dto';
 import { ReindexResourceRequest } from './reindex-resource.dto';
-import { ProcessingStatusRequest, type ProcessingStatusPage } from './processing-status.dto';
+import { ProcessingRequestRef, ProcessingRequestsQuery, ProcessingStatusRequest, type ProcessingStatusPage, type ProcessingStatusRecord } from './processing-status.dto';
 import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
@@ -49,6 +49,9 @@ export const ContentSubjects = {
   reindexResource: rpc<ReindexResourceRequest, Record<string, never>>('content.resource.reindex', ReindexResourceRequest),
   /** Processing status records of a KB (spec 2.7), newest first. */
   processingStatus: rpc<ProcessingStatusRequest, ProcessingStatusPage>('content.processing.status', ProcessingStatusRequest),
+  /** The understanding API's processed-data list and record, over the KBs of the client's account. */
+  processingRequests: rpc<ProcessingRequestsQuery, ProcessingStatusPage>('content.processing.requests', ProcessingRequestsQuery),
+  processingRequest: rpc<ProcessingRequestRef, ProcessingStatusRecord>('content.processing.request', ProcessingRequestRef),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
   /** A resource's index rows must be rebuilt from its stored extracted data (the search indexer subscribes). */

@@ -1,4 +1,4 @@
-import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
 /** `GET /kb/{kbid}/processing-status` (API-MAP §3): the KB's processing status records, newest first. */
 export class ProcessingStatusRequest {
@@ -37,4 +37,20 @@ export interface ProcessingStatusPage {
   results: ProcessingStatusRecord[];
   /** Cursor of the next page; null on the last. */
   cursor: string | null;
+}
+
+/** The understanding API's `GET /processing/requests`: records of the calling client's account (its KBs, resolved by the gateway). */
+export class ProcessingRequestsQuery {
+  @IsArray() @ArrayMaxSize(10_000) @IsString({ each: true }) kbids!: string[];
+  @IsOptional() @IsString() @MaxLength(500) cursor?: string;
+  @IsOptional() @IsBoolean() scheduled?: boolean;
+  @IsOptional() @IsInt() @Min(1) @Max(100) limit?: number;
+  @IsOptional() @IsIn(['timestamp', 'scheduled_at', 'completed_at']) sort_on?: 'timestamp' | 'scheduled_at' | 'completed_at';
+  @IsOptional() @IsIn(['asc', 'desc']) sort_order?: 'asc' | 'desc';
+}
+
+/** `GET /processing/requests/{processing_id}`, within the client's account. */
+export class ProcessingRequestRef {
+  @IsArray() @ArrayMaxSize(10_000) @IsString({ each: true }) kbids!: string[];
+  @IsString() @MaxLength(200) processing_id!: string;
 }

@@ -10,6 +10,8 @@ export type AccessRule =
   | { scope: 'user' }
   /** A permanent API key (not a temporal one): for minting temporal keys. */
   | { scope: 'api-key' }
+  /** An understanding-API client key (X-SVC-UAKEY): the processing of its account's KBs. */
+  | { scope: 'ua-key' }
   /** A role on the KB named by `kbParam`; `accountParam`, when given, must be that KB's account. */
   | { scope: 'kb'; role: RouteRole; kbParam: string; accountParam?: string; credentials: readonly CredentialKind[]; groupScoped?: boolean }
   /** A role on the account named by `accountParam` (id or slug). */
@@ -149,6 +151,8 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/kb/:kbid/find': kb('READER'),
   'GET /api/v1/kb/:kbid/catalog': kb('READER'),
   'GET /api/v1/kb/:kbid/processing-status': kb('READER'),
+  'GET /api/v1/processing/requests': { scope: 'ua-key' },
+  'GET /api/v1/processing/requests/:processing_id': { scope: 'ua-key' },
   'POST /api/v1/kb/:kbid/catalog': kb('READER'),
   'POST /api/v1/kb/:kbid/catalog/facets': kb('READER'),
   'GET /api/v1/kb/:kbid/search': kb('READER'),

@@ -54,6 +54,9 @@ export class AuthGuard implements CanActivate {
       case 'api-key':
         if (p.kind !== 'api_key') throw forbidden('Temporal keys are created with an API key (X-SVC-SERVICEACCOUNT)');
         return;
+      case 'ua-key':
+        if (p.kind !== 'ua_key' || !p.account_id) throw forbidden('This route is for understanding-API clients (X-SVC-UAKEY)');
+        return;
       case 'account':
         if (!rule.credentials.includes(p.kind)) throw forbidden(`This route does not accept ${p.kind.replace('_', ' ')} credentials`);
         if (grant.account_found === false) throw new DomainError(ErrorCodes.ACCOUNT_NOT_FOUND, 'Account not found');

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { ContentSubjects, type ProcessingStatusPage } from '@kb/contracts';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { AccountsSubjects, ContentSubjects, type ProcessingStatusPage, type ProcessingStatusRecord } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { queryOf } from '../http/dto.pipe';
@@ -27,5 +27,47 @@ export class ProcessingStatusController {
   })
   list(@Param('kbid') kbid: string, @Query(queryOf(ProcessingStatusQuery)) q: ProcessingStatusQuery, @Req() req: AuthedRequest): Promise<ProcessingStatusPage> {
     return this.bus.request(ContentSubjects.processingStatus, { kbid, ...q }, busContextOf(req));
+  }
+}
+
+export class ProcessingRequestsListQuery extends ProcessingStatusQuery {
+  @IsOptional() @IsString() @MaxLength(100) kbid?: string;
+  @IsOptional() @IsIn(['timestamp', 'scheduled_at', 'completed_at']) sort_on?: 'timestamp' | 'scheduled_at' | 'completed_at';
+  @IsOptional() @IsIn(['asc', 'desc']) sort_order?: 'asc' | 'desc';
+}
+
+/**
+ * The understanding API's "Get Processed Data" (spec 4.5, API-MAP §1.5), for understanding-API
+ * clients (X-SVC-UAKEY): the processing status records of the KBs of the client's account.
+ */
+@ApiTags('Understanding API')
+@Controller('api/v1/processing')
+export class ProcessingRequestsController {
+  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
+
+  @Get('requests')
+  @ApiOperation({
+    summary: 'Get Processed Data (list)',
+    description: 'Records of the processing jobs of the KBs of the client\'s account (`kbid` narrows to one), sorted by `sort_on` (timestamp, scheduled_at, completed_at; default timestamp) in `sort_order` (default asc); `limit` default 20, at most 100; `cursor` from the previous page.',
+  })
+  async list(@Query(queryOf(ProcessingRequestsListQuery)) q: ProcessingRequestsListQuery, @Req() req: AuthedRequest): Promise<ProcessingStatusPage> {
+    const kbids = await this.accountKbs(req);
+    const { kbid, sort_on, sort_order, ...page } = q;
+    return this.bus.request(
+      ContentSubjects.processingRequests,
+      { kbids: kbid === undefined ? kbids : kbids.filter((k) => k === kbid), ...page, sort_on: sort_on ?? 'timestamp', sort_order: sort_order ?? 'asc' },
+      busContextOf(req),
+    );
+  }
+
+  @Get('requests/:processing_id')
+  @ApiOperation({ summary: 'Get Processed Data (one)', description: 'One processing status record of the client\'s account; 404 for any other.' })
+  async get(@Param('processing_id') processingId: string, @Req() req: AuthedRequest): Promise<ProcessingStatusRecord> {
+    return this.bus.request(ContentSubjects.processingRequest, { kbids: await this.accountKbs(req), processing_id: processingId }, busContextOf(req));
+  }
+
+  private async accountKbs(req: AuthedRequest): Promise<string[]> {
+    const account = req.principal?.account_id ?? '';
+    return (await this.bus.request(AccountsSubjects.listKbs, { account_id: account, whole_account: true }, busContextOf(req))).map((kb) => kb.id);
   }
 }

@@ -134,6 +134,35 @@ export function describeJourney(start: () => Promise<Topology>): void {
     expect((await http.call('HEAD', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: apiKey(writer) })).status).toBe(404);
   });
 
+  it('an understanding-API client pushes data to process into a KB of its account (Send Data To Process)', async () => {
+    const ua = await http.call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/nua_clients`, { credential: pat(), body: { contact: 'ops@example.com' } });
+    expect(ua.status).toBe(201);
+    const uaKey = { header: 'X-SVC-UAKEY', value: `Bearer ${ua.body.token}` };
+    const pushed = await http.call<{ seqid: number; account_seq: number; queue: string; uuid: string; processing_id: string }>('POST', '/api/v1/processing/push', {
+      credential: uaKey, body: { kbid, uuid: null, title: 'Pushed', labels: ['nightly'], textfield: { body: { body: 'Pushed text about harbours.\n\nSecond paragraph.' } } },
+    });
+    expect(pushed.status).toBe(200);
+    expect(pushed.body).toEqual({ seqid: expect.any(Number), account_seq: expect.any(Number), queue: 'shared', uuid: expect.any(String), processing_id: expect.any(String) });
+    await waitForStatus(pushed.body.uuid, 'PROCESSED');
+    const job = await http.call<{ processing_id: string; resource_id: string; completed: boolean; labels: string[]; request: string }>(
+      'GET', `/api/v1/processing/requests/${pushed.body.processing_id}`, { credential: uaKey },
+    );
+    expect(job.body).toMatchObject({ processing_id: pushed.body.processing_id, resource_id: pushed.body.uuid, completed: true, labels: ['nightly'], request: 'text/body' });
+    const read = await http.call<{ title: string }>('GET', `/api/v1/kb/${kbid}/resource/${pushed.body.uuid}`, { credential: apiKey(reader) });
+    expect(read.body.title).toBe('Pushed');
+
+    // A KB outside the client's account is not found; what cannot be processed is a 422; other credentials are refused.
+    const foreign = await http.call('POST', '/api/v1/processing/push', { credential: uaKey, body: { kbid: '00000000-0000-4000-8000-00000000f00d', textfield: { a: { body: 'x' } } } });
+    expect(foreign.status).toBe(404);
+    const withToken = await http.call<{ detail: { loc: (string | number)[] }[] }>('POST', '/api/v1/processing/push', { credential: uaKey, body: { kbid, filefield: { doc: 'token' }, textfield: { a: { body: 'x' } } } });
+    expect(withToken.status).toBe(422);
+    expect(withToken.body.detail.map((d) => d.loc)).toEqual([['body', 'filefield', 'doc']]);
+    const invalid = await http.call<{ detail: { loc: (string | number)[] }[] }>('POST', '/api/v1/processing/push', { credential: uaKey, body: { textfield: { a: { body: 5 } } } });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.detail.map((d) => d.loc)).toEqual(expect.arrayContaining([['body', 'kbid'], ['body', 'textfield', 'a', 'body']]));
+    expect((await http.call('POST', '/api/v1/processing/push', { credential: apiKey(writer), body: { kbid, textfield: { a: { body: 'x' } } } })).status).toBe(403);
+  });
+
   it('a link and a file given by address are fetched, extracted, analysed and embedded', async () => {
     const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
       credential: apiKey(writer),

@@ -5,6 +5,7 @@ import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, type ContentOptions } from './con
 import { KbCleanupService } from './kbs/kb-cleanup.service';
 import { OutboxService } from './outbox/outbox.service';
 import { ProcessingStatusService } from './processing/processing-requests';
+import { ProcessingPushService } from './processing/processing-push.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesRepository } from './resources/resources.repository';
@@ -32,7 +33,7 @@ export class ContentModule {
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService,
-        ProcessingStatusService,
+        ProcessingStatusService, ProcessingPushService,
       ],
     };
   }

@@ -95,6 +95,10 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'content.processing.status': { kbid: 'kb-1', limit: 20 },
   'content.processing.requests': { kbids: ['kb-1'], limit: 20, sort_on: 'timestamp', sort_order: 'asc' },
   'content.processing.request': { kbids: ['kb-1'], processing_id: 'p-1' },
+  'content.processing.push': {
+    actor: { user: 'pipeline', client_type: 'api' },
+    body: { kbid: 'kb-1', uuid: '0f3c2a9e5b7d4e1f8a6b2c4d6e8f0a1b', title: 'Tides', labels: ['batch-7'], textfield: { body: { body: 'The moon causes tides.', format: 'PLAIN' } } },
+  },
   'content.search.catalog-facets': { kbid: 'kb-1', body: { prefixes: [{ prefix: '/l' }] } },
   'content.ask.stream': { kbid: 'kb-1', body: { query: 'what causes tides?' }, learning_id: 'l-1' },
   'content.ask.feedback': { kbid: 'kb-1', body: { ident: 'l-1', good: true, task: 'CHAT' } },

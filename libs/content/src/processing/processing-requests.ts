@@ -10,10 +10,10 @@ export function processingRequestsOf(rows: OutboxEntity[]): ProcessingRequestEnt
   return rows
     .filter((r) => r.kind === 'queue' && r.target === UnderstandingSubjects.processField.subject)
     .map((r) => {
-      const job = r.payload as { processing_id: string; kbid: string; rid: string; field_type: string; field_id: string; seqid: number; title?: string };
+      const job = r.payload as { processing_id: string; kbid: string; rid: string; field_type: string; field_id: string; seqid: number; title?: string; labels?: string[] };
       return {
         processingId: job.processing_id, kbid: job.kbid, rid: job.rid, fieldType: job.field_type, fieldId: job.field_id, seqid: job.seqid,
-        title: job.title ?? '', labels: [], scheduledAt: r.createdAt, completedAt: null, failed: false, retries: 0, response: null,
+        title: job.title ?? '', labels: job.labels ?? [], scheduledAt: r.createdAt, completedAt: null, failed: false, retries: 0, response: null,
       };
     });
 }
@@ -51,6 +51,15 @@ export class ProcessingStatusService {
     const found = page.results[0];
     if (!found) throw new DomainError(ErrorCodes.NOT_FOUND, 'Processing request not found');
     return found;
+  }
+
+  /** The processing ids of the jobs one write of a resource scheduled, in field order (type, then id). */
+  async jobsOfWrite(rid: string, seqid: number): Promise<string[]> {
+    const rows = (await this.ds.query(
+      `SELECT processing_id FROM content.processing_requests WHERE rid = $1 AND seqid = $2 ORDER BY field_type, field_id`,
+      [rid, seqid],
+    )) as { processing_id: string }[];
+    return rows.map((r) => r.processing_id);
   }
 
   /**

@@ -12,14 +12,15 @@ export function pendingFieldRows(resource: Pick<ResourceEntity, 'id' | 'kbid'>, 
   }));
 }
 
-/** One processing job per written field, recorded in the outbox with the write. */
-export function processingJobs(resource: Pick<ResourceEntity, 'id' | 'kbid' | 'title' | 'metadata'>, fields: FieldEntity[]): OutboxEntry[] {
+/** One processing job per written field, recorded in the outbox with the write; `labels` go to the jobs' status records. */
+export function processingJobs(resource: Pick<ResourceEntity, 'id' | 'kbid' | 'title' | 'metadata'>, fields: FieldEntity[], labels?: string[]): OutboxEntry[] {
   return fields.map((f) => ({
     kind: 'queue' as const,
     target: UnderstandingSubjects.processField.subject,
     payload: {
       processing_id: randomUUID(), kbid: resource.kbid, rid: resource.id, field_type: f.fieldType, field_id: f.fieldId, seqid: f.seqid, value: f.value, title: resource.title,
       ...(typeof resource.metadata['language'] === 'string' ? { language: resource.metadata['language'] } : {}),
+      ...(labels && labels.length > 0 ? { labels } : {}),
     },
   }));
 }

@@ -9,6 +9,7 @@ import {
 } from './field-requests.dto';
 import { ReindexResourceRequest } from './reindex-resource.dto';
 import { ProcessingRequestRef, ProcessingRequestsQuery, ProcessingStatusRequest, type ProcessingStatusPage, type ProcessingStatusRecord } from './processing-status.dto';
+import { ProcessingPushRequest, type ProcessingPushResponseDto } from './processing-push.dto';
 import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
@@ -52,6 +53,8 @@ export const ContentSubjects = {
   /** The understanding API's processed-data list and record, over the KBs of the client's account. */
   processingRequests: rpc<ProcessingRequestsQuery, ProcessingStatusPage>('content.processing.requests', ProcessingRequestsQuery),
   processingRequest: rpc<ProcessingRequestRef, ProcessingStatusRecord>('content.processing.request', ProcessingRequestRef),
+  /** The understanding API's "Send Data To Process": writes the pushed fields into a resource of the KB and schedules their processing. */
+  processingPush: rpc<ProcessingPushRequest, ProcessingPushResponseDto>('content.processing.push', ProcessingPushRequest),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
   /** A resource's index rows must be rebuilt from its stored extracted data (the search indexer subscribes). */

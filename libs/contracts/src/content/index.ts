@@ -11,3 +11,4 @@ export * from './reindex-resource.dto';
 export * from './resource-reindexed.event';
 export * from './search-requests.dto';
 export * from './processing-status.dto';
+export * from './processing-push.dto';

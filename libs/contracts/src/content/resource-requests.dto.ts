@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayUnique, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { CreateResourceDto, ModifyResourceDto } from './resource-input.dto';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from './resource.dto';
 
@@ -24,12 +24,15 @@ export class CreateResourceRequest {
   @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
   /** `x-skip-store`: uploaded files (stored by the edge under `unstoredFileKey`) are deleted once processed. */
   @IsOptional() @IsBoolean() skip_store?: boolean;
+  /** Labels recorded on the processing status records of the jobs this write schedules (a push's `labels`). */
+  @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) processing_labels?: string[];
   @IsDefined() @ValidateNested() @Type(() => CreateResourceDto) body!: CreateResourceDto;
 }
 
 export class ModifyResourceRequest extends ResourceRef {
   @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
   @IsOptional() @IsBoolean() skip_store?: boolean;
+  @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) processing_labels?: string[];
   @IsDefined() @ValidateNested() @Type(() => ModifyResourceDto) body!: ModifyResourceDto;
 }
 

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min, ValidateNested } from 'class-validator';
 import { ContentFieldTypes, type ContentFieldType } from '../content/resource.dto';
 
 /**
@@ -17,6 +17,8 @@ export class ProcessFieldJob {
   @IsDefined() @IsObject() value!: Record<string, unknown>;
   @IsOptional() @IsString() title?: string;
   @IsOptional() @IsString() language?: string;
+  /** Labels of the request that scheduled the job (a push's `labels`), shown on its status record. */
+  @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) labels?: string[];
 }
 
 export class ProcessFieldErrorDto {

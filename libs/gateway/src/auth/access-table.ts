@@ -153,6 +153,7 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'GET /api/v1/kb/:kbid/processing-status': kb('READER'),
   'GET /api/v1/processing/requests': { scope: 'ua-key' },
   'GET /api/v1/processing/requests/:processing_id': { scope: 'ua-key' },
+  'POST /api/v1/processing/push': { scope: 'ua-key' },
   'POST /api/v1/kb/:kbid/catalog': kb('READER'),
   'POST /api/v1/kb/:kbid/catalog/facets': kb('READER'),
   'GET /api/v1/kb/:kbid/search': kb('READER'),

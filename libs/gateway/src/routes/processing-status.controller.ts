@@ -1,12 +1,15 @@
-import { Controller, Get, Inject, Param, Query, Req } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { AccountsSubjects, ContentSubjects, type ProcessingStatusPage, type ProcessingStatusRecord } from '@kb/contracts';
+import {
+  AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, ProcessingPushResponseDto, PushConversationDto, PushLinkDto, PushPayloadDto,
+  type ProcessingStatusPage, type ProcessingStatusRecord,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
-import { queryOf } from '../http/dto.pipe';
+import { bodyOf, queryOf } from '../http/dto.pipe';
 import { QueryBool, QueryInt } from '../http/query-transforms';
-import { busContextOf } from '../http/request-context';
+import { actorOf, busContextOf } from '../http/request-context';
 
 export class ProcessingStatusQuery {
   @IsOptional() @IsString() @MaxLength(500) cursor?: string;
@@ -41,6 +44,8 @@ export class ProcessingRequestsListQuery extends ProcessingStatusQuery {
  * clients (X-SVC-UAKEY): the processing status records of the KBs of the client's account.
  */
 @ApiTags('Understanding API')
+// The push's field maps name these by $ref.
+@ApiExtraModels(PushLinkDto, PushConversationDto)
 @Controller('api/v1/processing')
 export class ProcessingRequestsController {
   constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
@@ -64,6 +69,19 @@ export class ProcessingRequestsController {
   @ApiOperation({ summary: 'Get Processed Data (one)', description: 'One processing status record of the client\'s account; 404 for any other.' })
   async get(@Param('processing_id') processingId: string, @Req() req: AuthedRequest): Promise<ProcessingStatusRecord> {
     return this.bus.request(ContentSubjects.processingRequest, { kbids: await this.accountKbs(req), processing_id: processingId }, busContextOf(req));
+  }
+
+  @Post('push')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Send Data To Process',
+    description: 'Writes the pushed fields (textfield, linkfield, conversationfield; genericfield title and summary) into the resource `uuid` (else `slug`) of `kbid`, a KB of the client\'s account, creating it when it does not exist, and schedules their processing. `processing_id` names the job of the first field (by type, then id); `labels` are shown on the jobs\' status records. File tokens and layout fields are refused (422); `learning_config` is accepted, the KB\'s model configuration applies.',
+  })
+  @ApiResponse({ status: 200, type: ProcessingPushResponseDto })
+  async push(@Body(bodyOf(PushPayloadDto)) body: PushPayloadDto, @Req() req: AuthedRequest): Promise<ProcessingPushResponseDto> {
+    if (!(await this.accountKbs(req)).includes(body.kbid)) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in the client\'s account');
+    const actor = actorOf(req);
+    return this.bus.request(ContentSubjects.processingPush, { actor: { ...actor, user: body.userid ?? actor.user }, body }, busContextOf(req));
   }
 
   private async accountKbs(req: AuthedRequest): Promise<string[]> {

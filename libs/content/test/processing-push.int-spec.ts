@@ -1,0 +1,88 @@
+import { ContentSubjects, ErrorCodes, type ProcessingPushResponseDto, type ResourceDto } from '@kb/contracts';
+import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
+
+describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
+  let fx: SearchFixture;
+  const kbid = '00000000-0000-4000-8000-0000000000d1';
+  const otherKb = '00000000-0000-4000-8000-0000000000d2';
+
+  beforeAll(async () => {
+    fx = await startSearchFixture();
+  }, 60_000);
+
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  const push = (body: Record<string, unknown>, kb = kbid): Promise<ProcessingPushResponseDto> =>
+    fx.bus.request(ContentSubjects.processingPush, { actor: { user: 'pipeline', client_type: 'api' }, body: { kbid: kb, ...body } });
+  const record = (processingId: string, kb = kbid) => fx.bus.request(ContentSubjects.processingRequest, { kbids: [kb], processing_id: processingId });
+  const resource = (rid: string, kb = kbid): Promise<ResourceDto> => fx.bus.request(ContentSubjects.getResource, { kbid: kb, rid, show: ['basic', 'values'] });
+
+  it('creates a resource from the pushed fields and names the job of its first field', async () => {
+    const res = await push({
+      title: 'Tides', labels: ['batch-7', 'nightly'],
+      textfield: { body: { body: 'The moon causes tides.' } },
+      linkfield: { page: { link: 'https://example.com/tides' } },
+      webhook_config: { uri: 'https://example.com/hook' }, learning_config: { semantic_models: ['any'] },
+    });
+    expect(res).toMatchObject({ queue: 'shared', uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), processing_id: expect.any(String) });
+    expect(res.account_seq).toBe(res.seqid);
+
+    const created = await resource(res.uuid);
+    expect(created.title).toBe('Tides');
+    expect(Object.keys(created.data?.texts ?? {})).toEqual(['body']);
+    expect((created.data?.links?.['page']?.value as { uri?: string } | undefined)?.uri).toBe('https://example.com/tides');
+
+    // One record per field, both carrying the push's labels; the response names the first (link before text).
+    const records = (await fx.bus.request(ContentSubjects.processingRequests, { kbids: [kbid], limit: 100 })).results.filter((r) => r.resource_id === res.uuid);
+    expect(records.map((r) => r.request).sort()).toEqual(['link/page', 'text/body']);
+    for (const r of records) expect(r).toMatchObject({ labels: ['batch-7', 'nightly'], title: 'Tides', completed: false, scheduled: true });
+    expect(await record(res.processing_id)).toMatchObject({ resource_id: res.uuid, request: 'link/page' });
+  });
+
+  it('writes into the resource named by uuid (dashless or not), creating it the first time', async () => {
+    const hex = '3f1c2a9e5b7d4e1f8a6b2c4d6e8f0a1b';
+    const first = await push({ uuid: hex.toUpperCase(), slug: 'pushed-doc', textfield: { a: { body: 'First.' } } });
+    expect(first.uuid).toBe('3f1c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b');
+    const second = await push({ uuid: hex, title: 'Renamed', genericfield: { summary: { body: 'A summary.' } }, textfield: { b: { body: 'Second.' } } });
+    expect(second.uuid).toBe(first.uuid);
+    expect(second.seqid).toBeGreaterThan(first.seqid);
+    expect(second.processing_id).not.toBe(first.processing_id);
+    const both = await resource(first.uuid);
+    expect(both).toMatchObject({ title: 'Renamed', summary: 'A summary.', slug: 'pushed-doc' });
+    expect(Object.keys(both.data?.texts ?? {}).sort()).toEqual(['a', 'b']);
+    expect(await record(second.processing_id)).toMatchObject({ request: 'text/b', labels: [] });
+
+    // By slug when no uuid is given.
+    const third = await push({ slug: 'pushed-doc', textfield: { c: { body: 'Third.' } } });
+    expect(third.uuid).toBe(first.uuid);
+    expect(Object.keys((await resource(first.uuid)).data?.texts ?? {}).sort()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('lets two concurrent pushes to one new uuid both land in the same resource', async () => {
+    const uuid = '5f1c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b';
+    const [a, b] = await Promise.all([push({ uuid, textfield: { a: { body: 'A.' } } }), push({ uuid, textfield: { b: { body: 'B.' } } })]);
+    expect([a.uuid, b.uuid]).toEqual([uuid, uuid]);
+    expect(a.seqid).not.toBe(b.seqid);
+    expect(Object.keys((await resource(uuid)).data?.texts ?? {}).sort()).toEqual(['a', 'b']);
+  });
+
+  it('refuses an id taken in another KB, a slug taken by another resource, and what it cannot process', async () => {
+    const elsewhere = await push({ textfield: { a: { body: 'Other KB.' } } }, otherKb);
+    await expect(push({ uuid: elsewhere.uuid, textfield: { a: { body: 'Mine?' } } })).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
+    await expect(resource(elsewhere.uuid)).rejects.toMatchObject({ code: ErrorCodes.RESOURCE_NOT_FOUND });
+
+    await push({ slug: 'taken', textfield: { a: { body: 'x' } } });
+    await expect(push({ uuid: '4f1c2a9e5b7d4e1f8a6b2c4d6e8f0a1b', slug: 'taken', textfield: { a: { body: 'y' } } })).rejects.toMatchObject({ code: ErrorCodes.SLUG_CONFLICT });
+
+    const before = (await fx.bus.request(ContentSubjects.processingStatus, { kbid, limit: 100 })).results.length;
+    await expect(push({ filefield: { doc: 'some-token' }, textfield: { a: { body: 'x' } } })).rejects.toMatchObject({
+      code: ErrorCodes.VALIDATION_FAILED, details: { detail: [expect.objectContaining({ loc: ['body', 'filefield', 'doc'] })] },
+    });
+    await expect(push({ title: 'Nothing else' })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
+    // Field maps are checked by content too, not only by the gateway.
+    await expect(push({ textfield: { 'bad id!': { body: 'x' } } })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
+    expect((await fx.bus.request(ContentSubjects.processingStatus, { kbid, limit: 100 })).results).toHaveLength(before);
+  });
+});

@@ -19,8 +19,8 @@ export class TextFieldInputDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) split_strategy?: string;
 }
 
-export class LinkFieldInputDto {
-  @ApiProperty() @IsDefined() @IsString() @MaxLength(8192) @IsUrl({ require_protocol: true, protocols: ['http', 'https'], require_tld: false }) uri!: string;
+/** How to fetch a link, shared by link fields and the understanding API's pushed links. */
+export class LinkOptionsDto {
   @ApiPropertyOptional() @IsOptional() @IsObject() headers?: Record<string, string>;
   @ApiPropertyOptional() @IsOptional() @IsObject() cookies?: Record<string, string>;
   @ApiPropertyOptional() @IsOptional() @IsObject() localstorage?: Record<string, string>;
@@ -29,6 +29,13 @@ export class LinkFieldInputDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(16) language?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) extract_strategy?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) split_strategy?: string;
+}
+
+/** An absolute http(s) address (hosts without a TLD allowed: intranets, loopback in tests). */
+export const LINK_URL_OPTIONS = { require_protocol: true, protocols: ['http', 'https'], require_tld: false };
+
+export class LinkFieldInputDto extends LinkOptionsDto {
+  @ApiProperty() @IsDefined() @IsString() @MaxLength(8192) @IsUrl(LINK_URL_OPTIONS) uri!: string;
 }
 
 export class FileInputDto {

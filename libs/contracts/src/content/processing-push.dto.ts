@@ -5,7 +5,7 @@ import {
 } from 'class-validator';
 import { ProcessingWebhookDto } from '../accounts/nua-client.dto';
 import { MapOf } from '../common/map-of';
-import { FIELD_ID_PATTERN, MAX_TEXT_BODY, MessageFormats, MessageTypes, TextFieldInputDto } from './field-input.dto';
+import { FIELD_ID_PATTERN, LINK_URL_OPTIONS, LinkOptionsDto, MAX_TEXT_BODY, MessageFormats, MessageTypes, TextFieldInputDto } from './field-input.dto';
 import { MAX_FIELDS_PER_KIND, RESOURCE_SLUG_PATTERN } from './resource-input.dto';
 import { ActorDto } from './resource-requests.dto';
 
@@ -13,16 +13,8 @@ import { ActorDto } from './resource-requests.dto';
 export const PUSH_UUID_PATTERN = /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/;
 
 /** A link to fetch and process (NUA `LinkUpload`). */
-export class PushLinkDto {
-  @ApiProperty() @IsDefined() @IsString() @MaxLength(8192) @IsUrl({ require_protocol: true, protocols: ['http', 'https'], require_tld: false }) link!: string;
-  @ApiPropertyOptional() @IsOptional() @IsObject() headers?: Record<string, string>;
-  @ApiPropertyOptional() @IsOptional() @IsObject() cookies?: Record<string, string>;
-  @ApiPropertyOptional() @IsOptional() @IsObject() localstorage?: Record<string, string>;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(1024) css_selector?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(1024) xpath?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(16) language?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) extract_strategy?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) split_strategy?: string;
+export class PushLinkDto extends LinkOptionsDto {
+  @ApiProperty() @IsDefined() @IsString() @MaxLength(8192) @IsUrl(LINK_URL_OPTIONS) link!: string;
 }
 
 export class PushMessageContentDto {

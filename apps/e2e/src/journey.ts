@@ -163,6 +163,54 @@ export function describeJourney(start: () => Promise<Topology>): void {
     expect((await http.call('POST', '/api/v1/processing/push', { credential: apiKey(writer), body: { kbid, textfield: { a: { body: 'x' } } } })).status).toBe(403);
   });
 
+  it('an understanding-API client uploads files (raw and TUS) and pushes them by token', async () => {
+    const ua = await http.call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/nua_clients`, { credential: pat(), body: { contact: 'files@example.com' } });
+    const uaKey = { header: 'X-SVC-UAKEY', value: `Bearer ${ua.body.token}` };
+    const upload = (body: string, headers: Record<string, string>) =>
+      fetch(`${http.baseUrl}/api/v1/processing/upload`, { method: 'POST', headers: { [uaKey.header]: uaKey.value, ...headers }, body });
+    const raw = await upload('Lighthouses guide ships along the rocky coast.', { 'content-type': 'text/plain', 'x-filename': encodeURIComponent('phare é.txt') });
+    expect(raw.status).toBe(201);
+    expect(raw.headers.get('content-type')).toMatch(/application\/json/);
+    const token = (await raw.json()) as string;
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    // TUS: two chunks, the last one answers with the token.
+    const tus = (path: string, method: string, headers: Record<string, string> = {}, body?: string) =>
+      fetch(`${http.baseUrl}/api/v1/processing/tusupload${path}`, { method, headers: { [uaKey.header]: uaKey.value, 'tus-resumable': '1.0.0', ...headers }, body });
+    const meta = `filename ${Buffer.from('minutes.md').toString('base64')}`;
+    const created = await tus('', 'POST', { 'upload-length': '42', 'upload-metadata': meta });
+    expect(created.status).toBe(201);
+    const id = (created.headers.get('location') ?? '').split('/').pop() ?? '';
+    const chunk1 = await tus(`/${id}`, 'PATCH', { 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, '# Minutes\n\nThe harbour ');
+    expect(chunk1.status).toBe(200);
+    expect((await tus(`/${id}`, 'HEAD')).headers.get('upload-offset')).toBe('23');
+    const chunk2 = await tus(`/${id}`, 'PATCH', { 'upload-offset': '23', 'content-type': 'application/offset+octet-stream' }, 'master approved it.');
+    expect(chunk2.status).toBe(200);
+    expect(chunk2.headers.get('tus-upload-finished')).toBe('1');
+    const tusToken = (await chunk2.json()) as string;
+    expect(tusToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const pushed = await http.call<{ uuid: string; processing_id: string }>('POST', '/api/v1/processing/push', {
+      credential: uaKey, body: { kbid, title: 'Uploaded', filefield: { coast: token, minutes: tusToken } },
+    });
+    expect(pushed.status).toBe(200);
+    await waitForStatus(pushed.body.uuid, 'PROCESSED');
+    const got = await http.call<{ data: { files: Record<string, { value: { file: { filename: string } }; extracted: { text: { text: string } } }> } }>(
+      'GET', `/api/v1/kb/${kbid}/resource/${pushed.body.uuid}?show=values&show=extracted&extracted=text`, { credential: apiKey(reader) },
+    );
+    expect(got.body.data.files['coast']?.value.file.filename).toBe('phare é.txt');
+    expect(got.body.data.files['coast']?.extracted.text.text).toContain('Lighthouses guide ships');
+    expect(got.body.data.files['minutes']?.extracted.text.text).toContain('The harbour master approved it.');
+    const download = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/resource/${pushed.body.uuid}/file/coast/download/field`, { headers: { [apiKey(reader).header]: apiKey(reader).value } });
+    expect(await download.text()).toBe('Lighthouses guide ships along the rocky coast.');
+
+    // A token serves one push; unsupported types, and other credentials, are refused.
+    const again = await http.call('POST', '/api/v1/processing/push', { credential: uaKey, body: { kbid, filefield: { again: token } } });
+    expect(again.status).toBe(422);
+    expect((await upload('MZ', { 'content-type': 'application/x-msdownload', 'x-filename': 'tool.exe' })).status).toBe(415);
+    expect((await fetch(`${http.baseUrl}/api/v1/processing/upload`, { method: 'POST', headers: { [apiKey(writer).header]: apiKey(writer).value }, body: 'x' })).status).toBe(403);
+  });
+
   it('a link and a file given by address are fetched, extracted, analysed and embedded', async () => {
     const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
       credential: apiKey(writer),

@@ -42,6 +42,7 @@ export class AccountsHandlers implements OnModuleInit {
       this.bus.handle(S.listKbs, (req) => this.kbs.list(req)),
       this.bus.handle(S.modifyKb, (req) => this.kbs.modify(req)),
       this.bus.handle(S.kbUploadLimits, (req) => this.kbs.uploadLimits(req.kb_id)),
+      this.bus.handle(S.accountUploadLimits, (req) => this.kbs.accountUploadLimits(req.account_id)),
       this.bus.handle(S.kbCors, (req) => this.kbs.cors(req.kb_id)),
       this.bus.handle(S.deleteKb, (req) => this.kbs.delete(req)),
       this.bus.handle(S.listServiceAccounts, (req) => this.serviceAccounts.list(req)),

@@ -6,6 +6,7 @@ import { KbCleanupService } from './kbs/kb-cleanup.service';
 import { OutboxService } from './outbox/outbox.service';
 import { ProcessingStatusService } from './processing/processing-requests';
 import { ProcessingPushService } from './processing/processing-push.service';
+import { PushFilesService } from './processing/push-files';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesRepository } from './resources/resources.repository';
@@ -33,7 +34,7 @@ export class ContentModule {
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService,
-        ProcessingStatusService, ProcessingPushService,
+        ProcessingStatusService, ProcessingPushService, PushFilesService,
       ],
     };
   }

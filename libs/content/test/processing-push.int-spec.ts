@@ -1,4 +1,5 @@
-import { ContentSubjects, ErrorCodes, type ProcessingPushResponseDto, type ResourceDto } from '@kb/contracts';
+import { randomBytes } from 'node:crypto';
+import { ContentSubjects, ErrorCodes, processingUploadKey, type ProcessingPushResponseDto, type ResourceDto } from '@kb/contracts';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
 describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
@@ -14,8 +15,23 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     await fx?.close();
   });
 
-  const push = (body: Record<string, unknown>, kb = kbid): Promise<ProcessingPushResponseDto> =>
-    fx.bus.request(ContentSubjects.processingPush, { actor: { user: 'pipeline', client_type: 'api' }, body: { kbid: kb, ...body } });
+  const account = 'acc-push';
+  const push = (body: Record<string, unknown>, kb = kbid, accountId?: string): Promise<ProcessingPushResponseDto> =>
+    fx.bus.request(ContentSubjects.processingPush, { actor: { user: 'pipeline', client_type: 'api' }, body: { kbid: kb, ...body }, ...(accountId ? { account_id: accountId } : {}) });
+  /** What Upload Binary File leaves behind: the bytes under the account, the upload's headers as metadata. */
+  const stage = async (text: string, o: { filename?: string; contentType?: string; account?: string; password?: string } = {}): Promise<string> => {
+    const token = randomBytes(32).toString('base64url');
+    await fx.blobs.put(processingUploadKey(o.account ?? account, token), Buffer.from(text), {
+      contentType: o.contentType ?? 'text/plain', metadata: { filename: o.filename ?? 'notes.txt', ...(o.password ? { password: o.password } : {}) },
+    });
+    return token;
+  };
+  const read = async (uri: string): Promise<string> => {
+    const chunks: Buffer[] = [];
+    for await (const c of (await fx.blobs.get(uri.replace(/^blob:/, ''))).body) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  };
+  const stagedExists = (token: string, acc = account) => fx.blobs.exists(processingUploadKey(acc, token));
   const record = (processingId: string, kb = kbid) => fx.bus.request(ContentSubjects.processingRequest, { kbids: [kb], processing_id: processingId });
   const resource = (rid: string, kb = kbid): Promise<ResourceDto> => fx.bus.request(ContentSubjects.getResource, { kbid: kb, rid, show: ['basic', 'values'] });
 
@@ -77,12 +93,70 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     await expect(push({ uuid: '4f1c2a9e5b7d4e1f8a6b2c4d6e8f0a1b', slug: 'taken', textfield: { a: { body: 'y' } } })).rejects.toMatchObject({ code: ErrorCodes.SLUG_CONFLICT });
 
     const before = (await fx.bus.request(ContentSubjects.processingStatus, { kbid, limit: 100 })).results.length;
-    await expect(push({ filefield: { doc: 'some-token' }, textfield: { a: { body: 'x' } } })).rejects.toMatchObject({
+    await expect(push({ filefield: { doc: 'some-token' }, textfield: { a: { body: 'x' } } }, kbid, account)).rejects.toMatchObject({
       code: ErrorCodes.VALIDATION_FAILED, details: { detail: [expect.objectContaining({ loc: ['body', 'filefield', 'doc'] })] },
     });
     await expect(push({ title: 'Nothing else' })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
     // Field maps are checked by content too, not only by the gateway.
     await expect(push({ textfield: { 'bad id!': { body: 'x' } } })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
     expect((await fx.bus.request(ContentSubjects.processingStatus, { kbid, limit: 100 })).results).toHaveLength(before);
+  });
+  it('moves the files named by upload tokens into the resource, and uses each token once', async () => {
+    const doc = await stage('Staged report text.', { filename: 'report.txt', password: 'pw' });
+    const a1 = await stage('First attachment.', { filename: 'a1.txt' });
+    const a2 = await stage('Second attachment.', { filename: 'a2.txt' });
+    const res = await push({
+      title: 'With files', filefield: { report: doc },
+      conversationfield: { chat: { messages: [{ ident: 'm1', content: { text: 'See attached.', attachments: [a1, a2] } }, { ident: 'm2', content: { text: 'No files.' } }] } },
+    }, kbid, account);
+    const got = await fx.bus.request(ContentSubjects.getResource, { kbid, rid: res.uuid, show: ['values'] });
+    const file = got.data?.files?.['report']?.value as { file: { uri: string; filename: string; content_type: string }; password?: string };
+    expect(file.file).toMatchObject({ filename: 'report.txt', content_type: 'text/plain', uri: expect.stringMatching(new RegExp(`^blob:content/kbs/${kbid}/r/${res.uuid}/`)) });
+    // The password reaches the stored value (processing reads it there) and is never read back.
+    expect(file.password).toBeUndefined();
+    const row = await fx.ds.query(`SELECT value FROM content.fields WHERE rid = $1 AND field_id = 'report'`, [res.uuid]);
+    expect(row[0]?.value?.password).toBe('pw');
+    expect(await read(file.file.uri)).toBe('Staged report text.');
+    const chat = await fx.ds.query(`SELECT value FROM content.fields WHERE rid = $1 AND field_id = 'chat'`, [res.uuid]);
+    const messages = (chat[0]?.value as { messages: { content: { attachments?: { uri: string; filename: string }[] } }[] }).messages;
+    expect(messages[0]?.content.attachments?.map((x) => x.filename)).toEqual(['a1.txt', 'a2.txt']);
+    expect(await read(messages[0]?.content.attachments?.[1]?.uri ?? '')).toBe('Second attachment.');
+    expect(messages[1]?.content.attachments ?? []).toEqual([]);
+    // The staged copies are gone: a token names one file and serves one push.
+    for (const t of [doc, a1, a2]) expect(await stagedExists(t)).toBe(false);
+    await expect(push({ filefield: { again: doc } }, kbid, account)).rejects.toMatchObject({
+      code: ErrorCodes.VALIDATION_FAILED, details: { detail: [expect.objectContaining({ loc: ['body', 'filefield', 'again'] })] },
+    });
+    // Both fields were scheduled for processing.
+    const records = (await fx.bus.request(ContentSubjects.processingRequests, { kbids: [kbid], limit: 100 })).results.filter((r) => r.resource_id === res.uuid);
+    expect(records.map((r) => r.request).sort()).toEqual(['conversation/chat', 'file/report']);
+  });
+
+  it('refuses tokens of another account, unknown or repeated tokens, and writes nothing', async () => {
+    const before = (await fx.bus.request(ContentSubjects.processingStatus, { kbid, limit: 100 })).results.length;
+    const theirs = await stage('Not yours.', { account: 'acc-other' });
+    const mine = await stage('Mine.');
+    const bad = (body: Record<string, unknown>, acc: string | null = account) => expect(push(body, kbid, acc ?? undefined)).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
+    await bad({ filefield: { doc: theirs } });
+    await bad({ filefield: { doc: mine } }, null);
+    await bad({ filefield: { a: mine, b: mine } });
+    await bad({ filefield: { doc: mine }, conversationfield: { chat: { messages: [{ ident: 'm', content: { attachments: ['../../etc/passwd'] } }] } } });
+    expect((await fx.bus.request(ContentSubjects.processingStatus, { kbid, limit: 100 })).results).toHaveLength(before);
+    expect(await stagedExists(theirs, 'acc-other')).toBe(true);
+    expect(await stagedExists(mine)).toBe(true);
+  });
+
+  it('removes the copies when the write fails, and the token stays valid for a retry', async () => {
+    await push({ slug: 'occupied', textfield: { a: { body: 'x' } } });
+    const token = await stage('Retry me.');
+    const uuid = '6f1c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b';
+    await expect(push({ uuid, slug: 'occupied', filefield: { doc: token } }, kbid, account)).rejects.toMatchObject({ code: ErrorCodes.SLUG_CONFLICT });
+    const left: string[] = [];
+    for await (const item of fx.blobs.list(`content/kbs/${kbid}/r/${uuid}/`)) left.push(item.key);
+    expect(left).toEqual([]);
+    expect(await stagedExists(token)).toBe(true);
+    const ok = await push({ uuid, slug: 'free-now', filefield: { doc: token } }, kbid, account);
+    expect(ok.uuid).toBe(uuid);
+    expect(await stagedExists(token)).toBe(false);
   });
 });

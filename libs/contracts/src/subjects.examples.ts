@@ -6,6 +6,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'accounts.kb.list': { account_id: 'acc-1', user_id: 'u-1' },
   'accounts.kb.modify': { account_id: 'acc-1', kb_id: 'kb-1', body: { state: 'PRIVATE' } },
   'accounts.kb.upload-limits': { kb_id: 'kb-1' },
+  'accounts.account.upload-limits': { account_id: 'acc-1' },
   'accounts.kb.cors': { kb_id: 'kb-1' },
   'accounts.kb.delete': { account_id: 'acc-1', kb_id: 'kb-1' },
   'accounts.service-account.list': { account_id: 'acc-1', kb_id: 'kb-1' },

@@ -22,7 +22,10 @@ import { UploadsController } from './routes/uploads.controller';
 import { FieldsController } from './routes/fields.controller';
 import { LabelSetsController } from './routes/labelsets.controller';
 import { ProcessingRequestsController, ProcessingStatusController } from './routes/processing-status.controller';
+import { ProcessingUploadsController } from './routes/processing-uploads.controller';
 import { TusController } from './routes/tus.controller';
+import { ProcessingUploadService } from './uploads/processing-upload.service';
+import { StagedUploadsSweeper } from './uploads/staged-uploads.sweeper';
 import { TusService } from './uploads/tus.service';
 import { UploadService } from './uploads/upload.service';
 
@@ -41,7 +44,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, SearchController, AskController],
+      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, SearchController, AskController],
       providers: [
         {
           provide: ACCESS_CLIENT,
@@ -55,6 +58,8 @@ export class GatewayModule {
         { provide: APP_GUARD, useClass: AuthGuard },
         UploadService,
         TusService,
+        ProcessingUploadService,
+        StagedUploadsSweeper,
         {
           provide: CORS_POLICY,
           inject: [MESSAGE_BUS],

@@ -121,6 +121,13 @@ export class KbsService {
     return effectiveLimits(account?.limits).upload;
   }
 
+  /** The upload limits of an account itself (understanding-API uploads wait outside any KB). */
+  async accountUploadLimits(accountId: string): Promise<KbUploadLimitsDto> {
+    const account = await this.users.findAccount(accountId);
+    if (!account) throw new DomainError(ErrorCodes.ACCOUNT_NOT_FOUND, 'Account not found');
+    return effectiveLimits(account.limits).upload;
+  }
+
   async cors(kbId: string): Promise<KbCorsDto> {
     const kb = await this.kbs.findById(kbId);
     return { kb_found: kb !== null, allowed_origins: kb?.allowedOrigins ?? [] };

@@ -1,9 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError, ErrorCodes, PushPayloadDto, validatePayload, type ProcessingPushRequest, type ProcessingPushResponseDto } from '@kb/contracts';
+import { randomUUID } from 'node:crypto';
+import {
+  DomainError, ErrorCodes, PushPayloadDto, validatePayload, type ProcessingPushRequest, type ProcessingPushResponseDto, type ResourceWriteDto,
+} from '@kb/contracts';
 import { ResourceReaderService } from '../resources/resource-reader.service';
 import { ResourcesService } from '../resources/resources.service';
 import { ProcessingStatusService } from './processing-requests';
-import { canonicalUuid, pushWriteOf } from './push-payload';
+import { PushFilesService, type StagedPush } from './push-files';
+import { canonicalUuid, pushWriteOf, type PushedFiles } from './push-payload';
 
 /** All pushes share the one processing queue (spec 4.5's sample `queue` value). */
 const QUEUE = 'shared';
@@ -13,6 +17,8 @@ const QUEUE = 'shared';
  * the ordinary write path, so each gets its processing job and status record in the same
  * statement or transaction as the write (nothing lost, nothing recorded for a rolled-back write).
  * The resource is the one named by `uuid` (else by `slug`) when it exists, a new one otherwise.
+ * Files named by upload tokens are moved under the resource before the write and released after it
+ * (PushFilesService).
  */
 @Injectable()
 export class ProcessingPushService {
@@ -20,40 +26,65 @@ export class ProcessingPushService {
     private readonly writer: ResourcesService,
     private readonly reader: ResourceReaderService,
     private readonly status: ProcessingStatusService,
+    private readonly files: PushFilesService,
   ) {}
 
   async push(req: ProcessingPushRequest): Promise<ProcessingPushResponseDto> {
     // The bus validates only the payload's top level; its field maps are checked here (as the gateway did).
     const p = validatePayload(PushPayloadDto, req.body, { loc: ['body'] });
-    const { body } = pushWriteOf(p);
+    const staged = await this.files.locate(req.account_id, p);
+    const hasFiles = Object.keys(staged.files).length > 0 || Object.keys(staged.attachments).length > 0;
+    // Checks the payload before any file is copied.
+    pushWriteOf(p, placeholders(staged));
     const kbid = p.kbid;
-    const rid = p.uuid ? canonicalUuid(p.uuid) : undefined;
-    const common = { kbid, ...(req.actor ? { actor: req.actor } : {}), ...(p.labels && p.labels.length > 0 ? { processing_labels: p.labels } : {}) };
-
-    const modify = async (id: string) => (await this.writer.modify({ ...common, rid: id, body })).seqid;
-    const ref = rid ? { kbid, rid } : p.slug ? { kbid, slug: p.slug } : undefined;
+    const ref = p.uuid ? { kbid, rid: canonicalUuid(p.uuid) } : p.slug ? { kbid, slug: p.slug } : undefined;
     const existing = ref ? await this.reader.exists(ref) : { exists: false };
+    // Files are copied under the resource before its write, so its id is fixed first.
+    const rid = existing.exists && existing.rid ? existing.rid : p.uuid ? canonicalUuid(p.uuid) : hasFiles ? randomUUID() : undefined;
+    const moved = hasFiles && rid ? await this.files.move(kbid, rid, staged) : { pushed: undefined, written: [] as string[] };
     let written: { rid: string; seqid: number };
-    if (existing.exists && existing.rid) {
-      written = { rid: existing.rid, seqid: await modify(existing.rid) };
-    } else {
-      try {
-        const created = await this.writer.create({ ...common, ...(rid ? { rid } : {}), body: { ...body, ...(p.slug ? { slug: p.slug } : {}) } });
-        written = { rid: created.uuid, seqid: created.seqid };
-      } catch (err) {
-        if (!rid || !isIdConflict(err)) throw err;
-        // A concurrent push created the resource first: write into it. In another KB the id is taken.
-        const now = await this.reader.exists({ kbid, rid });
-        if (!now.exists) throw new DomainError(ErrorCodes.CONFLICT, 'The resource id is already in use');
-        written = { rid, seqid: await modify(rid) };
-      }
+    try {
+      written = await this.write(p, req, existing, rid, pushWriteOf(p, moved.pushed).body);
+    } catch (err) {
+      // A resource this push did not create keeps its other files; a new one had only these.
+      await this.files.discard(moved.written);
+      throw err;
     }
+    if (hasFiles) await this.files.release(staged);
 
     const [processingId] = await this.status.jobsOfWrite(written.rid, written.seqid);
     // pushWriteOf refuses a payload without fields, so the write scheduled at least one job.
     if (!processingId) throw new DomainError(ErrorCodes.INTERNAL, 'The push scheduled no processing job');
     return { seqid: written.seqid, account_seq: written.seqid, queue: QUEUE, uuid: written.rid, processing_id: processingId };
   }
+
+  private async write(
+    p: PushPayloadDto, req: ProcessingPushRequest, existing: { exists: boolean; rid?: string }, rid: string | undefined, body: ResourceWriteDto,
+  ): Promise<{ rid: string; seqid: number }> {
+    const kbid = p.kbid;
+    const common = { kbid, ...(req.actor ? { actor: req.actor } : {}), ...(p.labels && p.labels.length > 0 ? { processing_labels: p.labels } : {}) };
+    const modify = async (id: string) => (await this.writer.modify({ ...common, rid: id, body })).seqid;
+    if (existing.exists && existing.rid) return { rid: existing.rid, seqid: await modify(existing.rid) };
+    try {
+      const created = await this.writer.create({ ...common, ...(rid ? { rid } : {}), body: { ...body, ...(p.slug ? { slug: p.slug } : {}) } });
+      return { rid: created.uuid, seqid: created.seqid };
+    } catch (err) {
+      if (!rid || !isIdConflict(err)) throw err;
+      // A concurrent push created the resource first: write into it. In another KB the id is taken.
+      const now = await this.reader.exists({ kbid, rid });
+      if (!now.exists) throw new DomainError(ErrorCodes.CONFLICT, 'The resource id is already in use');
+      return { rid, seqid: await modify(rid) };
+    }
+  }
+}
+
+/** Field values standing for the staged files, to check the payload before anything is copied. */
+function placeholders(staged: StagedPush): PushedFiles {
+  const file = (u: { stat: { contentType: string } }) => ({ uri: 'blob:staged', content_type: u.stat.contentType });
+  return {
+    files: Object.fromEntries(Object.entries(staged.files).map(([f, u]) => [f, { file: file(u) }])),
+    attachments: Object.fromEntries(Object.entries(staged.attachments).map(([f, m]) => [f, Object.fromEntries(Object.entries(m).map(([i, us]) => [i, us.map(file)]))])),
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
-  DomainError, type ConversationFieldInputDto, type LinkFieldInputDto, type PushPayloadDto, type ResourceWriteDto, type TextFieldInputDto, type ValidationIssue,
+  DomainError, type ConversationFieldInputDto, type FileFieldInputDto, type FileInputDto, type LinkFieldInputDto, type PushPayloadDto, type ResourceWriteDto,
+  type TextFieldInputDto, type ValidationIssue,
 } from '@kb/contracts';
 
 /** What a push writes: the resource members and fields, in the shape of a create/modify body. */
@@ -11,29 +12,44 @@ export interface PushWrite {
 
 /** The generic fields and the longest value each takes (those of the resource's title and summary). */
 const GENERIC_FIELDS: Record<string, number> = { title: 2048, summary: 65536 };
-const UNSUPPORTED_TOKENS = 'File tokens come from Upload Binary File (POST /api/v1/processing/upload), which this service does not offer yet';
+/** The files a push's tokens named, already moved under the resource (see PushFilesService). */
+export interface PushedFiles {
+  files: Record<string, FileFieldInputDto>;
+  /** By conversation field, then message index: the message's attachments in token order. */
+  attachments: Record<string, Record<number, FileInputDto[]>>;
+}
+
+const NO_FILES: PushedFiles = { files: {}, attachments: {} };
 
 const isEmpty = (o: Record<string, unknown> | undefined | null): boolean => !o || Object.keys(o).length === 0;
 
 /**
  * Maps a "Send Data To Process" payload (NUA `PushPayload`) onto the content write path:
  * `textfield` → texts, `linkfield` → links (`link` → `uri`), `conversationfield` →
- * conversations, `genericfield.title`/`summary` → the resource's title and summary. Members this
- * service cannot honour are refused with a 422 rather than dropped: file tokens (no upload
- * endpoint yet), layout fields. Every issue is reported at once, located in the HTTP body.
+ * conversations, `genericfield.title`/`summary` → the resource's title and summary, `filefield`
+ * tokens and message attachment tokens → the files `pushed` holds for them. Layout fields are
+ * refused with a 422 rather than dropped. Every issue is reported at once, located in the HTTP body.
  */
-export function pushWriteOf(p: PushPayloadDto): PushWrite {
+export function pushWriteOf(p: PushPayloadDto, pushed: PushedFiles = NO_FILES): PushWrite {
   const issues: ValidationIssue[] = [];
   for (const [key, value] of Object.entries(p.genericfield ?? {})) {
     const max = GENERIC_FIELDS[key];
     if (max === undefined) issues.push({ loc: ['body', 'genericfield', key], msg: 'Generic fields are title and summary', type: 'value_error' });
     else if (value.body.length > max) issues.push({ loc: ['body', 'genericfield', key, 'body'], msg: `body must be shorter than or equal to ${max} characters`, type: 'string_too_long' });
   }
-  for (const key of Object.keys(p.filefield ?? {})) issues.push({ loc: ['body', 'filefield', key], msg: UNSUPPORTED_TOKENS, type: 'value_error' });
+  const files: Record<string, FileFieldInputDto> = {};
+  for (const key of Object.keys(p.filefield ?? {})) {
+    const file = pushed.files[key];
+    if (file) files[key] = { ...file, extract_strategy: file.extract_strategy ?? p.processing_options?.extract_strategy };
+    else issues.push({ loc: ['body', 'filefield', key], msg: 'Unknown upload token', type: 'value_error' });
+  }
   if (!isEmpty(p.layoutfield)) issues.push({ loc: ['body', 'layoutfield'], msg: 'Layout fields are not supported', type: 'value_error' });
   for (const [id, conversation] of Object.entries(p.conversationfield ?? {})) {
     for (const [i, m] of conversation.messages.entries()) {
-      if ((m.content.attachments ?? []).length > 0) issues.push({ loc: ['body', 'conversationfield', id, 'messages', i, 'content', 'attachments'], msg: UNSUPPORTED_TOKENS, type: 'value_error' });
+      const wanted = (m.content.attachments ?? []).length;
+      if (wanted > 0 && (pushed.attachments[id]?.[i] ?? []).length !== wanted) {
+        issues.push({ loc: ['body', 'conversationfield', id, 'messages', i, 'content', 'attachments'], msg: 'Unknown upload token', type: 'value_error' });
+      }
     }
   }
   const strategy = p.processing_options?.extract_strategy;
@@ -47,13 +63,16 @@ export function pushWriteOf(p: PushPayloadDto): PushWrite {
   const conversations: Record<string, ConversationFieldInputDto> = {};
   for (const [id, c] of Object.entries(p.conversationfield ?? {})) {
     conversations[id] = {
-      messages: c.messages.map((m) => ({ ...m, content: { text: m.content.text ?? '', format: m.content.format ?? 'PLAIN' } })),
+      messages: c.messages.map((m, i) => {
+        const attachments = pushed.attachments[id]?.[i];
+        return { ...m, content: { text: m.content.text ?? '', format: m.content.format ?? 'PLAIN', ...(attachments ? { attachments } : {}) } };
+      }),
       extract_strategy: strategy,
     };
   }
-  const fieldCount = Object.keys(texts).length + Object.keys(links).length + Object.keys(conversations).length;
+  const fieldCount = Object.keys(texts).length + Object.keys(links).length + Object.keys(conversations).length + Object.keys(files).length;
   if (fieldCount === 0 && issues.length === 0) {
-    issues.push({ loc: ['body'], msg: 'Nothing to process: give at least one textfield, linkfield or conversationfield', type: 'missing' });
+    issues.push({ loc: ['body'], msg: 'Nothing to process: give at least one textfield, filefield, linkfield or conversationfield', type: 'missing' });
   }
   if (issues.length > 0) throw DomainError.validation(issues);
 
@@ -64,6 +83,7 @@ export function pushWriteOf(p: PushPayloadDto): PushWrite {
     ...(summary !== undefined ? { summary } : {}),
     ...(Object.keys(texts).length > 0 ? { texts } : {}),
     ...(Object.keys(links).length > 0 ? { links } : {}),
+    ...(Object.keys(files).length > 0 ? { files } : {}),
     ...(Object.keys(conversations).length > 0 ? { conversations } : {}),
     ...(p.processing_options?.ml_text !== undefined ? { processing_options: { ml_text: p.processing_options.ml_text } } : {}),
   };

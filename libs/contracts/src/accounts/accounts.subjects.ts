@@ -18,7 +18,7 @@ import {
 } from './nua-client.dto';
 import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
 import { SamlAccountRef, SamlAcsRequest, SamlLoginRequest, SsoDiscoverRequest, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto } from './saml.dto';
-import { KbCorsRequest, type KbCorsDto, type KbUploadLimitsDto } from './kb.dto';
+import { AccountUploadLimitsRequest, KbCorsRequest, type KbCorsDto, type KbUploadLimitsDto } from './kb.dto';
 import { KbConfigRef, LearningSchemaRequest, SetKbConfigRequest } from './model-config.dto';
 import { CreateKbRequest, GetKbRequest, KbEvent, KbRef, ListKbsRequest, ModifyKbRequest, type IdDto, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto } from './kb.dto';
 import {
@@ -38,6 +38,8 @@ export const AccountsSubjects = {
   listKbs: rpc<ListKbsRequest, KnowledgeBoxSummaryDto[]>('accounts.kb.list', ListKbsRequest),
   modifyKb: rpc<ModifyKbRequest, Record<string, never>>('accounts.kb.modify', ModifyKbRequest),
   kbUploadLimits: rpc<KbCorsRequest, KbUploadLimitsDto>('accounts.kb.upload-limits', KbCorsRequest),
+  /** Upload limits of an account (uploads to the understanding API belong to no KB yet). */
+  accountUploadLimits: rpc<AccountUploadLimitsRequest, KbUploadLimitsDto>('accounts.account.upload-limits', AccountUploadLimitsRequest),
   kbCors: rpc<KbCorsRequest, KbCorsDto>('accounts.kb.cors', KbCorsRequest),
   deleteKb: rpc<KbRef, Record<string, never>>('accounts.kb.delete', KbRef),
 

@@ -109,6 +109,10 @@ export class KbCorsDto {
   allowed_origins!: string[];
 }
 
+export class AccountUploadLimitsRequest {
+  @IsDefined() @IsString() account_id!: string;
+}
+
 export class KbUploadLimitsDto {
   upload_limit_max_media_file_size!: number;
   upload_limit_max_non_media_file_size!: number;

@@ -26,3 +26,21 @@ export function unstoredFileDir(ids: { kbid: string; rid: string; field_id: stri
   const uploadId = key.slice(base.length, -'/original'.length);
   return UPLOAD_ID.test(uploadId) ? `${base}${uploadId}/` : undefined;
 }
+
+/**
+ * Files sent to the understanding API's Upload Binary File (or its TUS routes) wait here, per
+ * account, until a push names their token; the push moves them into the resource and the staged
+ * copy goes. Tokens are random (32 bytes, base64url), so they cannot be guessed or enumerated, and
+ * the account in the key keeps one account's token useless to another.
+ */
+export const PROCESSING_UPLOADS_PREFIX = 'processing/uploads/';
+export const PROCESSING_UPLOAD_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+export function processingUploadKey(accountId: string, token: string): string {
+  return `${PROCESSING_UPLOADS_PREFIX}${accountId}/${token}`;
+}
+
+/** Where a pushed attachment of a conversation message is kept (under the resource, deleted with it). */
+export function pushedAttachmentKey(kbid: string, rid: string, fieldId: string, token: string): string {
+  return `content/kbs/${kbid}/r/${rid}/f/conversation/${fieldId}/attachments/${token}`;
+}

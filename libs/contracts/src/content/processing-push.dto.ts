@@ -91,6 +91,8 @@ export class PushPayloadDto {
 export class ProcessingPushRequest {
   @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
   @IsDefined() @ValidateNested() @Type(() => PushPayloadDto) body!: PushPayloadDto;
+  /** The client's account: its staged uploads are what the file tokens of `body` name. */
+  @IsOptional() @IsString() @MaxLength(100) account_id?: string;
 }
 
 export class ProcessingPushResponseDto {

@@ -50,7 +50,10 @@ describe('access table', () => {
 
   it('requires a credential on every route except health, metrics and signing in (password or SAML)', () => {
     const open = Object.entries(ACCESS_TABLE).filter(([, rule]) => rule.scope === 'public').map(([k]) => k);
-    const tusInfo = ['', 'resource/:rid/file/:field_id/', 'slug/:rslug/file/:field_id/'].flatMap((b) => [`OPTIONS /api/v1/kb/:kbid/${b}tusupload`, `OPTIONS /api/v1/kb/:kbid/${b}tusupload/:upload_id`]);
+    const tusInfo = [
+      ...['', 'resource/:rid/file/:field_id/', 'slug/:rslug/file/:field_id/'].flatMap((b) => [`OPTIONS /api/v1/kb/:kbid/${b}tusupload`, `OPTIONS /api/v1/kb/:kbid/${b}tusupload/:upload_id`]),
+      'OPTIONS /api/v1/processing/tusupload', 'OPTIONS /api/v1/processing/tusupload/:upload_id',
+    ];
     expect(open.sort()).toEqual([
       'GET /api/v1/learning/configuration/schema', 'GET /auth', 'GET /auth/invite', 'GET /health/live', 'GET /health/ready', 'GET /metrics',
       'POST /api/v1/auth/login', 'POST /api/v1/auth/signup',

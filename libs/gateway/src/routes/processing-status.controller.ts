@@ -75,13 +75,14 @@ export class ProcessingRequestsController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Send Data To Process',
-    description: 'Writes the pushed fields (textfield, linkfield, conversationfield; genericfield title and summary) into the resource `uuid` (else `slug`) of `kbid`, a KB of the client\'s account, creating it when it does not exist, and schedules their processing. `processing_id` names the job of the first field (by type, then id); `labels` are shown on the jobs\' status records. File tokens and layout fields are refused (422); `learning_config` is accepted, the KB\'s model configuration applies.',
+    description: 'Writes the pushed fields (textfield, linkfield, conversationfield; genericfield title and summary) into the resource `uuid` (else `slug`) of `kbid`, a KB of the client\'s account, creating it when it does not exist, and schedules their processing. `filefield` maps field ids to tokens from Upload Binary File (or its TUS routes), and message `attachments` list such tokens: the files move into the resource and each token is used once (an unknown or used token → 422, nothing written). `processing_id` names the job of the first field (by type, then id); `labels` are shown on the jobs\' status records. Layout fields are refused (422); `learning_config` is accepted, the KB\'s model configuration applies.',
   })
   @ApiResponse({ status: 200, type: ProcessingPushResponseDto })
   async push(@Body(bodyOf(PushPayloadDto)) body: PushPayloadDto, @Req() req: AuthedRequest): Promise<ProcessingPushResponseDto> {
     if (!(await this.accountKbs(req)).includes(body.kbid)) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in the client\'s account');
     const actor = actorOf(req);
-    return this.bus.request(ContentSubjects.processingPush, { actor: { ...actor, user: body.userid ?? actor.user }, body }, busContextOf(req));
+    const account = req.principal?.account_id;
+    return this.bus.request(ContentSubjects.processingPush, { actor: { ...actor, user: body.userid ?? actor.user }, body, ...(account ? { account_id: account } : {}) }, busContextOf(req));
   }
 
   private async accountKbs(req: AuthedRequest): Promise<string[]> {

@@ -12,7 +12,7 @@ class ResourceFileUploadedDto {
   @ApiProperty() field_id!: string;
 }
 
-const header = (req: AuthedRequest, name: string): string | undefined => {
+export const header = (req: AuthedRequest, name: string): string | undefined => {
   const v = req.headers[name];
   return typeof v === 'string' && v !== '' ? v : undefined;
 };

@@ -4,12 +4,18 @@ import { Readable } from 'node:stream';
 import { DomainError, ErrorCodes, type ActorDto, type BusContext } from '@kb/contracts';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { decodeFilename } from './media-types';
+import { ProcessingUploadService } from './processing-upload.service';
 import { UploadService } from './upload.service';
 
 /** What a TUS upload remembers between requests; kept in the blob store so any gateway replica can continue it. */
 interface TusState {
   id: string;
-  kbid: string;
+  /** The key namespace: the KB's id, or `processing:<account>` for the understanding API. */
+  ns: string;
+  /** A KB upload (ends as a resource's file) or… */
+  kbid?: string;
+  /** …an understanding-API upload (ends as a staged file and its token). */
+  account?: string;
   target?: { rid?: string; slug?: string };
   fieldId?: string;
   length?: number;
@@ -25,8 +31,16 @@ interface TusState {
 export const TUS_VERSION = '1.0.0';
 export const TUS_EXTENSIONS = 'creation,creation-defer-length';
 
-const stateKey = (kbid: string, id: string) => `gateway/tus/${kbid}/${id}/state.json`;
-const partKey = (kbid: string, id: string, offset: number) => `gateway/tus/${kbid}/${id}/part-${String(offset).padStart(15, '0')}`;
+export const TUS_PREFIX = 'gateway/tus/';
+const dirOf = (ns: string, id: string) => `${TUS_PREFIX}${ns}/${id}/`;
+const stateKey = (ns: string, id: string) => `${dirOf(ns, id)}state.json`;
+const partKey = (ns: string, id: string, offset: number) => `${dirOf(ns, id)}part-${String(offset).padStart(15, '0')}`;
+
+/** Where the uploads of a KB, or of an understanding-API client's account, keep their state. */
+export const tusNamespace = (target: { kbid: string } | { account: string }): string => ('kbid' in target ? target.kbid : `processing:${target.account}`);
+
+/** The result of the last chunk: the resource file written, or the token of the staged file. */
+export type TusResult = { seqid: number; uuid: string; field_id: string } | string;
 
 /** `Upload-Metadata: key base64,key base64` (values optional). */
 export function parseUploadMetadata(header: string | undefined): Record<string, string> {
@@ -46,41 +60,45 @@ export function parseUploadMetadata(header: string | undefined): Record<string, 
  */
 @Injectable()
 export class TusService {
-  constructor(@Inject(BLOB_STORE) private readonly blobs: BlobStore, private readonly uploads: UploadService) {}
+  constructor(
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    private readonly uploads: UploadService,
+    private readonly processingUploads: ProcessingUploadService,
+  ) {}
 
   async create(input: {
-    kbid: string; target?: { rid?: string; slug?: string }; fieldId?: string; length?: number; deferLength: boolean; metadata: Record<string, string>;
+    owner: { kbid: string } | { account: string }; target?: { rid?: string; slug?: string }; fieldId?: string; length?: number; deferLength: boolean; metadata: Record<string, string>;
     resource?: Record<string, unknown>; skipStore?: boolean; context: BusContext;
   }): Promise<TusState> {
     if (input.length === undefined && !input.deferLength) {
       throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length or Upload-Defer-Length: 1 is required', type: 'missing' }]);
     }
     // An upload into a field needs its resource now, not after the client sent every byte.
-    if (input.target) await this.uploads.existingResource(input.kbid, input.target, input.context);
+    if (input.target && 'kbid' in input.owner) await this.uploads.existingResource(input.owner.kbid, input.target, input.context);
     const state: TusState = {
-      id: randomBytes(16).toString('hex'), kbid: input.kbid, target: input.target, fieldId: input.fieldId, length: input.length, offset: 0, parts: [],
+      id: randomBytes(16).toString('hex'), ns: tusNamespace(input.owner), ...input.owner, target: input.target, fieldId: input.fieldId, length: input.length, offset: 0, parts: [],
       metadata: input.metadata, resource: input.resource, ...(input.skipStore ? { skipStore: true } : {}), created: new Date().toISOString(),
     };
     await this.save(state);
     return state;
   }
 
-  async status(kbid: string, id: string): Promise<TusState> {
-    return this.load(kbid, id);
+  async status(ns: string, id: string): Promise<TusState> {
+    return this.load(ns, id);
   }
 
   /** Appends one chunk at `offset`; returns the new state and, after the last chunk, the upload result. */
   async append(
-    kbid: string, id: string, offset: number, length: number | undefined, body: Readable, actor: ActorDto, context: BusContext, skipStore = false,
-  ): Promise<{ state: TusState; done?: { seqid: number; uuid: string; field_id: string } }> {
-    const state = await this.load(kbid, id);
+    ns: string, id: string, offset: number, length: number | undefined, body: Readable, actor: ActorDto, context: BusContext, skipStore = false,
+  ): Promise<{ state: TusState; done?: TusResult }> {
+    const state = await this.load(ns, id);
     if (offset !== state.offset) throw new DomainError(ErrorCodes.CONFLICT, `Upload-Offset ${offset} does not match the current offset ${state.offset}`, { offset: state.offset });
     if (length !== undefined) {
       if (state.length !== undefined && state.length !== length) throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length cannot change', type: 'value_error' }]);
       state.length = length;
     }
     const remaining = state.length !== undefined ? state.length - state.offset : undefined;
-    const key = partKey(kbid, id, state.offset);
+    const key = partKey(ns, id, state.offset);
     const stat = await this.blobs.put(key, body, remaining !== undefined ? { maxBytes: remaining } : {});
     state.parts.push({ key, size: stat.size });
     state.offset += stat.size;
@@ -88,17 +106,21 @@ export class TusService {
     if (state.length === undefined || state.offset < state.length) return { state };
 
     const m = state.metadata;
+    const file = {
+      body: Readable.from(this.concat(state.parts)), declaredSize: state.length, declaredType: m['content_type'] ?? m['filetype'],
+      filename: decodeFilename(m['filename'] ?? m['name']), md5: m['md5'] || undefined, password: m['password'] || undefined, language: m['language'] || undefined, context,
+    };
     try {
-      const done = await this.uploads.upload({
-        kbid, target: state.target, fieldId: state.fieldId, body: Readable.from(this.concat(state.parts)), declaredSize: state.length,
-        declaredType: m['content_type'] ?? m['filetype'], filename: decodeFilename(m['filename'] ?? m['name']), md5: m['md5'] || undefined,
-        password: m['password'] || undefined, language: m['language'] || undefined, resource: state.resource, skipStore: state.skipStore === true || skipStore, actor, context,
-      });
-      await this.blobs.deletePrefix(`gateway/tus/${kbid}/${id}/`);
+      const done: TusResult = state.account
+        ? await this.processingUploads.stage({ accountId: state.account, ...file })
+        : await this.uploads.upload({
+          kbid: state.kbid ?? ns, target: state.target, fieldId: state.fieldId, resource: state.resource, skipStore: state.skipStore === true || skipStore, actor, ...file,
+        });
+      await this.blobs.deletePrefix(dirOf(ns, id));
       return { state, done };
     } catch (err) {
       // A failed completion is final: the parts are deleted and the client starts again.
-      await this.blobs.deletePrefix(`gateway/tus/${kbid}/${id}/`).catch(() => undefined);
+      await this.blobs.deletePrefix(dirOf(ns, id)).catch(() => undefined);
       throw err;
     }
   }
@@ -110,15 +132,16 @@ export class TusService {
     }
   }
 
-  private async load(kbid: string, id: string): Promise<TusState> {
-    if (!/^[0-9a-f]{32}$/.test(id) || !(await this.blobs.exists(stateKey(kbid, id)))) throw new DomainError(ErrorCodes.NOT_FOUND, 'Upload not found or already finished');
-    const { body } = await this.blobs.get(stateKey(kbid, id));
+  private async load(ns: string, id: string): Promise<TusState> {
+    if (!/^[0-9a-f]{32}$/.test(id) || !(await this.blobs.exists(stateKey(ns, id)))) throw new DomainError(ErrorCodes.NOT_FOUND, 'Upload not found or already finished');
+    const { body } = await this.blobs.get(stateKey(ns, id));
     const chunks: Buffer[] = [];
     for await (const c of body) chunks.push(c as Buffer);
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as TusState;
+    // States written before namespaces existed are KB uploads keyed by the KB's id.
+    return { ns, ...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Omit<TusState, 'ns'>) };
   }
 
   private async save(state: TusState): Promise<void> {
-    await this.blobs.put(stateKey(state.kbid, state.id), Buffer.from(JSON.stringify(state)), { contentType: 'application/json' });
+    await this.blobs.put(stateKey(state.ns, state.id), Buffer.from(JSON.stringify(state)), { contentType: 'application/json' });
   }
 }

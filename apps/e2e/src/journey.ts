@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { apiKey, bearer, type HttpClient } from './support/http-client';
 import type { BootstrapFile, Topology } from './support/topologies';
@@ -18,6 +18,9 @@ export function describeJourney(start: () => Promise<Topology>): void {
   // Pages and files for link and file fields; the topologies allow private networks for it.
   let site: Server;
   let siteUrl: string;
+  /** Requests for /slow-page: the first is held (never answered) until the test releases it. */
+  let slowHits = 0;
+  const held: ServerResponse[] = [];
 
   beforeAll(async () => {
     site = createServer((req, res) => {
@@ -25,6 +28,14 @@ export function describeJourney(start: () => Promise<Topology>): void {
         return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
           '<html lang="en"><head><title>Lighthouses</title><meta name="description" content="Guides for ships."></head><body><article>' +
             '<p>A lighthouse guides ships away from dangerous rocks at night.</p><p>See <a href="https://lights.example.com/list">the list</a>.</p></article></body></html>',
+        );
+      }
+      if (req.url === '/slow-page') {
+        slowHits += 1;
+        if (slowHits === 1) return void held.push(res);
+        return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+          '<html lang="en"><head><title>Breakwaters</title></head><body><article><p>A breakwater shelters the harbour from storm waves.</p>' +
+            '<p>Tetrapods of concrete absorb the energy of each wave.</p></article></body></html>',
         );
       }
       if (req.url === '/notes.txt' && req.headers['x-token'] === 'letmein') return res.writeHead(200, { 'content-type': 'text/plain' }).end('Harbour notes.\n\nThe tide turns at six.');
@@ -319,6 +330,41 @@ export function describeJourney(start: () => Promise<Topology>): void {
     expect((await http.call<string>('GET', '/api/docs')).body).toContain('swagger');
     expect((await http.call('GET', '/api/v1/nowhere')).status).toBe(404);
   });
+
+  it('a worker killed in the middle of a job: the job is handed on and completes exactly once', async () => {
+    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: apiKey(writer), body: { title: 'Mid-job crash', links: { page: { uri: `${siteUrl}/slow-page` } } },
+    });
+    expect(created.status).toBe(201);
+    // The worker is fetching the page (its first request is held) when its process dies.
+    await http.eventually(async () => (slowHits >= 1 ? true : undefined), 30_000, 'the worker to start the job');
+    await topology.crashProcessing();
+    for (const res of held.splice(0)) res.destroy();
+    await topology.recoverProcessing();
+    const done = await waitForStatus(created.body.uuid, 'PROCESSED');
+    expect(done.metadata.status).toBe('PROCESSED');
+    expect(slowHits).toBe(2);
+
+    // One job, completed once, on its second delivery; its paragraphs stored and indexed once.
+    const records = await http.call<{ results: { resource_id: string; request: string; completed: boolean; failed: boolean; retries: number }[] }>(
+      'GET', `/api/v1/kb/${kbid}/processing-status?limit=100`, { credential: apiKey(reader) },
+    );
+    expect(records.body.results.filter((r) => r.resource_id === created.body.uuid)).toEqual([
+      expect.objectContaining({ request: 'link/page', completed: true, failed: false, retries: 1 }),
+    ]);
+    const full = await http.call<{ data: { links: { page: { extracted: { metadata: { metadata: { paragraphs: { kind: string }[] } } } } } } }>(
+      'GET', `/api/v1/kb/${kbid}/resource/${created.body.uuid}?show=extracted&extracted=metadata`, { credential: apiKey(reader) },
+    );
+    expect(full.body.data.links.page.extracted.metadata.metadata.paragraphs.map((p) => p.kind)).toEqual(['TITLE', 'TEXT', 'TEXT']);
+    const found = await http.call<{ resources: Record<string, { fields: Record<string, { paragraphs: Record<string, unknown> }> }> }>(
+      'GET', `/api/v1/kb/${kbid}/find?query=tetrapods&features=keyword`, { credential: apiKey(reader) },
+    );
+    const paragraphs = Object.values(found.body.resources[created.body.uuid]?.fields ?? {}).flatMap((f) => Object.keys(f.paragraphs));
+    expect(paragraphs).toHaveLength(1);
+    // Nothing is delivered again afterwards.
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(slowHits).toBe(2);
+  }, 120_000);
 
   it('a queued processing job survives a crash of the content process', async () => {
     await topology.stopProcessing();

@@ -26,6 +26,7 @@ runMain(logger, async () => {
   const processingConcurrency = reader.int('PROCESSING_CONCURRENCY', 2, { min: 1, max: 64 });
   const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
   const allowPrivateNetworks = reader.bool('PROCESSING_ALLOW_PRIVATE_NETWORKS', false);
+  const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
   const jsonBodyLimit = reader.string('JSON_BODY_LIMIT', '25mb');
   const corsOrigins = reader.list('CORS_ORIGINS');
   const smtpUrl = reader.optional('SMTP_URL');
@@ -50,7 +51,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     StandaloneModule.forRoot({
       logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp,
-      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks }, consumeProcessingResults: true,
+      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs }, consumeProcessingResults: true,
     }),
     logger,
     (a) => configureGatewayHttp(a, { logger, jsonBodyLimit }),

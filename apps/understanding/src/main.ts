@@ -18,6 +18,7 @@ runMain(logger, async () => {
   const concurrency = reader.int('PROCESSING_CONCURRENCY', 2, { min: 1, max: 64 });
   const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
   const allowPrivateNetworks = reader.bool('PROCESSING_ALLOW_PRIVATE_NETWORKS', false);
+  const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
   reader.done();
   const secret = await serverSecret(env, runtime.dataDir);
   const blobs = await createBlobStore(
@@ -27,7 +28,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     serviceAppModule('understanding', logger, bus, [blobStoreHealthCheck(blobs)], [
       StorageModule.forRoot(blobs),
-      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, allowPrivateNetworks }),
+      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs }),
     ]),
     logger,
   );

@@ -16,6 +16,13 @@ export interface UnderstandingOptions {
   concurrency: number;
   /** Attempts before a job's field is marked ERROR. */
   maxAttempts: number;
+  /**
+   * How soon the job of a worker that died is handed to another (default 30 s). A live worker
+   * renews its jobs while it works on them, for up to `maxJobMs`.
+   */
+  ackWaitMs?: number;
+  /** The longest one attempt may run before its job is handed to another worker (default 2 hours: long media). */
+  maxJobMs?: number;
   /** Lets link and file fetches reach private and loopback addresses (development, tests). Default false. */
   allowPrivateNetworks?: boolean;
   /** Default: one shared built-in USE-lite embedder for every KB. */

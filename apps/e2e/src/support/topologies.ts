@@ -24,6 +24,10 @@ export interface Topology {
   stopProcessing(): Promise<void>;
   /** Kills the process holding the content service, as a crash would (SIGKILL). */
   crashContent(): Promise<void>;
+  /** Kills the process running the processing workers (SIGKILL): standalone, the one process. */
+  crashProcessing(): Promise<void>;
+  /** Starts what crashProcessing killed. */
+  recoverProcessing(): Promise<void>;
   /** Starts whatever crashContent/stopProcessing stopped, with processing enabled. */
   recover(): Promise<void>;
   stop(): Promise<void>;
@@ -41,7 +45,10 @@ function tempDir(name: string): string {
 export async function startStandalone(extraEnv: Record<string, string> = {}): Promise<Topology> {
   const dataDir = tempDir('standalone');
   const port = await freePort();
-  const base = { PORT: String(port), DATA_DIR: dataDir, ACCESS_CACHE_TTL_SECONDS: '5', PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', ...extraEnv };
+  // A short ack wait: the crash tests see a dead worker's job handed on within seconds.
+  const base = {
+    PORT: String(port), DATA_DIR: dataDir, ACCESS_CACHE_TTL_SECONDS: '5', PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '3000', ...extraEnv,
+  };
   let proc: ServiceProcess | undefined;
   const launch = async (extra: Record<string, string> = {}) => {
     proc = new ServiceProcess('standalone', distMain('standalone'), { ...base, ...extra }, dataDir);
@@ -58,6 +65,8 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
       await launch({ PROCESSING_WORKERS_ENABLED: 'false' });
     },
     crashContent: async () => proc?.stop('SIGKILL'),
+    crashProcessing: async () => proc?.stop('SIGKILL'),
+    recoverProcessing: () => launch(),
     edgePid: () => proc?.pid,
     recover: () => launch(),
     stop: async () => {
@@ -94,7 +103,7 @@ export async function startDistributed(): Promise<Topology> {
     BUS_TRANSPORT: 'nats', NATS_URL, BUS_PREFIX: `e2e${runId}_`, KB_SECRET: randomBytes(32).toString('hex'), DATA_DIR: dataDir,
     ACCOUNTS_DATABASE_URL: pgUrl, REPORTING_DATABASE_URL: pgUrl, CONTENT_DATABASE_URL: contentUrl,
     // The journeys serve files and pages from a local HTTP server, which the SSRF guard refuses by default.
-    PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true',
+    PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '3000',
   };
   const ports: Record<string, number> = {};
   const procs: Record<string, ServiceProcess> = {};
@@ -115,6 +124,8 @@ export async function startDistributed(): Promise<Topology> {
     bootstrap: () => JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as BootstrapFile,
     stopProcessing: async () => procs['understanding']?.stop('SIGTERM'),
     crashContent: async () => procs['content']?.stop('SIGKILL'),
+    crashProcessing: async () => procs['understanding']?.stop('SIGKILL'),
+    recoverProcessing: () => launch('understanding'),
     edgePid: () => procs['gateway']?.pid,
     recover: async () => {
       await launch('content');

@@ -37,6 +37,12 @@ export interface ConsumeOptions {
   backoffMs?: number[];
   /** A delivery not acknowledged within this time is redelivered (default 30 000). */
   ackWaitMs?: number;
+  /**
+   * A live worker keeps renewing its delivery's ack wait while the handler runs, up to this long
+   * in all (default: `ackWaitMs`, no renewal). Long jobs can then use a short ack wait: the job of
+   * a dead worker comes back within `ackWaitMs`, while a slow one is not handed to a second worker.
+   */
+  maxWorkingMs?: number;
   /** Messages handled at once by this consumer (default 1). */
   concurrency?: number;
 }

@@ -299,6 +299,39 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         expect(got[0]?.meta.id).toBe(crashed[0]?.id);
       });
 
+      it('keeps a job that runs longer than the ack wait with its live worker: delivered once', async () => {
+        const def = queue<{ job: string }>(subject('process'), 'PROCESSING');
+        const deliveries: DeliveryMeta[] = [];
+        let done = 0;
+        const slow = async (_payload: { job: string }, meta: DeliveryMeta) => {
+          deliveries.push(meta);
+          await sleep(2_500);
+          done++;
+        };
+        // Two consumers of one durable name: a lost lease would hand the job to the other one.
+        await bus.consume(def, slow, { durable: 'workers', ackWaitMs: 600, maxWorkingMs: 10_000 });
+        const other = await harness.createBus();
+        await other.consume(def, slow, { durable: 'workers', ackWaitMs: 600, maxWorkingMs: 10_000 });
+        await bus.enqueue(def, { job: 'long' });
+        await waitFor(() => done === 1, 8_000, 'the long job');
+        await sleep(1_000);
+        expect(deliveries.map((d) => d.deliveryCount)).toEqual([1]);
+      });
+
+      it('hands a job on once its worker has renewed it for maxWorkingMs', async () => {
+        const def = queue<{ job: string }>(subject('process'), 'PROCESSING');
+        const deliveries: { count: number; at: number }[] = [];
+        await bus.consume(def, async (_payload, meta) => {
+          deliveries.push({ count: meta.deliveryCount, at: Date.now() });
+          if (meta.deliveryCount === 1) await new Promise<never>(() => undefined);
+        }, { durable: 'workers', ackWaitMs: 500, maxWorkingMs: 1_500, concurrency: 2 });
+        await bus.enqueue(def, { job: 'stuck' });
+        await waitFor(() => deliveries.length === 2, 8_000, 'the redelivery of a stuck job');
+        expect(deliveries.map((d) => d.count)).toEqual([1, 2]);
+        // Renewed up to maxWorkingMs, not redelivered at the first ack wait.
+        expect((deliveries[1]?.at ?? 0) - (deliveries[0]?.at ?? 0)).toBeGreaterThanOrEqual(1_200);
+      });
+
       it('loses nothing across a restart', async () => {
         const def = queue<{ n: number }>(subject('process'), 'PROCESSING');
         for (let i = 0; i < 10; i++) await bus.enqueue(def, { n: i }, { msgId: `job-${i}` });

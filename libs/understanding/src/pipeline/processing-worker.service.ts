@@ -31,7 +31,8 @@ export class ProcessingWorkerService implements OnModuleInit {
       concurrency: this.options.concurrency,
       maxDeliver: this.options.maxAttempts + 1,
       backoffMs: [1000, 5000, 30000],
-      ackWaitMs: 300_000,
+      ackWaitMs: this.options.ackWaitMs ?? 30_000,
+      maxWorkingMs: this.options.maxJobMs ?? 2 * 3600_000,
     });
   }
 

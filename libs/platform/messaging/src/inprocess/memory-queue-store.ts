@@ -66,6 +66,13 @@ export class MemoryQueueStore implements QueueStore {
     return claimed;
   }
 
+  async extend(id: string, token: string, leaseMs: number): Promise<boolean> {
+    const row = this.rows.get(Number(id));
+    if (!row || row.token !== token || row.status !== 'pending') return false;
+    row.lockedUntil = Date.now() + leaseMs;
+    return true;
+  }
+
   async ack(id: string, token: string): Promise<boolean> {
     return this.update(id, token, (row) => {
       row.status = 'done';

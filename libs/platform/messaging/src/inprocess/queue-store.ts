@@ -62,6 +62,8 @@ export interface QueueStore {
   registerConsumer(subject: string, consumer: string): Promise<void>;
   /** Takes due rows (pending, available, lease free or expired), oldest first. */
   claim(request: ClaimRequest): Promise<ClaimedJob[]>;
+  /** Keeps a claimed row's lease for `leaseMs` more while its handler still runs; false once the lease is lost. */
+  extend(id: string, token: string, leaseMs: number): Promise<boolean>;
   /** Marks the row done (kept for the dedup window, then purged). */
   ack(id: string, token: string): Promise<boolean>;
   /** Gives the row back, claimable again after `delayMs`. */

@@ -4,7 +4,7 @@ import type { DeliveryHandler } from '../message-bus';
 import type { ResolvedConsumeOptions } from '../shared/backoff';
 import { describeError, type BusLogger } from '../shared/bus-logger';
 import type { DeadLetter } from '../shared/dead-letter';
-import { processDelivery } from '../shared/delivery';
+import { processDelivery, startHeartbeat } from '../shared/delivery';
 import { waitAll } from '../shared/wait-all';
 import type { ClaimedJob, QueueStore } from './queue-store';
 
@@ -37,6 +37,8 @@ export class QueueWorker<T> {
   private aborted = false;
   private readonly running = new Set<Promise<void>>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Lease renewals of running handlers; an aborted worker stops renewing, so its leases run out. */
+  private readonly heartbeats = new Set<NodeJS.Timeout>();
 
   constructor(private readonly config: QueueWorkerConfig<T>) {}
 
@@ -69,6 +71,7 @@ export class QueueWorker<T> {
     this.clearTimers();
     await this.pumping;
     await waitAll(this.running, drainMs);
+    this.stopHeartbeats();
   }
 
   /** Stops at once without acknowledging anything: leases expire and rows are redelivered. */
@@ -76,6 +79,7 @@ export class QueueWorker<T> {
     this.closed = true;
     this.aborted = true;
     this.clearTimers();
+    this.stopHeartbeats();
   }
 
   private async pump(): Promise<void> {
@@ -108,7 +112,21 @@ export class QueueWorker<T> {
   private async run(job: ClaimedJob): Promise<void> {
     const { store, cls, handler, options, logger, subject, consumerName } = this.config;
     const delivery = { id: job.msgId, subject, consumer: consumerName, deliveryCount: job.deliveryCount, body: job.body, context: job.context };
-    const outcome = await processDelivery(delivery, cls, handler, options, logger);
+    // The lease is renewed while the handler runs (up to maxWorkingMs), so a long job is not handed
+    // to another worker; if this process dies, the lease runs out within ackWaitMs.
+    const heartbeat = startHeartbeat(options, () => {
+      store.extend(job.id, job.token, options.ackWaitMs).catch((err) => logger.warn('Renewing a job lease failed', { subject, err: describeError(err) }));
+    });
+    if (heartbeat) this.heartbeats.add(heartbeat);
+    let outcome: Awaited<ReturnType<typeof processDelivery>>;
+    try {
+      outcome = await processDelivery(delivery, cls, handler, options, logger);
+    } finally {
+      if (heartbeat) {
+        clearInterval(heartbeat);
+        this.heartbeats.delete(heartbeat);
+      }
+    }
     if (this.aborted) return;
     if (outcome.action === 'ack') {
       await store.ack(job.id, job.token);
@@ -126,6 +144,11 @@ export class QueueWorker<T> {
     }, delayMs + 5);
     timer.unref();
     this.timers.add(timer);
+  }
+
+  private stopHeartbeats(): void {
+    for (const heartbeat of this.heartbeats) clearInterval(heartbeat);
+    this.heartbeats.clear();
   }
 
   private clearTimers(): void {

@@ -141,6 +141,15 @@ export class SqlQueueStore implements QueueStore {
     }));
   }
 
+  async extend(id: string, token: string, leaseMs: number): Promise<boolean> {
+    const rows = await this.select(
+      `UPDATE ${this.schema}.jobs SET locked_until = now() + ($3::double precision * interval '1 millisecond')
+        WHERE id = $1::bigint AND lease_token = $2 AND status = 'pending' RETURNING id`,
+      [id, token, leaseMs],
+    );
+    return rows.length > 0;
+  }
+
   ack(id: string, token: string): Promise<boolean> {
     return this.acks.submit({ id, token });
   }

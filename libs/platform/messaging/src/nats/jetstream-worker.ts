@@ -3,7 +3,7 @@ import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from 'nats';
 import type { DeliveryHandler } from '../message-bus';
 import type { ResolvedConsumeOptions } from '../shared/backoff';
 import { describeError, type BusLogger } from '../shared/bus-logger';
-import { processDelivery } from '../shared/delivery';
+import { processDelivery, startHeartbeat } from '../shared/delivery';
 import { toJson } from '../shared/envelope';
 import { contextFromHeaders, contextHeaders, decodeText, encodeText } from './nats-codec';
 
@@ -32,6 +32,8 @@ export class JetStreamWorker<T> {
   private aborted = false;
   private readonly batches = new Set<ConsumerMessages>();
   private readonly slots: Promise<void>[] = [];
+  /** "Still working" timers of running handlers; an aborted worker stops them, so the server redelivers. */
+  private readonly heartbeats = new Set<NodeJS.Timeout>();
 
   constructor(private readonly config: JetStreamWorkerConfig<T>) {}
 
@@ -51,6 +53,8 @@ export class JetStreamWorker<T> {
     this.aborted = true;
     this.closed = true;
     for (const batch of this.batches) batch.stop();
+    for (const heartbeat of this.heartbeats) clearInterval(heartbeat);
+    this.heartbeats.clear();
   }
 
   private async slot(): Promise<void> {
@@ -84,7 +88,19 @@ export class JetStreamWorker<T> {
       body: decodeText(msg.data),
       context: contextFromHeaders(msg.headers),
     };
-    const outcome = await processDelivery(delivery, cls, handler, options, logger);
+    // "Still working" resets the ack timer while the handler runs (up to maxWorkingMs): a long job
+    // is not redelivered while its worker lives, and a dead worker's job comes back within ack_wait.
+    const heartbeat = startHeartbeat(options, () => msg.working());
+    if (heartbeat) this.heartbeats.add(heartbeat);
+    let outcome: Awaited<ReturnType<typeof processDelivery>>;
+    try {
+      outcome = await processDelivery(delivery, cls, handler, options, logger);
+    } finally {
+      if (heartbeat) {
+        clearInterval(heartbeat);
+        this.heartbeats.delete(heartbeat);
+      }
+    }
     if (this.aborted) return;
     try {
       if (outcome.action === 'ack') {

@@ -9,17 +9,21 @@ export interface ResolvedConsumeOptions {
   maxDeliver: number;
   backoffMs: readonly number[];
   ackWaitMs: number;
+  /** At least `ackWaitMs`. */
+  maxWorkingMs: number;
   concurrency: number;
 }
 
 export function resolveConsumeOptions(options: ConsumeOptions = {}): ResolvedConsumeOptions {
   const positive = (value: number | undefined, fallback: number): number =>
     value !== undefined && Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
+  const ackWaitMs = positive(options.ackWaitMs, DEFAULT_ACK_WAIT_MS);
   return {
     durable: options.durable,
     maxDeliver: positive(options.maxDeliver, DEFAULT_MAX_DELIVER),
     backoffMs: options.backoffMs && options.backoffMs.length > 0 ? options.backoffMs.map((ms) => Math.max(0, ms)) : DEFAULT_BACKOFF_MS,
-    ackWaitMs: positive(options.ackWaitMs, DEFAULT_ACK_WAIT_MS),
+    ackWaitMs,
+    maxWorkingMs: Math.max(ackWaitMs, positive(options.maxWorkingMs, ackWaitMs)),
     concurrency: positive(options.concurrency, 1),
   };
 }

@@ -24,6 +24,24 @@ export type DeliveryOutcome =
   | { action: 'dead'; letter: DeadLetter };
 
 /**
+ * Renews a running delivery's ack wait through `beat` (three times per ack wait, so one late or
+ * lost beat does not hand a live job to another worker) until `maxWorkingMs` is covered. Returns
+ * the function that stops it. Without `maxWorkingMs` beyond the ack wait it does nothing: the ack
+ * wait is then the handler's time limit, as before.
+ */
+export function startHeartbeat(options: ResolvedConsumeOptions, beat: () => void): NodeJS.Timeout | undefined {
+  if (options.maxWorkingMs <= options.ackWaitMs) return undefined;
+  const started = Date.now();
+  const timer: NodeJS.Timeout = setInterval(() => {
+    // The last renewal must not carry the lease past maxWorkingMs.
+    if (Date.now() - started + options.ackWaitMs > options.maxWorkingMs) clearInterval(timer);
+    else beat();
+  }, Math.max(50, Math.floor(options.ackWaitMs / 3)));
+  timer.unref();
+  return timer;
+}
+
+/**
  * Runs one delivery of a queue job or durable event and says what the transport must do with
  * it. Shared by both transports so retries and dead letters behave identically.
  */

@@ -215,6 +215,31 @@ export function describeJourney(start: () => Promise<Topology>): void {
     const download = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/resource/${pushed.body.uuid}/file/coast/download/field`, { headers: { [apiKey(reader).header]: apiKey(reader).value } });
     expect(await download.text()).toBe('Lighthouses guide ships along the rocky coast.');
 
+    // Pull: the processed results of the account's jobs, v1 by cursor, v2 by acknowledgement.
+    type Doc = { processing_id: string; resource_id: string; status: string; extracted: { text: { text: string } } | null };
+    const decode = (payload: string) => JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as Doc;
+    const v1 = await http.call<{ status: string; payloads: string[]; cursor: number; msgid: string }>('GET', '/api/v1/processing/pull?limit=50', { credential: uaKey });
+    expect(v1.status).toBe(200);
+    expect(v1.body.status).toBe('ok');
+    const mineV1 = v1.body.payloads.map(decode).filter((d) => d.resource_id === pushed.body.uuid);
+    expect(mineV1.map((d) => d.status)).toEqual(['PROCESSED', 'PROCESSED']);
+    expect(mineV1.map((d) => d.extracted?.text.text).join(' ')).toContain('Lighthouses guide ships');
+    const drained = await http.call<{ status: string; payloads: string[]; cursor: number }>('GET', `/api/v1/processing/pull?limit=50&from_cursor=${v1.body.cursor}&timeout=1`, { credential: uaKey });
+    expect(drained.body).toMatchObject({ status: 'empty', payloads: [], cursor: v1.body.cursor });
+    let acks: string[] = [];
+    const seen: Doc[] = [];
+    for (;;) {
+      const v2 = await http.call<{ messages: { payload: string; ack_token: string }[] }>('POST', '/api/v2/processing/pull', { credential: uaKey, body: { limit: 50, ack: acks } });
+      if (v2.status === 204) break;
+      expect(v2.status).toBe(200);
+      seen.push(...v2.body.messages.map((m) => decode(m.payload)));
+      acks = v2.body.messages.map((m) => m.ack_token);
+    }
+    expect(seen.map((d) => d.processing_id).sort()).toEqual(v1.body.payloads.map(decode).map((d) => d.processing_id).sort());
+    expect((await http.call('POST', '/api/v2/processing/pull', { credential: uaKey, body: { timeout: 1 } })).status).toBe(204);
+    expect((await http.call('GET', '/api/v1/processing/pull?partition=3', { credential: uaKey })).status).toBe(422);
+    expect((await http.call('GET', '/api/v1/processing/pull', { credential: apiKey(reader) })).status).toBe(403);
+
     // A token serves one push; unsupported types, and other credentials, are refused.
     const again = await http.call('POST', '/api/v1/processing/push', { credential: uaKey, body: { kbid, filefield: { again: token } } });
     expect(again.status).toBe(422);

@@ -5,6 +5,7 @@ import { CONTENT_OPTIONS, type ContentOptions } from './content.tokens';
 import { KbCleanupService } from './kbs/kb-cleanup.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ProcessingStatusService } from './processing/processing-requests';
+import { ProcessingPullService } from './processing/processing-pull.service';
 import { ProcessingPushService } from './processing/processing-push.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesService } from './resources/resources.service';
@@ -34,6 +35,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly reindexer: SearchReindexService,
     private readonly processingStatus: ProcessingStatusService,
     private readonly processingPush: ProcessingPushService,
+    private readonly processingPull: ProcessingPullService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -47,6 +49,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.processingRequests, (req) => this.processingStatus.query({ kbids: req.kbids, cursor: req.cursor, limit: req.limit, scheduled: req.scheduled, sortOn: req.sort_on, sortOrder: req.sort_order })),
       this.bus.handle(S.processingRequest, (req) => this.processingStatus.get(req.kbids, req.processing_id)),
       this.bus.handle(S.processingPush, (req) => this.processingPush.push(req)),
+      this.bus.handle(S.processingPull, (req) => this.processingPull.pull(req)),
       this.bus.handle(S.getResource, (req) => this.reader.get(req)),
       this.bus.handle(S.resourceExists, (req) => this.reader.exists(req)),
       this.bus.handle(S.listResources, (req) => this.reader.list(req)),

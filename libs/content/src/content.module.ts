@@ -7,6 +7,7 @@ import { OutboxService } from './outbox/outbox.service';
 import { ProcessingStatusService } from './processing/processing-requests';
 import { ProcessingPushService } from './processing/processing-push.service';
 import { PushFilesService } from './processing/push-files';
+import { ProcessingPullService } from './processing/processing-pull.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesRepository } from './resources/resources.repository';
@@ -34,7 +35,7 @@ export class ContentModule {
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService,
-        ProcessingStatusService, ProcessingPushService, PushFilesService,
+        ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService,
       ],
     };
   }

@@ -100,6 +100,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
     actor: { user: 'pipeline', client_type: 'api' },
     body: { kbid: 'kb-1', uuid: '0f3c2a9e5b7d4e1f8a6b2c4d6e8f0a1b', title: 'Tides', labels: ['batch-7'], textfield: { body: { body: 'The moon causes tides.', format: 'PLAIN' } } },
   },
+  'content.processing.pull': { kbids: ['kb-1'], mode: 'v2', consumer: 'client-1', limit: 10, partitions: 1, ack: ['17'] },
   'content.search.catalog-facets': { kbid: 'kb-1', body: { prefixes: [{ prefix: '/l' }] } },
   'content.ask.stream': { kbid: 'kb-1', body: { query: 'what causes tides?' }, learning_id: 'l-1' },
   'content.ask.feedback': { kbid: 'kb-1', body: { ident: 'l-1', good: true, task: 'CHAT' } },

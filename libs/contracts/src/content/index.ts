@@ -12,3 +12,4 @@ export * from './resource-reindexed.event';
 export * from './search-requests.dto';
 export * from './processing-status.dto';
 export * from './processing-push.dto';
+export * from './processing-pull.dto';

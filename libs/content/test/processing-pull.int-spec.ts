@@ -76,11 +76,11 @@ describe('Pull (understanding API, content.processing.pull)', () => {
 
   it('v1: partitions split the stream by resource, disjoint and complete', async () => {
     const all = (await pull({ limit: 50 })).messages.map((m) => m.processing_id);
-    const p0 = (await pull({ limit: 50, partitions: 2, partition: 0 })).messages.map((m) => m.processing_id);
-    const p1 = (await pull({ limit: 50, partitions: 2, partition: 1 })).messages.map((m) => m.processing_id);
+    const p0 = (await pull({ limit: 50, partitions: 2, partition: 1 })).messages.map((m) => m.processing_id);
+    const p1 = (await pull({ limit: 50, partitions: 2, partition: 2 })).messages.map((m) => m.processing_id);
     expect([...p0, ...p1].sort()).toEqual([...all].sort());
     expect(p0.filter((id) => p1.includes(id))).toEqual([]);
-    await expect(pull({ partitions: 2, partition: 2 })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
+    await expect(pull({ partitions: 2, partition: 3 })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
   });
 
   it('v2: keeps each client\'s acknowledged position, leases deliveries, and redelivers only what was not acknowledged', async () => {

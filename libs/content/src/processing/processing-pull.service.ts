@@ -43,8 +43,8 @@ export class ProcessingPullService {
   constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource, @Inject(BLOB_STORE) private readonly blobs: BlobStore) {}
 
   async pull(req: ProcessingPullRequest): Promise<ProcessingPullResult> {
-    if (req.partition !== undefined && req.partition >= req.partitions) {
-      throw DomainError.validation([{ loc: ['query', 'partition'], msg: `partition must be below the client's ${req.partitions} partition(s)`, type: 'less_than' }]);
+    if (req.partition !== undefined && req.partition > req.partitions) {
+      throw DomainError.validation([{ loc: ['query', 'partition'], msg: `partition must be between 1 and the client's ${req.partitions} partition(s)`, type: 'less_than_equal' }]);
     }
     await this.number();
     if (req.kbids.length === 0) return { messages: [], cursor: req.from_cursor ?? 0, pending: 0 };
@@ -133,7 +133,7 @@ export class ProcessingPullService {
   /** A resource's jobs always fall in one partition (hash of its id), so its results keep their order. */
   private partitionFilter(req: ProcessingPullRequest, next: number): [string, unknown[]] {
     if (req.partitions <= 1 || req.partition === undefined) return ['', []];
-    return [`AND mod(abs(hashtext(rid::text)::bigint), $${next}) = $${next + 1}`, [req.partitions, req.partition]];
+    return [`AND mod(abs(hashtext(rid::text)::bigint), $${next}) + 1 = $${next + 1}`, [req.partitions, req.partition]];
   }
 
   private async messages(rows: CompletedRow[]): Promise<PulledMessageDto[]> {

@@ -15,8 +15,8 @@ export class ProcessingPullRequest {
   @IsDefined() @IsString() @MaxLength(100) consumer!: string;
   @IsDefined() @IsInt() @Min(1) @Max(MAX_PULL_LIMIT) limit!: number;
   @IsOptional() @IsInt() @Min(0) from_cursor?: number;
-  /** With `partitions` > 1, only the messages of resources hashed to this partition. */
-  @IsOptional() @IsInt() @Min(0) partition?: number;
+  /** 1-based: with `partitions` > 1, only the messages of resources hashed to this partition. */
+  @IsOptional() @IsInt() @Min(1) partition?: number;
   @IsDefined() @IsInt() @Min(1) @Max(1024) partitions!: number;
   /** v2: ack tokens of messages handled (cumulative: acknowledging one acknowledges those before it). */
   @IsOptional() @IsArray() @ArrayMaxSize(1000) @IsString({ each: true }) ack?: string[];

@@ -12,7 +12,8 @@ import { QueryInt } from '../http/query-transforms';
 import { busContextOf } from '../http/request-context';
 
 export class PullV1Query {
-  @IsOptional() @QueryInt() @IsInt() @Min(0) partition?: number;
+  /** 1-based, as in the spec (default 1). */
+  @IsOptional() @QueryInt() @IsInt() @Min(1) partition?: number;
   @IsOptional() @QueryInt() @IsInt() @Min(1) @Max(MAX_PULL_LIMIT) limit?: number;
   @IsOptional() @QueryInt() @IsInt() @Min(0) @Max(30) timeout?: number;
   @IsOptional() @QueryInt() @IsInt() @Min(0) from_cursor?: number;
@@ -35,12 +36,12 @@ export class ProcessingPullController {
   @Get('v1/processing/pull')
   @ApiOperation({
     summary: 'Pull processed data (v1)',
-    description: 'Up to `limit` (default 1, at most 50) completed jobs after `from_cursor`, waiting up to `timeout` seconds (default 0, at most 30) for one. Each payload is base64 of a JSON document (docs/decisions/0009). `partition` (below the client\'s `partitions`) narrows to the resources hashed to it.',
+    description: 'Up to `limit` (default 5, at most 50) completed jobs after `from_cursor`, waiting up to `timeout` seconds (default 5, at most 30) for one. Each payload is base64 of a JSON document (docs/decisions/0009). `partition` (1 to the client\'s `partitions`, default 1) narrows to the resources hashed to it.',
   })
   @ApiResponse({ status: 200, type: PullV1ResponseDto })
   async v1(@Query(queryOf(PullV1Query)) q: PullV1Query, @Req() req: AuthedRequest): Promise<PullV1ResponseDto> {
-    const base = await this.base(req, q.limit ?? 1, q.partition);
-    const res = await this.longPoll(req, { ...base, mode: 'v1', ...(q.from_cursor !== undefined ? { from_cursor: q.from_cursor } : {}) }, q.timeout ?? 0);
+    const base = await this.base(req, q.limit ?? 5, q.partition ?? 1);
+    const res = await this.longPoll(req, { ...base, mode: 'v1', ...(q.from_cursor !== undefined ? { from_cursor: q.from_cursor } : {}) }, q.timeout ?? 5);
     const payloads = res.messages.map((m) => m.payload);
     return { status: payloads.length > 0 ? 'ok' : 'empty', payload: payloads[0] ?? null, payloads, msgid: res.messages.at(-1)?.processing_id ?? null, cursor: res.cursor };
   }

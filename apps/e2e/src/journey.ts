@@ -201,8 +201,18 @@ export function describeJourney(start: () => Promise<Topology>): void {
     const tusToken = (await chunk2.json()) as string;
     expect(tusToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
+    // Multipart, as the spec's table describes the upload.
+    const form = new FormData();
+    form.append('file', new Blob(['Breakwaters shelter moored boats.'], { type: 'text/plain' }), 'wall.txt');
+    const multipart = await fetch(`${http.baseUrl}/api/v1/processing/upload`, { method: 'POST', headers: { [uaKey.header]: uaKey.value }, body: form });
+    expect(multipart.status).toBe(201);
+    const formToken = (await multipart.json()) as string;
+    const noFile = new FormData();
+    noFile.append('note', 'no file here');
+    expect((await fetch(`${http.baseUrl}/api/v1/processing/upload`, { method: 'POST', headers: { [uaKey.header]: uaKey.value }, body: noFile })).status).toBe(422);
+
     const pushed = await http.call<{ uuid: string; processing_id: string }>('POST', '/api/v1/processing/push', {
-      credential: uaKey, body: { kbid, title: 'Uploaded', filefield: { coast: token, minutes: tusToken } },
+      credential: uaKey, body: { kbid, title: 'Uploaded', filefield: { coast: token, minutes: tusToken, wall: formToken } },
     });
     expect(pushed.status).toBe(200);
     await waitForStatus(pushed.body.uuid, 'PROCESSED');
@@ -212,6 +222,8 @@ export function describeJourney(start: () => Promise<Topology>): void {
     expect(got.body.data.files['coast']?.value.file.filename).toBe('phare é.txt');
     expect(got.body.data.files['coast']?.extracted.text.text).toContain('Lighthouses guide ships');
     expect(got.body.data.files['minutes']?.extracted.text.text).toContain('The harbour master approved it.');
+    expect(got.body.data.files['wall']?.value.file.filename).toBe('wall.txt');
+    expect(got.body.data.files['wall']?.extracted.text.text).toBe('Breakwaters shelter moored boats.');
     const download = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/resource/${pushed.body.uuid}/file/coast/download/field`, { headers: { [apiKey(reader).header]: apiKey(reader).value } });
     expect(await download.text()).toBe('Lighthouses guide ships along the rocky coast.');
 
@@ -222,7 +234,7 @@ export function describeJourney(start: () => Promise<Topology>): void {
     expect(v1.status).toBe(200);
     expect(v1.body.status).toBe('ok');
     const mineV1 = v1.body.payloads.map(decode).filter((d) => d.resource_id === pushed.body.uuid);
-    expect(mineV1.map((d) => d.status)).toEqual(['PROCESSED', 'PROCESSED']);
+    expect(mineV1.map((d) => d.status)).toEqual(['PROCESSED', 'PROCESSED', 'PROCESSED']);
     expect(mineV1.map((d) => d.extracted?.text.text).join(' ')).toContain('Lighthouses guide ships');
     const drained = await http.call<{ status: string; payloads: string[]; cursor: number }>('GET', `/api/v1/processing/pull?limit=50&from_cursor=${v1.body.cursor}&timeout=1`, { credential: uaKey });
     expect(drained.body).toMatchObject({ status: 'empty', payloads: [], cursor: v1.body.cursor });

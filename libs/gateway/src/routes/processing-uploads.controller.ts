@@ -1,9 +1,11 @@
 import { Controller, Head, HttpCode, Options, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiConsumes, ApiExcludeEndpoint, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { DomainError } from '@kb/contracts';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { busContextOf } from '../http/request-context';
 import { decodeFilename } from '../uploads/media-types';
+import { isMultipart, readMultipartFile } from '../uploads/multipart';
 import { ProcessingUploadService } from '../uploads/processing-upload.service';
 import { TusService, tusNamespace } from '../uploads/tus.service';
 import { tusRoutes } from './tus.controller';
@@ -23,23 +25,39 @@ export class ProcessingUploadsController {
 
   @Post('upload')
   @HttpCode(201)
-  @ApiConsumes('application/octet-stream')
+  @ApiConsumes('application/octet-stream', 'multipart/form-data')
   @ApiHeader({ name: 'x-filename', required: false, description: 'plain, URL-encoded or base64' })
   @ApiHeader({ name: 'x-md5', required: false, description: 'md5 of the file, checked against the bytes received' })
   @ApiHeader({ name: 'x-password', required: false, description: 'password of a protected PDF' })
   @ApiHeader({ name: 'x-language', required: false })
   @ApiOperation({
     summary: 'Upload Binary File',
-    description: 'Streams the raw body to storage and answers 201 with a token (a JSON string) for `filefield` or message `attachments` of Send Data To Process. A token is used by one push; an unused file expires after 24 hours. Unsupported type → 415, over the account\'s upload limit → 413.',
+    description: 'Streams the file (the raw body, or the first file part of a multipart/form-data body) to storage and answers 201 with a token (a JSON string) for `filefield` or message `attachments` of Send Data To Process. A token is used by one push; an unused file expires after 24 hours. Unsupported type → 415, over the account\'s upload limit → 413.',
   })
   @ApiResponse({ status: 201, schema: { type: 'string', description: 'The upload token' } })
   async upload(@Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
-    const length = header(req, 'content-length');
-    const token = await this.uploads.stage({
-      accountId: accountOf(req), body: req, declaredType: header(req, 'content-type'), filename: decodeFilename(header(req, 'x-filename')),
-      md5: header(req, 'x-md5'), password: header(req, 'x-password'), language: header(req, 'x-language'),
-      declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined, context: busContextOf(req).context,
-    });
+    const common = {
+      accountId: accountOf(req), md5: header(req, 'x-md5'), password: header(req, 'x-password'), language: header(req, 'x-language'), context: busContextOf(req).context,
+    };
+    let token: string;
+    if (isMultipart(header(req, 'content-type'))) {
+      // The spec's multipart upload: the first file part is the file; x-filename still wins.
+      const part = await readMultipartFile(req);
+      try {
+        token = await this.uploads.stage({ ...common, body: part.stream, declaredType: part.mimeType, filename: decodeFilename(header(req, 'x-filename')) ?? part.filename });
+      } catch (err) {
+        part.stream.resume();
+        if (part.broken()) throw DomainError.validation([{ loc: ['body'], msg: 'Malformed multipart body: the file part was cut short', type: 'value_error' }]);
+        throw err;
+      }
+      await part.finished.catch(() => undefined);
+    } else {
+      const length = header(req, 'content-length');
+      token = await this.uploads.stage({
+        ...common, body: req, declaredType: header(req, 'content-type'), filename: decodeFilename(header(req, 'x-filename')),
+        declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+      });
+    }
     // A JSON string, as the reference clients parse it (not text/plain).
     res.status(201).json(token);
   }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { apiKey, bearer, type HttpClient } from './support/http-client';
@@ -21,6 +22,8 @@ export function describeJourney(start: () => Promise<Topology>): void {
   /** Requests for /slow-page: the first is held (never answered) until the test releases it. */
   let slowHits = 0;
   const held: ServerResponse[] = [];
+  /** Webhook calls received on /hook; the first call of each delivery is answered 500. */
+  const hooks: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
 
   beforeAll(async () => {
     site = createServer((req, res) => {
@@ -29,6 +32,16 @@ export function describeJourney(start: () => Promise<Topology>): void {
           '<html lang="en"><head><title>Lighthouses</title><meta name="description" content="Guides for ships."></head><body><article>' +
             '<p>A lighthouse guides ships away from dangerous rocks at night.</p><p>See <a href="https://lights.example.com/list">the list</a>.</p></article></body></html>',
         );
+      }
+      if (req.url === '/hook' && req.method === 'POST') {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const first = !hooks.some((h) => h.headers['x-webhook-id'] === req.headers['x-webhook-id']);
+          hooks.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+          res.writeHead(first ? 500 : 204).end();
+        });
+        return;
       }
       if (req.url === '/slow-page') {
         slowHits += 1;
@@ -257,6 +270,36 @@ export function describeJourney(start: () => Promise<Topology>): void {
     expect(again.status).toBe(422);
     expect((await upload('MZ', { 'content-type': 'application/x-msdownload', 'x-filename': 'tool.exe' })).status).toBe(415);
     expect((await fetch(`${http.baseUrl}/api/v1/processing/upload`, { method: 'POST', headers: { [apiKey(writer).header]: apiKey(writer).value }, body: 'x' })).status).toBe(403);
+  });
+
+  it('a push with a webhook_config is called back when processed: signed, retried, attempts visible', async () => {
+    const ua = await http.call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/nua_clients`, { credential: pat(), body: { contact: 'hooks@example.com' } });
+    const uaKey = { header: 'X-SVC-UAKEY', value: `Bearer ${ua.body.token}` };
+    const pushed = await http.call<{ uuid: string; processing_id: string }>('POST', '/api/v1/processing/push', {
+      credential: uaKey, body: { kbid, title: 'Hooked', labels: ['hooked'], textfield: { body: { body: 'Signal flags hang from the mast.' } }, webhook_config: { uri: `${siteUrl}/hook`, headers: { 'x-receiver-token': 'abc' } } },
+    });
+    expect(pushed.status).toBe(200);
+    const deliveries = await http.eventually(async () => {
+      const res = await http.call<{ deliveries: { id: string; event: string; status: string; attempts: { attempt: number; status_code: number | null }[] }[] }>(
+        'GET', `/api/v1/processing/requests/${pushed.body.processing_id}/webhooks`, { credential: uaKey },
+      );
+      return res.body.deliveries?.[0]?.status === 'delivered' ? res.body.deliveries : undefined;
+    }, 30_000, 'the webhook to be delivered');
+    expect(deliveries).toEqual([expect.objectContaining({ event: 'processing.completed', status: 'delivered' })]);
+    expect(deliveries[0]?.attempts.map((a) => [a.attempt, a.status_code])).toEqual([[1, 500], [2, 204]]);
+
+    // Two calls, same id; the body names the job; the signature verifies with the client's secret.
+    const calls = hooks.filter((h) => h.headers['x-webhook-id'] === deliveries[0]?.id);
+    expect(calls).toHaveLength(2);
+    const body = JSON.parse(calls[1]?.body ?? '{}') as Record<string, unknown>;
+    expect(body).toMatchObject({ event: 'processing.completed', processing_id: pushed.body.processing_id, kbid, resource_id: pushed.body.uuid, status: 'PROCESSED', errors: [], labels: ['hooked'], field: { type: 'text', id: 'body' } });
+    expect(calls[1]?.headers['x-receiver-token']).toBe('abc');
+    const secret = await http.call<{ secret: string }>('GET', '/api/v1/processing/webhook-secret', { credential: uaKey });
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(calls[1]?.headers['x-webhook-signature'])) ?? [];
+    expect(v1).toBe(createHmac('sha256', secret.body.secret).update(`${t}.${calls[1]?.body}`).digest('hex'));
+    // A job without a webhook has no deliveries; another account's job is not found.
+    expect((await http.call('GET', '/api/v1/processing/requests/no-such-job/webhooks', { credential: uaKey })).status).toBe(404);
+    expect((await http.call('GET', '/api/v1/processing/webhook-secret', { credential: apiKey(reader) })).status).toBe(403);
   });
 
   it('a link and a file given by address are fetched, extracted, analysed and embedded', async () => {

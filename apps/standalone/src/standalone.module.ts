@@ -22,7 +22,7 @@ export interface StandaloneParts {
   userTokenTtlSeconds: number;
   publicBaseUrl: string;
   smtp?: { url: string; from: string };
-  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; allowPrivateNetworks: boolean; ackWaitMs?: number };
+  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; allowPrivateNetworks: boolean; ackWaitMs?: number; webhookBackoffMs?: number[] };
   consumeProcessingResults: boolean;
 }
 
@@ -46,7 +46,7 @@ export class StandaloneModule {
         StorageModule.forRoot(p.blobs),
         AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp }),
         ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults }),
-        UnderstandingModule.forRoot(p.processing),
+        UnderstandingModule.forRoot({ ...p.processing, webhookSigningSecret: p.secret }),
         ReportingModule.forRoot({ dataSource: p.dataSources.reporting }),
         GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins }),
       ],

@@ -5,6 +5,7 @@ import { CONTENT_OPTIONS, type ContentOptions } from './content.tokens';
 import { KbCleanupService } from './kbs/kb-cleanup.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ProcessingStatusService } from './processing/processing-requests';
+import { WebhookDeliveriesService } from './processing/webhook-deliveries.service';
 import { ProcessingPullService } from './processing/processing-pull.service';
 import { ProcessingPushService } from './processing/processing-push.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
@@ -36,6 +37,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly processingStatus: ProcessingStatusService,
     private readonly processingPush: ProcessingPushService,
     private readonly processingPull: ProcessingPullService,
+    private readonly webhookDeliveries: WebhookDeliveriesService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -50,6 +52,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.processingRequest, (req) => this.processingStatus.get(req.kbids, req.processing_id)),
       this.bus.handle(S.processingPush, (req) => this.processingPush.push(req)),
       this.bus.handle(S.processingPull, (req) => this.processingPull.pull(req)),
+      this.bus.handle(S.processingWebhooks, (req) => this.webhookDeliveries.list(req)),
       this.bus.handle(S.getResource, (req) => this.reader.get(req)),
       this.bus.handle(S.resourceExists, (req) => this.reader.exists(req)),
       this.bus.handle(S.listResources, (req) => this.reader.list(req)),
@@ -75,6 +78,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.countResources, (req) => this.reader.count(req.kbid)),
       this.bus.subscribe(S.resourceReindexed, (event) => this.reindexer.onReindexed(event), { durable: 'content-search-reindex' }),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
+      this.bus.consume(UnderstandingSubjects.webhookAttempted, (attempt) => this.webhookDeliveries.recordAttempt(attempt), { durable: 'content-webhook-attempts' }),
     ]);
     if (this.options.consumeProcessingResults) {
       await this.bus.consume(UnderstandingSubjects.fieldProcessed, (result) => this.results.apply(result), { durable: 'content-processed', concurrency: 2 });

@@ -8,6 +8,7 @@ import { ProcessingStatusService } from './processing/processing-requests';
 import { ProcessingPushService } from './processing/processing-push.service';
 import { PushFilesService } from './processing/push-files';
 import { ProcessingPullService } from './processing/processing-pull.service';
+import { WebhookDeliveriesService } from './processing/webhook-deliveries.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesRepository } from './resources/resources.repository';
@@ -35,7 +36,7 @@ export class ContentModule {
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService,
-        ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService,
+        ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService,
       ],
     };
   }

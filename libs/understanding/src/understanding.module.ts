@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { WebhookWorkerService } from './webhooks/webhook-worker.service';
 import { FieldProcessorService } from './pipeline/field-processor.service';
 import { ProcessingWorkerService } from './pipeline/processing-worker.service';
 import { QueryEmbeddingService } from './query/query-embedding.service';
@@ -11,7 +12,7 @@ export class UnderstandingModule {
   static forRoot(options: UnderstandingOptions): DynamicModule {
     return {
       module: UnderstandingModule,
-      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, KbEmbeddersService],
+      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, KbEmbeddersService, WebhookWorkerService],
     };
   }
 }

@@ -23,6 +23,11 @@ export interface UnderstandingOptions {
   ackWaitMs?: number;
   /** The longest one attempt may run before its job is handed to another worker (default 2 hours: long media). */
   maxJobMs?: number;
+  /** The server secret, from which each client's webhook signing secret is derived. */
+  webhookSigningSecret?: string;
+  /** Waits between webhook attempts (default WEBHOOK_BACKOFF_MS) and attempts per delivery (default 8). */
+  webhookBackoffMs?: number[];
+  webhookMaxAttempts?: number;
   /** Lets link and file fetches reach private and loopback addresses (development, tests). Default false. */
   allowPrivateNetworks?: boolean;
   /** Default: one shared built-in USE-lite embedder for every KB. */

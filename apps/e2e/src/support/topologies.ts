@@ -47,7 +47,7 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
   const port = await freePort();
   // A short ack wait: the crash tests see a dead worker's job handed on within seconds.
   const base = {
-    PORT: String(port), DATA_DIR: dataDir, ACCESS_CACHE_TTL_SECONDS: '5', PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '3000', ...extraEnv,
+    PORT: String(port), DATA_DIR: dataDir, ACCESS_CACHE_TTL_SECONDS: '5', PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '3000', WEBHOOK_RETRY_BACKOFF_MS: '300', ...extraEnv,
   };
   let proc: ServiceProcess | undefined;
   const launch = async (extra: Record<string, string> = {}) => {
@@ -103,7 +103,7 @@ export async function startDistributed(): Promise<Topology> {
     BUS_TRANSPORT: 'nats', NATS_URL, BUS_PREFIX: `e2e${runId}_`, KB_SECRET: randomBytes(32).toString('hex'), DATA_DIR: dataDir,
     ACCOUNTS_DATABASE_URL: pgUrl, REPORTING_DATABASE_URL: pgUrl, CONTENT_DATABASE_URL: contentUrl,
     // The journeys serve files and pages from a local HTTP server, which the SSRF guard refuses by default.
-    PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '3000',
+    PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '3000', WEBHOOK_RETRY_BACKOFF_MS: '300',
   };
   const ports: Record<string, number> = {};
   const procs: Record<string, ServiceProcess> = {};

@@ -3,8 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   AccountsSubjects, DomainError, ErrorCodes,
-  type CreateNuaClientRequest, type ListNuaClientsRequest, type ModifyNuaClientRequest, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientRef,
-} from '@kb/contracts';
+  type CreateNuaClientRequest, type ListNuaClientsRequest, type ModifyNuaClientRequest, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientRef, webhookSecret, type WebhookSecretDto } from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
@@ -81,6 +80,12 @@ export class NuaClientsService {
   }
 
   /** A new key for the client; the previous one stops working at once. */
+  /** Derived from the server secret and the client's internal id, as the webhook workers derive it to sign. */
+  async webhookSecret(ref: NuaClientRef): Promise<WebhookSecretDto> {
+    const row = await this.require(ref);
+    return { secret: webhookSecret(this.options.secret, row.internal_id) };
+  }
+
   async renewKey(ref: NuaClientRef): Promise<NuaClientKeyDto> {
     const row = await this.require(ref);
     const { token, revoked } = await this.ds.transaction(async (m) => {

@@ -62,7 +62,12 @@ export class ProcessingPushService {
     p: PushPayloadDto, req: ProcessingPushRequest, existing: { exists: boolean; rid?: string }, rid: string | undefined, body: ResourceWriteDto,
   ): Promise<{ rid: string; seqid: number }> {
     const kbid = p.kbid;
-    const common = { kbid, ...(req.actor ? { actor: req.actor } : {}), ...(p.labels && p.labels.length > 0 ? { processing_labels: p.labels } : {}) };
+    // The push's own webhook wins over its client's; either is signed with the client's secret.
+    const target = p.webhook_config ?? req.client_webhook;
+    const webhook = target && req.client ? { uri: target.uri, ...(target.headers ? { headers: target.headers } : {}), client: req.client } : undefined;
+    const common = {
+      kbid, ...(req.actor ? { actor: req.actor } : {}), ...(p.labels && p.labels.length > 0 ? { processing_labels: p.labels } : {}), ...(webhook ? { processing_webhook: webhook } : {}),
+    };
     const modify = async (id: string) => (await this.writer.modify({ ...common, rid: id, body })).seqid;
     if (existing.exists && existing.rid) return { rid: existing.rid, seqid: await modify(existing.rid) };
     try {

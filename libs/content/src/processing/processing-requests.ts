@@ -10,10 +10,13 @@ export function processingRequestsOf(rows: OutboxEntity[]): ProcessingRequestEnt
   return rows
     .filter((r) => r.kind === 'queue' && r.target === UnderstandingSubjects.processField.subject)
     .map((r) => {
-      const job = r.payload as { processing_id: string; kbid: string; rid: string; field_type: string; field_id: string; seqid: number; title?: string; labels?: string[] };
+      const job = r.payload as {
+        processing_id: string; kbid: string; rid: string; field_type: string; field_id: string; seqid: number; title?: string; labels?: string[];
+        webhook?: { uri: string; headers?: Record<string, string>; client: string };
+      };
       return {
         processingId: job.processing_id, kbid: job.kbid, rid: job.rid, fieldType: job.field_type, fieldId: job.field_id, seqid: job.seqid,
-        title: job.title ?? '', labels: job.labels ?? [], scheduledAt: r.createdAt, completedAt: null, failed: false, retries: 0, response: null,
+        title: job.title ?? '', labels: job.labels ?? [], scheduledAt: r.createdAt, completedAt: null, failed: false, retries: 0, response: null, webhook: job.webhook ?? null,
       };
     });
 }

@@ -12,6 +12,7 @@ import { ResourcesRepository } from '../resources/resources.repository';
 import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-result';
 import { releaseUnstored } from '../resources/unstored-files';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
+import { WebhookDeliveriesService, type CompletedJob } from './webhook-deliveries.service';
 
 @Injectable()
 export class ProcessingResultsService {
@@ -22,6 +23,7 @@ export class ProcessingResultsService {
     private readonly indexer: SearchIndexerService,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly webhooks: WebhookDeliveriesService,
   ) {}
 
   /**
@@ -40,15 +42,21 @@ export class ProcessingResultsService {
     let applied = false;
     const rows = await this.ds.transaction(async (m) => {
       // The job is done whatever becomes of its result (a newer write may have superseded it).
-      await m.query(
-        `UPDATE content.processing_requests SET completed_at = now(), failed = $2, response = $3, retries = greatest(retries, $4)
-          WHERE processing_id = $1 AND completed_at IS NULL`,
+      const completed = (await m.query(
+        `WITH done AS (
+           UPDATE content.processing_requests SET completed_at = now(), failed = $2, response = $3, retries = greatest(retries, $4)
+            WHERE processing_id = $1 AND completed_at IS NULL
+            RETURNING processing_id, kbid, rid, field_type, field_id, seqid, labels, retries, completed_at, webhook
+         )
+         SELECT * FROM done`,
         [result.processing_id, 'error' in loaded, 'error' in loaded ? `${loaded.error.code_str}: ${loaded.error.body}` : null, result.retries ?? 0],
-      );
+      )) as CompletedJob[];
+      // Its webhook is scheduled with the completion, even when the resource is gone meanwhile.
+      const hook = completed[0]?.webhook ? await this.webhooks.schedule(m, completed[0], 'error' in loaded ? loaded.error : null) : [];
       const resource = await this.repo.lockById(m, result.kbid, result.rid);
-      if (!resource) return [];
+      if (!resource) return hook;
       const field = await this.repo.findField(resource.id, result.field_type, result.field_id, m);
-      if (!field || field.seqid > result.seqid) return [];
+      if (!field || field.seqid > result.seqid) return hook;
       const now = new Date();
       const patch: Partial<FieldEntity> = {};
       let language: string | undefined;
@@ -75,11 +83,11 @@ export class ProcessingResultsService {
       const updated = { ...resource, status, metadata };
       if ('extracted' in loaded) await this.indexer.indexField(m, updated, field, loaded.extracted);
       await this.indexer.syncResource(m, updated);
-      return this.outbox.add(m, [...(released ? [released.cleanup] : []), {
+      return [...hook, ...(await this.outbox.add(m, [...(released ? [released.cleanup] : []), {
         kind: 'event',
         target: ContentSubjects.auditRecorded.subject,
         payload: { event_id: randomUUID(), kbid: result.kbid, type: 'processed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing' },
-      }]);
+      }]))];
     });
     await this.outbox.relay(rows);
     return applied;

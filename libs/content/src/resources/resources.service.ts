@@ -72,7 +72,7 @@ export class ResourcesService {
     };
     resource.searchTags = resourceTags(resource);
     const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now);
-    const outboxRows = this.outbox.rowsFor([...processingJobs(resource, fields, req.processing_labels), auditEntry(req.kbid, 'new', rid, req.actor, started)]);
+    const outboxRows = this.outbox.rowsFor([...processingJobs(resource, fields, req.processing_labels, req.processing_webhook), auditEntry(req.kbid, 'new', rid, req.actor, started)]);
     await translateUniqueViolation(
       async () => {
         // With fields, the resource, its fields and its outbox rows go in one statement; the title
@@ -109,7 +109,7 @@ export class ResourcesService {
           patch.status = deriveResourceStatus(allFields.map((f) => f.status));
           await this.repo.updateResource(m, current.id, { ...patch, modifiedAt: now, lastSeqid: seqid });
           await this.indexer.syncResource(m, { ...current, ...patch, modifiedAt: now, lastSeqid: seqid });
-          const entries = [...processingJobs({ ...current, ...patch }, fields, req.processing_labels), ...supersededUnstored(previous, fields), auditEntry(req.kbid, 'modified', current.id, req.actor, started)];
+          const entries = [...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook), ...supersededUnstored(previous, fields), auditEntry(req.kbid, 'modified', current.id, req.actor, started)];
           return { seqid, rows: await this.outbox.add(m, entries) };
         }),
       { code: ErrorCodes.SLUG_CONFLICT, message: `Slug already exists: ${body.slug}` },

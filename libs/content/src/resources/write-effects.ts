@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ContentSubjects, UnderstandingSubjects, type ActorDto, type AuditEventType } from '@kb/contracts';
+import { ContentSubjects, UnderstandingSubjects, type ActorDto, type AuditEventType, type WebhookTargetDto } from '@kb/contracts';
 import type { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
 import type { OutboxEntry } from '../outbox/outbox.service';
@@ -13,7 +13,9 @@ export function pendingFieldRows(resource: Pick<ResourceEntity, 'id' | 'kbid'>, 
 }
 
 /** One processing job per written field, recorded in the outbox with the write; `labels` go to the jobs' status records. */
-export function processingJobs(resource: Pick<ResourceEntity, 'id' | 'kbid' | 'title' | 'metadata'>, fields: FieldEntity[], labels?: string[]): OutboxEntry[] {
+export function processingJobs(
+  resource: Pick<ResourceEntity, 'id' | 'kbid' | 'title' | 'metadata'>, fields: FieldEntity[], labels?: string[], webhook?: WebhookTargetDto,
+): OutboxEntry[] {
   return fields.map((f) => ({
     kind: 'queue' as const,
     target: UnderstandingSubjects.processField.subject,
@@ -21,6 +23,7 @@ export function processingJobs(resource: Pick<ResourceEntity, 'id' | 'kbid' | 't
       processing_id: randomUUID(), kbid: resource.kbid, rid: resource.id, field_type: f.fieldType, field_id: f.fieldId, seqid: f.seqid, value: f.value, title: resource.title,
       ...(typeof resource.metadata['language'] === 'string' ? { language: resource.metadata['language'] } : {}),
       ...(labels && labels.length > 0 ? { labels } : {}),
+      ...(webhook ? { webhook } : {}),
     },
   }));
 }

@@ -1,4 +1,5 @@
 import { event, rpc } from '../common/bus';
+import type { WebhookSecretDto } from '../understanding/webhook.dto';
 import type { AccessGrant } from '../common/principal';
 import { AccessChangedEvent, CheckAccessRequest, CredentialRevokedEvent } from './access.dto';
 import {
@@ -84,6 +85,8 @@ export const AccountsSubjects = {
   modifyNuaClient: rpc<ModifyNuaClientRequest, null>('accounts.nua-client.modify', ModifyNuaClientRequest),
   deleteNuaClient: rpc<NuaClientRef, null>('accounts.nua-client.delete', NuaClientRef),
   renewNuaClientKey: rpc<NuaClientRef, NuaClientKeyDto>('accounts.nua-client.renew-key', NuaClientRef),
+  /** The secret that signs the client's processing webhooks (docs/webhooks.md). */
+  nuaClientWebhookSecret: rpc<NuaClientRef, WebhookSecretDto>('accounts.nua-client.webhook-secret', NuaClientRef),
 
   learningSchema: rpc<LearningSchemaRequest, Record<string, unknown>>('accounts.learning-schema.get', LearningSchemaRequest),
   getKbConfig: rpc<KbConfigRef, Record<string, unknown>>('accounts.kb-config.get', KbConfigRef),

@@ -10,6 +10,7 @@ import {
 import { ReindexResourceRequest } from './reindex-resource.dto';
 import { ProcessingRequestRef, ProcessingRequestsQuery, ProcessingStatusRequest, type ProcessingStatusPage, type ProcessingStatusRecord } from './processing-status.dto';
 import { ProcessingPullRequest, type ProcessingPullResult } from './processing-pull.dto';
+import { WebhookDeliveriesRequest, type WebhookDeliveriesDto } from '../understanding/webhook.dto';
 import { ProcessingPushRequest, type ProcessingPushResponseDto } from './processing-push.dto';
 import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
@@ -57,6 +58,7 @@ export const ContentSubjects = {
   /** The understanding API's "Send Data To Process": writes the pushed fields into a resource of the KB and schedules their processing. */
   processingPush: rpc<ProcessingPushRequest, ProcessingPushResponseDto>('content.processing.push', ProcessingPushRequest),
   processingPull: rpc<ProcessingPullRequest, ProcessingPullResult>('content.processing.pull', ProcessingPullRequest),
+  processingWebhooks: rpc<WebhookDeliveriesRequest, WebhookDeliveriesDto>('content.processing.webhooks', WebhookDeliveriesRequest),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
   /** A resource's index rows must be rebuilt from its stored extracted data (the search indexer subscribes). */

@@ -93,6 +93,9 @@ export class ProcessingPushRequest {
   @IsDefined() @ValidateNested() @Type(() => PushPayloadDto) body!: PushPayloadDto;
   /** The client's account: its staged uploads are what the file tokens of `body` name. */
   @IsOptional() @IsString() @MaxLength(100) account_id?: string;
+  /** The pushing client (internal id) and its `processing_webhook`, if it has one. */
+  @IsOptional() @IsString() @MaxLength(100) client?: string;
+  @IsOptional() @ValidateNested() @Type(() => ProcessingWebhookDto) client_webhook?: ProcessingWebhookDto;
 }
 
 export class ProcessingPushResponseDto {

@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import { WebhookTargetDto } from '../understanding/webhook.dto';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { CreateResourceDto, ModifyResourceDto } from './resource-input.dto';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from './resource.dto';
@@ -26,6 +27,8 @@ export class CreateResourceRequest {
   @IsOptional() @IsBoolean() skip_store?: boolean;
   /** Labels recorded on the processing status records of the jobs this write schedules (a push's `labels`). */
   @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) processing_labels?: string[];
+  /** The webhook called when each job this write schedules completes (a push's). */
+  @IsOptional() @ValidateNested() @Type(() => WebhookTargetDto) processing_webhook?: WebhookTargetDto;
   @IsDefined() @ValidateNested() @Type(() => CreateResourceDto) body!: CreateResourceDto;
 }
 
@@ -33,6 +36,7 @@ export class ModifyResourceRequest extends ResourceRef {
   @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
   @IsOptional() @IsBoolean() skip_store?: boolean;
   @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) processing_labels?: string[];
+  @IsOptional() @ValidateNested() @Type(() => WebhookTargetDto) processing_webhook?: WebhookTargetDto;
   @IsDefined() @ValidateNested() @Type(() => ModifyResourceDto) body!: ModifyResourceDto;
 }
 

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min, ValidateNested } from 'class-validator';
 import { ContentFieldTypes, type ContentFieldType } from '../content/resource.dto';
+import { WebhookTargetDto } from './webhook.dto';
 
 /**
  * One field to process. The value travels inline for text-like fields; file bytes never ride the
@@ -19,6 +20,8 @@ export class ProcessFieldJob {
   @IsOptional() @IsString() language?: string;
   /** Labels of the request that scheduled the job (a push's `labels`), shown on its status record. */
   @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) labels?: string[];
+  /** Called when the job completes or fails (a push's webhook); kept on its status record. */
+  @IsOptional() @ValidateNested() @Type(() => WebhookTargetDto) webhook?: WebhookTargetDto;
 }
 
 export class ProcessFieldErrorDto {

@@ -1,6 +1,7 @@
 import { queue, rpc } from '../common/bus';
 import { FieldProcessedResult, ProcessFieldJob } from './processing.dto';
 import { EmbedQueryRequest, type EmbedQueryResponse } from './query.dto';
+import { DeliverWebhookJob, WebhookAttemptDto } from './webhook.dto';
 
 export const UnderstandingSubjects = {
   /** Work queue consumed by processing workers. */
@@ -9,4 +10,8 @@ export const UnderstandingSubjects = {
   fieldProcessed: queue<FieldProcessedResult>('understanding.field.processed', 'PROCESSED', FieldProcessedResult),
   /** Embeds a search query with the KB's semantic model (the predict/query step of /find and /ask). */
   embedQuery: rpc<EmbedQueryRequest, EmbedQueryResponse>('understanding.query.embed', EmbedQueryRequest),
+  /** Webhook calls of completed jobs, retried with backoff by the bus (docs/webhooks.md). */
+  deliverWebhook: queue<DeliverWebhookJob>('understanding.webhook.deliver', 'PROCESSING', DeliverWebhookJob),
+  /** The outcome of each webhook attempt, stored by content for the client to see. */
+  webhookAttempted: queue<WebhookAttemptDto>('understanding.webhook.attempted', 'PROCESSED', WebhookAttemptDto),
 } as const;

@@ -156,6 +156,8 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/processing/push': { scope: 'ua-key' },
   'POST /api/v1/processing/upload': { scope: 'ua-key' },
   'GET /api/v1/processing/pull': { scope: 'ua-key' },
+  'GET /api/v1/processing/requests/:processing_id/webhooks': { scope: 'ua-key' },
+  'GET /api/v1/processing/webhook-secret': { scope: 'ua-key' },
   'POST /api/v2/processing/pull': { scope: 'ua-key' },
   'OPTIONS /api/v1/processing/tusupload': PUBLIC,
   'OPTIONS /api/v1/processing/tusupload/:upload_id': PUBLIC,

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from
 import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import {
-  AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, ProcessingPushResponseDto, PushConversationDto, PushLinkDto, PushPayloadDto,
+  AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, ProcessingPushResponseDto, PushConversationDto, PushLinkDto, PushPayloadDto, WebhookDeliveriesDto, WebhookSecretDto,
   type ProcessingStatusPage, type ProcessingStatusRecord,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
@@ -75,14 +75,40 @@ export class ProcessingRequestsController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Send Data To Process',
-    description: 'Writes the pushed fields (textfield, linkfield, conversationfield; genericfield title and summary) into the resource `uuid` (else `slug`) of `kbid`, a KB of the client\'s account, creating it when it does not exist, and schedules their processing. `filefield` maps field ids to tokens from Upload Binary File (or its TUS routes), and message `attachments` list such tokens: the files move into the resource and each token is used once (an unknown or used token → 422, nothing written). `processing_id` names the job of the first field (by type, then id); `labels` are shown on the jobs\' status records. Layout fields are refused (422); `learning_config` is accepted, the KB\'s model configuration applies.',
+    description: 'Writes the pushed fields (textfield, linkfield, conversationfield; genericfield title and summary) into the resource `uuid` (else `slug`) of `kbid`, a KB of the client\'s account, creating it when it does not exist, and schedules their processing. `filefield` maps field ids to tokens from Upload Binary File (or its TUS routes), and message `attachments` list such tokens: the files move into the resource and each token is used once (an unknown or used token → 422, nothing written). `processing_id` names the job of the first field (by type, then id); `labels` are shown on the jobs\' status records; `webhook_config` (else the client\'s `processing_webhook`) is called when each job completes (docs/webhooks.md). Layout fields are refused (422); `learning_config` is accepted, the KB\'s model configuration applies.',
   })
   @ApiResponse({ status: 200, type: ProcessingPushResponseDto })
   async push(@Body(bodyOf(PushPayloadDto)) body: PushPayloadDto, @Req() req: AuthedRequest): Promise<ProcessingPushResponseDto> {
     if (!(await this.accountKbs(req)).includes(body.kbid)) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in the client\'s account');
     const actor = actorOf(req);
-    const account = req.principal?.account_id;
-    return this.bus.request(ContentSubjects.processingPush, { actor: { ...actor, user: body.userid ?? actor.user }, body, ...(account ? { account_id: account } : {}) }, busContextOf(req));
+    const account = req.principal?.account_id ?? '';
+    const client = req.principal?.id ?? '';
+    const hook = (await this.bus.request(AccountsSubjects.getNuaClient, { account_id: account, client }, busContextOf(req))).processing_webhook;
+    return this.bus.request(
+      ContentSubjects.processingPush,
+      { actor: { ...actor, user: body.userid ?? actor.user }, body, account_id: account, client, ...(hook ? { client_webhook: hook } : {}) },
+      busContextOf(req),
+    );
+  }
+
+  @Get('requests/:processing_id/webhooks')
+  @ApiOperation({
+    summary: 'Webhook deliveries of a processing job',
+    description: 'Each webhook call scheduled when the job completed (docs/webhooks.md): its event, address, status (pending, delivered, failed) and every attempt with its time, HTTP status or error, and duration. 404 for a job outside the client\'s account.',
+  })
+  @ApiResponse({ status: 200, type: WebhookDeliveriesDto })
+  async webhooks(@Param('processing_id') processingId: string, @Req() req: AuthedRequest): Promise<WebhookDeliveriesDto> {
+    return this.bus.request(ContentSubjects.processingWebhooks, { kbids: await this.accountKbs(req), processing_id: processingId }, busContextOf(req));
+  }
+
+  @Get('webhook-secret')
+  @ApiOperation({
+    summary: 'Webhook signing secret',
+    description: 'The secret that signs this client\'s processing webhooks (`X-Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, docs/webhooks.md).',
+  })
+  @ApiResponse({ status: 200, type: WebhookSecretDto })
+  webhookSecret(@Req() req: AuthedRequest): Promise<WebhookSecretDto> {
+    return this.bus.request(AccountsSubjects.nuaClientWebhookSecret, { account_id: req.principal?.account_id ?? '', client: req.principal?.id ?? '' }, busContextOf(req));
   }
 
   private async accountKbs(req: AuthedRequest): Promise<string[]> {

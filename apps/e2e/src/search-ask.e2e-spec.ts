@@ -1,4 +1,8 @@
-import { startFakeEmbeddingServer, startFakeLlmServer, type FakeEmbeddingServer, type FakeLlmServer } from '@kb/platform/testing';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFakeEmbeddingServer, startFakeLlmServer, startFakeTranscriptionServer, type FakeEmbeddingServer, type FakeLlmServer } from '@kb/platform/testing';
 import { apiKey, bearer, type Credential } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
 
@@ -69,6 +73,40 @@ describe('search and ask through the gateway (standalone)', () => {
     await embeddings?.close();
     await llm?.close();
   }, 60_000);
+
+  it('transcribes an uploaded recording with the KB\'s transcriber: timed TRANSCRIPT paragraphs, searchable', async () => {
+    const transcription = await startFakeTranscriptionServer();
+    const dir = mkdtempSync(join(tmpdir(), 'kb-e2e-audio-'));
+    try {
+      execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=5', join(dir, 'memo.mp3')]);
+      const boot = topology.bootstrap();
+      const pat = bearer(boot.personal_access_token.token);
+      const created = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
+        credential: pat, body: { slug: 'media-kb', title: 'media', learning_configuration: { user_keys: { openai_compatible: { url: transcription.url, key: 'sk-audio', transcription_model: 'whisper-1' } } } },
+      });
+      const kb = (created.body.uuid ?? created.body.id) as string;
+      const upload = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kb}/upload`, {
+        method: 'POST', headers: { [pat.header]: pat.value, 'content-type': 'audio/mpeg', 'x-filename': 'memo.mp3' }, body: readFileSync(join(dir, 'memo.mp3')),
+      });
+      expect(upload.status).toBe(201);
+      const { uuid, field_id: fieldId } = (await upload.json()) as { uuid: string; field_id: string };
+      const done = await topology.http.eventually(async () => {
+        const r = await topology.http.call<{ metadata: { status: string }; data: { files: Record<string, { extracted?: { metadata?: { metadata: { paragraphs: { kind: string; start_seconds: number[]; end_seconds: number[] }[] } } }; error?: unknown }> } }>(
+          'GET', `/api/v1/kb/${kb}/resource/${uuid}?show=basic&show=extracted&show=errors&extracted=metadata`, { credential: pat },
+        );
+        return r.body.metadata?.status === 'PROCESSED' || r.body.metadata?.status === 'ERROR' ? r.body : undefined;
+      }, 60_000, 'the recording to be processed');
+      expect(done.metadata.status).toBe('PROCESSED');
+      const paragraphs = done.data.files[fieldId]?.extracted?.metadata?.metadata.paragraphs ?? [];
+      expect(paragraphs).toEqual([expect.objectContaining({ kind: 'TRANSCRIPT', start_seconds: [0], end_seconds: [expect.any(Number)] })]);
+      expect(transcription.requests).toEqual([expect.objectContaining({ model: 'whisper-1', authorization: 'Bearer sk-audio', sampleRate: 16000, channels: 1 })]);
+      const found = await topology.http.call<{ resources: Record<string, unknown> }>('POST', `/api/v1/kb/${kb}/find`, { credential: pat, body: { query: 'part', features: ['keyword'] } });
+      expect(Object.keys(found.body.resources)).toEqual([uuid]);
+    } finally {
+      await transcription.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it('embeds paragraphs and queries with the KB semantic model, and finds by meaning', async () => {
     expect(embeddings.requests.some((r) => r.input.some((t) => t.includes('magma')))).toBe(true);

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { KbTranscribersService } from './query/kb-transcribers.service';
 import { WebhookWorkerService } from './webhooks/webhook-worker.service';
 import { FieldProcessorService } from './pipeline/field-processor.service';
 import { ProcessingWorkerService } from './pipeline/processing-worker.service';
@@ -12,7 +13,7 @@ export class UnderstandingModule {
   static forRoot(options: UnderstandingOptions): DynamicModule {
     return {
       module: UnderstandingModule,
-      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, KbEmbeddersService, WebhookWorkerService],
+      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, KbEmbeddersService, KbTranscribersService, WebhookWorkerService],
     };
   }
 }

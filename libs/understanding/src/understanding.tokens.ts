@@ -1,5 +1,5 @@
 import type { Embedder } from './pipeline/analysis/embedder';
-import type { Ocr } from './pipeline/extractors/extraction.types';
+import type { Ocr, Transcriber } from './pipeline/extractors/extraction.types';
 
 export const UNDERSTANDING_OPTIONS = Symbol('UNDERSTANDING_OPTIONS');
 
@@ -32,6 +32,10 @@ export interface UnderstandingOptions {
   allowPrivateNetworks?: boolean;
   /** Default: one shared built-in USE-lite embedder for every KB. */
   embedderFactory?: EmbedderFactory;
+  /** Default: the KB's model configuration (KbTranscribersService). */
+  transcriberFactory?: (kbid: string) => Promise<Transcriber | undefined>;
+  /** Audio and video: seconds per transcription request (default 600). */
+  transcriptionChunkSeconds?: number;
   /** Default: tesseract, started on first use. Tests pass a fake or `null` (no OCR). */
   ocrFactory?: (() => Ocr) | null;
 }

@@ -64,7 +64,13 @@ export function learningConfigurationIssues(config: Record<string, unknown>, loc
   const userKeys = config['user_keys'];
   if (userKeys !== undefined && userKeys !== null) {
     if (typeof userKeys !== 'object' || Array.isArray(userKeys)) add(['user_keys'], 'user_keys must be an object keyed by provider', 'dict_type');
-    else for (const p of Object.keys(userKeys)) if (!PROVIDERS.includes(p)) add(['user_keys', p], `Unknown provider; one of ${PROVIDERS.join(', ')}`, 'enum');
+    else {
+      for (const p of Object.keys(userKeys)) if (!PROVIDERS.includes(p)) add(['user_keys', p], `Unknown provider; one of ${PROVIDERS.join(', ')}`, 'enum');
+      for (const [p, entry] of Object.entries(userKeys as Record<string, unknown>)) {
+        const model = entry && typeof entry === 'object' ? (entry as Record<string, unknown>)['transcription_model'] : undefined;
+        if (model !== undefined && (typeof model !== 'string' || model.trim() === '')) add(['user_keys', p, 'transcription_model'], 'transcription_model must be a model name', 'string_type');
+      }
+    }
   }
   const hasKey = (provider: string) => typeof userKeys === 'object' && userKeys !== null && provider in (userKeys as Record<string, unknown>);
 

@@ -3,3 +3,4 @@ export * from './saml-idp';
 export * from './fake-llm-server';
 export * from './fake-embedding-server';
 export * from './pdf';
+export * from './fake-transcription-server';

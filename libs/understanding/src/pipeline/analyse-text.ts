@@ -46,13 +46,16 @@ export function normaliseLanguage(language: string | undefined): string | undefi
 
 export function analyseText(text: string, options: AnalyseOptions): AnalysedText {
   const language = normaliseLanguage(options.language) ?? detectLanguage(text);
-  const spans: (Span & { kind?: string; page?: number; is_a_table?: boolean })[] = options.paragraphs?.length ? options.paragraphs : splitParagraphs(text);
+  const spans: (Span & { kind?: string; page?: number; is_a_table?: boolean; start_seconds?: number; end_seconds?: number })[] = options.paragraphs?.length
+    ? options.paragraphs
+    : splitParagraphs(text);
   const allSentences: Span[] = [];
   const paragraphs = spans.map((p): SpecParagraph => {
     const sentences = sentenceSpans(text, p.start, p.end, language);
     allSentences.push(...sentences);
     return {
-      start: p.start, end: p.end, start_seconds: [], end_seconds: [], kind: p.kind ?? 'TEXT', classifications: [],
+      start: p.start, end: p.end, start_seconds: p.start_seconds !== undefined ? [p.start_seconds] : [], end_seconds: p.end_seconds !== undefined ? [p.end_seconds] : [],
+      kind: p.kind ?? 'TEXT', classifications: [],
       sentences: sentences.map((s) => ({ start: s.start, end: s.end, key: '' })),
       key: `${options.fieldKey}/${p.start}-${p.end}`,
       page: { page: p.page ?? 0, page_with_visual: false },

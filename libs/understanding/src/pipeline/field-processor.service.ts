@@ -8,9 +8,10 @@ import type { Embedder } from './analysis';
 import { extractedError } from './extracted-error';
 import { singleTextExtracted, splitExtracted, type FileReference, type MetadataExtras } from './extracted-shapes';
 import { extractText } from './extract-text';
-import { createTesseractOcr, extractFile, extractWebPage, fetchPage, type ExtractedDocument, type Ocr } from './extractors';
+import { createTesseractOcr, extractFile, extractWebPage, fetchPage, type ExtractedDocument, type Ocr, type Transcriber } from './extractors';
 import { readFileSource, type FileSource } from './field-sources';
 import { KbEmbeddersService } from '../query/kb-embedders.service';
+import { KbTranscribersService } from '../query/kb-transcribers.service';
 import { defaultEmbedderFactory } from './analysis/default-embedder';
 import { appendNested } from './nested-files';
 
@@ -43,8 +44,14 @@ export class FieldProcessorService implements OnModuleDestroy {
     @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
     @Optional() @Inject(BLOB_STORE) private readonly blobs?: BlobStore,
     @Optional() kbEmbedders?: KbEmbeddersService,
+    @Optional() private readonly kbTranscribers?: KbTranscribersService,
   ) {
     this.embedders = options.embedderFactory ?? (kbEmbedders ? (kbid) => kbEmbedders.get(kbid) : defaultEmbedderFactory);
+  }
+
+  /** The KB's transcriber, looked up only when a field turns out to be audio or video. */
+  private transcriberOf(job: ProcessFieldJob): () => Promise<Transcriber | undefined> {
+    return async () => (this.options.transcriberFactory ? this.options.transcriberFactory(job.kbid) : this.kbTranscribers?.get(job.kbid));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -89,7 +96,10 @@ export class FieldProcessorService implements OnModuleDestroy {
   private async file(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
     const source = (job.value['file'] ?? {}) as FileSource;
     const bytes = await readFileSource(this.blobs, source, { allowPrivate: this.allowPrivate });
-    const info = { contentType: bytes.contentType, filename: source.filename, password: str(job.value['password']), ocr: this.getOcr() };
+    const info = {
+      contentType: bytes.contentType, filename: source.filename, password: str(job.value['password']), ocr: this.getOcr(),
+      transcriber: this.transcriberOf(job), ...(this.options.transcriptionChunkSeconds ? { chunkSeconds: this.options.transcriptionChunkSeconds } : {}),
+    };
     const doc = await extractFile(bytes.data, info);
     const { document, nestedPositions } = await appendNested(doc, (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }));
     const thumbnail = await this.storeThumbnail(job, doc);
@@ -110,7 +120,7 @@ export class FieldProcessorService implements OnModuleDestroy {
     const uri = str(job.value['uri']) ?? '';
     const page = await fetchPage(uri, { headers: strMap(job.value['headers']), cookies: strMap(job.value['cookies']), allowPrivate: this.allowPrivate });
     const selectors = { css_selector: str(job.value['css_selector']), xpath: str(job.value['xpath']) };
-    const doc = page.kind === 'html' ? await extractWebPage(page.html, page.finalUrl, selectors) : await extractFile(page.data, { contentType: page.contentType, ocr: this.getOcr() });
+    const doc = page.kind === 'html' ? await extractWebPage(page.html, page.finalUrl, selectors) : await extractFile(page.data, { contentType: page.contentType, ocr: this.getOcr(), transcriber: this.transcriberOf(job) });
     const mime = page.kind === 'html' ? 'text/html' : (doc.metadata?.['mime_type'] ?? page.contentType);
     const thumbnail = await this.storeThumbnail(job, doc);
     const analysed = this.analyse(job, doc.text, { paragraphs: doc.paragraphs, language: str(job.value['language']) ?? job.language ?? doc.language });
@@ -130,7 +140,7 @@ export class FieldProcessorService implements OnModuleDestroy {
     for (const message of messages) {
       const content = message.content ?? {};
       const parts = [extractText(content.text ?? '', (content.format ?? 'PLAIN') as TextFormat)];
-      for (const attachment of content.attachments ?? []) parts.push(await this.attachmentText(attachment));
+      for (const attachment of content.attachments ?? []) parts.push(await this.attachmentText(attachment, job));
       const text = parts.filter((p) => p.trim()).join('\n\n');
       splits.push({ ident: message.ident, analysed: this.analyse(job, text, { language: job.language, split: message.ident }) });
     }
@@ -143,11 +153,12 @@ export class FieldProcessorService implements OnModuleDestroy {
    * Attachments carried inline or stored as blobs are read; an external address is not fetched
    * here (a conversation can hold thousands of them), and an unreadable one adds no text.
    */
-  private async attachmentText(attachment: FileSource): Promise<string> {
+  private async attachmentText(attachment: FileSource, job: ProcessFieldJob): Promise<string> {
     if (attachment.payload === undefined && !attachment.uri?.startsWith('blob:')) return '';
     try {
       const bytes = await readFileSource(this.blobs, attachment, { allowPrivate: false });
-      return (await extractFile(bytes.data, { contentType: bytes.contentType, filename: attachment.filename, ocr: this.getOcr() })).text;
+      // Voice messages are transcribed when the KB has a transcriber.
+      return (await extractFile(bytes.data, { contentType: bytes.contentType, filename: attachment.filename, ocr: this.getOcr(), transcriber: this.transcriberOf(job) })).text;
     } catch (err) {
       if (extractedError(err)) return '';
       throw err;

@@ -15,6 +15,16 @@ export const MimeTypes = {
   plain: 'text/plain',
   json: 'application/json',
   eml: 'message/rfc822',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  ogg: 'audio/ogg',
+  flac: 'audio/flac',
+  m4a: 'audio/mp4',
+  mp4: 'video/mp4',
+  mov: 'video/quicktime',
+  webm: 'video/webm',
+  mkv: 'video/x-matroska',
+  avi: 'video/x-msvideo',
   unknown: 'application/octet-stream',
 } as const;
 
@@ -24,6 +34,8 @@ const byExtension: Record<string, string> = {
   webp: MimeTypes.webp, gif: MimeTypes.gif, csv: MimeTypes.csv, tsv: MimeTypes.csv, html: MimeTypes.html,
   htm: MimeTypes.html, md: MimeTypes.markdown, markdown: MimeTypes.markdown, txt: MimeTypes.plain,
   text: MimeTypes.plain, json: MimeTypes.json, eml: MimeTypes.eml,
+  mp3: MimeTypes.mp3, wav: MimeTypes.wav, ogg: MimeTypes.ogg, oga: MimeTypes.ogg, opus: MimeTypes.ogg, flac: MimeTypes.flac, m4a: MimeTypes.m4a,
+  mp4: MimeTypes.mp4, m4v: MimeTypes.mp4, mov: MimeTypes.mov, webm: MimeTypes.webm, mkv: MimeTypes.mkv, avi: MimeTypes.avi,
 };
 
 /** Content types clients send that say nothing about the bytes. */
@@ -62,6 +74,24 @@ function sniffMagic(data: Buffer): string | undefined {
   if (startsWith(data, [0x52, 0x49, 0x46, 0x46]) && data.subarray(8, 12).toString('latin1') === 'WEBP') return MimeTypes.webp;
   if (data.subarray(0, 6).toString('latin1') === 'GIF87a' || data.subarray(0, 6).toString('latin1') === 'GIF89a') return MimeTypes.gif;
   if (isZip(data)) return sniffZip(data);
+  return sniffMedia(data);
+}
+
+/** Audio and video containers by their signatures. */
+function sniffMedia(data: Buffer): string | undefined {
+  const at = (from: number, to: number) => data.subarray(from, to).toString('latin1');
+  if (at(0, 4) === 'RIFF' && at(8, 12) === 'WAVE') return MimeTypes.wav;
+  if (at(0, 4) === 'RIFF' && at(8, 12) === 'AVI ') return MimeTypes.avi;
+  if (at(0, 4) === 'OggS') return MimeTypes.ogg;
+  if (at(0, 4) === 'fLaC') return MimeTypes.flac;
+  if (at(0, 3) === 'ID3' || (data.length > 2 && data[0] === 0xff && ((data[1] ?? 0) & 0xe0) === 0xe0 && ((data[1] ?? 0) & 0x06) !== 0)) return MimeTypes.mp3;
+  if (at(4, 8) === 'ftyp') {
+    const brand = at(8, 12);
+    if (brand.startsWith('M4A') || brand.startsWith('M4B')) return MimeTypes.m4a;
+    if (brand === 'qt  ') return MimeTypes.mov;
+    return MimeTypes.mp4;
+  }
+  if (startsWith(data, [0x1a, 0x45, 0xdf, 0xa3])) return data.subarray(0, 64).includes('webm') ? MimeTypes.webm : MimeTypes.mkv;
   return undefined;
 }
 

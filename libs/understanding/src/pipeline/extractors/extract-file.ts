@@ -3,6 +3,7 @@ import { extractEmail } from './email.extractor';
 import { asCorrupt, ExtractionError } from './extraction.error';
 import type { ExtractedDocument, ExtractFileInfo } from './extraction.types';
 import { extractImage } from './image.extractor';
+import { extractMedia } from './media.extractor';
 import { extractDocx, extractPptx } from './office.extractor';
 import { extractPdf } from './pdf.extractor';
 import { extractCsv, extractXlsx } from './spreadsheet.extractor';
@@ -10,6 +11,9 @@ import { decodeText, extractJson, extractMarkdown, extractPlainText } from './te
 import { extractHtmlDocument } from './web-page.extractor';
 
 export const DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024;
+/** Audio and video are decoded from a temporary file; larger recordings than documents are accepted. */
+export const MAX_MEDIA_FILE_BYTES = 1024 * 1024 * 1024;
+const isMediaType = (type: string): boolean => /^(audio|video)\//.test(type);
 const IMAGE_TYPES = new Set<string>([MimeTypes.png, MimeTypes.jpeg, MimeTypes.tiff, MimeTypes.webp, MimeTypes.gif]);
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
@@ -19,11 +23,11 @@ const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
  * UNSUPPORTED_TYPE.
  */
 export async function extractFile(data: Buffer, info: ExtractFileInfo = {}): Promise<ExtractedDocument> {
-  const maxBytes = info.maxBytes ?? DEFAULT_MAX_FILE_BYTES;
-  if (data.length > maxBytes) throw new ExtractionError(`The file is larger than ${maxBytes} bytes`, 'TOO_LARGE');
   if (data.length === 0) throw new ExtractionError('The file is empty', 'CORRUPT_FILE');
   if (data.subarray(0, 8).equals(CFB_MAGIC)) throw compoundFileError(data);
   const type = detectFileType(data, info.contentType, info.filename);
+  const maxBytes = info.maxBytes ?? (isMediaType(type) ? MAX_MEDIA_FILE_BYTES : DEFAULT_MAX_FILE_BYTES);
+  if (data.length > maxBytes) throw new ExtractionError(`The file is larger than ${maxBytes} bytes`, 'TOO_LARGE');
   const doc = await asCorrupt('File', () => extractByType(type, data, info));
   return { ...doc, metadata: { ...doc.metadata, mime_type: type } };
 }
@@ -50,6 +54,7 @@ function extractByType(type: string, data: Buffer, info: ExtractFileInfo): Promi
       return extractEmail(data);
     default:
       if (IMAGE_TYPES.has(type)) return extractImage(data, info.ocr);
+      if (isMediaType(type)) return extractMedia(data, info, type);
       // Any other text/* (text/x-log, text/x-python…) is readable as plain text.
       if (type === MimeTypes.plain || type.startsWith('text/')) return extractPlainText(data);
       throw new ExtractionError(`Files of type ${type} cannot be extracted`, 'UNSUPPORTED_TYPE');

@@ -8,7 +8,11 @@ export type ExtractionErrorCode =
   | 'FORBIDDEN_ADDRESS'
   | 'INVALID_SELECTOR'
   | 'FETCH_FAILED'
-  | 'FILE_NOT_FOUND';
+  | 'FILE_NOT_FOUND'
+  | 'NO_TRANSCRIBER'
+  | 'NO_AUDIO'
+  | 'TRANSCRIPTION_FAILED'
+  | 'TRANSCRIPTION_UNAVAILABLE';
 
 /**
  * The one error the extractors throw. Callers map `code` onto the field's error record; anything

@@ -11,11 +11,15 @@ export type {
   NestedFile,
   Ocr,
   RowsPreview,
+  Transcriber,
+  TranscriptSegment,
   WebPageOptions,
 } from './extraction.types';
 export { assertFetchable, isForbiddenAddress, type FetchGuardOptions, type LookupFn } from './fetch-guard';
 export { fetchPage, type FetchedPage, type FetchPageOptions } from './fetch-page';
 export { extractImage } from './image.extractor';
+export { extractMedia, MAX_MEDIA_SECONDS, transcriptDocument } from './media.extractor';
+export { OpenAiTranscriber, type OpenAiTranscriberConfig } from './openai-transcriber';
 export { extractDocx, extractPptx } from './office.extractor';
 export { extractPdf, type PdfOptions } from './pdf.extractor';
 export { extractCsv, extractXlsx, PREVIEW_ROWS } from './spreadsheet.extractor';

@@ -56,7 +56,9 @@ describe('text formats', () => {
   it('unknown bytes are UNSUPPORTED_TYPE, oversize files TOO_LARGE, empty files CORRUPT_FILE', async () => {
     await expect(codeOf(extractFile(Buffer.from([0, 159, 146, 150, 0, 1]), {}))).resolves.toBe('UNSUPPORTED_TYPE');
     await expect(codeOf(extractFile(Buffer.from('PK\x05\x06' + '\0'.repeat(18)), { filename: 'a.zip' }))).resolves.toBe('UNSUPPORTED_TYPE');
-    await expect(codeOf(extractFile(Buffer.from('hello'), { contentType: 'video/mp4' }))).resolves.toBe('UNSUPPORTED_TYPE');
+    await expect(codeOf(extractFile(Buffer.from('hello'), { contentType: 'application/x-shockwave-flash' }))).resolves.toBe('UNSUPPORTED_TYPE');
+    // Audio and video are extracted by transcription, which needs a transcriber.
+    await expect(codeOf(extractFile(Buffer.from('hello'), { contentType: 'video/mp4' }))).resolves.toBe('NO_TRANSCRIBER');
     await expect(codeOf(extractFile(Buffer.alloc(2048, 'a'), { maxBytes: 1024 }))).resolves.toBe('TOO_LARGE');
     await expect(codeOf(extractFile(Buffer.alloc(0), {}))).resolves.toBe('CORRUPT_FILE');
   });

@@ -89,6 +89,9 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     await expect(push({ uuid: elsewhere.uuid, textfield: { a: { body: 'Mine?' } } })).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
     await expect(resource(elsewhere.uuid)).rejects.toMatchObject({ code: ErrorCodes.RESOURCE_NOT_FOUND });
 
+    // Created directly with a taken id (as an upload or a push names it): a 409 about the id, not a slug.
+    await expect(fx.bus.request(ContentSubjects.createResource, { kbid, rid: elsewhere.uuid, body: { title: 'Same id' } }))
+      .rejects.toMatchObject({ code: ErrorCodes.CONFLICT, message: `A resource with id ${elsewhere.uuid} already exists` });
     await push({ slug: 'taken', textfield: { a: { body: 'x' } } });
     await expect(push({ uuid: '4f1c2a9e5b7d4e1f8a6b2c4d6e8f0a1b', slug: 'taken', textfield: { a: { body: 'y' } } })).rejects.toMatchObject({ code: ErrorCodes.SLUG_CONFLICT });
 

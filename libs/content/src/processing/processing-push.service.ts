@@ -4,7 +4,7 @@ import {
   DomainError, ErrorCodes, PushPayloadDto, validatePayload, type ProcessingPushRequest, type ProcessingPushResponseDto, type ResourceWriteDto,
 } from '@kb/contracts';
 import { ResourceReaderService } from '../resources/resource-reader.service';
-import { ResourcesService } from '../resources/resources.service';
+import { RESOURCE_ID_CONSTRAINTS, ResourcesService } from '../resources/resources.service';
 import { ProcessingStatusService } from './processing-requests';
 import { PushFilesService, type StagedPush } from './push-files';
 import { canonicalUuid, pushWriteOf, type PushedFiles } from './push-payload';
@@ -92,11 +92,7 @@ function placeholders(staged: StagedPush): PushedFiles {
   };
 }
 
-/**
- * The create's unique violation was the resource id, not the slug: the resource's key, or its
- * fields' (keyed by the resource id; the one-statement insert may check those first).
- */
-const ID_CONSTRAINTS = ['resources_pkey', 'fields_pkey'];
+/** The create's conflict was the resource id, not the slug. */
 function isIdConflict(err: unknown): boolean {
-  return err instanceof DomainError && err.code === ErrorCodes.SLUG_CONFLICT && ID_CONSTRAINTS.includes(String(err.details?.['constraint']));
+  return err instanceof DomainError && err.code === ErrorCodes.CONFLICT && RESOURCE_ID_CONSTRAINTS.includes(String(err.details?.['constraint']));
 }

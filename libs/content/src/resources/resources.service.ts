@@ -27,6 +27,9 @@ export const resourceBlobPrefix = (kbid: string, rid: string) => `content/kbs/${
  * processing jobs and audit events it causes; they are relayed after commit, so a crash can
  * delay them but never drop them.
  */
+/** Unique constraints a taken resource id violates (the one-statement insert may check the fields' first). */
+export const RESOURCE_ID_CONSTRAINTS = ['resources_pkey', 'fields_pkey'];
+
 @Injectable()
 export class ResourcesService {
   constructor(
@@ -86,7 +89,13 @@ export class ResourcesService {
         });
       },
       { code: ErrorCodes.SLUG_CONFLICT, message: `Resource slug ${body.slug} already exists` },
-    );
+    ).catch((err: unknown) => {
+      // The id (set by an upload or a push) was taken, not the slug: say so.
+      if (err instanceof DomainError && err.code === ErrorCodes.SLUG_CONFLICT && RESOURCE_ID_CONSTRAINTS.includes(String(err.details?.['constraint']))) {
+        throw new DomainError(ErrorCodes.CONFLICT, `A resource with id ${rid} already exists`, err.details);
+      }
+      throw err;
+    });
     this.outbox.relayInBackground(outboxRows);
     return { uuid: rid, seqid, elapsed: (Date.now() - started) / 1000 };
   }

@@ -1,22 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import type { Readable } from 'node:stream';
-import { AccountsSubjects, DomainError, ErrorCodes, processingUploadKey, type BusContext } from '@kb/contracts';
+import { AccountsSubjects, DomainError, ErrorCodes, processingUploadKey } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { isMedia, resolveContentType } from './media-types';
+import type { UploadedFile } from './upload.service';
 
-export interface ProcessingUploadInput {
+export interface ProcessingUploadInput extends UploadedFile {
   /** The understanding-API client's account: the staged file belongs to it. */
   accountId: string;
-  body: Readable | Buffer;
-  declaredType?: string;
-  filename?: string;
-  md5?: string;
-  password?: string;
-  language?: string;
-  declaredSize?: number;
-  context: BusContext;
 }
 
 /**

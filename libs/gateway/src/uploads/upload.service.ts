@@ -6,25 +6,29 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { isMedia, resolveContentType } from './media-types';
 
-export interface UploadInput {
-  kbid: string;
-  /** Existing resource (field upload) or none (a new resource). */
-  target?: { rid?: string; slug?: string };
-  fieldId?: string;
+/** A file arriving in a request body, with what its headers said about it. */
+export interface UploadedFile {
   body: Readable | Buffer;
   declaredType?: string;
   filename?: string;
   md5?: string;
   password?: string;
   language?: string;
-  extractStrategy?: string;
   declaredSize?: number;
+  context: BusContext;
+}
+
+export interface UploadInput extends UploadedFile {
+  kbid: string;
+  /** Existing resource (field upload) or none (a new resource). */
+  target?: { rid?: string; slug?: string };
+  fieldId?: string;
+  extractStrategy?: string;
   /** Members of a new resource (e.g. a TUS creation body). */
   resource?: Record<string, unknown>;
   /** `x-skip-store: true`: the file goes to processing and is deleted once processed. */
   skipStore?: boolean;
   actor: ActorDto;
-  context: BusContext;
 }
 
 /** Where an uploaded file goes: the field's original, or (x-skip-store) a key of its own that processing deletes. */

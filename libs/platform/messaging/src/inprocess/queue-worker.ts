@@ -4,7 +4,7 @@ import type { DeliveryHandler } from '../message-bus';
 import type { ResolvedConsumeOptions } from '../shared/backoff';
 import { describeError, type BusLogger } from '../shared/bus-logger';
 import type { DeadLetter } from '../shared/dead-letter';
-import { processDelivery, startHeartbeat } from '../shared/delivery';
+import { processRenewing } from '../shared/delivery';
 import { waitAll } from '../shared/wait-all';
 import type { ClaimedJob, QueueStore } from './queue-store';
 
@@ -114,19 +114,10 @@ export class QueueWorker<T> {
     const delivery = { id: job.msgId, subject, consumer: consumerName, deliveryCount: job.deliveryCount, body: job.body, context: job.context };
     // The lease is renewed while the handler runs (up to maxWorkingMs), so a long job is not handed
     // to another worker; if this process dies, the lease runs out within ackWaitMs.
-    const heartbeat = startHeartbeat(options, () => {
+    const renew = () => {
       store.extend(job.id, job.token, options.ackWaitMs).catch((err) => logger.warn('Renewing a job lease failed', { subject, err: describeError(err) }));
-    });
-    if (heartbeat) this.heartbeats.add(heartbeat);
-    let outcome: Awaited<ReturnType<typeof processDelivery>>;
-    try {
-      outcome = await processDelivery(delivery, cls, handler, options, logger);
-    } finally {
-      if (heartbeat) {
-        clearInterval(heartbeat);
-        this.heartbeats.delete(heartbeat);
-      }
-    }
+    };
+    const outcome = await processRenewing(delivery, cls, handler, options, logger, renew, this.heartbeats);
     if (this.aborted) return;
     if (outcome.action === 'ack') {
       await store.ack(job.id, job.token);

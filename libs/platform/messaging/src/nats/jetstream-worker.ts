@@ -3,7 +3,7 @@ import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from 'nats';
 import type { DeliveryHandler } from '../message-bus';
 import type { ResolvedConsumeOptions } from '../shared/backoff';
 import { describeError, type BusLogger } from '../shared/bus-logger';
-import { processDelivery, startHeartbeat } from '../shared/delivery';
+import { processRenewing } from '../shared/delivery';
 import { toJson } from '../shared/envelope';
 import { contextFromHeaders, contextHeaders, decodeText, encodeText } from './nats-codec';
 
@@ -90,17 +90,7 @@ export class JetStreamWorker<T> {
     };
     // "Still working" resets the ack timer while the handler runs (up to maxWorkingMs): a long job
     // is not redelivered while its worker lives, and a dead worker's job comes back within ack_wait.
-    const heartbeat = startHeartbeat(options, () => msg.working());
-    if (heartbeat) this.heartbeats.add(heartbeat);
-    let outcome: Awaited<ReturnType<typeof processDelivery>>;
-    try {
-      outcome = await processDelivery(delivery, cls, handler, options, logger);
-    } finally {
-      if (heartbeat) {
-        clearInterval(heartbeat);
-        this.heartbeats.delete(heartbeat);
-      }
-    }
+    const outcome = await processRenewing(delivery, cls, handler, options, logger, () => msg.working(), this.heartbeats);
     if (this.aborted) return;
     try {
       if (outcome.action === 'ack') {

@@ -42,6 +42,31 @@ export function startHeartbeat(options: ResolvedConsumeOptions, beat: () => void
 }
 
 /**
+ * processDelivery while `renew` keeps the delivery's ack wait alive (see startHeartbeat). The
+ * timer sits in `heartbeats` while it runs, so a worker that aborts can stop renewing at once.
+ */
+export async function processRenewing<T>(
+  delivery: IncomingDelivery,
+  cls: ClassConstructor<object> | undefined,
+  handler: DeliveryHandler<T>,
+  options: ResolvedConsumeOptions,
+  logger: BusLogger,
+  renew: () => void,
+  heartbeats: Set<NodeJS.Timeout>,
+): Promise<DeliveryOutcome> {
+  const heartbeat = startHeartbeat(options, renew);
+  if (heartbeat) heartbeats.add(heartbeat);
+  try {
+    return await processDelivery(delivery, cls, handler, options, logger);
+  } finally {
+    if (heartbeat) {
+      clearInterval(heartbeat);
+      heartbeats.delete(heartbeat);
+    }
+  }
+}
+
+/**
  * Runs one delivery of a queue job or durable event and says what the transport must do with
  * it. Shared by both transports so retries and dead letters behave identically.
  */

@@ -263,6 +263,16 @@ export function describeJourney(start: () => Promise<Topology>): void {
     expect(seen.map((d) => d.processing_id).sort()).toEqual(v1.body.payloads.map(decode).map((d) => d.processing_id).sort());
     expect((await http.call('POST', '/api/v2/processing/pull', { credential: uaKey, body: { timeout: 1 } })).status).toBe(204);
     expect((await http.call('GET', '/api/v1/processing/pull?partition=2&timeout=0', { credential: uaKey })).status).toBe(422);
+    for (const bad of ['limit=0', 'limit=51', 'timeout=31', 'from_cursor=-1', 'partition=0', 'limit=abc']) {
+      expect([bad, (await http.call('GET', `/api/v1/processing/pull?${bad}`, { credential: uaKey })).status]).toEqual([bad, 422]);
+    }
+    const badV2 = await http.call<{ detail: { loc: (string | number)[] }[] }>('POST', '/api/v2/processing/pull', { credential: uaKey, body: { limit: 0, timeout: 99, ack: 'x' } });
+    expect(badV2.status).toBe(422);
+    expect(badV2.body.detail.map((d) => d.loc.join('.')).sort()).toEqual(['body.ack', 'body.limit', 'body.timeout']);
+    expect((await http.call('POST', '/api/v2/processing/pull', { credential: uaKey, body: { ack: ['not-a-token'] } })).status).toBe(422);
+    // Uploads: an unknown TUS upload, a declared size over the limit, a wrong md5.
+    expect((await tus('/0123456789abcdef0123456789abcdef', 'HEAD')).status).toBe(404);
+    expect((await upload('abc', { 'content-type': 'text/plain', 'x-md5': '0'.repeat(32) })).status).toBe(422);
     expect((await http.call('GET', '/api/v1/processing/pull', { credential: apiKey(reader) })).status).toBe(403);
 
     // A token serves one push; unsupported types, and other credentials, are refused.

@@ -66,6 +66,9 @@ describe('search and ask through the gateway (standalone)', () => {
         return list.body.resources.length === texts.length && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
       }, 90_000, 'every resource processed');
     }
+    // The generative KB's processed fields get question/answer pairs from the fake provider: let
+    // those calls finish before the /ask tests script the provider's answers.
+    await topology.http.eventually(async () => (llm.requests.filter((r) => JSON.stringify(r.body).includes('question and answer pairs')).length >= texts.length ? true : undefined), 30_000, 'question/answer calls');
   }, 180_000);
 
   afterAll(async () => {
@@ -105,6 +108,38 @@ describe('search and ask through the gateway (standalone)', () => {
     } finally {
       await transcription.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('writes question/answer pairs for a processed field with the KB\'s generative provider', async () => {
+    const qaLlm = await startFakeLlmServer({ chunks: ['```json\n{"pairs": [{"question": "What do lighthouses warn ships about?", "answer": "Dangerous rocks.", "paragraphs": [2]}]}\n```'] });
+    try {
+      const boot = topology.bootstrap();
+      const pat = bearer(boot.personal_access_token.token);
+      const created = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
+        credential: pat, body: { slug: 'qa-kb', title: 'qa', learning_configuration: { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: qaLlm.openAiUrl, key: 'sk-qa' } } } },
+      });
+      const kb = (created.body.uuid ?? created.body.id) as string;
+      const res = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+        credential: pat, body: { title: 'Lighthouses', texts: { body: { body: 'Lighthouses stand on coasts.\n\nTheir light warns ships about dangerous rocks at night.' } } },
+      });
+      type Qa = { question_answers: { question_answer: { question: { text: string; ids_paragraphs: string[] }; answers: { text: string }[] }[] } };
+      const qa = await topology.http.eventually(async () => {
+        const r = await topology.http.call<{ data: { texts: { body: { extracted?: { question_answers?: Qa } } } } }>(
+          'GET', `/api/v1/kb/${kb}/resource/${res.body.uuid}?show=extracted&extracted=question_answers`, { credential: pat },
+        );
+        return r.body.data?.texts?.body?.extracted?.question_answers;
+      }, 60_000, 'question/answer pairs');
+      const [pair] = qa.question_answers.question_answer;
+      expect(pair?.question.text).toBe('What do lighthouses warn ships about?');
+      expect(pair?.answers.map((a) => a.text)).toEqual(['Dangerous rocks.']);
+      expect(pair?.question.ids_paragraphs).toEqual([expect.stringMatching(new RegExp(`^${res.body.uuid}/t/body/\\d+-\\d+$`))]);
+      // The model saw the field's paragraphs, numbered, with the key it was configured with.
+      const sent = qaLlm.requests.find((r) => JSON.stringify(r.body).includes('question and answer pairs'));
+      expect(sent?.headers.authorization).toBe('Bearer sk-qa');
+      expect(JSON.stringify(sent?.body)).toContain('[2] Their light warns ships');
+    } finally {
+      await qaLlm.close();
     }
   }, 90_000);
 

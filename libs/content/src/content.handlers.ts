@@ -5,6 +5,7 @@ import { CONTENT_OPTIONS, type ContentOptions } from './content.tokens';
 import { KbCleanupService } from './kbs/kb-cleanup.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ProcessingStatusService } from './processing/processing-requests';
+import { QuestionAnswersService } from './processing/question-answers.service';
 import { WebhookDeliveriesService } from './processing/webhook-deliveries.service';
 import { ProcessingPullService } from './processing/processing-pull.service';
 import { ProcessingPushService } from './processing/processing-push.service';
@@ -38,6 +39,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly processingPush: ProcessingPushService,
     private readonly processingPull: ProcessingPullService,
     private readonly webhookDeliveries: WebhookDeliveriesService,
+    private readonly questionAnswers: QuestionAnswersService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -82,6 +84,9 @@ export class ContentHandlers implements OnModuleInit {
     ]);
     if (this.options.consumeProcessingResults) {
       await this.bus.consume(UnderstandingSubjects.fieldProcessed, (result) => this.results.apply(result), { durable: 'content-processed', concurrency: 2 });
+      await this.bus.consume(S.generateQuestionAnswers, (job) => this.questionAnswers.generate(job), {
+        durable: 'content-question-answers', concurrency: 2, maxDeliver: 4, backoffMs: [5_000, 30_000, 120_000], ackWaitMs: 120_000,
+      });
     }
   }
 }

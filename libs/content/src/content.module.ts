@@ -9,6 +9,7 @@ import { ProcessingPushService } from './processing/processing-push.service';
 import { PushFilesService } from './processing/push-files';
 import { ProcessingPullService } from './processing/processing-pull.service';
 import { WebhookDeliveriesService } from './processing/webhook-deliveries.service';
+import { QuestionAnswersService } from './processing/question-answers.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesRepository } from './resources/resources.repository';
@@ -36,7 +37,7 @@ export class ContentModule {
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService,
-        ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService,
+        ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService,
       ],
     };
   }

@@ -103,6 +103,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   },
   'content.processing.pull': { kbids: ['kb-1'], mode: 'v2', consumer: 'client-1', limit: 10, partitions: 1, ack: ['17'] },
   'content.processing.webhooks': { kbids: ['kb-1'], processing_id: 'p-1' },
+  'content.field.question-answers': { kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 3 },
   'content.search.catalog-facets': { kbid: 'kb-1', body: { prefixes: [{ prefix: '/l' }] } },
   'content.ask.stream': { kbid: 'kb-1', body: { query: 'what causes tides?' }, learning_id: 'l-1' },
   'content.ask.feedback': { kbid: 'kb-1', body: { ident: 'l-1', good: true, task: 'CHAT' } },

@@ -6,7 +6,8 @@ import { LOGGER, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import type { FieldEntity } from '../entities/field.entity';
-import { OutboxService } from '../outbox/outbox.service';
+import { OutboxService, type OutboxEntry } from '../outbox/outbox.service';
+import { QuestionAnswersService } from './question-answers.service';
 import { deriveResourceStatus } from '../resources/resource-status';
 import { ResourcesRepository } from '../resources/resources.repository';
 import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-result';
@@ -24,6 +25,7 @@ export class ProcessingResultsService {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly webhooks: WebhookDeliveriesService,
+    private readonly questionAnswers: QuestionAnswersService,
   ) {}
 
   /**
@@ -34,11 +36,15 @@ export class ProcessingResultsService {
   async apply(result: FieldProcessedResult): Promise<void> {
     const loaded: LoadedResult = result.error ? { error: result.error } : await loadExtractedBlob(this.blobs, result);
     if ('gone' in loaded) return;
-    const applied = await this.store(result, loaded);
+    // Question/answer pairs follow a successful result when the KB has a generative provider.
+    const followUps = 'extracted' in loaded
+      ? await this.questionAnswers.jobFor({ kbid: result.kbid, rid: result.rid, field_type: result.field_type, field_id: result.field_id, seqid: result.seqid })
+      : [];
+    const applied = await this.store(result, loaded, followUps);
     if (applied && 'extracted' in loaded) await this.pruneOlderResults(result);
   }
 
-  private async store(result: FieldProcessedResult, loaded: Exclude<LoadedResult, { gone: true }>): Promise<boolean> {
+  private async store(result: FieldProcessedResult, loaded: Exclude<LoadedResult, { gone: true }>, followUps: OutboxEntry[]): Promise<boolean> {
     let applied = false;
     const rows = await this.ds.transaction(async (m) => {
       // The job is done whatever becomes of its result (a newer write may have superseded it).
@@ -83,7 +89,7 @@ export class ProcessingResultsService {
       const updated = { ...resource, status, metadata };
       if ('extracted' in loaded) await this.indexer.indexField(m, updated, field, loaded.extracted);
       await this.indexer.syncResource(m, updated);
-      return [...hook, ...(await this.outbox.add(m, [...(released ? [released.cleanup] : []), {
+      return [...hook, ...(await this.outbox.add(m, [...(released ? [released.cleanup] : []), ...followUps, {
         kind: 'event',
         target: ContentSubjects.auditRecorded.subject,
         payload: { event_id: randomUUID(), kbid: result.kbid, type: 'processed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing' },

@@ -1,4 +1,5 @@
-import { event, rpc, stream } from '../common/bus';
+import { event, queue, rpc, stream } from '../common/bus';
+import { QuestionAnswersJob } from './question-answers.dto';
 import { AuditRecordedEvent } from './audit.event';
 import { FeedbackRequest, SearchEnvelope, type AskItem } from './search-requests.dto';
 import {
@@ -59,6 +60,8 @@ export const ContentSubjects = {
   processingPush: rpc<ProcessingPushRequest, ProcessingPushResponseDto>('content.processing.push', ProcessingPushRequest),
   processingPull: rpc<ProcessingPullRequest, ProcessingPullResult>('content.processing.pull', ProcessingPullRequest),
   processingWebhooks: rpc<WebhookDeliveriesRequest, WebhookDeliveriesDto>('content.processing.webhooks', WebhookDeliveriesRequest),
+  /** Question/answer pairs of a processed field, by the KB's generative model (when it has a provider). */
+  generateQuestionAnswers: queue<QuestionAnswersJob>('content.field.question-answers', 'PROCESSED', QuestionAnswersJob),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
   /** A resource's index rows must be rebuilt from its stored extracted data (the search indexer subscribes). */

@@ -13,3 +13,4 @@ export * from './search-requests.dto';
 export * from './processing-status.dto';
 export * from './processing-push.dto';
 export * from './processing-pull.dto';
+export * from './question-answers.dto';

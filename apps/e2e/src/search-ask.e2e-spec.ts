@@ -143,6 +143,36 @@ describe('search and ask through the gateway (standalone)', () => {
     }
   }, 90_000);
 
+  it('vectorises with every semantic model of a KB, and /find searches the vectorset it names', async () => {
+    const boot = topology.bootstrap();
+    const pat = bearer(boot.personal_access_token.token);
+    const created = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
+      credential: pat, body: { slug: 'multi-kb', title: 'multi', learning_configuration: {
+        semantic_models: ['hf_embedding', 'en-use-lite-2024'], default_semantic_model: 'hf_embedding',
+        user_keys: { openai_compatible: { url: embeddings.url, key: 'sk-embed', model: 'toy-embed', size: 64 } },
+      } },
+    });
+    const kb = (created.body.uuid ?? created.body.id) as string;
+    const res = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Glaciers', texts: { body: { body: 'Glaciers carve valleys as the ice slowly moves downhill.' } } } });
+    type Extracted = { vectors?: { vectorset: string }; vectorsets?: Record<string, { vectorset: string; dimension: number }> };
+    const extracted = await topology.http.eventually(async () => {
+      const r = await topology.http.call<{ metadata: { status: string }; data: { texts: { body: { extracted?: Extracted } } } }>(
+        'GET', `/api/v1/kb/${kb}/resource/${res.body.uuid}?show=basic&show=extracted&extracted=vectors`, { credential: pat },
+      );
+      return r.body.metadata?.status === 'PROCESSED' ? r.body.data.texts.body.extracted : undefined;
+    }, 60_000, 'the resource processed');
+    expect(extracted?.vectors?.vectorset).toBe('toy-embed');
+    expect(extracted?.vectorsets?.['en-use-lite-2024']).toMatchObject({ vectorset: 'en-use-lite-2024', dimension: 512 });
+    const find = (vectorset?: string) => topology.http.call<{ resources: Record<string, unknown>; detail?: unknown }>('POST', `/api/v1/kb/${kb}/find`, {
+      credential: pat, body: { query: 'ice moving down valleys', features: ['semantic'], min_score: { semantic: -1 }, ...(vectorset ? { vectorset } : {}) },
+    });
+    for (const vs of [undefined, 'hf_embedding', 'toy-embed', 'en-use-lite-2024']) {
+      const r = await find(vs);
+      expect([vs, r.status, Object.keys(r.body.resources)]).toEqual([vs, 200, [res.body.uuid]]);
+    }
+    expect((await find('no-such-model')).status).toBe(422);
+  }, 90_000);
+
   it('embeds paragraphs and queries with the KB semantic model, and finds by meaning', async () => {
     expect(embeddings.requests.some((r) => r.input.some((t) => t.includes('magma')))).toBe(true);
     expect(embeddings.requests.every((r) => r.authorization === 'Bearer sk-embed' && r.model === 'toy-embed')).toBe(true);

@@ -64,6 +64,7 @@ export function extractedOf(data: ExtractedFieldData, now: string): Record<strin
     text: data.text,
     metadata: { ...data.metadata, metadata: { ...data.metadata.metadata, last_index: now } },
     ...(data.vectors ? { vectors: data.vectors } : {}),
+    ...(data.vectorsets && Object.keys(data.vectorsets).length > 0 ? { vectorsets: data.vectorsets } : {}),
     ...(data.file ? { file: data.file } : {}),
     ...(data.link ? { link: data.link } : {}),
   };

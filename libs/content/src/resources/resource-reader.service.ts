@@ -51,7 +51,9 @@ export function serializeResource(r: ResourceEntity, fields: FieldEntity[], o: S
       const record: FieldRecord = { status: f.status };
       if (withValues) record.value = publicFieldValue(f.fieldType, f.value);
       if (withExtracted && f.extracted) {
-        record.extracted = Object.fromEntries(Object.entries(f.extracted).filter(([k]) => o.extracted.includes(k as ExtractedOption)));
+        // `vectors` also brings the vectors of the KB's other semantic models (`vectorsets`).
+        const wanted = (k: string) => o.extracted.includes((k === 'vectorsets' ? 'vectors' : k) as ExtractedOption);
+        record.extracted = Object.fromEntries(Object.entries(f.extracted).filter(([k]) => wanted(k)));
       }
       if (withErrors) {
         record.error = f.error;

@@ -83,6 +83,8 @@ export interface ExtractedFieldData {
     similarity?: 'COSINE' | 'DOT';
     dimension?: number;
   };
+  /** The vectors of the KB's other semantic models, by vectorset (`vectors` holds the default model's). */
+  vectorsets?: Record<string, ExtractedFieldData['vectors']>;
   file?: Record<string, unknown>;
   link?: Record<string, unknown>;
 }

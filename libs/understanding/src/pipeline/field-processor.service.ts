@@ -38,7 +38,8 @@ interface Message {
 @Injectable()
 export class FieldProcessorService implements OnModuleDestroy {
   private ocr: Ocr | undefined;
-  private readonly embedders: EmbedderFactory;
+  /** Every semantic model of a KB, the default first. */
+  private readonly embedders: (kbid: string) => Promise<Embedder[]>;
 
   constructor(
     @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
@@ -46,7 +47,8 @@ export class FieldProcessorService implements OnModuleDestroy {
     @Optional() kbEmbedders?: KbEmbeddersService,
     @Optional() private readonly kbTranscribers?: KbTranscribersService,
   ) {
-    this.embedders = options.embedderFactory ?? (kbEmbedders ? (kbid) => kbEmbedders.get(kbid) : defaultEmbedderFactory);
+    const one: EmbedderFactory | undefined = options.embedderFactory ?? (kbEmbedders ? undefined : defaultEmbedderFactory);
+    this.embedders = one ? async (kbid) => [await one(kbid)] : (kbid) => (kbEmbedders as KbEmbeddersService).all(kbid);
   }
 
   /** The KB's transcriber, looked up only when a field turns out to be audio or video. */
@@ -144,9 +146,10 @@ export class FieldProcessorService implements OnModuleDestroy {
       const text = parts.filter((p) => p.trim()).join('\n\n');
       splits.push({ ident: message.ident, analysed: this.analyse(job, text, { language: job.language, split: message.ident }) });
     }
-    const embedder = await this.embedders(job.kbid);
-    const vectors = await paragraphVectors(embedder, splits.map((s) => s.analysed));
-    return withVectorset(splitExtracted(splits.map((s, i) => ({ ...s, vectors: vectors[i] ?? [] })), { mime_type: 'text/plain', started }), embedder);
+    return this.vectorised(job, async (embedder) => {
+      const vectors = await paragraphVectors(embedder, splits.map((s) => s.analysed));
+      return withVectorset(splitExtracted(splits.map((s, i) => ({ ...s, vectors: vectors[i] ?? [] })), { mime_type: 'text/plain', started }), embedder);
+    });
   }
 
   /**
@@ -171,9 +174,24 @@ export class FieldProcessorService implements OnModuleDestroy {
   }
 
   private async single(job: ProcessFieldJob, analysed: AnalysedText, extras: MetadataExtras): Promise<ExtractedFieldData> {
-    const embedder = await this.embedders(job.kbid);
-    const [vectors] = await paragraphVectors(embedder, [analysed]);
-    return withVectorset(singleTextExtracted(analysed, vectors ?? [], extras), embedder);
+    return this.vectorised(job, async (embedder) => {
+      const [vectors] = await paragraphVectors(embedder, [analysed]);
+      return withVectorset(singleTextExtracted(analysed, vectors ?? [], extras), embedder);
+    });
+  }
+
+  /**
+   * The field's record vectorised with the KB's default model (`vectors`) and with each of its
+   * other semantic models (`vectorsets`, by model): /find searches whichever `vectorset` it names.
+   */
+  private async vectorised(job: ProcessFieldJob, build: (embedder: Embedder) => Promise<ExtractedFieldData>): Promise<ExtractedFieldData> {
+    const [first, ...rest] = await this.embedders(job.kbid);
+    const data = await build(first as Embedder);
+    for (const embedder of rest) {
+      const other = await build(embedder);
+      data.vectorsets = { ...(data.vectorsets ?? {}), [embedder.model]: other.vectors };
+    }
+    return data;
   }
 
   /** Stored under the field's prefix, so the reprocessed field's thumbnail replaces the old one. */

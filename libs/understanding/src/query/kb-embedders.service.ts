@@ -18,29 +18,54 @@ const OPENAI_URL = 'https://api.openai.com/v1';
  */
 @Injectable()
 export class KbEmbeddersService implements OnModuleDestroy {
-  private readonly cache = new Map<string, { embedder: Promise<Embedder>; until: number }>();
+  private readonly cache = new Map<string, { embedders: Promise<Embedder[]>; until: number }>();
 
   constructor(
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
   ) {}
 
+  /** The embedder of the KB's default semantic model. */
   async get(kbid: string): Promise<Embedder> {
     if (this.options.embedderFactory) return this.options.embedderFactory(kbid);
-    const hit = this.cache.get(kbid);
-    if (hit && hit.until > Date.now()) return hit.embedder;
-    const embedder = this.resolve(kbid);
-    this.cache.set(kbid, { embedder, until: Date.now() + TTL_MS });
-    embedder.catch(() => this.cache.delete(kbid));
-    return embedder;
+    return (await this.all(kbid))[0] as Embedder;
   }
 
-  private async resolve(kbid: string): Promise<Embedder> {
+  /**
+   * One embedder per semantic model of the KB (spec 4.6 `semantic_models`), the default first:
+   * processing vectorises every paragraph with each, so /find can search any of them by `vectorset`.
+   */
+  async all(kbid: string): Promise<Embedder[]> {
+    if (this.options.embedderFactory) return [await this.options.embedderFactory(kbid)];
+    const hit = this.cache.get(kbid);
+    if (hit && hit.until > Date.now()) return hit.embedders;
+    const embedders = this.resolve(kbid);
+    this.cache.set(kbid, { embedders, until: Date.now() + TTL_MS });
+    embedders.catch(() => this.cache.delete(kbid));
+    return embedders;
+  }
+
+  /** The embedder whose vectors a query names by `vectorset` (its model id, or the model the provider reports). */
+  async forVectorset(kbid: string, vectorset: string | undefined): Promise<Embedder | undefined> {
+    const all = await this.all(kbid);
+    if (!vectorset) return all[0];
+    return all.find((e) => e.model === vectorset) ?? (await this.modelIds(kbid)).flatMap((id, i) => (id === vectorset && all[i] ? [all[i]] : []))[0];
+  }
+
+  private async modelIds(kbid: string): Promise<string[]> {
     const config = await this.bus.request(AccountsSubjects.resolveKbConfig, { kb_id: kbid });
-    const model = (config['default_semantic_model'] as string | undefined) ?? BUILTIN_SEMANTIC_MODEL;
+    return modelsOf(config);
+  }
+
+  private async resolve(kbid: string): Promise<Embedder[]> {
+    const config = await this.bus.request(AccountsSubjects.resolveKbConfig, { kb_id: kbid });
+    const keys = (config['user_keys'] ?? {}) as Record<string, Record<string, unknown>>;
+    return Promise.all(modelsOf(config).map((model) => this.embedderOf(kbid, model, keys)));
+  }
+
+  private async embedderOf(kbid: string, model: string, keys: Record<string, Record<string, unknown>>): Promise<Embedder> {
     const info = SEMANTIC_MODELS[model];
     if (!info || info.provider === 'builtin') return defaultEmbedderFactory(kbid);
-    const keys = (config['user_keys'] ?? {}) as Record<string, Record<string, unknown>>;
     const entry = keys[info.provider] ?? {};
     const str = (k: string) => (typeof entry[k] === 'string' ? (entry[k] as string) : undefined);
     const num = (k: string) => (typeof entry[k] === 'number' ? (entry[k] as number) : undefined);
@@ -63,10 +88,18 @@ export class KbEmbeddersService implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     const all = [...this.cache.values()];
     this.cache.clear();
-    for (const { embedder } of all) {
-      const e = await embedder.catch(() => null);
-      // The built-in model is shared by every KB and closed with the process.
-      if (e && e.model !== BUILTIN_SEMANTIC_MODEL) await e.close().catch(() => undefined);
+    for (const { embedders } of all) {
+      for (const e of (await embedders.catch(() => [] as Embedder[]))) {
+        // The built-in model is shared by every KB and closed with the process.
+        if (e.model !== BUILTIN_SEMANTIC_MODEL) await e.close().catch(() => undefined);
+      }
     }
   }
+}
+
+/** The KB's semantic models, the default first (the built-in model when none is configured). */
+function modelsOf(config: Record<string, unknown>): string[] {
+  const list = Array.isArray(config['semantic_models']) ? (config['semantic_models'] as unknown[]).filter((m): m is string => typeof m === 'string') : [];
+  const dflt = typeof config['default_semantic_model'] === 'string' ? config['default_semantic_model'] : (list[0] ?? BUILTIN_SEMANTIC_MODEL);
+  return [...new Set([dflt, ...list])];
 }

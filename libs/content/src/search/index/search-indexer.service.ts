@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { FIELD_TYPE_LETTER, type ContentFieldType, type ExtractedFieldData, type ExtractedVector } from '@kb/contracts';
+import { FIELD_TYPE_LETTER, type ContentFieldType, type ExtractedFieldData } from '@kb/contracts';
 import type { FieldEntity } from '../../entities/field.entity';
 import type { ResourceEntity } from '../../entities/resource.entity';
 import { analyze } from '../analysis';
@@ -24,7 +24,40 @@ interface ParagraphRow {
   ptags: string[];
   terms: Map<string, number>;
   length: number;
-  vector?: number[];
+}
+
+/** One vectorset's vectors of a field's rows, by paragraph id. */
+interface RowVectors {
+  vectorset: string;
+  similarity: 'COSINE' | 'DOT';
+  byParagraph: Map<string, number[]>;
+}
+
+/**
+ * Every vectorset a field was vectorised with (`vectors`, the KB's default model, and
+ * `vectorsets`, its other semantic models), matched to the rows by split and offsets.
+ */
+function vectorSetsOf(extracted: ExtractedFieldData, rows: ParagraphRow[]): RowVectors[] {
+  const out = new Map<string, RowVectors>();
+  for (const v of [extracted.vectors, ...Object.values(extracted.vectorsets ?? {})]) {
+    if (!v?.vectorset || out.has(v.vectorset)) continue;
+    const bySplit = new Map<string, Map<string, number[]>>();
+    const byParagraph = new Map<string, number[]>();
+    for (const r of rows) {
+      let offsets = bySplit.get(r.split);
+      if (!offsets) {
+        offsets = new Map();
+        for (const x of (r.split ? v.split_vectors?.[r.split]?.vectors : v.vectors?.vectors) ?? []) {
+          if (Array.isArray(x.vector) && x.vector.length) offsets.set(`${x.start_paragraph}-${x.end_paragraph}`, x.vector);
+        }
+        bySplit.set(r.split, offsets);
+      }
+      const vector = offsets.get(`${r.start}-${r.end}`);
+      if (vector) byParagraph.set(r.paragraphId, vector);
+    }
+    out.set(v.vectorset, { vectorset: v.vectorset, similarity: v.similarity ?? 'DOT', byParagraph });
+  }
+  return [...out.values()];
 }
 
 const TITLE_FIELD = 'a/title';
@@ -55,7 +88,7 @@ export class SearchIndexerService {
   async indexField(m: EntityManager, resource: ResourceEntity, field: Pick<FieldEntity, 'fieldType' | 'fieldId'>, extracted: ExtractedFieldData): Promise<void> {
     await this.unindex(m, resource.kbid, resource.id, [`${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`]);
     const rows = this.fieldRows(resource, field.fieldType, field.fieldId, extracted);
-    await this.insert(m, resource, rows, extracted.vectors);
+    await this.insert(m, resource, rows, vectorSetsOf(extracted, rows));
   }
 
   /** Drops the paragraphs of one field (the field was deleted). */
@@ -124,7 +157,7 @@ export class SearchIndexerService {
       field: TITLE_FIELD, split: '', paragraphId: `${resource.id}/${TITLE_FIELD}/0-${resource.title.length}`, start: 0, end: resource.title.length, idx: 0, page: null,
       text: resource.title, kind: 'TITLE', language, labels: rtags.filter((t) => t.startsWith('/l/')), ptags: ['/k/TITLE'], terms: countTerms(terms), length: terms.length,
     };
-    await this.insert(m, resource, [row], undefined);
+    await this.insert(m, resource, [row], []);
   }
 
   private fieldRows(resource: ResourceEntity, fieldType: ContentFieldType, fieldId: string, extracted: ExtractedFieldData): ParagraphRow[] {
@@ -134,11 +167,9 @@ export class SearchIndexerService {
     const resourceLabels = labelTags(obj(resource.usermetadata)['classifications']);
     const resourceLanguage = typeof resource.metadata['language'] === 'string' ? (resource.metadata['language'] as string) : '';
     const rows: ParagraphRow[] = [];
-    const addText = (split: string, text: string, metadata: Record<string, unknown>, vectors: ExtractedVector[]): void => {
+    const addText = (split: string, text: string, metadata: Record<string, unknown>): void => {
       const language = (typeof metadata['language'] === 'string' && metadata['language']) || resourceLanguage;
       const ftags = fieldTags(typeof metadata['mime_type'] === 'string' ? metadata['mime_type'] : undefined, metadata['ner'], user.field);
-      const byOffsets = new Map<string, number[]>();
-      for (const v of vectors) if (Array.isArray(v.vector) && v.vector.length) byOffsets.set(`${v.start_paragraph}-${v.end_paragraph}`, v.vector);
       arr(metadata['paragraphs']).forEach((p, idx) => {
         const po = obj(p);
         const start = Number(po['start']);
@@ -155,14 +186,12 @@ export class SearchIndexerService {
           field, split, paragraphId, start, end, idx, page: typeof page === 'number' ? page : null, text: body, kind, language,
           labels: [...new Set([...resourceLabels, ...user.field, ...plabels])],
           ptags: [...new Set([...ftags, ...plabels, `/k/${kind}`])],
-          terms: countTerms(terms), length: terms.length, vector: byOffsets.get(`${start}-${end}`),
+          terms: countTerms(terms), length: terms.length,
         });
       });
     };
-    addText('', extracted.text?.text ?? '', obj(extracted.metadata?.metadata), extracted.vectors?.vectors?.vectors ?? []);
-    for (const [split, text] of Object.entries(extracted.text?.split_text ?? {})) {
-      addText(split, text, obj(extracted.metadata?.split_metadata?.[split]), extracted.vectors?.split_vectors?.[split]?.vectors ?? []);
-    }
+    addText('', extracted.text?.text ?? '', obj(extracted.metadata?.metadata));
+    for (const [split, text] of Object.entries(extracted.text?.split_text ?? {})) addText(split, text, obj(extracted.metadata?.split_metadata?.[split]));
     return rows;
   }
 
@@ -171,7 +200,7 @@ export class SearchIndexerService {
    * (data-modifying CTEs): on the embedded database every statement of a write transaction is a
    * round trip that holds up the other writers, so indexing costs one, not five.
    */
-  private async insert(m: EntityManager, resource: ResourceEntity, rows: ParagraphRow[], vectors: ExtractedFieldData['vectors'] | undefined): Promise<void> {
+  private async insert(m: EntityManager, resource: ResourceEntity, rows: ParagraphRow[], sets: RowVectors[]): Promise<void> {
     if (rows.length === 0) return;
     this.maintenance?.noteChange(rows.length);
     const p = new SqlParams();
@@ -226,27 +255,30 @@ export class SearchIndexerService {
         ON CONFLICT (kbid) DO UPDATE SET paragraphs = s.paragraphs + EXCLUDED.paragraphs, total_length = s.total_length + EXCLUDED.total_length,
           languages = CASE WHEN EXCLUDED.languages <@ s.languages THEN s.languages ELSE ARRAY(SELECT DISTINCT unnest(s.languages || EXCLUDED.languages) ORDER BY 1) END
       )`;
-    const vectorset = vectors?.vectorset;
-    let hnsw: { dimension: number } | undefined;
-    if (vectorset && isSafeVectorset(vectorset)) {
-      const withVectors = rows.filter((r): r is ParagraphRow & { vector: number[] } => !!r.vector && r.vector.length > 0);
-      const dimension = withVectors[0]?.vector.length;
-      if (dimension) {
-        const same = withVectors.filter((r) => r.vector.length === dimension);
-        sql += `,
-      vec AS (
+    // One CTE per vectorset (semantic model) the field was vectorised with.
+    const hnsw: { vectorset: string; dimension: number; similarity: 'COSINE' | 'DOT' }[] = [];
+    for (const set of sets) {
+      if (!isSafeVectorset(set.vectorset)) continue;
+      const withVectors = rows.flatMap((r) => {
+        const v = set.byParagraph.get(r.paragraphId);
+        return v && v.length > 0 ? [{ pid: r.paragraphId, v }] : [];
+      });
+      const dimension = withVectors[0]?.v.length;
+      if (!dimension) continue;
+      const same = withVectors.filter((x) => x.v.length === dimension);
+      sql += `,
+      vec${hnsw.length} AS (
         INSERT INTO content.search_vectors (paragraph, vectorset, kbid, dimension, vector)
-        SELECT ins.id, ${p.add(vectorset)}, ${kb}, ${p.add(dimension)}, x.v::vector
-          FROM unnest(${p.add(same.map((r) => r.paragraphId))}::text[], ${p.add(same.map((r) => `[${r.vector.join(',')}]`))}::text[]) AS x(pid, v)
+        SELECT ins.id, ${p.add(set.vectorset)}, ${kb}, ${p.add(dimension)}, x.v::vector
+          FROM unnest(${p.add(same.map((x) => x.pid))}::text[], ${p.add(same.map((x) => `[${x.v.join(',')}]`))}::text[]) AS x(pid, v)
           JOIN ins ON ins.paragraph_id = x.pid
       )`;
-        hnsw = { dimension };
-      }
+      hnsw.push({ vectorset: set.vectorset, dimension, similarity: set.similarity });
     }
     sql += `
       SELECT count(*)::int AS n FROM ins`;
     await m.query(sql, p.values);
-    if (hnsw && vectorset) await this.ensureHnsw(m, vectorset, hnsw.dimension, vectors?.similarity ?? 'DOT');
+    for (const h of hnsw) await this.ensureHnsw(m, h.vectorset, h.dimension, h.similarity);
   }
 
   /**

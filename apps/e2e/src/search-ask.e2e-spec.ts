@@ -173,6 +173,51 @@ describe('search and ask through the gateway (standalone)', () => {
     expect((await find('no-such-model')).status).toBe(422);
   }, 90_000);
 
+  it('adds a semantic model to a KB with content (vectorised in the background) and removes it', async () => {
+    const boot = topology.bootstrap();
+    const pat = bearer(boot.personal_access_token.token);
+    const created = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
+      credential: pat, body: { slug: 'grow-kb', title: 'grow', learning_configuration: { user_keys: { openai_compatible: { url: embeddings.url, key: 'sk-embed', model: 'toy-embed', size: 64 } } } },
+    });
+    const kb = (created.body.uuid ?? created.body.id) as string;
+    const res = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Deltas', texts: { body: { body: 'Rivers drop sediment where they meet the sea and build deltas.' } } } });
+    type Extracted = { vectorsets?: Record<string, { vectorset: string }> };
+    const extracted = () => topology.http.call<{ metadata: { status: string }; data: { texts: { body: { extracted?: Extracted } } } }>(
+      'GET', `/api/v1/kb/${kb}/resource/${res.body.uuid}?show=basic&show=extracted&extracted=vectors`, { credential: pat },
+    );
+    await topology.http.eventually(async () => ((await extracted()).body.metadata?.status === 'PROCESSED' ? true : undefined), 60_000, 'processed');
+    const find = (vectorset: string) => topology.http.call<{ resources: Record<string, unknown> }>('POST', `/api/v1/kb/${kb}/find`, {
+      credential: pat, body: { query: 'sediment deltas', features: ['semantic'], min_score: { semantic: -1 }, vectorset },
+    });
+    expect((await find('hf_embedding')).status).toBe(422);
+
+    const added = await topology.http.call<{ vectorsets: { id: string; vectorset: string; default: boolean }[] }>('POST', `/api/v1/kb/${kb}/vectorsets/hf_embedding`, { credential: pat });
+    expect(added.status).toBe(201);
+    expect(added.body.vectorsets).toEqual([{ id: 'en-use-lite-2024', vectorset: 'en-use-lite-2024', default: true }, { id: 'hf_embedding', vectorset: 'toy-embed', default: false }]);
+    // The existing resource is processed again and gets the new model's vectors.
+    await topology.http.eventually(async () => {
+      const r = await extracted();
+      return r.body.metadata?.status === 'PROCESSED' && r.body.data.texts.body.extracted?.vectorsets?.['toy-embed'] ? true : undefined;
+    }, 60_000, 'the new vectorset computed for existing content');
+    expect(Object.keys((await find('hf_embedding')).body.resources)).toEqual([res.body.uuid]);
+    expect(Object.keys((await find('en-use-lite-2024')).body.resources)).toEqual([res.body.uuid]);
+
+    // Add A Model To A Kb (account layer) is the same operation; unknown models are refused.
+    const again = await topology.http.call('POST', `/api/v1/account/${boot.account.id}/models/${kb}`, { credential: pat, body: { id: 'hf_embedding' } });
+    expect([again.status, again.body]).toEqual([200, null]);
+    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/vectorsets/no-such-model`, { credential: pat })).status).toBe(422);
+    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/vectorsets/text-embedding-3-small`, { credential: pat })).status).toBe(422);
+
+    // The default cannot go; another can, and its vectors go with it.
+    expect((await topology.http.call('DELETE', `/api/v1/kb/${kb}/vectorsets/en-use-lite-2024`, { credential: pat })).status).toBe(409);
+    expect((await topology.http.call('DELETE', `/api/v1/kb/${kb}/vectorsets/hf_embedding`, { credential: pat })).status).toBe(204);
+    expect((await topology.http.call('DELETE', `/api/v1/kb/${kb}/vectorsets/hf_embedding`, { credential: pat })).status).toBe(404);
+    const list = await topology.http.call<{ vectorsets: { id: string }[] }>('GET', `/api/v1/kb/${kb}/vectorsets`, { credential: pat });
+    expect(list.body.vectorsets.map((v) => v.id)).toEqual(['en-use-lite-2024']);
+    await topology.http.eventually(async () => ((await extracted()).body.data.texts.body.extracted?.vectorsets?.['toy-embed'] ? undefined : true), 30_000, 'the removed vectorset dropped');
+    expect((await find('hf_embedding')).status).toBe(422);
+  }, 120_000);
+
   it('embeds paragraphs and queries with the KB semantic model, and finds by meaning', async () => {
     expect(embeddings.requests.some((r) => r.input.some((t) => t.includes('magma')))).toBe(true);
     expect(embeddings.requests.every((r) => r.authorization === 'Bearer sk-embed' && r.model === 'toy-embed')).toBe(true);

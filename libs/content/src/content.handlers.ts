@@ -6,6 +6,7 @@ import { KbCleanupService } from './kbs/kb-cleanup.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ProcessingStatusService } from './processing/processing-requests';
 import { QuestionAnswersService } from './processing/question-answers.service';
+import { VectorsetsService } from './processing/vectorsets.service';
 import { WebhookDeliveriesService } from './processing/webhook-deliveries.service';
 import { ProcessingPullService } from './processing/processing-pull.service';
 import { ProcessingPushService } from './processing/processing-push.service';
@@ -40,6 +41,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly processingPull: ProcessingPullService,
     private readonly webhookDeliveries: WebhookDeliveriesService,
     private readonly questionAnswers: QuestionAnswersService,
+    private readonly vectorsets: VectorsetsService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -80,6 +82,8 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.countResources, (req) => this.reader.count(req.kbid)),
       this.bus.subscribe(S.resourceReindexed, (event) => this.reindexer.onReindexed(event), { durable: 'content-search-reindex' }),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
+      // Reprocessing a large KB outlasts an ack wait: the live handler keeps its event for up to 6 hours.
+      this.bus.subscribe(AccountsSubjects.semanticModelsChanged, (event) => this.vectorsets.onChanged(event), { durable: 'content-vectorsets', ackWaitMs: 60_000, maxWorkingMs: 6 * 3600_000 }),
       this.bus.consume(UnderstandingSubjects.webhookAttempted, (attempt) => this.webhookDeliveries.recordAttempt(attempt), { durable: 'content-webhook-attempts' }),
     ]);
     if (this.options.consumeProcessingResults) {

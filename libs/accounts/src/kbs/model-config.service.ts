@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AccountsSubjects, BUILTIN_GENERATIVE_MODEL, BUILTIN_SEMANTIC_MODEL, DomainError, ErrorCodes, GENERATIVE_MODELS, LEARNING_DEFAULTS, SEMANTIC_MODELS, SIMPLE_OPTIONS,
-  learningConfigurationIssues, type KbConfigRef, type SetKbConfigRequest,
+  learningConfigurationIssues, type KbConfigRef, type KbVectorsetsDto, type SemanticModelChangeRequest, type SetKbConfigRequest,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
@@ -92,9 +92,58 @@ export class ModelConfigService {
     return this.get(req);
   }
 
+  /** The KB's semantic models, each with the name its vectors are stored under. */
+  async vectorsets(ref: KbConfigRef): Promise<KbVectorsetsDto> {
+    const config = await this.resolve(ref);
+    const keys = (config['user_keys'] ?? {}) as Record<string, Record<string, unknown> | undefined>;
+    const dflt = config['default_semantic_model'] as string;
+    return { vectorsets: (config['semantic_models'] as string[]).map((id) => ({ id, vectorset: storedVectorset(id, keys), default: id === dflt })) };
+  }
+
+  /**
+   * Adds a semantic model to a KB (`POST /kb/{kbid}/vectorsets/{id}`, Add A Model To A Kb). Content
+   * then vectorises the KB's existing content with it in the background. Adding one it has is a no-op.
+   */
+  async addSemanticModel(req: SemanticModelChangeRequest): Promise<KbVectorsetsDto> {
+    const current = await this.stored(req.kb_id);
+    const models = (current['semantic_models'] as string[] | undefined) ?? [BUILTIN_SEMANTIC_MODEL];
+    if (models.includes(req.model)) return this.vectorsets(req);
+    const keys = typeof current['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, current['user_keys']) : null;
+    const issues = learningConfigurationIssues({ semantic_models: [req.model], user_keys: keys }, ['path'], 'create')
+      .filter((i) => i.loc[1] === 'semantic_models')
+      .map((i) => ({ ...i, loc: ['path', 'vectorset_id'] }));
+    if (issues.length > 0) throw DomainError.validation(issues);
+    await this.kbs.update(req.kb_id, { learningConfiguration: { ...current, semantic_models: [...models, req.model] } });
+    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] });
+    await this.bus.publish(AccountsSubjects.semanticModelsChanged, { kb_id: req.kb_id, added: req.model });
+    return this.vectorsets(req);
+  }
+
+  /** Removes a semantic model other than the default; content drops its vectors. */
+  async removeSemanticModel(req: SemanticModelChangeRequest): Promise<KbVectorsetsDto> {
+    const before = await this.vectorsets(req);
+    const target = before.vectorsets.find((v) => v.id === req.model || v.vectorset === req.model);
+    if (!target) throw new DomainError(ErrorCodes.NOT_FOUND, `The Knowledge Box has no semantic model ${req.model}`);
+    if (target.default) throw new DomainError(ErrorCodes.CONFLICT, `${target.id} is the default semantic model; make another one the default first`);
+    const current = await this.stored(req.kb_id);
+    const models = ((current['semantic_models'] as string[] | undefined) ?? [BUILTIN_SEMANTIC_MODEL]).filter((m) => m !== target.id);
+    await this.kbs.update(req.kb_id, { learningConfiguration: { ...current, semantic_models: models } });
+    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] });
+    await this.bus.publish(AccountsSubjects.semanticModelsChanged, { kb_id: req.kb_id, removed_vectorset: target.vectorset });
+    return this.vectorsets(req);
+  }
+
   private async stored(kbId: string): Promise<Record<string, unknown>> {
     const kb = await this.kbs.findById(kbId);
     if (!kb) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
     return kb.learningConfiguration;
   }
+}
+
+/** The name a model's vectors are stored under: what its provider calls it (`user_keys.<provider>.model`), else its id. */
+function storedVectorset(id: string, keys: Record<string, Record<string, unknown> | undefined>): string {
+  const info = SEMANTIC_MODELS[id];
+  if (!info || info.provider === 'builtin') return id;
+  const model = keys[info.provider]?.['model'];
+  return typeof model === 'string' && model ? model : id;
 }

@@ -20,7 +20,7 @@ import {
 import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
 import { SamlAccountRef, SamlAcsRequest, SamlLoginRequest, SsoDiscoverRequest, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto } from './saml.dto';
 import { AccountUploadLimitsRequest, KbCorsRequest, type KbCorsDto, type KbUploadLimitsDto } from './kb.dto';
-import { KbConfigRef, LearningSchemaRequest, SetKbConfigRequest } from './model-config.dto';
+import { KbConfigRef, LearningSchemaRequest, SemanticModelChangeRequest, SemanticModelsChangedEvent, SetKbConfigRequest, type KbVectorsetsDto } from './model-config.dto';
 import { CreateKbRequest, GetKbRequest, KbEvent, KbRef, ListKbsRequest, ModifyKbRequest, type IdDto, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto } from './kb.dto';
 import {
   CreateServiceAccountKeyRequest,
@@ -93,6 +93,9 @@ export const AccountsSubjects = {
   /** Internal only (no gateway route): the configuration with `user_keys` in clear, for the services calling providers. */
   resolveKbConfig: rpc<KbConfigRef, Record<string, unknown>>('accounts.kb-config.resolve', KbConfigRef),
   setKbConfig: rpc<SetKbConfigRequest, Record<string, unknown>>('accounts.kb-config.set', SetKbConfigRequest),
+  listVectorsets: rpc<KbConfigRef, KbVectorsetsDto>('accounts.kb.vectorsets', KbConfigRef),
+  addSemanticModel: rpc<SemanticModelChangeRequest, KbVectorsetsDto>('accounts.semantic-model.add', SemanticModelChangeRequest),
+  removeSemanticModel: rpc<SemanticModelChangeRequest, KbVectorsetsDto>('accounts.semantic-model.remove', SemanticModelChangeRequest),
 
   discoverSso: rpc<SsoDiscoverRequest, SsoDiscoveryDto>('accounts.sso.discover', SsoDiscoverRequest),
   samlMetadata: rpc<SamlAccountRef, SamlMetadataDto>('accounts.saml.metadata', SamlAccountRef),
@@ -101,6 +104,7 @@ export const AccountsSubjects = {
 
   kbCreated: event<KbEvent>('accounts.kb.created', 'NOTIFICATIONS', KbEvent),
   kbDeleted: event<KbEvent>('accounts.kb.deleted', 'NOTIFICATIONS', KbEvent),
+  semanticModelsChanged: event<SemanticModelsChangedEvent>('accounts.kb.semantic-models-changed', 'NOTIFICATIONS', SemanticModelsChangedEvent),
   credentialRevoked: event<CredentialRevokedEvent>('accounts.credential.revoked', 'NOTIFICATIONS', CredentialRevokedEvent),
   accessChanged: event<AccessChangedEvent>('accounts.access.changed', 'NOTIFICATIONS', AccessChangedEvent),
 } as const;

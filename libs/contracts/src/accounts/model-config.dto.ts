@@ -1,5 +1,5 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsObject, IsString } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDefined, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 
 /** Model configuration input (spec 4.6); members are checked by `learningConfigurationIssues`. */
 export class ModelConfigurationInputDto {
@@ -30,3 +30,33 @@ export class SetKbConfigRequest extends KbConfigRef {
 }
 
 export class LearningSchemaRequest {}
+
+/** Adds or removes one semantic model (vectorset) of a KB (`accounts.kb.semantic-model.*`). */
+export class SemanticModelChangeRequest {
+  @IsDefined() @IsString() kb_id!: string;
+  @IsDefined() @IsString() @MaxLength(256) model!: string;
+}
+
+export class VectorsetDto {
+  /** The semantic model id. */
+  @ApiProperty() id!: string;
+  /** The name its vectors are stored and searched under (the provider's model name, or the id). */
+  @ApiProperty() vectorset!: string;
+  @ApiProperty() default!: boolean;
+}
+
+export class KbVectorsetsDto {
+  @ApiProperty({ type: [VectorsetDto] }) vectorsets!: VectorsetDto[];
+}
+
+/** Published when a KB's semantic models change: content vectorises for an added one, drops a removed one's vectors. */
+export class SemanticModelsChangedEvent {
+  @IsDefined() @IsString() kb_id!: string;
+  @IsOptional() @IsString() added?: string;
+  /** The stored vectorset name of a removed model. */
+  @IsOptional() @IsString() removed_vectorset?: string;
+}
+
+export class AddModelToKbDto {
+  @ApiProperty({ description: 'a semantic model id from the learning configuration schema' }) @IsDefined() @IsString() @MaxLength(256) id!: string;
+}

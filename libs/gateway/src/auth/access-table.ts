@@ -139,6 +139,10 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'GET /api/v1/kb/:kbid/configuration': kb('READER'),
   'POST /api/v1/kb/:kbid/configuration': kb('MANAGER'),
   'PATCH /api/v1/kb/:kbid/configuration': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/vectorsets': kb('READER'),
+  'POST /api/v1/kb/:kbid/vectorsets/:vectorset_id': kb('MANAGER'),
+  'DELETE /api/v1/kb/:kbid/vectorsets/:vectorset_id': kb('MANAGER'),
+  'POST /api/v1/account/:account_id/models/:kb_id': accountKb('MANAGER'),
 
   // Resources
   'POST /api/v1/kb/:kbid/resources': kb('WRITER'),

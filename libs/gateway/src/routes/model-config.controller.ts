@@ -1,6 +1,8 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { AccountsSubjects, DomainError, ModelConfigurationInputDto } from '@kb/contracts';
+import { AccountsSubjects, AddModelToKbDto, DomainError, KbVectorsetsDto, ModelConfigurationInputDto } from '@kb/contracts';
+import { bodyOf } from '../http/dto.pipe';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { busContextOf } from '../http/request-context';
@@ -48,6 +50,43 @@ export class ModelConfigController {
   @ApiResponse({ status: 204 })
   async add(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<void> {
     await this.bus.request(AccountsSubjects.setKbConfig, { kb_id: kbid, mode: 'add', config: objectBody(body) }, busContextOf(req));
+  }
+
+  @Get('kb/:kbid/vectorsets')
+  @ApiOperation({ summary: 'Vectorsets (semantic models) of the Knowledge Box', description: 'Each semantic model with the name its vectors are stored and searched under, and which is the default.' })
+  @ApiResponse({ status: 200, type: KbVectorsetsDto })
+  vectorsets(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<KbVectorsetsDto> {
+    return this.bus.request(AccountsSubjects.listVectorsets, { kb_id: kbid }, busContextOf(req));
+  }
+
+  @Post('kb/:kbid/vectorsets/:vectorset_id')
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'Add a vectorset (semantic model) to the Knowledge Box',
+    description: 'Adds a semantic model of the learning configuration schema (its provider needs `user_keys`). The content already in the KB is processed again in the background so every paragraph gets its vectors; new content gets them at once. Adding a model the KB has changes nothing.',
+  })
+  @ApiResponse({ status: 201, type: KbVectorsetsDto })
+  addVectorset(@Param('kbid') kbid: string, @Param('vectorset_id') model: string, @Req() req: AuthedRequest): Promise<KbVectorsetsDto> {
+    return this.bus.request(AccountsSubjects.addSemanticModel, { kb_id: kbid, model }, busContextOf(req));
+  }
+
+  @Delete('kb/:kbid/vectorsets/:vectorset_id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Remove a vectorset (semantic model) from the Knowledge Box', description: 'Its vectors leave the index. The default semantic model cannot be removed (409).' })
+  @ApiResponse({ status: 204 })
+  async removeVectorset(@Param('kbid') kbid: string, @Param('vectorset_id') model: string, @Req() req: AuthedRequest): Promise<void> {
+    await this.bus.request(AccountsSubjects.removeSemanticModel, { kb_id: kbid, model }, busContextOf(req));
+  }
+
+  @Post('account/:account_id/models/:kb_id')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Add A Model To A Kb', description: 'The account-layer form of adding a vectorset: `id` names a semantic model of the learning configuration schema.' })
+  @ApiBody({ type: AddModelToKbDto })
+  @ApiResponse({ status: 200, description: 'null' })
+  async addModel(@Param('kb_id') kbid: string, @Body(bodyOf(AddModelToKbDto)) body: AddModelToKbDto, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    await this.bus.request(AccountsSubjects.addSemanticModel, { kb_id: kbid, model: body.id }, busContextOf(req));
+    // A JSON null, as the spec answers (Nest would send an empty body).
+    res.status(200).json(null);
   }
 
   @Patch('kb/:kbid/configuration')

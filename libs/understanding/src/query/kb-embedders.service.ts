@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { AccountsSubjects, BUILTIN_SEMANTIC_MODEL, SEMANTIC_MODELS } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understanding.tokens';
@@ -17,13 +17,18 @@ const OPENAI_URL = 'https://api.openai.com/v1';
  * minute (credentials can be rotated; the semantic model of a KB cannot change).
  */
 @Injectable()
-export class KbEmbeddersService implements OnModuleDestroy {
+export class KbEmbeddersService implements OnModuleInit, OnModuleDestroy {
   private readonly cache = new Map<string, { embedders: Promise<Embedder[]>; until: number }>();
 
   constructor(
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(UNDERSTANDING_OPTIONS) private readonly options: UnderstandingOptions,
   ) {}
+
+  /** A KB whose semantic models change is resolved again at once (every instance hears it). */
+  async onModuleInit(): Promise<void> {
+    await this.bus.subscribe(AccountsSubjects.semanticModelsChanged, async (event) => void this.cache.delete(event.kb_id));
+  }
 
   /** The embedder of the KB's default semantic model. */
   async get(kbid: string): Promise<Embedder> {

@@ -1,0 +1,56 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { DomainError, ErrorCodes, type SemanticModelsChangedEvent } from '@kb/contracts';
+import { LOGGER, type Logger } from '@kb/platform/observability';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { FieldsService } from '../resources/fields.service';
+
+/**
+ * Follows a KB's semantic models (decision 0008). A model added to a KB is computed for the content
+ * already there by processing every resource again (processing vectorises with each of the KB's
+ * models); a removed model's vectors leave the index and the stored extracted data.
+ */
+@Injectable()
+export class VectorsetsService {
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly fields: FieldsService,
+  ) {}
+
+  async onChanged(event: SemanticModelsChangedEvent): Promise<void> {
+    if (event.removed_vectorset) await this.drop(event.kb_id, event.removed_vectorset);
+    if (event.added) await this.reprocessKb(event.kb_id, event.added);
+  }
+
+  private async drop(kbid: string, vectorset: string): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      await m.query(`DELETE FROM content.search_vectors WHERE kbid = $1 AND vectorset = $2`, [kbid, vectorset]);
+      await m.query(
+        `UPDATE content.fields SET extracted = extracted #- ARRAY['vectorsets', $2]::text[]
+          WHERE kbid = $1 AND extracted IS NOT NULL AND extracted->'vectorsets' ? $2`,
+        [kbid, vectorset],
+      );
+    });
+  }
+
+  /** Resources in id order, a page at a time; a resource deleted meanwhile is skipped. Redelivery only repeats work. */
+  private async reprocessKb(kbid: string, model: string): Promise<void> {
+    let after = '00000000-0000-0000-0000-000000000000';
+    let count = 0;
+    for (;;) {
+      const page = (await this.ds.query(`SELECT id::text AS id FROM content.resources WHERE kbid = $1 AND id > $2::uuid ORDER BY id LIMIT 200`, [kbid, after])) as { id: string }[];
+      for (const { id } of page) {
+        try {
+          await this.fields.reprocess({ kbid, rid: id, actor: { user: 'system', client_type: 'processing' } });
+          count += 1;
+        } catch (err) {
+          if (!(err instanceof DomainError && err.code === ErrorCodes.RESOURCE_NOT_FOUND)) throw err;
+        }
+      }
+      if (page.length < 200) break;
+      after = (page[page.length - 1] as { id: string }).id;
+    }
+    this.logger.info({ kbid, model, resources: count }, 'semantic model added: the knowledge box is being vectorised with it');
+  }
+}

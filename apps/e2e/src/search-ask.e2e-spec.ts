@@ -171,6 +171,20 @@ describe('search and ask through the gateway (standalone)', () => {
       expect([vs, r.status, Object.keys(r.body.resources)]).toEqual([vs, 200, [res.body.uuid]]);
     }
     expect((await find('no-such-model')).status).toBe(422);
+
+    // Download Account Predictive Model File: the built-in model's files, for the KB's account only.
+    const download = (path: string, headers: Record<string, string> = {}) => fetch(`${topology.http.baseUrl}/api/v1/download/${kb}/model/${path}`, { headers: { [pat.header]: pat.value, ...headers } });
+    const manifest = await topology.http.eventually(async () => {
+      const r = await download(`en-use-lite-2024/model.json?account_id=${boot.account.id}`);
+      return r.status === 200 ? ((await r.json()) as { weightsManifest?: { paths: string[] }[] }) : undefined;
+    }, 30_000, 'the built-in model files');
+    const shard = manifest.weightsManifest?.[0]?.paths[0] ?? '';
+    expect(shard).toMatch(/^group1-shard1of\d+$/);
+    const part = await download(`en-use-lite-2024/${shard}?account_id=${boot.account.id}`, { range: 'bytes=0-9' });
+    expect([part.status, (await part.arrayBuffer()).byteLength]).toEqual([206, 10]);
+    expect((await download(`hf_embedding/model.json?account_id=${boot.account.id}`)).status).toBe(404);
+    expect((await download(`en-use-lite-2024/model.json?account_id=00000000-0000-4000-8000-00000000abcd`)).status).toBe(404);
+    expect((await download('en-use-lite-2024/model.json')).status).toBe(422);
   }, 90_000);
 
   it('adds a semantic model to a KB with content (vectorised in the background) and removes it', async () => {

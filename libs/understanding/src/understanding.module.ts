@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { KbTranscribersService } from './query/kb-transcribers.service';
+import { ModelFilesPublisher } from './query/model-files.publisher';
 import { WebhookWorkerService } from './webhooks/webhook-worker.service';
 import { FieldProcessorService } from './pipeline/field-processor.service';
 import { ProcessingWorkerService } from './pipeline/processing-worker.service';
@@ -13,7 +14,7 @@ export class UnderstandingModule {
   static forRoot(options: UnderstandingOptions): DynamicModule {
     return {
       module: UnderstandingModule,
-      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, KbEmbeddersService, KbTranscribersService, WebhookWorkerService],
+      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, KbEmbeddersService, KbTranscribersService, WebhookWorkerService, ModelFilesPublisher],
     };
   }
 }

@@ -44,3 +44,11 @@ export function processingUploadKey(accountId: string, token: string): string {
 export function pushedAttachmentKey(kbid: string, rid: string, fieldId: string, token: string): string {
   return `content/kbs/${kbid}/r/${rid}/f/conversation/${fieldId}/attachments/${token}`;
 }
+
+/**
+ * Files of the built-in models, published to the blob store by the understanding service so the
+ * edge can serve Download Account Predictive Model File without reaching into another app.
+ */
+export function modelFileKey(modelId: string, filename: string): string {
+  return `models/${modelId}/${filename}`;
+}

@@ -140,6 +140,7 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/kb/:kbid/configuration': kb('MANAGER'),
   'PATCH /api/v1/kb/:kbid/configuration': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/vectorsets': kb('READER'),
+  'GET /api/v1/download/:kbid/model/:model_id/:filename': kb('READER'),
   'POST /api/v1/kb/:kbid/vectorsets/:vectorset_id': kb('MANAGER'),
   'DELETE /api/v1/kb/:kbid/vectorsets/:vectorset_id': kb('MANAGER'),
   'POST /api/v1/account/:account_id/models/:kb_id': accountKb('MANAGER'),

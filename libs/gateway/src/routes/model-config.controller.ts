@@ -1,7 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { AccountsSubjects, AddModelToKbDto, DomainError, KbVectorsetsDto, ModelConfigurationInputDto } from '@kb/contracts';
+import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { AccountsSubjects, AddModelToKbDto, DomainError, ErrorCodes, KbVectorsetsDto, ModelConfigurationInputDto, modelFileKey } from '@kb/contracts';
+import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
+import { sendBlob } from '../http/blob-response';
 import { bodyOf } from '../http/dto.pipe';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -17,7 +19,7 @@ const objectBody = (body: unknown): Record<string, unknown> => {
 @ApiTags('Model configuration')
 @Controller('api/v1')
 export class ModelConfigController {
-  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
+  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus, @Inject(BLOB_STORE) private readonly blobs: BlobStore) {}
 
   @Get('learning/configuration/schema')
   @ApiOperation({ summary: 'Learning Configuration Schema (for creation)' })
@@ -87,6 +89,28 @@ export class ModelConfigController {
     await this.bus.request(AccountsSubjects.addSemanticModel, { kb_id: kbid, model: body.id }, busContextOf(req));
     // A JSON null, as the spec answers (Nest would send an empty body).
     res.status(200).json(null);
+  }
+
+  @Get('download/:kbid/model/:model_id/:filename')
+  @ApiOperation({
+    summary: 'Download Account Predictive Model File',
+    description: 'A file of a model the Knowledge Box uses, for running it elsewhere: the built-in semantic model (`en-use-lite-2024`) has `model.json`, `vocab.json` and its weight shards `group1-shard<n>of7` (TensorFlow.js graph). `account_id` must be the KB\'s account. Provider models have no files here (404). Range requests are honoured.',
+  })
+  @ApiQuery({ name: 'account_id', required: true })
+  @ApiResponse({ status: 200, description: 'the file' })
+  async downloadModelFile(
+    @Param('kbid') kbid: string, @Param('model_id') modelId: string, @Param('filename') filename: string, @Query('account_id') accountId: unknown,
+    @Req() req: AuthedRequest, @Res() res: Response,
+  ): Promise<void> {
+    if (typeof accountId !== 'string' || !accountId) throw DomainError.validation([{ loc: ['query', 'account_id'], msg: 'Field required', type: 'missing' }]);
+    const ctx = busContextOf(req);
+    // The KB must be one of that account's (404 otherwise), and the model one of the KB's.
+    await this.bus.request(AccountsSubjects.getKb, { account_id: accountId, kb_id: kbid }, ctx);
+    const { vectorsets } = await this.bus.request(AccountsSubjects.listVectorsets, { kb_id: kbid }, ctx);
+    if (!vectorsets.some((v) => v.id === modelId) || !/^[A-Za-z0-9._-]{1,200}$/.test(filename)) {
+      throw new DomainError(ErrorCodes.NOT_FOUND, `The Knowledge Box has no model file ${modelId}/${filename}`);
+    }
+    await sendBlob(this.blobs, req, res, { key: modelFileKey(modelId, filename), filename, inline: false });
   }
 
   @Patch('kb/:kbid/configuration')

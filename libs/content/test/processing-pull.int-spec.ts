@@ -1,4 +1,4 @@
-import { ContentSubjects, ErrorCodes, extractedBlobKey, UnderstandingSubjects, type ProcessingPullRequest, type ProcessingPullResult } from '@kb/contracts';
+import { ContentSubjects, ErrorCodes, extractedBlobKey, UnderstandingSubjects, type AuditRecordedEvent, type ProcessingPullRequest, type ProcessingPullResult } from '@kb/contracts';
 import { eventually } from '@kb/platform/testing';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
@@ -72,6 +72,19 @@ describe('Pull (understanding API, content.processing.pull)', () => {
     const d = await processed('Delta text about harbours.');
     expect((await pull({ from_cursor: second.cursor })).messages.map((m) => m.processing_id)).toEqual([d.processingId]);
     expect((await pull({ kbids: [] })).messages).toEqual([]);
+  });
+
+  it('records processed and indexed audit events with the usage of the field', async () => {
+    const events: AuditRecordedEvent[] = [];
+    await fx.bus.subscribe(ContentSubjects.auditRecorded, async (e) => void events.push(e));
+    const done = await processed('Usage counts one paragraph of text.');
+    await eventually(async () => (events.filter((e) => e.resource_id === done.rid && (e.type === 'processed' || e.type === 'indexed')).length >= 2 ? true : undefined), 10_000, 'the events');
+    const mine = events.filter((e) => e.resource_id === done.rid);
+    expect(mine.find((e) => e.type === 'processed')?.audit_metadata).toEqual({
+      processing_id: done.processingId, field: 'text/body', status: 'PROCESSED',
+      usage: { paragraphs: 1, characters: 'Usage counts one paragraph of text.'.length, pages: 0, media_seconds: 0, documents: 1, media: false },
+    });
+    expect(mine.find((e) => e.type === 'indexed')?.audit_metadata).toEqual({ processing_id: done.processingId, field: 'text/body', paragraphs: 1 });
   });
 
   it('v1: partitions split the stream by resource, disjoint and complete', async () => {

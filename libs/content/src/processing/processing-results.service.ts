@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { ContentSubjects, extractedBlobKey, fieldBlobPrefix, type FieldError, type FieldProcessedResult } from '@kb/contracts';
+import { ContentSubjects, extractedBlobKey, fieldBlobPrefix, type ExtractedFieldData, type FieldError, type FieldProcessedResult } from '@kb/contracts';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -92,8 +92,18 @@ export class ProcessingResultsService {
       return [...hook, ...(await this.outbox.add(m, [...(released ? [released.cleanup] : []), ...followUps, {
         kind: 'event',
         target: ContentSubjects.auditRecorded.subject,
-        payload: { event_id: randomUUID(), kbid: result.kbid, type: 'processed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing' },
-      }]))];
+        payload: {
+          event_id: randomUUID(), kbid: result.kbid, type: 'processed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing',
+          audit_metadata: { processing_id: result.processing_id, field: `${result.field_type}/${result.field_id}`, status: patch.status, ...('extracted' in loaded ? { usage: usageOf(loaded.extracted) } : {}) },
+        },
+      }, ...('extracted' in loaded ? [{
+        kind: 'event' as const,
+        target: ContentSubjects.auditRecorded.subject,
+        payload: {
+          event_id: randomUUID(), kbid: result.kbid, type: 'indexed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing',
+          audit_metadata: { processing_id: result.processing_id, field: `${result.field_type}/${result.field_id}`, paragraphs: usageOf(loaded.extracted).paragraphs },
+        },
+      }] : [])]))];
     });
     await this.outbox.relay(rows);
     return applied;
@@ -116,4 +126,18 @@ export class ProcessingResultsService {
       this.logger.warn({ prefix, err: (err as Error).message }, 'pruning older processing results failed');
     }
   }
+}
+
+/**
+ * What processing one field amounted to, for usage reporting (the account limits of spec 1.2:
+ * paragraphs, characters, pages, media seconds, documents with or without media).
+ */
+export function usageOf(data: ExtractedFieldData): { paragraphs: number; characters: number; pages: number; media_seconds: number; documents: number; media: boolean } {
+  const metas = [data.metadata?.metadata, ...Object.values(data.metadata?.split_metadata ?? {})];
+  const paragraphs = metas.reduce((n, m) => n + (Array.isArray(m?.['paragraphs']) ? (m['paragraphs'] as unknown[]).length : 0), 0);
+  const characters = (data.text?.text ?? '').length + Object.values(data.text?.split_text ?? {}).reduce((n, t) => n + t.length, 0);
+  const fileMeta = (data.file?.['metadata'] ?? {}) as Record<string, unknown>;
+  const pages = Number(fileMeta['pages'] ?? 0) || 0;
+  const mediaSeconds = Number(fileMeta['duration_seconds'] ?? 0) || 0;
+  return { paragraphs, characters, pages, media_seconds: mediaSeconds, documents: 1, media: mediaSeconds > 0 };
 }

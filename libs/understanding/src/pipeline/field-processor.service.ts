@@ -109,7 +109,8 @@ export class FieldProcessorService implements OnModuleDestroy {
     const mime = doc.metadata?.['mime_type'] ?? 'application/octet-stream';
     const extracted = await this.single(job, analysed, { mime_type: mime, started, links: doc.links, thumbnail });
     extracted.file = {
-      language: analysed.language ?? '', md5: source.md5 ?? createHash('md5').update(bytes.data).digest('hex'), metadata: doc.metadata ?? {},
+      language: analysed.language ?? '', md5: source.md5 ?? createHash('md5').update(bytes.data).digest('hex'),
+      metadata: { ...(doc.metadata ?? {}), ...(doc.pages ? { pages: String(doc.pages) } : {}) },
       nested: Object.fromEntries(Object.keys(nestedPositions).map((name) => [name, name])), file_generated: {},
       file_rows_previews: Object.fromEntries(Object.entries(doc.rows_previews ?? {}).map(([sheet, preview]) => [sheet, { sheets: { [sheet]: preview } }])),
       file_pages_previews: { pages: [], positions: [], structures: [] }, ...(thumbnail ? { file_thumbnail: thumbnail } : {}),

@@ -7,6 +7,7 @@ import { ProcessingResultsService } from './processing/processing-results.servic
 import { ProcessingStatusService } from './processing/processing-requests';
 import { QuestionAnswersService } from './processing/question-answers.service';
 import { VectorsetsService } from './processing/vectorsets.service';
+import { SynonymsService } from './search/synonyms.service';
 import { WebhookDeliveriesService } from './processing/webhook-deliveries.service';
 import { ProcessingPullService } from './processing/processing-pull.service';
 import { ProcessingPushService } from './processing/processing-push.service';
@@ -42,6 +43,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly webhookDeliveries: WebhookDeliveriesService,
     private readonly questionAnswers: QuestionAnswersService,
     private readonly vectorsets: VectorsetsService,
+    private readonly synonyms: SynonymsService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -56,6 +58,9 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.processingRequest, (req) => this.processingStatus.get(req.kbids, req.processing_id)),
       this.bus.handle(S.processingPush, (req) => this.processingPush.push(req)),
       this.bus.handle(S.processingPull, (req) => this.processingPull.pull(req)),
+      this.bus.handle(S.getSynonyms, (req) => this.synonyms.get(req.kbid)),
+      this.bus.handle(S.setSynonyms, (req) => this.synonyms.set(req.kbid, req.body)),
+      this.bus.handle(S.deleteSynonyms, (req) => this.synonyms.delete(req.kbid)),
       this.bus.handle(S.processingWebhooks, (req) => this.webhookDeliveries.list(req)),
       this.bus.handle(S.getResource, (req) => this.reader.get(req)),
       this.bus.handle(S.resourceExists, (req) => this.reader.exists(req)),

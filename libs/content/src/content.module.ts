@@ -11,6 +11,7 @@ import { ProcessingPullService } from './processing/processing-pull.service';
 import { WebhookDeliveriesService } from './processing/webhook-deliveries.service';
 import { QuestionAnswersService } from './processing/question-answers.service';
 import { VectorsetsService } from './processing/vectorsets.service';
+import { SynonymsService } from './search/synonyms.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesRepository } from './resources/resources.repository';
@@ -38,7 +39,7 @@ export class ContentModule {
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService,
-        ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService,
+        ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
       ],
     };
   }

@@ -23,6 +23,7 @@ import { FieldsController } from './routes/fields.controller';
 import { LabelSetsController } from './routes/labelsets.controller';
 import { ProcessingRequestsController, ProcessingStatusController } from './routes/processing-status.controller';
 import { ProcessingPullController } from './routes/processing-pull.controller';
+import { SynonymsController } from './routes/synonyms.controller';
 import { ProcessingUploadsController } from './routes/processing-uploads.controller';
 import { TusController } from './routes/tus.controller';
 import { ProcessingUploadService } from './uploads/processing-upload.service';
@@ -45,7 +46,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SearchController, AskController],
+      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController],
       providers: [
         {
           provide: ACCESS_CLIENT,

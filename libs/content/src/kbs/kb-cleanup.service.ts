@@ -20,6 +20,7 @@ export class KbCleanupService {
     const rows = await this.ds.transaction(async (m) => {
       await this.indexer.dropKb(m, event.kb_id);
       await m.query(`DELETE FROM content.resources WHERE kbid = $1`, [event.kb_id]);
+      await m.query(`DELETE FROM content.kb_synonyms WHERE kbid = $1`, [event.kb_id]);
       return this.outbox.add(m, [{ kind: 'blob_cleanup', target: kbBlobPrefix(event.kb_id) }]);
     });
     await this.outbox.relay(rows);

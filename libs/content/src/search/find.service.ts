@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { SynonymsService } from './synonyms.service';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
@@ -53,6 +54,8 @@ export interface FindPlan {
   fusion: { name: 'default' } | { name: 'rrf'; k: number; window: number; boosting: { keyword: number; semantic: number } } | { name: 'weighted'; weight: number; window: number };
   rerankWindow: number;
   withDuplicates: boolean;
+  /** `with_synonyms`: the KB's custom synonyms of the query's terms join its keyword query. */
+  withSynonyms: boolean;
   highlight: boolean;
   debug: boolean;
   groups?: string[];
@@ -103,6 +106,7 @@ export class FindService {
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly context: SearchContextService,
+    private readonly synonyms: SynonymsService,
   ) {}
 
   /** Reads a /find body (or /ask's retrieval members) into a plan; every problem → one 422. */
@@ -152,7 +156,7 @@ export class FindService {
     }
     if (req.forced_groups) groups = req.forced_groups;
     const serialization = readSerialization(r);
-    r.unsupported('with_synonyms', 'this knowledge box has no synonyms configured');
+    const withSynonyms = r.bool('with_synonyms', false);
     r.unsupported('rephrase', 'query rephrasing needs a generative model; send the rephrased query instead');
     r.unsupported('rephrase_prompt', 'query rephrasing is not available', (v) => v === undefined || v === null);
     r.unsupported('query_image', 'image queries are not available', (v) => v === undefined || v === null);
@@ -169,7 +173,7 @@ export class FindService {
     conds.push(securityCondition(params, 'p.groups', groups, false));
     if (!showHidden) conds.push('NOT p.hidden');
     return {
-      kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, withDuplicates, highlight, debug,
+      kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, withDuplicates, withSynonyms, highlight, debug,
       groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata,
     };
   }
@@ -227,7 +231,7 @@ export class FindService {
     const t0 = Date.now();
     const timings: Record<string, number> = {};
     const languages = await this.context.kbLanguages(plan.kbid);
-    const terms = plan.query.trim() ? analyzeQuery(plan.query, languages) : [];
+    const terms = await this.keywordTerms(plan, languages);
     const window = Math.max(plan.topK, plan.rerankWindow, plan.fusion.name === 'rrf' ? Math.min(plan.fusion.window, 500) : 0, 100);
     const wantKeyword = plan.features.includes('keyword') && terms.length > 0;
     const wantSemantic = plan.features.includes('semantic') && (plan.vector !== undefined || plan.query.trim() !== '');
@@ -278,6 +282,12 @@ export class FindService {
     }
     timings['total_ms'] = Date.now() - t0;
     return { plan, paragraphs: out, minScore: { semantic: minSemantic, bm25: plan.minBm25 }, terms, timings };
+  }
+
+  /** The analysed terms of the keyword query, with the KB's synonyms when `with_synonyms` asks. */
+  async keywordTerms(plan: Pick<FindPlan, 'kbid' | 'query' | 'withSynonyms'>, languages: string[]): Promise<string[]> {
+    if (!plan.query.trim()) return [];
+    return analyzeQuery(plan.withSynonyms ? await this.synonyms.expand(plan.kbid, plan.query) : plan.query, languages);
   }
 
   async paragraphRows(ids: string[]): Promise<Map<string, ParagraphRow>> {

@@ -43,7 +43,7 @@ export class SearchListsService {
     }
     r.finish();
     const languages = await this.context.kbLanguages(req.kbid);
-    const terms = plan.query.trim() ? analyzeQuery(plan.query, languages) : [];
+    const terms = await this.finder.keywordTerms(plan, languages);
     const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
     const want = offset + plan.topK;
     const keywordHits = features.includes('keyword') || features.includes('fulltext') ? await keywordSearch(this.ds.manager, scope(), terms, Math.max(want + 1, 200), plan.minBm25) : [];

@@ -1,5 +1,6 @@
 import { event, queue, rpc, stream } from '../common/bus';
 import { QuestionAnswersJob } from './question-answers.dto';
+import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
 import { AuditRecordedEvent } from './audit.event';
 import { FeedbackRequest, SearchEnvelope, type AskItem } from './search-requests.dto';
 import {
@@ -59,6 +60,9 @@ export const ContentSubjects = {
   /** The understanding API's "Send Data To Process": writes the pushed fields into a resource of the KB and schedules their processing. */
   processingPush: rpc<ProcessingPushRequest, ProcessingPushResponseDto>('content.processing.push', ProcessingPushRequest),
   processingPull: rpc<ProcessingPullRequest, ProcessingPullResult>('content.processing.pull', ProcessingPullRequest),
+  getSynonyms: rpc<KbSynonymsRef, KbSynonymsDto>('content.synonyms.get', KbSynonymsRef),
+  setSynonyms: rpc<SetKbSynonymsRequest, Record<string, never>>('content.synonyms.set', SetKbSynonymsRequest),
+  deleteSynonyms: rpc<KbSynonymsRef, Record<string, never>>('content.synonyms.delete', KbSynonymsRef),
   processingWebhooks: rpc<WebhookDeliveriesRequest, WebhookDeliveriesDto>('content.processing.webhooks', WebhookDeliveriesRequest),
   /** Question/answer pairs of a processed field, by the KB's generative model (when it has a provider). */
   generateQuestionAnswers: queue<QuestionAnswersJob>('content.field.question-answers', 'PROCESSED', QuestionAnswersJob),

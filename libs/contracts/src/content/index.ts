@@ -14,3 +14,4 @@ export * from './processing-status.dto';
 export * from './processing-push.dto';
 export * from './processing-pull.dto';
 export * from './question-answers.dto';
+export * from './synonyms.dto';

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { relationsSearch, type RelationsResult } from './query/relations';
 import { SynonymsService } from './synonyms.service';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -19,7 +20,7 @@ import { SqlParams } from './query/sql';
 import { SearchContextService } from './search-context.service';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
-type Feature = 'keyword' | 'semantic';
+type Feature = 'keyword' | 'semantic' | 'relations';
 
 /**
  * Default fusion per semantic model when the request names none (docs/decisions/0012). Weak
@@ -97,6 +98,8 @@ export interface FindOutcome {
   minScore: { semantic: number; bm25: number };
   terms: string[];
   timings: Record<string, number>;
+  /** The `relations` feature's result, when asked for. */
+  relations?: RelationsResult;
 }
 
 @Injectable()
@@ -115,8 +118,8 @@ export class FindService {
     const languages = await this.context.kbLanguages(req.kbid);
     const query = r.string('query', '', { max: 20_000 });
     const features = r.enumList('features', o.allowed as readonly string[], o.defaultFeatures).filter((f, i) => {
-      if (f === 'relations' || f === 'graph') {
-        r.issue(['features', i], `Not supported: the ${f} feature (knowledge graph search) is not available`, 'not_supported');
+      if (f === 'graph') {
+        r.issue(['features', i], 'Not supported: the graph feature (graph path queries) is not available; relations is', 'not_supported');
         return false;
       }
       return true;
@@ -284,6 +287,11 @@ export class FindService {
     return { plan, paragraphs: out, minScore: { semantic: minSemantic, bm25: plan.minBm25 }, terms, timings };
   }
 
+  /** The `relations` feature: entities named in the query, with the resources and entities around them. */
+  relations(plan: Pick<FindPlan, 'kbid' | 'query' | 'where' | 'params'>): Promise<RelationsResult> {
+    return relationsSearch(this.ds.manager, { kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) }, plan.query);
+  }
+
   /** The analysed terms of the keyword query, with the KB's synonyms when `with_synonyms` asks. */
   async keywordTerms(plan: Pick<FindPlan, 'kbid' | 'query' | 'withSynonyms'>, languages: string[]): Promise<string[]> {
     if (!plan.query.trim()) return [];
@@ -317,6 +325,7 @@ export class FindService {
     const plan = await this.plan(req, r, { defaultFeatures: ['keyword', 'semantic'], allowed: FIND_FEATURES });
     r.finish();
     const outcome = await this.run(plan);
+    if (plan.features.includes('relations')) outcome.relations = await this.relations(plan);
     const body = await this.findResults(outcome);
     this.audit(req, 'search', started, { query: plan.query, features: plan.features, resources_count: Object.keys(body['resources'] as object).length, filters: (req.body as Record<string, unknown>)['filter_expression'] ?? (req.body as Record<string, unknown>)['filters'] ?? null }, plan.auditMetadata);
     return body;
@@ -338,7 +347,7 @@ export class FindService {
     }
     return {
       resources: out,
-      relations: { entities: {} },
+      relations: outcome.relations ?? { entities: {} },
       query: plan.query,
       rephrased_query: null,
       total: paragraphs.length,

@@ -63,6 +63,7 @@ export class SearchListsService {
     const position = (p: ParagraphRow) => ({ page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: null, end_seconds: null });
     const facets = faceted.length ? await this.facets(plan.where, plan.params, faceted, terms, req.kbid) : {};
     const out: Record<string, unknown> = { nodes: null, shards: null, autofilters: [] };
+    if (features.includes('relations')) out['relations'] = await this.finder.relations(plan);
     const rids = new Set<string>();
     if (features.includes('keyword')) {
       const page = keywordHits.slice(offset, want).map((h) => ({ h, p: rows.get(h.id) })).filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);

@@ -34,7 +34,7 @@ describe('security groups: generated leak test', () => {
       const text = `Document ${i} about ${words.join(' and ')}.\n\nMore on ${words.slice().reverse().join(', ')}.`;
       const rid = await fx.addResource(kbid, {
         title: `Report ${words[0]} ${i}`, security: { access_groups: groups }, usermetadata: { classifications: [{ labelset: 'topic', label }] },
-      }, text, { ner: { [`Entity${i}`]: 'ORG' } });
+      }, text, { ner: { [`Entity${i}`]: 'ORG', Acme: 'ORG' } });
       resources.push({ rid, groups, label, words });
     }
   }, 180_000);
@@ -74,6 +74,18 @@ describe('security groups: generated leak test', () => {
           const owner = resources[i];
           if (owner && !allowed.has(owner.rid)) leaks.push(`suggest entity ${e.value} with ${JSON.stringify(groups)}`);
         }
+      }
+      // Relations: the resources mentioning an entity every resource names, and the entities beside it.
+      const relations = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: 'news about acme', features: ['relations'], ...security } })) as {
+        relations: { entities: Record<string, { related_to: { entity: string; entity_type: string; resource_id: string | null }[] }> };
+      };
+      const related = relations.relations.entities['Acme']?.related_to ?? [];
+      const shown = related.filter((r) => r.entity_type === 'resource').map((r) => r.resource_id as string);
+      check('relations', shown);
+      if (new Set(shown).size !== allowed.size) leaks.push(`relations listed ${new Set(shown).size} resources, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
+      for (const r of related.filter((x) => x.entity_type === 'entity')) {
+        const owner = resources[Number(r.entity.replace('Entity', ''))];
+        if (!owner || !allowed.has(owner.rid)) leaks.push(`relations entity ${r.entity} with ${JSON.stringify(groups)}`);
       }
       const catalog = (await fx.bus.request(ContentSubjects.catalog, { kbid, body: { page_size: 200, faceted: ['/l/topic'], ...security } })) as { resources: Record<string, unknown>; fulltext: { results: { rid: string }[]; total: number; facets: Record<string, Record<string, number>> } };
       check('catalog', [...Object.keys(catalog.resources), ...catalog.fulltext.results.map((x) => x.rid)]);

@@ -138,6 +138,7 @@ export function usageOf(data: ExtractedFieldData): { paragraphs: number; charact
   const characters = (data.text?.text ?? '').length + Object.values(data.text?.split_text ?? {}).reduce((n, t) => n + t.length, 0);
   const fileMeta = (data.file?.['metadata'] ?? {}) as Record<string, unknown>;
   const pages = Number(fileMeta['pages'] ?? 0) || 0;
-  const mediaSeconds = Number(fileMeta['duration_seconds'] ?? 0) || 0;
+  // Results written before `media_seconds` existed carry the length in the file's metadata only.
+  const mediaSeconds = data.media_seconds ?? (Number(fileMeta['duration_seconds'] ?? 0) || 0);
   return { paragraphs, characters, pages, media_seconds: mediaSeconds, documents: 1, media: mediaSeconds > 0 };
 }

@@ -16,5 +16,8 @@ describe('usageOf (what processing one field amounted to)', () => {
     }))).toEqual({ paragraphs: 3, characters: 14, pages: 0, media_seconds: 0, documents: 1, media: false });
     expect(usageOf(base({ file: { metadata: { pages: '12', mime_type: 'application/pdf' } } }))).toMatchObject({ pages: 12, media: false });
     expect(usageOf(base({ file: { metadata: { duration_seconds: '61.5', mime_type: 'audio/mpeg' } } }))).toMatchObject({ media_seconds: 61.5, media: true, pages: 0 });
+    // Links to recordings and voice messages of conversations carry their seconds beside the record.
+    expect(usageOf(base({ media_seconds: 12.25, link: { metadata: { duration_seconds: '12.25', mime_type: 'audio/ogg' } } }))).toMatchObject({ media_seconds: 12.25, media: true });
+    expect(usageOf(base({ media_seconds: 4 }))).toMatchObject({ media_seconds: 4, media: true });
   });
 });

@@ -87,4 +87,9 @@ export interface ExtractedFieldData {
   vectorsets?: Record<string, ExtractedFieldData['vectors']>;
   file?: Record<string, unknown>;
   link?: Record<string, unknown>;
+  /**
+   * Seconds of audio and video transcribed for this field (the recording of a file or link field,
+   * the voice messages of a conversation), for usage. Not part of the served `extracted` record.
+   */
+  media_seconds?: number;
 }

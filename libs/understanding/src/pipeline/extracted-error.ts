@@ -7,10 +7,14 @@ const STATUS: Record<ExtractionErrorCode, number> = {
   UNSUPPORTED_TYPE: 415, PASSWORD_REQUIRED: 401, WRONG_PASSWORD: 401, CORRUPT_FILE: 422, TOO_LARGE: 413, OCR_FAILED: 500,
   FORBIDDEN_ADDRESS: 403, INVALID_SELECTOR: 422, FETCH_FAILED: 502, FILE_NOT_FOUND: 404,
   NO_TRANSCRIBER: 501, NO_AUDIO: 422, TRANSCRIPTION_FAILED: 502, TRANSCRIPTION_UNAVAILABLE: 503,
+  DECODER_UNAVAILABLE: 503,
 };
 
-/** Worth another attempt: the page or provider may answer next time. */
-const TRANSIENT = new Set<ExtractionErrorCode>(['FETCH_FAILED', 'TRANSCRIPTION_UNAVAILABLE']);
+/**
+ * Worth another attempt: the page or provider may answer next time, and a redelivered job may land
+ * on a worker that has ffmpeg.
+ */
+const TRANSIENT = new Set<ExtractionErrorCode>(['FETCH_FAILED', 'TRANSCRIPTION_UNAVAILABLE', 'DECODER_UNAVAILABLE']);
 
 /**
  * The field error for a failure no retry can fix, or undefined for one the worker should retry

@@ -1,12 +1,16 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExtractedFieldData, ProcessFieldJob } from '@kb/contracts';
 import { createBlobStore, type BlobStore } from '@kb/platform/storage';
+import { startFakeTranscriptionServer, type FakeTranscriptionServer } from '@kb/platform/testing';
 import type { UnderstandingOptions } from '../understanding.tokens';
 import type { Embedder } from './analysis';
+import { OpenAiTranscriber } from './extractors';
 import { buildPdf } from './extractors/fixtures.testing';
 import { FieldProcessorService, type FieldOutcome } from './field-processor.service';
 
@@ -192,5 +196,90 @@ describe('FieldProcessorService', () => {
     expect(vectors).toHaveLength(2);
     expect(vectors[0]?.vector).toHaveLength(512);
     expect(Math.hypot(...(vectors[0]?.vector ?? []))).toBeCloseTo(1, 3);
+  });
+});
+
+describe('FieldProcessorService with audio and video', () => {
+  let blobRoot: string;
+  let blobs: BlobStore;
+  let transcription: FakeTranscriptionServer;
+  let mp3: Buffer;
+  const key = 'content/kbs/kb-1/r/r-1/f/file/memo/original';
+
+  beforeAll(async () => {
+    blobRoot = mkdtempSync(join(tmpdir(), 'kb-processor-media-'));
+    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
+    transcription = await startFakeTranscriptionServer();
+    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=5', join(blobRoot, 'memo.mp3')]);
+    mp3 = readFileSync(join(blobRoot, 'memo.mp3'));
+    await blobs.put(key, mp3, { contentType: 'audio/mpeg' });
+  }, 30_000);
+
+  afterAll(async () => {
+    await transcription.close();
+    await blobs.close();
+    rmSync(blobRoot, { recursive: true, force: true });
+  });
+  beforeEach(() => (transcription.requests.length = 0));
+
+  const embedder: Embedder = {
+    model: 'fake', dimensions: 2, similarity: 'DOT', threshold: 0.5,
+    embedPassages: async (texts) => texts.map(() => [1, 0]), embedQuery: async () => [1, 0], close: async () => undefined,
+  };
+  const processor = (transcriber: OpenAiTranscriber | undefined): FieldProcessorService =>
+    new FieldProcessorService({ consumeJobs: false, concurrency: 1, maxAttempts: 3, ocrFactory: null, embedderFactory: () => embedder, transcriberFactory: async () => transcriber }, blobs);
+  const openAi = (key = 'sk-kb') => new OpenAiTranscriber({ url: transcription.url, key, model: 'whisper-1' });
+  const job = (value: Record<string, unknown>, field_type: ProcessFieldJob['field_type'] = 'file'): ProcessFieldJob => ({
+    processing_id: 'p-1', kbid: 'kb-1', rid: 'r-1', field_type, field_id: 'memo', seqid: 1, value,
+  });
+
+  it('a stored recording: TRANSCRIPT paragraphs with start/end seconds, its length for usage, the language given to the transcriber', async () => {
+    const outcome = await processor(openAi()).process(job({ file: { uri: `blob:${key}`, filename: 'memo.mp3', content_type: 'audio/mpeg' }, language: 'es' }));
+    if (!('extracted' in outcome)) throw new Error(JSON.stringify(outcome.error));
+    const e = outcome.extracted;
+    const paragraphs = (e.metadata.metadata['paragraphs'] as { kind: string; start: number; end: number; start_seconds: number[]; end_seconds: number[] }[]);
+    expect(paragraphs).toEqual([expect.objectContaining({ kind: 'TRANSCRIPT', start: 0, end: e.text.text.length, start_seconds: [0], end_seconds: [expect.closeTo(5, 0)] })]);
+    expect(e.text.text).toBe('Part 1.1. Part 1.2. Part 1.3.');
+    expect(transcription.requests).toEqual([expect.objectContaining({ model: 'whisper-1', authorization: 'Bearer sk-kb', language: 'es', sampleRate: 16000, channels: 1, bitsPerSample: 16 })]);
+    expect(e.media_seconds).toBeCloseTo(5, 0);
+    expect(e.file).toMatchObject({ md5: createHash('md5').update(mp3).digest('hex'), icon: 'audio/mpeg', metadata: { mime_type: 'audio/mpeg', duration_seconds: String(e.media_seconds), transcription_model: 'whisper-1' } });
+    expect(e.metadata.metadata['language']).toBe('es');
+  });
+
+  it('a recording above the 100 MiB of documents is streamed from the blob store to disk, not read into memory', async () => {
+    // 560 s of 48 kHz stereo PCM: 107 MB, above the 100 MiB a document may have.
+    const big = join(blobRoot, 'long.wav');
+    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=48000:cl=stereo', '-t', '560', '-c:a', 'pcm_s16le', big]);
+    const bigKey = 'content/kbs/kb-1/r/r-1/f/file/long/original';
+    await blobs.put(bigKey, createReadStream(big), { contentType: 'application/octet-stream' });
+    rmSync(big);
+    const outcome = await processor(openAi()).process(job({ file: { uri: `blob:${bigKey}`, filename: 'long.wav', md5: 'given-by-content' } }));
+    if (!('extracted' in outcome)) throw new Error(JSON.stringify(outcome.error));
+    expect(outcome.extracted.media_seconds).toBeCloseTo(560, 0);
+    expect(outcome.extracted.file).toMatchObject({ md5: 'given-by-content', icon: 'audio/wav' });
+    expect(transcription.requests.map((r) => Math.round(r.seconds))).toEqual([560]);
+    await blobs.delete(bigKey);
+  }, 60_000);
+
+  it('without a transcriber the field gets an error saying what to configure', async () => {
+    const outcome = await processor(undefined).process(job({ file: { uri: `blob:${key}`, filename: 'memo.mp3' } }));
+    expect(outcome).toEqual({ error: { code: 501, code_str: 'NO_TRANSCRIBER', body: expect.stringContaining('transcription_model') } });
+    expect(transcription.requests).toHaveLength(0);
+  });
+
+  it('a provider outage is thrown (the worker retries the job); a refused key is the field\'s error', async () => {
+    transcription.failNext(503);
+    await expect(processor(openAi()).process(job({ file: { uri: `blob:${key}`, filename: 'memo.mp3' } }))).rejects.toMatchObject({ code: 'TRANSCRIPTION_UNAVAILABLE' });
+    transcription.failNext(401);
+    const outcome = await processor(openAi('sk-wrong')).process(job({ file: { uri: `blob:${key}`, filename: 'memo.mp3' } }));
+    expect(outcome).toEqual({ error: { code: 502, code_str: 'TRANSCRIPTION_FAILED', body: expect.stringContaining('HTTP 401') } });
+  });
+
+  it('a voice message of a conversation is transcribed into its message, and its seconds counted', async () => {
+    const messages = [{ ident: 'm1', content: { text: 'Listen to this.', format: 'PLAIN', attachments: [{ filename: 'voice.mp3', content_type: 'audio/mpeg', payload: mp3.toString('base64') }] } }];
+    const outcome = await processor(openAi()).process(job({ messages }, 'conversation'));
+    if (!('extracted' in outcome)) throw new Error(JSON.stringify(outcome.error));
+    expect(outcome.extracted.text.split_text['m1']).toBe('Listen to this.\n\nPart 1.1. Part 1.2. Part 1.3.');
+    expect(outcome.extracted.media_seconds).toBeCloseTo(5, 0);
   });
 });

@@ -8,8 +8,10 @@ import type { Embedder } from './analysis';
 import { extractedError } from './extracted-error';
 import { singleTextExtracted, splitExtracted, type FileReference, type MetadataExtras } from './extracted-shapes';
 import { extractText } from './extract-text';
-import { createTesseractOcr, extractFile, extractWebPage, fetchPage, type ExtractedDocument, type Ocr, type Transcriber } from './extractors';
-import { readFileSource, type FileSource } from './field-sources';
+import {
+  createTesseractOcr, extractFile, extractMediaFile, extractWebPage, fetchPage, MAX_MEDIA_FILE_BYTES, type ExtractedDocument, type ExtractFileInfo, type Ocr, type Transcriber,
+} from './extractors';
+import { readFileSource, storedMedia, type FileSource } from './field-sources';
 import { KbEmbeddersService } from '../query/kb-embedders.service';
 import { KbTranscribersService } from '../query/kb-transcribers.service';
 import { defaultEmbedderFactory } from './analysis/default-embedder';
@@ -97,33 +99,54 @@ export class FieldProcessorService implements OnModuleDestroy {
 
   private async file(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
     const source = (job.value['file'] ?? {}) as FileSource;
-    const bytes = await readFileSource(this.blobs, source, { allowPrivate: this.allowPrivate });
+    const language = str(job.value['language']) ?? job.language;
     const info = {
-      contentType: bytes.contentType, filename: source.filename, password: str(job.value['password']), ocr: this.getOcr(),
-      transcriber: this.transcriberOf(job), ...(this.options.transcriptionChunkSeconds ? { chunkSeconds: this.options.transcriptionChunkSeconds } : {}),
+      contentType: source.content_type, filename: source.filename, password: str(job.value['password']), ocr: this.getOcr(), language, ...this.mediaInfo(job),
     };
-    const doc = await extractFile(bytes.data, info);
+    const { doc, md5 } = await this.fileDocument(source, info);
     const { document, nestedPositions } = await appendNested(doc, (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }));
     const thumbnail = await this.storeThumbnail(job, doc);
-    const analysed = this.analyse(job, document.text, { paragraphs: document.paragraphs, language: str(job.value['language']) ?? job.language ?? doc.language });
+    const analysed = this.analyse(job, document.text, { paragraphs: document.paragraphs, language: language ?? doc.language });
     const mime = doc.metadata?.['mime_type'] ?? 'application/octet-stream';
     const extracted = await this.single(job, analysed, { mime_type: mime, started, links: doc.links, thumbnail });
     extracted.file = {
-      language: analysed.language ?? '', md5: source.md5 ?? createHash('md5').update(bytes.data).digest('hex'),
+      language: analysed.language ?? '', md5: source.md5 ?? md5,
       metadata: { ...(doc.metadata ?? {}), ...(doc.pages ? { pages: String(doc.pages) } : {}) },
       nested: Object.fromEntries(Object.keys(nestedPositions).map((name) => [name, name])), file_generated: {},
       file_rows_previews: Object.fromEntries(Object.entries(doc.rows_previews ?? {}).map(([sheet, preview]) => [sheet, { sheets: { [sheet]: preview } }])),
       file_pages_previews: { pages: [], positions: [], structures: [] }, ...(thumbnail ? { file_thumbnail: thumbnail } : {}),
       field: '', icon: mime, nested_position: nestedPositions, nested_list_position: {},
     };
+    if (doc.media_seconds !== undefined) extracted.media_seconds = doc.media_seconds;
     return extracted;
+  }
+
+  /**
+   * A stored recording goes from the blob store to disk (videos are large; memory stays bounded);
+   * any other file is read into memory and extracted by its type.
+   */
+  private async fileDocument(source: FileSource, info: ExtractFileInfo): Promise<{ doc: ExtractedDocument; md5: string }> {
+    const media = await storedMedia(this.blobs, source);
+    if (media) {
+      let md5 = '';
+      const doc = await extractMediaFile(async (path) => void (md5 = await media.spool(path, MAX_MEDIA_FILE_BYTES)), media.type, info);
+      return { doc, md5 };
+    }
+    const bytes = await readFileSource(this.blobs, source, { allowPrivate: this.allowPrivate });
+    const doc = await extractFile(bytes.data, { ...info, contentType: bytes.contentType });
+    return { doc, md5: createHash('md5').update(bytes.data).digest('hex') };
+  }
+
+  /** What audio and video need: the KB's transcriber (looked up only for media) and the chunk length. */
+  private mediaInfo(job: ProcessFieldJob): Pick<ExtractFileInfo, 'transcriber' | 'chunkSeconds'> {
+    return { transcriber: this.transcriberOf(job), ...(this.options.transcriptionChunkSeconds ? { chunkSeconds: this.options.transcriptionChunkSeconds } : {}) };
   }
 
   private async link(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
     const uri = str(job.value['uri']) ?? '';
     const page = await fetchPage(uri, { headers: strMap(job.value['headers']), cookies: strMap(job.value['cookies']), allowPrivate: this.allowPrivate });
     const selectors = { css_selector: str(job.value['css_selector']), xpath: str(job.value['xpath']) };
-    const doc = page.kind === 'html' ? await extractWebPage(page.html, page.finalUrl, selectors) : await extractFile(page.data, { contentType: page.contentType, ocr: this.getOcr(), transcriber: this.transcriberOf(job) });
+    const doc = page.kind === 'html' ? await extractWebPage(page.html, page.finalUrl, selectors) : await extractFile(page.data, { contentType: page.contentType, ocr: this.getOcr(), language: str(job.value['language']) ?? job.language, ...this.mediaInfo(job) });
     const mime = page.kind === 'html' ? 'text/html' : (doc.metadata?.['mime_type'] ?? page.contentType);
     const thumbnail = await this.storeThumbnail(job, doc);
     const analysed = this.analyse(job, doc.text, { paragraphs: doc.paragraphs, language: str(job.value['language']) ?? job.language ?? doc.language });
@@ -134,37 +157,45 @@ export class FieldProcessorService implements OnModuleDestroy {
       ...(doc.image ? { link_image: { uri: doc.image, size: 0, content_type: '', filename: '', md5: '' } } : {}),
       field: '', description: doc.description ?? '', type: mime, embed: '', file_generated: {}, url: page.finalUrl,
     };
+    if (doc.media_seconds !== undefined) extracted.media_seconds = doc.media_seconds;
     return extracted;
   }
 
   private async conversation(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
     const messages = Array.isArray(job.value['messages']) ? (job.value['messages'] as Message[]) : [];
     const splits: { ident: string; analysed: AnalysedText }[] = [];
+    let mediaSeconds = 0;
     for (const message of messages) {
       const content = message.content ?? {};
       const parts = [extractText(content.text ?? '', (content.format ?? 'PLAIN') as TextFormat)];
-      for (const attachment of content.attachments ?? []) parts.push(await this.attachmentText(attachment, job));
+      for (const attachment of content.attachments ?? []) {
+        const { text, media_seconds } = await this.attachmentText(attachment, job);
+        parts.push(text);
+        mediaSeconds += media_seconds ?? 0;
+      }
       const text = parts.filter((p) => p.trim()).join('\n\n');
       splits.push({ ident: message.ident, analysed: this.analyse(job, text, { language: job.language, split: message.ident }) });
     }
-    return this.vectorised(job, async (embedder) => {
+    const extracted = await this.vectorised(job, async (embedder) => {
       const vectors = await paragraphVectors(embedder, splits.map((s) => s.analysed));
       return withVectorset(splitExtracted(splits.map((s, i) => ({ ...s, vectors: vectors[i] ?? [] })), { mime_type: 'text/plain', started }), embedder);
     });
+    if (mediaSeconds > 0) extracted.media_seconds = Math.round(mediaSeconds * 1000) / 1000;
+    return extracted;
   }
 
   /**
    * Attachments carried inline or stored as blobs are read; an external address is not fetched
    * here (a conversation can hold thousands of them), and an unreadable one adds no text.
    */
-  private async attachmentText(attachment: FileSource, job: ProcessFieldJob): Promise<string> {
-    if (attachment.payload === undefined && !attachment.uri?.startsWith('blob:')) return '';
+  private async attachmentText(attachment: FileSource, job: ProcessFieldJob): Promise<Pick<ExtractedDocument, 'text' | 'media_seconds'>> {
+    if (attachment.payload === undefined && !attachment.uri?.startsWith('blob:')) return { text: '' };
     try {
       const bytes = await readFileSource(this.blobs, attachment, { allowPrivate: false });
       // Voice messages are transcribed when the KB has a transcriber.
-      return (await extractFile(bytes.data, { contentType: bytes.contentType, filename: attachment.filename, ocr: this.getOcr(), transcriber: this.transcriberOf(job) })).text;
+      return await extractFile(bytes.data, { contentType: bytes.contentType, filename: attachment.filename, ocr: this.getOcr(), language: job.language, ...this.mediaInfo(job) });
     } catch (err) {
-      if (extractedError(err)) return '';
+      if (extractedError(err)) return { text: '' };
       throw err;
     }
   }

@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { DomainError, ErrorCodes } from '@kb/contracts';
 import type { BlobStore } from '@kb/platform/storage';
-import { DEFAULT_MAX_FILE_BYTES, ExtractionError, fetchPage } from './extractors';
+import { DEFAULT_MAX_FILE_BYTES, detectMediaType, ExtractionError, fetchPage } from './extractors';
 
 /** A file entry as content stores it (field value `file`, or a message attachment). */
 export interface FileSource {
@@ -47,18 +50,70 @@ export async function readFileSource(blobs: BlobStore | undefined, file: FileSou
 }
 
 export async function readBlob(blobs: BlobStore, key: string, maxBytes: number): Promise<Buffer> {
-  let body: Readable;
+  return readAll(await openBlob(blobs, key, maxBytes));
+}
+
+/** The blob's body; a missing blob is FILE_NOT_FOUND, one above `maxBytes` TOO_LARGE (nothing read). */
+async function openBlob(blobs: BlobStore, key: string, maxBytes: number): Promise<Readable> {
   try {
     const got = await blobs.get(key);
     if (got.stat.size > maxBytes) {
       got.body.destroy();
       throw new ExtractionError(`The file is larger than ${maxBytes} bytes`, 'TOO_LARGE');
     }
-    body = got.body;
+    return got.body;
   } catch (err) {
     if (err instanceof DomainError && err.code === ErrorCodes.NOT_FOUND) throw new ExtractionError(`The stored file ${key} no longer exists`, 'FILE_NOT_FOUND');
     throw err;
   }
+}
+
+/** Bytes enough to recognise every audio and video signature. */
+const HEAD_BYTES = 4096;
+
+/** A stored recording, read from the blob store straight to disk rather than into memory. */
+export interface StoredMedia {
+  type: string;
+  size: number;
+  /** Streams the blob to `path` and resolves to its MD5 (hex); TOO_LARGE above `maxBytes`. */
+  spool(path: string, maxBytes: number): Promise<string>;
+}
+
+/**
+ * The file as a stored recording when it is one: a blob whose first bytes, declared type or name
+ * say audio or video. Anything else (and a blob that is missing or empty, which the ordinary
+ * read reports) is undefined.
+ */
+export async function storedMedia(blobs: BlobStore | undefined, file: FileSource): Promise<StoredMedia | undefined> {
+  const uri = file.uri ?? '';
+  if (!blobs || file.payload !== undefined || !uri.startsWith(BLOB_PREFIX)) return undefined;
+  const key = uri.slice(BLOB_PREFIX.length);
+  const stat = await blobs.stat(key);
+  if (!stat || stat.size === 0) return undefined;
+  const got = await blobs.get(key, { range: { start: 0, end: HEAD_BYTES - 1 } });
+  const head = await readAll(got.body);
+  const type = detectMediaType(head, file.content_type, file.filename);
+  if (!type) return undefined;
+  return { type, size: stat.size, spool: (path, maxBytes) => spoolBlob(blobs, key, path, maxBytes) };
+}
+
+async function spoolBlob(blobs: BlobStore, key: string, path: string, maxBytes: number): Promise<string> {
+  const body = await openBlob(blobs, key, maxBytes);
+  const md5 = createHash('md5');
+  await pipeline(
+    body,
+    async function* (source: AsyncIterable<Buffer>) {
+      for await (const chunk of source) {
+        md5.update(chunk);
+        yield chunk;
+      }
+    },
+    createWriteStream(path),
+  );
+  return md5.digest('hex');
+}
+
+async function readAll(body: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   return Buffer.concat(chunks);

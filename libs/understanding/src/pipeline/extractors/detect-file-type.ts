@@ -61,6 +61,21 @@ export function detectFileType(data: Buffer, contentType?: string, filename?: st
   return sniffText(data);
 }
 
+export const isMediaType = (type: string): boolean => /^(audio|video)\//.test(type);
+
+const CFB_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+
+/**
+ * Audio or video judged by a file's first few KiB and its declared type or name, or undefined: lets
+ * a recording be streamed to disk instead of read into memory. ZIP and OLE files are never media
+ * here (telling them apart needs the whole file), so they take the ordinary path.
+ */
+export function detectMediaType(head: Buffer, contentType?: string, filename?: string): string | undefined {
+  if (isZip(head) || startsWith(head, CFB_MAGIC)) return undefined;
+  const type = detectFileType(head, contentType, filename);
+  return isMediaType(type) ? type : undefined;
+}
+
 function startsWith(data: Buffer, bytes: number[], at = 0): boolean {
   return data.length >= at + bytes.length && bytes.every((b, i) => data[at + i] === b);
 }

@@ -1,4 +1,4 @@
-import { detectFileType, MimeTypes } from './detect-file-type';
+import { detectFileType, isMediaType, MimeTypes } from './detect-file-type';
 import { extractEmail } from './email.extractor';
 import { asCorrupt, ExtractionError } from './extraction.error';
 import type { ExtractedDocument, ExtractFileInfo } from './extraction.types';
@@ -13,7 +13,6 @@ import { extractHtmlDocument } from './web-page.extractor';
 export const DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024;
 /** Audio and video are decoded from a temporary file; larger recordings than documents are accepted. */
 export const MAX_MEDIA_FILE_BYTES = 1024 * 1024 * 1024;
-const isMediaType = (type: string): boolean => /^(audio|video)\//.test(type);
 const IMAGE_TYPES = new Set<string>([MimeTypes.png, MimeTypes.jpeg, MimeTypes.tiff, MimeTypes.webp, MimeTypes.gif]);
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
@@ -59,6 +58,16 @@ function extractByType(type: string, data: Buffer, info: ExtractFileInfo): Promi
       if (type === MimeTypes.plain || type.startsWith('text/')) return extractPlainText(data);
       throw new ExtractionError(`Files of type ${type} cannot be extracted`, 'UNSUPPORTED_TYPE');
   }
+}
+
+/**
+ * A recording too large to hold in memory, written to disk by `write`: the result extractFile
+ * gives audio and video. Failures to write it (blob store, disk) are not the file's fault and
+ * stay as they are, so the job is retried.
+ */
+export async function extractMediaFile(write: (path: string) => Promise<void>, type: string, info: ExtractFileInfo = {}): Promise<ExtractedDocument> {
+  const doc = await extractMedia(write, info, type);
+  return { ...doc, metadata: { ...doc.metadata, mime_type: type } };
 }
 
 /** OLE compound files are legacy Office (.doc/.xls/.ppt) or password-encrypted Office Open XML. */

@@ -12,7 +12,8 @@ export type ExtractionErrorCode =
   | 'NO_TRANSCRIBER'
   | 'NO_AUDIO'
   | 'TRANSCRIPTION_FAILED'
-  | 'TRANSCRIPTION_UNAVAILABLE';
+  | 'TRANSCRIPTION_UNAVAILABLE'
+  | 'DECODER_UNAVAILABLE';
 
 /**
  * The one error the extractors throw. Callers map `code` onto the field's error record; anything

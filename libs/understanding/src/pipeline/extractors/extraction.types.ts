@@ -58,12 +58,14 @@ export interface ExtractFileInfo {
   password?: string;
   /** Without it, scanned PDF pages and images yield no text (images still get a thumbnail). */
   ocr?: Ocr;
-  /** Files above this size are refused with TOO_LARGE; default 100 MiB (audio and video: 2 GiB). */
+  /** Files above this size are refused with TOO_LARGE; default 100 MiB (audio and video: 1 GiB). */
   maxBytes?: number;
   /** The KB's transcriber, asked for only when the file is audio or video (none configured: undefined). */
   transcriber?: () => Promise<Transcriber | undefined>;
   /** Audio and video: seconds per transcription request (default 600). */
   chunkSeconds?: number;
+  /** Audio and video: the language spoken, when the client said it (else the transcriber detects it). */
+  language?: string;
 }
 
 /** One stretch of speech, in seconds from the start of what was sent. */

@@ -1,7 +1,7 @@
-export { detectFileType, MimeTypes } from './detect-file-type';
+export { detectFileType, detectMediaType, isMediaType, MimeTypes } from './detect-file-type';
 export { DocumentBuilder } from './document-builder';
 export { extractEmail } from './email.extractor';
-export { DEFAULT_MAX_FILE_BYTES, extractFile } from './extract-file';
+export { DEFAULT_MAX_FILE_BYTES, extractFile, extractMediaFile, MAX_MEDIA_FILE_BYTES } from './extract-file';
 export { ExtractionError, type ExtractionErrorCode } from './extraction.error';
 export type {
   ExtractedDocument,
@@ -18,7 +18,7 @@ export type {
 export { assertFetchable, isForbiddenAddress, type FetchGuardOptions, type LookupFn } from './fetch-guard';
 export { fetchPage, type FetchedPage, type FetchPageOptions } from './fetch-page';
 export { extractImage } from './image.extractor';
-export { extractMedia, MAX_MEDIA_SECONDS, transcriptDocument } from './media.extractor';
+export { extractMedia, MAX_MEDIA_SECONDS, transcriptDocument, type MediaSource } from './media.extractor';
 export { OpenAiTranscriber, type OpenAiTranscriberConfig } from './openai-transcriber';
 export { extractDocx, extractPptx } from './office.extractor';
 export { extractPdf, type PdfOptions } from './pdf.extractor';

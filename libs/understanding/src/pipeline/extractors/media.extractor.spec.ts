@@ -6,7 +6,21 @@ import { startFakeTranscriptionServer, type FakeTranscriptionServer } from '@kb/
 import { ExtractionError } from './extraction.error';
 import { extractFile } from './extract-file';
 import { OpenAiTranscriber } from './openai-transcriber';
-import { detectFileType } from './detect-file-type';
+import { detectFileType, detectMediaType } from './detect-file-type';
+import type { Transcriber, TranscriptSegment } from './extraction.types';
+import { runMediaTool, wavSeconds } from './media-tools';
+
+/** A transcriber port of the test's own: one long segment per chunk, so each becomes a paragraph. */
+class RecordingTranscriber implements Transcriber {
+  readonly model = 'recording';
+  readonly calls: { seconds: number; language?: string }[] = [];
+  async transcribe(audio: Buffer, options: { language?: string; filename: string }): Promise<{ text: string; segments: TranscriptSegment[] }> {
+    const seconds = wavSeconds(audio);
+    this.calls.push({ seconds, ...(options.language ? { language: options.language } : {}) });
+    const text = `Chunk ${this.calls.length} ${'words '.repeat(110)}`.trim();
+    return { text, segments: [{ start: 0.5, end: seconds - 0.25, text }] };
+  }
+}
 
 /** Media built with ffmpeg itself: a tone, a video with a tone, a video without sound. */
 function ffmpeg(dir: string, name: string, args: string[]): Buffer {
@@ -58,6 +72,49 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
     expect(mediaTempDirs()).toBe(before);
   });
 
+  it('offsets each chunk by the length of the chunks before it, skips a tail without sound, and passes the language on', async () => {
+    const tone = ffmpeg(dir, 'tone-6.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=500:duration=6.04']);
+    const recording = new RecordingTranscriber();
+    const doc = await extractFile(tone, { filename: 'tone.mp3', transcriber: async () => recording, chunkSeconds: 2, language: 'en-GB' });
+    // 6.04 s of MP3 in chunks of 2 s: three chunks sent; the last few hundredths of a second are not.
+    expect(recording.calls.map((c) => Math.round(c.seconds * 10) / 10)).toEqual([2, 2, 2]);
+    expect(recording.calls.every((c) => c.language === 'en')).toBe(true);
+    expect(doc.paragraphs).toHaveLength(3);
+    doc.paragraphs.forEach((p, i) => {
+      expect(p.kind).toBe('TRANSCRIPT');
+      expect(doc.text.slice(p.start, p.end)).toMatch(new RegExp(`^Chunk ${i + 1} words`));
+      expect(p.start_seconds).toBeCloseTo(i * 2 + 0.5, 1);
+      expect(p.end_seconds).toBeCloseTo(i * 2 + 1.75, 1);
+    });
+    expect(doc.media_seconds).toBeGreaterThan(6);
+    expect(doc.metadata).toMatchObject({ duration_seconds: String(doc.media_seconds), transcription_model: 'recording' });
+  });
+
+  it('reads the length of a WAV from its header', () => {
+    const wav = ffmpeg(dir, 'short.wav', ['-f', 'lavfi', '-i', 'sine=duration=1.5', '-ar', '16000', '-ac', '1']);
+    expect(wavSeconds(wav)).toBeCloseTo(1.5, 2);
+    expect(wavSeconds(Buffer.from('not a wav file at all'))).toBe(0);
+  });
+
+  it('tells audio and video from their first bytes, not ZIPs declared as video', () => {
+    expect(detectMediaType(mp3.subarray(0, 4096))).toBe('audio/mpeg');
+    expect(detectMediaType(mp4.subarray(0, 4096), 'application/octet-stream', 'clip.bin')).toBe('video/mp4');
+    expect(detectMediaType(Buffer.from('%PDF-1.7\n'), 'audio/mpeg')).toBeUndefined();
+    expect(detectMediaType(Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0]), 'video/mp4')).toBeUndefined();
+    expect(detectMediaType(Buffer.from('plain words'), undefined, 'memo.m4a')).toBe('audio/mp4');
+  });
+
+  it('stops a decoder that overruns its time, and says so when ffmpeg is missing', async () => {
+    const started = Date.now();
+    await expect(runMediaTool('ffmpeg', ['-nostdin', '-re', '-f', 'lavfi', '-i', 'sine=duration=60', '-f', 'null', '-'], 300)).rejects.toMatchObject({
+      code: 'CORRUPT_FILE', message: 'ffmpeg took longer than 0.3 s and was stopped',
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    await expect(runMediaTool('ffmpeg-not-installed', ['-version'], 5000)).rejects.toMatchObject({
+      code: 'DECODER_UNAVAILABLE', message: expect.stringMatching(/^Audio and video need ffmpeg-not-installed on the processing workers/),
+    });
+  });
+
   it('splits a long transcript into paragraphs that carry their own times', async () => {
     const { transcriptDocument } = await import('./media.extractor');
     const segments = Array.from({ length: 30 }, (_, i) => ({ start: i * 5, end: i * 5 + 5, text: `Sentence number ${i} of a long talk about tides and harbours.` }));
@@ -80,6 +137,7 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
   });
 
   it('refuses without a transcriber, and tells a provider outage (retried) from a refusal (final)', async () => {
+    const before = mediaTempDirs();
     await expect(extractFile(mp3, { filename: 'tone.mp3' })).rejects.toMatchObject({ code: 'NO_TRANSCRIBER' });
     await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => undefined })).rejects.toBeInstanceOf(ExtractionError);
     server.failNext(503);
@@ -88,5 +146,6 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
     await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber() })).rejects.toMatchObject({ code: 'TRANSCRIPTION_FAILED' });
     await expect(extractFile(Buffer.concat([mp3.subarray(0, 10), Buffer.alloc(2000, 7)]), { filename: 'broken.mp3', contentType: 'audio/mpeg', transcriber: async () => transcriber() }))
       .rejects.toMatchObject({ code: expect.stringMatching(/CORRUPT_FILE|NO_AUDIO/) });
+    expect(mediaTempDirs()).toBe(before);
   });
 });

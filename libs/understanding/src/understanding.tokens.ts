@@ -36,6 +36,11 @@ export interface UnderstandingOptions {
   transcriberFactory?: (kbid: string) => Promise<Transcriber | undefined>;
   /** Audio and video: seconds per transcription request (default 600). */
   transcriptionChunkSeconds?: number;
+  /**
+   * A local speech model folder (whisper.cpp's `whisper-cli` and a `ggml-*.bin` model) for KBs whose
+   * model configuration names no transcription provider. Unset: such KBs cannot transcribe.
+   */
+  transcriptionModelDir?: string;
   /** Default: tesseract, started on first use. Tests pass a fake or `null` (no OCR). */
   ocrFactory?: (() => Ocr) | null;
 }

@@ -54,6 +54,25 @@ export const LEARNING_DEFAULTS = {
 
 const PROVIDERS = ['openai', 'azure_openai', 'anthropic', 'openai_compatible'];
 
+/** The providers whose `user_keys` entry may name a `transcription_model` (audio and video). */
+export const TRANSCRIPTION_PROVIDERS = ['openai_compatible', 'openai'];
+
+/**
+ * A `transcription_model` is a model name, on an entry that can serve it: OpenAI's API, or an
+ * OpenAI-compatible server at the entry's `url` (there is no default address for one).
+ */
+function transcriptionIssues(provider: string, entry: unknown, add: (path: (string | number)[], msg: string, type?: string) => void): void {
+  const e = entry && typeof entry === 'object' && !Array.isArray(entry) ? (entry as Record<string, unknown>) : undefined;
+  const model = e?.['transcription_model'];
+  if (model === undefined) return;
+  const at = ['user_keys', provider, 'transcription_model'];
+  if (typeof model !== 'string' || model.trim() === '') add(at, 'transcription_model must be a model name', 'string_type');
+  else if (!TRANSCRIPTION_PROVIDERS.includes(provider)) add(at, `Transcription is served through ${TRANSCRIPTION_PROVIDERS.join(' or ')}, not ${provider}`);
+  else if (provider === 'openai_compatible' && !(typeof e?.['url'] === 'string' && e['url'] !== '')) {
+    add(['user_keys', provider, 'url'], 'url (the base address of /audio/transcriptions) is required with a transcription_model', 'missing');
+  }
+}
+
 /**
  * Checks a learning configuration against the catalogue above; every problem is reported with its
  * location, as in a 422. `mode` 'update' refuses semantic model changes (they need reindexing).
@@ -66,10 +85,7 @@ export function learningConfigurationIssues(config: Record<string, unknown>, loc
     if (typeof userKeys !== 'object' || Array.isArray(userKeys)) add(['user_keys'], 'user_keys must be an object keyed by provider', 'dict_type');
     else {
       for (const p of Object.keys(userKeys)) if (!PROVIDERS.includes(p)) add(['user_keys', p], `Unknown provider; one of ${PROVIDERS.join(', ')}`, 'enum');
-      for (const [p, entry] of Object.entries(userKeys as Record<string, unknown>)) {
-        const model = entry && typeof entry === 'object' ? (entry as Record<string, unknown>)['transcription_model'] : undefined;
-        if (model !== undefined && (typeof model !== 'string' || model.trim() === '')) add(['user_keys', p, 'transcription_model'], 'transcription_model must be a model name', 'string_type');
-      }
+      for (const [p, entry] of Object.entries(userKeys as Record<string, unknown>)) transcriptionIssues(p, entry, add);
     }
   }
   const hasKey = (provider: string) => typeof userKeys === 'object' && userKeys !== null && provider in (userKeys as Record<string, unknown>);

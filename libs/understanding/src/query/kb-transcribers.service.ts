@@ -1,19 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AccountsSubjects } from '@kb/contracts';
+import { AccountsSubjects, TRANSCRIPTION_PROVIDERS } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understanding.tokens';
-import { OpenAiTranscriber, type Transcriber } from '../pipeline/extractors';
+import { OpenAiTranscriber, openWhisperCppFolder, type Transcriber } from '../pipeline/extractors';
 
 const TTL_MS = 60_000;
 const OPENAI_URL = 'https://api.openai.com/v1';
-/** Providers whose `user_keys` entry may name a `transcription_model`, in the order they are looked at. */
-const PROVIDERS = ['openai_compatible', 'openai'] as const;
 
 /**
  * The speech-to-text of each knowledge box, from its model configuration: the first of
  * `user_keys.openai_compatible` and `user_keys.openai` that names a `transcription_model`, called at
- * its `url` (OpenAI's API for `openai`) with its `key`. None configured: undefined, and audio and
- * video fields get a NO_TRANSCRIBER error. Configurations are re-read after a minute.
+ * its `url` (OpenAI's API for `openai`) with its `key`. Without one, the workers' local speech
+ * model folder when the deployment has one (a folder that cannot serve is a NO_TRANSCRIBER error
+ * saying why). Neither: undefined, and audio and video fields get a NO_TRANSCRIBER error.
+ * Configurations (and the folder) are looked at again after a minute.
  */
 @Injectable()
 export class KbTranscribersService {
@@ -37,7 +37,7 @@ export class KbTranscribersService {
   private async resolve(kbid: string): Promise<Transcriber | undefined> {
     const config = await this.bus.request(AccountsSubjects.resolveKbConfig, { kb_id: kbid });
     const keys = (config['user_keys'] ?? {}) as Record<string, Record<string, unknown> | undefined>;
-    for (const provider of PROVIDERS) {
+    for (const provider of TRANSCRIPTION_PROVIDERS) {
       const entry = keys[provider];
       const model = entry?.['transcription_model'];
       if (!entry || typeof model !== 'string' || !model) continue;
@@ -46,6 +46,6 @@ export class KbTranscribersService {
       if (!url) continue;
       return new OpenAiTranscriber({ url, key: str('key') ?? str('api_key'), model });
     }
-    return undefined;
+    return this.options.transcriptionModelDir ? openWhisperCppFolder(this.options.transcriptionModelDir) : undefined;
   }
 }

@@ -66,6 +66,8 @@ export interface ExtractFileInfo {
   chunkSeconds?: number;
   /** Audio and video: the language spoken, when the client said it (else the transcriber detects it). */
   language?: string;
+  /** Audio and video: where their temporary files go (default the system's temporary directory). */
+  tempDir?: string;
 }
 
 /** One stretch of speech, in seconds from the start of what was sent. */

@@ -20,6 +20,7 @@ export { fetchPage, type FetchedPage, type FetchPageOptions } from './fetch-page
 export { extractImage } from './image.extractor';
 export { extractMedia, MAX_MEDIA_SECONDS, transcriptDocument, type MediaSource } from './media.extractor';
 export { OpenAiTranscriber, type OpenAiTranscriberConfig } from './openai-transcriber';
+export { openWhisperCppFolder, WHISPER_CPP_PROGRAM, WhisperCppTranscriber, type WhisperCppOptions } from './whisper-cpp-transcriber';
 export { extractDocx, extractPptx } from './office.extractor';
 export { extractPdf, type PdfOptions } from './pdf.extractor';
 export { extractCsv, extractXlsx, PREVIEW_ROWS } from './spreadsheet.extractor';

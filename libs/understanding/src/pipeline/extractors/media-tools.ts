@@ -11,12 +11,23 @@ export interface MediaProbe {
   video: boolean;
 }
 
+/** Why a child program gave no result: it could not start, overran its time, or exited with an error. */
+export class ToolFailure extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'unavailable' | 'timeout' | 'failed',
+  ) {
+    super(message);
+    this.name = 'ToolFailure';
+  }
+}
+
 /**
- * Runs ffmpeg or ffprobe with a time limit. The child is killed when it overruns (a crafted file
- * can make a decoder spin), and its output is bounded. A child that cannot start at all is a
- * deployment problem (DECODER_UNAVAILABLE), not a fault of the file.
+ * Runs a program (ffmpeg, ffprobe, a local speech model) with a time limit and resolves to its
+ * stdout. The child is killed when it overruns (a crafted file can make a decoder spin), and its
+ * output is bounded; failures are ToolFailures with the end of stderr.
  */
-export function runMediaTool(cmd: string, args: string[], timeoutMs: number): Promise<string> {
+export function runTool(cmd: string, args: string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -32,15 +43,29 @@ export function runMediaTool(cmd: string, args: string[], timeoutMs: number): Pr
     }, timeoutMs);
     child.on('error', (err) => {
       clearTimeout(timer);
-      reject(new ExtractionError(`Audio and video need ${cmd} on the processing workers, and it could not be started: ${err.message}`, 'DECODER_UNAVAILABLE'));
+      reject(new ToolFailure(`${cmd} could not be started: ${err.message}`, 'unavailable'));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (timedOut) reject(new ExtractionError(`${cmd} took longer than ${timeoutMs / 1000} s and was stopped`, 'CORRUPT_FILE'));
+      if (timedOut) reject(new ToolFailure(`${cmd} took longer than ${timeoutMs / 1000} s and was stopped`, 'timeout'));
       else if (code === 0) resolve(stdout);
-      else reject(new ExtractionError(`${cmd} failed${signal ? ` (${signal})` : ''}: ${lastLine(stderr)}`, 'CORRUPT_FILE'));
+      else reject(new ToolFailure(`${cmd} failed${signal ? ` (${signal})` : ''}: ${lastLine(stderr)}`, 'failed'));
     });
   });
+}
+
+/**
+ * ffmpeg or ffprobe: one that cannot start at all is a deployment problem (DECODER_UNAVAILABLE),
+ * not a fault of the file; one that fails or overruns could not read the file (CORRUPT_FILE).
+ */
+export async function runMediaTool(cmd: string, args: string[], timeoutMs: number): Promise<string> {
+  try {
+    return await runTool(cmd, args, timeoutMs);
+  } catch (err) {
+    if (!(err instanceof ToolFailure)) throw err;
+    if (err.reason === 'unavailable') throw new ExtractionError(`Audio and video need ${cmd} on the processing workers: ${err.message}`, 'DECODER_UNAVAILABLE');
+    throw new ExtractionError(err.message, 'CORRUPT_FILE');
+  }
 }
 
 const lastLine = (text: string): string => text.trim().split('\n').filter(Boolean).at(-1) ?? 'no output';

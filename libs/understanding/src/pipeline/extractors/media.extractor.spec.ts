@@ -29,7 +29,6 @@ function ffmpeg(dir: string, name: string, args: string[]): Buffer {
   return readFileSync(out);
 }
 
-const mediaTempDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith('kb-media-')).length;
 
 describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)', () => {
   let dir: string;
@@ -37,10 +36,13 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
   let mp3: Buffer;
   let mp4: Buffer;
   let silentMp4: Buffer;
+  /** Temporary files of the extractions below go here, so a leak shows whatever else runs meanwhile. */
+  let work: string;
   const transcriber = () => new OpenAiTranscriber({ url: server.url, key: 'sk-test', model: 'whisper-large-v3' });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kb-media-fixtures-'));
+    work = mkdtempSync(join(tmpdir(), 'kb-media-work-'));
     server = await startFakeTranscriptionServer();
     mp3 = ffmpeg(dir, 'tone.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=7:sample_rate=44100', '-ac', '2']);
     mp4 = ffmpeg(dir, 'clip.mp4', ['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=5', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=5', '-shortest', '-pix_fmt', 'yuv420p']);
@@ -49,6 +51,7 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
   afterAll(async () => {
     await server.close();
     rmSync(dir, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
   });
   beforeEach(() => (server.requests.length = 0));
 
@@ -58,8 +61,7 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
   });
 
   it('decodes to 16 kHz mono chunks, transcribes each, and shifts the segments by their chunk', async () => {
-    const before = mediaTempDirs();
-    const doc = await extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber(), chunkSeconds: 3 });
+    const doc = await extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber(), chunkSeconds: 3, tempDir: work });
     // 7 s in chunks of 3 s: three requests of 16 kHz mono 16-bit WAV, with the model and the key.
     expect(server.requests).toHaveLength(3);
     for (const r of server.requests) expect(r).toMatchObject({ model: 'whisper-large-v3', authorization: 'Bearer sk-test', responseFormat: 'verbose_json', sampleRate: 16000, channels: 1, bitsPerSample: 16 });
@@ -69,7 +71,7 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
     expect(doc.language).toBe('en');
     expect(doc.text).toBe('Part 1.1. Part 1.2. Part 2.1. Part 2.2. Part 3.1.');
     expect(doc.paragraphs).toEqual([{ start: 0, end: doc.text.length, kind: 'TRANSCRIPT', start_seconds: 0, end_seconds: expect.closeTo(7, 0) }]);
-    expect(mediaTempDirs()).toBe(before);
+    expect(readdirSync(work)).toEqual([]);
   });
 
   it('offsets each chunk by the length of the chunks before it, skips a tail without sound, and passes the language on', async () => {
@@ -111,7 +113,7 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
     });
     expect(Date.now() - started).toBeLessThan(5000);
     await expect(runMediaTool('ffmpeg-not-installed', ['-version'], 5000)).rejects.toMatchObject({
-      code: 'DECODER_UNAVAILABLE', message: expect.stringMatching(/^Audio and video need ffmpeg-not-installed on the processing workers/),
+      code: 'DECODER_UNAVAILABLE', message: expect.stringMatching(/^Audio and video need ffmpeg-not-installed on the processing workers: ffmpeg-not-installed could not be started/),
     });
   });
 
@@ -133,19 +135,19 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
     expect(server.requests).toHaveLength(1);
     expect(Math.round(server.requests[0]?.seconds ?? 0)).toBe(5);
     expect(doc.text).toContain('Part 1.1.');
-    await expect(extractFile(silentMp4, { filename: 'silent.mp4', transcriber: async () => transcriber() })).rejects.toMatchObject({ code: 'NO_AUDIO' });
+    await expect(extractFile(silentMp4, { filename: 'silent.mp4', transcriber: async () => transcriber(), tempDir: work })).rejects.toMatchObject({ code: 'NO_AUDIO' });
+    expect(readdirSync(work)).toEqual([]);
   });
 
   it('refuses without a transcriber, and tells a provider outage (retried) from a refusal (final)', async () => {
-    const before = mediaTempDirs();
     await expect(extractFile(mp3, { filename: 'tone.mp3' })).rejects.toMatchObject({ code: 'NO_TRANSCRIBER' });
     await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => undefined })).rejects.toBeInstanceOf(ExtractionError);
     server.failNext(503);
-    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber() })).rejects.toMatchObject({ code: 'TRANSCRIPTION_UNAVAILABLE' });
+    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber(), tempDir: work })).rejects.toMatchObject({ code: 'TRANSCRIPTION_UNAVAILABLE' });
     server.failNext(401);
-    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber() })).rejects.toMatchObject({ code: 'TRANSCRIPTION_FAILED' });
-    await expect(extractFile(Buffer.concat([mp3.subarray(0, 10), Buffer.alloc(2000, 7)]), { filename: 'broken.mp3', contentType: 'audio/mpeg', transcriber: async () => transcriber() }))
+    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber(), tempDir: work })).rejects.toMatchObject({ code: 'TRANSCRIPTION_FAILED' });
+    await expect(extractFile(Buffer.concat([mp3.subarray(0, 10), Buffer.alloc(2000, 7)]), { filename: 'broken.mp3', contentType: 'audio/mpeg', transcriber: async () => transcriber(), tempDir: work }))
       .rejects.toMatchObject({ code: expect.stringMatching(/CORRUPT_FILE|NO_AUDIO/) });
-    expect(mediaTempDirs()).toBe(before);
+    expect(readdirSync(work)).toEqual([]);
   });
 });

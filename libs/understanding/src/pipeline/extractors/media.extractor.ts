@@ -20,7 +20,7 @@ const PARAGRAPH_CHARS = 600;
 /** The media's bytes, or a writer that puts them at a path (a large upload streamed from the blob store). */
 export type MediaSource = Buffer | ((path: string) => Promise<void>);
 
-export type MediaInfo = Pick<ExtractFileInfo, 'transcriber' | 'chunkSeconds' | 'language'>;
+export type MediaInfo = Pick<ExtractFileInfo, 'transcriber' | 'chunkSeconds' | 'language' | 'tempDir'>;
 
 /**
  * Audio and video (issue 5): ffmpeg decodes the first audio track to 16 kHz mono PCM in chunks of
@@ -33,11 +33,12 @@ export async function extractMedia(source: MediaSource, info: MediaInfo, type: s
   const transcriber = await info.transcriber?.();
   if (!transcriber) {
     throw new ExtractionError(
-      'Audio and video need a transcriber: set user_keys.openai_compatible (or openai) with a transcription_model in the Knowledge Box model configuration',
+      'Audio and video need a transcriber: set user_keys.openai_compatible (or openai) with a transcription_model in the Knowledge Box model configuration, '
+        + 'or give the processing workers a local speech model folder (TRANSCRIPTION_MODEL_DIR)',
       'NO_TRANSCRIBER',
     );
   }
-  const dir = await mkdtemp(join(tmpdir(), 'kb-media-'));
+  const dir = await mkdtemp(join(info.tempDir ?? tmpdir(), 'kb-media-'));
   try {
     const input = join(dir, 'input');
     if (Buffer.isBuffer(source)) await writeFile(input, source);

@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError, ErrorCodes } from '@kb/contracts';
-import type { BlobStore } from '@kb/platform/storage';
+import type { BlobGetResult, BlobStore } from '@kb/platform/storage';
 import { DEFAULT_MAX_FILE_BYTES, detectMediaType, ExtractionError, fetchPage } from './extractors';
 
 /** A file entry as content stores it (field value `file`, or a message attachment). */
@@ -88,13 +88,18 @@ export async function storedMedia(blobs: BlobStore | undefined, file: FileSource
   const uri = file.uri ?? '';
   if (!blobs || file.payload !== undefined || !uri.startsWith(BLOB_PREFIX)) return undefined;
   const key = uri.slice(BLOB_PREFIX.length);
-  const stat = await blobs.stat(key);
-  if (!stat || stat.size === 0) return undefined;
-  const got = await blobs.get(key, { range: { start: 0, end: HEAD_BYTES - 1 } });
+  let got: BlobGetResult;
+  try {
+    got = await blobs.get(key, { range: { start: 0, end: HEAD_BYTES - 1 } });
+  } catch (err) {
+    // Missing or empty (no byte to range over): the ordinary read reports it.
+    if (err instanceof DomainError && (err.code === ErrorCodes.NOT_FOUND || err.code === ErrorCodes.RANGE_NOT_SATISFIABLE)) return undefined;
+    throw err;
+  }
   const head = await readAll(got.body);
   const type = detectMediaType(head, file.content_type, file.filename);
   if (!type) return undefined;
-  return { type, size: stat.size, spool: (path, maxBytes) => spoolBlob(blobs, key, path, maxBytes) };
+  return { type, size: got.stat.size, spool: (path, maxBytes) => spoolBlob(blobs, key, path, maxBytes) };
 }
 
 async function spoolBlob(blobs: BlobStore, key: string, path: string, maxBytes: number): Promise<string> {

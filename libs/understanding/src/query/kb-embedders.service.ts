@@ -18,7 +18,8 @@ const OPENAI_URL = 'https://api.openai.com/v1';
  */
 @Injectable()
 export class KbEmbeddersService implements OnModuleInit, OnModuleDestroy {
-  private readonly cache = new Map<string, { embedders: Promise<Embedder[]>; until: number }>();
+  /** Per KB: its semantic model ids and their embedders, in the same order (the default first). */
+  private readonly cache = new Map<string, { models: Promise<KbModels>; until: number }>();
 
   constructor(
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
@@ -42,30 +43,34 @@ export class KbEmbeddersService implements OnModuleInit, OnModuleDestroy {
    */
   async all(kbid: string): Promise<Embedder[]> {
     if (this.options.embedderFactory) return [await this.options.embedderFactory(kbid)];
-    const hit = this.cache.get(kbid);
-    if (hit && hit.until > Date.now()) return hit.embedders;
-    const embedders = this.resolve(kbid);
-    this.cache.set(kbid, { embedders, until: Date.now() + TTL_MS });
-    embedders.catch(() => this.cache.delete(kbid));
-    return embedders;
+    return (await this.models(kbid)).embedders;
   }
 
   /** The embedder whose vectors a query names by `vectorset` (its model id, or the model the provider reports). */
   async forVectorset(kbid: string, vectorset: string | undefined): Promise<Embedder | undefined> {
-    const all = await this.all(kbid);
-    if (!vectorset) return all[0];
-    return all.find((e) => e.model === vectorset) ?? (await this.modelIds(kbid)).flatMap((id, i) => (id === vectorset && all[i] ? [all[i]] : []))[0];
+    if (this.options.embedderFactory) {
+      const only = await this.options.embedderFactory(kbid);
+      return !vectorset || only.model === vectorset ? only : undefined;
+    }
+    const { ids, embedders } = await this.models(kbid);
+    if (!vectorset) return embedders[0];
+    return embedders.find((e) => e.model === vectorset) ?? embedders[ids.indexOf(vectorset)];
   }
 
-  private async modelIds(kbid: string): Promise<string[]> {
-    const config = await this.bus.request(AccountsSubjects.resolveKbConfig, { kb_id: kbid });
-    return modelsOf(config);
+  private models(kbid: string): Promise<KbModels> {
+    const hit = this.cache.get(kbid);
+    if (hit && hit.until > Date.now()) return hit.models;
+    const models = this.resolve(kbid);
+    this.cache.set(kbid, { models, until: Date.now() + TTL_MS });
+    models.catch(() => this.cache.delete(kbid));
+    return models;
   }
 
-  private async resolve(kbid: string): Promise<Embedder[]> {
+  private async resolve(kbid: string): Promise<KbModels> {
     const config = await this.bus.request(AccountsSubjects.resolveKbConfig, { kb_id: kbid });
     const keys = (config['user_keys'] ?? {}) as Record<string, Record<string, unknown>>;
-    return Promise.all(modelsOf(config).map((model) => this.embedderOf(kbid, model, keys)));
+    const ids = modelsOf(config);
+    return { ids, embedders: await Promise.all(ids.map((model) => this.embedderOf(kbid, model, keys))) };
   }
 
   private async embedderOf(kbid: string, model: string, keys: Record<string, Record<string, unknown>>): Promise<Embedder> {
@@ -93,13 +98,18 @@ export class KbEmbeddersService implements OnModuleInit, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     const all = [...this.cache.values()];
     this.cache.clear();
-    for (const { embedders } of all) {
-      for (const e of (await embedders.catch(() => [] as Embedder[]))) {
+    for (const { models } of all) {
+      for (const e of (await models.then((m) => m.embedders, () => [] as Embedder[]))) {
         // The built-in model is shared by every KB and closed with the process.
         if (e.model !== BUILTIN_SEMANTIC_MODEL) await e.close().catch(() => undefined);
       }
     }
   }
+}
+
+interface KbModels {
+  ids: string[];
+  embedders: Embedder[];
 }
 
 /** The KB's semantic models, the default first (the built-in model when none is configured). */

@@ -13,7 +13,7 @@ for (const [alias, targets] of Object.entries(swcrc.jsc.paths)) {
 }
 
 module.exports = {
-  testEnvironment: 'node',
+  testEnvironment: path.join(__dirname, 'libs/platform/testing/src/jest-environment.js'),
   transform: {
     '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }],
     // ESM-only packages (jose) are compiled to CommonJS for jest; the app itself loads them natively.

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeEmbeddingServer, startFakeLlmServer, startFakeTranscriptionServer, type FakeEmbeddingServer, type FakeLlmServer } from '@kb/platform/testing';
+import { startFakeEmbeddingServer, startFakeLlmServer, startFakeTranscriptionServer, writeTinyOnnxModel, type FakeEmbeddingServer, type FakeLlmServer } from '@kb/platform/testing';
 import { apiKey, bearer, type Credential } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
 
@@ -26,6 +26,8 @@ describe('search and ask through the gateway (standalone)', () => {
   let owner: Credential;
   let semanticKb: string;
   let generativeKb: string;
+  /** EMBEDDING_MODEL_DIR of the service: one local ONNX model folder, `topics` (semantic model `local:topics`). */
+  let modelDir: string;
 
   const texts = [
     ['Ocean tides', 'The moon pulls the oceans and causes the tides. Spring tides happen at full moon.'],
@@ -36,7 +38,11 @@ describe('search and ask through the gateway (standalone)', () => {
   beforeAll(async () => {
     embeddings = await startFakeEmbeddingServer(64);
     llm = await startFakeLlmServer();
-    topology = await startStandalone();
+    modelDir = mkdtempSync(join(tmpdir(), 'kb-e2e-models-'));
+    writeTinyOnnxModel(join(modelDir, 'topics'), {
+      topics: { animals: ['cats', 'dogs', 'kitten', 'puppy', 'pets'], vehicles: ['car', 'engine', 'brakes', 'truck'], weather: ['rain', 'storm', 'clouds', 'thunder'] },
+    });
+    topology = await startStandalone({ EMBEDDING_MODEL_DIR: modelDir });
     const boot = topology.bootstrap();
     const pat = bearer(boot.personal_access_token.token);
     const createKb = async (slug: string, learning_configuration: Record<string, unknown>) => {
@@ -75,7 +81,59 @@ describe('search and ask through the gateway (standalone)', () => {
     await topology?.stop();
     await embeddings?.close();
     await llm?.close();
+    if (modelDir) rmSync(modelDir, { recursive: true, force: true });
   }, 60_000);
+
+  it('runs a KB semantic model from a local ONNX model folder (EMBEDDING_MODEL_DIR), for paragraphs and queries', async () => {
+    const boot = topology.bootstrap();
+    const pat = bearer(boot.personal_access_token.token);
+    const createKb = async (slug: string, model: string) => {
+      const r = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
+        credential: pat, body: { slug, title: slug, learning_configuration: { semantic_models: [model], default_semantic_model: model } },
+      });
+      expect(r.status).toBe(201);
+      return (r.body.uuid ?? r.body.id) as string;
+    };
+    const kb = await createKb('local-model-kb', 'local:topics');
+    const config = await topology.http.call<Record<string, unknown>>('GET', `/api/v1/kb/${kb}/configuration`, { credential: pat });
+    expect(config.body).toMatchObject({ semantic_model: 'local:topics', semantic_vector_similarity: 'COSINE' });
+    const ids: Record<string, string> = {};
+    for (const [title, body] of [['Pets', 'Our cats and dogs are pets.'], ['Garage', 'The car engine and the brakes of the truck.'], ['Weather', 'Rain and thunder from storm clouds.']]) {
+      const r = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title, texts: { body: { body } } } });
+      ids[title as string] = r.body.uuid;
+    }
+    type Extracted = { vectors?: { vectorset: string; dimension?: number } };
+    const pets = await topology.http.eventually(async () => {
+      const r = await topology.http.call<{ metadata: { status: string }; data: { texts: { body: { extracted?: Extracted } } } }>(
+        'GET', `/api/v1/kb/${kb}/resource/${ids['Pets']}?show=basic&show=extracted&extracted=vectors`, { credential: pat },
+      );
+      return r.body.metadata?.status === 'PROCESSED' ? r.body.data.texts.body.extracted : undefined;
+    }, 60_000, 'processed with the local model');
+    expect(pets?.vectors?.vectorset).toBe('local:topics');
+    await topology.http.eventually(async () => {
+      const list = await topology.http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: pat });
+      return list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
+    }, 60_000, 'every resource processed');
+    // No word of the query is in any text: only the model's vectors can find the right one.
+    for (const [query, title] of [['kitten puppy', 'Pets'], ['storm', 'Weather']] as const) {
+      const r = await topology.http.call<FindBody>('POST', `/api/v1/kb/${kb}/find`, { credential: pat, body: { query, features: ['semantic'], top_k: 1 } });
+      expect([query, r.status, r.body.best_matches[0]?.split('/')[0]]).toEqual([query, 200, ids[title]]);
+    }
+
+    // A local model the workers have no folder for: the field fails with a clear error, nothing hangs.
+    const missing = await createKb('missing-model-kb', 'local:not-installed');
+    const r = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${missing}/resources`, { credential: pat, body: { title: 'Pets', texts: { body: { body: 'cats and dogs' } } } });
+    const failed = await topology.http.eventually(async () => {
+      const g = await topology.http.call<{ metadata: { status: string }; data: { texts: { body: { error?: { body: string; code_str?: string } } } } }>(
+        'GET', `/api/v1/kb/${missing}/resource/${r.body.uuid}?show=basic&show=errors`, { credential: pat },
+      );
+      return g.body.metadata?.status === 'ERROR' ? g.body : undefined;
+    }, 60_000, 'the field failed');
+    expect(failed.data.texts.body.error?.body).toMatch(/local model local:not-installed .*does not exist/);
+    expect((await topology.http.call('POST', `/api/v1/account/${boot.account.id}/kbs`, {
+      credential: pat, body: { slug: 'bad-local', title: 'bad', learning_configuration: { semantic_models: ['local:../etc'] } },
+    })).status).toBe(422);
+  }, 120_000);
 
   it('transcribes an uploaded recording with the KB\'s transcriber: timed TRANSCRIPT paragraphs, searchable', async () => {
     const transcription = await startFakeTranscriptionServer();

@@ -28,6 +28,7 @@ runMain(logger, async () => {
   const allowPrivateNetworks = reader.bool('PROCESSING_ALLOW_PRIVATE_NETWORKS', false);
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
+  const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
   const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
   const jsonBodyLimit = reader.string('JSON_BODY_LIMIT', '25mb');
   const corsOrigins = reader.list('CORS_ORIGINS');
@@ -53,7 +54,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     StandaloneModule.forRoot({
       logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp,
-      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true,
+      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true,
     }),
     logger,
     (a) => configureGatewayHttp(a, { logger, jsonBodyLimit }),

@@ -22,7 +22,7 @@ export interface StandaloneParts {
   userTokenTtlSeconds: number;
   publicBaseUrl: string;
   smtp?: { url: string; from: string };
-  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; allowPrivateNetworks: boolean; ackWaitMs?: number; webhookBackoffMs?: number[]; transcriptionModelDir?: string };
+  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; allowPrivateNetworks: boolean; ackWaitMs?: number; webhookBackoffMs?: number[]; transcriptionModelDir?: string; embeddingModelDir?: string };
   consumeProcessingResults: boolean;
 }
 

@@ -20,6 +20,7 @@ runMain(logger, async () => {
   const allowPrivateNetworks = reader.bool('PROCESSING_ALLOW_PRIVATE_NETWORKS', false);
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
+  const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
   const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
   reader.done();
   const secret = await serverSecret(env, runtime.dataDir);
@@ -30,7 +31,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     serviceAppModule('understanding', logger, bus, [blobStoreHealthCheck(blobs)], [
       StorageModule.forRoot(blobs),
-      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, webhookSigningSecret: secret }),
+      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, webhookSigningSecret: secret }),
     ]),
     logger,
   );

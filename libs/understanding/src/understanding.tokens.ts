@@ -41,6 +41,12 @@ export interface UnderstandingOptions {
    * model configuration names no transcription provider. Unset: such KBs cannot transcribe.
    */
   transcriptionModelDir?: string;
+  /**
+   * Local embedding models: a folder holding one model folder per local semantic model, named by
+   * its id (`multilingual-e5-small/`, or `my-model/` for `local:my-model`), each a Hugging Face
+   * ONNX export. Unset: KBs configured with a local model get a clear error per field.
+   */
+  embeddingModelDir?: string;
   /** Default: tesseract, started on first use. Tests pass a fake or `null` (no OCR). */
   ocrFactory?: (() => Ocr) | null;
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  AccountsSubjects, BUILTIN_GENERATIVE_MODEL, BUILTIN_SEMANTIC_MODEL, DomainError, ErrorCodes, GENERATIVE_MODELS, LEARNING_DEFAULTS, SEMANTIC_MODELS, SIMPLE_OPTIONS,
+  AccountsSubjects, BUILTIN_GENERATIVE_MODEL, BUILTIN_SEMANTIC_MODEL, DomainError, ErrorCodes, GENERATIVE_MODELS, LEARNING_DEFAULTS, SEMANTIC_MODELS, SIMPLE_OPTIONS, semanticModelInfo, semanticModelNeedsKey,
   learningConfigurationIssues, type KbConfigRef, type KbVectorsetsDto, type SemanticModelChangeRequest, type SetKbConfigRequest,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
@@ -20,7 +20,7 @@ export class ModelConfigService {
   ) {}
 
   schema(): Record<string, unknown> {
-    const semantic = Object.entries(SEMANTIC_MODELS).map(([name, m]) => option(name, m.provider, m.provider !== 'builtin'));
+    const semantic = Object.entries(SEMANTIC_MODELS).map(([name, m]) => option(name, m.provider, semanticModelNeedsKey(m)));
     const generative = Object.entries(GENERATIVE_MODELS).map(([name, p]) => option(name, p ?? 'builtin', p !== null));
     const simple = (values: readonly string[], dflt: string) => ({ options: values.map((v) => option(v, 'builtin', false)), default: dflt, create: true, update: true, multiple: false });
     const free = { schemas: {}, create: true, update: true };
@@ -58,7 +58,7 @@ export class ModelConfigService {
     const userKeys = typeof stored['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, stored['user_keys']) : null;
     const models = (stored['semantic_models'] as string[] | undefined) ?? [BUILTIN_SEMANTIC_MODEL];
     const dflt = (stored['default_semantic_model'] as string | undefined) ?? models[0] ?? BUILTIN_SEMANTIC_MODEL;
-    const info = SEMANTIC_MODELS[dflt] ?? (SEMANTIC_MODELS[BUILTIN_SEMANTIC_MODEL] as (typeof SEMANTIC_MODELS)[string]);
+    const info = semanticModelInfo(dflt) ?? (SEMANTIC_MODELS[BUILTIN_SEMANTIC_MODEL] as (typeof SEMANTIC_MODELS)[string]);
     return {
       ...LEARNING_DEFAULTS,
       ...stored,
@@ -66,7 +66,7 @@ export class ModelConfigService {
       resource_labelers_models: [], paragraph_labelers_models: [], intent_models: [],
       semantic_model: dflt, semantic_models: models, default_semantic_model: dflt,
       semantic_vector_similarity: info.similarity, semantic_vector_size: info.size, semantic_matryoshka_dims: info.matryoshka_dims, semantic_threshold: info.threshold,
-      semantic_model_configs: Object.fromEntries(models.map((m) => [m, SEMANTIC_MODELS[m] ?? null])),
+      semantic_model_configs: Object.fromEntries(models.map((m) => [m, semanticModelInfo(m) ?? null])),
     };
   }
 
@@ -142,8 +142,8 @@ export class ModelConfigService {
 
 /** The name a model's vectors are stored under: what its provider calls it (`user_keys.<provider>.model`), else its id. */
 function storedVectorset(id: string, keys: Record<string, Record<string, unknown> | undefined>): string {
-  const info = SEMANTIC_MODELS[id];
-  if (!info || info.provider === 'builtin') return id;
+  const info = semanticModelInfo(id);
+  if (!info || !semanticModelNeedsKey(info)) return id;
   const model = keys[info.provider]?.['model'];
   return typeof model === 'string' && model ? model : id;
 }

@@ -13,12 +13,37 @@ export interface SemanticModelInfo {
 }
 
 export const BUILTIN_SEMANTIC_MODEL = 'en-use-lite-2024';
+/**
+ * Models whose provider is `local` run on the processing workers from a model folder the operator
+ * provides (`EMBEDDING_MODEL_DIR/<model id>`, ONNX), with no user_keys; besides the named ones,
+ * any `local:<folder>` id names a folder of that name.
+ */
+export const LOCAL_SEMANTIC_PROVIDER = 'local';
 export const SEMANTIC_MODELS: Record<string, SemanticModelInfo> = {
   [BUILTIN_SEMANTIC_MODEL]: { provider: 'builtin', size: 512, similarity: 'DOT', threshold: 0.35, matryoshka_dims: [] },
+  'multilingual-e5-small': { provider: LOCAL_SEMANTIC_PROVIDER, size: 384, similarity: 'COSINE', threshold: 0.78, matryoshka_dims: [] },
+  'bge-small-en-v1.5': { provider: LOCAL_SEMANTIC_PROVIDER, size: 384, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [] },
+  'all-MiniLM-L6-v2': { provider: LOCAL_SEMANTIC_PROVIDER, size: 384, similarity: 'COSINE', threshold: 0.3, matryoshka_dims: [] },
   'text-embedding-3-small': { provider: 'openai', size: 1536, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [1536, 1024, 512, 256] },
   'text-embedding-3-large': { provider: 'openai', size: 3072, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [3072, 2048, 1024, 512, 256] },
   hf_embedding: { provider: 'openai_compatible', size: 0, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [] },
 };
+
+// At most 100 characters in all: the id is also the vectorset name.
+const LOCAL_MODEL_ID = /^local:[A-Za-z0-9][A-Za-z0-9._-]{0,93}$/;
+
+/** A semantic model's catalogue entry; `local:<folder>` ids get the generic local one (size learnt from the folder). */
+export function semanticModelInfo(id: unknown): SemanticModelInfo | undefined {
+  if (typeof id !== 'string') return undefined;
+  if (Object.prototype.hasOwnProperty.call(SEMANTIC_MODELS, id)) return SEMANTIC_MODELS[id];
+  if (LOCAL_MODEL_ID.test(id)) return { provider: LOCAL_SEMANTIC_PROVIDER, size: 0, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [] };
+  return undefined;
+}
+
+/** Providers whose models need no `user_keys` entry. */
+export function semanticModelNeedsKey(info: SemanticModelInfo): boolean {
+  return info.provider !== 'builtin' && info.provider !== LOCAL_SEMANTIC_PROVIDER;
+}
 
 export const BUILTIN_GENERATIVE_MODEL = 'extractive';
 /** Generative model → the `user_keys` provider it needs (null: none). */
@@ -96,12 +121,12 @@ export function learningConfigurationIssues(config: Record<string, unknown>, loc
   }
   if (config['semantic_models'] !== undefined && !Array.isArray(config['semantic_models'])) add(['semantic_models'], 'Input should be a valid list', 'list_type');
   semantic.forEach((m, i) => {
-    const info = typeof m === 'string' ? SEMANTIC_MODELS[m] : undefined;
-    if (!info) add(['semantic_models', i], `Unknown semantic model; one of ${Object.keys(SEMANTIC_MODELS).join(', ')}`, 'enum');
-    else if (info.provider !== 'builtin' && !hasKey(info.provider)) add(['semantic_models', i], `${String(m)} needs user_keys.${info.provider}`);
+    const info = semanticModelInfo(m);
+    if (!info) add(['semantic_models', i], `Unknown semantic model; one of ${Object.keys(SEMANTIC_MODELS).join(', ')}, or local:<model folder>`, 'enum');
+    else if (semanticModelNeedsKey(info) && !hasKey(info.provider)) add(['semantic_models', i], `${String(m)} needs user_keys.${info.provider}`);
   });
   const dflt = config['default_semantic_model'];
-  if (dflt !== undefined && dflt !== null && !semantic.includes(dflt) && !(mode === 'update' && typeof dflt === 'string' && dflt in SEMANTIC_MODELS)) {
+  if (dflt !== undefined && dflt !== null && !semantic.includes(dflt) && !(mode === 'update' && semanticModelInfo(dflt) !== undefined)) {
     add(['default_semantic_model'], 'default_semantic_model must be one of the semantic models of the Knowledge Box');
   }
   for (const member of ['generative_model', 'summary_model'] as const) {

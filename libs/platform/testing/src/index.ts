@@ -4,3 +4,4 @@ export * from './fake-llm-server';
 export * from './fake-embedding-server';
 export * from './pdf';
 export * from './fake-transcription-server';
+export * from './tiny-onnx-model';

@@ -1,10 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { AccountsSubjects, BUILTIN_SEMANTIC_MODEL, SEMANTIC_MODELS } from '@kb/contracts';
+import { AccountsSubjects, BUILTIN_SEMANTIC_MODEL, LOCAL_SEMANTIC_PROVIDER, semanticModelInfo } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understanding.tokens';
 import { createEmbedder, type EmbeddingProviderConfig } from '../pipeline/analysis/create-embedder';
 import type { Embedder } from '../pipeline/analysis/embedder';
 import { defaultEmbedderFactory } from '../pipeline/analysis/default-embedder';
+import { localEmbedder, closeLocalEmbedders } from '../pipeline/analysis/local-embedders';
 
 const TTL_MS = 60_000;
 const OPENAI_URL = 'https://api.openai.com/v1';
@@ -74,8 +75,9 @@ export class KbEmbeddersService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async embedderOf(kbid: string, model: string, keys: Record<string, Record<string, unknown>>): Promise<Embedder> {
-    const info = SEMANTIC_MODELS[model];
+    const info = semanticModelInfo(model);
     if (!info || info.provider === 'builtin') return defaultEmbedderFactory(kbid);
+    if (info.provider === LOCAL_SEMANTIC_PROVIDER) return localEmbedder(this.options.embeddingModelDir, model, info);
     const entry = keys[info.provider] ?? {};
     const str = (k: string) => (typeof entry[k] === 'string' ? (entry[k] as string) : undefined);
     const num = (k: string) => (typeof entry[k] === 'number' ? (entry[k] as number) : undefined);
@@ -100,10 +102,11 @@ export class KbEmbeddersService implements OnModuleInit, OnModuleDestroy {
     this.cache.clear();
     for (const { models } of all) {
       for (const e of (await models.then((m) => m.embedders, () => [] as Embedder[]))) {
-        // The built-in model is shared by every KB and closed with the process.
-        if (e.model !== BUILTIN_SEMANTIC_MODEL) await e.close().catch(() => undefined);
+        // The built-in and local models are shared by every KB and closed below or with the process.
+        if (e.model !== BUILTIN_SEMANTIC_MODEL && semanticModelInfo(e.model)?.provider !== LOCAL_SEMANTIC_PROVIDER) await e.close().catch(() => undefined);
       }
     }
+    await closeLocalEmbedders();
   }
 }
 

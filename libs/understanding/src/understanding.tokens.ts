@@ -21,7 +21,10 @@ export interface UnderstandingOptions {
    * renews its jobs while it works on them, for up to `maxJobMs`.
    */
   ackWaitMs?: number;
-  /** The longest one attempt may run before its job is handed to another worker (default 2 hours: long media). */
+  /**
+   * The longest one attempt may run before its job is handed to another worker. Default 6 hours:
+   * up to 4 hours of media (MAX_MEDIA_SECONDS) transcribed by a local model slower than real time.
+   */
   maxJobMs?: number;
   /** The server secret, from which each client's webhook signing secret is derived. */
   webhookSigningSecret?: string;

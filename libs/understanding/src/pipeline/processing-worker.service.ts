@@ -32,7 +32,7 @@ export class ProcessingWorkerService implements OnModuleInit {
       maxDeliver: this.options.maxAttempts + 1,
       backoffMs: [1000, 5000, 30000],
       ackWaitMs: this.options.ackWaitMs ?? 30_000,
-      maxWorkingMs: this.options.maxJobMs ?? 2 * 3600_000,
+      maxWorkingMs: this.options.maxJobMs ?? 6 * 3600_000,
     });
   }
 

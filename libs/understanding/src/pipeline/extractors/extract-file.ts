@@ -11,8 +11,11 @@ import { decodeText, extractJson, extractMarkdown, extractPlainText } from './te
 import { extractHtmlDocument } from './web-page.extractor';
 
 export const DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024;
-/** Audio and video are decoded from a temporary file; larger recordings than documents are accepted. */
-export const MAX_MEDIA_FILE_BYTES = 1024 * 1024 * 1024;
+/**
+ * Audio and video are streamed to a temporary file and decoded from there, so recordings may be as
+ * large as an account may upload (`upload_limit_max_media_file_size`, 5 GiB by default).
+ */
+export const MAX_MEDIA_FILE_BYTES = 5 * 1024 * 1024 * 1024;
 const IMAGE_TYPES = new Set<string>([MimeTypes.png, MimeTypes.jpeg, MimeTypes.tiff, MimeTypes.webp, MimeTypes.gif]);
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 

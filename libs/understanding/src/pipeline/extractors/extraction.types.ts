@@ -58,7 +58,7 @@ export interface ExtractFileInfo {
   password?: string;
   /** Without it, scanned PDF pages and images yield no text (images still get a thumbnail). */
   ocr?: Ocr;
-  /** Files above this size are refused with TOO_LARGE; default 100 MiB (audio and video: 1 GiB). */
+  /** Files above this size are refused with TOO_LARGE; default 100 MiB (audio and video: 5 GiB). */
   maxBytes?: number;
   /** The KB's transcriber, asked for only when the file is audio or video (none configured: undefined). */
   transcriber?: () => Promise<Transcriber | undefined>;

@@ -135,6 +135,37 @@ describe('search and ask through the gateway (standalone)', () => {
     })).status).toBe(422);
   }, 120_000);
 
+  it('answers knowledge-graph queries over HTTP (/graph, /graph/nodes, /graph/relations)', async () => {
+    const boot = topology.bootstrap();
+    const pat = bearer(boot.personal_access_token.token);
+    const created = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, { credential: pat, body: { slug: 'graph-kb', title: 'graph' } });
+    const kb = (created.body.uuid ?? created.body.id) as string;
+    const res = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: pat,
+      body: {
+        title: 'Lighthouses', texts: { body: { body: 'Lighthouses guide ships along the coast.' } },
+        usermetadata: { relations: [{ relation: 'OTHER', label: 'guides', from: { type: 'entity', value: 'Lighthouse', group: 'THING' }, to: { type: 'entity', value: 'Ships', group: 'THING' } }] },
+      },
+    });
+    expect(res.status).toBe(201);
+    // A resource with fields enters the index (title, paragraphs, graph edges) with its first processing result.
+    await topology.http.eventually(async () => {
+      const r = await topology.http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${kb}/resource/${res.body.uuid}`, { credential: pat });
+      return r.body.metadata?.status === 'PROCESSED' ? true : undefined;
+    }, 60_000, 'processed');
+    const graph = await topology.http.call<{ paths: unknown[] }>('POST', `/api/v1/kb/${kb}/graph`, { credential: manager, body: { query: { prop: 'path', source: { value: 'lighthouse' }, relation: { label: 'guides' } } } });
+    // A key of another KB is refused; this KB's owner gets the path.
+    expect(graph.status).toBe(403);
+    const own = await topology.http.call<{ paths: unknown[] }>('POST', `/api/v1/kb/${kb}/graph`, { credential: pat, body: { query: { prop: 'path', source: { value: 'lighthouse' }, relation: { label: 'guides' } } } });
+    expect([own.status, own.body.paths]).toEqual([200, [{ source: { value: 'Lighthouse', type: 'entity', group: 'THING' }, relation: { label: 'guides', type: 'OTHER' }, destination: { value: 'Ships', type: 'entity', group: 'THING' } }]]);
+    const nodes = await topology.http.call<{ nodes: unknown[] }>('POST', `/api/v1/kb/${kb}/graph/nodes`, { credential: pat, body: { query: { prop: 'node', value: 'Shipz', match: 'fuzzy' } } });
+    expect(nodes.body.nodes).toEqual([{ value: 'Ships', type: 'entity', group: 'THING' }]);
+    const relations = await topology.http.call<{ relations: unknown[] }>('POST', `/api/v1/kb/${kb}/graph/relations`, { credential: pat, body: { query: { prop: 'generated', by: 'user' } } });
+    expect(relations.body.relations).toEqual([{ label: 'guides', type: 'OTHER' }]);
+    const bad = await topology.http.call<{ detail: { loc: string[] }[] }>('POST', `/api/v1/kb/${kb}/graph/nodes`, { credential: pat, body: { query: { prop: 'relation' } } });
+    expect([bad.status, bad.body.detail[0]?.loc]).toEqual([422, ['body', 'query']]);
+  });
+
   it('transcribes an uploaded recording with the KB\'s transcriber: timed TRANSCRIPT paragraphs, searchable', async () => {
     const transcription = await startFakeTranscriptionServer();
     const dir = mkdtempSync(join(tmpdir(), 'kb-e2e-audio-'));

@@ -17,6 +17,7 @@ import { FieldsService } from './resources/fields.service';
 import { LabelSetsService } from './labelsets/labelsets.service';
 import { FindService } from './search/find.service';
 import { CatalogService } from './search/catalog.service';
+import { GraphService } from './search/graph.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
 import { SearchReindexService } from './search/index/search-reindex.service';
@@ -34,6 +35,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly labelsets: LabelSetsService,
     private readonly finder: FindService,
     private readonly catalog: CatalogService,
+    private readonly graph: GraphService,
     private readonly lists: SearchListsService,
     private readonly asker: AskService,
     private readonly reindexer: SearchReindexService,
@@ -84,6 +86,9 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handleStream(S.ask, (req) => this.asker.ask(req)),
       this.bus.handle(S.feedback, (req) => this.asker.feedback(req)),
       this.bus.handle(S.catalogFacets, (req) => this.catalog.catalogFacets(req)),
+      this.bus.handle(S.graphPaths, (req) => this.graph.search('paths', req)),
+      this.bus.handle(S.graphNodes, (req) => this.graph.search('nodes', req)),
+      this.bus.handle(S.graphRelations, (req) => this.graph.search('relations', req)),
       this.bus.handle(S.countResources, (req) => this.reader.count(req.kbid)),
       this.bus.subscribe(S.resourceReindexed, (event) => this.reindexer.onReindexed(event), { durable: 'content-search-reindex' }),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),

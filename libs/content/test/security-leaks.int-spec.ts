@@ -87,6 +87,16 @@ describe('security groups: generated leak test', () => {
         const owner = resources[Number(r.entity.replace('Entity', ''))];
         if (!owner || !allowed.has(owner.rid)) leaks.push(`relations entity ${r.entity} with ${JSON.stringify(groups)}`);
       }
+      // The knowledge graph: edges into Acme name their resources; every EntityN node belongs to one resource.
+      const graph = (await fx.bus.request(ContentSubjects.graphPaths, { kbid, body: { query: { prop: 'destination_node', value: 'Acme' }, top_k: 500, ...security } })) as { paths: { source: { value: string } }[] };
+      check('graph', graph.paths.map((p) => p.source.value));
+      if (graph.paths.length !== allowed.size) leaks.push(`graph listed ${graph.paths.length} edges into Acme, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
+      const graphNodes = (await fx.bus.request(ContentSubjects.graphNodes, { kbid, body: { query: { prop: 'node', group: 'ORG' }, top_k: 500, ...security } })) as { nodes: { value: string }[] };
+      for (const n of graphNodes.nodes.filter((x) => x.value.startsWith('Entity'))) {
+        const owner = resources[Number(n.value.replace('Entity', ''))];
+        if (!owner || !allowed.has(owner.rid)) leaks.push(`graph node ${n.value} with ${JSON.stringify(groups)}`);
+      }
+      if (graphNodes.nodes.length !== allowed.size + (allowed.size ? 1 : 0)) leaks.push(`graph listed ${graphNodes.nodes.length} ORG nodes with ${JSON.stringify(groups)}`);
       const catalog = (await fx.bus.request(ContentSubjects.catalog, { kbid, body: { page_size: 200, faceted: ['/l/topic'], ...security } })) as { resources: Record<string, unknown>; fulltext: { results: { rid: string }[]; total: number; facets: Record<string, Record<string, number>> } };
       check('catalog', [...Object.keys(catalog.resources), ...catalog.fulltext.results.map((x) => x.rid)]);
       if (catalog.fulltext.total !== allowed.size) leaks.push(`catalog total ${catalog.fulltext.total} != ${allowed.size} with ${JSON.stringify(groups)}`);

@@ -112,6 +112,9 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'content.synonyms.set': { kbid: 'kb-1', body: { synonyms: { car: ['automobile'] } } },
   'content.synonyms.delete': { kbid: 'kb-1' },
   'content.search.catalog-facets': { kbid: 'kb-1', body: { prefixes: [{ prefix: '/l' }] } },
+  'content.search.graph': { kbid: 'kb-1', body: { query: { prop: 'path', source: { value: 'Marie Curie', group: 'PERSON' }, undirected: true }, top_k: 20 } },
+  'content.search.graph-nodes': { kbid: 'kb-1', body: { query: { prop: 'node', value: 'curie', match: 'fuzzy' } } },
+  'content.search.graph-relations': { kbid: 'kb-1', body: { query: { prop: 'relation', type: 'ENTITY' } } },
   'content.ask.stream': { kbid: 'kb-1', body: { query: 'what causes tides?' }, learning_id: 'l-1' },
   'content.ask.feedback': { kbid: 'kb-1', body: { ident: 'l-1', good: true, task: 'CHAT' } },
   'understanding.webhook.deliver': {

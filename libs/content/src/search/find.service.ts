@@ -12,7 +12,7 @@ import { FieldEntity } from '../entities/field.entity';
 import { ResourceEntity } from '../entities/resource.entity';
 import { serializeResource } from '../resources/resource-reader.service';
 import { analyzeQuery, tokenize } from './analysis';
-import { PARAGRAPH_TARGET, FilterCompiler, securityCondition } from './query/filters';
+import { PARAGRAPH_TARGET, FilterCompiler, readSecurityGroups, securityCondition } from './query/filters';
 import { rrf, weightedFusion, type FusedHit, type RetrieverHit, type ScoreType } from './query/fusion';
 import { readSerialization, RequestReader, type SerializationOptions } from './query/request-reader';
 import { keywordSearch, semanticSearch } from './query/retrievers';
@@ -149,15 +149,7 @@ export class FindService {
     const highlight = r.bool('highlight', false);
     const debug = r.bool('debug', false);
     const showHidden = r.bool('show_hidden', false);
-    let groups: string[] | undefined;
-    const security = r.object('security');
-    if (security) {
-      const g = security['groups'] ?? security['access_groups'];
-      for (const k of Object.keys(security)) if (k !== 'groups' && k !== 'access_groups') r.issue(['security', k], 'Extra inputs are not permitted', 'extra_forbidden');
-      if (g !== undefined && (!Array.isArray(g) || g.some((x) => typeof x !== 'string'))) r.issue(['security', 'groups'], 'Input should be a list of strings', 'list_type');
-      else groups = (g as string[] | undefined) ?? [];
-    }
-    if (req.forced_groups) groups = req.forced_groups;
+    const groups = readSecurityGroups(r, req.forced_groups);
     const serialization = readSerialization(r);
     const withSynonyms = r.bool('with_synonyms', false);
     r.unsupported('rephrase', 'query rephrasing needs a generative model; send the rephrased query instead');

@@ -46,6 +46,10 @@ export const ContentSubjects = {
   /** Resource listing with filters and facets (API-MAP 2.6). */
   catalog: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog', SearchEnvelope),
   catalogFacets: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog-facets', SearchEnvelope),
+  /** Knowledge-graph queries (API-MAP 2.8): `{paths}`, `{nodes}`, `{relations}`. */
+  graphPaths: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph', SearchEnvelope),
+  graphNodes: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-nodes', SearchEnvelope),
+  graphRelations: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-relations', SearchEnvelope),
   /** Retrieval-augmented answer, streamed item by item (API-MAP 2.4). */
   ask: stream<SearchEnvelope, AskItem>('content.ask.stream', SearchEnvelope),
   /** Good/bad feedback on an answer, by its learning id. */

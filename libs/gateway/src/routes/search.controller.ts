@@ -104,6 +104,33 @@ export class SearchController {
     return this.bus.request(ContentSubjects.catalogFacets, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
+  @Post('graph')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Search Knowledge Box graph paths', description: 'Edges (source node → relation → destination node) of the KB\'s knowledge graph matching a boolean query over paths, nodes, relations and who generated them.' })
+  @ApiBody({ schema: { type: 'object', required: ['query'], description: 'GraphSearchRequest: query ({prop: path|source_node|destination_node|node|relation|generated} or {and|or|not}), top_k (≤ 500, default 50), filter_expression {field}, security, show_hidden' } })
+  @ApiResponse({ status: 200, description: 'GraphSearchResponse {paths: [{source: {value, type, group}, relation: {label, type}, destination}]}' })
+  graphPaths(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.graphPaths, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('graph/nodes')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Search Knowledge Box graph nodes', description: 'Nodes of the KB\'s knowledge graph matching a boolean query over nodes (exact or fuzzy value, type, group) and who generated their edges.' })
+  @ApiBody({ schema: { type: 'object', required: ['query'], description: 'GraphNodesSearchRequest: query ({prop: node|generated} or {and|or|not}), top_k, filter_expression {field}, security, show_hidden' } })
+  @ApiResponse({ status: 200, description: 'GraphNodesSearchResponse {nodes: [{value, type, group}]}' })
+  graphNodes(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.graphNodes, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('graph/relations')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Search Knowledge Box graph relations', description: 'Relation kinds (label and type) of the KB\'s knowledge graph matching a boolean query.' })
+  @ApiBody({ schema: { type: 'object', required: ['query'], description: 'GraphRelationsSearchRequest: query ({prop: relation|generated} or {and|or|not}), top_k, filter_expression {field}, security, show_hidden' } })
+  @ApiResponse({ status: 200, description: 'GraphRelationsSearchResponse {relations: [{label, type}]}' })
+  graphRelations(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    return this.bus.request(ContentSubjects.graphRelations, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
   @Post('search')
   @HttpCode(200)
   @ApiOperation({ summary: 'Search Knowledge Box', description: 'Separate result lists: paragraphs (BM25), fulltext (fields), sentences (semantic); facets; offset paging.' })

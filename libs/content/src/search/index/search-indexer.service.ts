@@ -6,6 +6,7 @@ import type { ResourceEntity } from '../../entities/resource.entity';
 import { analyze } from '../analysis';
 import { isSafeVectorset } from '../search-ids';
 import { SqlParams } from '../query/sql';
+import { RESOURCE_LEVEL, fieldRelations, replaceRelations, resourceRelations } from './relations-index';
 import { SearchMaintenanceService } from './search-maintenance.service';
 import { arr, fieldTags, labelTags, obj, resourceTags, userFieldLabels } from './tags';
 
@@ -89,16 +90,19 @@ export class SearchIndexerService {
     await this.unindex(m, resource.kbid, resource.id, [`${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`]);
     const rows = this.fieldRows(resource, field.fieldType, field.fieldId, extracted);
     await this.insert(m, resource, rows, vectorSetsOf(extracted, rows));
+    await replaceRelations(m, resource.kbid, resource.id, `${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`, fieldRelations(resource.id, extracted));
   }
 
   /** Drops the paragraphs of one field (the field was deleted). */
   async unindexField(m: EntityManager, kbid: string, rid: string, fieldType: ContentFieldType, fieldId: string): Promise<void> {
     await this.unindex(m, kbid, rid, [`${FIELD_TYPE_LETTER[fieldType]}/${fieldId}`]);
+    await replaceRelations(m, kbid, rid, `${FIELD_TYPE_LETTER[fieldType]}/${fieldId}`, []);
   }
 
   /** Drops every paragraph of a resource (before the resource row goes). */
   async unindexResource(m: EntityManager, kbid: string, rid: string): Promise<void> {
     await this.unindex(m, kbid, rid, null);
+    await m.query(`DELETE FROM content.search_relations WHERE rid = $1`, [rid]);
   }
 
   /**
@@ -108,6 +112,7 @@ export class SearchIndexerService {
    */
   async reindexResource(m: EntityManager, resource: ResourceEntity, fields: FieldEntity[]): Promise<void> {
     await this.unindex(m, resource.kbid, resource.id, null);
+    await m.query(`DELETE FROM content.search_relations WHERE rid = $1`, [resource.id]);
     for (const f of fields) {
       const extracted = f.extracted as unknown as ExtractedFieldData | null;
       if (extracted && typeof extracted === 'object' && extracted.text) {
@@ -124,6 +129,7 @@ export class SearchIndexerService {
     await m.query(`DELETE FROM content.search_paragraphs WHERE kbid = $1`, [kbid]);
     await m.query(`DELETE FROM content.search_terms WHERE kbid = $1`, [kbid]);
     await m.query(`DELETE FROM content.search_stats WHERE kbid = $1`, [kbid]);
+    await m.query(`DELETE FROM content.search_relations WHERE kbid = $1`, [kbid]);
   }
 
   /**
@@ -134,6 +140,9 @@ export class SearchIndexerService {
   async syncResource(m: EntityManager, resource: ResourceEntity, o: { fresh?: boolean } = {}): Promise<void> {
     const rtags = resourceTags(resource);
     const groups = [...new Set(resource.accessGroups ?? [])].sort();
+    // The resource's own graph edges (user relations, ABOUT its labels); a fresh resource has none yet.
+    const edges = resourceRelations(resource);
+    if (!o.fresh || edges.length) await replaceRelations(m, resource.kbid, resource.id, RESOURCE_LEVEL, edges, { fresh: o.fresh });
     // A fresh row was inserted with its tags (see ResourcesService.create): updating it again would
     // write a second version of the row and of every index on it.
     if (!o.fresh) await m.query(`UPDATE content.resources SET search_tags = $2 WHERE id = $1 AND search_tags IS DISTINCT FROM $2::text[]`, [resource.id, rtags]);

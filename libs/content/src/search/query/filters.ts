@@ -329,6 +329,20 @@ export class FilterCompiler {
   }
 }
 
+/** The request's `security.groups` (`access_groups` accepted), reported in place when malformed. */
+export function readSecurityGroups(r: RequestReader, forced: string[] | undefined): string[] | undefined {
+  let groups: string[] | undefined;
+  const security = r.object('security');
+  if (security) {
+    const g = security['groups'] ?? security['access_groups'];
+    for (const k of Object.keys(security)) if (k !== 'groups' && k !== 'access_groups') r.issue(['security', k], 'Extra inputs are not permitted', 'extra_forbidden');
+    if (g !== undefined && (!Array.isArray(g) || g.some((x) => typeof x !== 'string'))) r.issue(['security', 'groups'], 'Input should be a list of strings', 'list_type');
+    else groups = (g as string[] | undefined) ?? [];
+  }
+  // Groups bound to the credential (temporal keys) replace the body's.
+  return forced ?? groups;
+}
+
 /**
  * Security groups (API-MAP 4.6): with groups, a row matches when public or sharing any group;
  * without, everything matches unless the KB enforces security (then public only).

@@ -1,0 +1,386 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { SearchEnvelope } from '@kb/contracts';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { NODE_TYPES, RELATION_TYPES, type NodeType, type RelationType } from './index/relations-index';
+import { PARAGRAPH_TARGET, FilterCompiler, readSecurityGroups, securityCondition } from './query/filters';
+import { RequestReader } from './query/request-reader';
+import { SqlParams } from './query/sql';
+import { SearchContextService } from './search-context.service';
+
+type Loc = (string | number)[];
+export type GraphKind = 'paths' | 'nodes' | 'relations';
+
+/** A node pattern: every member that is set must match; `type` defaults to entity, `null` means any. */
+interface NodePattern {
+  value?: string;
+  match: 'exact' | 'fuzzy';
+  type: NodeType | null;
+  group?: string;
+}
+
+interface RelationPattern {
+  label?: string;
+  type?: RelationType;
+}
+
+type GraphExpr =
+  | { op: 'and' | 'or'; items: GraphExpr[] }
+  | { op: 'not'; item: GraphExpr }
+  | { op: 'path'; source?: NodePattern; relation?: RelationPattern; destination?: NodePattern; undirected: boolean }
+  | { op: 'node'; side: 'source' | 'destination' | 'any'; node: NodePattern }
+  | { op: 'relation'; relation: RelationPattern }
+  | { op: 'generated'; by: 'data-augmentation' | 'processor' | 'user'; daTask?: string };
+
+const MAX_TOP_K = 500;
+const MAX_DEPTH = 10;
+/** Which query members each endpoint takes (nucliadb_models graph/requests.py). */
+const ALLOWED: Record<GraphKind, ReadonlySet<string>> = {
+  paths: new Set(['and', 'or', 'not', 'path', 'source_node', 'destination_node', 'node', 'relation', 'generated']),
+  nodes: new Set(['and', 'or', 'not', 'node', 'generated']),
+  relations: new Set(['and', 'or', 'not', 'relation', 'generated']),
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Graph queries over the knowledge graph of a KB (API-MAP 2.8): `/graph` answers paths
+ * (source → relation → destination), `/graph/nodes` the nodes and `/graph/relations` the relation
+ * kinds matching a boolean query. Edges come from processing (resource → entity) and from the
+ * resources themselves (user relations, ABOUT their labels); an edge is visible only through a
+ * paragraph of its resource that the caller may see (security groups, hidden resources) and that
+ * passes the request's field filter — the same conditions as /find.
+ */
+@Injectable()
+export class GraphService {
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly context: SearchContextService,
+  ) {}
+
+  async search(kind: GraphKind, req: SearchEnvelope): Promise<Record<string, unknown>> {
+    const r = new RequestReader(req.body);
+    const topK = r.int('top_k', 50, 1, MAX_TOP_K);
+    const raw = r.raw('query');
+    let expr: GraphExpr | undefined;
+    if (raw === undefined || raw === null) r.issue('query', 'Field required', 'missing');
+    else expr = parseExpr(raw, kind, ['query'], r, 0);
+    const params = new SqlParams();
+    const kbParam = params.add(req.kbid);
+    const fe = r.object('filter_expression');
+    // Graph filters are {"field": <expression>}; the filter compiler reports any other unknown member.
+    if (fe) for (const k of ['paragraph', 'operator']) if (k in fe) r.issue(['filter_expression', k], 'Extra inputs are not permitted (graph filters are {"field": <expression>})', 'extra_forbidden');
+    const languages = fe ? await this.context.kbLanguages(req.kbid) : [];
+    const filters = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages);
+    // Only the field expression is compiled (a separate reader, so no other filter member is taken).
+    const fieldOnly = new RequestReader(fe ? { filter_expression: Object.fromEntries(Object.entries(fe).filter(([k]) => k !== 'paragraph' && k !== 'operator')) } : {});
+    const filterSql = filters.readAll(fieldOnly, { allowFieldFilters: false });
+    r.issues.push(...fieldOnly.issues);
+    const groups = readSecurityGroups(r, req.forced_groups);
+    const showHidden = r.bool('show_hidden', false);
+    r.finish();
+
+    // An edge is visible through one paragraph of its resource (of its field, for a field's edges).
+    const visible = `EXISTS (SELECT 1 FROM content.search_paragraphs p
+        WHERE p.rid = e.rid AND p.kbid = ${kbParam} AND (e.field = '' OR p.field = e.field)
+          AND ${filterSql} AND ${securityCondition(params, 'p.groups', groups, false)}${showHidden ? '' : ' AND NOT p.hidden'})`;
+    const fuzzy = await this.fuzzyValues(req.kbid, expr as GraphExpr);
+    const limit = params.add(topK);
+    if (kind === 'paths') {
+      const where = compile(expr as GraphExpr, params, fuzzy, edgeColumns);
+      const rows = (await this.ds.query(
+        `SELECT DISTINCT e.source_value, e.source_type, e.source_group, e.relation, e.label, e.dest_value, e.dest_type, e.dest_group
+           FROM content.search_relations e
+          WHERE e.kbid = ${kbParam} AND (${where}) AND ${visible}
+          ORDER BY 1, 2, 3, 4, 5, 6, 7, 8 LIMIT ${limit}`,
+        params.values,
+      )) as EdgeRow[];
+      return {
+        paths: rows.map((x) => ({
+          source: { value: x.source_value, type: x.source_type, group: x.source_group },
+          relation: { label: x.label, type: x.relation },
+          destination: { value: x.dest_value, type: x.dest_type, group: x.dest_group },
+        })),
+      };
+    }
+    if (kind === 'nodes') {
+      const where = compile(expr as GraphExpr, params, fuzzy, nodeColumns);
+      const rows = (await this.ds.query(
+        `SELECT DISTINCT n.value, n.type, n.grp FROM (
+            SELECT e.source_value AS value, e.source_type AS type, e.source_group AS grp, e.generated FROM content.search_relations e WHERE e.kbid = ${kbParam} AND ${visible}
+            UNION ALL
+            SELECT e.dest_value, e.dest_type, e.dest_group, e.generated FROM content.search_relations e WHERE e.kbid = ${kbParam} AND ${visible}
+          ) n
+          WHERE ${where} ORDER BY 1, 2, 3 LIMIT ${limit}`,
+        params.values,
+      )) as { value: string; type: string; grp: string }[];
+      return { nodes: rows.map((x) => ({ value: x.value, type: x.type, group: x.grp })) };
+    }
+    const where = compile(expr as GraphExpr, params, fuzzy, edgeColumns);
+    const rows = (await this.ds.query(
+      `SELECT DISTINCT e.label, e.relation FROM content.search_relations e
+        WHERE e.kbid = ${kbParam} AND (${where}) AND ${visible} ORDER BY 1, 2 LIMIT ${limit}`,
+      params.values,
+    )) as { label: string; relation: string }[];
+    return { relations: rows.map((x) => ({ label: x.label, type: x.relation })) };
+  }
+
+  /**
+   * Fuzzy node values resolved to the KB's node values within their edit distance (one edit up to
+   * five characters, two above), case-insensitively: portable to any PostgreSQL, no extension.
+   */
+  private async fuzzyValues(kbid: string, expr: GraphExpr | undefined): Promise<Map<string, string[]>> {
+    const wanted = new Set<string>();
+    const walk = (e: GraphExpr | undefined): void => {
+      if (!e) return;
+      if (e.op === 'and' || e.op === 'or') e.items.forEach(walk);
+      else if (e.op === 'not') walk(e.item);
+      else if (e.op === 'node' && e.node.match === 'fuzzy' && e.node.value) wanted.add(e.node.value.toLowerCase());
+      else if (e.op === 'path') for (const n of [e.source, e.destination]) if (n?.match === 'fuzzy' && n.value) wanted.add(n.value.toLowerCase());
+    };
+    walk(expr);
+    const out = new Map<string, string[]>();
+    for (const value of wanted) {
+      const distance = fuzzyDistance(value);
+      const rows = (await this.ds.query(
+        `SELECT DISTINCT v FROM (
+            SELECT lower(source_value) AS v FROM content.search_relations WHERE kbid = $1
+            UNION SELECT lower(dest_value) FROM content.search_relations WHERE kbid = $1
+          ) x WHERE length(v) BETWEEN $2 AND $3`,
+        [kbid, value.length - distance, value.length + distance],
+      )) as { v: string }[];
+      out.set(value, rows.map((x) => x.v).filter((v) => editDistance(v, value, distance) <= distance));
+    }
+    return out;
+  }
+}
+
+interface EdgeRow {
+  source_value: string;
+  source_type: string;
+  source_group: string;
+  relation: string;
+  label: string;
+  dest_value: string;
+  dest_type: string;
+  dest_group: string;
+}
+
+/** Column names a compiled expression refers to: an edge's two ends, or a node row (`n`). */
+interface Columns {
+  side(side: 'source' | 'destination'): { value: string; type: string; group: string };
+  relation?: { type: string; label: string };
+  generated: string;
+}
+
+const edgeColumns: Columns = {
+  side: (s) => (s === 'source' ? { value: 'e.source_value', type: 'e.source_type', group: 'e.source_group' } : { value: 'e.dest_value', type: 'e.dest_type', group: 'e.dest_group' }),
+  relation: { type: 'e.relation', label: 'e.label' },
+  generated: 'e.generated',
+};
+
+const nodeColumns: Columns = {
+  side: () => ({ value: 'n.value', type: 'n.type', group: 'n.grp' }),
+  generated: 'n.generated',
+};
+
+export function fuzzyDistance(value: string): number {
+  return value.length <= 5 ? 1 : 2;
+}
+
+/** Levenshtein distance, stopping early once it exceeds `max`. */
+export function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      const v = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur.push(v);
+      best = Math.min(best, v);
+    }
+    if (best > max) return max + 1;
+    prev = cur;
+  }
+  return prev[b.length] as number;
+}
+
+function compile(e: GraphExpr, params: SqlParams, fuzzy: Map<string, string[]>, cols: Columns): string {
+  const node = (n: NodePattern, side: 'source' | 'destination'): string => {
+    const c = cols.side(side);
+    const conds: string[] = [];
+    if (n.value !== undefined) {
+      conds.push(n.match === 'fuzzy'
+        ? `lower(${c.value}) = ANY(${params.add(fuzzy.get(n.value.toLowerCase()) ?? [])}::text[])`
+        : `lower(${c.value}) = lower(${params.add(n.value)})`);
+    }
+    if (n.type) conds.push(`${c.type} = ${params.add(n.type)}`);
+    if (n.group !== undefined) conds.push(`${c.group} = ${params.add(n.group)}`);
+    return conds.length ? `(${conds.join(' AND ')})` : 'TRUE';
+  };
+  const relation = (p: RelationPattern): string => {
+    const c = cols.relation as { type: string; label: string };
+    const conds: string[] = [];
+    if (p.type) conds.push(`${c.type} = ${params.add(p.type)}`);
+    if (p.label !== undefined) conds.push(`lower(${c.label}) = lower(${params.add(p.label)})`);
+    return conds.length ? `(${conds.join(' AND ')})` : 'TRUE';
+  };
+  switch (e.op) {
+    case 'and':
+    case 'or':
+      return e.items.length ? `(${e.items.map((i) => compile(i, params, fuzzy, cols)).join(e.op === 'and' ? ' AND ' : ' OR ')})` : e.op === 'and' ? 'TRUE' : 'FALSE';
+    case 'not':
+      return `NOT (${compile(e.item, params, fuzzy, cols)})`;
+    case 'node':
+      return e.side === 'any' ? `(${node(e.node, 'source')} OR ${node(e.node, 'destination')})` : node(e.node, e.side);
+    case 'relation':
+      return relation(e.relation);
+    case 'generated':
+      // Nothing here is generated by data augmentation; processor and user edges are told apart.
+      return e.by === 'data-augmentation' ? 'FALSE' : `${cols.generated} = ${params.add(e.by)}`;
+    case 'path': {
+      const forward = [e.source ? node(e.source, 'source') : 'TRUE', e.relation ? relation(e.relation) : 'TRUE', e.destination ? node(e.destination, 'destination') : 'TRUE'].join(' AND ');
+      if (!e.undirected) return `(${forward})`;
+      const backward = [e.source ? node(e.source, 'destination') : 'TRUE', e.relation ? relation(e.relation) : 'TRUE', e.destination ? node(e.destination, 'source') : 'TRUE'].join(' AND ');
+      return `((${forward}) OR (${backward}))`;
+    }
+  }
+}
+
+/** Reads one query expression, reporting every problem at its location. */
+function parseExpr(v: unknown, kind: GraphKind, loc: Loc, r: RequestReader, depth: number): GraphExpr | undefined {
+  if (!isObject(v)) {
+    r.issue(loc, 'Input should be a valid object', 'model_type');
+    return undefined;
+  }
+  if (depth > MAX_DEPTH) {
+    r.issue(loc, `Expressions may nest at most ${MAX_DEPTH} deep`, 'value_error');
+    return undefined;
+  }
+  const bool = (['and', 'or', 'not'] as const).find((k) => k in v);
+  const tag = bool ?? (typeof v['prop'] === 'string' ? v['prop'] : undefined);
+  if (!tag || !ALLOWED[kind].has(tag)) {
+    r.issue(loc, `Unknown expression; one of ${[...ALLOWED[kind]].map((k) => (['and', 'or', 'not'].includes(k) ? `{"${k}": …}` : `{"prop": "${k}"}`)).join(', ')}`, 'union_tag_invalid');
+    return undefined;
+  }
+  if (bool) {
+    for (const k of Object.keys(v)) if (k !== bool) r.issue([...loc, k], 'Extra inputs are not permitted', 'extra_forbidden');
+    if (bool === 'not') {
+      const item = parseExpr(v['not'], kind, [...loc, 'not'], r, depth + 1);
+      return item ? { op: 'not', item } : undefined;
+    }
+    const list = v[bool];
+    if (!Array.isArray(list) || list.length === 0) {
+      r.issue([...loc, bool], 'Input should be a non-empty list', 'list_type');
+      return undefined;
+    }
+    const items = list.map((x, i) => parseExpr(x, kind, [...loc, bool, i], r, depth + 1));
+    return items.every((x): x is GraphExpr => !!x) ? { op: bool, items } : undefined;
+  }
+  const only = (allowed: string[]): void => {
+    for (const k of Object.keys(v)) if (!allowed.includes(k)) r.issue([...loc, k], 'Extra inputs are not permitted', 'extra_forbidden');
+  };
+  switch (tag) {
+    case 'path': {
+      only(['prop', 'source', 'relation', 'destination', 'undirected']);
+      const source = v['source'] === undefined || v['source'] === null ? undefined : parseNode(v['source'], [...loc, 'source'], r, false);
+      const destination = v['destination'] === undefined || v['destination'] === null ? undefined : parseNode(v['destination'], [...loc, 'destination'], r, false);
+      const relation = v['relation'] === undefined || v['relation'] === null ? undefined : parseRelation(v['relation'], [...loc, 'relation'], r, false);
+      const undirected = v['undirected'] ?? false;
+      if (typeof undirected !== 'boolean') r.issue([...loc, 'undirected'], 'Input should be a valid boolean', 'bool_type');
+      return { op: 'path', source, relation, destination, undirected: undirected === true };
+    }
+    case 'node':
+    case 'source_node':
+    case 'destination_node': {
+      const node = parseNode(v, loc, r, true);
+      const side = tag === 'node' ? 'any' : tag === 'source_node' ? 'source' : 'destination';
+      return node ? { op: 'node', side, node } : undefined;
+    }
+    case 'relation': {
+      const relation = parseRelation(v, loc, r, true);
+      return relation ? { op: 'relation', relation } : undefined;
+    }
+    default: {
+      only(['prop', 'by', 'da_task']);
+      const by = v['by'];
+      if (by !== 'data-augmentation' && by !== 'processor' && by !== 'user') {
+        r.issue([...loc, 'by'], "Input should be 'data-augmentation', 'processor' or 'user'", 'enum');
+        return undefined;
+      }
+      const daTask = v['da_task'];
+      if (daTask !== undefined && daTask !== null) {
+        if (typeof daTask !== 'string') r.issue([...loc, 'da_task'], 'Input should be a valid string', 'string_type');
+        else if (by !== 'data-augmentation') r.issue([...loc, 'da_task'], 'da_task can only be specified if by=data-augmentation', 'value_error');
+      }
+      return { op: 'generated', by, ...(typeof daTask === 'string' ? { daTask } : {}) };
+    }
+  }
+}
+
+function parseNode(v: unknown, loc: Loc, r: RequestReader, withProp: boolean): NodePattern | undefined {
+  if (!isObject(v)) {
+    r.issue(loc, 'Input should be a valid object', 'model_type');
+    return undefined;
+  }
+  for (const k of Object.keys(v)) if (!['value', 'match', 'type', 'group', ...(withProp ? ['prop'] : [])].includes(k)) r.issue([...loc, k], 'Extra inputs are not permitted', 'extra_forbidden');
+  let ok = true;
+  const value = v['value'];
+  if (value !== undefined && value !== null && typeof value !== 'string') {
+    r.issue([...loc, 'value'], 'Input should be a valid string', 'string_type');
+    ok = false;
+  }
+  const match = v['match'] ?? 'exact';
+  if (match !== 'exact' && match !== 'fuzzy') {
+    r.issue([...loc, 'match'], "Input should be 'exact' or 'fuzzy'", 'enum');
+    ok = false;
+  } else if (match === 'fuzzy') {
+    if (typeof value !== 'string') {
+      r.issue(loc, 'Fuzzy match can only be used if a node value is provided', 'value_error');
+      ok = false;
+    } else if (value.length < 3) {
+      r.issue(loc, 'Fuzzy match must be used with values containing at least 3 characters', 'value_error');
+      ok = false;
+    }
+  }
+  // Absent means an entity node; an explicit null, any type.
+  const type = 'type' in v ? v['type'] : 'entity';
+  if (type !== null && !NODE_TYPES.includes(type as NodeType)) {
+    r.issue([...loc, 'type'], `Input should be one of ${NODE_TYPES.join(', ')}`, 'enum');
+    ok = false;
+  }
+  const group = v['group'];
+  if (group !== undefined && group !== null && typeof group !== 'string') {
+    r.issue([...loc, 'group'], 'Input should be a valid string', 'string_type');
+    ok = false;
+  }
+  if (!ok) return undefined;
+  return {
+    match: match as NodePattern['match'],
+    type: type as NodeType | null,
+    ...(typeof value === 'string' ? { value } : {}),
+    ...(typeof group === 'string' ? { group } : {}),
+  };
+}
+
+function parseRelation(v: unknown, loc: Loc, r: RequestReader, withProp: boolean): RelationPattern | undefined {
+  if (!isObject(v)) {
+    r.issue(loc, 'Input should be a valid object', 'model_type');
+    return undefined;
+  }
+  for (const k of Object.keys(v)) if (!['label', 'type', ...(withProp ? ['prop'] : [])].includes(k)) r.issue([...loc, k], 'Extra inputs are not permitted', 'extra_forbidden');
+  const label = v['label'];
+  const type = v['type'];
+  let ok = true;
+  if (label !== undefined && label !== null && typeof label !== 'string') {
+    r.issue([...loc, 'label'], 'Input should be a valid string', 'string_type');
+    ok = false;
+  }
+  if (type !== undefined && type !== null && !RELATION_TYPES.includes(type as RelationType)) {
+    r.issue([...loc, 'type'], `Input should be one of ${RELATION_TYPES.join(', ')}`, 'enum');
+    ok = false;
+  }
+  if (!ok) return undefined;
+  return { ...(typeof label === 'string' ? { label } : {}), ...(typeof type === 'string' ? { type: type as RelationType } : {}) };
+}

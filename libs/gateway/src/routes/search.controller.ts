@@ -6,7 +6,7 @@ import type { AuthedRequest } from '../auth/auth.guard';
 import { actorOf, busContextOf } from '../http/request-context';
 
 /** GET query members that are lists, booleans, numbers; and those renamed on the way to the body. */
-const LISTS = new Set(['features', 'fields', 'filters', 'show', 'field_type', 'field_type_filter', 'extracted', 'security_groups', 'resource_filters', 'keyword_filters', 'faceted', 'with_status']);
+const LISTS = new Set(['features', 'fields', 'filters', 'show', 'field_type', 'field_type_filter', 'extracted', 'security_groups', 'resource_filters', 'keyword_filters', 'faceted']);
 const BOOLS = new Set(['debug', 'highlight', 'with_duplicates', 'with_synonyms', 'show_hidden', 'hidden', 'rephrase']);
 const INTS = new Set(['top_k', 'page_number', 'page_size', 'offset']);
 const FLOATS = new Set(['min_score', 'min_score_semantic', 'min_score_bm25']);

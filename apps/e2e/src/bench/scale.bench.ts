@@ -1,0 +1,339 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { hashedEmbedding } from '@kb/platform/testing';
+import { apiKey, bearer, HttpClient, type Credential } from '../support/http-client';
+import { REPO_ROOT, ServiceProcess, distMain, freePort } from '../support/processes';
+import { percentile } from './ir-metrics';
+import { cliArgs, numberArg } from './retrieval.bench';
+
+/**
+ * Scale benchmark: a synthetic knowledge box grown in stages (e.g. 10 k → 100 k → 1 M paragraphs)
+ * through the public API on the embedded default (standalone, PGlite), with /find latency measured
+ * after each stage — hybrid and keyword, with and without a label filter — and how build time,
+ * process memory and the data directory grow.
+ *
+ *   npm run bench -- scale --stages 10000,100000,1000000 [--per-resource 20] [--labels 20] [--queries 200] [--keep]
+ *   npm run bench -- scale --reuse <dir> --stages 2000000     # grow a kept KB further
+ *
+ * The text is generated (Zipf-distributed pseudo-words, deterministic), one label of `--labels` per
+ * resource, so a label filter keeps 1/labels of the KB. The semantic model is, by default, an
+ * OpenAI-compatible embeddings server started here that hashes words into `--dimensions` (384)
+ * numbers: the benchmark measures the index, not a model (`--embedder builtin` uses the built-in
+ * model instead, whose own speed then bounds the build).
+ */
+
+interface Manifest {
+  kbid: string;
+  api_key: string;
+  paragraphs: number;
+  resources: number;
+  per_resource: number;
+  labels: number;
+  dimensions: number;
+  embedder: 'hashed' | 'builtin';
+  stages: StageRow[];
+}
+
+interface StageRow {
+  paragraphs: number;
+  build_s: number;
+  paragraphs_per_s: number;
+  rss_max_mb: number;
+  rss_after_mb: number;
+  data_dir_mb: number;
+  queries: Record<string, { p50_ms: number; p95_ms: number; p99_ms: number; hits: number }>;
+}
+
+const MANIFEST = 'scale-manifest.json';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Deterministic PRNG (LCG), so every run builds the same KB. */
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 0x100000000;
+  };
+}
+
+const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'zi', 'be', 'do', 'fa', 'gu', 'hi', 'jo', 'pe', 'qua', 'se', 'ti', 'wu', 'xa', 'yo', 'an', 'or', 'el'];
+
+/** A vocabulary of pronounceable pseudo-words and a Zipf (s = 1.1) sampler over it. */
+function vocabulary(size: number): { words: string[]; sample: (rnd: () => number) => string } {
+  const rnd = prng(7);
+  const words = new Set<string>();
+  while (words.size < size) {
+    const n = 2 + Math.floor(rnd() * 3);
+    let w = '';
+    for (let i = 0; i < n; i++) w += SYLLABLES[Math.floor(rnd() * SYLLABLES.length)];
+    words.add(w);
+  }
+  const list = [...words];
+  const cdf: number[] = [];
+  let total = 0;
+  for (let i = 0; i < list.length; i++) cdf.push((total += 1 / Math.pow(i + 1, 1.1)));
+  const sample = (r: () => number): string => {
+    const x = r() * total;
+    let lo = 0;
+    let hi = cdf.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((cdf[mid] as number) < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return list[lo] as string;
+  };
+  return { words: list, sample };
+}
+
+const VOCAB = vocabulary(30_000);
+
+/** Resource `i` of the synthetic KB: `per` paragraphs of 30–70 words, one label. */
+function resourceBody(i: number, per: number, labels: number): Record<string, unknown> {
+  const rnd = prng(1_000_003 + i);
+  const paragraphs: string[] = [];
+  for (let p = 0; p < per; p++) {
+    const n = 30 + Math.floor(rnd() * 40);
+    const words: string[] = [];
+    for (let w = 0; w < n; w++) words.push(VOCAB.sample(rnd));
+    paragraphs.push(`${words.join(' ')}.`);
+  }
+  return {
+    slug: `doc-${i}`, title: `Document ${i} ${VOCAB.sample(rnd)}`,
+    usermetadata: { classifications: [{ labelset: 'topic', label: `t${i % labels}` }] },
+    texts: { body: { body: paragraphs.join('\n\n'), format: 'PLAIN' } },
+  };
+}
+
+/** Queries of two or three mid-frequency words (ranks 20–1,000): selective enough to rank, common enough to match. */
+function queries(n: number): string[] {
+  const rnd = prng(99);
+  return Array.from({ length: n }, () => {
+    const k = 2 + Math.floor(rnd() * 2);
+    return Array.from({ length: k }, () => VOCAB.words[20 + Math.floor(rnd() * 980)] as string).join(' ');
+  });
+}
+
+/** An OpenAI-compatible embeddings server hashing words into `dimensions` numbers (remembers nothing). */
+async function startHashedEmbeddings(dimensions: number): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { input?: unknown; model?: string };
+      const input = Array.isArray(body.input) ? body.input.map(String) : [String(body.input ?? '')];
+      const data = input.map((text, index) => ({ object: 'embedding', index, embedding: hashedEmbedding(text, dimensions) }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+function rssMb(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    // The service and its worker threads are one process; its children (none expected) are not counted.
+    return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim()) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+function dirMb(dir: string): number {
+  try {
+    return Number(execFileSync('du', ['-sk', dir]).toString().split('\t')[0]) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+async function expectStatus<T>(what: string, res: Promise<{ status: number; body: T }>, status: number): Promise<T> {
+  const r = await res;
+  if (r.status !== status) throw new Error(`${what}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 500)}`);
+  return r.body;
+}
+
+async function createKb(http: HttpClient, dataDir: string, learning: Record<string, unknown>): Promise<{ kbid: string; token: string }> {
+  const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as { account: { id: string }; personal_access_token: { token: string } };
+  const pat = bearer(boot.personal_access_token.token);
+  const account = `/api/v1/account/${boot.account.id}`;
+  const kb = await expectStatus('create KB', http.call<{ id: string }>('POST', `${account}/kbs`, { credential: pat, body: { slug: `scale-${Date.now()}`, title: 'Scale benchmark', learning_configuration: learning } }), 201);
+  const sa = await expectStatus('create service account', http.call<{ id: string }>('POST', `${account}/kb/${kb.id}/service_accounts`, { credential: pat, body: { title: 'scale-bench', role: 'SCONTRIBUTOR' } }), 201);
+  const expires = new Date(Date.now() + 365 * 24 * 3600 * 1000).toISOString();
+  const key = await expectStatus('create API key', http.call<{ token: string }>('POST', `${account}/kb/${kb.id}/service_account/${sa.id}/keys`, { credential: pat, body: { expires } }), 201);
+  return { kbid: kb.id, token: key.token };
+}
+
+/** Resources still PENDING, from the catalog's status filter (one small request, whatever the KB's size). */
+async function pending(http: HttpClient, kbid: string, credential: Credential): Promise<number> {
+  const r = await expectStatus('catalog', http.call<{ fulltext: { total: number } }>('GET', `/api/v1/kb/${kbid}/catalog?with_status=PENDING&page_size=1`, { credential }), 200);
+  return r.fulltext.total;
+}
+
+async function grow(http: HttpClient, m: Manifest, credential: Credential, upTo: number, concurrency: number, onTick: () => void): Promise<void> {
+  const target = Math.ceil(upTo / m.per_resource);
+  let next = m.resources;
+  const failures: string[] = [];
+  const worker = async () => {
+    while (next < target && failures.length < 10) {
+      const i = next++;
+      const body = resourceBody(i, m.per_resource, m.labels);
+      let res = await http.call('POST', `/api/v1/kb/${m.kbid}/resources`, { credential, body });
+      for (let attempt = 0; (res.status === 429 || res.status >= 500) && attempt < 5; attempt++) {
+        await sleep(1000 * (attempt + 1));
+        res = await http.call('POST', `/api/v1/kb/${m.kbid}/resources`, { credential, body });
+      }
+      if (res.status !== 201) failures.push(`doc-${i}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+    }
+  };
+  const ticker = setInterval(() => {
+    onTick();
+    console.log(`created ${Math.min(next, target)}/${target} resources`);
+  }, 10_000);
+  try {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  } finally {
+    clearInterval(ticker);
+  }
+  if (failures.length) throw new Error(`creates failed:\n${failures.join('\n')}`);
+  m.resources = target;
+  m.paragraphs = target * m.per_resource;
+}
+
+async function timedFind(http: HttpClient, kbid: string, credential: NonNullable<Credential>, body: Record<string, unknown>): Promise<{ ms: number; hits: number }> {
+  const started = performance.now();
+  const res = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/find`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  const ms = performance.now() - started;
+  if (res.status !== 200) throw new Error(`/find answered ${res.status}: ${text.slice(0, 300)}`);
+  return { ms, hits: (JSON.parse(text) as { best_matches: string[] }).best_matches.length };
+}
+
+async function measureQueries(http: HttpClient, m: Manifest, credential: NonNullable<Credential>, count: number): Promise<StageRow['queries']> {
+  const qs = queries(count);
+  const label = { filter_expression: { field: { prop: 'label', labelset: 'topic', label: 't3' } } };
+  // Every vector may rank (hashed vectors are never negative): the semantic leg always fills its window.
+  const semanticFloor = { min_score: { semantic: 0 } };
+  const configs: Record<string, Record<string, unknown>> = {
+    'hybrid, label filter': { features: ['keyword', 'semantic'], top_k: 20, ...label, ...semanticFloor },
+    'hybrid': { features: ['keyword', 'semantic'], top_k: 20, ...semanticFloor },
+    'keyword, label filter': { features: ['keyword'], top_k: 20, ...label },
+    'semantic, label filter': { features: ['semantic'], top_k: 20, ...label, ...semanticFloor },
+  };
+  const out: StageRow['queries'] = {};
+  for (const [name, body] of Object.entries(configs)) {
+    for (const q of qs.slice(0, 5)) await timedFind(http, m.kbid, credential, { ...body, query: q }); // warm-up
+    const ms: number[] = [];
+    let hits = 0;
+    for (const q of qs) {
+      const r = await timedFind(http, m.kbid, credential, { ...body, query: q });
+      ms.push(r.ms);
+      hits += r.hits;
+    }
+    out[name] = { p50_ms: percentile(ms, 50), p95_ms: percentile(ms, 95), p99_ms: percentile(ms, 99), hits: hits / qs.length };
+    console.log(`${name}: p50 ${out[name].p50_ms.toFixed(1)} ms, p95 ${out[name].p95_ms.toFixed(1)} ms, ${out[name].hits.toFixed(1)} hits a query`);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const { values: a } = parseArgs({
+    args: cliArgs(),
+    options: {
+      stages: { type: 'string', default: '10000,100000' }, 'per-resource': { type: 'string', default: '20' }, labels: { type: 'string', default: '20' },
+      queries: { type: 'string', default: '200' }, dimensions: { type: 'string', default: '384' }, embedder: { type: 'string', default: 'hashed' },
+      concurrency: { type: 'string', default: '8' }, reuse: { type: 'string' }, keep: { type: 'boolean', default: false }, 'wait-timeout': { type: 'string', default: '14400' },
+    },
+  });
+  const stages = a.stages.split(',').map((s) => numberArg('stages', s.trim()) as number).sort((x, y) => x - y);
+  if (a.embedder !== 'hashed' && a.embedder !== 'builtin') throw new Error('--embedder is hashed or builtin');
+  const dataDir = a.reuse ? resolve(a.reuse) : mkdtempSync(join(tmpdir(), 'kb-bench-scale-'));
+  if (a.reuse && !existsSync(join(dataDir, MANIFEST))) throw new Error(`${dataDir} holds no ${MANIFEST}`);
+  console.log(`data dir: ${dataDir}`);
+  const previous = a.reuse ? (JSON.parse(readFileSync(join(dataDir, MANIFEST), 'utf8')) as Manifest) : undefined;
+  const dimensions = previous?.dimensions ?? numberArg('dimensions', a.dimensions) ?? 384;
+  const embedder = previous?.embedder ?? (a.embedder as Manifest['embedder']);
+  const embeddings = embedder === 'hashed' ? await startHashedEmbeddings(dimensions) : undefined;
+  const port = await freePort();
+  const proc = new ServiceProcess('standalone', distMain('standalone'), { PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, dataDir);
+  proc.start();
+  await proc.waitReady(`http://127.0.0.1:${port}/health/ready`, 600_000);
+  const http = new HttpClient(`http://127.0.0.1:${port}`);
+  let failed = false;
+  try {
+    let m: Manifest;
+    if (previous) {
+      m = previous;
+      // The embeddings server's address changes with every run: point the KB at this one.
+      if (embeddings) {
+        const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as { personal_access_token: { token: string } };
+        await expectStatus('configuration', http.call('PATCH', `/api/v1/kb/${m.kbid}/configuration`, {
+          credential: bearer(boot.personal_access_token.token), body: { user_keys: { openai_compatible: { url: embeddings.url, model: `hash-${dimensions}`, size: dimensions } } },
+        }), 200);
+      }
+    } else {
+      const learning = embeddings
+        ? { semantic_models: ['hf_embedding'], default_semantic_model: 'hf_embedding', user_keys: { openai_compatible: { url: embeddings.url, model: `hash-${dimensions}`, size: dimensions } } }
+        : {};
+      const kb = await createKb(http, dataDir, learning);
+      m = { kbid: kb.kbid, api_key: kb.token, paragraphs: 0, resources: 0, per_resource: numberArg('per-resource', a['per-resource']) ?? 20, labels: numberArg('labels', a.labels) ?? 20, dimensions, embedder, stages: [] };
+    }
+    const credential = apiKey(m.api_key);
+    for (const stage of stages) {
+      if (stage <= m.paragraphs) continue;
+      console.log(`\n== growing to ${stage} paragraphs (${Math.ceil(stage / m.per_resource)} resources) ==`);
+      let rssMax = rssMb(proc.pid);
+      const before = m.paragraphs;
+      const started = performance.now();
+      await grow(http, m, credential, stage, numberArg('concurrency', a.concurrency) ?? 8, () => (rssMax = Math.max(rssMax, rssMb(proc.pid))));
+      const deadline = Date.now() + (numberArg('wait-timeout', a['wait-timeout']) ?? 14400) * 1000;
+      for (;;) {
+        rssMax = Math.max(rssMax, rssMb(proc.pid));
+        const left = await pending(http, m.kbid, credential);
+        if (left === 0) break;
+        if (Date.now() > deadline) throw new Error(`timed out with ${left} resources PENDING`);
+        console.log(`processing: ${left} resources PENDING`);
+        await sleep(10_000);
+      }
+      const buildS = (performance.now() - started) / 1000;
+      writeFileSync(join(dataDir, MANIFEST), JSON.stringify(m, null, 2), { mode: 0o600 });
+      console.log(`built ${m.paragraphs - before} paragraphs in ${buildS.toFixed(0)} s (${((m.paragraphs - before) / buildS).toFixed(0)} paragraphs/s); measuring /find`);
+      const q = await measureQueries(http, m, credential, numberArg('queries', a.queries) ?? 200);
+      m.stages.push({
+        paragraphs: m.paragraphs, build_s: Math.round(buildS), paragraphs_per_s: Math.round((m.paragraphs - before) / buildS),
+        rss_max_mb: Math.round(rssMax), rss_after_mb: Math.round(rssMb(proc.pid)), data_dir_mb: Math.round(dirMb(dataDir)), queries: q,
+      });
+      writeFileSync(join(dataDir, MANIFEST), JSON.stringify(m, null, 2), { mode: 0o600 });
+    }
+    const names = Object.keys(m.stages[0]?.queries ?? {});
+    console.log(`\n| paragraphs | build s | paragraphs/s | max RSS MB | data dir MB | ${names.map((n) => `${n} p50 / p95 ms`).join(' | ')} |`);
+    console.log(`|---|---|---|---|---|${names.map(() => '---|').join('')}`);
+    for (const s of m.stages) {
+      console.log(`| ${s.paragraphs} | ${s.build_s} | ${s.paragraphs_per_s} | ${s.rss_max_mb} | ${s.data_dir_mb} | ${names.map((n) => `${s.queries[n]?.p50_ms.toFixed(1)} / ${s.queries[n]?.p95_ms.toFixed(1)}`).join(' | ')} |`);
+    }
+    const dir = join(REPO_ROOT, 'tmp', 'bench');
+    mkdirSync(dir, { recursive: true });
+    const { api_key: _secret, ...out } = m;
+    writeFileSync(join(dir, 'scale.json'), JSON.stringify({ date: new Date().toISOString(), ...out }, null, 2));
+  } catch (err) {
+    failed = true;
+    console.error(err);
+  } finally {
+    await proc.stop('SIGTERM');
+    await embeddings?.close();
+    if (!a.keep && !a.reuse) rmSync(dataDir, { recursive: true, force: true });
+    else console.log(`data dir kept: ${dataDir} (grow it with --reuse ${dataDir} --stages <more>)`);
+  }
+  if (failed) process.exit(1);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

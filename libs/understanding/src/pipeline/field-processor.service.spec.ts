@@ -261,6 +261,31 @@ describe('FieldProcessorService with audio and video', () => {
     await blobs.delete(bigKey);
   }, 60_000);
 
+  it('a link or a file address to a recording is streamed to disk and transcribed', async () => {
+    const server = createServer((req, res) => {
+      // A podcast host: the recording behind a redirect, served as generic bytes.
+      if (req.url === '/episode') return void res.writeHead(302, { location: '/files/episode-1' }).end();
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(mp3);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const local = new FieldProcessorService({ consumeJobs: false, concurrency: 1, maxAttempts: 3, ocrFactory: null, allowPrivateNetworks: true, embedderFactory: () => embedder, transcriberFactory: async () => openAi() }, blobs);
+      const link = await local.process(job({ uri: `${base}/episode` }, 'link'));
+      if (!('extracted' in link)) throw new Error(JSON.stringify(link.error));
+      expect(link.extracted.text.text).toBe('Part 1.1. Part 1.2. Part 1.3.');
+      expect(link.extracted.media_seconds).toBeCloseTo(5, 0);
+      expect(link.extracted.link).toMatchObject({ url: `${base}/files/episode-1`, type: 'audio/mpeg' });
+      const file = await local.process(job({ file: { uri: `${base}/files/memo`, filename: 'memo' } }));
+      if (!('extracted' in file)) throw new Error(JSON.stringify(file.error));
+      expect(file.extracted.file).toMatchObject({ md5: createHash('md5').update(mp3).digest('hex'), icon: 'audio/mpeg' });
+      expect(transcription.requests).toHaveLength(2);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   it('without a transcriber the field gets an error saying what to configure', async () => {
     const outcome = await processor(undefined).process(job({ file: { uri: `blob:${key}`, filename: 'memo.mp3' } }));
     expect(outcome).toEqual({ error: { code: 501, code_str: 'NO_TRANSCRIBER', body: expect.stringContaining('transcription_model') } });

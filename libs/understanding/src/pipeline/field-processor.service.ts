@@ -11,7 +11,7 @@ import { extractText } from './extract-text';
 import {
   createTesseractOcr, extractFile, extractMediaFile, extractWebPage, fetchPage, MAX_MEDIA_FILE_BYTES, type ExtractedDocument, type ExtractFileInfo, type Ocr, type Transcriber,
 } from './extractors';
-import { readFileSource, storedMedia, type FileSource } from './field-sources';
+import { openFileSource, readFileSource, type FileSource, type MediaSource } from './field-sources';
 import { KbEmbeddersService } from '../query/kb-embedders.service';
 import { KbTranscribersService } from '../query/kb-transcribers.service';
 import { defaultEmbedderFactory } from './analysis/default-embedder';
@@ -126,15 +126,21 @@ export class FieldProcessorService implements OnModuleDestroy {
    * any other file is read into memory and extracted by its type.
    */
   private async fileDocument(source: FileSource, info: ExtractFileInfo): Promise<{ doc: ExtractedDocument; md5: string }> {
-    const media = await storedMedia(this.blobs, source);
-    if (media) {
-      let md5 = '';
+    const opened = await openFileSource(this.blobs, source, { allowPrivate: this.allowPrivate });
+    if ('media' in opened) return this.mediaDocument(opened.media, info);
+    const doc = await extractFile(opened.bytes.data, { ...info, contentType: opened.bytes.contentType });
+    return { doc, md5: createHash('md5').update(opened.bytes.data).digest('hex') };
+  }
+
+  /** A recording, streamed to disk (up to MAX_MEDIA_FILE_BYTES) and transcribed from there. */
+  private async mediaDocument(media: MediaSource, info: ExtractFileInfo): Promise<{ doc: ExtractedDocument; md5: string }> {
+    let md5 = '';
+    try {
       const doc = await extractMediaFile(async (path) => void (md5 = await media.spool(path, MAX_MEDIA_FILE_BYTES)), media.type, info);
       return { doc, md5 };
+    } finally {
+      await media.discard();
     }
-    const bytes = await readFileSource(this.blobs, source, { allowPrivate: this.allowPrivate });
-    const doc = await extractFile(bytes.data, { ...info, contentType: bytes.contentType });
-    return { doc, md5: createHash('md5').update(bytes.data).digest('hex') };
   }
 
   /** What audio and video need: the KB's transcriber (looked up only for media) and the chunk length. */
@@ -144,9 +150,13 @@ export class FieldProcessorService implements OnModuleDestroy {
 
   private async link(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
     const uri = str(job.value['uri']) ?? '';
-    const page = await fetchPage(uri, { headers: strMap(job.value['headers']), cookies: strMap(job.value['cookies']), allowPrivate: this.allowPrivate });
+    // A link to a recording streams it to disk; pages and documents are read into memory.
+    const page = await fetchPage(uri, { headers: strMap(job.value['headers']), cookies: strMap(job.value['cookies']), allowPrivate: this.allowPrivate, media: {} });
     const selectors = { css_selector: str(job.value['css_selector']), xpath: str(job.value['xpath']) };
-    const doc = page.kind === 'html' ? await extractWebPage(page.html, page.finalUrl, selectors) : await extractFile(page.data, { contentType: page.contentType, ocr: this.getOcr(), language: str(job.value['language']) ?? job.language, ...this.mediaInfo(job) });
+    const fileInfo = { contentType: page.contentType, ocr: this.getOcr(), language: str(job.value['language']) ?? job.language, ...this.mediaInfo(job) };
+    const doc = page.kind === 'html'
+      ? await extractWebPage(page.html, page.finalUrl, selectors)
+      : page.kind === 'media' ? (await this.mediaDocument(page, fileInfo)).doc : await extractFile(page.data, fileInfo);
     const mime = page.kind === 'html' ? 'text/html' : (doc.metadata?.['mime_type'] ?? page.contentType);
     const thumbnail = await this.storeThumbnail(job, doc);
     const analysed = this.analyse(job, doc.text, { paragraphs: doc.paragraphs, language: str(job.value['language']) ?? job.language ?? doc.language });

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError, ErrorCodes } from '@kb/contracts';
 import type { BlobGetResult, BlobStore } from '@kb/platform/storage';
-import { DEFAULT_MAX_FILE_BYTES, detectMediaType, ExtractionError, fetchPage } from './extractors';
+import { DEFAULT_MAX_FILE_BYTES, detectMediaType, ExtractionError, fetchPage, type FetchedMedia, type FetchedPage } from './extractors';
 
 /** A file entry as content stores it (field value `file`, or a message attachment). */
 export interface FileSource {
@@ -44,9 +44,38 @@ export async function readFileSource(blobs: BlobStore | undefined, file: FileSou
   }
   if (!/^https?:\/\//i.test(uri)) throw new ExtractionError(`The file address ${JSON.stringify(uri)} is neither a blob nor an http(s) URL`, 'FORBIDDEN_ADDRESS');
   const page = await fetchPage(uri, { headers: file.extra_headers, allowPrivate: options.allowPrivate, maxBytes, timeoutMs: 120_000 });
+  return bytesOf(file, page);
+}
+
+function bytesOf(file: FileSource, page: Exclude<FetchedPage, FetchedMedia>): FileBytes {
   // A declared content type is the client's word about its own file; the server's comes second.
   const contentType = file.content_type ?? page.contentType.split(';')[0];
   return { data: page.kind === 'html' ? Buffer.from(page.html, 'utf8') : page.data, contentType };
+}
+
+/** A recording to stream to disk, wherever it is (blob store or a URL). */
+export interface MediaSource {
+  type: string;
+  /** Streams the recording to `path`; resolves to its MD5 (hex). TOO_LARGE above `maxBytes`. */
+  spool(path: string, maxBytes: number): Promise<string>;
+  /** Releases what `spool` would have read, when it is not called. */
+  discard(): Promise<void>;
+}
+
+/**
+ * A file field's content: a recording (stored, or behind an http(s) address) to stream to disk, or
+ * the bytes of anything else. An address is fetched once either way.
+ */
+export async function openFileSource(blobs: BlobStore | undefined, file: FileSource, options: ReadOptions): Promise<{ media: MediaSource } | { bytes: FileBytes }> {
+  const stored = await storedMedia(blobs, file);
+  if (stored) return { media: { type: stored.type, spool: stored.spool, discard: async () => undefined } };
+  const uri = file.uri ?? '';
+  if (file.payload === undefined && /^https?:\/\//i.test(uri)) {
+    const page = await fetchPage(uri, { headers: file.extra_headers, allowPrivate: options.allowPrivate, maxBytes: options.maxBytes ?? DEFAULT_MAX_FILE_BYTES, timeoutMs: 120_000, media: {} });
+    if (page.kind === 'media') return { media: { type: page.type, spool: page.spool, discard: page.discard } };
+    return { bytes: bytesOf(file, page) };
+  }
+  return { bytes: await readFileSource(blobs, file, options) };
 }
 
 export async function readBlob(blobs: BlobStore, key: string, maxBytes: number): Promise<Buffer> {

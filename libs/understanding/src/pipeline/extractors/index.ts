@@ -16,7 +16,7 @@ export type {
   WebPageOptions,
 } from './extraction.types';
 export { assertFetchable, isForbiddenAddress, type FetchGuardOptions, type LookupFn } from './fetch-guard';
-export { fetchPage, type FetchedPage, type FetchPageOptions } from './fetch-page';
+export { fetchPage, type FetchedMedia, type FetchedPage, type FetchPageOptions } from './fetch-page';
 export { extractImage } from './image.extractor';
 export { extractMedia, MAX_MEDIA_SECONDS, transcriptDocument, type MediaSource } from './media.extractor';
 export { OpenAiTranscriber, type OpenAiTranscriberConfig } from './openai-transcriber';

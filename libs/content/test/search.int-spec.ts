@@ -140,6 +140,21 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     expect(ridsOf(selective)).toEqual([tides]);
   });
 
+  it('reranks the returned paragraphs with predict (the default), keeps the fused order with noop', async () => {
+    const kb = '00000000-0000-4000-8000-0000000000ab';
+    // Both hold each word once; BM25 prefers the shorter, whose words are apart; the longer holds the phrase.
+    const scattered = await addResource({ title: 'Scattered' }, 'Spring brings rain while tides follow the moon each day.', { kb });
+    const phrase = await addResource({ title: 'Phrase' }, 'Spring tides follow the moon when the sun lines up with it twice monthly.', { kb });
+    const body = { query: 'spring tides', features: ['keyword'], top_k: 2 };
+    const noop = await find({ ...body, reranker: 'noop' }, kb);
+    expect(ridsOf(noop)).toEqual([scattered, phrase]);
+    const predicted = await find(body, kb);
+    expect(ridsOf(predicted)).toEqual([phrase, scattered]);
+    expect(ridsOf(await find({ ...body, reranker: { name: 'predict', window: 2 } }, kb))).toEqual([phrase, scattered]);
+    // The window may not be shorter than top_k.
+    await expect(find({ ...body, reranker: { name: 'predict', window: 1 } }, kb)).rejects.toMatchObject({ details: { detail: [expect.objectContaining({ loc: ['body', 'reranker', 'window'] })] } });
+  });
+
   it('answers every mistake at once with 422 and its location', async () => {
     const err = await find({ query: 5, top_k: 500, features: ['keyword', 'graph'], bogus: 1, filter_expression: { field: { prop: 'nope' } } } as never).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);

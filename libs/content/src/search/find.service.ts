@@ -15,6 +15,7 @@ import { analyzeQuery, tokenize } from './analysis';
 import { PARAGRAPH_TARGET, FilterCompiler, readSecurityGroups, securityCondition } from './query/filters';
 import { rrf, weightedFusion, type FusedHit, type RetrieverHit, type ScoreType } from './query/fusion';
 import { readSerialization, RequestReader, type SerializationOptions } from './query/request-reader';
+import { LexicalReranker, NOOP_RERANKER, type Reranker } from './query/rerank';
 import { keywordSearch, semanticSearch } from './query/retrievers';
 import { SqlParams } from './query/sql';
 import { SearchContextService } from './search-context.service';
@@ -54,6 +55,8 @@ export interface FindPlan {
   vectorset?: string;
   fusion: { name: 'default' } | { name: 'rrf'; k: number; window: number; boosting: { keyword: number; semantic: number } } | { name: 'weighted'; weight: number; window: number };
   rerankWindow: number;
+  /** `predict` (the default: the built-in lexical reranker) or `noop` (the fused order). */
+  reranker: 'predict' | 'noop';
   withDuplicates: boolean;
   /** `with_synonyms`: the KB's custom synonyms of the query's terms join its keyword query. */
   withSynonyms: boolean;
@@ -112,6 +115,9 @@ export class FindService {
     private readonly synonyms: SynonymsService,
   ) {}
 
+  /** The built-in `predict` reranker (a cross-encoder would be another Reranker). */
+  private readonly reranker: Reranker = new LexicalReranker();
+
   /** Reads a /find body (or /ask's retrieval members) into a plan; every problem → one 422. */
   async plan(req: RetrievalRequest, r: RequestReader, o: { defaultFeatures: Feature[]; allowed: readonly string[] }): Promise<FindPlan> {
     const params = new SqlParams();
@@ -119,7 +125,7 @@ export class FindService {
     const query = r.string('query', '', { max: 20_000 });
     const features = r.enumList('features', o.allowed as readonly string[], o.defaultFeatures).filter((f, i) => {
       if (f === 'graph') {
-        r.issue(['features', i], 'Not supported: the graph feature (graph path queries) is not available; relations is', 'not_supported');
+        r.issue(['features', i], 'Not supported in /find: graph path queries have their own routes (POST /graph, /graph/nodes, /graph/relations); relations is available here', 'not_supported');
         return false;
       }
       return true;
@@ -144,7 +150,7 @@ export class FindService {
     }
     const vectorset = r.optionalString('vectorset');
     const fusion = this.readFusion(r);
-    const rerankWindow = this.readReranker(r, topK);
+    const { window: rerankWindow, name: reranker } = this.readReranker(r, topK);
     const withDuplicates = r.bool('with_duplicates', false);
     const highlight = r.bool('highlight', false);
     const debug = r.bool('debug', false);
@@ -156,7 +162,7 @@ export class FindService {
     r.unsupported('rephrase_prompt', 'query rephrasing is not available', (v) => v === undefined || v === null);
     r.unsupported('query_image', 'image queries are not available', (v) => v === undefined || v === null);
     r.unsupported('search_configuration', 'stored search configurations are not available', (v) => v === undefined || v === null);
-    r.unsupported('graph_query', 'graph queries are not available', (v) => v === undefined || v === null);
+    r.unsupported('graph_query', 'graph queries go to POST /graph (and /graph/nodes, /graph/relations)', (v) => v === undefined || v === null);
     r.unsupported('search_after', 'cursor pagination is not available; raise top_k', (v) => v === undefined || v === null);
     // Accepted without effect: `extracted` is deprecated (read above), `generative_model` only serves rephrasing.
     r.accept('generative_model');
@@ -168,7 +174,7 @@ export class FindService {
     conds.push(securityCondition(params, 'p.groups', groups, false));
     if (!showHidden) conds.push('NOT p.hidden');
     return {
-      kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, withDuplicates, withSynonyms, highlight, debug,
+      kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, reranker, withDuplicates, withSynonyms, highlight, debug,
       groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata,
     };
   }
@@ -203,22 +209,26 @@ export class FindService {
     return { name: 'rrf', k, window, boosting };
   }
 
-  private readReranker(r: RequestReader, topK: number): number {
+  private readReranker(r: RequestReader, topK: number): { window: number; name: 'predict' | 'noop' } {
     const v = r.raw('reranker');
-    if (v === undefined || v === null || v === 'noop' || v === 'predict') return Math.min(2 * topK, 200);
+    // By default the reranker reorders what is returned: it never trades a retrieved paragraph for another.
+    const dflt = topK;
+    if (v === undefined || v === null || v === 'predict') return { window: dflt, name: 'predict' };
+    if (v === 'noop') return { window: dflt, name: 'noop' };
     if (typeof v === 'object' && !Array.isArray(v)) {
       const o = v as Record<string, unknown>;
+      const name = o['name'] === 'noop' ? 'noop' : 'predict';
       if (o['name'] !== 'predict' && o['name'] !== 'noop') r.issue(['reranker', 'name'], "Input should be 'predict' or 'noop'", 'enum');
       const w = o['window'];
-      if (w === undefined || w === null) return Math.min(2 * topK, 200);
+      if (w === undefined || w === null) return { window: dflt, name };
       if (!Number.isInteger(w) || (w as number) < topK || (w as number) > 200) {
         r.issue(['reranker', 'window'], `Input should be an integer between top_k (${topK}) and 200`, 'value_error');
-        return topK;
+        return { window: topK, name };
       }
-      return w as number;
+      return { window: w as number, name };
     }
     r.issue('reranker', "Input should be 'predict', 'noop' or {name, window}", 'enum');
-    return topK;
+    return { window: topK, name: 'noop' };
   }
 
   /** Runs the plan: retrievers (in parallel), fusion, duplicate collapsing, top_k. */
@@ -227,7 +237,8 @@ export class FindService {
     const timings: Record<string, number> = {};
     const languages = await this.context.kbLanguages(plan.kbid);
     const terms = await this.keywordTerms(plan, languages);
-    const window = Math.max(plan.topK, plan.rerankWindow, plan.fusion.name === 'rrf' ? Math.min(plan.fusion.window, 500) : 0, 100);
+    // Each retriever looks twice as deep as asked (at most 200), or as deep as a longer rerank window or RRF window.
+    const window = Math.max(plan.topK, Math.min(2 * plan.topK, 200), plan.rerankWindow, plan.fusion.name === 'rrf' ? Math.min(plan.fusion.window, 500) : 0, 100);
     const wantKeyword = plan.features.includes('keyword') && terms.length > 0;
     const wantSemantic = plan.features.includes('semantic') && (plan.vector !== undefined || plan.query.trim() !== '');
     let minSemantic = plan.minSemantic ?? 0;
@@ -258,8 +269,9 @@ export class FindService {
       const d = DEFAULT_FUSION[vectorset];
       fused = d ? weightedFusion(keywordHits, semanticHits, { weight: d.weight, window, floor: minSemantic }) : rrf(keywordHits, semanticHits, { k: 60, window, boosting: { keyword: 1, semantic: 1 } });
     }
-    const candidates = fused.slice(0, Math.max(plan.topK * 3, plan.topK + 20));
-    const rows = await this.paragraphRows(candidates.map((h) => h.id));
+    const fusedCandidates = fused.slice(0, Math.max(plan.topK * 3, plan.topK + 20, plan.rerankWindow));
+    const rows = await this.paragraphRows(fusedCandidates.map((h) => h.id));
+    const candidates = this.rerank(plan, fusedCandidates, rows);
     const out: RankedParagraph[] = [];
     const seen = new Map<string, Set<string>>();
     for (const h of candidates) {
@@ -277,6 +289,19 @@ export class FindService {
     }
     timings['total_ms'] = Date.now() - t0;
     return { plan, paragraphs: out, minScore: { semantic: minSemantic, bm25: plan.minBm25 }, terms, timings };
+  }
+
+  /** The reranker's order of the best `rerankWindow` candidates (with its scores), the rest after them. */
+  private rerank(plan: FindPlan, candidates: FusedHit[], rows: Map<string, ParagraphRow>): FusedHit[] {
+    const reranker = plan.reranker === 'predict' ? this.reranker : NOOP_RERANKER;
+    if (reranker === NOOP_RERANKER || !plan.query.trim()) return candidates;
+    const head = candidates.slice(0, plan.rerankWindow).filter((h) => rows.has(h.id));
+    const byId = new Map(head.map((h) => [h.id, h]));
+    const reranked = reranker.rerank({ text: plan.query }, head.map((h) => {
+      const row = rows.get(h.id) as ParagraphRow;
+      return { id: h.id, text: row.text, language: row.language, score: h.score };
+    }));
+    return [...reranked.map((c) => ({ ...(byId.get(c.id) as FusedHit), score: c.score })), ...candidates.slice(plan.rerankWindow)];
   }
 
   /** The `relations` feature: entities named in the query, with the resources and entities around them. */

@@ -43,7 +43,9 @@ export class ServiceProcess {
   start(): void {
     if (!existsSync(this.script)) throw new Error(`${this.script} is missing: run \`npm run build\` first`);
     const log = createWriteStream(join(this.logDir, `${this.name}.log`), { flags: 'a' });
-    const child = spawn(process.execPath, [this.script], { env: { ...process.env, LOG_LEVEL: 'warn', ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // KB_SERVICE_NODE_ARGS: extra node flags for the services a test or benchmark starts (e.g. --cpu-prof).
+    const nodeArgs = (process.env['KB_SERVICE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...nodeArgs, this.script], { env: { ...process.env, LOG_LEVEL: 'warn', ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (chunk: Buffer) => {
       log.write(chunk);
       this.output.push(chunk.toString());

@@ -29,7 +29,7 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     await fx?.close();
   });
 
-  const addResource = (body: Record<string, unknown>, text: string, o: { kb?: string; ner?: Record<string, string> } = {}) => fx.addResource(o.kb ?? kbid, body, text, o);
+  const addResource = (body: Record<string, unknown>, text: string, o: { kb?: string; ner?: Record<string, string>; summary?: string } = {}) => fx.addResource(o.kb ?? kbid, body, text, o);
 
   const find = (body: Record<string, unknown>, kb = kbid) => bus.request(ContentSubjects.find, { kbid: kb, body }) as unknown as Promise<FindResults>;
   const ridsOf = (r: FindResults) => [...new Set(r.best_matches.map((id) => id.split('/')[0]))];
@@ -153,6 +153,16 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     expect(ridsOf(await find({ ...body, reranker: { name: 'predict', window: 2 } }, kb))).toEqual([phrase, scattered]);
     // The window may not be shorter than top_k.
     await expect(find({ ...body, reranker: { name: 'predict', window: 1 } }, kb)).rejects.toMatchObject({ details: { detail: [expect.objectContaining({ loc: ['body', 'reranker', 'window'] })] } });
+  });
+
+  it("gives a resource its fields' summary when the user wrote none, and never replaces the user's", async () => {
+    const kb = '00000000-0000-4000-8000-0000000000ac';
+    const get = async (rid: string) => (await bus.request(ContentSubjects.getResource, { kbid: kb, rid })) as unknown as { summary: string; computedmetadata?: Record<string, unknown> };
+    const auto = await addResource({ title: 'Auto' }, 'The moon pulls the sea. Tides follow.', { kb, summary: 'The moon pulls the sea.' });
+    expect(await get(auto)).toMatchObject({ summary: 'The moon pulls the sea.' });
+    expect((await get(auto)).computedmetadata).not.toHaveProperty('summary_generated');
+    const own = await addResource({ title: 'Own', summary: 'Written by hand.' }, 'Other text here.', { kb, summary: 'Other text here.' });
+    expect((await get(own)).summary).toBe('Written by hand.');
   });
 
   it('answers every mistake at once with 422 and its location', async () => {

@@ -9,6 +9,7 @@ import type { FieldEntity } from '../entities/field.entity';
 import { OutboxService, type OutboxEntry } from '../outbox/outbox.service';
 import { QuestionAnswersService } from './question-answers.service';
 import { deriveResourceStatus } from '../resources/resource-status';
+import { resourceSummaryPatch } from '../resources/resource-summary';
 import { ResourcesRepository } from '../resources/resources.repository';
 import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-result';
 import { releaseUnstored } from '../resources/unstored-files';
@@ -82,11 +83,12 @@ export class ProcessingResultsService {
       const released = releaseUnstored(field);
       if (released) patch.value = released.value;
       await this.repo.updateField(m, field, patch);
-      const statuses = (await this.repo.fieldsOf(resource.id, m)).map((f) => (f.fieldType === field.fieldType && f.fieldId === field.fieldId ? (patch.status ?? f.status) : f.status));
+      const fields = (await this.repo.fieldsOf(resource.id, m)).map((f) => (f.fieldType === field.fieldType && f.fieldId === field.fieldId ? { ...f, ...patch } : f));
       const metadata = language && !resource.metadata['language'] ? { ...resource.metadata, language, languages: [language] } : resource.metadata;
-      const status = deriveResourceStatus(statuses);
-      await this.repo.updateResource(m, resource.id, { status, metadata });
-      const updated = { ...resource, status, metadata };
+      const status = deriveResourceStatus(fields.map((f) => f.status));
+      const summary = resourceSummaryPatch(resource, fields) ?? {};
+      await this.repo.updateResource(m, resource.id, { status, metadata, ...summary });
+      const updated = { ...resource, status, metadata, ...summary };
       if ('extracted' in loaded) await this.indexer.indexField(m, updated, field, loaded.extracted);
       await this.indexer.syncResource(m, updated);
       return [...hook, ...(await this.outbox.add(m, [...(released ? [released.cleanup] : []), ...followUps, {

@@ -11,6 +11,7 @@ import type { ResourceEntity } from '../entities/resource.entity';
 import { publicFieldValue } from './field-values';
 import { ResourcesRepository } from './resources.repository';
 import { auditEntry } from './write-effects';
+import { SUMMARY_GENERATED } from './resource-summary';
 
 const DEFAULT_SHOW: ShowOption[] = ['basic'];
 const DEFAULT_FIELD_TYPES: FieldType[] = ['text', 'file', 'link', 'conversation', 'generic'];
@@ -32,7 +33,7 @@ export function serializeResource(r: ResourceEntity, fields: FieldEntity[], o: S
       slug: r.slug, title: r.title, summary: r.summary, icon: r.icon, thumbnail: r.thumbnail,
       metadata: { metadata: {}, language: null, languages: [], ...r.metadata, status: r.status },
       usermetadata: { classifications: [], relations: [], ...r.usermetadata },
-      fieldmetadata: r.fieldmetadata, computedmetadata: r.computedmetadata,
+      fieldmetadata: r.fieldmetadata, computedmetadata: withoutInternal(r.computedmetadata),
       created: r.createdAt.toISOString(), modified: r.modifiedAt.toISOString(),
       last_seqid: r.lastSeqid, last_account_seq: r.lastSeqid, queue: 'private', hidden: r.hidden,
     });
@@ -129,4 +130,11 @@ export class ResourceReaderService {
       extracted: req.extracted && req.extracted.length > 0 ? req.extracted : DEFAULT_EXTRACTED,
     };
   }
+}
+
+/** `computedmetadata` as clients see it: without the service's own bookkeeping. */
+function withoutInternal(computed: Record<string, unknown>): Record<string, unknown> {
+  if (!computed || !(SUMMARY_GENERATED in computed)) return computed;
+  const { [SUMMARY_GENERATED]: _internal, ...rest } = computed;
+  return rest;
 }

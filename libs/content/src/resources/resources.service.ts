@@ -17,6 +17,7 @@ import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent } from './
 import { isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
+import { SUMMARY_GENERATED } from './resource-summary';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 import { resourceTags } from '../search/index/tags';
 
@@ -181,7 +182,11 @@ export class ResourcesService {
   private resourcePatch(current: ResourceEntity, body: ResourceWriteDto): Partial<ResourceEntity> {
     const patch: Partial<ResourceEntity> = {};
     if (body.title !== undefined) patch.title = body.title;
-    if (body.summary !== undefined) patch.summary = body.summary;
+    if (body.summary !== undefined) {
+      // The user's summary replaces processing's for good.
+      patch.summary = body.summary;
+      patch.computedmetadata = { ...current.computedmetadata, [SUMMARY_GENERATED]: false };
+    }
     if (body.slug !== undefined) patch.slug = body.slug;
     if (body.icon !== undefined) patch.icon = body.icon;
     if (body.thumbnail !== undefined) patch.thumbnail = body.thumbnail;

@@ -100,6 +100,26 @@ describe('knowledge graph queries (/graph, /graph/nodes, /graph/relations)', () 
     expect(only.paths.map((p) => p.source.value)).toEqual([sorbonne]);
   });
 
+  it("answers /find's graph feature with the paragraphs holding the matching edges, alone or fused", async () => {
+    type Found = { best_matches: string[]; resources: Record<string, { fields: Record<string, { paragraphs: Record<string, { score_type: string }> }> }> };
+    const find = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.find, { kbid, body }) as Promise<Found>;
+    const graph_query = { prop: 'path', destination: { value: 'Marie Curie' }, relation: { type: 'ENTITY' } };
+    const alone = await find({ features: ['graph'], graph_query, security: { groups: ['other'] } });
+    expect(alone.best_matches.map((id) => id.split('/')[0]).sort()).toEqual([curie, sorbonne].sort());
+    expect(alone.best_matches.every((id) => id.includes('/t/body/'))).toBe(true);
+    const scoreTypes = Object.values(alone.resources).flatMap((r) => Object.values(r.fields).flatMap((f) => Object.values(f.paragraphs).map((p) => p.score_type)));
+    expect(new Set(scoreTypes)).toEqual(new Set(['RELATION_RELEVANCE']));
+    // With keyword search, both lists are fused: the graph's paragraphs join the keyword hits.
+    const fused = await find({ query: 'radium', features: ['keyword', 'graph'], graph_query, security: { groups: ['other'] } });
+    expect(fused.best_matches[0]?.split('/')[0]).toBe(curie);
+    expect(fused.best_matches.map((id) => id.split('/')[0])).toContain(sorbonne);
+    const bad = (body: Record<string, unknown>) => issues(find(body));
+    expect(await bad({ features: ['graph'] })).toEqual([expect.objectContaining({ loc: ['body', 'graph_query'] })]);
+    expect(await bad({ features: ['keyword'], graph_query })).toEqual([expect.objectContaining({ loc: ['body', 'graph_query'] })]);
+    expect(await bad({ features: ['graph', 'relations'], graph_query })).toEqual([expect.objectContaining({ loc: ['body', 'features'] })]);
+    expect(await bad({ features: ['graph'], graph_query: { prop: 'node', value: 'ab', match: 'fuzzy' } })).toEqual([expect.objectContaining({ loc: ['body', 'graph_query'] })]);
+  });
+
   it('carries existing content over when the migration runs: the same edges the indexer writes', async () => {
     const edges = async () => (await fx.ds.query(
       `SELECT rid::text, field, source_value, source_type, source_group, relation, label, dest_value, dest_type, dest_group, paragraph, generated

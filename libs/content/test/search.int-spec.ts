@@ -169,7 +169,7 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     const err = await find({ query: 5, top_k: 500, features: ['keyword', 'graph'], bogus: 1, filter_expression: { field: { prop: 'nope' } } } as never).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     const locs = ((err as DomainError).details?.['detail'] as { loc: string[] }[]).map((d) => d.loc.join('.'));
-    expect(locs).toEqual(expect.arrayContaining(['body.query', 'body.top_k', 'body.features.1', 'body.bogus', 'body.filter_expression.field.prop']));
+    expect(locs).toEqual(expect.arrayContaining(['body.query', 'body.top_k', 'body.graph_query', 'body.bogus', 'body.filter_expression.field.prop']));
   });
 
   it('removes a deleted resource from the index, with its term statistics', async () => {

@@ -31,7 +31,7 @@ describe('security groups: generated leak test', () => {
       const words = WORDS.filter(() => rnd() < 0.4);
       if (words.length === 0) words.push(WORDS[i % WORDS.length] as string);
       const label = `l${i % 4}`;
-      const text = `Document ${i} about ${words.join(' and ')}.\n\nMore on ${words.slice().reverse().join(', ')}.`;
+      const text = `Document ${i} about ${words.join(' and ')}, for Acme and Entity${i}.\n\nMore on ${words.slice().reverse().join(', ')}.`;
       const rid = await fx.addResource(kbid, {
         title: `Report ${words[0]} ${i}`, security: { access_groups: groups }, usermetadata: { classifications: [{ labelset: 'topic', label }] },
       }, text, { ner: { [`Entity${i}`]: 'ORG', Acme: 'ORG' } });
@@ -91,6 +91,9 @@ describe('security groups: generated leak test', () => {
       const graph = (await fx.bus.request(ContentSubjects.graphPaths, { kbid, body: { query: { prop: 'destination_node', value: 'Acme' }, top_k: 500, ...security } })) as { paths: { source: { value: string } }[] };
       check('graph', graph.paths.map((p) => p.source.value));
       if (graph.paths.length !== allowed.size) leaks.push(`graph listed ${graph.paths.length} edges into Acme, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
+      const graphFind = (await fx.bus.request(ContentSubjects.find, { kbid, body: { features: ['graph'], graph_query: { prop: 'destination_node', value: 'Acme' }, top_k: 200, ...security } })) as { resources: Record<string, unknown>; best_matches: string[] };
+      check('find graph', [...Object.keys(graphFind.resources), ...graphFind.best_matches.map((id) => id.split('/')[0] as string)]);
+      if (Object.keys(graphFind.resources).length !== allowed.size) leaks.push(`find graph listed ${Object.keys(graphFind.resources).length} resources, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
       const graphNodes = (await fx.bus.request(ContentSubjects.graphNodes, { kbid, body: { query: { prop: 'node', group: 'ORG' }, top_k: 500, ...security } })) as { nodes: { value: string }[] };
       for (const n of graphNodes.nodes.filter((x) => x.value.startsWith('Entity'))) {
         const owner = resources[Number(n.value.replace('Entity', ''))];

@@ -13,15 +13,16 @@ import { ResourceEntity } from '../entities/resource.entity';
 import { serializeResource } from '../resources/resource-reader.service';
 import { analyzeQuery, tokenize } from './analysis';
 import { PARAGRAPH_TARGET, FilterCompiler, readSecurityGroups, securityCondition } from './query/filters';
-import { rrf, weightedFusion, type FusedHit, type RetrieverHit, type ScoreType } from './query/fusion';
+import { fuseGraph, rrf, weightedFusion, type FusedHit, type RetrieverHit, type ScoreType } from './query/fusion';
 import { readSerialization, RequestReader, type SerializationOptions } from './query/request-reader';
 import { LexicalReranker, NOOP_RERANKER, type Reranker } from './query/rerank';
 import { keywordSearch, semanticSearch } from './query/retrievers';
 import { SqlParams } from './query/sql';
 import { SearchContextService } from './search-context.service';
+import { GraphService, parseGraphQuery, type GraphExpr } from './graph.service';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
-type Feature = 'keyword' | 'semantic' | 'relations';
+type Feature = 'keyword' | 'semantic' | 'relations' | 'graph';
 
 /**
  * Default fusion per semantic model when the request names none (docs/decisions/0012). Weak
@@ -57,6 +58,8 @@ export interface FindPlan {
   rerankWindow: number;
   /** `predict` (the default: the built-in lexical reranker) or `noop` (the fused order). */
   reranker: 'predict' | 'noop';
+  /** The graph feature's path query. */
+  graphQuery?: GraphExpr;
   withDuplicates: boolean;
   /** `with_synonyms`: the KB's custom synonyms of the query's terms join its keyword query. */
   withSynonyms: boolean;
@@ -113,6 +116,7 @@ export class FindService {
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly context: SearchContextService,
     private readonly synonyms: SynonymsService,
+    private readonly graph: GraphService,
   ) {}
 
   /** The built-in `predict` reranker (a cross-encoder would be another Reranker). */
@@ -123,13 +127,15 @@ export class FindService {
     const params = new SqlParams();
     const languages = await this.context.kbLanguages(req.kbid);
     const query = r.string('query', '', { max: 20_000 });
-    const features = r.enumList('features', o.allowed as readonly string[], o.defaultFeatures).filter((f, i) => {
-      if (f === 'graph') {
-        r.issue(['features', i], 'Not supported in /find: graph path queries have their own routes (POST /graph, /graph/nodes, /graph/relations); relations is available here', 'not_supported');
-        return false;
-      }
-      return true;
-    }) as Feature[];
+    const features = r.enumList('features', o.allowed as readonly string[], o.defaultFeatures) as Feature[];
+    // The graph feature: paragraphs holding the edges a graph_query (a /graph path query) matches.
+    const graphRaw = r.raw('graph_query');
+    let graphQuery: GraphExpr | undefined;
+    if (features.includes('graph')) {
+      if (graphRaw === undefined || graphRaw === null) r.issue('graph_query', 'graph_query is required with the graph feature', 'missing');
+      else graphQuery = parseGraphQuery(graphRaw, ['graph_query'], r);
+      if (features.includes('relations')) r.issue('features', 'relations and graph cannot be asked together', 'value_error');
+    } else if (graphRaw !== undefined && graphRaw !== null) r.issue('graph_query', 'graph_query needs the graph feature', 'value_error');
     const topK = r.int('top_k', 20, 1, 200);
     let minSemantic: number | undefined;
     let minBm25 = 0;
@@ -162,7 +168,6 @@ export class FindService {
     r.unsupported('rephrase_prompt', 'query rephrasing is not available', (v) => v === undefined || v === null);
     r.unsupported('query_image', 'image queries are not available', (v) => v === undefined || v === null);
     r.unsupported('search_configuration', 'stored search configurations are not available', (v) => v === undefined || v === null);
-    r.unsupported('graph_query', 'graph queries go to POST /graph (and /graph/nodes, /graph/relations)', (v) => v === undefined || v === null);
     r.unsupported('search_after', 'cursor pagination is not available; raise top_k', (v) => v === undefined || v === null);
     // Accepted without effect: `extracted` is deprecated (read above), `generative_model` only serves rephrasing.
     r.accept('generative_model');
@@ -174,7 +179,7 @@ export class FindService {
     conds.push(securityCondition(params, 'p.groups', groups, false));
     if (!showHidden) conds.push('NOT p.hidden');
     return {
-      kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, reranker, withDuplicates, withSynonyms, highlight, debug,
+      kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, reranker, graphQuery, withDuplicates, withSynonyms, highlight, debug,
       groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata,
     };
   }
@@ -261,7 +266,10 @@ export class FindService {
           return hits;
         })()
       : Promise.resolve([]);
-    const [keywordHits, semanticHits] = await Promise.all([kw, sem]);
+    const gr: Promise<RetrieverHit[]> = plan.features.includes('graph') && plan.graphQuery
+      ? this.graph.paragraphHits(plan.kbid, plan.graphQuery, scope(), window).then((h) => ((timings['graph_ms'] = Date.now() - t0), h))
+      : Promise.resolve([]);
+    const [keywordHits, semanticHits, graphHits] = await Promise.all([kw, sem, gr]);
     let fused: FusedHit[];
     if (plan.fusion.name === 'rrf') fused = rrf(keywordHits, semanticHits, plan.fusion);
     else if (plan.fusion.name === 'weighted') fused = weightedFusion(keywordHits, semanticHits, { weight: plan.fusion.weight, window: plan.fusion.window, floor: minSemantic });
@@ -269,6 +277,7 @@ export class FindService {
       const d = DEFAULT_FUSION[vectorset];
       fused = d ? weightedFusion(keywordHits, semanticHits, { weight: d.weight, window, floor: minSemantic }) : rrf(keywordHits, semanticHits, { k: 60, window, boosting: { keyword: 1, semantic: 1 } });
     }
+    fused = fuseGraph(fused, graphHits);
     const fusedCandidates = fused.slice(0, Math.max(plan.topK * 3, plan.topK + 20, plan.rerankWindow));
     const rows = await this.paragraphRows(fusedCandidates.map((h) => h.id));
     const candidates = this.rerank(plan, fusedCandidates, rows);

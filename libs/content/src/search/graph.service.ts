@@ -4,7 +4,9 @@ import type { SearchEnvelope } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { NODE_TYPES, RELATION_TYPES, type NodeType, type RelationType } from './index/relations-index';
 import { PARAGRAPH_TARGET, FilterCompiler, readSecurityGroups, securityCondition } from './query/filters';
+import type { RetrieverHit } from './query/fusion';
 import { RequestReader } from './query/request-reader';
+import type { RetrievalScope } from './query/retrievers';
 import { SqlParams } from './query/sql';
 import { SearchContextService } from './search-context.service';
 
@@ -24,7 +26,7 @@ interface RelationPattern {
   type?: RelationType;
 }
 
-type GraphExpr =
+export type GraphExpr =
   | { op: 'and' | 'or'; items: GraphExpr[] }
   | { op: 'not'; item: GraphExpr }
   | { op: 'path'; source?: NodePattern; relation?: RelationPattern; destination?: NodePattern; undirected: boolean }
@@ -123,6 +125,26 @@ export class GraphService {
       params.values,
     )) as { label: string; relation: string }[];
     return { relations: rows.map((x) => ({ label: x.label, type: x.relation })) };
+  }
+
+  /**
+   * The `graph` feature of /find: the paragraphs the matching edges were found in (processing records
+   * the paragraph of each entity relation), under the request's scope (filters, security, hidden),
+   * scored by how many matching edges each holds.
+   */
+  async paragraphHits(kbid: string, expr: GraphExpr, scope: RetrievalScope, limit: number): Promise<RetrieverHit[]> {
+    const fuzzy = await this.fuzzyValues(kbid, expr);
+    const params = new SqlParams(scope.params.values);
+    const where = compile(expr, params, fuzzy, edgeColumns);
+    const rows = (await this.ds.query(
+      `SELECT p.id::text AS id, count(*)::float8 AS score
+         FROM content.search_relations e
+         JOIN content.search_paragraphs p ON p.kbid = e.kbid AND p.paragraph_id = e.paragraph
+        WHERE e.kbid = ${params.add(kbid)} AND (${where}) AND ${scope.where}
+        GROUP BY p.id ORDER BY score DESC, p.id LIMIT ${params.add(limit)}`,
+      params.values,
+    )) as { id: string; score: number }[];
+    return rows.map((x) => ({ id: x.id, score: x.score }));
   }
 
   /**
@@ -246,6 +268,11 @@ function compile(e: GraphExpr, params: SqlParams, fuzzy: Map<string, string[]>, 
       return `((${forward}) OR (${backward}))`;
     }
   }
+}
+
+/** A `/graph` path query read from a request member (`/find`'s `graph_query`), problems reported at `loc`. */
+export function parseGraphQuery(raw: unknown, loc: Loc, r: RequestReader): GraphExpr | undefined {
+  return parseExpr(raw, 'paths', loc, r, 0);
 }
 
 /** Reads one query expression, reporting every problem at its location. */

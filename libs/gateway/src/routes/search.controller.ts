@@ -67,7 +67,7 @@ export class SearchController {
   @Post('find')
   @HttpCode(200)
   @ApiOperation({ summary: 'Find Knowledge Box', description: 'Hybrid retrieval (keyword BM25 + semantic), fused and ranked paragraphs grouped by resource.' })
-  @ApiBody({ schema: { type: 'object', description: 'FindRequest: query, features, top_k, filter_expression, filters, fields, min_score, rank_fusion, reranker, security, show…' } })
+  @ApiBody({ schema: { type: 'object', description: 'FindRequest: query, features (keyword|semantic|relations|graph), graph_query, top_k, filter_expression, filters, fields, min_score, rank_fusion, reranker (predict|noop), security, show…' } })
   @ApiResponse({ status: 200, description: 'KnowledgeboxFindResults' })
   findPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
     return this.bus.request(ContentSubjects.find, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));

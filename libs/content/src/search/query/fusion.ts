@@ -3,7 +3,7 @@ export interface RetrieverHit {
   score: number;
 }
 
-export type ScoreType = 'BM25' | 'VECTOR' | 'BOTH';
+export type ScoreType = 'BM25' | 'VECTOR' | 'BOTH' | 'RELATION_RELEVANCE';
 
 export interface FusedHit {
   id: string;
@@ -74,4 +74,22 @@ function single(keyword: RetrieverHit[], semantic: RetrieverHit[]): FusedHit[] {
 function sortFused(hits: FusedHit[]): FusedHit[] {
   // Ties keep a stable, deterministic order (keyword score, then id).
   return hits.sort((a, b) => b.score - a.score || (b.keywordScore ?? 0) - (a.keywordScore ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * The `graph` feature's paragraphs joined to a fused list by RRF (k = 60, 0-based ranks): a
+ * paragraph in both lists sums both terms. Paragraphs found only through the graph are scored
+ * RELATION_RELEVANCE; alone (no other feature), the graph's own order and counts are kept.
+ */
+export function fuseGraph(fused: FusedHit[], graph: RetrieverHit[], k = 60): FusedHit[] {
+  if (graph.length === 0) return fused;
+  if (fused.length === 0) return graph.map((h) => ({ id: h.id, score: h.score, scoreType: 'RELATION_RELEVANCE' as const }));
+  const out = new Map<string, FusedHit>();
+  fused.forEach((h, rank) => out.set(h.id, { ...h, score: 1 / (k + rank) }));
+  graph.forEach((h, rank) => {
+    const hit = out.get(h.id);
+    if (hit) hit.score += 1 / (k + rank);
+    else out.set(h.id, { id: h.id, score: 1 / (k + rank), scoreType: 'RELATION_RELEVANCE' });
+  });
+  return [...out.values()].sort((a, b) => b.score - a.score);
 }

@@ -18,6 +18,9 @@ import { readSerialization, RequestReader, type SerializationOptions } from './q
 import { keywordSearch, semanticSearch } from './query/retrievers';
 import { SqlParams } from './query/sql';
 import { SearchContextService } from './search-context.service';
+import type { MemoryFilter } from './memory/kb-memory-index';
+import { memoryKeywordSearch, memorySemanticSearch } from './memory/memory-retrievers';
+import { SearchMemoryService } from './memory/search-memory.service';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
 type Feature = 'keyword' | 'semantic' | 'relations';
@@ -64,6 +67,8 @@ export interface FindPlan {
   serialization: SerializationOptions;
   where: string;
   params: SqlParams;
+  /** Set when `where` is only the KB, security groups and hidden: the memory index then filters alone. */
+  memoryFilter: MemoryFilter | null;
   auditMetadata?: Record<string, unknown>;
 }
 
@@ -110,6 +115,7 @@ export class FindService {
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly context: SearchContextService,
     private readonly synonyms: SynonymsService,
+    private readonly memory: SearchMemoryService,
   ) {}
 
   /** Reads a /find body (or /ask's retrieval members) into a plan; every problem → one 422. */
@@ -172,12 +178,14 @@ export class FindService {
     if (auditMetadata && JSON.stringify(auditMetadata).length > 10_240) r.issue('audit_metadata', 'audit_metadata must be at most 10 KB', 'value_error');
     const kbParam = params.add(req.kbid);
     const filters = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages);
-    const conds = [`p.kbid = ${kbParam}`, filters.readAll(r, { allowFieldFilters: true })];
+    const filterSql = filters.readAll(r, { allowFieldFilters: true });
+    const conds = [`p.kbid = ${kbParam}`, filterSql];
     conds.push(securityCondition(params, 'p.groups', groups, false));
     if (!showHidden) conds.push('NOT p.hidden');
     return {
       kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, withDuplicates, withSynonyms, highlight, debug,
       groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata,
+      memoryFilter: filterSql === 'TRUE' ? { groups, showHidden } : null,
     };
   }
 
@@ -241,8 +249,13 @@ export class FindService {
     let minSemantic = plan.minSemantic ?? 0;
     let vectorset = plan.vectorset ?? '';
     const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
+    // The KB's index in memory when it is current (one batched read of its generation), else SQL.
+    const memory = wantKeyword || wantSemantic ? this.memory.current(plan.kbid) : Promise.resolve(undefined);
     const kw: Promise<RetrieverHit[]> = wantKeyword
-      ? keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25).then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
+      ? memory
+          .then((idx) => ((timings['memory_index'] = idx ? 1 : 0), idx))
+          .then((idx) => (idx ? memoryKeywordSearch(this.ds.manager, idx, scope(), plan.memoryFilter, terms, window, plan.minBm25) : keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25)))
+          .then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
       : Promise.resolve([]);
     const sem: Promise<RetrieverHit[]> = wantSemantic
       ? (async () => {
@@ -252,8 +265,12 @@ export class FindService {
           vectorset = q.vectorset;
           minSemantic = plan.minSemantic ?? q.threshold;
           timings['embed_ms'] = Date.now() - t0;
-          const population = await this.context.vectorPopulation(plan.kbid, q.vectorset);
-          const hits = await semanticSearch(this.ds.manager, scope(), { vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: window, population });
+          const query = { vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: window };
+          const idx = await memory;
+          timings['memory_index'] = idx ? 1 : 0;
+          const hits = idx
+            ? await memorySemanticSearch(this.ds.manager, idx, scope(), plan.memoryFilter, query)
+            : await semanticSearch(this.ds.manager, scope(), { ...query, population: await this.context.vectorPopulation(plan.kbid, q.vectorset) });
           timings['semantic_ms'] = Date.now() - t0;
           return hits;
         })()

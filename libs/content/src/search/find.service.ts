@@ -253,7 +253,7 @@ export class FindService {
     const memory = wantKeyword || wantSemantic ? this.memory.current(plan.kbid) : Promise.resolve(undefined);
     const kw: Promise<RetrieverHit[]> = wantKeyword
       ? memory
-          .then((idx) => ((timings['memory_index'] = idx ? 1 : 0), idx))
+          .then((idx) => ((timings['memory_index'] = idx ? 1 : 0), (timings['generation_ms'] = Date.now() - t0), idx))
           .then((idx) => (idx ? memoryKeywordSearch(this.ds.manager, idx, scope(), plan.memoryFilter, terms, window, plan.minBm25) : keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25)))
           .then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
       : Promise.resolve([]);

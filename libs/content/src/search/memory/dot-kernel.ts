@@ -114,17 +114,19 @@ export function toFloat32(x: number): number {
   return cmp > 0 ? Math.max(r, other) : Math.min(r, other);
 }
 
+const scratchF = new Float32Array(1);
+const scratchU = new Uint32Array(scratchF.buffer);
+
 function floatBits(f: number): number {
-  const b = new Float32Array([f]);
-  return new Uint32Array(b.buffer)[0] as number;
+  scratchF[0] = f;
+  return scratchU[0] as number;
 }
 
 function neighbour(f: number, direction: 1 | -1): number {
-  const b = new Float32Array([f]);
-  const u = new Int32Array(b.buffer);
   if (f === 0) return direction * 1.401298464324817e-45;
-  u[0] = (u[0] as number) + ((f > 0) === (direction > 0) ? 1 : -1);
-  return b[0] as number;
+  scratchF[0] = f;
+  scratchU[0] = (scratchU[0] as number) + ((f > 0) === (direction > 0) ? 1 : -1);
+  return scratchF[0] as number;
 }
 
 /** Sign of (decimal string − x), exactly (BigInt rationals). */

@@ -1,4 +1,3 @@
-import type { RetrieverHit } from '../query/fusion';
 import { BM25 } from '../query/retrievers';
 import { LANES, VectorBlock, norm2, queryFloat32 } from './dot-kernel';
 
@@ -44,10 +43,60 @@ export interface KbMemoryData {
   vectors: Map<string, Map<number, VectorGroup>>;
 }
 
-export interface ScoredList {
-  /** Ordinals, best first (score descending, then the order SQL breaks ties in). */
-  ords: number[];
-  scores: Float64Array;
+/** Hits picked from a scored list: ordinals with their scores, best first. */
+export interface Picked {
+  hits: { ord: number; score: number }[];
+  /** How many entries passed the predicate (all of them, not only those picked). */
+  passing: number;
+}
+
+/** `a` ranks before `b` (the SQL statement's ORDER BY). */
+type Before = (a: number, b: number) => boolean;
+
+/**
+ * The best `k` ordinals of `ords` that pass `pred`, in order, without sorting them all: a heap
+ * holds the k best so far (its root the worst of them).
+ */
+function pick(ords: ArrayLike<number>, count: number, scores: Float64Array, k: number, before: Before, pred: (ord: number) => boolean): Picked {
+  const heap: number[] = [];
+  let passing = 0;
+  // root = the entry ranked last among the kept
+  const worse = (a: number, b: number) => before(b, a);
+  const up = (i: number) => {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!worse(heap[i] as number, heap[parent] as number)) break;
+      [heap[i], heap[parent]] = [heap[parent] as number, heap[i] as number];
+      i = parent;
+    }
+  };
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && worse(heap[l] as number, heap[m] as number)) m = l;
+      if (r < heap.length && worse(heap[r] as number, heap[m] as number)) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m] as number, heap[i] as number];
+      i = m;
+    }
+  };
+  for (let i = 0; i < count; i++) {
+    const o = ords[i] as number;
+    if (!pred(o)) continue;
+    passing++;
+    if (k <= 0) continue;
+    if (heap.length < k) {
+      heap.push(o);
+      up(heap.length - 1);
+    } else if (before(o, heap[0] as number)) {
+      heap[0] = o;
+      down(0);
+    }
+  }
+  heap.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+  return { hits: heap.map((o) => ({ ord: o, score: scores[o] as number })), passing };
 }
 
 /**
@@ -99,10 +148,11 @@ export class KbMemoryIndex {
   }
 
   /**
-   * BM25 of every paragraph with a query term, sorted (score descending, paragraph id ascending —
-   * the SQL statement's order). Per term the weight idf·(k1+1) is computed once, from the KB's df.
+   * BM25 of every paragraph with a query term (Okapi, the statement's constants; per term the
+   * weight idf·(k1+1) from the KB's df), then the best `k` that pass `pred` in the statement's
+   * order: score descending, paragraph id ascending (ids ascend with the ordinal).
    */
-  bm25(terms: string[]): ScoredList {
+  bm25(terms: string[], k: number, pred: (ord: number, score: number) => boolean): Picked {
     const { paragraphs, totalLength, df, postings, lengths } = this.data;
     const n = paragraphs;
     const c1 = BM25.k1 * (1 - BM25.b);
@@ -110,8 +160,8 @@ export class KbMemoryIndex {
     const scores = new Float64Array(this.size);
     const seen = new Uint8Array(this.size);
     const touched: number[] = [];
-    // Terms in index order (PostgreSQL reads the query's terms through the (kbid, term) keys, and
-    // sums each paragraph's contributions in that order): the same additions, the same bits.
+    // Terms in index order (PostgreSQL reads the query's terms through the (kbid, term) keys and
+    // mostly sums a paragraph's contributions in that order).
     for (const term of [...new Set(terms)].sort()) {
       const d = df.get(term);
       const p = postings.get(term);
@@ -128,27 +178,29 @@ export class KbMemoryIndex {
         scores[o] = (scores[o] as number) + (w * f) / (f + c1 + c2 * (lengths[o] as number));
       }
     }
-    // ids ascend with the ordinal: ties break by ordinal
-    touched.sort((a, b) => (scores[b] as number) - (scores[a] as number) || a - b);
-    return { ords: touched, scores };
+    const before: Before = (a, b) => {
+      const x = scores[a] as number;
+      const y = scores[b] as number;
+      return x > y || (x === y && a < b);
+    };
+    return pick(touched, touched.length, scores, k, before, (o) => pred(o, scores[o] as number));
   }
 
   /**
-   * Similarity of every vector of `vectorset` with the query's dimension, sorted as the SQL
-   * statement sorts (score descending, then paragraph id as text). Scores are pgvector's:
-   * DOT `-(v <#> q)`, COSINE `1 - (v <=> q)`, bit for bit.
+   * Similarity of every vector of `vectorset` with the query's dimension — pgvector's, bit for bit:
+   * DOT `-(v <#> q)`, COSINE `1 - (v <=> q)` — then the best `k` that pass `pred`, in the
+   * statement's order: score descending (NaN first, as PostgreSQL sorts it), then the paragraph id
+   * as text (the statement orders by `paragraph::text`).
    */
-  similarity(vectorset: string, vector: number[], similarity: 'COSINE' | 'DOT'): ScoredList {
+  similarity(vectorset: string, vector: number[], similarity: 'COSINE' | 'DOT', k: number, pred: (ord: number, score: number) => boolean): Picked {
     const group = this.data.vectors.get(vectorset)?.get(vector.length);
-    if (!group) return { ords: [], scores: new Float64Array(0) };
+    if (!group) return { hits: [], passing: 0 };
     const q = queryFloat32(vector);
     const dots = group.block.dots(q);
     const scores = new Float64Array(this.size);
-    const ords: number[] = new Array<number>(group.ords.length);
     const qn = similarity === 'COSINE' ? norm2(q) : 0;
     for (let i = 0; i < group.ords.length; i++) {
       const o = group.ords[i] as number;
-      ords[i] = o;
       if (similarity === 'DOT') scores[o] = dots[i] as number;
       else {
         let sim = (dots[i] as number) / Math.sqrt((group.norms[i] as number) * qn);
@@ -158,39 +210,19 @@ export class KbMemoryIndex {
       }
     }
     const ids = this.data.ids;
-    // PostgreSQL sorts NaN above every number; ties by the id's text (the statement orders by paragraph::text).
-    ords.sort((a, b) => {
+    const before: Before = (a, b) => {
       const x = scores[a] as number;
       const y = scores[b] as number;
-      if (x !== y) {
-        if (Number.isNaN(x)) return -1;
-        if (Number.isNaN(y)) return 1;
-        return y - x;
-      }
-      const ia = ids[a] as string;
-      const ib = ids[b] as string;
-      return ia < ib ? -1 : ia > ib ? 1 : 0;
-    });
-    return { ords, scores };
+      if (x !== y) return Number.isNaN(x) ? true : Number.isNaN(y) ? false : x > y;
+      return (ids[a] as string) < (ids[b] as string);
+    };
+    return pick(group.ords, group.ords.length, scores, k, before, (o) => pred(o, scores[o] as number));
   }
 }
 
 /** `score >= min` as PostgreSQL compares float8 (NaN above everything). */
 export function atLeast(score: number, min: number): boolean {
   return Number.isNaN(score) || score >= min;
-}
-
-/** The first `limit` entries of a sorted list that pass `keep` and `min`, as retriever hits. */
-export function take(idx: KbMemoryIndex, list: ScoredList, limit: number, min: number, keep: (ord: number) => boolean): RetrieverHit[] {
-  const out: RetrieverHit[] = [];
-  for (const o of list.ords) {
-    if (out.length >= limit) break;
-    const s = list.scores[o] as number;
-    if (!atLeast(s, min)) continue;
-    if (!keep(o)) continue;
-    out.push({ id: idx.id(o), score: s });
-  }
-  return out;
 }
 
 /** Vectors in interleaved blocks (see dot-kernel) from per-paragraph float32 arrays. */

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { RetrieverHit } from '../query/fusion';
 import { CANDIDATES, keywordSearchExact, semanticSearch, type RetrievalScope, type VectorQuery } from '../query/retrievers';
 import { SqlParams } from '../query/sql';
-import { atLeast, take, type KbMemoryIndex, type MemoryFilter } from './kb-memory-index';
+import { atLeast, type KbMemoryIndex, type MemoryFilter } from './kb-memory-index';
 
 /**
  * The retrievers of query/retrievers.ts with the scoring done in memory (docs/decisions/0014).
@@ -16,28 +16,35 @@ import { atLeast, take, type KbMemoryIndex, type MemoryFilter } from './kb-memor
  */
 export async function memoryKeywordSearch(m: EntityManager, idx: KbMemoryIndex, scope: RetrievalScope, filter: MemoryFilter | null, terms: string[], limit: number, minScore: number): Promise<RetrieverHit[]> {
   if (terms.length === 0 || limit <= 0) return [];
-  const list = idx.bm25(terms);
-  if (filter) return take(idx, list, limit, minScore, idx.visibility(filter));
+  if (filter) {
+    const visible = idx.visibility(filter);
+    return hitsOf(idx, idx.bm25(terms, limit, (o, s) => atLeast(s, minScore) && visible(o)).hits);
+  }
   const candidates = limit * CANDIDATES;
-  const best = list.ords.slice(0, candidates);
-  const pass = await passing(m, scope, best.map((o) => idx.id(o)));
-  const hits = take(idx, { ords: best, scores: list.scores }, limit, minScore, (o) => pass.has(idx.id(o)));
-  if (hits.length >= limit || best.length < candidates) return hits;
+  const best = idx.bm25(terms, candidates, () => true).hits;
+  const pass = await passing(m, scope, best.map((h) => idx.id(h.ord)));
+  const hits = best.filter((h) => atLeast(h.score, minScore) && pass.has(idx.id(h.ord))).slice(0, limit);
+  if (hits.length >= limit || best.length < candidates) return hitsOf(idx, hits);
   return keywordSearchExact(m, scope, terms, limit, minScore);
 }
 
 /** Semantic search scored in memory (exact; see memoryKeywordSearch for the filter contract). */
 export async function memorySemanticSearch(m: EntityManager, idx: KbMemoryIndex, scope: RetrievalScope, filter: MemoryFilter | null, q: Omit<VectorQuery, 'population'>): Promise<RetrieverHit[]> {
   if (q.limit <= 0 || q.vector.length === 0) return [];
-  const list = idx.similarity(q.vectorset, q.vector, q.similarity);
-  if (filter) return take(idx, list, q.limit, q.minScore, idx.visibility(filter));
-  const above = list.ords.filter((o) => atLeast(list.scores[o] as number, q.minScore));
+  if (filter) {
+    const visible = idx.visibility(filter);
+    return hitsOf(idx, idx.similarity(q.vectorset, q.vector, q.similarity, q.limit, (o, s) => atLeast(s, q.minScore) && visible(o)).hits);
+  }
   const candidates = q.limit * CANDIDATES;
-  const best = above.slice(0, candidates);
-  const pass = await passing(m, scope, best.map((o) => idx.id(o)));
-  const hits = take(idx, { ords: best, scores: list.scores }, q.limit, q.minScore, (o) => pass.has(idx.id(o)));
-  if (hits.length >= q.limit || above.length <= candidates) return hits;
+  const above = idx.similarity(q.vectorset, q.vector, q.similarity, candidates, (_o, s) => atLeast(s, q.minScore));
+  const pass = await passing(m, scope, above.hits.map((h) => idx.id(h.ord)));
+  const hits = above.hits.filter((h) => pass.has(idx.id(h.ord))).slice(0, q.limit);
+  if (hits.length >= q.limit || above.passing <= candidates) return hitsOf(idx, hits);
   return semanticSearch(m, scope, { ...q, population: idx.population(q.vectorset) });
+}
+
+function hitsOf(idx: KbMemoryIndex, picked: { ord: number; score: number }[]): RetrieverHit[] {
+  return picked.map((h) => ({ id: idx.id(h.ord), score: h.score }));
 }
 
 /** Which of `ids` pass the request's condition on `p` (content.search_paragraphs). */

@@ -284,10 +284,20 @@ export class FindService {
       fused = d ? weightedFusion(keywordHits, semanticHits, { weight: d.weight, window, floor: minSemantic }) : rrf(keywordHits, semanticHits, { k: 60, window, boosting: { keyword: 1, semantic: 1 } });
     }
     const candidates = fused.slice(0, Math.max(plan.topK * 3, plan.topK + 20));
-    const rows = await this.paragraphRows(candidates.map((h) => h.id));
+    // Paragraph rows are read as they are reached, top_k at first: most requests need no more
+    // (a duplicate or a paragraph deleted meanwhile costs one more read), and the texts of the
+    // spare candidates are no longer shipped from the database for nothing.
+    const rows = new Map<string, ParagraphRow>();
+    let read = 0;
     const out: RankedParagraph[] = [];
     const seen = new Map<string, Set<string>>();
-    for (const h of candidates) {
+    for (let i = 0; i < candidates.length; i++) {
+      const h = candidates[i] as FusedHit;
+      if (i >= read) {
+        const more = candidates.slice(read, read + (read === 0 ? plan.topK - out.length : Math.max(2 * (plan.topK - out.length), 10)));
+        for (const [id, row] of await this.paragraphRows(more.map((x) => x.id))) rows.set(id, row);
+        read += more.length;
+      }
       const row = rows.get(h.id);
       if (!row) continue;
       if (!plan.withDuplicates) {

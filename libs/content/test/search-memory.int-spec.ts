@@ -1,4 +1,5 @@
 import { ContentSubjects } from '@kb/contracts';
+import { createLogger } from '@kb/platform/observability';
 import { SearchMemoryService } from '../src/search/memory/search-memory.service';
 import { memoryKeywordSearch, memorySemanticSearch } from '../src/search/memory/memory-retrievers';
 import { keywordSearch, semanticSearch } from '../src/search/query/retrievers';
@@ -226,10 +227,45 @@ describe('search index in memory', () => {
     await expectSame('after a vectorset was dropped');
   }, 120_000);
 
-  it('leaves KBs above its limits to SQL, and reports what it holds', async () => {
+  it('publishes the search audit events of a burst together, each once', async () => {
+    const seen: { type: string; details: { query?: string } }[] = [];
+    await fx.bus.subscribe(ContentSubjects.auditRecorded, async (e) => void seen.push(e as never));
+    await Promise.all(['apollo', 'budget', 'orbit'].map((query) => find({ query: `${query} audit` })));
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(seen.filter((e) => e.type === 'search' && e.details.query?.endsWith(' audit')).map((e) => e.details.query).sort()).toEqual(['apollo audit', 'budget audit', 'orbit audit']);
+  });
+
+  it('leaves KBs above its limits to SQL, evicts the least recently used, and reports what it holds', async () => {
     const stats = memory.stats();
     expect(stats.enabled).toBe(true);
     expect(stats.kbs.map((k) => k.kbid)).toEqual([kbid]);
-    expect(stats.kbs[0]?.bytes).toBeGreaterThan(0);
+    const bytes = stats.kbs[0]!.bytes;
+    expect(bytes).toBeGreaterThan(0);
+    const other = '00000000-0000-4000-8000-00000000a002';
+    await fx.addResource(other, { title: 'Other' }, 'apollo budget report\n\nmore notes');
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const options = (searchMemory: { budgetBytes?: number; maxParagraphs?: number }) => ({ outboxSweepMs: 0, consumeProcessingResults: false, searchMemory });
+
+    const sizes = new SearchMemoryService(fx.ds, options({}), logger);
+    const big = Math.max(bytes, (await sizes.build(other))!.bytes);
+    const small = new SearchMemoryService(fx.ds, options({ budgetBytes: 1_000 }), logger);
+    expect(await small.build(kbid)).toBeUndefined();
+    expect(await small.current(kbid)).toBeUndefined();
+    expect(small.stats().kbs).toEqual([]);
+    const few = new SearchMemoryService(fx.ds, options({ maxParagraphs: 5 }), logger);
+    expect(await few.build(kbid)).toBeUndefined();
+    const off = new SearchMemoryService(fx.ds, options({ budgetBytes: 0 }), logger);
+    expect(off.enabled).toBe(false);
+    expect(await off.current(kbid)).toBeUndefined();
+
+    // room for one KB at a time: building one evicts the other
+    const lru = new SearchMemoryService(fx.ds, options({ budgetBytes: big + 1 }), logger);
+    expect(await lru.build(kbid)).toBeDefined();
+    expect(await lru.build(other)).toBeDefined();
+    expect(lru.stats().kbs.map((k) => k.kbid)).toEqual([other]);
+    expect(await lru.current(kbid)).toBeUndefined(); // starts a rebuild in the background
+    expect(await lru.build(kbid)).toBeDefined();
+    expect(lru.stats().kbs.map((k) => k.kbid)).toEqual([kbid]);
+    expect(await lru.current(kbid)).toBeDefined();
   });
 });

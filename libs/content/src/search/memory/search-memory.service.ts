@@ -101,15 +101,6 @@ export class SearchMemoryService implements OnModuleDestroy {
     return undefined;
   }
 
-  /** Drops what is held for a KB at once (this process wrote to its index, or deleted it). */
-  invalidate(kbid: string): void {
-    const entry = this.entries.get(kbid);
-    if (!entry) return;
-    entry.index = undefined;
-    entry.tooLarge = undefined;
-    if (!entry.building) this.entries.delete(kbid);
-  }
-
   stats(): SearchMemoryStats {
     const kbs = [...this.entries.entries()].flatMap(([kbid, e]) => (e.index ? [{ kbid, generation: e.index.generation, paragraphs: e.index.size, bytes: e.index.bytes }] : []));
     return { enabled: this.enabled, budgetBytes: this.budgetBytes, bytes: kbs.reduce((n, k) => n + k.bytes, 0), kbs };

@@ -113,8 +113,10 @@ export class KbMemoryIndex {
     this.idNum = Float64Array.from(data.ids, Number);
     let bytes = data.hidden.byteLength + data.groupSet.byteLength + data.lengths.byteLength + this.idNum.byteLength;
     bytes += data.ids.reduce((n, id) => n + 40 + id.length * 2, 0);
-    for (const [term, p] of data.postings) bytes += 100 + term.length * 2 + p.ords.byteLength + p.tf.byteLength;
-    bytes += data.df.size * 60;
+    // Per term, two typed arrays with their buffers and the map entry cost ~400 bytes besides the
+    // data (measured on SciFact: 29 k terms, 511 k postings, ~30 MB live in all).
+    for (const [term, p] of data.postings) bytes += 400 + term.length * 2 + p.ords.byteLength + p.tf.byteLength;
+    bytes += data.df.size * 80;
     for (const byDim of data.vectors.values()) for (const g of byDim.values()) bytes += g.block.bytes + g.ords.byteLength + g.norms.byteLength;
     this.bytes = bytes;
   }

@@ -81,7 +81,12 @@ export class SearchMemoryService implements OnModuleDestroy {
     if (!this.enabled || this.closed) return undefined;
     const entry = this.entries.get(kbid);
     if (entry?.tooLarge && entry.tooLarge.until > Date.now()) return undefined;
-    const generation = await this.generations.submit(kbid.toLowerCase());
+    let generation: string | undefined;
+    try {
+      generation = await this.generations.submit(kbid.toLowerCase());
+    } catch {
+      return undefined; // the SQL path answers (and reports what is wrong)
+    }
     if (generation === undefined) {
       // No index at all (an empty or deleted KB): nothing to hold.
       if (entry && !entry.building) this.entries.delete(kbid);

@@ -5,6 +5,8 @@ import { memoryKeywordSearch, memorySemanticSearch } from '../src/search/memory/
 import { keywordSearch, semanticSearch } from '../src/search/query/retrievers';
 import { SqlParams } from '../src/search/query/sql';
 import { VectorsetsService } from '../src/processing/vectorsets.service';
+import { FindService } from '../src/search/find.service';
+import { RequestReader } from '../src/search/query/request-reader';
 import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
 
 /**
@@ -179,6 +181,26 @@ describe('search index in memory', () => {
       }
     }
   }, 120_000);
+
+  it('applies conditions a caller adds to the plan (as /ask does for a resource or a prefilter)', async () => {
+    expect(await memory.build(kbid)).toBeDefined();
+    const finder = fx.get(FindService);
+    const outcome = async (sql: boolean) => {
+      const plan = await finder.plan({ kbid, body: { query: 'apollo budget orbit report notes', top_k: 50 } }, new RequestReader({ query: 'apollo budget orbit report notes', top_k: 50 }), { defaultFeatures: ['keyword', 'semantic'], allowed: ['keyword', 'semantic'] });
+      plan.where += ` AND p.rid = ${plan.params.add(rids[11])}::uuid`;
+      const current = memory.current.bind(memory);
+      if (sql) memory.current = async () => undefined;
+      try {
+        return await finder.run(plan);
+      } finally {
+        memory.current = current;
+      }
+    };
+    const m = await outcome(false);
+    expect(m.timings['memory_index']).toBe(1);
+    expect(new Set(m.paragraphs.map((p) => p.rid))).toEqual(new Set([rids[11]]));
+    expect(same(m.paragraphs.map((p) => [p.id, p.score]), (await outcome(true)).paragraphs.map((p) => [p.id, p.score]))).toBe(true);
+  });
 
   it('is not used once a write changed the index, and agrees again once rebuilt', async () => {
     expect(await memory.build(kbid)).toBeDefined();

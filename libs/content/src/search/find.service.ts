@@ -71,8 +71,12 @@ export interface FindPlan {
   serialization: SerializationOptions;
   where: string;
   params: SqlParams;
-  /** Set when `where` is only the KB, security groups and hidden: the memory index then filters alone. */
-  memoryFilter: MemoryFilter | null;
+  /**
+   * Set when `where` is only the KB, security groups and hidden: the memory index then filters
+   * alone. It holds the condition it stands for, and is used only while `where` is still that
+   * (callers such as /ask add conditions to `where`).
+   */
+  memoryFilter: (MemoryFilter & { where: string }) | null;
   auditMetadata?: Record<string, unknown>;
 }
 
@@ -189,7 +193,7 @@ export class FindService implements OnModuleDestroy {
     return {
       kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, withDuplicates, withSynonyms, highlight, debug,
       groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata,
-      memoryFilter: filterSql === 'TRUE' ? { groups, showHidden } : null,
+      memoryFilter: filterSql === 'TRUE' ? { groups, showHidden, where: conds.join(' AND ') } : null,
     };
   }
 
@@ -253,12 +257,13 @@ export class FindService implements OnModuleDestroy {
     let minSemantic = plan.minSemantic ?? 0;
     let vectorset = plan.vectorset ?? '';
     const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
+    const memoryFilter = plan.memoryFilter && plan.memoryFilter.where === plan.where ? plan.memoryFilter : null;
     // The KB's index in memory when it is current (one batched read of its generation), else SQL.
     const memory = wantKeyword || wantSemantic ? this.memory.current(plan.kbid) : Promise.resolve(undefined);
     const kw: Promise<RetrieverHit[]> = wantKeyword
       ? memory
           .then((idx) => ((timings['memory_index'] = idx ? 1 : 0), (timings['generation_ms'] = Date.now() - t0), idx))
-          .then((idx) => (idx ? memoryKeywordSearch(this.ds.manager, idx, scope(), plan.memoryFilter, terms, window, plan.minBm25) : keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25)))
+          .then((idx) => (idx ? memoryKeywordSearch(this.ds.manager, idx, scope(), memoryFilter, terms, window, plan.minBm25) : keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25)))
           .then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
       : Promise.resolve([]);
     const sem: Promise<RetrieverHit[]> = wantSemantic
@@ -273,7 +278,7 @@ export class FindService implements OnModuleDestroy {
           const idx = await memory;
           timings['memory_index'] = idx ? 1 : 0;
           const hits = idx
-            ? await memorySemanticSearch(this.ds.manager, idx, scope(), plan.memoryFilter, query)
+            ? await memorySemanticSearch(this.ds.manager, idx, scope(), memoryFilter, query)
             : await semanticSearch(this.ds.manager, scope(), { ...query, population: await this.context.vectorPopulation(plan.kbid, q.vectorset) });
           timings['semantic_ms'] = Date.now() - t0;
           return hits;

@@ -13,6 +13,7 @@ runMain(logger, async () => {
   const port = Number(env['PORT'] ?? 8082);
   const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
   const consumeResults = reader.bool('PROCESSING_RESULTS_ENABLED', true);
+  const searchMemory = { budgetBytes: reader.int('SEARCH_MEMORY_MB', 256, { min: 0, max: 1_048_576 }) * 1024 * 1024, maxParagraphs: reader.int('SEARCH_MEMORY_MAX_PARAGRAPHS', 200_000, { min: 0 }) };
   reader.done();
   const secret = await serverSecret(env, runtime.dataDir);
   const db = await serviceDataSource(env, runtime, 'content', CONTENT_ENTITIES, CONTENT_MIGRATIONS);
@@ -23,7 +24,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     serviceAppModule('content', logger, bus, [db.check, blobStoreHealthCheck(blobs)], [
       StorageModule.forRoot(blobs),
-      ContentModule.forRoot({ dataSource: db.dataSource, outboxSweepMs: 2000, consumeProcessingResults: consumeResults }),
+      ContentModule.forRoot({ dataSource: db.dataSource, outboxSweepMs: 2000, consumeProcessingResults: consumeResults, searchMemory }),
     ]),
     logger,
   );

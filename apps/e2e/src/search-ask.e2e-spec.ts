@@ -321,6 +321,37 @@ describe('search and ask through the gateway (standalone)', () => {
     expect((await find('hf_embedding')).status).toBe(422);
   }, 120_000);
 
+  it('answers /find from the KB index in memory, and sees a write, a hidden resource and a delete at once', async () => {
+    type Debug = FindBody & { metrics: Record<string, number> | null };
+    const find = async (query: string) => {
+      const r = await topology.http.call<Debug>('POST', `/api/v1/kb/${semanticKb}/find`, { credential: manager, body: { query, debug: true, min_score: { semantic: 0.1 } } });
+      expect(r.status).toBe(200);
+      return { rids: Object.keys(r.body.resources), memory: r.body.metrics?.['memory_index'] };
+    };
+    // The first query starts the index's build; later ones use it.
+    await topology.http.eventually(async () => ((await find('tides moon')).memory === 1 ? true : undefined), 30_000, 'index in memory');
+    const created = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${semanticKb}/resources`, { credential: manager, body: { title: 'Lunar lander', texts: { body: { body: 'The lander touched the moon near the crater.' } } } });
+    expect(created.status).toBe(201);
+    const rid = created.body.uuid;
+    await topology.http.eventually(async () => {
+      const r = await topology.http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${semanticKb}/resource/${rid}`, { credential: manager });
+      return r.body.metadata?.status === 'PROCESSED' ? true : undefined;
+    }, 60_000, 'processed');
+    // The index changed: the very next query runs on SQL and finds the new resource.
+    let r = await find('lander crater');
+    expect(r.memory).toBe(0);
+    expect(r.rids).toContain(rid);
+    await topology.http.eventually(async () => ((r = await find('lander crater')).memory === 1 ? true : undefined), 30_000, 'index rebuilt');
+    expect(r.rids).toContain(rid);
+    expect((await topology.http.call('PATCH', `/api/v1/kb/${semanticKb}/resource/${rid}`, { credential: manager, body: { hidden: true } })).status).toBe(200);
+    expect((await find('lander crater')).rids).not.toContain(rid);
+    expect((await topology.http.call('PATCH', `/api/v1/kb/${semanticKb}/resource/${rid}`, { credential: manager, body: { hidden: false } })).status).toBe(200);
+    await topology.http.eventually(async () => ((r = await find('lander crater')).memory === 1 ? true : undefined), 30_000, 'index rebuilt');
+    expect(r.rids).toContain(rid);
+    expect((await topology.http.call('DELETE', `/api/v1/kb/${semanticKb}/resource/${rid}`, { credential: manager })).status).toBe(204);
+    expect((await find('lander crater')).rids).not.toContain(rid);
+  }, 120_000);
+
   it('embeds paragraphs and queries with the KB semantic model, and finds by meaning', async () => {
     expect(embeddings.requests.some((r) => r.input.some((t) => t.includes('magma')))).toBe(true);
     expect(embeddings.requests.every((r) => r.authorization === 'Bearer sk-embed' && r.model === 'toy-embed')).toBe(true);

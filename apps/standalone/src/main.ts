@@ -31,6 +31,7 @@ runMain(logger, async () => {
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
   const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
   const jsonBodyLimit = reader.string('JSON_BODY_LIMIT', '25mb');
+  const searchMemory = { budgetBytes: reader.int('SEARCH_MEMORY_MB', 256, { min: 0, max: 1_048_576 }) * 1024 * 1024, maxParagraphs: reader.int('SEARCH_MEMORY_MAX_PARAGRAPHS', 200_000, { min: 0 }) };
   const corsOrigins = reader.list('CORS_ORIGINS');
   const smtpUrl = reader.optional('SMTP_URL');
   const smtp = smtpUrl ? { url: smtpUrl, from: reader.string('SMTP_FROM', 'Knowledge Box Service <no-reply@localhost>') } : undefined;
@@ -54,7 +55,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     StandaloneModule.forRoot({
       logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp,
-      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true,
+      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true, searchMemory,
     }),
     logger,
     (a) => configureGatewayHttp(a, { logger, jsonBodyLimit }),

@@ -24,6 +24,8 @@ export interface StandaloneParts {
   smtp?: { url: string; from: string };
   processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; allowPrivateNetworks: boolean; ackWaitMs?: number; webhookBackoffMs?: number[]; transcriptionModelDir?: string; embeddingModelDir?: string };
   consumeProcessingResults: boolean;
+  /** Search indexes in memory (SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS; docs/decisions/0014). */
+  searchMemory?: { budgetBytes: number; maxParagraphs: number };
 }
 
 /** Every service's root module in one process, on one in-process bus. */
@@ -45,7 +47,7 @@ export class StandaloneModule {
         MessagingModule.forRoot(p.bus),
         StorageModule.forRoot(p.blobs),
         AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp }),
-        ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults }),
+        ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults, searchMemory: p.searchMemory }),
         UnderstandingModule.forRoot({ ...p.processing, webhookSigningSecret: p.secret }),
         ReportingModule.forRoot({ dataSource: p.dataSources.reporting }),
         GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins }),

@@ -27,6 +27,7 @@ import { SearchReindexService } from './search/index/search-reindex.service';
 import { SearchMaintenanceService } from './search/index/search-maintenance.service';
 import { SearchContextService } from './search/search-context.service';
 import { GraphService } from './search/graph.service';
+import { SearchMemoryService } from './search/memory/search-memory.service';
 
 /** Root module of the content service (resources, fields, and later search and ask). */
 @Module({})
@@ -39,7 +40,7 @@ export class ContentModule {
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
-        SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService,
+        SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
       ],
     };

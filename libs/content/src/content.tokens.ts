@@ -10,4 +10,9 @@ export interface ContentOptions {
   consumeProcessingResults: boolean;
   /** Milliseconds between VACUUM ANALYZE passes over the search tables when they changed (default 60 s; 0 = never). */
   searchMaintenanceMs?: number;
+  /**
+   * Search indexes held in memory (docs/decisions/0014): a budget in bytes for all KBs together
+   * (0 = off: every query on SQL) and the largest KB, in paragraphs, to hold.
+   */
+  searchMemory?: { budgetBytes?: number; maxParagraphs?: number };
 }

@@ -1,4 +1,5 @@
 import { ContentSubjects } from '@kb/contracts';
+import { SearchMemoryService } from '../src/search/memory/search-memory.service';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
 /** A small deterministic PRNG, so a failure reproduces. */
@@ -37,7 +38,14 @@ describe('security groups: generated leak test', () => {
       }, text, { ner: { [`Entity${i}`]: 'ORG', Acme: 'ORG' } });
       resources.push({ rid, groups, label, words });
     }
+    // /find answers from the KB's index in memory (decision 0014): that path is the one checked here.
+    expect(await fx.get(SearchMemoryService).build(kbid)).toBeDefined();
   }, 180_000);
+
+  it('checks /find on the index in memory', async () => {
+    const r = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: 'budget', debug: true, security: { groups: ['sales'] } } })) as { metrics: Record<string, number> };
+    expect(r.metrics['memory_index']).toBe(1);
+  });
 
   afterAll(async () => {
     await fx?.close();

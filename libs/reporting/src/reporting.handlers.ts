@@ -9,7 +9,8 @@ export class ReportingHandlers implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await Promise.all([
-      this.bus.subscribe(ContentSubjects.auditRecorded, (e) => this.audit.record(e), { durable: 'reporting-audit', concurrency: 4 }),
+      // Events come in bursts (search events are published together): claimed 64 at a time, their rows go in one insert.
+      this.bus.subscribe(ContentSubjects.auditRecorded, (e) => this.audit.record(e), { durable: 'reporting-audit', concurrency: 64 }),
       this.bus.handle(ReportingSubjects.countAuditEvents, (req) => this.audit.count(req)),
       this.bus.handle(ReportingSubjects.listAuditEvents, (req) => this.audit.list(req)),
     ]);

@@ -26,6 +26,8 @@ export class VectorsetsService {
   private async drop(kbid: string, vectorset: string): Promise<void> {
     await this.ds.transaction(async (m) => {
       await m.query(`DELETE FROM content.search_vectors WHERE kbid = $1 AND vectorset = $2`, [kbid, vectorset]);
+      // Only vectors change: a new index generation (decision 0014; paragraph writes get theirs from a trigger).
+      await m.query(`UPDATE content.search_stats SET generation = nextval('content.search_generation') WHERE kbid = $1`, [kbid]);
       await m.query(
         `UPDATE content.fields SET extracted = extracted #- ARRAY['vectorsets', $2]::text[]
           WHERE kbid = $1 AND extracted IS NOT NULL AND extracted->'vectorsets' ? $2`,

@@ -1,10 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { relationsSearch, type RelationsResult } from './query/relations';
 import { SynonymsService } from './synonyms.service';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
-import { ContentSubjects, type ActorDto, type ResourceDto } from '@kb/contracts';
+import { ContentSubjects, type ActorDto, type AuditRecordedEvent, type ResourceDto } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -20,6 +20,9 @@ import { keywordSearch, semanticSearch } from './query/retrievers';
 import { SqlParams } from './query/sql';
 import { SearchContextService } from './search-context.service';
 import { GraphService, parseGraphQuery, type GraphExpr } from './graph.service';
+import type { MemoryFilter } from './memory/kb-memory-index';
+import { memoryKeywordSearch, memorySemanticSearch } from './memory/memory-retrievers';
+import { SearchMemoryService } from './memory/search-memory.service';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
 type Feature = 'keyword' | 'semantic' | 'relations' | 'graph';
@@ -32,6 +35,10 @@ type Feature = 'keyword' | 'semantic' | 'relations' | 'graph';
  * these are within 0.002, and the middle of that band was kept: less semantic influence is safer
  * on collections the model knows nothing about (docs/benchmarks.md).
  */
+/** Search audit events wait at most this long for others to be published with (see FindService.audit). */
+const AUDIT_FLUSH_MS = 200;
+const AUDIT_BATCH = 64;
+
 const DEFAULT_FUSION: Record<string, { weight: number }> = {
   'en-use-lite-2024': { weight: 0.1 },
 };
@@ -70,6 +77,12 @@ export interface FindPlan {
   serialization: SerializationOptions;
   where: string;
   params: SqlParams;
+  /**
+   * Set when `where` is only the KB, security groups and hidden: the memory index then filters
+   * alone. It holds the condition it stands for, and is used only while `where` is still that
+   * (callers such as /ask add conditions to `where`).
+   */
+  memoryFilter: (MemoryFilter & { where: string }) | null;
   auditMetadata?: Record<string, unknown>;
 }
 
@@ -109,7 +122,7 @@ export interface FindOutcome {
 }
 
 @Injectable()
-export class FindService {
+export class FindService implements OnModuleDestroy {
   constructor(
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
@@ -117,6 +130,7 @@ export class FindService {
     private readonly context: SearchContextService,
     private readonly synonyms: SynonymsService,
     private readonly graph: GraphService,
+    private readonly memory: SearchMemoryService,
   ) {}
 
   /** The built-in `predict` reranker (a cross-encoder would be another Reranker). */
@@ -175,12 +189,14 @@ export class FindService {
     if (auditMetadata && JSON.stringify(auditMetadata).length > 10_240) r.issue('audit_metadata', 'audit_metadata must be at most 10 KB', 'value_error');
     const kbParam = params.add(req.kbid);
     const filters = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages);
-    const conds = [`p.kbid = ${kbParam}`, filters.readAll(r, { allowFieldFilters: true })];
+    const filterSql = filters.readAll(r, { allowFieldFilters: true });
+    const conds = [`p.kbid = ${kbParam}`, filterSql];
     conds.push(securityCondition(params, 'p.groups', groups, false));
     if (!showHidden) conds.push('NOT p.hidden');
     return {
       kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, reranker, graphQuery, withDuplicates, withSynonyms, highlight, debug,
       groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata,
+      memoryFilter: filterSql === 'TRUE' ? { groups, showHidden, where: conds.join(' AND ') } : null,
     };
   }
 
@@ -249,8 +265,14 @@ export class FindService {
     let minSemantic = plan.minSemantic ?? 0;
     let vectorset = plan.vectorset ?? '';
     const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
+    const memoryFilter = plan.memoryFilter && plan.memoryFilter.where === plan.where ? plan.memoryFilter : null;
+    // The KB's index in memory when it is current (one batched read of its generation), else SQL.
+    const memory = wantKeyword || wantSemantic ? this.memory.current(plan.kbid) : Promise.resolve(undefined);
     const kw: Promise<RetrieverHit[]> = wantKeyword
-      ? keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25).then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
+      ? memory
+          .then((idx) => ((timings['memory_index'] = idx ? 1 : 0), (timings['generation_ms'] = Date.now() - t0), idx))
+          .then((idx) => (idx ? memoryKeywordSearch(this.ds.manager, idx, scope(), memoryFilter, terms, window, plan.minBm25) : keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25)))
+          .then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
       : Promise.resolve([]);
     const sem: Promise<RetrieverHit[]> = wantSemantic
       ? (async () => {
@@ -260,8 +282,12 @@ export class FindService {
           vectorset = q.vectorset;
           minSemantic = plan.minSemantic ?? q.threshold;
           timings['embed_ms'] = Date.now() - t0;
-          const population = await this.context.vectorPopulation(plan.kbid, q.vectorset);
-          const hits = await semanticSearch(this.ds.manager, scope(), { vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: window, population });
+          const query = { vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: window };
+          const idx = await memory;
+          timings['memory_index'] = idx ? 1 : 0;
+          const hits = idx
+            ? await memorySemanticSearch(this.ds.manager, idx, scope(), memoryFilter, query)
+            : await semanticSearch(this.ds.manager, scope(), { ...query, population: await this.context.vectorPopulation(plan.kbid, q.vectorset) });
           timings['semantic_ms'] = Date.now() - t0;
           return hits;
         })()
@@ -279,11 +305,22 @@ export class FindService {
     }
     fused = fuseGraph(fused, graphHits);
     const fusedCandidates = fused.slice(0, Math.max(plan.topK * 3, plan.topK + 20, plan.rerankWindow));
-    const rows = await this.paragraphRows(fusedCandidates.map((h) => h.id));
-    const candidates = this.rerank(plan, fusedCandidates, rows);
+    // Paragraph rows are read as they are reached, top_k at first: most requests need no more
+    // (a duplicate or a paragraph deleted meanwhile costs one more read), and the texts of the
+    // spare candidates are no longer shipped from the database for nothing. The reranker reads the
+    // rows of the candidates it reorders (its window) before that.
+    const rows = new Map<string, ParagraphRow>();
+    const { candidates, read: reranked } = await this.rerank(plan, fusedCandidates, rows);
+    let read = reranked;
     const out: RankedParagraph[] = [];
     const seen = new Map<string, Set<string>>();
-    for (const h of candidates) {
+    for (let i = 0; i < candidates.length; i++) {
+      const h = candidates[i] as FusedHit;
+      if (i >= read) {
+        const more = candidates.slice(read, read + (read === 0 ? plan.topK - out.length : Math.max(2 * (plan.topK - out.length), 10)));
+        for (const [id, row] of await this.paragraphRows(more.map((x) => x.id))) rows.set(id, row);
+        read += more.length;
+      }
       const row = rows.get(h.id);
       if (!row) continue;
       if (!plan.withDuplicates) {
@@ -300,17 +337,22 @@ export class FindService {
     return { plan, paragraphs: out, minScore: { semantic: minSemantic, bm25: plan.minBm25 }, terms, timings };
   }
 
-  /** The reranker's order of the best `rerankWindow` candidates (with its scores), the rest after them. */
-  private rerank(plan: FindPlan, candidates: FusedHit[], rows: Map<string, ParagraphRow>): FusedHit[] {
+  /**
+   * The reranker's order of the best `rerankWindow` candidates (with its scores), the rest after
+   * them; `read` is how many leading candidates have their rows in `rows` already.
+   */
+  private async rerank(plan: FindPlan, candidates: FusedHit[], rows: Map<string, ParagraphRow>): Promise<{ candidates: FusedHit[]; read: number }> {
     const reranker = plan.reranker === 'predict' ? this.reranker : NOOP_RERANKER;
-    if (reranker === NOOP_RERANKER || !plan.query.trim()) return candidates;
-    const head = candidates.slice(0, plan.rerankWindow).filter((h) => rows.has(h.id));
+    if (reranker === NOOP_RERANKER || !plan.query.trim()) return { candidates, read: 0 };
+    const window = candidates.slice(0, plan.rerankWindow);
+    for (const [id, row] of await this.paragraphRows(window.map((h) => h.id))) rows.set(id, row);
+    const head = window.filter((h) => rows.has(h.id));
     const byId = new Map(head.map((h) => [h.id, h]));
     const reranked = reranker.rerank({ text: plan.query }, head.map((h) => {
       const row = rows.get(h.id) as ParagraphRow;
       return { id: h.id, text: row.text, language: row.language, score: h.score };
     }));
-    return [...reranked.map((c) => ({ ...(byId.get(c.id) as FusedHit), score: c.score })), ...candidates.slice(plan.rerankWindow)];
+    return { candidates: [...reranked.map((c) => ({ ...(byId.get(c.id) as FusedHit), score: c.score })), ...candidates.slice(plan.rerankWindow)], read: reranked.length };
   }
 
   /** The `relations` feature: entities named in the query, with the resources and entities around them. */
@@ -407,14 +449,40 @@ export class FindService {
     };
   }
 
-  /** Activity event for the reporting service; never fails the request. */
+  /**
+   * Activity event for the reporting service; never fails the request. Events wait up to
+   * AUDIT_FLUSH_MS and are published together (docs/decisions/0014): on the embedded database each
+   * event alone cost ~4 statements (bus row, claim, reporting row, ack) competing with the searches;
+   * published in one turn, the bus and the reporting service write them in a few statements.
+   */
   audit(req: RetrievalRequest, type: 'search' | 'suggest' | 'chat', started: number, details: Record<string, unknown>, auditMetadata?: Record<string, unknown>): void {
     const payload = {
       event_id: randomUUID(), kbid: req.kbid, type, date: new Date().toISOString(), total_duration: Date.now() - started, user_type: 'user',
       ...(req.actor?.user ? { user_id: req.actor.user } : {}), ...(req.actor?.client_type ? { client_type: req.actor.client_type } : {}),
       ...(auditMetadata ? { audit_metadata: auditMetadata } : {}), details,
     };
-    this.bus.publish(ContentSubjects.auditRecorded, payload).catch((err: Error) => this.logger.warn({ err: err.message, type }, 'audit event not published'));
+    this.pendingAudit.push(payload);
+    if (this.pendingAudit.length >= AUDIT_BATCH) this.flushAudit();
+    else if (!this.auditTimer) {
+      this.auditTimer = setTimeout(() => this.flushAudit(), AUDIT_FLUSH_MS);
+      this.auditTimer.unref();
+    }
+  }
+
+  private pendingAudit: AuditRecordedEvent[] = [];
+  private auditTimer?: NodeJS.Timeout;
+
+  /** Publishes the waiting audit events (also at shutdown). */
+  flushAudit(): void {
+    if (this.auditTimer) clearTimeout(this.auditTimer);
+    this.auditTimer = undefined;
+    const batch = this.pendingAudit;
+    this.pendingAudit = [];
+    for (const e of batch) this.bus.publish(ContentSubjects.auditRecorded, e).catch((err: Error) => this.logger.warn({ err: err.message, type: e.type }, 'audit event not published'));
+  }
+
+  onModuleDestroy(): void {
+    this.flushAudit();
   }
 }
 

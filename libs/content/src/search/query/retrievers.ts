@@ -40,6 +40,12 @@ export async function keywordSearch(m: EntityManager, scope: RetrievalScope, ter
   return (await bm25(m, { ...scope, params: new SqlParams(filterParams) }, terms, limit, minScore, undefined)).hits;
 }
 
+/** The exact statement alone: filters joined to every posting (keywordSearch's fallback). */
+export async function keywordSearchExact(m: EntityManager, scope: RetrievalScope, terms: string[], limit: number, minScore: number): Promise<RetrieverHit[]> {
+  if (terms.length === 0 || limit <= 0) return [];
+  return (await bm25(m, scope, terms, limit, minScore, undefined)).hits;
+}
+
 /** Candidates scored per result wanted before filters apply (see keywordSearch). */
 export const CANDIDATES = 4;
 

@@ -1,0 +1,244 @@
+import { BM25 } from '../query/retrievers';
+import { LANES, VectorBlock, norm2, queryFloat32 } from './dot-kernel';
+
+/**
+ * Filters that can be decided from the index alone: the caller's security groups and the hidden
+ * flag. A request with any other filter scores here and has its candidates checked by SQL.
+ */
+export interface MemoryFilter {
+  groups?: string[];
+  showHidden: boolean;
+}
+
+interface TermPostings {
+  ords: Int32Array;
+  tf: Int32Array;
+}
+
+/** The vectors of one vectorset and dimension, with the paragraph ordinal of each. */
+export interface VectorGroup {
+  ords: Int32Array;
+  block: VectorBlock;
+  /** Sequential float32 sums of squares (cosine), computed once. */
+  norms: Float32Array;
+}
+
+/** Everything a builder hands over; see SearchMemoryService for how it is read. */
+export interface KbMemoryData {
+  kbid: string;
+  generation: string;
+  /** search_stats.paragraphs and total_length (BM25's N and avgdl). */
+  paragraphs: number;
+  totalLength: number;
+  /** Paragraph ids in ascending order, with their attributes at the same ordinal. */
+  ids: string[];
+  hidden: Uint8Array;
+  groupSet: Int32Array;
+  groupSets: string[][];
+  /** search_terms.df */
+  df: Map<string, number>;
+  postings: Map<string, TermPostings>;
+  /** postings' `length` per paragraph ordinal */
+  lengths: Int32Array;
+  vectors: Map<string, Map<number, VectorGroup>>;
+}
+
+/** Hits picked from a scored list: ordinals with their scores, best first. */
+export interface Picked {
+  hits: { ord: number; score: number }[];
+  /** How many entries passed the predicate (all of them, not only those picked). */
+  passing: number;
+}
+
+/** `a` ranks before `b` (the SQL statement's ORDER BY). */
+type Before = (a: number, b: number) => boolean;
+
+/**
+ * The best `k` ordinals of `ords` that pass `pred`, in order, without sorting them all: a heap
+ * holds the k best so far (its root the worst of them).
+ */
+function pick(ords: ArrayLike<number>, count: number, scores: Float64Array, k: number, before: Before, pred: (ord: number) => boolean): Picked {
+  const heap: number[] = [];
+  let passing = 0;
+  // root = the entry ranked last among the kept
+  const worse = (a: number, b: number) => before(b, a);
+  const up = (i: number) => {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!worse(heap[i] as number, heap[parent] as number)) break;
+      [heap[i], heap[parent]] = [heap[parent] as number, heap[i] as number];
+      i = parent;
+    }
+  };
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && worse(heap[l] as number, heap[m] as number)) m = l;
+      if (r < heap.length && worse(heap[r] as number, heap[m] as number)) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m] as number, heap[i] as number];
+      i = m;
+    }
+  };
+  for (let i = 0; i < count; i++) {
+    const o = ords[i] as number;
+    if (!pred(o)) continue;
+    passing++;
+    if (k <= 0) continue;
+    if (heap.length < k) {
+      heap.push(o);
+      up(heap.length - 1);
+    } else if (before(o, heap[0] as number)) {
+      heap[0] = o;
+      down(0);
+    }
+  }
+  heap.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+  return { hits: heap.map((o) => ({ ord: o, score: scores[o] as number })), passing };
+}
+
+/**
+ * One knowledge box's retrieval data, as of one index generation (content.search_stats.generation):
+ * BM25 postings with the KB's term statistics, the vectors of each vectorset, and the per-paragraph
+ * security groups and hidden flag. Scores are computed as the SQL statements compute them
+ * (query/retrievers.ts): float8 BM25 with the same constants, pgvector's float32 inner product.
+ */
+export class KbMemoryIndex {
+  readonly bytes: number;
+  private readonly idNum: Float64Array;
+
+  constructor(readonly data: KbMemoryData) {
+    this.idNum = Float64Array.from(data.ids, Number);
+    let bytes = data.hidden.byteLength + data.groupSet.byteLength + data.lengths.byteLength + this.idNum.byteLength;
+    bytes += data.ids.reduce((n, id) => n + 40 + id.length * 2, 0);
+    // Per term, two typed arrays with their buffers and the map entry cost ~400 bytes besides the
+    // data (measured on SciFact: 29 k terms, 511 k postings, ~30 MB live in all).
+    for (const [term, p] of data.postings) bytes += 400 + term.length * 2 + p.ords.byteLength + p.tf.byteLength;
+    bytes += data.df.size * 80;
+    for (const byDim of data.vectors.values()) for (const g of byDim.values()) bytes += g.block.bytes + g.ords.byteLength + g.norms.byteLength;
+    this.bytes = bytes;
+  }
+
+  get generation(): string {
+    return this.data.generation;
+  }
+
+  get size(): number {
+    return this.data.ids.length;
+  }
+
+  id(ord: number): string {
+    return this.data.ids[ord] as string;
+  }
+
+  /** Vectors of a vectorset (any dimension): decides, like SearchContextService.vectorPopulation, exact scan or HNSW for the SQL fallback. */
+  population(vectorset: string): number {
+    let n = 0;
+    for (const g of this.data.vectors.get(vectorset)?.values() ?? []) n += g.ords.length;
+    return n;
+  }
+
+  /** `visible(ord)` for a memory filter. */
+  visibility(f: MemoryFilter): (ord: number) => boolean {
+    const { hidden, groupSet, groupSets } = this.data;
+    const groups = f.groups && f.groups.length ? new Set(f.groups) : undefined;
+    const setOk = groupSets.map((s) => !groups || s.length === 0 || s.some((g) => groups.has(g)));
+    const showHidden = f.showHidden;
+    return (ord) => (showHidden || hidden[ord] === 0) && setOk[groupSet[ord] as number] === true;
+  }
+
+  /**
+   * BM25 of every paragraph with a query term (Okapi, the statement's constants; per term the
+   * weight idf·(k1+1) from the KB's df), then the best `k` that pass `pred` in the statement's
+   * order: score descending, paragraph id ascending (ids ascend with the ordinal).
+   */
+  bm25(terms: string[], k: number, pred: (ord: number, score: number) => boolean): Picked {
+    const { paragraphs, totalLength, df, postings, lengths } = this.data;
+    const n = paragraphs;
+    const c1 = BM25.k1 * (1 - BM25.b);
+    const c2 = (BM25.k1 * BM25.b) / Math.max(totalLength / Math.max(paragraphs, 1), 1);
+    const scores = new Float64Array(this.size);
+    const seen = new Uint8Array(this.size);
+    const touched: number[] = [];
+    // Terms in index order (PostgreSQL reads the query's terms through the (kbid, term) keys and
+    // mostly sums a paragraph's contributions in that order).
+    for (const term of [...new Set(terms)].sort()) {
+      const d = df.get(term);
+      const p = postings.get(term);
+      if (d === undefined || d <= 0 || !p) continue;
+      const w = Math.log(1 + (n - d + 0.5) / (d + 0.5)) * (BM25.k1 + 1);
+      const { ords, tf } = p;
+      for (let i = 0; i < ords.length; i++) {
+        const o = ords[i] as number;
+        const f = tf[i] as number;
+        if (seen[o] === 0) {
+          seen[o] = 1;
+          touched.push(o);
+        }
+        scores[o] = (scores[o] as number) + (w * f) / (f + c1 + c2 * (lengths[o] as number));
+      }
+    }
+    const before: Before = (a, b) => {
+      const x = scores[a] as number;
+      const y = scores[b] as number;
+      return x > y || (x === y && a < b);
+    };
+    return pick(touched, touched.length, scores, k, before, (o) => pred(o, scores[o] as number));
+  }
+
+  /**
+   * Similarity of every vector of `vectorset` with the query's dimension — pgvector's, bit for bit:
+   * DOT `-(v <#> q)`, COSINE `1 - (v <=> q)` — then the best `k` that pass `pred`, in the
+   * statement's order: score descending (NaN first, as PostgreSQL sorts it), then the paragraph id
+   * as text (the statement orders by `paragraph::text`).
+   */
+  similarity(vectorset: string, vector: number[], similarity: 'COSINE' | 'DOT', k: number, pred: (ord: number, score: number) => boolean): Picked {
+    const group = this.data.vectors.get(vectorset)?.get(vector.length);
+    if (!group) return { hits: [], passing: 0 };
+    const q = queryFloat32(vector);
+    const dots = group.block.dots(q);
+    const scores = new Float64Array(this.size);
+    const qn = similarity === 'COSINE' ? norm2(q) : 0;
+    for (let i = 0; i < group.ords.length; i++) {
+      const o = group.ords[i] as number;
+      if (similarity === 'DOT') scores[o] = dots[i] as number;
+      else {
+        let sim = (dots[i] as number) / Math.sqrt((group.norms[i] as number) * qn);
+        if (sim > 1) sim = 1;
+        else if (sim < -1) sim = -1;
+        scores[o] = 1 - (1 - sim);
+      }
+    }
+    const ids = this.data.ids;
+    const before: Before = (a, b) => {
+      const x = scores[a] as number;
+      const y = scores[b] as number;
+      if (x !== y) return Number.isNaN(x) ? true : Number.isNaN(y) ? false : x > y;
+      return (ids[a] as string) < (ids[b] as string);
+    };
+    return pick(group.ords, group.ords.length, scores, k, before, (o) => pred(o, scores[o] as number));
+  }
+}
+
+/** `score >= min` as PostgreSQL compares float8 (NaN above everything). */
+export function atLeast(score: number, min: number): boolean {
+  return Number.isNaN(score) || score >= min;
+}
+
+/** Vectors in interleaved blocks (see dot-kernel) from per-paragraph float32 arrays. */
+export function vectorGroup(entries: { ord: number; v: Float32Array }[], dim: number): VectorGroup {
+  entries.sort((a, b) => a.ord - b.ord);
+  const block = new VectorBlock(dim, entries.length);
+  const norms = new Float32Array(entries.length);
+  const ords = new Int32Array(entries.length);
+  entries.forEach((e, i) => {
+    block.set(i, e.v);
+    norms[i] = norm2(e.v);
+    ords[i] = e.ord;
+  });
+  return { ords, block, norms };
+}
+
+export { LANES };

@@ -1,0 +1,293 @@
+import { ContentSubjects } from '@kb/contracts';
+import { createLogger } from '@kb/platform/observability';
+import { SearchMemoryService } from '../src/search/memory/search-memory.service';
+import { memoryKeywordSearch, memorySemanticSearch } from '../src/search/memory/memory-retrievers';
+import { keywordSearch, semanticSearch } from '../src/search/query/retrievers';
+import { SqlParams } from '../src/search/query/sql';
+import { VectorsetsService } from '../src/processing/vectorsets.service';
+import { FindService } from '../src/search/find.service';
+import { RequestReader } from '../src/search/query/request-reader';
+import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
+
+/**
+ * Equal, numbers to float precision: BM25 sums a paragraph's terms in the order PostgreSQL's plan
+ * visits them, which a bigger KB can change, so the last bit of a sum may differ (never the order of
+ * paragraphs whose scores differ by more than that).
+ */
+function same(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return a === b || Math.abs(a - b) <= 1e-12 * Math.max(Math.abs(a), Math.abs(b));
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]));
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    const ka = Object.keys(a);
+    const kb = Object.keys(b);
+    return ka.length === kb.length && ka.every((k, i) => k === kb[i] && same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  }
+  return a === b;
+}
+
+/**
+ * Same hits in the same order, scores to float precision — except that paragraphs whose scores tie
+ * (to float precision) may come in another order, and a tie cut by the limit may keep others:
+ * PostgreSQL breaks such ties by the last bit its plan's addition order left, the memory index by id.
+ */
+function sameRanking(a: { id: string; score: number }[], b: { id: string; score: number }[], limit: number): boolean {
+  if (a.length !== b.length) return false;
+  const runs = (x: { id: string; score: number }[]) => {
+    const out: { score: number; ids: string[] }[] = [];
+    for (const h of x) {
+      const last = out[out.length - 1];
+      if (last && same(last.score, h.score)) last.ids.push(h.id);
+      else out.push({ score: h.score, ids: [h.id] });
+    }
+    return out;
+  };
+  const ra = runs(a);
+  const rb = runs(b);
+  if (ra.length !== rb.length) return false;
+  return ra.every((r, i) => {
+    const o = rb[i]!;
+    if (!same(r.score, o.score) || r.ids.length !== o.ids.length) return false;
+    const cut = i === ra.length - 1 && a.length === limit;
+    return cut || [...r.ids].sort().join() === [...o.ids].sort().join();
+  });
+}
+
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const WORDS = ['apollo', 'budget', 'contract', 'delta', 'merger', 'orbit', 'payroll', 'quarter', 'rocket', 'salary', 'tariff', 'vendor', 'lunar', 'ocean'];
+const GROUPS = ['g1', 'g2', 'g3'];
+
+type FindBody = Record<string, unknown>;
+type FindResult = { resources: Record<string, unknown>; best_matches: string[]; metrics: Record<string, number> | null };
+
+/**
+ * The search index held in memory answers exactly what the SQL statements answer — the same
+ * paragraphs, scores and order, under every filter, security group, hidden flag and option — and is
+ * never used once the database's index has changed (writes here, or by another replica).
+ */
+describe('search index in memory', () => {
+  let fx: SearchFixture;
+  let memory: SearchMemoryService;
+  const kbid = '00000000-0000-4000-8000-00000000a001';
+  const rids: string[] = [];
+  const rnd = prng(7);
+
+  const find = (body: FindBody) => fx.bus.request(ContentSubjects.find, { kbid, body: { ...body, debug: true } }) as Promise<FindResult>;
+  /** The same request on the SQL path (the memory index withheld). */
+  const viaSql = async (body: FindBody): Promise<FindResult> => {
+    const current = memory.current.bind(memory);
+    memory.current = async () => undefined;
+    try {
+      return await find(body);
+    } finally {
+      memory.current = current;
+    }
+  };
+  const strip = (r: FindResult) => ({ ...r, metrics: null });
+  const text = (i: number) => {
+    const words = WORDS.filter(() => rnd() < 0.35);
+    if (words.length === 0) words.push(WORDS[i % WORDS.length] as string);
+    const para = `${words.join(' ')} report ${i}`;
+    // a repeated paragraph now and then, for with_duplicates
+    return i % 5 === 0 ? `${para}\n\n${words.slice().reverse().join(' ')} notes\n\n${para}` : `${para}\n\n${words.slice().reverse().join(' ')} notes`;
+  };
+  const add = async (i: number) => {
+    const groups = GROUPS.filter(() => rnd() < 0.3);
+    const rid = await fx.addResource(kbid, { title: `Doc ${WORDS[i % WORDS.length]} ${i}`, security: { access_groups: groups }, usermetadata: { classifications: [{ labelset: 'topic', label: `l${i % 3}` }] } }, text(i));
+    rids.push(rid);
+    return rid;
+  };
+
+  beforeAll(async () => {
+    fx = await startSearchFixture();
+    memory = fx.get(SearchMemoryService);
+    for (let i = 0; i < 30; i++) await add(i);
+    await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: rids[3], body: { hidden: true } });
+    await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: rids[4], body: { hidden: true } });
+  }, 240_000);
+
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  const variants: FindBody[] = [
+    {},
+    { features: ['keyword'] },
+    { features: ['semantic'] },
+    { top_k: 3 },
+    { top_k: 50, with_duplicates: true },
+    { security: { groups: ['g1'] } },
+    { security: { groups: ['g2', 'g3'] }, features: ['keyword'] },
+    { security: { groups: [] } },
+    { show_hidden: true },
+    { min_score: 0.5 },
+    { min_score: { bm25: 1.2, semantic: 0.3 } },
+    { rank_fusion: 'rrf' },
+    { rank_fusion: { name: 'weighted', boosting: { semantic: 0.3 } } },
+    { vectorset: TOY_VECTORSET },
+    { filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'l1' } } },
+    { filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'l2' } }, security: { groups: ['g1'] }, show_hidden: true },
+    { fields: ['a/title'] },
+  ];
+  const queries = ['apollo', 'budget contract', 'orbit rocket lunar', 'salary payroll quarter tariff', 'notes', 'report', 'ocean vendor merger'];
+
+  async function expectSame(label: string): Promise<void> {
+    expect(await memory.build(kbid)).toBeDefined();
+    const differences: string[] = [];
+    for (const query of queries) {
+      for (const v of variants) {
+        const body = { query, ...v };
+        const m = await find(body);
+        if (m.metrics?.['memory_index'] !== 1) differences.push(`${label}: memory index not used for ${JSON.stringify(body)}`);
+        const s = await viaSql(body);
+        if (!same(strip(m), strip(s))) differences.push(`${label}: ${JSON.stringify(body)}\n memory ${JSON.stringify(m.best_matches)}\n sql    ${JSON.stringify(s.best_matches)}`);
+      }
+    }
+    expect(differences).toEqual([]);
+  }
+
+  it('answers every query, filter and option exactly as SQL does', async () => {
+    await expectSame('initial');
+  }, 120_000);
+
+  it('keeps the SQL contract for selective filters (candidates, exact fallback) at the retriever level', async () => {
+    const idx = await memory.build(kbid);
+    expect(idx).toBeDefined();
+    const scopeFor = (where: string, params: unknown[]) => () => ({ kbid, where, params: new SqlParams(params) });
+    const scopes = [
+      scopeFor('p.kbid = $1 AND NOT p.hidden', [kbid]),
+      scopeFor('p.kbid = $1 AND p.rid = $2::uuid', [kbid, rids[17]]),
+      scopeFor(`p.kbid = $1 AND p.field = 'a/title'`, [kbid]),
+      scopeFor(`p.kbid = $1 AND p.rid = ANY($2::uuid[])`, [kbid, [rids[1], rids[9], rids[25]]]),
+    ];
+    for (const scope of scopes) {
+      for (const limit of [1, 2, 5, 40]) {
+        for (const words of [['apollo'], ['budget', 'orbit', 'note', 'report']]) {
+          const terms = words.flatMap((w) => [w, w.replace(/s$/, '')]);
+          const a = await memoryKeywordSearch(fx.ds.manager, idx!, scope(), null, terms, limit, 0);
+          const b = await keywordSearch(fx.ds.manager, scope(), terms, limit, 0);
+          if (!sameRanking(a, b, limit)) expect(a).toEqual(b);
+          const q = { vector: toyEmbed(words.join(' ')), vectorset: TOY_VECTORSET, similarity: 'DOT' as const, minScore: 0, limit };
+          expect(await memorySemanticSearch(fx.ds.manager, idx!, scope(), null, q)).toEqual(await semanticSearch(fx.ds.manager, scope(), { ...q, population: 1 }));
+          const qc = { ...q, similarity: 'COSINE' as const, minScore: -1 };
+          expect(await memorySemanticSearch(fx.ds.manager, idx!, scope(), null, qc)).toEqual(await semanticSearch(fx.ds.manager, scope(), { ...qc, population: 1 }));
+        }
+      }
+    }
+  }, 120_000);
+
+  it('applies conditions a caller adds to the plan (as /ask does for a resource or a prefilter)', async () => {
+    expect(await memory.build(kbid)).toBeDefined();
+    const finder = fx.get(FindService);
+    const outcome = async (sql: boolean) => {
+      const plan = await finder.plan({ kbid, body: { query: 'apollo budget orbit report notes', top_k: 50 } }, new RequestReader({ query: 'apollo budget orbit report notes', top_k: 50 }), { defaultFeatures: ['keyword', 'semantic'], allowed: ['keyword', 'semantic'] });
+      plan.where += ` AND p.rid = ${plan.params.add(rids[11])}::uuid`;
+      const current = memory.current.bind(memory);
+      if (sql) memory.current = async () => undefined;
+      try {
+        return await finder.run(plan);
+      } finally {
+        memory.current = current;
+      }
+    };
+    const m = await outcome(false);
+    expect(m.timings['memory_index']).toBe(1);
+    expect(new Set(m.paragraphs.map((p) => p.rid))).toEqual(new Set([rids[11]]));
+    expect(same(m.paragraphs.map((p) => [p.id, p.score]), (await outcome(true)).paragraphs.map((p) => [p.id, p.score]))).toBe(true);
+  });
+
+  it('is not used once a write changed the index, and agrees again once rebuilt', async () => {
+    expect(await memory.build(kbid)).toBeDefined();
+    const probe = { query: 'apollo orbit', top_k: 50 };
+
+    // a new resource
+    const rid = await add(100);
+    let m = await find(probe);
+    expect(m.metrics?.['memory_index']).toBe(0);
+    expect(same(strip(m), strip(await viaSql(probe)))).toBe(true);
+    await expectSame('after a new resource');
+
+    // groups and hidden changed
+    await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid, body: { security: { access_groups: ['g9'] } } });
+    m = await find({ ...probe, security: { groups: ['g1'] } });
+    expect(m.metrics?.['memory_index']).toBe(0);
+    expect(Object.keys(m.resources)).not.toContain(rid);
+    await expectSame('after a groups change');
+    await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: rids[5], body: { hidden: true } });
+    m = await find(probe);
+    expect(m.metrics?.['memory_index']).toBe(0);
+    expect(Object.keys(m.resources)).not.toContain(rids[5]);
+    await expectSame('after hiding a resource');
+
+    // a deleted resource
+    await fx.bus.request(ContentSubjects.deleteResource, { kbid, rid: rids[6] });
+    m = await find(probe);
+    expect(m.metrics?.['memory_index']).toBe(0);
+    expect(Object.keys(m.resources)).not.toContain(rids[6]);
+    await expectSame('after a delete');
+
+    // another replica (or a repair script) writing straight to the index tables
+    await fx.ds.query(`UPDATE content.search_paragraphs SET hidden = true WHERE rid = $1`, [rids[7]]);
+    m = await find(probe);
+    expect(m.metrics?.['memory_index']).toBe(0);
+    expect(Object.keys(m.resources)).not.toContain(rids[7]);
+    await expectSame('after a write by another process');
+  }, 240_000);
+
+  it('forgets a dropped vectorset at once', async () => {
+    expect(await memory.build(kbid)).toBeDefined();
+    await fx.get(VectorsetsService).onChanged({ kb_id: kbid, removed_vectorset: TOY_VECTORSET } as never);
+    const m = await find({ query: 'apollo', features: ['semantic'] });
+    expect(m.metrics?.['memory_index']).toBe(0);
+    expect(m.best_matches).toEqual([]);
+    await expectSame('after a vectorset was dropped');
+  }, 120_000);
+
+  it('publishes the search audit events of a burst together, each once', async () => {
+    const seen: { type: string; details: { query?: string } }[] = [];
+    await fx.bus.subscribe(ContentSubjects.auditRecorded, async (e) => void seen.push(e as never));
+    await Promise.all(['apollo', 'budget', 'orbit'].map((query) => find({ query: `${query} audit` })));
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(seen.filter((e) => e.type === 'search' && e.details.query?.endsWith(' audit')).map((e) => e.details.query).sort()).toEqual(['apollo audit', 'budget audit', 'orbit audit']);
+  });
+
+  it('leaves KBs above its limits to SQL, evicts the least recently used, and reports what it holds', async () => {
+    const stats = memory.stats();
+    expect(stats.enabled).toBe(true);
+    expect(stats.kbs.map((k) => k.kbid)).toEqual([kbid]);
+    const bytes = stats.kbs[0]!.bytes;
+    expect(bytes).toBeGreaterThan(0);
+    const other = '00000000-0000-4000-8000-00000000a002';
+    await fx.addResource(other, { title: 'Other' }, 'apollo budget report\n\nmore notes');
+    const logger = createLogger({ service: 'test', level: 'silent' });
+    const options = (searchMemory: { budgetBytes?: number; maxParagraphs?: number }) => ({ outboxSweepMs: 0, consumeProcessingResults: false, searchMemory });
+
+    const sizes = new SearchMemoryService(fx.ds, options({}), logger);
+    const big = Math.max(bytes, (await sizes.build(other))!.bytes);
+    const small = new SearchMemoryService(fx.ds, options({ budgetBytes: 1_000 }), logger);
+    expect(await small.build(kbid)).toBeUndefined();
+    expect(await small.current(kbid)).toBeUndefined();
+    expect(small.stats().kbs).toEqual([]);
+    const few = new SearchMemoryService(fx.ds, options({ maxParagraphs: 5 }), logger);
+    expect(await few.build(kbid)).toBeUndefined();
+    const off = new SearchMemoryService(fx.ds, options({ budgetBytes: 0 }), logger);
+    expect(off.enabled).toBe(false);
+    expect(await off.current(kbid)).toBeUndefined();
+
+    // room for one KB at a time: building one evicts the other
+    const lru = new SearchMemoryService(fx.ds, options({ budgetBytes: big + 1 }), logger);
+    expect(await lru.build(kbid)).toBeDefined();
+    expect(await lru.build(other)).toBeDefined();
+    expect(lru.stats().kbs.map((k) => k.kbid)).toEqual([other]);
+    expect(await lru.current(kbid)).toBeUndefined(); // starts a rebuild in the background
+    expect(await lru.build(kbid)).toBeDefined();
+    expect(lru.stats().kbs.map((k) => k.kbid)).toEqual([kbid]);
+    expect(await lru.current(kbid)).toBeDefined();
+  });
+});

@@ -1,4 +1,4 @@
-import { LexicalReranker, NOOP_RERANKER, lexicalFeatures, type RerankCandidate } from './rerank';
+import { LexicalReranker, NOOP_RERANKER, TokenCache, lexicalFeatures, type RerankCandidate } from './rerank';
 
 describe('lexicalFeatures', () => {
   it('measures coverage, proximity and order of the query terms in a paragraph', () => {
@@ -37,5 +37,31 @@ describe('LexicalReranker (predict)', () => {
     expect(new LexicalReranker().rerank({ text: 'same words' }, list).map((x) => x.id)).toEqual(['a', 'b']);
     expect(new LexicalReranker().rerank({ text: '' }, list)).toBe(list);
     expect(NOOP_RERANKER.rerank({ text: 'x' }, list)).toBe(list);
+  });
+});
+
+describe('TokenCache', () => {
+  it('analyses a paragraph once, evicts the least recently used, and resets with its dictionary', () => {
+    const cache = new TokenCache(2, 6);
+    const first = cache.tokens('1', 'Tides follow the moon', 'en');
+    expect(cache.tokens('1', 'ignored: cached by id', 'en')).toBe(first);
+    cache.tokens('2', 'Spring tides', 'en');
+    cache.tokens('1', '', 'en'); // 1 is now the most recent
+    cache.tokens('3', 'Neap tides', 'en');
+    expect(cache.tokens('1', 'x', 'en')).toBe(first);
+    expect(cache.tokens('2', 'changed text', 'en')).not.toEqual(Int32Array.from([cache.termId('spring'), cache.termId('tide')]));
+    const before = cache.generation;
+    for (const w of ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta']) cache.termId(w);
+    expect(cache.generation).toBeGreaterThan(before);
+    expect(cache.tokens('1', 'Moon', 'en')).toEqual(Int32Array.from([cache.termId('moon')]));
+  });
+
+  it('gives the reranker the same order as analysing every time', () => {
+    const c = (id: string, text: string, score: number): RerankCandidate => ({ id, text, language: 'en', score });
+    const list = [c('a', 'Deficiency in iron; vitamin C and D are discussed separately.', 1.0), c('b', 'Vitamin D deficiency raises the risk of fractures.', 0.95)];
+    const reranker = new LexicalReranker();
+    const once = reranker.rerank({ text: 'vitamin D deficiency' }, list).map((x) => [x.id, x.score]);
+    expect(reranker.rerank({ text: 'vitamin D deficiency' }, list).map((x) => [x.id, x.score])).toEqual(once);
+    expect(once.map(([id]) => id)).toEqual(['b', 'a']);
   });
 });

@@ -51,18 +51,25 @@ export const DEFAULT_LEXICAL_WEIGHTS: LexicalWeights = { coverage: 0.1, proximit
 
 /** Features of `text` for the query, both analysed in the paragraph's language (so their stems agree). */
 export function lexicalFeatures(query: string, text: string, language: string): LexicalFeatures {
-  return featuresOf([...new Set(analyze(query, language || undefined))], text, language);
+  return featuresOf([...new Set(analyze(query, language || undefined))], analyze(text, language || undefined));
 }
 
-function featuresOf(distinct: string[], text: string, language: string): LexicalFeatures {
+/** The features of a token sequence for the query's distinct terms (strings, or the term ids of TokenCache). */
+function featuresOf<T>(distinct: readonly T[], tokens: ArrayLike<T>): LexicalFeatures {
   if (distinct.length === 0) return { coverage: 0, proximity: 0, order: 0 };
-  const tokens = analyze(text, language || undefined);
   const wanted = new Map(distinct.map((t, i) => [t, i]));
   const positions: { pos: number; term: number }[] = [];
-  tokens.forEach((t, pos) => {
-    const i = wanted.get(t);
-    if (i !== undefined) positions.push({ pos, term: i });
-  });
+  const bigrams = new Set<number>();
+  let previous = -1;
+  for (let pos = 0; pos < tokens.length; pos++) {
+    const i = wanted.get(tokens[pos] as T);
+    if (i !== undefined) {
+      positions.push({ pos, term: i });
+      // Query bigram i-1 → i found side by side, in the query's order.
+      if (i > 0 && previous === i - 1) bigrams.add(i - 1);
+    }
+    previous = i ?? -1;
+  }
   const matched = new Set(positions.map((p) => p.term));
   const coverage = matched.size / distinct.length;
   // Shortest window holding every matched term at least once (two pointers over the positions).
@@ -85,16 +92,50 @@ function featuresOf(distinct: string[], text: string, language: string): Lexical
     }
     proximity = matched.size / best;
   }
-  // Query bigrams (consecutive distinct terms) found adjacent and in order.
-  let order = 0;
-  if (distinct.length >= 2) {
-    const adjacent = new Set<string>();
-    for (let i = 1; i < tokens.length; i++) adjacent.add(`${tokens[i - 1]}\u0000${tokens[i]}`);
-    let found = 0;
-    for (let i = 1; i < distinct.length; i++) if (adjacent.has(`${distinct[i - 1]}\u0000${distinct[i]}`)) found++;
-    order = found / (distinct.length - 1);
-  }
+  const order = distinct.length >= 2 ? bigrams.size / (distinct.length - 1) : 0;
   return { coverage, proximity, order };
+}
+
+/**
+ * Paragraphs' analysed terms, by paragraph id, as term ids: a paragraph's text never changes under
+ * its id, and the same paragraphs come back query after query, so their analysis (most of the
+ * reranker's cost) is done once. Bounded: least recently used paragraphs go first; the term
+ * dictionary is reset, with the cache, if it ever outgrows its bound.
+ */
+export class TokenCache {
+  private readonly terms = new Map<string, number>();
+  private readonly docs = new Map<string, Int32Array>();
+  /** Bumped when the dictionary is reset: ids of an older generation mean nothing. */
+  generation = 0;
+
+  constructor(private readonly maxDocs = 20_000, private readonly maxTerms = 1_000_000) {}
+
+  termId(term: string): number {
+    let id = this.terms.get(term);
+    if (id === undefined) {
+      if (this.terms.size >= this.maxTerms) {
+        this.terms.clear();
+        this.docs.clear();
+        this.generation++;
+      }
+      id = this.terms.size;
+      this.terms.set(term, id);
+    }
+    return id;
+  }
+
+  tokens(key: string, text: string, language: string): Int32Array {
+    const hit = this.docs.get(key);
+    if (hit) {
+      this.docs.delete(key);
+      this.docs.set(key, hit);
+      return hit;
+    }
+    const ids = Int32Array.from(analyze(text, language || undefined), (t) => this.termId(t));
+    if (this.docs.size >= this.maxDocs) this.docs.delete(this.docs.keys().next().value as string);
+    this.docs.set(key, ids);
+    return ids;
+  }
 }
 
 /**
@@ -105,23 +146,31 @@ function featuresOf(distinct: string[], text: string, language: string): Lexical
 export class LexicalReranker implements Reranker {
   readonly name = 'predict';
 
-  constructor(private readonly weights: LexicalWeights = DEFAULT_LEXICAL_WEIGHTS) {}
+  constructor(private readonly weights: LexicalWeights = DEFAULT_LEXICAL_WEIGHTS, private readonly cache = new TokenCache()) {}
 
   rerank(query: RerankQuery, candidates: RerankCandidate[]): RerankCandidate[] {
     if (candidates.length < 2 || !query.text.trim()) return candidates;
     const top = Math.max(...candidates.map((c) => c.score));
     const scale = top > 0 ? top : 1;
     const w = this.weights;
-    // The query is analysed once per language among the candidates.
-    const terms = new Map<string, string[]>();
-    const termsFor = (language: string): string[] => {
-      let t = terms.get(language);
-      if (!t) terms.set(language, (t = [...new Set(analyze(query.text, language || undefined))]));
-      return t;
-    };
+    let features: LexicalFeatures[] = [];
+    // Twice at most: a dictionary reset in the first pass (pathological) makes the second exact.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const generation = this.cache.generation;
+      const tokens = candidates.map((c) => this.cache.tokens(c.id, c.text, c.language));
+      // The query is analysed once per language among the candidates.
+      const terms = new Map<string, number[]>();
+      const termsFor = (language: string): number[] => {
+        let t = terms.get(language);
+        if (!t) terms.set(language, (t = [...new Set(analyze(query.text, language || undefined))].map((x) => this.cache.termId(x))));
+        return t;
+      };
+      features = candidates.map((c, i) => featuresOf(termsFor(c.language), tokens[i] as Int32Array));
+      if (generation === this.cache.generation) break;
+    }
     return candidates
       .map((c, i) => {
-        const f = featuresOf(termsFor(c.language), c.text, c.language);
+        const f = features[i] as LexicalFeatures;
         return { c: { ...c, score: c.score / scale + w.coverage * f.coverage + w.proximity * f.proximity + w.order * f.order }, i };
       })
       .sort((a, b) => b.c.score - a.c.score || a.i - b.i)

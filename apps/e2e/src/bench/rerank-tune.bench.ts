@@ -24,8 +24,9 @@ type LexicalWeights = LexicalFeatures;
  * The service's own feature code, from the build (a benchmark may not import the content service's
  * library; this tool measures that code, so it loads the compiled module at run time).
  */
-const { lexicalFeatures } = require(join(REPO_ROOT, 'dist', 'libs', 'content', 'src', 'search', 'query', 'rerank.js')) as {
+const { lexicalFeatures, rerankScore } = require(join(REPO_ROOT, 'dist', 'libs', 'content', 'src', 'search', 'query', 'rerank.js')) as {
   lexicalFeatures(query: string, text: string, language: string): LexicalFeatures;
+  rerankScore(score: number, best: number, f: LexicalFeatures, w: LexicalWeights): number;
 };
 
 interface Candidate {
@@ -62,10 +63,8 @@ async function candidatesOf(kb: BenchKb, query: string, window: number): Promise
 
 /** Documents in the order of their best paragraph after reranking with `w`. */
 function ranking(candidates: Candidate[], w: LexicalWeights | undefined): string[] {
-  const top = Math.max(...candidates.map((c) => c.score), 0) || 1;
-  const scored = candidates.map((c, i) => ({
-    c, i, s: w ? c.score / top + w.coverage * c.features.coverage + w.proximity * c.features.proximity + w.order * c.features.order : -i,
-  }));
+  const top = Math.max(...candidates.map((c) => c.score), 0);
+  const scored = candidates.map((c, i) => ({ c, i, s: w ? rerankScore(c.score, top, c.features, w) : -i }));
   scored.sort((a, b) => b.s - a.s || a.i - b.i);
   const docs: string[] = [];
   for (const { c } of scored) if (c.doc && !docs.includes(c.doc)) docs.push(c.doc);

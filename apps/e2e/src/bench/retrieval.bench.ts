@@ -145,7 +145,7 @@ async function startService(dataDir: string): Promise<{ http: HttpClient; stop()
   return { http: new HttpClient(`http://127.0.0.1:${port}`), stop: () => proc.stop('SIGTERM') };
 }
 
-async function expectStatus<T>(what: string, res: Promise<{ status: number; body: T }>, status: number): Promise<T> {
+export async function expectStatus<T>(what: string, res: Promise<{ status: number; body: T }>, status: number): Promise<T> {
   const r = await res;
   if (r.status !== status) throw new Error(`${what}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 500)}`);
   return r.body;

@@ -9,7 +9,7 @@ import { hashedEmbedding } from '@kb/platform/testing';
 import { apiKey, bearer, HttpClient, type Credential } from '../support/http-client';
 import { REPO_ROOT, ServiceProcess, distMain, freePort } from '../support/processes';
 import { percentile } from './ir-metrics';
-import { cliArgs, numberArg } from './retrieval.bench';
+import { cliArgs, expectStatus, numberArg } from './retrieval.bench';
 
 /**
  * Scale benchmark: a synthetic knowledge box grown in stages (e.g. 10 k → 100 k → 1 M paragraphs)
@@ -151,12 +151,6 @@ function dirMb(dir: string): number {
   } catch {
     return 0;
   }
-}
-
-async function expectStatus<T>(what: string, res: Promise<{ status: number; body: T }>, status: number): Promise<T> {
-  const r = await res;
-  if (r.status !== status) throw new Error(`${what}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 500)}`);
-  return r.body;
 }
 
 async function createKb(http: HttpClient, dataDir: string, learning: Record<string, unknown>): Promise<{ kbid: string; token: string }> {

@@ -49,6 +49,11 @@ export interface LexicalWeights {
  */
 export const DEFAULT_LEXICAL_WEIGHTS: LexicalWeights = { coverage: 0.1, proximity: 0, order: 0.2 };
 
+/** A candidate's reranked score: its fused score scaled to the best candidate's, plus the weighted features. */
+export function rerankScore(score: number, best: number, f: LexicalFeatures, w: LexicalWeights): number {
+  return score / (best > 0 ? best : 1) + w.coverage * f.coverage + w.proximity * f.proximity + w.order * f.order;
+}
+
 /** Features of `text` for the query, both analysed in the paragraph's language (so their stems agree). */
 export function lexicalFeatures(query: string, text: string, language: string): LexicalFeatures {
   return featuresOf([...new Set(analyze(query, language || undefined))], analyze(text, language || undefined));
@@ -151,8 +156,6 @@ export class LexicalReranker implements Reranker {
   rerank(query: RerankQuery, candidates: RerankCandidate[]): RerankCandidate[] {
     if (candidates.length < 2 || !query.text.trim()) return candidates;
     const top = Math.max(...candidates.map((c) => c.score));
-    const scale = top > 0 ? top : 1;
-    const w = this.weights;
     let features: LexicalFeatures[] = [];
     // Twice at most: a dictionary reset in the first pass (pathological) makes the second exact.
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -171,7 +174,7 @@ export class LexicalReranker implements Reranker {
     return candidates
       .map((c, i) => {
         const f = features[i] as LexicalFeatures;
-        return { c: { ...c, score: c.score / scale + w.coverage * f.coverage + w.proximity * f.proximity + w.order * f.order }, i };
+        return { c: { ...c, score: rerankScore(c.score, top, f, this.weights) }, i };
       })
       .sort((a, b) => b.c.score - a.c.score || a.i - b.i)
       .map((x) => x.c);

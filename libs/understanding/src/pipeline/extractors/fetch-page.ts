@@ -95,7 +95,10 @@ export async function fetchPage(url: string, options: FetchPageOptions = {}): Pr
       }
       const contentType = res.headers.get('content-type') ?? 'application/octet-stream';
       // Without media, a body declared too large is refused before a byte is read.
-      if (!options.media) await refuseDeclaredTooLarge(res, maxBytes);
+      if (!options.media && declaredTooLarge(res, maxBytes)) {
+        await res.body?.cancel();
+        throw tooLarge(maxBytes);
+      }
       const reader = res.body?.getReader();
       const head = reader ? await readHead(reader) : { chunks: [], done: true };
       const filename = decodeURIComponent(target.pathname.split('/').pop() ?? '');
@@ -192,15 +195,12 @@ function mediaPage(
   return { kind: 'media', type: o.type, finalUrl: o.finalUrl, contentType: o.contentType, spool, discard };
 }
 
-async function refuseDeclaredTooLarge(res: Response, maxBytes: number): Promise<void> {
-  if (Number(res.headers.get('content-length') ?? NaN) > maxBytes) {
-    await res.body?.cancel();
-    throw tooLarge(maxBytes);
-  }
+function declaredTooLarge(res: Response, maxBytes: number): boolean {
+  return Number(res.headers.get('content-length') ?? NaN) > maxBytes;
 }
 
 async function readLimited(res: Response, reader: Reader | undefined, head: { chunks: Uint8Array[]; done: boolean }, maxBytes: number): Promise<Buffer> {
-  if (Number(res.headers.get('content-length') ?? NaN) > maxBytes) {
+  if (declaredTooLarge(res, maxBytes)) {
     await reader?.cancel();
     throw tooLarge(maxBytes);
   }

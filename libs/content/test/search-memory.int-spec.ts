@@ -99,7 +99,11 @@ describe('search index in memory', () => {
   };
   const add = async (i: number) => {
     const groups = GROUPS.filter(() => rnd() < 0.3);
-    const rid = await fx.addResource(kbid, { title: `Doc ${WORDS[i % WORDS.length]} ${i}`, security: { access_groups: groups }, usermetadata: { classifications: [{ labelset: 'topic', label: `l${i % 3}` }] } }, text(i));
+    const origin = { tags: [`tag${i % 4}`], path: `/dir${i % 3}/sub${i % 2}/file${i}`, metadata: { color: ['red', 'blue'][i % 2] } };
+    const body = { title: `Doc ${WORDS[i % WORDS.length]} ${i}`, security: { access_groups: groups }, origin, usermetadata: { classifications: [{ labelset: 'topic', label: `l${i % 3}` }] } };
+    const rid = await fx.addResource(kbid, body, text(i), {
+      language: i % 4 === 1 ? 'es' : 'en', ner: i % 3 === 0 ? { Apollo: 'ORG', Houston: 'PLACE' } : { Houston: 'PLACE' }, ...(i % 5 === 2 ? { field: 'notes' } : {}),
+    });
     rids.push(rid);
     return rid;
   };
@@ -134,6 +138,22 @@ describe('search index in memory', () => {
     { filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'l1' } } },
     { filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'l2' } }, security: { groups: ['g1'] }, show_hidden: true },
     { fields: ['a/title'] },
+    // filters the memory index decides itself (memory_filter 1)
+    { filter_expression: { field: { prop: 'label', labelset: 'topic' } } },
+    { filter_expression: { field: { or: [{ prop: 'label', labelset: 'topic', label: 'l0' }, { not: { prop: 'origin_tag', tag: 'tag1' } }] } } },
+    { filter_expression: { field: { and: [{ prop: 'language', language: 'es' }, { prop: 'entity', subtype: 'ORG' }] } } },
+    { filter_expression: { paragraph: { prop: 'kind', kind: 'title' } } },
+    { filter_expression: { field: { prop: 'origin_path', prefix: 'dir1/sub0' } }, security: { groups: ['g3'] } },
+    { filter_expression: { field: { prop: 'origin_metadata', field: 'color', value: 'red' } } },
+    { filter_expression: { field: { prop: 'field', type: 'text', name: 'notes' } } },
+    { filter_expression: { field: { prop: 'field_mimetype', type: 'text' }, paragraph: { prop: 'kind', kind: 'TITLE' }, operator: 'or' } },
+    { filter_expression: { field: { prop: 'language', language: 'es', only_primary: true } } },
+    { filters: ['/classification.labels/topic/l2', '/origin.tags/tag2'] },
+    { filters: [{ none: ['/l/topic/l1', '/e/PLACE/Houston'] }, { not_all: ['/t/tag0', '/s/p/en'] }] },
+    { fields: ['t', 'a/title'] },
+    // filters only SQL decides (memory_filter 0: candidates checked in SQL)
+    { keyword_filters: ['apollo'] },
+    { filter_expression: { field: { prop: 'created', since: '2000-01-01T00:00:00Z' } } },
   ];
   const queries = ['apollo', 'budget contract', 'orbit rocket lunar', 'salary payroll quarter tariff', 'notes', 'report', 'ocean vendor merger'];
 
@@ -145,6 +165,8 @@ describe('search index in memory', () => {
         const body = { query, ...v };
         const m = await find(body);
         if (m.metrics?.['memory_index'] !== 1) differences.push(`${label}: memory index not used for ${JSON.stringify(body)}`);
+        const sqlOnly = 'keyword_filters' in v || JSON.stringify(v).includes('"created"');
+        if (m.metrics?.['memory_filter'] !== (sqlOnly ? 0 : 1)) differences.push(`${label}: memory_filter ${m.metrics?.['memory_filter']} for ${JSON.stringify(body)}`);
         const s = await viaSql(body);
         if (!same(strip(m), strip(s))) differences.push(`${label}: ${JSON.stringify(body)}\n memory ${JSON.stringify(m.best_matches)}\n sql    ${JSON.stringify(s.best_matches)}`);
       }
@@ -154,6 +176,43 @@ describe('search index in memory', () => {
 
   it('answers every query, filter and option exactly as SQL does', async () => {
     await expectSame('initial');
+  }, 120_000);
+
+  it('decides random filter expressions exactly as SQL does', async () => {
+    expect(await memory.build(kbid)).toBeDefined();
+    const r = prng(11);
+    const pickOne = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)] as T;
+    const leaf = (): Record<string, unknown> => pickOne([
+      () => ({ prop: 'label', labelset: 'topic', ...(r() < 0.7 ? { label: `l${Math.floor(r() * 4)}` } : {}) }),
+      () => ({ prop: 'origin_tag', tag: `tag${Math.floor(r() * 5)}` }),
+      () => ({ prop: 'origin_path', ...(r() < 0.8 ? { prefix: pickOne(['dir0', 'dir1/sub1', '/dir2/sub0/file', 'dir2/sub1/file1']) } : {}) }),
+      () => ({ prop: 'origin_metadata', field: 'color', ...(r() < 0.6 ? { value: pickOne(['red', 'blue', 'green']) } : {}) }),
+      () => ({ prop: 'entity', subtype: pickOne(['ORG', 'PLACE', 'PERSON']), ...(r() < 0.5 ? { value: pickOne(['Apollo', 'Houston']) } : {}) }),
+      () => ({ prop: 'language', language: pickOne(['en', 'es']), only_primary: r() < 0.3 }),
+      () => ({ prop: 'field', type: pickOne(['text', 'generic']), ...(r() < 0.5 ? { name: pickOne(['body', 'notes', 'title']) } : {}) }),
+      () => ({ prop: 'resource', id: pickOne(rids.slice(0, 12)) }),
+      () => ({ prop: 'resource', id: pickOne(rids.slice(0, 12)).replace(/-/g, '').toUpperCase() }),
+      () => ({ prop: 'field_mimetype', type: 'text', ...(r() < 0.5 ? { subtype: 'plain' } : {}) }),
+      () => ({ prop: 'status', status: pickOne(['processed', 'pending']) }),
+    ])();
+    const expr = (depth: number): Record<string, unknown> => {
+      const x = r();
+      if (depth === 0 || x < 0.4) return leaf();
+      if (x < 0.6) return { not: expr(depth - 1) };
+      return { [x < 0.8 ? 'and' : 'or']: Array.from({ length: 2 + Math.floor(r() * 2) }, () => expr(depth - 1)) };
+    };
+    const differences: string[] = [];
+    let nonEmpty = 0;
+    for (let i = 0; i < 60; i++) {
+      const body = { query: pickOne(queries), top_k: 50, filter_expression: { field: expr(3) }, ...(r() < 0.3 ? { security: { groups: [pickOne(GROUPS)] } } : {}) };
+      const m = await find(body);
+      if (m.metrics?.['memory_filter'] !== 1) differences.push(`memory filter not used for ${JSON.stringify(body)}`);
+      const s = await viaSql(body);
+      if (!same(strip(m), strip(s))) differences.push(`${JSON.stringify(body)}\n memory ${JSON.stringify(m.best_matches)}\n sql    ${JSON.stringify(s.best_matches)}`);
+      if (m.best_matches.length > 0 && m.best_matches.length < 50) nonEmpty++;
+    }
+    expect(differences).toEqual([]);
+    expect(nonEmpty).toBeGreaterThan(20); // the expressions select something, not everything
   }, 120_000);
 
   it('keeps the SQL contract for selective filters (candidates, exact fallback) at the retriever level', async () => {

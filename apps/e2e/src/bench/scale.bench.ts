@@ -19,6 +19,12 @@ import { cliArgs, expectStatus, numberArg } from './retrieval.bench';
  *
  *   npm run bench -- scale --stages 10000,100000,1000000 [--per-resource 20] [--labels 20] [--queries 200] [--keep]
  *   npm run bench -- scale --reuse <dir> --stages 2000000     # grow a kept KB further
+ *   npm run bench -- scale --reuse <dir> --stages 0           # measure a kept KB again (e.g. after a change)
+ *
+ * The service runs with `--search-memory-mb` (4096) and `--search-memory-max-paragraphs`
+ * (2,000,000) as SEARCH_MEMORY_MB / SEARCH_MEMORY_MAX_PARAGRAPHS, so that the KB's search index is
+ * held in memory at every stage (`--search-memory-mb 0`: SQL only). Before measuring, the benchmark
+ * waits until /find answers from the memory index (debug metrics) and reports how long that took.
  *
  * The text is generated (Zipf-distributed pseudo-words, deterministic), one label of `--labels` per
  * resource, so a label filter keeps 1/labels of the KB. The semantic model is, by default, an
@@ -42,6 +48,10 @@ interface Manifest {
 interface StageRow {
   paragraphs: number;
   build_s: number;
+  /** Seconds from the end of the build until /find answered from the memory index (null: SQL only). */
+  memory_index_s: number | null;
+  /** A kept KB measured again (`--stages 0`), nothing built. */
+  remeasured?: boolean;
   paragraphs_per_s: number;
   rss_max_mb: number;
   rss_after_mb: number;
@@ -164,6 +174,19 @@ async function createKb(http: HttpClient, dataDir: string, learning: Record<stri
   return { kbid: kb.id, token: key.token };
 }
 
+/** Waits until /find answers from the memory index (debug metrics); seconds it took, or null on timeout. */
+async function waitForMemoryIndex(http: HttpClient, kbid: string, credential: NonNullable<Credential>, timeoutS: number): Promise<number | null> {
+  const started = performance.now();
+  for (;;) {
+    const res = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/find`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify({ query: 'memory probe', features: ['keyword'], top_k: 1, debug: true }) });
+    const body = (await res.json()) as { metrics?: Record<string, number> };
+    const s = (performance.now() - started) / 1000;
+    if (body.metrics?.['memory_index'] === 1) return Math.round(s);
+    if (s > timeoutS) return null;
+    await sleep(2_000);
+  }
+}
+
 /** Resources still PENDING, from the catalog's status filter (one small request, whatever the KB's size). */
 async function pending(http: HttpClient, kbid: string, credential: Credential): Promise<number> {
   const r = await expectStatus('catalog', http.call<{ fulltext: { total: number } }>('GET', `/api/v1/kb/${kbid}/catalog?with_status=PENDING&page_size=1`, { credential }), 200);
@@ -222,6 +245,9 @@ async function measureQueries(http: HttpClient, m: Manifest, credential: NonNull
   };
   const out: StageRow['queries'] = {};
   for (const [name, body] of Object.entries(configs)) {
+    const probe = await fetch(`${http.baseUrl}/api/v1/kb/${m.kbid}/find`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify({ ...body, query: qs[0], debug: true }) });
+    const metrics = ((await probe.json()) as { metrics?: Record<string, number> }).metrics ?? {};
+    console.log(`${name}: memory index ${metrics['memory_index'] ? 'used' : 'not used'}, filter decided ${metrics['memory_filter'] ? 'in memory' : 'in SQL'}`);
     for (const q of qs.slice(0, 5)) await timedFind(http, m.kbid, credential, { ...body, query: q }); // warm-up
     const ms: number[] = [];
     let hits = 0;
@@ -243,9 +269,11 @@ async function main(): Promise<void> {
       stages: { type: 'string', default: '10000,100000' }, 'per-resource': { type: 'string', default: '20' }, labels: { type: 'string', default: '20' },
       queries: { type: 'string', default: '200' }, dimensions: { type: 'string', default: '384' }, embedder: { type: 'string', default: 'hashed' },
       concurrency: { type: 'string', default: '8' }, reuse: { type: 'string' }, keep: { type: 'boolean', default: false }, 'wait-timeout': { type: 'string', default: '14400' },
+      'search-memory-mb': { type: 'string', default: '4096' }, 'search-memory-max-paragraphs': { type: 'string', default: '2000000' },
     },
   });
-  const stages = a.stages.split(',').map((s) => numberArg('stages', s.trim()) as number).sort((x, y) => x - y);
+  const stages = a.stages.split(',').map((s) => numberArg('stages', s.trim(), 0) as number).sort((x, y) => x - y);
+  const memoryMb = numberArg('search-memory-mb', a['search-memory-mb'], 0) ?? 4096;
   if (a.embedder !== 'hashed' && a.embedder !== 'builtin') throw new Error('--embedder is hashed or builtin');
   const dataDir = a.reuse ? resolve(a.reuse) : mkdtempSync(join(tmpdir(), 'kb-bench-scale-'));
   if (a.reuse && !existsSync(join(dataDir, MANIFEST))) throw new Error(`${dataDir} holds no ${MANIFEST}`);
@@ -255,7 +283,10 @@ async function main(): Promise<void> {
   const embedder = previous?.embedder ?? (a.embedder as Manifest['embedder']);
   const embeddings = embedder === 'hashed' ? await startHashedEmbeddings(dimensions) : undefined;
   const port = await freePort();
-  const proc = new ServiceProcess('standalone', distMain('standalone'), { PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, dataDir);
+  const proc = new ServiceProcess('standalone', distMain('standalone'), {
+    PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn',
+    SEARCH_MEMORY_MB: String(memoryMb), SEARCH_MEMORY_MAX_PARAGRAPHS: String(numberArg('search-memory-max-paragraphs', a['search-memory-max-paragraphs']) ?? 2_000_000),
+  }, dataDir);
   proc.start();
   await proc.waitReady(`http://127.0.0.1:${port}/health/ready`, 600_000);
   const http = new HttpClient(`http://127.0.0.1:${port}`);
@@ -280,6 +311,17 @@ async function main(): Promise<void> {
     }
     const credential = apiKey(m.api_key);
     for (const stage of stages) {
+      if (stage === 0 && m.paragraphs > 0) {
+        // measure the KB as it is (a kept KB, after a change to the service)
+        console.log(`\n== measuring ${m.paragraphs} paragraphs ==`);
+        const memoryS = memoryMb > 0 ? await waitForMemoryIndex(http, m.kbid, credential, 3600) : null;
+        console.log(`memory index: ${memoryS === null ? 'not used' : `answering after ${memoryS} s`}`);
+        const q = await measureQueries(http, m, credential, numberArg('queries', a.queries) ?? 200);
+        const last = m.stages[m.stages.length - 1];
+        m.stages.push({ paragraphs: m.paragraphs, build_s: 0, memory_index_s: memoryS, paragraphs_per_s: 0, rss_max_mb: Math.round(rssMb(proc.pid)), rss_after_mb: Math.round(rssMb(proc.pid)), data_dir_mb: last?.data_dir_mb ?? Math.round(dirMb(dataDir)), queries: q, remeasured: true });
+        writeFileSync(join(dataDir, MANIFEST), JSON.stringify(m, null, 2), { mode: 0o600 });
+        continue;
+      }
       if (stage <= m.paragraphs) continue;
       console.log(`\n== growing to ${stage} paragraphs (${Math.ceil(stage / m.per_resource)} resources) ==`);
       let rssMax = rssMb(proc.pid);
@@ -298,18 +340,21 @@ async function main(): Promise<void> {
       const buildS = (performance.now() - started) / 1000;
       writeFileSync(join(dataDir, MANIFEST), JSON.stringify(m, null, 2), { mode: 0o600 });
       console.log(`built ${m.paragraphs - before} paragraphs in ${buildS.toFixed(0)} s (${((m.paragraphs - before) / buildS).toFixed(0)} paragraphs/s); measuring /find`);
+      const memoryS = memoryMb > 0 ? await waitForMemoryIndex(http, m.kbid, credential, 3600) : null;
+      rssMax = Math.max(rssMax, rssMb(proc.pid));
+      console.log(`memory index: ${memoryS === null ? 'not used' : `answering after ${memoryS} s`}`);
       const q = await measureQueries(http, m, credential, numberArg('queries', a.queries) ?? 200);
       m.stages.push({
-        paragraphs: m.paragraphs, build_s: Math.round(buildS), paragraphs_per_s: Math.round((m.paragraphs - before) / buildS),
+        paragraphs: m.paragraphs, build_s: Math.round(buildS), memory_index_s: memoryS, paragraphs_per_s: Math.round((m.paragraphs - before) / buildS),
         rss_max_mb: Math.round(rssMax), rss_after_mb: Math.round(rssMb(proc.pid)), data_dir_mb: Math.round(dirMb(dataDir)), queries: q,
       });
       writeFileSync(join(dataDir, MANIFEST), JSON.stringify(m, null, 2), { mode: 0o600 });
     }
     const names = Object.keys(m.stages[0]?.queries ?? {});
-    console.log(`\n| paragraphs | build s | paragraphs/s | max RSS MB | data dir MB | ${names.map((n) => `${n} p50 / p95 ms`).join(' | ')} |`);
-    console.log(`|---|---|---|---|---|${names.map(() => '---|').join('')}`);
+    console.log(`\n| paragraphs | build s | paragraphs/s | memory index s | max RSS MB | data dir MB | ${names.map((n) => `${n} p50 / p95 ms`).join(' | ')} |`);
+    console.log(`|---|---|---|---|---|---|${names.map(() => '---|').join('')}`);
     for (const s of m.stages) {
-      console.log(`| ${s.paragraphs} | ${s.build_s} | ${s.paragraphs_per_s} | ${s.rss_max_mb} | ${s.data_dir_mb} | ${names.map((n) => `${s.queries[n]?.p50_ms.toFixed(1)} / ${s.queries[n]?.p95_ms.toFixed(1)}`).join(' | ')} |`);
+      console.log(`| ${s.paragraphs} | ${s.build_s} | ${s.paragraphs_per_s} | ${s.memory_index_s ?? '–'} | ${s.rss_max_mb} | ${s.data_dir_mb} | ${names.map((n) => `${s.queries[n]?.p50_ms.toFixed(1)} / ${s.queries[n]?.p95_ms.toFixed(1)}`).join(' | ')} |`);
     }
     const dir = join(REPO_ROOT, 'tmp', 'bench');
     mkdirSync(dir, { recursive: true });

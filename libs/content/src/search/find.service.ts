@@ -78,8 +78,8 @@ export interface FindPlan {
   where: string;
   params: SqlParams;
   /**
-   * Set when `where` is only the KB, security groups and hidden: the memory index then filters
-   * alone. It holds the condition it stands for, and is used only while `where` is still that
+   * Set when `where` is only the KB, security groups, hidden and filters the memory index can
+   * decide (their Match): the memory index then filters alone. It holds the condition it stands for, and is used only while `where` is still that
    * (callers such as /ask add conditions to `where`).
    */
   memoryFilter: (MemoryFilter & { where: string }) | null;
@@ -189,14 +189,15 @@ export class FindService implements OnModuleDestroy {
     if (auditMetadata && JSON.stringify(auditMetadata).length > 10_240) r.issue('audit_metadata', 'audit_metadata must be at most 10 KB', 'value_error');
     const kbParam = params.add(req.kbid);
     const filters = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages);
-    const filterSql = filters.readAll(r, { allowFieldFilters: true });
+    const filter = filters.readAllMatch(r, { allowFieldFilters: true });
+    const filterSql = filter.sql;
     const conds = [`p.kbid = ${kbParam}`, filterSql];
     conds.push(securityCondition(params, 'p.groups', groups, false));
     if (!showHidden) conds.push('NOT p.hidden');
     return {
       kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, reranker, graphQuery, withDuplicates, withSynonyms, highlight, debug,
       groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata,
-      memoryFilter: filterSql === 'TRUE' ? { groups, showHidden, where: conds.join(' AND ') } : null,
+      memoryFilter: filter.match ? { groups, showHidden, match: filterSql === 'TRUE' ? undefined : filter.match, where: conds.join(' AND ') } : null,
     };
   }
 
@@ -270,7 +271,7 @@ export class FindService implements OnModuleDestroy {
     const memory = wantKeyword || wantSemantic ? this.memory.current(plan.kbid) : Promise.resolve(undefined);
     const kw: Promise<RetrieverHit[]> = wantKeyword
       ? memory
-          .then((idx) => ((timings['memory_index'] = idx ? 1 : 0), (timings['generation_ms'] = Date.now() - t0), idx))
+          .then((idx) => ((timings['memory_index'] = idx ? 1 : 0), (timings['memory_filter'] = idx && memoryFilter ? 1 : 0), (timings['generation_ms'] = Date.now() - t0), idx))
           .then((idx) => (idx ? memoryKeywordSearch(this.ds.manager, idx, scope(), memoryFilter, terms, window, plan.minBm25) : keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25)))
           .then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
       : Promise.resolve([]);
@@ -285,6 +286,7 @@ export class FindService implements OnModuleDestroy {
           const query = { vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: window };
           const idx = await memory;
           timings['memory_index'] = idx ? 1 : 0;
+          timings['memory_filter'] = idx && memoryFilter ? 1 : 0;
           const hits = idx
             ? await memorySemanticSearch(this.ds.manager, idx, scope(), memoryFilter, query)
             : await semanticSearch(this.ds.manager, scope(), { ...query, population: await this.context.vectorPopulation(plan.kbid, q.vectorset) });

@@ -57,6 +57,15 @@ describe('dot kernel', () => {
       const qf = queryFloat32(q);
       const dots = block.dots(qf);
       expect([...js.dots(qf)]).toEqual([...dots]);
+      // a filtered scan (groups 0 and 2 of 3) gives those groups' products, both ways
+      const some = Uint8Array.from([1, 0, 1]);
+      const kept = (d: Float32Array) => [...d].filter((_x, i) => some[Math.floor(i / LANES)] === 1);
+      expect(kept(block.dotsWhere(qf, some))).toEqual(kept(dots));
+      expect(kept(js.dotsWhere(qf, some))).toEqual(kept(dots));
+      // a group left out is not computed (a fresh block's output is zeros there)
+      const fresh = new VectorBlock(dim, n);
+      stored.forEach((v, i) => fresh.set(i, v));
+      expect([...fresh.dotsWhere(qf, Uint8Array.from([0, 1, 1])).slice(0, LANES)]).toEqual(new Array(LANES).fill(0));
       const qn = norm2(qf);
       res.rows.forEach((r, i) => {
         expect(dots[i]).toBe(Number(r.dot));

@@ -230,4 +230,35 @@ export class VectorBlock {
     }
     return out;
   }
+
+  /**
+   * Inner products with q of the vectors in the groups of LANES whose `groups[g]` is non-zero (the
+   * others' entries are left unspecified): a filtered scan reads only the groups it needs.
+   */
+  dotsWhere(q: Float32Array, groups: Uint8Array): Float32Array {
+    if (this.memory && this.run) {
+      new Float32Array(this.memory.buffer, this.qOffset * 4, this.dim).set(q);
+      for (let g = 0; g < this.groups; ) {
+        if (groups[g] === 0) {
+          g++;
+          continue;
+        }
+        let end = g + 1;
+        while (end < this.groups && groups[end] !== 0) end++;
+        this.run(g * LANES * this.dim * 4, this.qOffset * 4, (this.outOffset + g * LANES) * 4, end - g, this.dim);
+        g = end;
+      }
+      return new Float32Array(this.memory.buffer, this.outOffset * 4, this.count).slice();
+    }
+    const f = Math.fround;
+    const out = new Float32Array(this.count);
+    for (let n = 0; n < this.count; n++) {
+      if (groups[Math.floor(n / LANES)] === 0) continue;
+      const base = Math.floor(n / LANES) * LANES * this.dim + (n % LANES);
+      let s = 0;
+      for (let i = 0; i < this.dim; i++) s = f(s + f((this.data[base + i * LANES] as number) * (q[i] as number)));
+      out[n] = s;
+    }
+    return out;
+  }
 }

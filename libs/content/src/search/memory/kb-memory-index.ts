@@ -1,14 +1,27 @@
+import { compileMatch, type Match, type MatchAttributes, type MatchColumns } from '../query/filter-match';
 import { BM25 } from '../query/retrievers';
 import { LANES, VectorBlock, norm2, queryFloat32 } from './dot-kernel';
 
 /**
- * Filters that can be decided from the index alone: the caller's security groups and the hidden
- * flag. A request with any other filter scores here and has its candidates checked by SQL.
+ * Filters that can be decided from the index alone: the caller's security groups, the hidden flag
+ * and the request's filters when FilterCompiler could write them as a Match (tags, fields,
+ * languages, resources). A request with any other filter scores here and has its candidates
+ * checked by SQL.
  */
 export interface MemoryFilter {
   groups?: string[];
   showHidden: boolean;
+  match?: Match;
 }
+
+/** The paragraphs a MemoryFilter lets through: `pass[ord]` is 1 for each, `count` of them. */
+export interface FilterMask {
+  pass: Uint8Array;
+  count: number;
+}
+
+/** Masks kept per index (the same filter is often asked again: a label, a user's groups). */
+const MASK_CACHE = 16;
 
 interface TermPostings {
   ords: Int32Array;
@@ -41,6 +54,14 @@ export interface KbMemoryData {
   /** postings' `length` per paragraph ordinal */
   lengths: Int32Array;
   vectors: Map<string, Map<number, VectorGroup>>;
+  /** Each paragraph's tags, field, language and resource (filter-match.ts). */
+  attributes: MatchAttributes;
+  columns: MatchColumns;
+  /**
+   * Ordinals where a run of paragraphs with the same filter attributes (tags, field, language,
+   * resource, groups, hidden) starts: a filter is decided once per run.
+   */
+  runs: Int32Array;
 }
 
 /** Hits picked from a scored list: ordinals with their scores, best first. */
@@ -108,10 +129,16 @@ function pick(ords: ArrayLike<number>, count: number, scores: Float64Array, k: n
 export class KbMemoryIndex {
   readonly bytes: number;
   private readonly idNum: Float64Array;
+  private readonly masks = new Map<string, FilterMask>();
 
   constructor(readonly data: KbMemoryData) {
     this.idNum = Float64Array.from(data.ids, Number);
-    let bytes = data.hidden.byteLength + data.groupSet.byteLength + data.lengths.byteLength + this.idNum.byteLength;
+    let bytes = data.hidden.byteLength + data.groupSet.byteLength + data.lengths.byteLength + this.idNum.byteLength + data.runs.byteLength;
+    const c = data.columns;
+    bytes += c.tagSet.byteLength + c.field.byteLength + c.language.byteLength + c.rid.byteLength;
+    const a = data.attributes;
+    bytes += a.tagSets.reduce((n, set) => n + 40 + set.reduce((m, t) => m + 40 + t.length * 2, 0), 0);
+    bytes += [...a.fields, ...a.languages, ...a.rids].reduce((n, v) => n + 40 + v.length * 2, 0);
     bytes += data.ids.reduce((n, id) => n + 40 + id.length * 2, 0);
     // Per term, two typed arrays with their buffers and the map entry cost ~400 bytes besides the
     // data (measured on SciFact: 29 k terms, 511 k postings, ~30 MB live in all).
@@ -140,13 +167,34 @@ export class KbMemoryIndex {
     return n;
   }
 
-  /** `visible(ord)` for a memory filter. */
-  visibility(f: MemoryFilter): (ord: number) => boolean {
-    const { hidden, groupSet, groupSets } = this.data;
+  /** The paragraphs a memory filter lets through (decided once per run of like paragraphs; recent masks kept). */
+  mask(f: MemoryFilter): FilterMask {
+    const key = JSON.stringify([f.groups ?? null, f.showHidden, f.match ?? null]);
+    const cached = this.masks.get(key);
+    if (cached) {
+      this.masks.delete(key);
+      this.masks.set(key, cached);
+      return cached;
+    }
+    const { hidden, groupSet, groupSets, runs } = this.data;
     const groups = f.groups && f.groups.length ? new Set(f.groups) : undefined;
     const setOk = groupSets.map((s) => !groups || s.length === 0 || s.some((g) => groups.has(g)));
     const showHidden = f.showHidden;
-    return (ord) => (showHidden || hidden[ord] === 0) && setOk[groupSet[ord] as number] === true;
+    const match = f.match ? compileMatch(f.match, this.data.attributes, this.data.columns) : () => true;
+    const pass = new Uint8Array(this.size);
+    let count = 0;
+    for (let r = 0; r < runs.length; r++) {
+      const from = runs[r] as number;
+      const to = r + 1 < runs.length ? (runs[r + 1] as number) : this.size;
+      if ((showHidden || hidden[from] === 0) && setOk[groupSet[from] as number] === true && match(from)) {
+        pass.fill(1, from, to);
+        count += to - from;
+      }
+    }
+    const mask = { pass, count };
+    this.masks.set(key, mask);
+    if (this.masks.size > MASK_CACHE) this.masks.delete(this.masks.keys().next().value as string);
+    return mask;
   }
 
   /**
@@ -194,15 +242,24 @@ export class KbMemoryIndex {
    * statement's order: score descending (NaN first, as PostgreSQL sorts it), then the paragraph id
    * as text (the statement orders by `paragraph::text`).
    */
-  similarity(vectorset: string, vector: number[], similarity: 'COSINE' | 'DOT', k: number, pred: (ord: number, score: number) => boolean): Picked {
+  similarity(vectorset: string, vector: number[], similarity: 'COSINE' | 'DOT', k: number, pred: (ord: number, score: number) => boolean, mask?: FilterMask): Picked {
     const group = this.data.vectors.get(vectorset)?.get(vector.length);
     if (!group) return { hits: [], passing: 0 };
     const q = queryFloat32(vector);
-    const dots = group.block.dots(q);
+    // With a mask, only the groups of LANES vectors holding a paragraph it lets through are read
+    // (a filter's paragraphs come in runs: a resource's are indexed together).
+    let selected: Uint8Array | undefined;
+    if (mask && mask.count < this.size) {
+      selected = new Uint8Array(group.block.groups);
+      for (let i = 0; i < group.ords.length; i++) if (mask.pass[group.ords[i] as number] === 1) selected[Math.floor(i / LANES)] = 1;
+    }
+    const dots = selected ? group.block.dotsWhere(q, selected) : group.block.dots(q);
     const scores = new Float64Array(this.size);
     const qn = similarity === 'COSINE' ? norm2(q) : 0;
+    const pass = mask?.pass;
     for (let i = 0; i < group.ords.length; i++) {
       const o = group.ords[i] as number;
+      if (pass && pass[o] === 0) continue;
       if (similarity === 'DOT') scores[o] = dots[i] as number;
       else {
         let sim = (dots[i] as number) / Math.sqrt((group.norms[i] as number) * qn);
@@ -218,7 +275,8 @@ export class KbMemoryIndex {
       if (x !== y) return Number.isNaN(x) ? true : Number.isNaN(y) ? false : x > y;
       return (ids[a] as string) < (ids[b] as string);
     };
-    return pick(group.ords, group.ords.length, scores, k, before, (o) => pred(o, scores[o] as number));
+    const ok = pass ? (o: number) => pass[o] === 1 && pred(o, scores[o] as number) : (o: number) => pred(o, scores[o] as number);
+    return pick(group.ords, group.ords.length, scores, k, before, ok);
   }
 }
 

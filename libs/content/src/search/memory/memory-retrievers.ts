@@ -7,9 +7,10 @@ import { atLeast, type KbMemoryIndex, type MemoryFilter } from './kb-memory-inde
 /**
  * The retrievers of query/retrievers.ts with the scoring done in memory (docs/decisions/0014).
  * Same hits, same scores, same order:
- * - `filter` set (the request has no filter but security groups and `show_hidden`): every
- *   paragraph is scored and filtered in memory: the exact answer, with no statement at all;
- * - `filter` null (tags, fields, dates, keyword filters…): the best `CANDIDATES × limit` scored
+ * - `filter` set (security groups, `show_hidden`, and filters the index can decide: tags, labels,
+ *   fields, languages, resources): every paragraph is scored and filtered in memory: the exact
+ *   answer, with no statement at all;
+ * - `filter` null (dates, keyword filters, slugs…): the best `CANDIDATES × limit` scored
  *   paragraphs are checked against the request's SQL condition in one statement; when fewer than
  *   `limit` pass and candidates were cut off, the SQL path's exact statement answers — the
  *   contract of keywordSearch.
@@ -17,8 +18,8 @@ import { atLeast, type KbMemoryIndex, type MemoryFilter } from './kb-memory-inde
 export async function memoryKeywordSearch(m: EntityManager, idx: KbMemoryIndex, scope: RetrievalScope, filter: MemoryFilter | null, terms: string[], limit: number, minScore: number): Promise<RetrieverHit[]> {
   if (terms.length === 0 || limit <= 0) return [];
   if (filter) {
-    const visible = idx.visibility(filter);
-    return hitsOf(idx, idx.bm25(terms, limit, (o, s) => atLeast(s, minScore) && visible(o)).hits);
+    const { pass } = idx.mask(filter);
+    return hitsOf(idx, idx.bm25(terms, limit, (o, s) => pass[o] === 1 && atLeast(s, minScore)).hits);
   }
   const candidates = limit * CANDIDATES;
   const best = idx.bm25(terms, candidates, () => true).hits;
@@ -28,12 +29,19 @@ export async function memoryKeywordSearch(m: EntityManager, idx: KbMemoryIndex, 
   return keywordSearchExact(m, scope, terms, limit, minScore);
 }
 
+/** Vectors a filtered exact scan reads at most (~60 ms of 384 dimensions on one core); more go to HNSW in SQL. */
+export const EXACT_SCAN_MAX = 250_000;
+
 /** Semantic search scored in memory (exact; see memoryKeywordSearch for the filter contract). */
 export async function memorySemanticSearch(m: EntityManager, idx: KbMemoryIndex, scope: RetrievalScope, filter: MemoryFilter | null, q: Omit<VectorQuery, 'population'>): Promise<RetrieverHit[]> {
   if (q.limit <= 0 || q.vector.length === 0) return [];
   if (filter) {
-    const visible = idx.visibility(filter);
-    return hitsOf(idx, idx.similarity(q.vectorset, q.vector, q.similarity, q.limit, (o, s) => atLeast(s, q.minScore) && visible(o)).hits);
+    const mask = idx.mask(filter);
+    // An exact scan reads every vector the filter lets through: above EXACT_SCAN_MAX of them, the
+    // SQL statement's HNSW index answers sooner (approximately, as it does for every KB on SQL).
+    const population = idx.population(q.vectorset);
+    if (mask.count > EXACT_SCAN_MAX && population > EXACT_SCAN_MAX) return semanticSearch(m, scope, { ...q, population });
+    return hitsOf(idx, idx.similarity(q.vectorset, q.vector, q.similarity, q.limit, (_o, s) => atLeast(s, q.minScore), mask).hits);
   }
   const candidates = q.limit * CANDIDATES;
   const above = idx.similarity(q.vectorset, q.vector, q.similarity, candidates, (_o, s) => atLeast(s, q.minScore));

@@ -202,19 +202,29 @@ export class SearchMemoryService implements OnModuleDestroy {
     if ((stats['paragraphs'] as number) > this.maxParagraphs || (stats['total_length'] as number) * 8 > this.budgetBytes) return { tooLarge: generation };
 
     const ids: string[] = [];
-    const hidden: number[] = [];
-    const groupSet: number[] = [];
-    const groupSets: string[][] = [[]];
-    const setIndex = new Map<string, number>([['', 0]]);
-    const lengths: number[] = [];
-    const post = new Map<string, { ords: number[]; tf: number[] }>();
+    const hidden = new Growable(Uint8Array);
+    const groupSet = new Growable(Int32Array);
+    const groupSets = new Interner<string[]>();
+    groupSets.intern('[]', () => []);
+    const lengths = new Growable(Int32Array);
+    const tagSet = new Growable(Int32Array);
+    const tagSets = new Interner<string[]>();
+    const field = new Growable(Int32Array);
+    const fields = new Interner<string>();
+    const language = new Growable(Int32Array);
+    const languages = new Interner<string>();
+    const rid = new Growable(Int32Array);
+    const rids = new Interner<string>();
+    const runs = new Growable(Int32Array);
+    const post = new Map<string, { ords: Growable<Int32Array>; tf: Growable<Int32Array> }>();
     const vecs = new Map<string, Map<number, { ord: number; v: Float32Array }[]>>();
     let after = '0';
     for (;;) {
       if (this.closed) return 'changed';
       const rows = await q(
         // (the output column is not named id: ORDER BY id would then sort the text)
-        `SELECT id::text AS pid, hidden, array_to_json(groups)::text AS groups FROM content.search_paragraphs WHERE kbid = $1 AND id > $2::bigint ORDER BY id LIMIT ${CHUNK}`,
+        `SELECT id::text AS pid, hidden, array_to_json(groups)::text AS groups, array_to_json(tags)::text AS tags, field, language, rid::text AS rid
+           FROM content.search_paragraphs WHERE kbid = $1 AND id > $2::bigint ORDER BY id LIMIT ${CHUNK}`,
         [kbid, after],
       );
       if (rows.length === 0) break;
@@ -222,19 +232,21 @@ export class SearchMemoryService implements OnModuleDestroy {
       const ordOf = new Map<string, number>();
       for (const r of rows) {
         const id = r['pid'] as string;
-        ordOf.set(id, ids.length);
+        const ord = ids.length;
+        ordOf.set(id, ord);
         ids.push(id);
         hidden.push(r['hidden'] ? 1 : 0);
-        const gs = JSON.parse(r['groups'] as string) as string[];
-        const key = gs.join('\u0000');
-        let si = setIndex.get(key);
-        if (si === undefined) {
-          si = groupSets.length;
-          groupSets.push(gs);
-          setIndex.set(key, si);
-        }
-        groupSet.push(si);
+        const g = r['groups'] as string;
+        groupSet.push(groupSets.intern(g, () => JSON.parse(g) as string[]));
+        const t = r['tags'] as string;
+        tagSet.push(tagSets.intern(t, () => JSON.parse(t) as string[]));
+        field.push(fields.intern(r['field'] as string));
+        language.push(languages.intern(r['language'] as string));
+        rid.push(rids.intern(r['rid'] as string));
         lengths.push(0);
+        // a new run when any filter attribute differs from the previous paragraph's
+        const p = ord - 1;
+        if (ord === 0 || hidden.at(ord) !== hidden.at(p) || groupSet.at(ord) !== groupSet.at(p) || tagSet.at(ord) !== tagSet.at(p) || field.at(ord) !== field.at(p) || language.at(ord) !== language.at(p) || rid.at(ord) !== rid.at(p)) runs.push(ord);
       }
       const lo = ids[first] as string;
       after = ids[ids.length - 1] as string;
@@ -246,25 +258,26 @@ export class SearchMemoryService implements OnModuleDestroy {
       for (const r of postings) {
         const ord = ordOf.get(r['id'] as string);
         if (ord === undefined) continue;
-        lengths[ord] = r['length'] as number;
+        lengths.set(ord, r['length'] as number);
         const terms = JSON.parse(r['terms'] as string) as string[];
         const tf = JSON.parse(r['tf'] as string) as number[];
         terms.forEach((t, i) => {
           let p = post.get(t);
-          if (!p) post.set(t, (p = { ords: [], tf: [] }));
+          if (!p) post.set(t, (p = { ords: new Growable(Int32Array, 4), tf: new Growable(Int32Array, 4) }));
           p.ords.push(ord);
           p.tf.push(tf[i] as number);
         });
       }
+      // Vectors in pgvector's binary form (vector_send: int16 dimensions, int16 unused, then
+      // big-endian float4s): the stored float32 values exactly, without printing and parsing text.
       const vectors = await q(
-        `SELECT paragraph::text AS id, vectorset, vector::text AS v FROM content.search_vectors WHERE kbid = $1 AND paragraph BETWEEN $2::bigint AND $3::bigint`,
+        `SELECT paragraph::text AS id, vectorset, vector_send(vector) AS v FROM content.search_vectors WHERE kbid = $1 AND paragraph BETWEEN $2::bigint AND $3::bigint`,
         [kbid, lo, after],
       );
       for (const r of vectors) {
         const ord = ordOf.get(r['id'] as string);
         if (ord === undefined) continue;
-        // pgvector prints each float4 in its shortest form: fround gives the stored value back.
-        const v = Float32Array.from(JSON.parse(r['v'] as string) as number[]);
+        const v = vectorFromSend(r['v'] as Uint8Array);
         const vs = r['vectorset'] as string;
         let byDim = vecs.get(vs);
         if (!byDim) vecs.set(vs, (byDim = new Map()));
@@ -283,12 +296,74 @@ export class SearchMemoryService implements OnModuleDestroy {
 
     const data: KbMemoryData = {
       kbid, generation, paragraphs: stats['paragraphs'] as number, totalLength: stats['total_length'] as number,
-      ids, hidden: Uint8Array.from(hidden), groupSet: Int32Array.from(groupSet), groupSets, df, lengths: Int32Array.from(lengths),
-      postings: new Map([...post].map(([t, p]) => [t, { ords: Int32Array.from(p.ords), tf: Int32Array.from(p.tf) }])),
+      ids, hidden: hidden.done(), groupSet: groupSet.done(), groupSets: groupSets.values, df, lengths: lengths.done(),
+      postings: new Map([...post].map(([t, p]) => [t, { ords: p.ords.done(), tf: p.tf.done() }])),
       vectors: new Map([...vecs].map(([vs, byDim]) => [vs, new Map([...byDim].map(([dim, list]) => [dim, vectorGroup(list, dim)]))])),
+      attributes: { tagSets: tagSets.values, fields: fields.values, languages: languages.values, rids: rids.values },
+      columns: { tagSet: tagSet.done(), field: field.done(), language: language.done(), rid: rid.done() },
+      runs: runs.done(),
     };
     const index = new KbMemoryIndex(data);
     if (index.bytes > this.budgetBytes) return { tooLarge: generation };
     return index;
   }
+}
+
+type TypedArray = Int32Array | Uint8Array;
+
+/** A typed array grown by doubling (a KB's millions of postings without JavaScript arrays of numbers). */
+class Growable<T extends TypedArray> {
+  private buf: T;
+  private n = 0;
+
+  constructor(private readonly make: new (n: number) => T, initial = 1024) {
+    this.buf = new make(initial);
+  }
+
+  push(v: number): void {
+    if (this.n === this.buf.length) {
+      const next = new this.make(this.buf.length * 2);
+      next.set(this.buf);
+      this.buf = next;
+    }
+    this.buf[this.n++] = v;
+  }
+
+  at(i: number): number {
+    return this.buf[i] as number;
+  }
+
+  set(i: number, v: number): void {
+    this.buf[i] = v;
+  }
+
+  /** The pushed values, in an array of exactly their length. */
+  done(): T {
+    return this.buf.length === this.n ? this.buf : (this.buf.slice(0, this.n) as T);
+  }
+}
+
+/** Distinct values by key, numbered in order of arrival. */
+class Interner<T> {
+  readonly values: T[] = [];
+  private readonly index = new Map<string, number>();
+
+  intern(key: string, value?: () => T): number {
+    let i = this.index.get(key);
+    if (i === undefined) {
+      i = this.values.length;
+      this.values.push(value ? value() : (key as unknown as T));
+      this.index.set(key, i);
+    }
+    return i;
+  }
+}
+
+/** A vector from pgvector's binary send format (int16 dimensions, int16 unused, big-endian float4s). */
+export function vectorFromSend(b: Uint8Array): Float32Array {
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const dim = view.getUint16(0);
+  const v = new Float32Array(dim);
+  for (let i = 0; i < dim; i++) v[i] = view.getFloat32(4 + 4 * i);
+  return v;
 }

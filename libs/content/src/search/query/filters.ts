@@ -1,6 +1,7 @@
 import { analyzeQuery } from '../analysis';
 import { TYPE_LETTER } from '../search-ids';
 import { isObject, type RequestReader } from './request-reader';
+import { canonicalUuid, MATCH_FALSE, MATCH_TRUE, type Match } from './filter-match';
 import { likePrefix, type SqlParams } from './sql';
 
 /** Where the columns a filter reads live: paragraphs (find/search/suggest) or resources (catalog). */
@@ -28,72 +29,120 @@ export function normaliseTag(tag: string): string {
   return tag;
 }
 
+/** A condition as SQL and, when the memory index can decide it, as a Match (else null). */
+interface Cond {
+  sql: string;
+  match: Match | null;
+}
+
+const TRUE: Cond = { sql: 'TRUE', match: MATCH_TRUE };
+const FALSE: Cond = { sql: 'FALSE', match: MATCH_FALSE };
+const sqlOnly = (sql: string): Cond => ({ sql, match: null });
+
+function combine(op: 'and' | 'or', parts: Cond[], wrap: boolean): Cond {
+  const sql = parts.map((c) => c.sql).join(op === 'and' ? ' AND ' : ' OR ');
+  const matches = parts.map((c) => c.match);
+  const match = matches.every((m): m is Match => m !== null) ? (matches.length === 1 ? (matches[0] as Match) : { op, of: matches }) : null;
+  return { sql: wrap ? `(${sql})` : sql, match };
+}
+
+function negate(c: Cond): Cond {
+  return { sql: `NOT (${c.sql})`, match: c.match ? { op: 'not', of: c.match } : null };
+}
+
 /**
- * Compiles every filter member of a search request into one SQL condition. Members are read
- * from `r`; problems are added to `r.issues` with their location.
+ * Compiles every filter member of a search request into one SQL condition (and, for paragraphs,
+ * the same condition as a Match for the memory index when it only reads tags, field, language and
+ * resource). Members are read from `r`; problems are added to `r.issues` with their location.
  */
 export class FilterCompiler {
   constructor(private readonly params: SqlParams, private readonly target: FilterTarget, private readonly languages: readonly string[]) {}
 
   /** A tag condition: the exact tag, or (hierarchical) any tag under it. */
   tag(tag: string): string {
+    return this.tagCond(tag).sql;
+  }
+
+  private tagCond(tag: string): Cond {
     const t = normaliseTag(tag).replace(/\/+$/, '');
-    return `(${this.target.tags} @> ARRAY[${this.params.add(t)}]::text[] OR EXISTS (SELECT 1 FROM unnest(${this.target.tags}) AS tg WHERE tg LIKE ${this.params.add(likePrefix(`${t}/`))}))`;
+    return {
+      sql: `(${this.target.tags} @> ARRAY[${this.params.add(t)}]::text[] OR EXISTS (SELECT 1 FROM unnest(${this.target.tags}) AS tg WHERE tg LIKE ${this.params.add(likePrefix(`${t}/`))}))`,
+      match: this.paragraphMatch({ op: 'tag', tag: t, under: true }),
+    };
   }
 
-  private exactTag(tag: string): string {
-    return `${this.target.tags} @> ARRAY[${this.params.add(tag)}]::text[]`;
+  private exactTag(tag: string): Cond {
+    return { sql: `${this.target.tags} @> ARRAY[${this.params.add(tag)}]::text[]`, match: this.paragraphMatch({ op: 'tag', tag, under: false }) };
   }
 
-  private fieldCondition(type: string, name?: string): string {
+  private tagPrefix(prefix: string): Cond {
+    return { sql: `EXISTS (SELECT 1 FROM unnest(${this.target.tags}) AS tg WHERE tg LIKE ${this.params.add(likePrefix(prefix))})`, match: this.paragraphMatch({ op: 'tagPrefix', prefix }) };
+  }
+
+  /** Matches describe paragraphs: a resource target (the catalog) gets none. */
+  private paragraphMatch(m: Match): Match | null {
+    return this.target.kind === 'paragraph' ? m : null;
+  }
+
+  private fieldCondition(type: string, name?: string): Cond {
     const letter = TYPE_LETTER[type] as string;
     if (this.target.kind === 'paragraph') {
-      return name ? `p.field = ${this.params.add(`${letter}/${name}`)}` : `p.field LIKE ${this.params.add(likePrefix(`${letter}/`))}`;
+      return name
+        ? { sql: `p.field = ${this.params.add(`${letter}/${name}`)}`, match: { op: 'field', value: `${letter}/${name}`, prefix: false } }
+        : { sql: `p.field LIKE ${this.params.add(likePrefix(`${letter}/`))}`, match: { op: 'field', value: `${letter}/`, prefix: true } };
     }
     const f = name ? `sp.field = ${this.params.add(`${letter}/${name}`)}` : `sp.field LIKE ${this.params.add(likePrefix(`${letter}/`))}`;
-    return `EXISTS (SELECT 1 FROM content.search_paragraphs sp WHERE sp.rid = r.id AND ${f})`;
+    return sqlOnly(`EXISTS (SELECT 1 FROM content.search_paragraphs sp WHERE sp.rid = r.id AND ${f})`);
   }
 
-  private keyword(word: string): string {
+  private keyword(word: string): Cond {
     const terms = analyzeQuery(word, this.languages);
-    if (terms.length === 0) return 'TRUE';
+    if (terms.length === 0) return TRUE;
     const owner = this.target.kind === 'paragraph' ? 'po.paragraph = p.id' : 'po.paragraph IN (SELECT sp.id FROM content.search_paragraphs sp WHERE sp.rid = r.id)';
-    return `EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${this.target.kbid} AND ${owner} AND po.term = ANY(${this.params.add(terms)}::text[]))`;
+    return sqlOnly(`EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${this.target.kbid} AND ${owner} AND po.term = ANY(${this.params.add(terms)}::text[]))`);
   }
 
-  private modifiedRange(since?: Date, until?: Date): string {
+  private modifiedRange(since?: Date, until?: Date): Cond {
     const conds: string[] = [];
     const col = this.target.kind === 'paragraph' ? 'mr.modified_at' : 'r.modified_at';
     if (since) conds.push(`${col} >= ${this.params.add(since)}`);
     if (until) conds.push(`${col} <= ${this.params.add(until)}`);
-    if (!conds.length) return 'TRUE';
-    if (this.target.kind === 'resource') return conds.join(' AND ');
-    return `p.rid IN (SELECT mr.id FROM content.resources mr WHERE mr.kbid = ${this.target.kbid} AND ${conds.join(' AND ')})`;
+    if (!conds.length) return TRUE;
+    if (this.target.kind === 'resource') return sqlOnly(conds.join(' AND '));
+    return sqlOnly(`p.rid IN (SELECT mr.id FROM content.resources mr WHERE mr.kbid = ${this.target.kbid} AND ${conds.join(' AND ')})`);
   }
 
-  private createdRange(since?: Date, until?: Date): string {
+  private createdRange(since?: Date, until?: Date): Cond {
     const conds: string[] = [];
     if (since) conds.push(`${this.target.created} >= ${this.params.add(since)}`);
     if (until) conds.push(`${this.target.created} <= ${this.params.add(until)}`);
-    return conds.length ? conds.join(' AND ') : 'TRUE';
+    return conds.length ? sqlOnly(conds.join(' AND ')) : TRUE;
+  }
+
+  /** `rid = ANY(ids)`, or `rid = id` for one id that is not a `list` (ids already checked by the caller's pattern). */
+  private ridCondition(ids: string[], list: boolean): Cond {
+    const canonical = ids.map(canonicalUuid);
+    const match = this.target.kind === 'paragraph' && canonical.every((c) => c !== undefined) ? ({ op: 'rid', ids: canonical as string[] } as const) : null;
+    if (!list) return { sql: `${this.target.rid} = ${this.params.add(ids[0])}::uuid`, match };
+    return { sql: `${this.target.rid} = ANY(${this.params.add(ids)}::uuid[])`, match };
   }
 
   /** One expression of the filter_expression language (API-MAP 2.1); `allowed` limits the props by context. */
-  expression(r: RequestReader, e: unknown, loc: (string | number)[], context: 'field' | 'paragraph' | 'resource'): string {
+  expression(r: RequestReader, e: unknown, loc: (string | number)[], context: 'field' | 'paragraph' | 'resource'): Cond {
     if (!isObject(e)) {
       r.issue(loc, 'Input should be a valid object', 'model_type');
-      return 'TRUE';
+      return TRUE;
     }
     if ('and' in e || 'or' in e) {
       const op = 'and' in e ? 'and' : 'or';
       const list = e[op];
       if (!Array.isArray(list) || list.length === 0) {
         r.issue([...loc, op], 'Input should be a non-empty list', 'list_type');
-        return 'TRUE';
+        return TRUE;
       }
-      return `(${list.map((x, i) => this.expression(r, x, [...loc, op, i], context)).join(op === 'and' ? ' AND ' : ' OR ')})`;
+      return combine(op, list.map((x, i) => this.expression(r, x, [...loc, op, i], context)), true);
     }
-    if ('not' in e) return `NOT (${this.expression(r, e['not'], [...loc, 'not'], context)})`;
+    if ('not' in e) return negate(this.expression(r, e['not'], [...loc, 'not'], context));
     const prop = e['prop'];
     const str = (name: string, required: boolean): string | undefined => {
       const v = e[name];
@@ -121,11 +170,11 @@ export class FilterCompiler {
     const notForResource = ['field', 'keyword', 'field_mimetype', 'kind'];
     if (typeof prop === 'string' && context !== 'paragraph' && paragraphOnly.includes(prop)) {
       r.issue([...loc, 'prop'], `'${prop}' is a paragraph filter`, 'value_error');
-      return 'TRUE';
+      return TRUE;
     }
     if (typeof prop === 'string' && context === 'resource' && notForResource.includes(prop)) {
       r.issue([...loc, 'prop'], `'${prop}' cannot filter resources`, 'value_error');
-      return 'TRUE';
+      return TRUE;
     }
     switch (prop) {
       case 'resource': {
@@ -133,22 +182,22 @@ export class FilterCompiler {
         const slug = str('slug', false);
         if (!id === !slug) {
           r.issue(loc, 'Exactly one of id or slug is required', 'value_error');
-          return 'TRUE';
+          return TRUE;
         }
-        if (id) return /^[0-9a-f-]{32,36}$/i.test(id) ? `${this.target.rid} = ${this.params.add(id)}::uuid` : 'FALSE';
-        return `${this.target.rid} IN (SELECT sr.id FROM content.resources sr WHERE sr.kbid = ${this.target.kbid} AND sr.slug = ${this.params.add(slug)})`;
+        if (id) return /^[0-9a-f-]{32,36}$/i.test(id) ? this.ridCondition([id], false) : FALSE;
+        return sqlOnly(`${this.target.rid} IN (SELECT sr.id FROM content.resources sr WHERE sr.kbid = ${this.target.kbid} AND sr.slug = ${this.params.add(slug)})`);
       }
       case 'field': {
         const type = str('type', true);
         if (type && !(type in TYPE_LETTER)) {
           r.issue([...loc, 'type'], `Input should be ${Object.keys(TYPE_LETTER).map((k) => `'${k}'`).join(', ')}`, 'enum');
-          return 'TRUE';
+          return TRUE;
         }
-        return type ? this.fieldCondition(type, str('name', false)) : 'TRUE';
+        return type ? this.fieldCondition(type, str('name', false)) : TRUE;
       }
       case 'keyword': {
         const word = str('word', true);
-        return word ? this.keyword(word) : 'TRUE';
+        return word ? this.keyword(word) : TRUE;
       }
       case 'created':
         return this.createdRange(date('since'), date('until'));
@@ -157,80 +206,80 @@ export class FilterCompiler {
       case 'label': {
         const set = str('labelset', true);
         const label = str('label', false);
-        return set ? this.tag(label ? `/l/${set}/${label}` : `/l/${set}`) : 'TRUE';
+        return set ? this.tagCond(label ? `/l/${set}/${label}` : `/l/${set}`) : TRUE;
       }
       case 'resource_mimetype':
       case 'field_mimetype': {
         const type = str('type', true);
         const sub = str('subtype', false);
         const prefix = prop === 'resource_mimetype' ? '/n/i' : '/mt';
-        return type ? this.tag(sub ? `${prefix}/${type}/${sub}` : `${prefix}/${type}`) : 'TRUE';
+        return type ? this.tagCond(sub ? `${prefix}/${type}/${sub}` : `${prefix}/${type}`) : TRUE;
       }
       case 'entity': {
         const sub = str('subtype', true);
         const value = str('value', false);
-        return sub ? this.tag(value ? `/e/${sub}/${value}` : `/e/${sub}`) : 'TRUE';
+        return sub ? this.tagCond(value ? `/e/${sub}/${value}` : `/e/${sub}`) : TRUE;
       }
       case 'language': {
         const lang = str('language', true);
-        if (!lang) return 'TRUE';
+        if (!lang) return TRUE;
         const primary = this.exactTag(`/s/p/${lang}`);
         if (e['only_primary'] === true) return primary;
-        const para = this.target.kind === 'paragraph' ? ` OR p.language = ${this.params.add(lang)}` : '';
-        return `(${primary} OR ${this.exactTag(`/s/s/${lang}`)}${para})`;
+        const alternatives = [primary, this.exactTag(`/s/s/${lang}`)];
+        if (this.target.kind === 'paragraph') alternatives.push({ sql: `p.language = ${this.params.add(lang)}`, match: { op: 'language', value: lang } });
+        return combine('or', alternatives, true);
       }
       case 'origin_tag': {
         const tag = str('tag', true);
-        return tag ? this.exactTag(`/t/${tag}`) : 'TRUE';
+        return tag ? this.exactTag(`/t/${tag}`) : TRUE;
       }
       case 'origin_metadata': {
         const field = str('field', true);
         const value = str('value', false);
-        return field ? this.tag(value !== undefined ? `/m/${field}/${value}` : `/m/${field}`) : 'TRUE';
+        return field ? this.tagCond(value !== undefined ? `/m/${field}/${value}` : `/m/${field}`) : TRUE;
       }
       case 'origin_path': {
         const prefix = str('prefix', false);
-        if (!prefix) return this.tag('/p');
-        const p = `/p/${prefix.replace(/^\/+/, '')}`;
-        return `EXISTS (SELECT 1 FROM unnest(${this.target.tags}) AS tg WHERE tg LIKE ${this.params.add(likePrefix(p))})`;
+        if (!prefix) return this.tagCond('/p');
+        return this.tagPrefix(`/p/${prefix.replace(/^\/+/, '')}`);
       }
       case 'origin_source': {
         const id = str('id', false);
-        return this.tag(id ? `/u/s/${id}` : '/u/s');
+        return this.tagCond(id ? `/u/s/${id}` : '/u/s');
       }
       case 'origin_collaborator': {
         const c = str('collaborator', true);
-        return c ? this.exactTag(`/u/o/${c}`) : 'TRUE';
+        return c ? this.exactTag(`/u/o/${c}`) : TRUE;
       }
       case 'generated': {
         if (e['by'] !== 'data-augmentation') r.issue([...loc, 'by'], "Input should be 'data-augmentation'", 'enum');
         const task = str('da_task', false);
-        return this.tag(task ? `/g/da/${task}` : '/g/da');
+        return this.tagCond(task ? `/g/da/${task}` : '/g/da');
       }
       case 'kind': {
         const kind = str('kind', true);
-        return kind ? this.exactTag(`/k/${kind.toUpperCase()}`) : 'TRUE';
+        return kind ? this.exactTag(`/k/${kind.toUpperCase()}`) : TRUE;
       }
       case 'status': {
         const status = str('status', true);
-        return status ? this.exactTag(`/n/s/${status.toUpperCase()}`) : 'TRUE';
+        return status ? this.exactTag(`/n/s/${status.toUpperCase()}`) : TRUE;
       }
       default:
         r.issue([...loc, 'prop'], `Unknown filter prop ${JSON.stringify(prop)}`, 'union_tag_invalid');
-        return 'TRUE';
+        return TRUE;
     }
   }
 
   /** Legacy `filters`: a list of tags (all must match) or `[{all|any|none|not_all: [...]}]`. */
-  legacy(r: RequestReader, filters: unknown, loc: (string | number)[]): string {
+  legacy(r: RequestReader, filters: unknown, loc: (string | number)[]): Cond {
     if (!Array.isArray(filters)) {
       r.issue(loc, 'Input should be a valid list', 'list_type');
-      return 'TRUE';
+      return TRUE;
     }
-    const conds: string[] = [];
+    const conds: Cond[] = [];
     filters.forEach((f, i) => {
       if (typeof f === 'string') {
-        conds.push(this.tag(f));
+        conds.push(this.tagCond(f));
         return;
       }
       if (!isObject(f)) {
@@ -242,21 +291,21 @@ export class FilterCompiler {
           r.issue([...loc, i, op], 'Input should be a list of tags', 'list_type');
           continue;
         }
-        const c = (tags as string[]).map((t) => this.tag(t));
+        const c = (tags as string[]).map((t) => this.tagCond(t));
         if (c.length === 0) continue;
-        if (op === 'all') conds.push(`(${c.join(' AND ')})`);
-        else if (op === 'any') conds.push(`(${c.join(' OR ')})`);
-        else if (op === 'none') conds.push(`NOT (${c.join(' OR ')})`);
-        else if (op === 'not_all') conds.push(`NOT (${c.join(' AND ')})`);
+        if (op === 'all') conds.push(combine('and', c, true));
+        else if (op === 'any') conds.push(combine('or', c, true));
+        else if (op === 'none') conds.push(negate(combine('or', c, false)));
+        else if (op === 'not_all') conds.push(negate(combine('and', c, false)));
         else r.issue([...loc, i, op], "Input should be 'all', 'any', 'none' or 'not_all'", 'enum');
       }
     });
-    return conds.length ? conds.join(' AND ') : 'TRUE';
+    return conds.length ? combine('and', conds, false) : TRUE;
   }
 
   /** `fields`: `a/title`, `t/body`, or a bare type letter / field type. */
-  fields(r: RequestReader, fields: string[]): string {
-    const conds: string[] = [];
+  fields(r: RequestReader, fields: string[]): Cond {
+    const conds: Cond[] = [];
     fields.forEach((f, i) => {
       const m = /^([a-z_]+)(?:\/(.+))?$/.exec(f);
       const letters = Object.values(TYPE_LETTER);
@@ -268,17 +317,25 @@ export class FilterCompiler {
       const type = Object.keys(TYPE_LETTER).find((k) => TYPE_LETTER[k] === letter) as string;
       conds.push(this.fieldCondition(type, m[2]));
     });
-    return conds.length ? `(${conds.join(' OR ')})` : 'TRUE';
+    return conds.length ? combine('or', conds, true) : TRUE;
   }
 
   /** Every filter member of a search request, read from `r`, combined with AND. */
   readAll(r: RequestReader, o: { allowFieldFilters: boolean }): string {
-    const conds: string[] = [];
+    return this.readAllMatch(r, o).sql;
+  }
+
+  /**
+   * readAll, with the same condition as a Match when the memory index can decide it (null when
+   * a member needs SQL); `'TRUE'` with a constant Match when the request has no filter.
+   */
+  readAllMatch(r: RequestReader, o: { allowFieldFilters: boolean }): Cond {
+    const conds: Cond[] = [];
     const fe = r.object('filter_expression');
     if (fe) {
       const operator = fe['operator'] ?? 'and';
       if (operator !== 'and' && operator !== 'or') r.issue(['filter_expression', 'operator'], "Input should be 'and' or 'or'", 'enum');
-      const parts: string[] = [];
+      const parts: Cond[] = [];
       for (const key of Object.keys(fe)) {
         if (key === 'operator') continue;
         if (key === 'field' || key === 'paragraph' || key === 'resource') {
@@ -301,7 +358,7 @@ export class FilterCompiler {
           r.issue(['filter_expression', key], 'Extra inputs are not permitted', 'extra_forbidden');
         }
       }
-      if (parts.length) conds.push(`(${parts.join(operator === 'or' ? ' OR ' : ' AND ')})`);
+      if (parts.length) conds.push(combine(operator === 'or' ? 'or' : 'and', parts, true));
     }
     const filters = r.raw('filters');
     if (filters !== undefined && filters !== null) {
@@ -317,7 +374,7 @@ export class FilterCompiler {
     const rids = r.stringList('resource_filters');
     if (rids?.length) {
       const valid = rids.filter((id) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(id.split('/')[0] as string));
-      conds.push(valid.length ? `${this.target.rid} = ANY(${this.params.add(valid.map((id) => id.split('/')[0]))}::uuid[])` : 'FALSE');
+      conds.push(valid.length ? this.ridCondition(valid.map((id) => id.split('/')[0] as string), true) : FALSE);
     }
     const cs = r.date('range_creation_start');
     const ce = r.date('range_creation_end');
@@ -325,8 +382,9 @@ export class FilterCompiler {
     const ms = r.date('range_modification_start');
     const me = r.date('range_modification_end');
     if (ms || me) conds.push(this.modifiedRange(ms, me));
-    return conds.length ? conds.join(' AND ') : 'TRUE';
+    return conds.length ? combine('and', conds, false) : TRUE;
   }
+
 }
 
 /** The request's `security.groups` (`access_groups` accepted), reported in place when malformed. */

@@ -27,6 +27,27 @@ describe('embedded PostgreSQL lifecycle', () => {
   const dir = tempDataDir('persist');
   afterAll(() => dir.remove());
 
+  it('sets shared_buffers when asked (EMBEDDED_DB_SHARED_BUFFERS) and refuses a size it cannot hold', async () => {
+    const own = tempDataDir('buffers');
+    try {
+      const pg = await startEmbeddedPostgres({ dataDir: own.dataDir, sharedBuffers: '48MB' });
+      const client = new Client({ connectionString: pg.url });
+      await client.connect();
+      try {
+        expect((await client.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '48MB' }]);
+      } finally {
+        await client.end();
+        await pg.stop();
+      }
+      for (const bad of ['2GB', 'lots', '0MB', '512 mb']) {
+        await expect(startEmbeddedPostgres({ dataDir: own.dataDir, sharedBuffers: bad })).rejects.toThrow(/EMBEDDED_DB_SHARED_BUFFERS .*between 1MB and 1536MB/);
+      }
+      expect(runningEmbeddedDataDirs()).not.toContain(own.dataDir);
+    } finally {
+      own.remove();
+    }
+  });
+
   it('keeps data in the data directory across stop and reopen', async () => {
     const fixture = notesFixture(uniqueSchema());
     const options = {

@@ -12,6 +12,12 @@ export interface EmbeddedPostgresOptions {
   port?: number;
   /** Socket connections accepted at once; every pool of every DataSource counts. Default 100. */
   maxConnections?: number;
+  /**
+   * PostgreSQL's `shared_buffers` (e.g. `1GB`); default `EMBEDDED_DB_SHARED_BUFFERS`, else
+   * PGlite's 128MB. PGlite allocates all of it at start (resident memory) and cannot go beyond
+   * ~1.5GB (its WebAssembly memory): raise it for data directories of several GB.
+   */
+  sharedBuffers?: string;
 }
 
 export interface EmbeddedPostgres {
@@ -70,6 +76,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       host: options.host ?? '127.0.0.1',
       port: options.port ?? 0,
       maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+      sharedBuffers: sharedBuffers(options.sharedBuffers ?? process.env['EMBEDDED_DB_SHARED_BUFFERS']),
     };
     entry = { instance: (closing.get(key) ?? Promise.resolve()).then(() => spawnHost(hostOptions)), refs: 0 };
     running.set(key, entry);
@@ -102,6 +109,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       await done;
     },
   };
+}
+
+/** A checked shared_buffers value (undefined: PGlite's default). */
+export function sharedBuffers(value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const m = /^(\d+)\s*(kB|MB|GB)$/.exec(value.trim());
+  const mb = m ? Number(m[1]) / (m[2] === 'kB' ? 1024 : m[2] === 'GB' ? 1 / 1024 : 1) : NaN;
+  if (!m || mb < 1 || mb > 1536) throw new Error(`EMBEDDED_DB_SHARED_BUFFERS ${JSON.stringify(value)}: expected a size between 1MB and 1536MB, e.g. 512MB or 1GB`);
+  return `${m[1]}${m[2]}`;
 }
 
 /** Test and diagnostics aid: the dataDirs with a running instance in this process. */

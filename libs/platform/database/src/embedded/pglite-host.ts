@@ -20,6 +20,8 @@ export interface HostOptions {
   host: string;
   port: number;
   maxConnections: number;
+  /** shared_buffers, when not PGlite's default. */
+  sharedBuffers?: string;
 }
 
 export type HostRequest = { type: 'stop' };
@@ -43,7 +45,8 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
   }
   let db: PGlite | undefined;
   try {
-    db = await PGlite.create(options.dataDir, { extensions: { vector } });
+    const startParams = options.sharedBuffers ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers}`] : undefined;
+    db = await PGlite.create(options.dataDir, { extensions: { vector }, ...(startParams ? { startParams } : {}) });
     await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
     const server = new PGLiteSocketServer({
       db: guardSharedSession(db),

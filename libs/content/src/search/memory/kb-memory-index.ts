@@ -18,6 +18,8 @@ export interface MemoryFilter {
 export interface FilterMask {
   pass: Uint8Array;
   count: number;
+  /** Per vector group, its blocks of LANES holding a passing paragraph (filled as needed). */
+  blocks?: WeakMap<VectorGroup, Uint8Array>;
 }
 
 /** Masks kept per index (the same filter is often asked again: a label, a user's groups). */
@@ -130,10 +132,12 @@ export class KbMemoryIndex {
   readonly bytes: number;
   private readonly idNum: Float64Array;
   private readonly masks = new Map<string, FilterMask>();
+  private scratch?: { scores: Float64Array; seen: Uint8Array };
 
   constructor(readonly data: KbMemoryData) {
     this.idNum = Float64Array.from(data.ids, Number);
-    let bytes = data.hidden.byteLength + data.groupSet.byteLength + data.lengths.byteLength + this.idNum.byteLength + data.runs.byteLength;
+    // (+ 9 bytes a paragraph: BM25's scratch scores and marks, made at the first query)
+    let bytes = data.hidden.byteLength + data.groupSet.byteLength + data.lengths.byteLength + this.idNum.byteLength + data.runs.byteLength + data.ids.length * 9;
     const c = data.columns;
     bytes += c.tagSet.byteLength + c.field.byteLength + c.language.byteLength + c.rid.byteLength;
     const a = data.attributes;
@@ -200,83 +204,118 @@ export class KbMemoryIndex {
   /**
    * BM25 of every paragraph with a query term (Okapi, the statement's constants; per term the
    * weight idf·(k1+1) from the KB's df), then the best `k` that pass `pred` in the statement's
-   * order: score descending, paragraph id ascending (ids ascend with the ordinal).
+   * order: score descending, paragraph id ascending (ids ascend with the ordinal). With `pass`,
+   * paragraphs outside it are not scored at all.
    */
-  bm25(terms: string[], k: number, pred: (ord: number, score: number) => boolean): Picked {
+  bm25(terms: string[], k: number, pred: (ord: number, score: number) => boolean, pass?: Uint8Array): Picked {
     const { paragraphs, totalLength, df, postings, lengths } = this.data;
     const n = paragraphs;
     const c1 = BM25.k1 * (1 - BM25.b);
     const c2 = (BM25.k1 * BM25.b) / Math.max(totalLength / Math.max(paragraphs, 1), 1);
-    const scores = new Float64Array(this.size);
-    const seen = new Uint8Array(this.size);
+    // Scratch arrays kept by the index (a query runs synchronously here), cleared where touched.
+    const scores = (this.scratch ??= { scores: new Float64Array(this.size), seen: new Uint8Array(this.size) }).scores;
+    const seen = this.scratch.seen;
     const touched: number[] = [];
-    // Terms in index order (PostgreSQL reads the query's terms through the (kbid, term) keys and
-    // mostly sums a paragraph's contributions in that order).
-    for (const term of [...new Set(terms)].sort()) {
-      const d = df.get(term);
-      const p = postings.get(term);
-      if (d === undefined || d <= 0 || !p) continue;
-      const w = Math.log(1 + (n - d + 0.5) / (d + 0.5)) * (BM25.k1 + 1);
-      const { ords, tf } = p;
-      for (let i = 0; i < ords.length; i++) {
-        const o = ords[i] as number;
-        const f = tf[i] as number;
-        if (seen[o] === 0) {
-          seen[o] = 1;
-          touched.push(o);
+    try {
+      // Terms in index order (PostgreSQL reads the query's terms through the (kbid, term) keys and
+      // mostly sums a paragraph's contributions in that order).
+      for (const term of [...new Set(terms)].sort()) {
+        const d = df.get(term);
+        const p = postings.get(term);
+        if (d === undefined || d <= 0 || !p) continue;
+        const w = Math.log(1 + (n - d + 0.5) / (d + 0.5)) * (BM25.k1 + 1);
+        const { ords, tf } = p;
+        for (let i = 0; i < ords.length; i++) {
+          const o = ords[i] as number;
+          if (pass && pass[o] === 0) continue;
+          const f = tf[i] as number;
+          if (seen[o] === 0) {
+            seen[o] = 1;
+            touched.push(o);
+          }
+          scores[o] = (scores[o] as number) + (w * f) / (f + c1 + c2 * (lengths[o] as number));
         }
-        scores[o] = (scores[o] as number) + (w * f) / (f + c1 + c2 * (lengths[o] as number));
+      }
+      const before: Before = (a, b) => {
+        const x = scores[a] as number;
+        const y = scores[b] as number;
+        return x > y || (x === y && a < b);
+      };
+      return pick(touched, touched.length, scores, k, before, (o) => pred(o, scores[o] as number));
+    } finally {
+      for (const o of touched) {
+        scores[o] = 0;
+        seen[o] = 0;
       }
     }
-    const before: Before = (a, b) => {
-      const x = scores[a] as number;
-      const y = scores[b] as number;
-      return x > y || (x === y && a < b);
-    };
-    return pick(touched, touched.length, scores, k, before, (o) => pred(o, scores[o] as number));
   }
 
   /**
    * Similarity of every vector of `vectorset` with the query's dimension — pgvector's, bit for bit:
    * DOT `-(v <#> q)`, COSINE `1 - (v <=> q)` — then the best `k` that pass `pred`, in the
    * statement's order: score descending (NaN first, as PostgreSQL sorts it), then the paragraph id
-   * as text (the statement orders by `paragraph::text`).
+   * as text (the statement orders by `paragraph::text`). With a mask, only the vectors of the
+   * paragraphs it lets through are scored, and only their blocks of LANES are read.
    */
   similarity(vectorset: string, vector: number[], similarity: 'COSINE' | 'DOT', k: number, pred: (ord: number, score: number) => boolean, mask?: FilterMask): Picked {
     const group = this.data.vectors.get(vectorset)?.get(vector.length);
     if (!group) return { hits: [], passing: 0 };
     const q = queryFloat32(vector);
-    // With a mask, only the groups of LANES vectors holding a paragraph it lets through are read
-    // (a filter's paragraphs come in runs: a resource's are indexed together).
-    let selected: Uint8Array | undefined;
+    const { ords, norms } = group;
+    // The vectors to score, by their position in the group.
+    let positions: Int32Array;
+    let dots: Float32Array;
     if (mask && mask.count < this.size) {
-      selected = new Uint8Array(group.block.groups);
-      for (let i = 0; i < group.ords.length; i++) if (mask.pass[group.ords[i] as number] === 1) selected[Math.floor(i / LANES)] = 1;
+      const selected = this.blocksOf(mask, group);
+      const pass = mask.pass;
+      const list: number[] = [];
+      for (let g = 0; g < selected.length; g++) {
+        if (selected[g] === 0) continue;
+        const end = Math.min((g + 1) * LANES, ords.length);
+        for (let i = g * LANES; i < end; i++) if (pass[ords[i] as number] === 1) list.push(i);
+      }
+      positions = Int32Array.from(list);
+      dots = group.block.dotsWhere(q, selected);
+    } else {
+      positions = new Int32Array(ords.length);
+      for (let i = 0; i < positions.length; i++) positions[i] = i;
+      dots = group.block.dots(q);
     }
-    const dots = selected ? group.block.dotsWhere(q, selected) : group.block.dots(q);
-    const scores = new Float64Array(this.size);
+    // scores and candidates by index into `positions`
+    const scores = new Float64Array(positions.length);
     const qn = similarity === 'COSINE' ? norm2(q) : 0;
-    const pass = mask?.pass;
-    for (let i = 0; i < group.ords.length; i++) {
-      const o = group.ords[i] as number;
-      if (pass && pass[o] === 0) continue;
-      if (similarity === 'DOT') scores[o] = dots[i] as number;
+    for (let j = 0; j < positions.length; j++) {
+      const i = positions[j] as number;
+      if (similarity === 'DOT') scores[j] = dots[i] as number;
       else {
-        let sim = (dots[i] as number) / Math.sqrt((group.norms[i] as number) * qn);
+        let sim = (dots[i] as number) / Math.sqrt((norms[i] as number) * qn);
         if (sim > 1) sim = 1;
         else if (sim < -1) sim = -1;
-        scores[o] = 1 - (1 - sim);
+        scores[j] = 1 - (1 - sim);
       }
     }
     const ids = this.data.ids;
+    const ordAt = (j: number) => ords[positions[j] as number] as number;
     const before: Before = (a, b) => {
       const x = scores[a] as number;
       const y = scores[b] as number;
       if (x !== y) return Number.isNaN(x) ? true : Number.isNaN(y) ? false : x > y;
-      return (ids[a] as string) < (ids[b] as string);
+      return (ids[ordAt(a)] as string) < (ids[ordAt(b)] as string);
     };
-    const ok = pass ? (o: number) => pass[o] === 1 && pred(o, scores[o] as number) : (o: number) => pred(o, scores[o] as number);
-    return pick(group.ords, group.ords.length, scores, k, before, ok);
+    const items = new Int32Array(positions.length);
+    for (let j = 0; j < items.length; j++) items[j] = j;
+    const picked = pick(items, items.length, scores, k, before, (j) => pred(ordAt(j), scores[j] as number));
+    return { hits: picked.hits.map((h) => ({ ord: ordAt(h.ord), score: h.score })), passing: picked.passing };
+  }
+
+  /** The blocks of LANES vectors of `group` that hold a paragraph `mask` lets through (kept with the mask). */
+  private blocksOf(mask: FilterMask, group: VectorGroup): Uint8Array {
+    const known = (mask.blocks ??= new WeakMap()).get(group);
+    if (known) return known;
+    const selected = new Uint8Array(group.block.groups);
+    for (let i = 0; i < group.ords.length; i++) if (mask.pass[group.ords[i] as number] === 1) selected[Math.floor(i / LANES)] = 1;
+    mask.blocks.set(group, selected);
+    return selected;
   }
 }
 

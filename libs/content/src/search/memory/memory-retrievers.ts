@@ -19,7 +19,7 @@ export async function memoryKeywordSearch(m: EntityManager, idx: KbMemoryIndex, 
   if (terms.length === 0 || limit <= 0) return [];
   if (filter) {
     const { pass } = idx.mask(filter);
-    return hitsOf(idx, idx.bm25(terms, limit, (o, s) => pass[o] === 1 && atLeast(s, minScore)).hits);
+    return hitsOf(idx, idx.bm25(terms, limit, (_o, s) => atLeast(s, minScore), pass).hits);
   }
   const candidates = limit * CANDIDATES;
   const best = idx.bm25(terms, candidates, () => true).hits;

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { Client } from 'pg';
 import {
   closeServiceDataSource,
@@ -44,6 +45,34 @@ describe('embedded PostgreSQL lifecycle', () => {
       }
       expect(runningEmbeddedDataDirs()).not.toContain(own.dataDir);
     } finally {
+      own.remove();
+    }
+  });
+
+  it('writes the time spent per statement when asked (EMBEDDED_DB_STATEMENT_STATS)', async () => {
+    const own = tempDataDir('stats');
+    const file = join(own.dataDir, '..', `${basename(own.dataDir)}-statements.txt`);
+    try {
+      const pg = await startEmbeddedPostgres({ dataDir: own.dataDir, statementStats: file });
+      const client = new Client({ connectionString: pg.url });
+      await client.connect();
+      try {
+        await client.query('CREATE TABLE t (id int PRIMARY KEY, v text)');
+        for (let i = 0; i < 5; i++) await client.query('INSERT INTO t (id, v) VALUES ($1, $2)', [i, `row ${i}`]);
+        await client.query('SELECT   count(*)\n  FROM t');
+      } finally {
+        await client.end();
+        await pg.stop();
+      }
+      const report = readFileSync(file, 'utf8');
+      expect(report).toMatch(/^PGlite busy \d+ ms in all\n/);
+      const line = (statement: string) => report.split('\n').find((l) => l.endsWith(`  ${statement}`));
+      // Parameterised statements (Parse … Sync) are counted once each; simple queries too.
+      expect(line('INSERT INTO t (id, v) VALUES ($1, $2)')).toMatch(/^\s*\d+\s+[\d.]+ %\s+5\s+[\d.]+ {2}/);
+      expect(line('CREATE TABLE t (id int PRIMARY KEY, v text)')).toMatch(/\s1\s+[\d.]+ {2}CREATE/);
+      expect(line('SELECT count(*) FROM t')).toBeDefined();
+    } finally {
+      rmSync(file, { force: true });
       own.remove();
     }
   });

@@ -7,6 +7,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock';
 import { coalesceWrites } from './coalesce-writes';
 import { guardSharedSession } from './pglite-session-guard';
+import { StatementProfile, writeProfilePeriodically } from './statement-profile';
 
 /*
  * This module runs inside the worker thread that hosts PGlite (see embedded-postgres.ts): the
@@ -22,6 +23,8 @@ export interface HostOptions {
   maxConnections: number;
   /** shared_buffers, when not PGlite's default. */
   sharedBuffers?: string;
+  /** A file to write the time spent per statement to (EMBEDDED_DB_STATEMENT_STATS). */
+  statementStats?: string;
 }
 
 export type HostRequest = { type: 'stop' };
@@ -48,8 +51,10 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
     const startParams = options.sharedBuffers ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers}`] : undefined;
     db = await PGlite.create(options.dataDir, { extensions: { vector }, ...(startParams ? { startParams } : {}) });
     await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
+    const profile = options.statementStats ? new StatementProfile() : undefined;
+    const profileWriter = profile && options.statementStats ? writeProfilePeriodically(profile, options.statementStats) : undefined;
     const server = new PGLiteSocketServer({
-      db: guardSharedSession(db),
+      db: guardSharedSession(db, profile),
       host: options.host,
       port: options.port,
       maxConnections: options.maxConnections,
@@ -68,6 +73,7 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
           // stop() resolves once every client socket is gone, so no handler touches the db afterwards.
           await server.stop();
         } finally {
+          profileWriter?.stop();
           try {
             if (!opened.closed) await opened.close();
           } finally {

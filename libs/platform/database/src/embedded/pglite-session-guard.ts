@@ -1,4 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
+import type { StatementProfile } from './statement-profile';
 
 /*
  * Why this exists. pglite-socket 0.2.17 funnels every client connection into ONE PGlite session
@@ -43,15 +44,19 @@ export class ExtendedProtocolTracker {
 /**
  * Returns a view of `db` for PGLiteSocketServer only. Everything else uses the real instance.
  * Methods are bound to the real instance because PGlite keeps its state in private fields.
+ * With a `profile`, the time PGlite takes for each message is added to its statement.
  */
-export function guardSharedSession(db: PGlite): PGlite {
+export function guardSharedSession(db: PGlite, profile?: StatementProfile): PGlite {
   const tracker = new ExtendedProtocolTracker();
 
   const overrides: Partial<Record<keyof PGlite, unknown>> = {
     isInTransaction: (): boolean => tracker.isOpen || db.isInTransaction(),
     execProtocolRawStream: (message: Uint8Array, options: Parameters<PGlite['execProtocolRawStream']>[1]) => {
       tracker.observe(message);
-      return db.execProtocolRawStream(message, options);
+      if (!profile) return db.execProtocolRawStream(message, options);
+      profile.observe(message);
+      const started = performance.now();
+      return db.execProtocolRawStream(message, options).finally(() => profile.record(performance.now() - started));
     },
     // pglite-socket calls exec('ROLLBACK') only when the client that owns the session disconnects.
     exec: async (sql: string, options?: Parameters<PGlite['exec']>[1]) => {

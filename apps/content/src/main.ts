@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
-import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '@kb/content';
+import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule, VECTOR_INDEX_KINDS } from '@kb/content';
 import { createLogger } from '@kb/platform/observability';
 import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
@@ -13,6 +13,7 @@ runMain(logger, async () => {
   const port = Number(env['PORT'] ?? 8082);
   const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
   const consumeResults = reader.bool('PROCESSING_RESULTS_ENABLED', true);
+  const vectorIndex = reader.oneOf('SEARCH_VECTOR_INDEX', VECTOR_INDEX_KINDS, 'hnsw');
   const searchMemory = { budgetBytes: reader.int('SEARCH_MEMORY_MB', 256, { min: 0, max: 1_048_576 }) * 1024 * 1024, maxParagraphs: reader.int('SEARCH_MEMORY_MAX_PARAGRAPHS', 200_000, { min: 0 }) };
   reader.done();
   const secret = await serverSecret(env, runtime.dataDir);
@@ -24,7 +25,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     serviceAppModule('content', logger, bus, [db.check, blobStoreHealthCheck(blobs)], [
       StorageModule.forRoot(blobs),
-      ContentModule.forRoot({ dataSource: db.dataSource, outboxSweepMs: 2000, consumeProcessingResults: consumeResults, searchMemory }),
+      ContentModule.forRoot({ dataSource: db.dataSource, outboxSweepMs: 2000, consumeProcessingResults: consumeResults, searchMemory, vectorIndex }),
     ]),
     logger,
   );

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { AccountsModule } from '@kb/accounts';
-import { ContentModule } from '@kb/content';
+import { ContentModule, type VectorIndexKind } from '@kb/content';
 import { GatewayModule } from '@kb/gateway';
 import { dbHealthCheck } from '@kb/platform/database';
 import { MessagingModule, type MessageBus } from '@kb/platform/messaging';
@@ -26,6 +26,8 @@ export interface StandaloneParts {
   consumeProcessingResults: boolean;
   /** Search indexes in memory (SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS; docs/decisions/0014). */
   searchMemory?: { budgetBytes: number; maxParagraphs: number };
+  /** SEARCH_VECTOR_INDEX (ContentOptions.vectorIndex). */
+  vectorIndex?: VectorIndexKind;
 }
 
 /** Every service's root module in one process, on one in-process bus. */
@@ -47,7 +49,7 @@ export class StandaloneModule {
         MessagingModule.forRoot(p.bus),
         StorageModule.forRoot(p.blobs),
         AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp }),
-        ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults, searchMemory: p.searchMemory }),
+        ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults, searchMemory: p.searchMemory, vectorIndex: p.vectorIndex }),
         UnderstandingModule.forRoot({ ...p.processing, webhookSigningSecret: p.secret }),
         ReportingModule.forRoot({ dataSource: p.dataSources.reporting }),
         GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins }),

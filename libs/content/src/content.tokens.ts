@@ -15,4 +15,14 @@ export interface ContentOptions {
    * (0 = off: every query on SQL) and the largest KB, in paragraphs, to hold.
    */
   searchMemory?: { budgetBytes?: number; maxParagraphs?: number };
+  /**
+   * The approximate index kept on each vectorset's vectors (SEARCH_VECTOR_INDEX): `hnsw` (the
+   * default) or `none` — no graph to maintain on every write (the bulk of an embedded build's
+   * time, docs/benchmarks.md), semantic search then exact: in memory at any size, by a scan in
+   * SQL otherwise. Existing HNSW indexes are left as they are.
+   */
+  vectorIndex?: VectorIndexKind;
 }
+
+export const VECTOR_INDEX_KINDS = ['hnsw', 'none'] as const;
+export type VectorIndexKind = (typeof VECTOR_INDEX_KINDS)[number];

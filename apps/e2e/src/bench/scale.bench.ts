@@ -28,6 +28,8 @@ import { queries, resourceBody } from './synthetic-text';
  * waits until /find answers from the memory index (debug metrics) and reports how long that took.
  * The embedded database gets `--shared-buffers` (1GB; EMBEDDED_DB_SHARED_BUFFERS) instead of
  * PGlite's 128MB: a KB of 100 k paragraphs is already a few GB of tables and indexes.
+ * `--vector-index none` runs the service with SEARCH_VECTOR_INDEX=none (no HNSW graph to build;
+ * exact semantic search); a KB kept and grown again must use the same setting.
  *
  * The text is generated (Zipf-distributed pseudo-words, deterministic), one label of `--labels` per
  * resource, so a label filter keeps 1/labels of the KB. The semantic model is, by default, an
@@ -208,6 +210,7 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '8' }, reuse: { type: 'string' }, keep: { type: 'boolean', default: false }, 'wait-timeout': { type: 'string', default: '14400' },
       'search-memory-mb': { type: 'string', default: '4096' }, 'search-memory-max-paragraphs': { type: 'string', default: '2000000' },
       'shared-buffers': { type: 'string', default: '1GB' },
+      'vector-index': { type: 'string', default: 'hnsw' },
     },
   });
   const stages = a.stages.split(',').map((s) => numberArg('stages', s.trim(), 0) as number).sort((x, y) => x - y);
@@ -223,7 +226,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const proc = new ServiceProcess('standalone', distMain('standalone'), {
     PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn',
-    SEARCH_MEMORY_MB: String(memoryMb), EMBEDDED_DB_SHARED_BUFFERS: a['shared-buffers'], SEARCH_MEMORY_MAX_PARAGRAPHS: String(numberArg('search-memory-max-paragraphs', a['search-memory-max-paragraphs']) ?? 2_000_000),
+    SEARCH_MEMORY_MB: String(memoryMb), EMBEDDED_DB_SHARED_BUFFERS: a['shared-buffers'], SEARCH_VECTOR_INDEX: String(a['vector-index']), SEARCH_MEMORY_MAX_PARAGRAPHS: String(numberArg('search-memory-max-paragraphs', a['search-memory-max-paragraphs']) ?? 2_000_000),
   }, dataDir);
   proc.start();
   await proc.waitReady(`http://127.0.0.1:${port}/health/ready`, 600_000);

@@ -288,7 +288,7 @@ export class FindService implements OnModuleDestroy {
           timings['memory_index'] = idx ? 1 : 0;
           timings['memory_filter'] = idx && memoryFilter ? 1 : 0;
           const hits = idx
-            ? await memorySemanticSearch(this.ds.manager, idx, scope(), memoryFilter, query)
+            ? await memorySemanticSearch(this.ds.manager, idx, scope(), memoryFilter, query, this.memory.exactScanMax)
             : await semanticSearch(this.ds.manager, scope(), { ...query, population: await this.context.vectorPopulation(plan.kbid, q.vectorset) });
           timings['semantic_ms'] = Date.now() - t0;
           return hits;

@@ -1,8 +1,9 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { FIELD_TYPE_LETTER, type ContentFieldType, type ExtractedFieldData } from '@kb/contracts';
 import type { FieldEntity } from '../../entities/field.entity';
 import type { ResourceEntity } from '../../entities/resource.entity';
+import { CONTENT_OPTIONS, type ContentOptions } from '../../content.tokens';
 import { analyze } from '../analysis';
 import { isSafeVectorset } from '../search-ids';
 import { SqlParams } from '../query/sql';
@@ -83,7 +84,14 @@ function countTerms(terms: string[]): Map<string, number> {
  */
 @Injectable()
 export class SearchIndexerService {
-  constructor(@Optional() private readonly maintenance?: SearchMaintenanceService) {}
+  private readonly vectorIndex: boolean;
+
+  constructor(
+    @Optional() private readonly maintenance?: SearchMaintenanceService,
+    @Optional() @Inject(CONTENT_OPTIONS) options?: Pick<ContentOptions, 'vectorIndex'>,
+  ) {
+    this.vectorIndex = (options?.vectorIndex ?? 'hnsw') === 'hnsw';
+  }
 
   /** Replaces the paragraphs (and their postings and vectors) of one processed field. */
   async indexField(m: EntityManager, resource: ResourceEntity, field: Pick<FieldEntity, 'fieldType' | 'fieldId'>, extracted: ExtractedFieldData): Promise<void> {
@@ -287,7 +295,7 @@ export class SearchIndexerService {
     sql += `
       SELECT count(*)::int AS n FROM ins`;
     await m.query(sql, p.values);
-    for (const h of hnsw) await this.ensureHnsw(m, h.vectorset, h.dimension, h.similarity);
+    if (this.vectorIndex) for (const h of hnsw) await this.ensureHnsw(m, h.vectorset, h.dimension, h.similarity);
   }
 
   /**

@@ -33,14 +33,16 @@ export async function memoryKeywordSearch(m: EntityManager, idx: KbMemoryIndex, 
 export const EXACT_SCAN_MAX = 250_000;
 
 /** Semantic search scored in memory (exact; see memoryKeywordSearch for the filter contract). */
-export async function memorySemanticSearch(m: EntityManager, idx: KbMemoryIndex, scope: RetrievalScope, filter: MemoryFilter | null, q: Omit<VectorQuery, 'population'>): Promise<RetrieverHit[]> {
+export async function memorySemanticSearch(
+  m: EntityManager, idx: KbMemoryIndex, scope: RetrievalScope, filter: MemoryFilter | null, q: Omit<VectorQuery, 'population'>, exactScanMax = EXACT_SCAN_MAX,
+): Promise<RetrieverHit[]> {
   if (q.limit <= 0 || q.vector.length === 0) return [];
   if (filter) {
     const mask = idx.mask(filter);
-    // An exact scan reads every vector the filter lets through: above EXACT_SCAN_MAX of them, the
+    // An exact scan reads every vector the filter lets through: above `exactScanMax` of them, the
     // SQL statement's HNSW index answers sooner (approximately, as it does for every KB on SQL).
     const population = idx.population(q.vectorset);
-    if (mask.count > EXACT_SCAN_MAX && population > EXACT_SCAN_MAX) return semanticSearch(m, scope, { ...q, population });
+    if (mask.count > exactScanMax && population > exactScanMax) return semanticSearch(m, scope, { ...q, population });
     return hitsOf(idx, idx.similarity(q.vectorset, q.vector, q.similarity, q.limit, (_o, s) => atLeast(s, q.minScore), mask).hits);
   }
   const candidates = q.limit * CANDIDATES;

@@ -4,6 +4,7 @@ import { Coalescer } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, type ContentOptions } from '../../content.tokens';
 import { KbMemoryIndex, vectorGroup, type KbMemoryData } from './kb-memory-index';
+import { EXACT_SCAN_MAX } from './memory-retrievers';
 
 /** Defaults of ContentOptions.searchMemory (README: SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS). */
 export const SEARCH_MEMORY_DEFAULTS = { budgetBytes: 256 * 1024 * 1024, maxParagraphs: 200_000 };
@@ -45,6 +46,8 @@ export class SearchMemoryService implements OnModuleDestroy {
   private readonly budgetBytes: number;
   private readonly maxParagraphs: number;
   private closed = false;
+  /** Vectors a filtered exact scan in memory reads at most before SQL's HNSW index answers instead. */
+  readonly exactScanMax: number;
   private readonly generations: Coalescer<string, string | undefined>;
 
   constructor(
@@ -54,6 +57,8 @@ export class SearchMemoryService implements OnModuleDestroy {
   ) {
     this.budgetBytes = options.searchMemory?.budgetBytes ?? SEARCH_MEMORY_DEFAULTS.budgetBytes;
     this.maxParagraphs = options.searchMemory?.maxParagraphs ?? SEARCH_MEMORY_DEFAULTS.maxParagraphs;
+    // Without an approximate index in SQL, an exact scan in memory is the fastest answer at any size.
+    this.exactScanMax = (options.vectorIndex ?? 'hnsw') === 'none' ? Number.POSITIVE_INFINITY : EXACT_SCAN_MAX;
     // Queries that arrive while a read is running share the next one: each still sees a
     // generation read after it arrived.
     this.generations = new Coalescer(async (kbids) => {

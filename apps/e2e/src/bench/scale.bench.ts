@@ -139,10 +139,14 @@ async function grow(http: HttpClient, m: Manifest, credential: Credential, upTo:
     while (next < target && failures.length < 10) {
       const i = next++;
       const body = resourceBody(i, m.per_resource, m.labels);
-      let res = await http.call('POST', `/api/v1/kb/${m.kbid}/resources`, { credential, body });
-      for (let attempt = 0; (res.status === 429 || res.status >= 500) && attempt < 5; attempt++) {
+      // A kept-alive socket the server closed while the benchmark measured (idle past its
+      // keep-alive timeout) fails the next request on it: sent again, like a 429 or a 5xx (a create
+      // that did land answers 409 the second time).
+      const create = () => http.call('POST', `/api/v1/kb/${m.kbid}/resources`, { credential, body }).catch((err: unknown) => ({ status: 0, body: String((err as Error).cause ?? err) }));
+      let res = await create();
+      for (let attempt = 0; (res.status === 0 || res.status === 429 || res.status >= 500) && attempt < 5; attempt++) {
         await sleep(1000 * (attempt + 1));
-        res = await http.call('POST', `/api/v1/kb/${m.kbid}/resources`, { credential, body });
+        res = await create();
       }
       // 409: the slug exists — created by an earlier run that was stopped mid-stage (resumed with --reuse)
       if (res.status !== 201 && res.status !== 409) failures.push(`doc-${i}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);

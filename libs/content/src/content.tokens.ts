@@ -26,3 +26,8 @@ export interface ContentOptions {
 
 export const VECTOR_INDEX_KINDS = ['hnsw', 'none'] as const;
 export type VectorIndexKind = (typeof VECTOR_INDEX_KINDS)[number];
+
+/** Whether vectorsets get an HNSW index (ContentOptions.vectorIndex, `hnsw` unless set). */
+export function keepsHnswIndex(options: Pick<ContentOptions, 'vectorIndex'> | undefined): boolean {
+  return (options?.vectorIndex ?? 'hnsw') === 'hnsw';
+}

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { FIELD_TYPE_LETTER, type ContentFieldType, type ExtractedFieldData } from '@kb/contracts';
 import type { FieldEntity } from '../../entities/field.entity';
 import type { ResourceEntity } from '../../entities/resource.entity';
-import { CONTENT_OPTIONS, type ContentOptions } from '../../content.tokens';
+import { CONTENT_OPTIONS, keepsHnswIndex, type ContentOptions } from '../../content.tokens';
 import { analyze } from '../analysis';
 import { isSafeVectorset } from '../search-ids';
 import { SqlParams } from '../query/sql';
@@ -84,13 +84,13 @@ function countTerms(terms: string[]): Map<string, number> {
  */
 @Injectable()
 export class SearchIndexerService {
-  private readonly vectorIndex: boolean;
+  private readonly hnsw: boolean;
 
   constructor(
     @Optional() private readonly maintenance?: SearchMaintenanceService,
     @Optional() @Inject(CONTENT_OPTIONS) options?: Pick<ContentOptions, 'vectorIndex'>,
   ) {
-    this.vectorIndex = (options?.vectorIndex ?? 'hnsw') === 'hnsw';
+    this.hnsw = keepsHnswIndex(options);
   }
 
   /** Replaces the paragraphs (and their postings and vectors) of one processed field. */
@@ -295,7 +295,7 @@ export class SearchIndexerService {
     sql += `
       SELECT count(*)::int AS n FROM ins`;
     await m.query(sql, p.values);
-    if (this.vectorIndex) for (const h of hnsw) await this.ensureHnsw(m, h.vectorset, h.dimension, h.similarity);
+    if (this.hnsw) for (const h of hnsw) await this.ensureHnsw(m, h.vectorset, h.dimension, h.similarity);
   }
 
   /**

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { Coalescer } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
-import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, type ContentOptions } from '../../content.tokens';
+import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, keepsHnswIndex, type ContentOptions } from '../../content.tokens';
 import { KbMemoryIndex, vectorGroup, type KbMemoryData } from './kb-memory-index';
 import { EXACT_SCAN_MAX } from './memory-retrievers';
 
@@ -58,7 +58,7 @@ export class SearchMemoryService implements OnModuleDestroy {
     this.budgetBytes = options.searchMemory?.budgetBytes ?? SEARCH_MEMORY_DEFAULTS.budgetBytes;
     this.maxParagraphs = options.searchMemory?.maxParagraphs ?? SEARCH_MEMORY_DEFAULTS.maxParagraphs;
     // Without an approximate index in SQL, an exact scan in memory is the fastest answer at any size.
-    this.exactScanMax = (options.vectorIndex ?? 'hnsw') === 'none' ? Number.POSITIVE_INFINITY : EXACT_SCAN_MAX;
+    this.exactScanMax = keepsHnswIndex(options) ? EXACT_SCAN_MAX : Number.POSITIVE_INFINITY;
     // Queries that arrive while a read is running share the next one: each still sees a
     // generation read after it arrived.
     this.generations = new Coalescer(async (kbids) => {

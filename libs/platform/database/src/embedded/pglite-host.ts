@@ -7,7 +7,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock';
 import { coalesceWrites } from './coalesce-writes';
 import { guardSharedSession } from './pglite-session-guard';
-import { StatementProfile, writeProfilePeriodically } from './statement-profile';
+import { profileToFile } from './statement-profile';
 
 /*
  * This module runs inside the worker thread that hosts PGlite (see embedded-postgres.ts): the
@@ -51,10 +51,9 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
     const startParams = options.sharedBuffers ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers}`] : undefined;
     db = await PGlite.create(options.dataDir, { extensions: { vector }, ...(startParams ? { startParams } : {}) });
     await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
-    const profile = options.statementStats ? new StatementProfile() : undefined;
-    const profileWriter = profile && options.statementStats ? writeProfilePeriodically(profile, options.statementStats) : undefined;
+    const profiling = options.statementStats ? profileToFile(options.statementStats) : undefined;
     const server = new PGLiteSocketServer({
-      db: guardSharedSession(db, profile),
+      db: guardSharedSession(db, profiling?.profile),
       host: options.host,
       port: options.port,
       maxConnections: options.maxConnections,
@@ -73,7 +72,7 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
           // stop() resolves once every client socket is gone, so no handler touches the db afterwards.
           await server.stop();
         } finally {
-          profileWriter?.stop();
+          profiling?.stop();
           try {
             if (!opened.closed) await opened.close();
           } finally {

@@ -82,8 +82,9 @@ export class StatementProfile {
   }
 }
 
-/** Writes `profile.report()` to `file` every `everyMs` and once more on stop. */
-export function writeProfilePeriodically(profile: StatementProfile, file: string, everyMs = 5000): { stop(): void } {
+/** A profile whose report is written to `file` every `everyMs` and once more on stop. */
+export function profileToFile(file: string, everyMs = 5000): { profile: StatementProfile; stop(): void } {
+  const profile = new StatementProfile();
   const write = (): void => {
     try {
       writeFileSync(file, profile.report());
@@ -94,6 +95,7 @@ export function writeProfilePeriodically(profile: StatementProfile, file: string
   const timer = setInterval(write, everyMs);
   timer.unref();
   return {
+    profile,
     stop: () => {
       clearInterval(timer);
       write();

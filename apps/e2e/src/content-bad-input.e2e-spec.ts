@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +30,7 @@ interface Row {
 
 const MISSING = '00000000-0000-4000-8000-000000000000';
 const JSON_LIMIT = 64 * 1024;
+const KEEP_ALIVE_MS = 1_500;
 
 /**
  * Every kind of bad input over HTTP gets the spec's status and error body, and leaves the KB as
@@ -45,7 +48,7 @@ describe('content API — bad input changes nothing', () => {
 
   beforeAll(async () => {
     blobRoot = mkdtempSync(join(tmpdir(), 'kb-e2e-bad-input-blobs-'));
-    topology = await startStandalone({ JSON_BODY_LIMIT: `${JSON_LIMIT}b`, BLOB_FS_ROOT: blobRoot });
+    topology = await startStandalone({ JSON_BODY_LIMIT: `${JSON_LIMIT}b`, HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS), BLOB_FS_ROOT: blobRoot });
     http = topology.http;
     const boot = topology.bootstrap();
     kbid = boot.kb.id;
@@ -207,6 +210,36 @@ describe('content API — bad input changes nothing', () => {
       if (row.detail) expect(body.detail).toMatch(row.detail);
     }
     expect(await snapshot()).toEqual(before);
+  });
+
+  // HTTP_KEEP_ALIVE_TIMEOUT_MS (default 65 s, above proxies' 60 s; Node's own is 5 s): the idle
+  // connection is reused within it and closed by the service once it has passed.
+  it('keeps an idle connection open for HTTP_KEEP_ALIVE_TIMEOUT_MS, then closes it', async () => {
+    const url = new URL(http.baseUrl);
+    const socket = connect(Number(url.port), url.hostname);
+    let received = '';
+    let closedAt: number | undefined;
+    socket.on('data', (c: Buffer) => (received += c.toString()));
+    socket.on('close', () => (closedAt = Date.now()));
+    await once(socket, 'connect');
+    const answers = () => (received.match(/HTTP\/1\.1 200 /g) ?? []).length;
+    const ask = async () => {
+      const before = answers();
+      socket.write(`GET /health/live HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`);
+      await http.eventually(async () => (answers() > before ? true : undefined), 5_000, 'the answer on the kept connection');
+    };
+    try {
+      await ask();
+      await new Promise((r) => setTimeout(r, KEEP_ALIVE_MS / 2));
+      await ask(); // idle for half the timeout: the same connection answers
+      const last = Date.now();
+      await http.eventually(async () => (closedAt !== undefined ? true : undefined), 10_000, 'the service to close the idle connection');
+      expect(closedAt! - last).toBeGreaterThanOrEqual(KEEP_ALIVE_MS - 100);
+      expect(closedAt! - last).toBeLessThan(4_000);
+      expect(answers()).toBe(2);
+    } finally {
+      socket.destroy();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
-import { GatewayModule, configureGatewayHttp } from '@kb/gateway';
+import { GatewayModule, HTTP_KEEP_ALIVE_TIMEOUT_MS, configureGatewayHttp } from '@kb/gateway';
 import { createLogger } from '@kb/platform/observability';
 import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
@@ -14,6 +14,7 @@ runMain(logger, async () => {
   const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
   const accessCacheTtlSeconds = reader.int('ACCESS_CACHE_TTL_SECONDS', 5, { min: 0, max: 300 });
   const jsonBodyLimit = reader.string('JSON_BODY_LIMIT', '25mb');
+  const keepAliveTimeoutMs = reader.int('HTTP_KEEP_ALIVE_TIMEOUT_MS', HTTP_KEEP_ALIVE_TIMEOUT_MS, { min: 1_000, max: 600_000 });
   const corsOrigins = reader.list('CORS_ORIGINS');
   reader.done();
   const secret = await serverSecret(env, runtime.dataDir);
@@ -24,7 +25,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     serviceAppModule('gateway', logger, bus, [blobStoreHealthCheck(blobs)], [StorageModule.forRoot(blobs), GatewayModule.forRoot({ accessCacheTtlSeconds, corsOrigins })]),
     logger,
-    (a) => configureGatewayHttp(a, { logger, jsonBodyLimit }),
+    (a) => configureGatewayHttp(a, { logger, jsonBodyLimit, keepAliveTimeoutMs }),
   );
   closeOnSignals(logger, async () => {
     await app.close();

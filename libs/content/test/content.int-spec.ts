@@ -179,7 +179,12 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
     await blobs.put(`content/kbs/${kbid}/r/other/f/doc/original`, Buffer.from('bytes'));
     await bus.request(ContentSubjects.deleteResource, { kbid, rid: uuid });
     await expect(get(uuid)).rejects.toBeInstanceOf(DomainError);
-    expect(await blobs.exists(`content/kbs/${kbid}/r/${uuid}/f/doc/original`)).toBe(false);
+    // The blob cleanup is committed with the delete and carried out right after it, in the background.
+    await eventually(async () => ((await blobs.exists(`content/kbs/${kbid}/r/${uuid}/f/doc/original`)) ? undefined : true), 5000, 'the blob cleanup');
+    await eventually(async () => {
+      const left: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.outbox WHERE kind = 'blob_cleanup' AND target LIKE $1`, [`%${uuid}%`]);
+      return Number(left[0]?.n) === 0 ? true : undefined;
+    }, 5000, 'the cleanup row to be removed once carried out');
     expect(await blobs.exists(`content/kbs/${kbid}/r/other/f/doc/original`)).toBe(true);
 
     await bus.publish(AccountsSubjects.kbDeleted, { account_id: 'a', kb_id: kbid });

@@ -5,6 +5,7 @@ import { memoryKeywordSearch, memorySemanticSearch } from '../src/search/memory/
 import { keywordSearch, semanticSearch } from '../src/search/query/retrievers';
 import { SqlParams } from '../src/search/query/sql';
 import { VectorsetsService } from '../src/processing/vectorsets.service';
+import { SearchMaintenanceService } from '../src/search/index/search-maintenance.service';
 import { FindService } from '../src/search/find.service';
 import { RequestReader } from '../src/search/query/request-reader';
 import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
@@ -261,43 +262,113 @@ describe('search index in memory', () => {
     expect(same(m.paragraphs.map((p) => [p.id, p.score]), (await outcome(true)).paragraphs.map((p) => [p.id, p.score]))).toBe(true);
   });
 
-  it('is not used once a write changed the index, and agrees again once rebuilt', async () => {
+  it('brings the index up to date from the change log after every write: the next query sees the write, from memory, as SQL does', async () => {
     expect(await memory.build(kbid)).toBeDefined();
     const probe = { query: 'apollo orbit', top_k: 50 };
+    const held = () => memory.stats().kbs.find((k) => k.kbid === kbid)!;
+    /** The next query after a write: answered in memory, without the write's victim, equal to SQL. */
+    const next = async (body: FindBody, absent?: string) => {
+      const m = await find(body);
+      expect(m.metrics?.['memory_index']).toBe(1);
+      if (absent) expect(Object.keys(m.resources)).not.toContain(absent);
+      expect(same(strip(m), strip(await viaSql(body)))).toBe(true);
+      return m;
+    };
 
-    // a new resource
+    // a new resource: appended, not read again in full
+    const before = held();
     const rid = await add(100);
-    let m = await find(probe);
-    expect(m.metrics?.['memory_index']).toBe(0);
-    expect(same(strip(m), strip(await viaSql(probe)))).toBe(true);
+    const m = await next(probe);
+    expect(Object.keys(m.resources)).toContain(rid);
+    expect(held().appended).toBeGreaterThan(before.appended);
+    expect(held().paragraphs).toBeGreaterThan(before.paragraphs);
     await expectSame('after a new resource');
 
-    // groups and hidden changed
+    // groups and hidden changed: the old paragraphs dead, the new rows appended
     await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid, body: { security: { access_groups: ['g9'] } } });
-    m = await find({ ...probe, security: { groups: ['g1'] } });
-    expect(m.metrics?.['memory_index']).toBe(0);
-    expect(Object.keys(m.resources)).not.toContain(rid);
+    await next({ ...probe, security: { groups: ['g1'] } }, rid);
+    expect(held().dead).toBeGreaterThan(before.dead);
     await expectSame('after a groups change');
     await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: rids[5], body: { hidden: true } });
-    m = await find(probe);
-    expect(m.metrics?.['memory_index']).toBe(0);
-    expect(Object.keys(m.resources)).not.toContain(rids[5]);
+    await next(probe, rids[5]);
     await expectSame('after hiding a resource');
 
     // a deleted resource
     await fx.bus.request(ContentSubjects.deleteResource, { kbid, rid: rids[6] });
-    m = await find(probe);
-    expect(m.metrics?.['memory_index']).toBe(0);
-    expect(Object.keys(m.resources)).not.toContain(rids[6]);
+    await next(probe, rids[6]);
     await expectSame('after a delete');
 
     // another replica (or a repair script) writing straight to the index tables
     await fx.ds.query(`UPDATE content.search_paragraphs SET hidden = true WHERE rid = $1`, [rids[7]]);
-    m = await find(probe);
-    expect(m.metrics?.['memory_index']).toBe(0);
-    expect(Object.keys(m.resources)).not.toContain(rids[7]);
+    await next(probe, rids[7]);
     await expectSame('after a write by another process');
+
+    // several writes between two queries, one of them undone in the same stretch
+    const a = await add(101);
+    const b = await add(102);
+    await fx.bus.request(ContentSubjects.deleteResource, { kbid, rid: a });
+    await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: b, body: { hidden: true } });
+    await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: rids[5], body: { hidden: false } });
+    await next({ ...probe, show_hidden: true });
+    await expectSame('after several writes');
   }, 240_000);
+
+  it('reads the KB again in full once a chain of changes is broken, or once updates have fragmented the index', async () => {
+    expect(await memory.build(kbid)).toBeDefined();
+    // A generation set without a change row (as dropping a vectorset sets it): the chain is broken.
+    await fx.ds.query(`UPDATE content.search_stats SET generation = nextval('content.search_generation') WHERE kbid = $1`, [kbid]);
+    const m = await find({ query: 'apollo' });
+    expect(m.metrics?.['memory_index']).toBe(0);
+    await memory.settled(kbid);
+    expect(memory.stats().kbs.find((k) => k.kbid === kbid)).toMatchObject({ appended: 0, dead: 0 });
+
+    // Changing most resources' groups leaves more than a fifth of the paragraphs dead: the index is
+    // read again in full in the background while the updated one answers.
+    for (const rid of rids.slice(8, 20)) await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid, body: { security: { access_groups: ['g2'] } } });
+    const after = await find({ query: 'apollo budget', security: { groups: ['g2'] } });
+    expect(after.metrics?.['memory_index']).toBe(1);
+    await memory.settled(kbid);
+    expect(memory.stats().kbs.find((k) => k.kbid === kbid)).toMatchObject({ appended: 0, dead: 0 });
+    await expectSame('after a full read that replaced an updated index');
+  }, 120_000);
+
+  it('keeps a full read that writes overtook, brought up to date from the change log', async () => {
+    await fx.ds.query(`UPDATE content.search_stats SET generation = nextval('content.search_generation') WHERE kbid = $1`, [kbid]);
+    // A write lands while the index is being read: after the read's first chunk of paragraphs (a
+    // statement on the same database, as another replica's would be).
+    const query = fx.ds.query.bind(fx.ds);
+    let wrote = false;
+    // (every argument passed on: an EntityManager's query comes here with its transaction's runner)
+    fx.ds.query = (async (sql: string, ...rest: unknown[]) => {
+      const rows = await (query as (...a: unknown[]) => Promise<unknown>)(sql, ...rest);
+      if (!wrote && sql.includes('FROM content.search_paragraphs WHERE kbid = $1 AND id > $2::bigint')) {
+        wrote = true;
+        await query(`UPDATE content.search_paragraphs SET hidden = NOT hidden WHERE rid = $1`, [rids[9]]);
+      }
+      return rows;
+    }) as typeof fx.ds.query;
+    try {
+      expect(await memory.build(kbid)).toBeDefined();
+    } finally {
+      fx.ds.query = query;
+    }
+    expect(wrote).toBe(true);
+    expect(memory.stats().kbs.find((k) => k.kbid === kbid)!.appended).toBeGreaterThan(0);
+    await expectSame('after a full read overtaken by writes');
+    await fx.ds.query(`UPDATE content.search_paragraphs SET hidden = NOT hidden WHERE rid = $1`, [rids[9]]);
+  }, 120_000);
+
+  it('keeps no change older than the maintenance pass allows', async () => {
+    await fx.ds.query(`UPDATE content.search_changes SET at = at - interval '1 hour' WHERE kbid = $1`, [kbid]);
+    const rows = async () => Number(((await fx.ds.query(`SELECT count(*)::int AS n FROM content.search_changes WHERE kbid = $1`, [kbid])) as { n: number }[])[0]!.n);
+    expect(await rows()).toBeGreaterThan(0);
+    await fx.get(SearchMaintenanceService).runOnce(true);
+    expect(await rows()).toBe(0);
+    // an index behind the pruned changes is read again in full
+    await add(103);
+    expect(await memory.build(kbid)).toBeDefined();
+    await expectSame('after the change log was pruned');
+  }, 120_000);
 
   it('forgets a dropped vectorset at once', async () => {
     expect(await memory.build(kbid)).toBeDefined();

@@ -1,6 +1,8 @@
-import { ContentSubjects } from '@kb/contracts';
+import { ContentSubjects, type ExtractedFieldData } from '@kb/contracts';
 import { eventually } from '@kb/platform/testing';
 import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
+import { ResourceEntity } from '../src/entities';
+import { SearchIndexerService } from '../src/search/index/search-indexer.service';
 import { EXACT_SCAN_MAX } from '../src/search/memory/memory-retrievers';
 import { SearchMemoryService } from '../src/search/memory/search-memory.service';
 import { EXACT_SCAN_LIMIT, semanticSearch } from '../src/search/query/retrievers';
@@ -58,6 +60,40 @@ describe('vector index kinds', () => {
         return res.metrics?.['memory_index'] === 1 ? res : undefined;
       }, 10_000, 'the memory index answers');
       expect(r.best_matches).toHaveLength(3);
+    });
+  });
+
+  describe('an HNSW index created by a write that rolls back', () => {
+    let fx: SearchFixture;
+    beforeAll(async () => {
+      fx = await startSearchFixture();
+    }, 60_000);
+    afterAll(async () => fx?.close());
+
+    it('is created again by the next write', async () => {
+      const text = texts[0] as string;
+      const { uuid } = await fx.bus.request(ContentSubjects.createResource, { kbid, body: { title: 'Rolled back', slug: 'rolled-back', texts: { body: { body: text } } } });
+      const resource = await fx.ds.getRepository(ResourceEntity).findOneByOrFail({ id: uuid });
+      const end = text.indexOf('\n\n');
+      const extracted = {
+        text: { text, split_text: {}, deleted_splits: [] },
+        metadata: { metadata: { paragraphs: [{ start: 0, end, kind: 'TEXT' }], language: 'en', mime_type: 'text/plain', ner: {}, relations: [] }, split_metadata: {}, deleted_splits: [] },
+        vectors: {
+          vectors: { vectors: [{ start: 0, end, start_paragraph: 0, end_paragraph: end, vector: toyEmbed(text.slice(0, end)) }] },
+          split_vectors: {}, deleted_splits: [], vectorset: TOY_VECTORSET, similarity: 'DOT',
+        },
+      } as unknown as ExtractedFieldData;
+      const indexer = fx.get(SearchIndexerService);
+      await expect(fx.ds.transaction(async (m) => {
+        await indexer.indexField(m, resource, { fieldType: 'text', fieldId: 'body' }, extracted);
+        expect(await m.query(HNSW_INDEXES)).toEqual([{ n: 1 }]);
+        // a second write of the same transaction finds the index it created (and must not take it as committed)
+        await indexer.indexField(m, resource, { fieldType: 'text', fieldId: 'other' }, extracted);
+        throw new Error('rolled back');
+      })).rejects.toThrow('rolled back');
+      expect(await fx.ds.query(HNSW_INDEXES)).toEqual([{ n: 0 }]);
+      await fill(fx);
+      expect(await fx.ds.query(HNSW_INDEXES)).toEqual([{ n: 1 }]);
     });
   });
 

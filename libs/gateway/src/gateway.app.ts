@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -19,7 +20,16 @@ export interface GatewayHttpOptions {
   logger: ErrorLogger;
   /** Largest JSON body accepted (text fields can be large). */
   jsonBodyLimit: string;
+  /** How long an idle kept-alive connection stays open (HTTP_KEEP_ALIVE_TIMEOUT_MS). */
+  keepAliveTimeoutMs?: number;
 }
+
+/**
+ * Idle kept-alive connections are held longer than the 60 s idle timeout of common load
+ * balancers and proxies, so that they, not the service, close them: a proxy sending a request on a
+ * connection the service closed at that moment would answer 502. (Node's own default is 5 s.)
+ */
+export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * Express set-up of the edge, in order: CORS, the credential-count rule (nothing else runs for a
@@ -27,6 +37,7 @@ export interface GatewayHttpOptions {
  * Create the app with `bodyParser: false` so this order holds.
  */
 export function configureGatewayHttp(app: INestApplication, options: GatewayHttpOptions): void {
+  (app.getHttpServer() as Server).keepAliveTimeout = options.keepAliveTimeoutMs ?? HTTP_KEEP_ALIVE_TIMEOUT_MS;
   // CORS first: a browser's preflight carries no credential and must be answered before anything else.
   const cors = app.get<CorsPolicy>(CORS_POLICY, { strict: false });
   app.use(cors.middleware());

@@ -22,10 +22,14 @@ import { queries, resourceBody } from './synthetic-text';
  *   npm run bench -- scale --reuse <dir> --stages 2000000     # grow a kept KB further
  *   npm run bench -- scale --reuse <dir> --stages 0           # measure a kept KB again (e.g. after a change)
  *
+ * After each stage's queries, `--writes` (20) single resources are created one at a time, and the
+ * first /find after each (hybrid, label filter) is timed: a KB under writes.
+ *
  * The service runs with `--search-memory-mb` (4096) and `--search-memory-max-paragraphs`
  * (2,000,000) as SEARCH_MEMORY_MB / SEARCH_MEMORY_MAX_PARAGRAPHS, so that the KB's search index is
  * held in memory at every stage (`--search-memory-mb 0`: SQL only). Before measuring, the benchmark
- * waits until /find answers from the memory index (debug metrics) and reports how long that took.
+ * waits until /find answers from the memory index (debug metrics) and reports how long that took,
+ * and the longest the service took meanwhile to answer /health/live (how long the build stalls it).
  * The embedded database gets `--shared-buffers` (1GB; EMBEDDED_DB_SHARED_BUFFERS) instead of
  * PGlite's 128MB: a KB of 100 k paragraphs is already a few GB of tables and indexes.
  * `--vector-index none` runs the service with SEARCH_VECTOR_INDEX=none (no HNSW graph to build;
@@ -55,6 +59,8 @@ interface StageRow {
   build_s: number;
   /** Seconds from the end of the build until /find answered from the memory index (null: SQL only). */
   memory_index_s: number | null;
+  /** Longest /health/live answer while the memory index was built (the service's longest stall). */
+  memory_index_stall_ms?: number;
   /** A kept KB measured again (`--stages 0`), nothing built. */
   remeasured?: boolean;
   paragraphs_per_s: number;
@@ -62,6 +68,8 @@ interface StageRow {
   rss_after_mb: number;
   data_dir_mb: number;
   queries: Record<string, { p50_ms: number; p95_ms: number; p99_ms: number; hits: number }>;
+  /** The first /find after each of `writes` single-resource writes (`--writes`). */
+  after_write?: { p50_ms: number; p95_ms: number; max_ms: number; memory_index: number; writes: number };
 }
 
 const MANIFEST = 'scale-manifest.json';
@@ -112,16 +120,41 @@ async function createKb(http: HttpClient, dataDir: string, learning: Record<stri
   return { kbid: kb.id, token: key.token };
 }
 
-/** Waits until /find answers from the memory index (debug metrics); seconds it took, or null on timeout. */
-async function waitForMemoryIndex(http: HttpClient, kbid: string, credential: NonNullable<Credential>, timeoutS: number): Promise<number | null> {
+/**
+ * Waits until /find answers from the memory index (debug metrics): seconds it took (null on
+ * timeout), and the longest the service took meanwhile to answer /health/live, asked every
+ * 100 ms — how long building the index stalls every other request.
+ */
+async function waitForMemoryIndex(http: HttpClient, kbid: string, credential: NonNullable<Credential>, timeoutS: number, onTick: () => void = () => undefined): Promise<{ seconds: number | null; stallMs: number }> {
   const started = performance.now();
-  for (;;) {
-    const res = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/find`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify({ query: 'memory probe', features: ['keyword'], top_k: 1, debug: true }) });
-    const body = (await res.json()) as { metrics?: Record<string, number> };
-    const s = (performance.now() - started) / 1000;
-    if (body.metrics?.['memory_index'] === 1) return Math.round(s);
-    if (s > timeoutS) return null;
-    await sleep(2_000);
+  let done = false;
+  let stallMs = 0;
+  const monitor = (async () => {
+    while (!done) {
+      const t = performance.now();
+      await fetch(`${http.baseUrl}/health/live`).then((r) => r.arrayBuffer()).catch(() => undefined);
+      stallMs = Math.max(stallMs, performance.now() - t);
+      onTick();
+      await sleep(100);
+    }
+  })();
+  try {
+    for (;;) {
+      // A probe sent on a kept-alive socket the server has just closed fails: asked again.
+      const body = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/find`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify({ query: 'memory probe', features: ['keyword'], top_k: 1, debug: true }) })
+        .then((res) => res.json() as Promise<{ metrics?: Record<string, number> }>)
+        .catch((err: unknown) => {
+          console.log(`memory index probe failed (${String((err as Error).cause ?? err)}): asked again`);
+          return {} as { metrics?: Record<string, number> };
+        });
+      const s = (performance.now() - started) / 1000;
+      if (body.metrics?.['memory_index'] === 1) return { seconds: Math.round(s), stallMs: Math.round(stallMs) };
+      if (s > timeoutS) return { seconds: null, stallMs: Math.round(stallMs) };
+      await sleep(2_000);
+    }
+  } finally {
+    done = true;
+    await monitor;
   }
 }
 
@@ -205,6 +238,38 @@ async function measureQueries(http: HttpClient, m: Manifest, credential: NonNull
   return out;
 }
 
+/**
+ * A KB under writes: `count` times, one more resource is created and processed, then /find (hybrid,
+ * label filter) is asked at once — the first query to see the write. Its latency, and how many of
+ * them the memory index answered (brought up to date from the change log) rather than SQL.
+ */
+async function measureAfterWrites(http: HttpClient, m: Manifest, credential: NonNullable<Credential>, count: number): Promise<NonNullable<StageRow['after_write']>> {
+  const qs = queries(count + 1);
+  const body = { features: ['keyword', 'semantic'], top_k: 20, filter_expression: { field: { prop: 'label', labelset: 'topic', label: 't3' } }, min_score: { semantic: 0 }, debug: true };
+  const ms: number[] = [];
+  let memory = 0;
+  for (let i = 0; i < count; i++) {
+    const created = await expectStatus('create', http.call<{ uuid: string }>('POST', `/api/v1/kb/${m.kbid}/resources`, { credential, body: resourceBody(m.resources, m.per_resource, m.labels) }), 201);
+    m.resources += 1;
+    m.paragraphs += m.per_resource;
+    for (;;) {
+      const r = await http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${m.kbid}/resource/${created.uuid}`, { credential });
+      if (r.body.metadata?.status === 'PROCESSED') break;
+      if (r.body.metadata?.status === 'ERROR') throw new Error(`resource ${created.uuid} failed processing`);
+      await sleep(100);
+    }
+    const started = performance.now();
+    const res = await fetch(`${http.baseUrl}/api/v1/kb/${m.kbid}/find`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify({ ...body, query: qs[i] }) });
+    const out = (await res.json()) as { metrics?: Record<string, number> };
+    ms.push(performance.now() - started);
+    if (out.metrics?.['memory_index'] === 1) memory++;
+  }
+  const r = { p50_ms: percentile(ms, 50), p95_ms: percentile(ms, 95), max_ms: Math.max(...ms), memory_index: memory, writes: count };
+  console.log(`first /find after a write (hybrid, label filter): p50 ${r.p50_ms.toFixed(1)} ms, p95 ${r.p95_ms.toFixed(1)} ms, max ${r.max_ms.toFixed(1)} ms; ${memory}/${count} from the memory index`);
+  console.log(`  each, ms: ${ms.map((x) => Math.round(x)).join(' ')}`);
+  return r;
+}
+
 async function main(): Promise<void> {
   const { values: a } = parseArgs({
     args: cliArgs(),
@@ -214,11 +279,12 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '8' }, reuse: { type: 'string' }, keep: { type: 'boolean', default: false }, 'wait-timeout': { type: 'string', default: '14400' },
       'search-memory-mb': { type: 'string', default: '4096' }, 'search-memory-max-paragraphs': { type: 'string', default: '2000000' },
       'shared-buffers': { type: 'string', default: '1GB' },
-      'vector-index': { type: 'string', default: 'hnsw' },
+      'vector-index': { type: 'string', default: 'hnsw' }, writes: { type: 'string', default: '20' },
     },
   });
   const stages = a.stages.split(',').map((s) => numberArg('stages', s.trim(), 0) as number).sort((x, y) => x - y);
   const memoryMb = numberArg('search-memory-mb', a['search-memory-mb'], 0) ?? 4096;
+  const writes = numberArg('writes', a.writes, 0) ?? 20;
   if (a.embedder !== 'hashed' && a.embedder !== 'builtin') throw new Error('--embedder is hashed or builtin');
   const dataDir = a.reuse ? resolve(a.reuse) : mkdtempSync(join(tmpdir(), 'kb-bench-scale-'));
   if (a.reuse && !existsSync(join(dataDir, MANIFEST))) throw new Error(`${dataDir} holds no ${MANIFEST}`);
@@ -259,23 +325,29 @@ async function main(): Promise<void> {
       if (stage === 0 && m.paragraphs > 0) {
         // measure the KB as it is (a kept KB, after a change to the service)
         console.log(`\n== measuring ${m.paragraphs} paragraphs ==`);
-        const memoryS = memoryMb > 0 ? await waitForMemoryIndex(http, m.kbid, credential, 3600) : null;
-        console.log(`memory index: ${memoryS === null ? 'not used' : `answering after ${memoryS} s`}`);
+        // the largest RSS seen while the memory index builds (a kept KB's process starts without it)
+        let rssMax = rssMb(proc.pid);
+        const sampleRss = () => (rssMax = Math.max(rssMax, rssMb(proc.pid)));
+        const wait = memoryMb > 0 ? await waitForMemoryIndex(http, m.kbid, credential, 3600, sampleRss) : null;
+        const memoryS = wait?.seconds ?? null;
+        console.log(`memory index: ${memoryS === null ? 'not used' : `answering after ${memoryS} s, longest stall ${wait?.stallMs} ms`}`);
         const q = await measureQueries(http, m, credential, numberArg('queries', a.queries) ?? 200);
-        const last = m.stages[m.stages.length - 1];
-        m.stages.push({ paragraphs: m.paragraphs, build_s: 0, memory_index_s: memoryS, paragraphs_per_s: 0, rss_max_mb: Math.round(rssMb(proc.pid)), rss_after_mb: Math.round(rssMb(proc.pid)), data_dir_mb: last?.data_dir_mb ?? Math.round(dirMb(dataDir)), queries: q, remeasured: true });
+        const afterWrite = writes > 0 ? await measureAfterWrites(http, m, credential, writes) : undefined;
+        const rssAfter = rssMb(proc.pid);
+        m.stages.push({ paragraphs: m.paragraphs, build_s: 0, memory_index_s: memoryS, memory_index_stall_ms: wait?.stallMs, paragraphs_per_s: 0, rss_max_mb: Math.round(Math.max(rssMax, rssAfter)), rss_after_mb: Math.round(rssAfter), data_dir_mb: Math.round(dirMb(dataDir)), queries: q, after_write: afterWrite, remeasured: true });
         writeFileSync(join(dataDir, MANIFEST), JSON.stringify(m, null, 2), { mode: 0o600 });
         continue;
       }
       if (stage <= m.paragraphs) continue;
       console.log(`\n== growing to ${stage} paragraphs (${Math.ceil(stage / m.per_resource)} resources) ==`);
       let rssMax = rssMb(proc.pid);
+      const sampleRss = () => (rssMax = Math.max(rssMax, rssMb(proc.pid)));
       const before = m.paragraphs;
       const started = performance.now();
-      await grow(http, m, credential, stage, numberArg('concurrency', a.concurrency) ?? 8, () => (rssMax = Math.max(rssMax, rssMb(proc.pid))));
+      await grow(http, m, credential, stage, numberArg('concurrency', a.concurrency) ?? 8, sampleRss);
       const deadline = Date.now() + (numberArg('wait-timeout', a['wait-timeout']) ?? 14400) * 1000;
       for (;;) {
-        rssMax = Math.max(rssMax, rssMb(proc.pid));
+        sampleRss();
         const left = await pending(http, m.kbid, credential);
         if (left === 0) break;
         if (Date.now() > deadline) throw new Error(`timed out with ${left} resources PENDING`);
@@ -285,21 +357,24 @@ async function main(): Promise<void> {
       const buildS = (performance.now() - started) / 1000;
       writeFileSync(join(dataDir, MANIFEST), JSON.stringify(m, null, 2), { mode: 0o600 });
       console.log(`built ${m.paragraphs - before} paragraphs in ${buildS.toFixed(0)} s (${((m.paragraphs - before) / buildS).toFixed(0)} paragraphs/s); measuring /find`);
-      const memoryS = memoryMb > 0 ? await waitForMemoryIndex(http, m.kbid, credential, 3600) : null;
-      rssMax = Math.max(rssMax, rssMb(proc.pid));
-      console.log(`memory index: ${memoryS === null ? 'not used' : `answering after ${memoryS} s`}`);
+      const wait = memoryMb > 0 ? await waitForMemoryIndex(http, m.kbid, credential, 3600, sampleRss) : null;
+      const memoryS = wait?.seconds ?? null;
+      sampleRss();
+      console.log(`memory index: ${memoryS === null ? 'not used' : `answering after ${memoryS} s, longest stall ${wait?.stallMs} ms`}`);
       const q = await measureQueries(http, m, credential, numberArg('queries', a.queries) ?? 200);
+      const afterWrite = writes > 0 ? await measureAfterWrites(http, m, credential, writes) : undefined;
       m.stages.push({
-        paragraphs: m.paragraphs, build_s: Math.round(buildS), memory_index_s: memoryS, paragraphs_per_s: Math.round((m.paragraphs - before) / buildS),
-        rss_max_mb: Math.round(rssMax), rss_after_mb: Math.round(rssMb(proc.pid)), data_dir_mb: Math.round(dirMb(dataDir)), queries: q,
+        paragraphs: m.paragraphs, build_s: Math.round(buildS), memory_index_s: memoryS, memory_index_stall_ms: wait?.stallMs, paragraphs_per_s: Math.round((m.paragraphs - before) / buildS),
+        rss_max_mb: Math.round(rssMax), rss_after_mb: Math.round(rssMb(proc.pid)), data_dir_mb: Math.round(dirMb(dataDir)), queries: q, after_write: afterWrite,
       });
       writeFileSync(join(dataDir, MANIFEST), JSON.stringify(m, null, 2), { mode: 0o600 });
     }
     const names = Object.keys(m.stages[0]?.queries ?? {});
-    console.log(`\n| paragraphs | build s | paragraphs/s | memory index s | max RSS MB | data dir MB | ${names.map((n) => `${n} p50 / p95 ms`).join(' | ')} |`);
-    console.log(`|---|---|---|---|---|---|${names.map(() => '---|').join('')}`);
+    console.log(`\n| paragraphs | build s | paragraphs/s | memory index s | max RSS MB | data dir MB | ${names.map((n) => `${n} p50 / p95 ms`).join(' | ')} | first after a write p50 / p95 ms (from memory) |`);
+    console.log(`|---|---|---|---|---|---|${names.map(() => '---|').join('')}---|`);
     for (const s of m.stages) {
-      console.log(`| ${s.paragraphs} | ${s.build_s} | ${s.paragraphs_per_s} | ${s.memory_index_s ?? '–'} | ${s.rss_max_mb} | ${s.data_dir_mb} | ${names.map((n) => `${s.queries[n]?.p50_ms.toFixed(1)} / ${s.queries[n]?.p95_ms.toFixed(1)}`).join(' | ')} |`);
+      const w = s.after_write ? `${s.after_write.p50_ms.toFixed(1)} / ${s.after_write.p95_ms.toFixed(1)} (${s.after_write.memory_index}/${s.after_write.writes})` : '–';
+      console.log(`| ${s.paragraphs} | ${s.build_s} | ${s.paragraphs_per_s} | ${s.memory_index_s ?? '–'} | ${s.rss_max_mb} | ${s.data_dir_mb} | ${names.map((n) => `${s.queries[n]?.p50_ms.toFixed(1)} / ${s.queries[n]?.p95_ms.toFixed(1)}`).join(' | ')} | ${w} |`);
     }
     const dir = join(REPO_ROOT, 'tmp', 'bench');
     mkdirSync(dir, { recursive: true });

@@ -53,7 +53,13 @@ export class ServiceProcess {
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
-    this.exited = new Promise((res) => child.on('exit', (code) => { log.end(); res(code); }));
+    this.exited = new Promise((res) =>
+      child.on('exit', (code, signal) => {
+        // A process that dies without a word (killed, or aborted in native code) still says how.
+        log.end(`[${new Date().toISOString()}] ${this.name} exited: code ${code}, signal ${signal}\n`);
+        res(code);
+      }),
+    );
     this.child = child;
   }
 

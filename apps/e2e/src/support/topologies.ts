@@ -55,7 +55,13 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
     proc.start();
     await proc.waitReady(`http://127.0.0.1:${port}/health/ready`);
   };
-  await launch();
+  try {
+    await launch();
+  } catch (err) {
+    await proc?.stop('SIGTERM');
+    if (!process.env['KB_E2E_KEEP']) rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     name: 'standalone',
     http: new HttpClient(`http://127.0.0.1:${port}`),
@@ -81,7 +87,7 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
  * Every app as its own process over real NATS JetStream; accounts and reporting on the machine's
  * PostgreSQL (a fresh database per run), content on a PGlite server process (it needs pgvector).
  */
-export async function startDistributed(): Promise<Topology> {
+export async function startDistributed(appEnv: Record<string, Record<string, string>> = {}): Promise<Topology> {
   const runId = randomBytes(4).toString('hex');
   const dataDir = tempDir('distributed');
   const database = `kb_e2e_${runId}`;
@@ -96,7 +102,10 @@ export async function startDistributed(): Promise<Topology> {
     PGLITE_DATA_DIR: join(dataDir, 'content-pg'), PGLITE_PORT: String(pgPort),
   }, dataDir);
   pglite.start();
-  const line = await pglite.waitForOutput(/pglite listening/);
+  const line = await pglite.waitForOutput(/pglite listening/).catch(async (err: unknown) => {
+    await pglite.stop('SIGTERM');
+    throw err;
+  });
   const contentUrl = (JSON.parse(line) as { url: string }).url;
 
   const common = {
@@ -109,14 +118,33 @@ export async function startDistributed(): Promise<Topology> {
   const procs: Record<string, ServiceProcess> = {};
   const launch = async (app: string, extra: Record<string, string> = {}) => {
     ports[app] ??= await freePort();
-    const proc = new ServiceProcess(app, distMain(app), { ...common, PORT: String(ports[app]), ...extra }, dataDir);
+    const proc = new ServiceProcess(app, distMain(app), { ...common, PORT: String(ports[app]), ...appEnv[app], ...extra }, dataDir);
     procs[app] = proc;
     proc.start();
     await proc.waitReady(`http://127.0.0.1:${ports[app]}/health/ready`);
   };
-  // Accounts first: its migrations and bootstrap must exist before the edge takes traffic.
-  await launch('accounts');
-  await Promise.all(['content', 'understanding', 'reporting', 'gateway'].map((a) => launch(a)));
+  const stop = async () => {
+    await Promise.all(Object.values(procs).map((p) => p.stop('SIGTERM')));
+    await pglite.stop('SIGTERM');
+    await cleanNats(`e2e${runId}_`);
+    const admin2 = new Client({ connectionString: PG_ADMIN_URL });
+    await admin2.connect();
+    await admin2.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin2.end();
+    if (!process.env['KB_E2E_KEEP']) rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    // Accounts first: its migrations and bootstrap must exist before the edge takes traffic.
+    await launch('accounts');
+    // allSettled: when one app fails to start, the others have still been spawned and must be stopped.
+    const started = await Promise.allSettled(['content', 'understanding', 'reporting', 'gateway'].map((a) => launch(a)));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  } catch (err) {
+    // A start that fails leaves no process behind: one still running would keep jest from exiting.
+    await stop().catch(() => undefined);
+    throw err;
+  }
 
   return {
     name: 'distributed',
@@ -131,16 +159,7 @@ export async function startDistributed(): Promise<Topology> {
       await launch('content');
       await launch('understanding');
     },
-    stop: async () => {
-      await Promise.all(Object.values(procs).map((p) => p.stop('SIGTERM')));
-      await pglite.stop('SIGTERM');
-      await cleanNats(`e2e${runId}_`);
-      const admin2 = new Client({ connectionString: PG_ADMIN_URL });
-      await admin2.connect();
-      await admin2.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await admin2.end();
-      if (!process.env['KB_E2E_KEEP']) rmSync(dataDir, { recursive: true, force: true });
-    },
+    stop,
   };
 }
 

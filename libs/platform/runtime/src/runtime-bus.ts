@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { ALL_SUBJECTS, type EventDef, type QueueDef } from '@kb/contracts';
 import { createMessageBus, SqlQueueStore, type BusLogger, type MessageBus } from '@kb/platform/messaging';
 import type { RuntimeEnv } from './runtime-env';
 
@@ -8,7 +9,12 @@ import type { RuntimeEnv } from './runtime-env';
  */
 export async function createRuntimeBus(runtime: RuntimeEnv, name: string, logger: BusLogger, store?: DataSource): Promise<MessageBus> {
   const common = { prefix: runtime.bus.prefix, requestTimeoutMs: runtime.bus.requestTimeoutMs, logger };
-  if (runtime.bus.transport === 'nats') return createMessageBus({ transport: 'nats', servers: runtime.bus.natsUrl, name, ...common });
+  if (runtime.bus.transport === 'nats') {
+    // Every app declares every stream subject of the system at connect, so apps started together
+    // write identical subject lists and none drops another's subject.
+    const streams = ALL_SUBJECTS.filter((d): d is EventDef<unknown> | QueueDef<unknown> => d.kind === 'event' || d.kind === 'queue');
+    return createMessageBus({ transport: 'nats', servers: runtime.bus.natsUrl, name, streams, ...common });
+  }
   if (!store) throw new Error('The in-process bus needs a database to persist queued work');
   return createMessageBus({ transport: 'inprocess', store: new SqlQueueStore(store), ...common });
 }

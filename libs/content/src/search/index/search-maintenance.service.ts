@@ -3,14 +3,18 @@ import type { DataSource } from 'typeorm';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, type ContentOptions } from '../../content.tokens';
 
-const TABLES = ['content.search_paragraphs', 'content.search_postings', 'content.search_terms', 'content.search_stats', 'content.search_vectors', 'content.resources'];
+const TABLES = ['content.search_paragraphs', 'content.search_postings', 'content.search_terms', 'content.search_stats', 'content.search_vectors', 'content.search_changes', 'content.resources'];
+
+/** How long the change log keeps a change (an index in memory further behind is read again in full). */
+export const SEARCH_CHANGES_KEPT = '15 minutes';
 
 /**
  * Keeps the planner's statistics and the index tables healthy. The embedded PostgreSQL (PGlite)
  * has no autovacuum: without ANALYZE the planner never learns the tables grew (it then scans every
  * vector instead of using HNSW), and updated term statistics leave dead rows behind. Every
  * `searchMaintenanceMs` (default 60 s), when the index changed since the last pass, the search
- * tables are vacuumed and analysed. On a PostgreSQL server autovacuum does the same; this pass
+ * tables are vacuumed and analysed, and the index change log loses what is older than
+ * SEARCH_CHANGES_KEPT. On a PostgreSQL server autovacuum does the same; this pass
  * is harmless there.
  */
 @Injectable()
@@ -51,6 +55,7 @@ export class SearchMaintenanceService implements OnApplicationBootstrap, OnModul
     this.running = (async () => {
       const started = Date.now();
       try {
+        await this.ds.query(`DELETE FROM content.search_changes WHERE at < clock_timestamp() - interval '${SEARCH_CHANGES_KEPT}'`);
         for (const table of TABLES) await this.ds.query(`VACUUM (ANALYZE) ${table}`);
         this.changes = Math.max(0, this.changes - pending);
         this.logger.info({ ms: Date.now() - started, changes: pending }, 'search tables vacuumed and analysed');

@@ -177,7 +177,9 @@ export function norm2(v: ArrayLike<number>, from = 0, dim = v.length): number {
  * to 16 vectors).
  */
 export class VectorBlock {
-  readonly groups: number;
+  /** Vectors the block has room for (its memory is laid out for them). */
+  readonly capacity: number;
+  private n: number;
   private readonly memory?: WasmMemory;
   private readonly run?: (data: number, q: number, out: number, groups: number, dim: number) => void;
   private readonly data: Float32Array;
@@ -185,12 +187,14 @@ export class VectorBlock {
   private readonly outOffset: number;
 
   /** `javascript` forces the JavaScript loop (tests: both give the same bits). */
-  constructor(readonly dim: number, readonly count: number, o: { javascript?: boolean } = {}) {
-    this.groups = Math.ceil(count / LANES);
-    const dataFloats = this.groups * LANES * dim;
+  constructor(readonly dim: number, capacity: number, o: { javascript?: boolean } = {}) {
+    this.capacity = capacity;
+    this.n = capacity;
+    const groups = Math.ceil(capacity / LANES);
+    const dataFloats = groups * LANES * dim;
     const kernel = o.javascript ? null : simdKernel();
     if (kernel) {
-      const bytes = (dataFloats + dim + this.groups * LANES) * 4;
+      const bytes = (dataFloats + dim + groups * LANES) * 4;
       this.memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / 65_536)) });
       const instance = new WebAssembly.Instance(kernel, { env: { memory: this.memory } });
       this.run = instance.exports['dots'] as (data: number, q: number, out: number, groups: number, dim: number) => void;
@@ -202,8 +206,40 @@ export class VectorBlock {
     this.outOffset = dataFloats + dim;
   }
 
+  /** Vectors held: the capacity, unless `truncate` kept fewer. */
+  get count(): number {
+    return this.n;
+  }
+
+  /** Groups of LANES the held vectors occupy. */
+  get groups(): number {
+    return Math.ceil(this.n / LANES);
+  }
+
   get bytes(): number {
     return this.memory ? this.memory.buffer.byteLength : this.data.byteLength;
+  }
+
+  /** Keeps the first `count` vectors (a block filled to less than its capacity). */
+  truncate(count: number): void {
+    if (!Number.isInteger(count) || count < 0 || count > this.capacity) throw new RangeError(`cannot hold ${count} of ${this.capacity} vectors`);
+    this.n = count;
+  }
+
+  /** A block of `capacity` (at least the vectors held) with the same vectors, copied group by group. */
+  resized(capacity: number): VectorBlock {
+    const next = new VectorBlock(this.dim, capacity, { javascript: !this.memory });
+    next.truncate(this.n);
+    next.data.set(this.data.subarray(0, this.groups * LANES * this.dim));
+    return next;
+  }
+
+  /** Vector `n`, into `into` (of `dim`). */
+  get(n: number, into: Float32Array): Float32Array {
+    const base = Math.floor(n / LANES) * LANES * this.dim;
+    const lane = n % LANES;
+    for (let i = 0; i < this.dim; i++) into[i] = this.data[base + i * LANES + lane] as number;
+    return into;
   }
 
   /** Stores vector `n` (components already float32 values). */

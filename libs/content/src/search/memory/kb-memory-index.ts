@@ -55,7 +55,11 @@ export interface KbMemoryData {
   postings: Map<string, TermPostings>;
   /** postings' `length` per paragraph ordinal */
   lengths: Int32Array;
-  vectors: Map<string, Map<number, VectorGroup>>;
+  /**
+   * The vectors of each vectorset and dimension: the full read's group first, then one group per
+   * set of changes applied since (KbMemoryIndex.applied).
+   */
+  vectors: Map<string, Map<number, VectorGroup[]>>;
   /** Each paragraph's tags, field, language and resource (filter-match.ts). */
   attributes: MatchAttributes;
   columns: MatchColumns;
@@ -64,6 +68,53 @@ export interface KbMemoryData {
    * resource, groups, hidden) starts: a filter is decided once per run.
    */
   runs: Int32Array;
+  /** Set by KbMemoryIndex.applied: what changed since the full read. */
+  changes?: AppliedChanges;
+}
+
+/** What applied change sets left on top of a full read (see KbMemoryIndex.applied). */
+interface AppliedChanges {
+  /** Ordinals below this one are the full read's, ids ascending; those from it on were appended. */
+  sorted: number;
+  /** Paragraph ordinals of this index (`ids` and the typed arrays may run on: see extend). */
+  size: number;
+  /** Ordinals of paragraphs deleted or replaced since (never scored, never let through a mask). */
+  dead: Int32Array;
+  /** df and postings of the terms the changes touched (df 0: the term is gone). */
+  df: Map<string, number>;
+  postings: Map<string, TermPostings>;
+  /** Live appended paragraphs by id. */
+  tail: Map<string, number>;
+  idNum: Float64Array;
+  /** Distinct attribute values by key, shared (append-only) by the indexes of one full read. */
+  keys: AttributeKeys;
+  bytes: number;
+}
+
+/** The keys the loader interned attribute values by, so that applied changes can intern more. */
+export interface AttributeKeys {
+  groupSets: Map<string, number>;
+  tagSets: Map<string, number>;
+  fields: Map<string, number>;
+  languages: Map<string, number>;
+  rids: Map<string, number>;
+}
+
+/** A set of changes to apply: what the database holds now for the paragraphs the changes touched. */
+export interface KbChanges {
+  generation: string;
+  paragraphs: number;
+  totalLength: number;
+  /** Every paragraph id the changes inserted, updated or deleted. */
+  touched: string[];
+  /** The rows of those that exist now (inserted or updated), ids ascending. */
+  rows: { id: string; hidden: boolean; groups: string; tags: string; field: string; language: string; rid: string }[];
+  /** Their postings: length and each term with its tf. */
+  postings: Map<string, { length: number; terms: string[]; tf: number[] }>;
+  /** Their vectors in pgvector's send format. */
+  vectors: { id: string; vectorset: string; v: Uint8Array }[];
+  /** The df now of every term the changes touched (0 or absent from search_terms: gone). */
+  df: Map<string, number>;
 }
 
 /** Hits picked from a scored list: ordinals with their scores, best first. */
@@ -130,25 +181,32 @@ function pick(ords: ArrayLike<number>, count: number, scores: Float64Array, k: n
  */
 export class KbMemoryIndex {
   readonly bytes: number;
+  /** Paragraph ordinals, live or not (the length of every per-paragraph array this index reads). */
+  readonly size: number;
   private readonly idNum: Float64Array;
   private readonly masks = new Map<string, FilterMask>();
   private scratch?: { scores: Float64Array; seen: Uint8Array };
+  private liveMask?: FilterMask;
 
   constructor(readonly data: KbMemoryData) {
-    this.idNum = Float64Array.from(data.ids, Number);
-    // (+ 9 bytes a paragraph: BM25's scratch scores and marks, made at the first query)
-    let bytes = data.hidden.byteLength + data.groupSet.byteLength + data.lengths.byteLength + this.idNum.byteLength + data.runs.byteLength + data.ids.length * 9;
-    const c = data.columns;
-    bytes += c.tagSet.byteLength + c.field.byteLength + c.language.byteLength + c.rid.byteLength;
+    // (`ids` may be longer: an index made from this one by applied changes appends to it)
+    this.size = data.changes?.size ?? data.ids.length;
+    if (data.changes) {
+      this.idNum = data.changes.idNum;
+      this.bytes = data.changes.bytes;
+      return;
+    }
+    // (a plain loop: Float64Array.from with a mapping function is ~8× slower, 0.3 s at 1 M ids)
+    this.idNum = new Float64Array(data.ids.length);
+    for (let i = 0; i < data.ids.length; i++) this.idNum[i] = Number(data.ids[i]);
+    let bytes = data.ids.length * PARAGRAPH_BYTES + data.runs.byteLength;
     const a = data.attributes;
     bytes += a.tagSets.reduce((n, set) => n + 40 + set.reduce((m, t) => m + 40 + t.length * 2, 0), 0);
     bytes += [...a.fields, ...a.languages, ...a.rids].reduce((n, v) => n + 40 + v.length * 2, 0);
     bytes += data.ids.reduce((n, id) => n + 40 + id.length * 2, 0);
-    // Per term, two typed arrays with their buffers and the map entry cost ~400 bytes besides the
-    // data (measured on SciFact: 29 k terms, 511 k postings, ~30 MB live in all).
-    for (const [term, p] of data.postings) bytes += 400 + term.length * 2 + p.ords.byteLength + p.tf.byteLength;
+    for (const [term, p] of data.postings) bytes += termBytes(term, p);
     bytes += data.df.size * 80;
-    for (const byDim of data.vectors.values()) for (const g of byDim.values()) bytes += g.block.bytes + g.ords.byteLength + g.norms.byteLength;
+    for (const byDim of data.vectors.values()) for (const groups of byDim.values()) for (const g of groups) bytes += groupBytes(g);
     this.bytes = bytes;
   }
 
@@ -156,8 +214,12 @@ export class KbMemoryIndex {
     return this.data.generation;
   }
 
-  get size(): number {
-    return this.data.ids.length;
+  /** How much of this index came from applied changes rather than a full read (to decide when to read it again in full). */
+  get fragmentation(): { dead: number; appended: number; groups: number } {
+    const c = this.data.changes;
+    let groups = 0;
+    for (const byDim of this.data.vectors.values()) for (const g of byDim.values()) groups = Math.max(groups, g.length);
+    return { dead: c?.dead.length ?? 0, appended: c ? this.size - c.sorted : 0, groups };
   }
 
   id(ord: number): string {
@@ -167,8 +229,9 @@ export class KbMemoryIndex {
   /** Vectors of a vectorset (any dimension): decides, like SearchContextService.vectorPopulation, exact scan or HNSW for the SQL fallback. */
   population(vectorset: string): number {
     let n = 0;
-    for (const g of this.data.vectors.get(vectorset)?.values() ?? []) n += g.ords.length;
-    return n;
+    for (const groups of this.data.vectors.get(vectorset)?.values() ?? []) for (const g of groups) n += g.ords.length;
+    // (less the dead paragraphs, as an estimate: not all of them had a vector here)
+    return Math.max(0, n - (this.data.changes?.dead.length ?? 0));
   }
 
   /** The paragraphs a memory filter lets through (decided once per run of like paragraphs; recent masks kept). */
@@ -195,39 +258,86 @@ export class KbMemoryIndex {
         count += to - from;
       }
     }
+    for (const d of this.data.changes?.dead ?? []) {
+      if (pass[d] === 1) {
+        pass[d] = 0;
+        count--;
+      }
+    }
     const mask = { pass, count };
     this.masks.set(key, mask);
     if (this.masks.size > MASK_CACHE) this.masks.delete(this.masks.keys().next().value as string);
     return mask;
   }
 
+  /** Every live paragraph (only differs from all of them once changes were applied). */
+  private live(): FilterMask {
+    if (!this.liveMask) {
+      const pass = new Uint8Array(this.size).fill(1);
+      const dead = this.data.changes?.dead ?? new Int32Array(0);
+      for (const d of dead) pass[d] = 0;
+      this.liveMask = { pass, count: this.size - dead.length };
+    }
+    return this.liveMask;
+  }
+
+  private dfOf(term: string): number | undefined {
+    const c = this.data.changes;
+    return c?.df.has(term) ? c.df.get(term) : this.data.df.get(term);
+  }
+
+  private postingsOf(term: string): TermPostings | undefined {
+    return this.data.changes?.postings.get(term) ?? this.data.postings.get(term);
+  }
+
+  /** The live ordinal of a paragraph id, if the index holds it. */
+  ordOf(id: string): number | undefined {
+    const c = this.data.changes;
+    const appended = c?.tail.get(id);
+    if (appended !== undefined) return appended;
+    const x = Number(id);
+    let lo = 0;
+    let hi = (c ? c.sorted : this.size) - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const v = this.idNum[mid] as number;
+      if (v === x) return !c || this.live().pass[mid] === 1 ? mid : undefined;
+      if (v < x) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
+
   /**
    * BM25 of every paragraph with a query term (Okapi, the statement's constants; per term the
    * weight idf·(k1+1) from the KB's df), then the best `k` that pass `pred` in the statement's
-   * order: score descending, paragraph id ascending (ids ascend with the ordinal). With `pass`,
-   * paragraphs outside it are not scored at all.
+   * order: score descending, paragraph id ascending. With `pass`, paragraphs outside it are not
+   * scored at all.
    */
   bm25(terms: string[], k: number, pred: (ord: number, score: number) => boolean, pass?: Uint8Array): Picked {
-    const { paragraphs, totalLength, df, postings, lengths } = this.data;
+    const { paragraphs, totalLength, lengths } = this.data;
     const n = paragraphs;
     const c1 = BM25.k1 * (1 - BM25.b);
     const c2 = (BM25.k1 * BM25.b) / Math.max(totalLength / Math.max(paragraphs, 1), 1);
+    const only = pass ?? (this.data.changes ? this.live().pass : undefined);
     // Scratch arrays kept by the index (a query runs synchronously here), cleared where touched.
-    const scores = (this.scratch ??= { scores: new Float64Array(this.size), seen: new Uint8Array(this.size) }).scores;
+    // (a little larger than needed, so that the indexes made by applied changes can share it)
+    const room = Math.ceil(this.size * 1.1);
+    const scores = (this.scratch ??= { scores: new Float64Array(room), seen: new Uint8Array(room) }).scores;
     const seen = this.scratch.seen;
     const touched: number[] = [];
     try {
       // Terms in index order (PostgreSQL reads the query's terms through the (kbid, term) keys and
       // mostly sums a paragraph's contributions in that order).
       for (const term of [...new Set(terms)].sort()) {
-        const d = df.get(term);
-        const p = postings.get(term);
+        const d = this.dfOf(term);
+        const p = this.postingsOf(term);
         if (d === undefined || d <= 0 || !p) continue;
         const w = Math.log(1 + (n - d + 0.5) / (d + 0.5)) * (BM25.k1 + 1);
         const { ords, tf } = p;
         for (let i = 0; i < ords.length; i++) {
           const o = ords[i] as number;
-          if (pass && pass[o] === 0) continue;
+          if (only && only[o] === 0) continue;
           const f = tf[i] as number;
           if (seen[o] === 0) {
             seen[o] = 1;
@@ -236,10 +346,11 @@ export class KbMemoryIndex {
           scores[o] = (scores[o] as number) + (w * f) / (f + c1 + c2 * (lengths[o] as number));
         }
       }
+      const idNum = this.idNum;
       const before: Before = (a, b) => {
         const x = scores[a] as number;
         const y = scores[b] as number;
-        return x > y || (x === y && a < b);
+        return x > y || (x === y && (idNum[a] as number) < (idNum[b] as number));
       };
       return pick(touched, touched.length, scores, k, before, (o) => pred(o, scores[o] as number));
     } finally {
@@ -258,54 +369,64 @@ export class KbMemoryIndex {
    * paragraphs it lets through are scored, and only their blocks of LANES are read.
    */
   similarity(vectorset: string, vector: number[], similarity: 'COSINE' | 'DOT', k: number, pred: (ord: number, score: number) => boolean, mask?: FilterMask): Picked {
-    const group = this.data.vectors.get(vectorset)?.get(vector.length);
-    if (!group) return { hits: [], passing: 0 };
+    const groups = this.data.vectors.get(vectorset)?.get(vector.length);
+    if (!groups || groups.length === 0) return { hits: [], passing: 0 };
     const q = queryFloat32(vector);
-    const { ords, norms } = group;
-    // The vectors to score, by their position in the group.
-    let positions: Int32Array;
-    let dots: Float32Array;
-    if (mask && mask.count < this.size) {
-      const selected = this.blocksOf(mask, group);
-      const pass = mask.pass;
-      const list: number[] = [];
-      for (let g = 0; g < selected.length; g++) {
-        if (selected[g] === 0) continue;
-        const end = Math.min((g + 1) * LANES, ords.length);
-        for (let i = g * LANES; i < end; i++) if (pass[ords[i] as number] === 1) list.push(i);
-      }
-      positions = Int32Array.from(list);
-      dots = group.block.dotsWhere(q, selected);
-    } else {
-      positions = new Int32Array(ords.length);
-      for (let i = 0; i < positions.length; i++) positions[i] = i;
-      dots = group.block.dots(q);
-    }
-    // scores and candidates by index into `positions`
-    const scores = new Float64Array(positions.length);
     const qn = similarity === 'COSINE' ? norm2(q) : 0;
-    for (let j = 0; j < positions.length; j++) {
-      const i = positions[j] as number;
-      if (similarity === 'DOT') scores[j] = dots[i] as number;
-      else {
-        let sim = (dots[i] as number) / Math.sqrt((norms[i] as number) * qn);
-        if (sim > 1) sim = 1;
-        else if (sim < -1) sim = -1;
-        scores[j] = 1 - (1 - sim);
+    const m = mask ?? (this.data.changes ? this.live() : undefined);
+    // Every scored vector: its paragraph ordinal and score.
+    const hitOrds: Int32Array[] = [];
+    const hitScores: Float64Array[] = [];
+    for (const group of groups) {
+      const { ords, norms } = group;
+      // The vectors to score, by their position in the group.
+      let positions: Int32Array;
+      let dots: Float32Array;
+      if (m && m.count < this.size) {
+        const selected = this.blocksOf(m, group);
+        const pass = m.pass;
+        const list: number[] = [];
+        for (let g = 0; g < selected.length; g++) {
+          if (selected[g] === 0) continue;
+          const end = Math.min((g + 1) * LANES, ords.length);
+          for (let i = g * LANES; i < end; i++) if (pass[ords[i] as number] === 1) list.push(i);
+        }
+        positions = Int32Array.from(list);
+        dots = group.block.dotsWhere(q, selected);
+      } else {
+        positions = new Int32Array(ords.length);
+        for (let i = 0; i < positions.length; i++) positions[i] = i;
+        dots = group.block.dots(q);
       }
+      const scores = new Float64Array(positions.length);
+      const at = new Int32Array(positions.length);
+      for (let j = 0; j < positions.length; j++) {
+        const i = positions[j] as number;
+        at[j] = ords[i] as number;
+        if (similarity === 'DOT') scores[j] = dots[i] as number;
+        else {
+          let sim = (dots[i] as number) / Math.sqrt((norms[i] as number) * qn);
+          if (sim > 1) sim = 1;
+          else if (sim < -1) sim = -1;
+          scores[j] = 1 - (1 - sim);
+        }
+      }
+      hitOrds.push(at);
+      hitScores.push(scores);
     }
+    const ordOfHit = hitOrds.length === 1 ? (hitOrds[0] as Int32Array) : concat(hitOrds, Int32Array);
+    const scores = hitScores.length === 1 ? (hitScores[0] as Float64Array) : concat(hitScores, Float64Array);
     const ids = this.data.ids;
-    const ordAt = (j: number) => ords[positions[j] as number] as number;
     const before: Before = (a, b) => {
       const x = scores[a] as number;
       const y = scores[b] as number;
       if (x !== y) return Number.isNaN(x) ? true : Number.isNaN(y) ? false : x > y;
-      return (ids[ordAt(a)] as string) < (ids[ordAt(b)] as string);
+      return (ids[ordOfHit[a] as number] as string) < (ids[ordOfHit[b] as number] as string);
     };
-    const items = new Int32Array(positions.length);
+    const items = new Int32Array(scores.length);
     for (let j = 0; j < items.length; j++) items[j] = j;
-    const picked = pick(items, items.length, scores, k, before, (j) => pred(ordAt(j), scores[j] as number));
-    return { hits: picked.hits.map((h) => ({ ord: ordAt(h.ord), score: h.score })), passing: picked.passing };
+    const picked = pick(items, items.length, scores, k, before, (j) => pred(ordOfHit[j] as number, scores[j] as number));
+    return { hits: picked.hits.map((h) => ({ ord: ordOfHit[h.ord] as number, score: h.score })), passing: picked.passing };
   }
 
   /** The blocks of LANES vectors of `group` that hold a paragraph `mask` lets through (kept with the mask). */
@@ -317,6 +438,213 @@ export class KbMemoryIndex {
     mask.blocks.set(group, selected);
     return selected;
   }
+
+  /**
+   * This index with a set of changes applied, as a new index (this one is left as it was, for the
+   * queries still using it): the paragraphs the changes touched that this index holds are marked
+   * dead; those that exist now are appended with their postings and vectors (a new vector group
+   * per vectorset and dimension); the touched terms' df and postings are replaced; N and the total
+   * length are the database's. Ordinals no longer follow ids past the full read, so ties are
+   * broken by the ids themselves. Arrays per paragraph are copied (~10 ms a million); postings of
+   * untouched terms and the vector groups are shared.
+   */
+  applied(ch: KbChanges): KbMemoryIndex {
+    const d = this.data;
+    const prev = d.changes;
+    const keys = prev?.keys ?? keysOf(d);
+    const live = prev ? this.live().pass : undefined;
+    const dead: number[] = [];
+    for (const id of ch.touched) {
+      const o = this.ordOf(id);
+      if (o !== undefined && (!live || live[o] === 1)) dead.push(o);
+    }
+    const n0 = this.size;
+    const n = n0 + ch.rows.length;
+    const hidden = extend(d.hidden, n, Uint8Array);
+    const groupSet = extend(d.groupSet, n, Int32Array);
+    const lengths = extend(d.lengths, n, Int32Array);
+    const idNum = extend(this.idNum, n, Float64Array);
+    const columns = { tagSet: extend(d.columns.tagSet, n, Int32Array), field: extend(d.columns.field, n, Int32Array), language: extend(d.columns.language, n, Int32Array), rid: extend(d.columns.rid, n, Int32Array) };
+    // Shared as the typed arrays are: appended to when nothing else was, copied otherwise.
+    const ids = d.ids.length === n0 ? d.ids : d.ids.slice(0, n0);
+    for (const r of ch.rows) ids.push(r.id);
+    const attributes = d.attributes as { tagSets: string[][]; fields: string[]; languages: string[]; rids: string[] };
+    const groupSets = d.groupSets;
+    let bytes = this.bytes + ch.rows.length * PARAGRAPH_BYTES;
+    const intern = <T>(map: Map<string, number>, values: T[], key: string, value: () => T): number => {
+      let i = map.get(key);
+      if (i === undefined) {
+        i = values.length;
+        values.push(value());
+        map.set(key, i);
+        bytes += 40 + key.length * 2;
+      }
+      return i;
+    };
+    const runs: number[] = [];
+    const tail = new Map(prev?.tail ?? []);
+    for (const o of dead) if (o >= (prev?.sorted ?? n0)) tail.delete(ids[o] as string);
+    ch.rows.forEach((r, i) => {
+      const o = n0 + i;
+      bytes += 40 + r.id.length * 2;
+      idNum[o] = Number(r.id);
+      tail.set(r.id, o);
+      hidden[o] = r.hidden ? 1 : 0;
+      groupSet[o] = intern(keys.groupSets, groupSets, r.groups, () => JSON.parse(r.groups) as string[]);
+      columns.tagSet[o] = intern(keys.tagSets, attributes.tagSets, r.tags, () => JSON.parse(r.tags) as string[]);
+      columns.field[o] = intern(keys.fields, attributes.fields, r.field, () => r.field);
+      columns.language[o] = intern(keys.languages, attributes.languages, r.language, () => r.language);
+      columns.rid[o] = intern(keys.rids, attributes.rids, r.rid, () => r.rid);
+      lengths[o] = ch.postings.get(r.id)?.length ?? 0;
+      const p = o - 1;
+      const same = i > 0 && hidden[o] === hidden[p] && groupSet[o] === groupSet[p] && columns.tagSet[o] === columns.tagSet[p] && columns.field[o] === columns.field[p] && columns.language[o] === columns.language[p] && columns.rid[o] === columns.rid[p];
+      if (!same) runs.push(o);
+    });
+    const allRuns = extend(d.runs, d.runs.length + runs.length, Int32Array);
+    allRuns.set(runs, d.runs.length);
+    bytes += runs.length * 4;
+
+    // Postings: the appended paragraphs' entries after each term's existing ones.
+    const added = new Map<string, { ords: number[]; tf: number[] }>();
+    ch.rows.forEach((r, i) => {
+      const p = ch.postings.get(r.id);
+      if (!p) return;
+      p.terms.forEach((t, j) => {
+        let a = added.get(t);
+        if (!a) added.set(t, (a = { ords: [], tf: [] }));
+        a.ords.push(n0 + i);
+        a.tf.push(p.tf[j] as number);
+      });
+    });
+    const postings = new Map(prev?.postings ?? []);
+    for (const [t, a] of added) {
+      // Appended in place as the per-paragraph arrays are (see extend): copying every touched
+      // term's postings for each update allocated tens of megabytes a write at 100 k paragraphs,
+      // and V8 then collected garbage in full every few writes (~100 ms).
+      const old = this.postingsOf(t) ?? { ords: new Int32Array(0), tf: new Int32Array(0) };
+      const n = old.ords.length;
+      const ords = extend(old.ords, n + a.ords.length, Int32Array);
+      const tf = extend(old.tf, n + a.tf.length, Int32Array);
+      ords.set(a.ords, n);
+      tf.set(a.tf, n);
+      if (ords.buffer !== old.ords.buffer) bytes += 400 + ords.buffer.byteLength + tf.buffer.byteLength;
+      postings.set(t, { ords, tf });
+    }
+    const df = new Map(prev?.df ?? []);
+    for (const [t, v] of ch.df) {
+      if (!df.has(t)) bytes += 80 + t.length * 2;
+      df.set(t, v);
+    }
+
+    // Vectors: one new group per vectorset and dimension, in ordinal order.
+    const vectors = new Map([...d.vectors].map(([vs, byDim]) => [vs, new Map([...byDim].map(([dim, groups]) => [dim, [...groups]]))]));
+    const byGroup = new Map<string, { vs: string; dim: number; items: { ord: number; v: Uint8Array }[] }>();
+    const ordOfRow = new Map(ch.rows.map((r, i) => [r.id, n0 + i]));
+    for (const x of ch.vectors) {
+      const ord = ordOfRow.get(x.id);
+      if (ord === undefined) continue;
+      const dim = sendDimension(x.v);
+      const key = `${dim} ${x.vectorset}`;
+      let g = byGroup.get(key);
+      if (!g) byGroup.set(key, (g = { vs: x.vectorset, dim, items: [] }));
+      g.items.push({ ord, v: x.v });
+    }
+    for (const { vs, dim, items } of byGroup.values()) {
+      items.sort((a, b) => a.ord - b.ord);
+      let byDim = vectors.get(vs);
+      if (!byDim) vectors.set(vs, (byDim = new Map()));
+      const groups = byDim.get(dim) ?? [];
+      // The last appended group, while small, is made again with the new vectors (never the full
+      // read's): groups stay few, and a small one is scanned by the JavaScript loop (the same
+      // bits) — a WebAssembly memory per update would make V8 collect garbage in full every few.
+      const last = groups.length > 1 ? groups[groups.length - 1] : undefined;
+      const merged = last && last.ords.length < WASM_GROUP_MIN ? last : undefined;
+      const total = (merged?.ords.length ?? 0) + items.length;
+      const builder = new VectorGroupBuilder(dim, total, { javascript: total < WASM_GROUP_MIN });
+      if (merged) {
+        const v = new Float32Array(dim);
+        for (let i = 0; i < merged.ords.length; i++) builder.add(merged.ords[i] as number, merged.block.get(i, v));
+      }
+      for (const it of items) builder.addSend(it.ord, it.v);
+      const group = builder.done();
+      bytes += groupBytes(group) - (merged ? groupBytes(merged) : 0);
+      byDim.set(dim, merged ? [...groups.slice(0, -1), group] : [...groups, group]);
+    }
+
+    const allDead = new Int32Array((prev?.dead.length ?? 0) + dead.length);
+    if (prev) allDead.set(prev.dead);
+    allDead.set(dead, prev?.dead.length ?? 0);
+    const next = new KbMemoryIndex({
+      ...d,
+      generation: ch.generation,
+      paragraphs: ch.paragraphs,
+      totalLength: ch.totalLength,
+      ids, hidden, groupSet, lengths, columns, vectors,
+      runs: allRuns,
+      changes: { sorted: prev?.sorted ?? n0, size: n, dead: allDead, df, postings, tail, idNum, keys, bytes },
+    });
+    // BM25's scratch is cleared after every query: the next index uses it while it is large enough.
+    if (this.scratch && this.scratch.scores.length >= n) next.scratch = this.scratch;
+    return next;
+  }
+}
+
+/** How much of each typed array's buffer the indexes made from one another use at most (see extend). */
+const USED = new WeakMap<ArrayBufferLike, number>();
+
+/**
+ * `a` lengthened to `n` entries (the new ones to be written by the caller): a longer view of the
+ * same buffer when nothing was appended after `a` yet and there is room — the index `a` belongs to
+ * keeps reading its own length of it — else a copy into a buffer with a quarter more room.
+ */
+function extend<T extends Int32Array | Uint8Array | Float64Array>(a: T, n: number, make: { new (length: number): T; new (buffer: ArrayBufferLike, offset: number, length: number): T; BYTES_PER_ELEMENT: number }): T {
+  if (a.byteOffset === 0 && (USED.get(a.buffer) ?? a.buffer.byteLength / make.BYTES_PER_ELEMENT) === a.length && a.buffer.byteLength >= n * make.BYTES_PER_ELEMENT) {
+    const view = new make(a.buffer, 0, n);
+    USED.set(a.buffer, n);
+    return view;
+  }
+  const b = new make(Math.ceil(n * 1.25) + 16);
+  b.set(a);
+  USED.set(b.buffer, n);
+  return new make(b.buffer, 0, n);
+}
+
+/** Vectors from which an appended group gets its own WebAssembly memory and SIMD kernel. */
+const WASM_GROUP_MIN = 1_024;
+
+/** Bytes a paragraph costs in the per-paragraph arrays (hidden, groups, length, id number, four columns; BM25's scratch). */
+const PARAGRAPH_BYTES = 1 + 4 + 4 + 8 + 16 + 9;
+
+/** Per term, two typed arrays with their buffers and the map entry cost ~400 bytes besides the data (measured on SciFact). */
+function termBytes(term: string, p: TermPostings): number {
+  return 400 + term.length * 2 + p.ords.byteLength + p.tf.byteLength;
+}
+
+function groupBytes(g: VectorGroup): number {
+  return g.block.bytes + g.ords.byteLength + g.norms.byteLength;
+}
+
+/** The interning keys of a full read's attribute values (as the loader interned them). */
+function keysOf(d: KbMemoryData): AttributeKeys {
+  const by = <T>(values: readonly T[], key: (v: T) => string) => new Map(values.map((v, i) => [key(v), i] as const));
+  return {
+    groupSets: by(d.groupSets, (v) => JSON.stringify(v)),
+    tagSets: by(d.attributes.tagSets, (v) => JSON.stringify(v)),
+    fields: by(d.attributes.fields, (v) => v),
+    languages: by(d.attributes.languages, (v) => v),
+    rids: by(d.attributes.rids, (v) => v),
+  };
+}
+
+/** The parts one after the other, in one array. */
+function concat<T extends Int32Array | Float64Array>(parts: T[], make: new (n: number) => T): T {
+  const out = new make(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 /** `score >= min` as PostgreSQL compares float8 (NaN above everything). */
@@ -324,18 +652,81 @@ export function atLeast(score: number, min: number): boolean {
   return Number.isNaN(score) || score >= min;
 }
 
-/** Vectors in interleaved blocks (see dot-kernel) from per-paragraph float32 arrays. */
-export function vectorGroup(entries: { ord: number; v: Float32Array }[], dim: number): VectorGroup {
-  entries.sort((a, b) => a.ord - b.ord);
-  const block = new VectorBlock(dim, entries.length);
-  const norms = new Float32Array(entries.length);
-  const ords = new Int32Array(entries.length);
-  entries.forEach((e, i) => {
-    block.set(i, e.v);
-    norms[i] = norm2(e.v);
-    ords[i] = e.ord;
-  });
-  return { ords, block, norms };
+/**
+ * One vector group written as its vectors arrive, in ascending ordinal order, straight into its
+ * interleaved block (see dot-kernel): a KB's million vectors are never held as a million arrays
+ * next to the block. Sized up front (the KB's paragraph count bounds a vectorset's vectors), grown
+ * by half when that was too few, and copied to its size at the end if much of it is unused.
+ */
+export class VectorGroupBuilder {
+  private block: VectorBlock;
+  private ords: Int32Array;
+  private norms: Float32Array;
+  private n = 0;
+  private readonly scratch: Float32Array;
+
+  constructor(readonly dim: number, capacity: number, o: { javascript?: boolean } = {}) {
+    const c = Math.max(LANES, capacity);
+    this.block = new VectorBlock(dim, c, o);
+    this.ords = new Int32Array(c);
+    this.norms = new Float32Array(c);
+    this.scratch = new Float32Array(dim);
+  }
+
+  get count(): number {
+    return this.n;
+  }
+
+  /** Adds the vector of paragraph `ord` (float32 values, `dim` of them); ordinals must ascend. */
+  add(ord: number, v: ArrayLike<number>): void {
+    if (v.length !== this.dim) throw new RangeError(`a vector of ${v.length} in a group of ${this.dim}`);
+    if (this.n > 0 && ord <= (this.ords[this.n - 1] as number)) throw new RangeError(`ordinal ${ord} after ${this.ords[this.n - 1]}`);
+    if (this.n === this.block.capacity) this.grow(Math.ceil(this.n * 1.5));
+    this.block.set(this.n, v);
+    this.norms[this.n] = norm2(v);
+    this.ords[this.n] = ord;
+    this.n++;
+  }
+
+  /** Adds a vector in pgvector's binary send format (see vectorFromSend) without an array per vector. */
+  addSend(ord: number, b: Uint8Array): void {
+    this.add(ord, vectorFromSend(b, this.scratch));
+  }
+
+  done(): VectorGroup {
+    this.block.truncate(this.n);
+    if (this.n < this.block.capacity * 0.9) this.grow(this.n);
+    return { ords: this.ords.slice(0, this.n), block: this.block, norms: this.norms.slice(0, this.n) };
+  }
+
+  private grow(capacity: number): void {
+    this.block.truncate(this.n);
+    this.block = this.block.resized(Math.max(capacity, 1));
+    const ords = new Int32Array(capacity);
+    ords.set(this.ords.subarray(0, this.n));
+    this.ords = ords;
+    const norms = new Float32Array(capacity);
+    norms.set(this.norms.subarray(0, this.n));
+    this.norms = norms;
+  }
+}
+
+/**
+ * A vector from pgvector's binary send format (int16 dimensions, int16 unused, big-endian float4s),
+ * into `into` when given (it must have the vector's dimensions).
+ */
+export function vectorFromSend(b: Uint8Array, into?: Float32Array): Float32Array {
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const dim = sendDimension(b);
+  if (into && into.length !== dim) throw new RangeError(`a vector of ${dim} read into ${into.length}`);
+  const v = into ?? new Float32Array(dim);
+  for (let i = 0; i < dim; i++) v[i] = view.getFloat32(4 + 4 * i);
+  return v;
+}
+
+/** The dimensions of a vector in pgvector's binary send format (its leading int16). */
+export function sendDimension(b: Uint8Array): number {
+  return new DataView(b.buffer, b.byteOffset, b.byteLength).getUint16(0);
 }
 
 export { LANES };

@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { Coalescer } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, keepsHnswIndex, type ContentOptions } from '../../content.tokens';
-import { KbMemoryIndex, vectorGroup, type KbMemoryData } from './kb-memory-index';
+import { KbMemoryIndex, VectorGroupBuilder, sendDimension, type KbChanges, type KbMemoryData } from './kb-memory-index';
 import { EXACT_SCAN_MAX } from './memory-retrievers';
 
 /** Defaults of ContentOptions.searchMemory (README: SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS). */
@@ -11,11 +11,35 @@ export const SEARCH_MEMORY_DEFAULTS = { budgetBytes: 256 * 1024 * 1024, maxParag
 
 /** Paragraph ids read per statement while building (each statement a few ms, so queries interleave). */
 const CHUNK = 2_000;
+/** Longest run of work a build does before letting queries through (when it is not waiting on SQL). */
+const YIELD_AFTER_MS = 10;
 /** How long a KB found too large is not looked at again (unless its generation changes). */
 const TOO_LARGE_RECHECK_MS = 30_000;
+/** What the full read and updates read of each paragraph (`pid`: ORDER BY id must not sort the text). */
+const PARAGRAPH_COLUMNS = `id::text AS pid, hidden, array_to_json(groups)::text AS groups, array_to_json(tags)::text AS tags, field, language, rid::text AS rid`;
+/** A paragraph's postings, grouped by paragraph: its length and each term with its tf. */
+const POSTINGS_COLUMNS = `paragraph::text AS id, min(length) AS length, array_to_json(array_agg(term))::text AS terms, array_to_json(array_agg(tf))::text AS tf`;
+/**
+ * Vectors in pgvector's binary form (vector_send: int16 dimensions, int16 unused, then big-endian
+ * float4s): the stored float32 values exactly, without printing and parsing text.
+ */
+const VECTOR_COLUMNS = `paragraph::text AS id, vectorset, vector_send(vector) AS v`;
+
+/** Longest a query waits for its KB's index to be brought up to date before it runs on SQL. */
+const UPDATE_WAIT_MS = 1_000;
+/** Links of the change log an update follows at most; a longer way is a full read. */
+const MAX_LINKS = 5_000;
+/** Paragraphs an update touches at most: this many, or a quarter of the KB if more. */
+const MAX_TOUCHED = 5_000;
 
 interface Entry {
   index?: KbMemoryIndex;
+  /** When the snapshot `index` shows was read (an index read later holds every write before). */
+  readAt?: number;
+  /** While an update of `index` from the change log runs: resolves true when it was brought up to date. */
+  updating?: Promise<boolean>;
+  /** A full read made while `index` keeps being updated, to replace it when it has fragmented. */
+  compacting?: Promise<void>;
   /** The generation a KB was found too large at. */
   tooLarge?: { generation: string; until: number };
   building?: Promise<void>;
@@ -28,7 +52,8 @@ export interface SearchMemoryStats {
   enabled: boolean;
   budgetBytes: number;
   bytes: number;
-  kbs: { kbid: string; generation: string; paragraphs: number; bytes: number }[];
+  /** Per KB held: `appended` and `dead` paragraphs since its last full read (updates from the change log). */
+  kbs: { kbid: string; generation: string; paragraphs: number; bytes: number; appended: number; dead: number }[];
 }
 
 /**
@@ -86,6 +111,7 @@ export class SearchMemoryService implements OnModuleDestroy {
     if (!this.enabled || this.closed) return undefined;
     const entry = this.entries.get(kbid);
     if (entry?.tooLarge && entry.tooLarge.until > Date.now()) return undefined;
+    const asked = Date.now();
     let generation: string | undefined;
     try {
       generation = await this.generations.submit(kbid.toLowerCase());
@@ -107,13 +133,35 @@ export class SearchMemoryService implements OnModuleDestroy {
       entry.tooLarge.until = Date.now() + TOO_LARGE_RECHECK_MS;
       return undefined;
     }
-    this.schedule(kbid);
+    // An index held at an older generation is brought up to date from the change log, usually in
+    // a few statements: worth waiting for (a large KB's SQL path takes seconds). An update that was
+    // already running may have read its snapshot before this query arrived: then one more.
+    const deadline = Date.now() + UPDATE_WAIT_MS;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      this.schedule(kbid);
+      const e = this.entries.get(kbid);
+      if (!e?.updating || !(await within(e.updating, deadline - Date.now()))) break;
+      if (e.index && (e.index.generation === generation || (e.readAt ?? 0) >= asked)) {
+        this.entries.delete(kbid);
+        this.entries.set(kbid, e);
+        return e.index;
+      }
+    }
     return undefined;
   }
 
   stats(): SearchMemoryStats {
-    const kbs = [...this.entries.entries()].flatMap(([kbid, e]) => (e.index ? [{ kbid, generation: e.index.generation, paragraphs: e.index.size, bytes: e.index.bytes }] : []));
+    const kbs = [...this.entries.entries()].flatMap(([kbid, e]) => {
+      if (!e.index) return [];
+      const { appended, dead } = e.index.fragmentation;
+      return [{ kbid, generation: e.index.generation, paragraphs: e.index.size - dead, bytes: e.index.bytes, appended, dead }];
+    });
     return { enabled: this.enabled, budgetBytes: this.budgetBytes, bytes: kbs.reduce((n, k) => n + k.bytes, 0), kbs };
+  }
+
+  /** Resolves when nothing runs for the KB any more: no build, update or full read in the background (tests). */
+  async settled(kbid: string): Promise<void> {
+    for (let e = this.entries.get(kbid); e && (e.building || e.compacting); e = this.entries.get(kbid)) await Promise.all([e.building, e.compacting]);
   }
 
   /** Builds a KB's index now (tests and warm-up); resolves when it is held, or when it cannot be. */
@@ -136,9 +184,45 @@ export class SearchMemoryService implements OnModuleDestroy {
     }
     if (entry.building || (entry.retryAt !== undefined && entry.retryAt > Date.now())) return;
     const e = entry;
+    let updated!: (ok: boolean) => void;
+    if (e.index) e.updating = new Promise<boolean>((r) => (updated = r));
     e.building = (async () => {
       const started = Date.now();
       try {
+        // (a full read made in the background may replace the index while it is updated: then the
+        // update starts again from that one)
+        for (let attempt = 0; e.index && attempt < 3; attempt++) {
+          const base = e.index;
+          const readAt = Date.now();
+          const next = await this.update(kbid, base).catch((err: unknown) => {
+            this.logger.warn({ kbid, err: (err as Error).message }, 'search index in memory not updated: reading it again');
+            return 'full' as const;
+          });
+          if (!this.closed && next !== 'gone' && e.index && e.index !== base) {
+            if (attempt < 2) continue;
+            return; // (the next query starts another)
+          }
+          e.updating = undefined;
+          if (next instanceof KbMemoryIndex && !this.closed && e.index === base) {
+            e.index = next;
+            e.readAt = readAt;
+            e.backoffMs = undefined;
+            e.retryAt = undefined;
+            updated(true);
+            this.evict(kbid);
+            if (next !== base) this.logger.debug({ kbid, generation: next.generation, paragraphs: next.size, ms: Date.now() - started }, 'search index in memory updated');
+            if (e.index === next && this.fragmented(next)) this.compact(kbid, e);
+            return;
+          }
+          updated(false);
+          if (next === 'gone') {
+            e.index = undefined;
+            return;
+          }
+          if (next !== 'full' || this.closed) return;
+          break;
+        }
+        const readAt = Date.now();
         const outcome = await this.load(kbid);
         if (this.closed) return;
         if (outcome === 'changed') {
@@ -160,6 +244,7 @@ export class SearchMemoryService implements OnModuleDestroy {
           return;
         }
         e.index = outcome;
+        e.readAt = readAt;
         e.tooLarge = undefined;
         this.evict(kbid);
         this.logger.info({ kbid, generation: outcome.generation, paragraphs: outcome.size, bytes: outcome.bytes, ms: Date.now() - started }, 'search index held in memory');
@@ -169,9 +254,121 @@ export class SearchMemoryService implements OnModuleDestroy {
         this.logger.warn({ kbid, err: (err as Error).message }, 'search index not loaded into memory');
       } finally {
         e.building = undefined;
-        if (!e.index && !e.tooLarge && !e.retryAt && this.entries.get(kbid) === e) this.entries.delete(kbid);
+        if (e.updating) {
+          e.updating = undefined;
+          updated(false);
+        }
+        if (!e.index && !e.tooLarge && !e.retryAt && !e.compacting && this.entries.get(kbid) === e) this.entries.delete(kbid);
       }
     })();
+  }
+
+  /** Much of the index came from applied changes: dead paragraphs, appended ones, vector groups. */
+  private fragmented(index: KbMemoryIndex): boolean {
+    const f = index.fragmentation;
+    return f.dead > index.size * 0.2 || f.appended > Math.max(MAX_TOUCHED, index.size * 0.25) || f.groups > 32;
+  }
+
+  /**
+   * Reads the KB again in full in the background while `e.index` keeps being updated and used;
+   * the fresh index is brought up to date from the change log and replaces it.
+   */
+  private compact(kbid: string, e: Entry): void {
+    if (e.compacting) return;
+    e.compacting = (async () => {
+      try {
+        const fresh = await this.load(kbid);
+        if (!(fresh instanceof KbMemoryIndex) || this.closed) return;
+        // Brought up to date; while the KB is written, updates of the old index may read a later
+        // snapshot meanwhile: then once more, from there.
+        let candidate = fresh;
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const now = Date.now();
+          const current = await this.update(kbid, candidate);
+          if (!(current instanceof KbMemoryIndex) || this.closed || !e.index || this.entries.get(kbid) !== e) return;
+          // (current as of `now`, whether or not anything changed since the full read)
+          candidate = current;
+          if ((e.readAt ?? 0) > now) continue;
+          e.index = candidate;
+          e.readAt = now;
+          this.evict(kbid);
+          this.logger.info({ kbid, generation: candidate.generation, paragraphs: candidate.size, bytes: candidate.bytes }, 'search index in memory read again in full');
+          return;
+        }
+      } catch (err) {
+        this.logger.warn({ kbid, err: (err as Error).message }, 'search index not read again in full');
+      } finally {
+        e.compacting = undefined;
+      }
+    })();
+  }
+
+  /**
+   * The KB's changes since `base` was read, from the change log (migration 1764800000000), applied
+   * to it: one snapshot (REPEATABLE READ) reads the generation, the chain of changes from `base`'s
+   * generation to it, and the paragraphs, postings, vectors and term statistics they touched as
+   * they are now. 'full' when the chain is broken (a generation set without a change row, or one
+   * deleted as too old) or too long to be worth it; 'gone' without an index.
+   */
+  private async update(kbid: string, base: KbMemoryIndex): Promise<KbMemoryIndex | 'full' | 'gone'> {
+    const changes = await this.ds.transaction('REPEATABLE READ', async (m): Promise<KbChanges | 'same' | 'full' | 'gone'> => {
+      const q = (sql: string, params: unknown[]) => m.query(sql, params) as Promise<Record<string, unknown>[]>;
+      const stats = (await q(`SELECT generation::text AS generation, paragraphs::float8 AS paragraphs, total_length::float8 AS total_length FROM content.search_stats WHERE kbid = $1`, [kbid]))[0];
+      if (!stats) return 'gone';
+      const generation = stats['generation'] as string;
+      if (generation === base.generation) return 'same';
+      if ((stats['paragraphs'] as number) > this.maxParagraphs) return 'full';
+      const chain = await q(
+        `WITH RECURSIVE chain AS (
+           SELECT generation, paragraphs, terms, 1 AS n FROM content.search_changes WHERE kbid = $1 AND prev = $2::bigint
+           UNION ALL
+           SELECT c.generation, c.paragraphs, c.terms, chain.n + 1 FROM chain JOIN content.search_changes c ON c.kbid = $1 AND c.prev = chain.generation WHERE chain.n <= ${MAX_LINKS}
+         )
+         SELECT (SELECT max(n) FROM chain) AS links,
+                (SELECT generation::text FROM chain ORDER BY n DESC LIMIT 1) AS last,
+                (SELECT coalesce(array_to_json(array_agg(DISTINCT x::text)), '[]')::text FROM chain, unnest(chain.paragraphs) AS x) AS paragraphs,
+                (SELECT coalesce(array_to_json(array_agg(DISTINCT y)), '[]')::text FROM chain, unnest(chain.terms) AS y) AS terms`,
+        [kbid, base.generation],
+      );
+      const c = chain[0];
+      if (!c || c['last'] !== generation || Number(c['links']) > MAX_LINKS) return 'full';
+      const touched = JSON.parse(c['paragraphs'] as string) as string[];
+      const terms = JSON.parse(c['terms'] as string) as string[];
+      if (touched.length > Math.max(MAX_TOUCHED, base.size / 4)) return 'full';
+      const rows: KbChanges['rows'] = [];
+      const postings: KbChanges['postings'] = new Map();
+      const vectors: KbChanges['vectors'] = [];
+      for (let i = 0; i < touched.length; i += CHUNK) {
+        const ids = touched.slice(i, i + CHUNK);
+        for (const r of await q(
+          `SELECT ${PARAGRAPH_COLUMNS}
+             FROM content.search_paragraphs WHERE kbid = $1 AND id = ANY($2::bigint[])`,
+          [kbid, ids],
+        )) {
+          rows.push({ id: r['pid'] as string, hidden: r['hidden'] as boolean, groups: r['groups'] as string, tags: r['tags'] as string, field: r['field'] as string, language: r['language'] as string, rid: r['rid'] as string });
+        }
+        for (const r of await q(
+          `SELECT ${POSTINGS_COLUMNS}
+             FROM content.search_postings WHERE kbid = $1 AND paragraph = ANY($2::bigint[]) GROUP BY paragraph`,
+          [kbid, ids],
+        )) {
+          postings.set(r['id'] as string, { length: r['length'] as number, terms: JSON.parse(r['terms'] as string) as string[], tf: JSON.parse(r['tf'] as string) as number[] });
+        }
+        for (const r of await q(`SELECT ${VECTOR_COLUMNS} FROM content.search_vectors WHERE kbid = $1 AND paragraph = ANY($2::bigint[])`, [kbid, ids])) {
+          vectors.push({ id: r['id'] as string, vectorset: r['vectorset'] as string, v: r['v'] as Uint8Array });
+        }
+      }
+      // ids ascending, as the full read appends them
+      rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+      const df = new Map<string, number>(terms.map((t) => [t, 0]));
+      for (let i = 0; i < terms.length; i += CHUNK) {
+        for (const r of await q(`SELECT term, df FROM content.search_terms WHERE kbid = $1 AND term = ANY($2::text[])`, [kbid, terms.slice(i, i + CHUNK)])) df.set(r['term'] as string, r['df'] as number);
+      }
+      return { generation, paragraphs: stats['paragraphs'] as number, totalLength: stats['total_length'] as number, touched, rows, postings, vectors, df };
+    });
+    if (changes === 'same') return base;
+    if (changes === 'full' || changes === 'gone') return changes;
+    return base.applied(changes);
   }
 
   /** Least recently used KBs out until the budget holds; the newest alone above it is not kept. */
@@ -195,8 +392,9 @@ export class SearchMemoryService implements OnModuleDestroy {
 
   /**
    * Reads a KB's index in short statements (queries interleave with them on the embedded
-   * database). The generation is read before and after: if it changed, a write committed in
-   * between and the result is thrown away ('changed'); if not, every statement saw the same index.
+   * database). The generation is read before and after: if it changed, writes committed in between,
+   * and the change log from the first generation brings what was read up to date; only when that
+   * is not possible (see update) is the result thrown away ('changed').
    */
   private async load(kbid: string): Promise<KbMemoryIndex | 'changed' | 'gone' | { tooLarge: string }> {
     const q = (sql: string, params: unknown[]) => this.ds.query(sql, params) as Promise<Record<string, unknown>[]>;
@@ -222,13 +420,16 @@ export class SearchMemoryService implements OnModuleDestroy {
     const rids = new Interner<string>();
     const runs = new Growable(Int32Array);
     const post = new Map<string, { ords: Growable<Int32Array>; tf: Growable<Int32Array> }>();
-    const vecs = new Map<string, Map<number, { ord: number; v: Float32Array }[]>>();
+    const vecs = new Map<string, Map<number, VectorGroupBuilder>>();
+    // A vectorset has at most one vector per paragraph: the KB's paragraph count sizes each group.
+    const vectorCapacity = Math.max(1, stats['paragraphs'] as number);
+    let vectorBytes = 0;
     let after = '0';
     for (;;) {
       if (this.closed) return 'changed';
       const rows = await q(
         // (the output column is not named id: ORDER BY id would then sort the text)
-        `SELECT id::text AS pid, hidden, array_to_json(groups)::text AS groups, array_to_json(tags)::text AS tags, field, language, rid::text AS rid
+        `SELECT ${PARAGRAPH_COLUMNS}
            FROM content.search_paragraphs WHERE kbid = $1 AND id > $2::bigint ORDER BY id LIMIT ${CHUNK}`,
         [kbid, after],
       );
@@ -256,7 +457,7 @@ export class SearchMemoryService implements OnModuleDestroy {
       const lo = ids[first] as string;
       after = ids[ids.length - 1] as string;
       const postings = await q(
-        `SELECT paragraph::text AS id, min(length) AS length, array_to_json(array_agg(term))::text AS terms, array_to_json(array_agg(tf))::text AS tf
+        `SELECT ${POSTINGS_COLUMNS}
            FROM content.search_postings WHERE kbid = $1 AND paragraph BETWEEN $2::bigint AND $3::bigint GROUP BY paragraph`,
         [kbid, lo, after],
       );
@@ -273,48 +474,80 @@ export class SearchMemoryService implements OnModuleDestroy {
           p.tf.push(tf[i] as number);
         });
       }
-      // Vectors in pgvector's binary form (vector_send: int16 dimensions, int16 unused, then
-      // big-endian float4s): the stored float32 values exactly, without printing and parsing text.
       const vectors = await q(
-        `SELECT paragraph::text AS id, vectorset, vector_send(vector) AS v FROM content.search_vectors WHERE kbid = $1 AND paragraph BETWEEN $2::bigint AND $3::bigint`,
+        `SELECT ${VECTOR_COLUMNS} FROM content.search_vectors WHERE kbid = $1 AND paragraph BETWEEN $2::bigint AND $3::bigint`,
         [kbid, lo, after],
       );
+      // in ordinal order: each group's vectors are appended ascending
+      const arrived: { ord: number; vs: string; v: Uint8Array }[] = [];
       for (const r of vectors) {
         const ord = ordOf.get(r['id'] as string);
-        if (ord === undefined) continue;
-        const v = vectorFromSend(r['v'] as Uint8Array);
-        const vs = r['vectorset'] as string;
+        if (ord !== undefined) arrived.push({ ord, vs: r['vectorset'] as string, v: r['v'] as Uint8Array });
+      }
+      arrived.sort((a, b) => a.ord - b.ord);
+      for (const { ord, vs, v } of arrived) {
+        const dim = sendDimension(v);
         let byDim = vecs.get(vs);
         if (!byDim) vecs.set(vs, (byDim = new Map()));
-        let list = byDim.get(v.length);
-        if (!list) byDim.set(v.length, (list = []));
-        list.push({ ord, v });
+        let group = byDim.get(dim);
+        // (never sized above the budget: a KB that cannot fit is found out as its vectors arrive)
+        if (!group) byDim.set(dim, (group = new VectorGroupBuilder(dim, Math.min(vectorCapacity, Math.ceil(this.budgetBytes / (4 * dim))))));
+        group.addSend(ord, v);
+        vectorBytes += 4 * dim;
       }
-      if (ids.length > this.maxParagraphs) return { tooLarge: generation };
+      if (ids.length > this.maxParagraphs || vectorBytes > this.budgetBytes) return { tooLarge: generation };
       if (rows.length < CHUNK) break;
     }
     const dfRows = await q(`SELECT coalesce(json_object_agg(term, df), '{}')::text AS df FROM content.search_terms WHERE kbid = $1`, [kbid]);
     const df = new Map(Object.entries(JSON.parse((dfRows[0]?.['df'] as string | undefined) ?? '{}') as Record<string, number>));
     const end = (await q(`SELECT generation::text AS generation FROM content.search_stats WHERE kbid = $1`, [kbid]))[0];
     if (!end) return 'gone';
-    if (end['generation'] !== generation) return 'changed';
+    const moved = end['generation'] !== generation;
 
+    // Each term's postings copied to their exact length, a few milliseconds at a time: at a million
+    // paragraphs this is over a second of copying, which would otherwise stall every request.
+    const postings = new Map<string, { ords: Int32Array; tf: Int32Array }>();
+    let turn = performance.now();
+    for (const [t, p] of post) {
+      postings.set(t, { ords: p.ords.done(), tf: p.tf.done() });
+      post.delete(t);
+      if (performance.now() - turn > YIELD_AFTER_MS) {
+        await new Promise<void>((r) => setImmediate(r));
+        if (this.closed) return 'changed';
+        turn = performance.now();
+      }
+    }
     const data: KbMemoryData = {
       kbid, generation, paragraphs: stats['paragraphs'] as number, totalLength: stats['total_length'] as number,
       ids, hidden: hidden.done(), groupSet: groupSet.done(), groupSets: groupSets.values, df, lengths: lengths.done(),
-      postings: new Map([...post].map(([t, p]) => [t, { ords: p.ords.done(), tf: p.tf.done() }])),
-      vectors: new Map([...vecs].map(([vs, byDim]) => [vs, new Map([...byDim].map(([dim, list]) => [dim, vectorGroup(list, dim)]))])),
+      postings,
+      vectors: new Map([...vecs].map(([vs, byDim]) => [vs, new Map([...byDim].map(([dim, group]) => [dim, [group.done()]]))])),
       attributes: { tagSets: tagSets.values, fields: fields.values, languages: languages.values, rids: rids.values },
       columns: { tagSet: tagSet.done(), field: field.done(), language: language.done(), rid: rid.done() },
       runs: runs.done(),
     };
     const index = new KbMemoryIndex(data);
     if (index.bytes > this.budgetBytes) return { tooLarge: generation };
-    return index;
+    if (!moved) return index;
+    // Written while it was read (a KB being ingested): what each statement saw is at least the
+    // first generation's index, and the change log from there re-reads every paragraph and term a
+    // later write touched, as it is now.
+    const caught = await this.update(kbid, index);
+    return caught instanceof KbMemoryIndex ? caught : caught === 'gone' ? 'gone' : 'changed';
   }
 }
 
 type TypedArray = Int32Array | Uint8Array;
+
+/** Whether `p` settles within `ms` (true: it resolved to true). */
+async function within(p: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** A typed array grown by doubling (a KB's millions of postings without JavaScript arrays of numbers). */
 class Growable<T extends TypedArray> {
@@ -362,13 +595,4 @@ class Interner<T> {
     }
     return i;
   }
-}
-
-/** A vector from pgvector's binary send format (int16 dimensions, int16 unused, big-endian float4s). */
-export function vectorFromSend(b: Uint8Array): Float32Array {
-  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const dim = view.getUint16(0);
-  const v = new Float32Array(dim);
-  for (let i = 0; i < dim; i++) v[i] = view.getFloat32(4 + 4 * i);
-  return v;
 }

@@ -41,6 +41,21 @@ export class JetStreamStreams {
     await next;
   }
 
+  /**
+   * Called after a JetStream operation on `subjects` failed: when the stream no longer lists one of
+   * them (another process replaced the list with one read before ours was written), adds them back
+   * and answers true so the caller can try again; answers false when the stream is intact.
+   */
+  async repair(stream: StreamName, subjects: string[]): Promise<boolean> {
+    const name = this.streamName(stream);
+    const current = await this.currentSubjects(name);
+    if (current !== undefined && subjects.every((s) => current.includes(s))) return false;
+    this.logger.warn('A JetStream stream lost subjects this process uses; adding them again', { stream: name, subjects: subjects.filter((s) => !current?.includes(s)) });
+    this.covered.set(name, new Set(current ?? []));
+    await this.ensure(stream, subjects);
+    return true;
+  }
+
   private async widen(name: string, subjects: string[], known: Set<string>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {

@@ -76,7 +76,11 @@ export class NatsMessageBus implements MessageBus {
   static async connect(options: NatsBusOptions): Promise<NatsMessageBus> {
     const nc = await connect({ servers: options.servers, name: options.name, maxReconnectAttempts: -1 });
     const bus = new NatsMessageBus(nc, await nc.jetstreamManager(), options);
-    for (const def of options.streams ?? []) await bus.ensureStream(def.stream, def.subject);
+    // Every subject of a stream in one update: processes that start together then all write the
+    // same list, and none can drop a subject another has just added.
+    const declared = new Map<StreamName, string[]>();
+    for (const def of options.streams ?? []) declared.set(def.stream, [...(declared.get(def.stream) ?? []), ...bus.streamSubjects(def.subject)]);
+    for (const [stream, subjects] of declared) await bus.streams.ensure(stream, subjects);
     return bus;
   }
 
@@ -247,11 +251,23 @@ export class NatsMessageBus implements MessageBus {
   private async publishToStream(stream: StreamName, subject: string, body: string, options: PublishOptions): Promise<void> {
     this.assertOpen();
     await this.ensureStream(stream, subject);
-    await this.js.publish(this.prefix + subject, encodeText(body), { msgID: options.msgId ?? randomUUID(), headers: contextHeaders(options.context) });
+    const send = () => this.js.publish(this.prefix + subject, encodeText(body), { msgID: options.msgId ?? randomUUID(), headers: contextHeaders(options.context) });
+    try {
+      await send();
+    } catch (err) {
+      // 503: no stream takes the subject (any more). The message id makes a retry safe either way.
+      if ((err as { code?: string }).code !== '503' || !(await this.streams.repair(stream, this.streamSubjects(subject)))) throw err;
+      await send();
+    }
+  }
+
+  /** The stream subjects one event or queue subject needs: itself and its dead letters. */
+  private streamSubjects(subject: string): string[] {
+    return [this.prefix + subject, this.prefix + deadLetterSubject(subject)];
   }
 
   private ensureStream(stream: StreamName, subject: string): Promise<void> {
-    return this.streams.ensure(stream, [this.prefix + subject, this.prefix + deadLetterSubject(subject)]);
+    return this.streams.ensure(stream, this.streamSubjects(subject));
   }
 
   private async startWorker<T>(
@@ -278,9 +294,9 @@ export class NatsMessageBus implements MessageBus {
     let name: string;
     if (resolved.durable) {
       name = natsName(`${this.prefix}${resolved.durable}__${subject}`);
-      await this.addConsumer(streamName, { ...config, durable_name: name });
+      await this.addConsumer(stream, subject, { ...config, durable_name: name });
     } else {
-      const info = await this.jsm.consumers.add(streamName, { ...config, inactive_threshold: nanos(Math.max(60_000, resolved.ackWaitMs * 2)) });
+      const info = await this.withSubjects(stream, subject, () => this.jsm.consumers.add(streamName, { ...config, inactive_threshold: nanos(Math.max(60_000, resolved.ackWaitMs * 2)) }));
       name = info.name;
       this.ephemeralConsumers.push({ stream: streamName, name });
     }
@@ -300,15 +316,30 @@ export class NatsMessageBus implements MessageBus {
     worker.start();
   }
 
+  /**
+   * Runs a consumer operation on `subject`; when it fails because another process dropped the
+   * subject from the stream (its filter then matches nothing), puts the subject back and runs it again.
+   */
+  private async withSubjects<T>(stream: StreamName, subject: string, op: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await op();
+      } catch (err) {
+        if (attempt >= 5 || !(await this.streams.repair(stream, this.streamSubjects(subject)))) throw err;
+      }
+    }
+  }
+
   /** Creates the durable, or updates what can change (ack wait, attempts) when it exists. */
-  private async addConsumer(stream: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
+  private async addConsumer(stream: StreamName, subject: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
+    const streamName = this.streams.streamName(stream);
     try {
-      await this.jsm.consumers.add(stream, config);
+      await this.withSubjects(stream, subject, () => this.jsm.consumers.add(streamName, config));
     } catch (err) {
       try {
-        await this.jsm.consumers.update(stream, config.durable_name, { ack_wait: config.ack_wait, max_deliver: config.max_deliver });
+        await this.jsm.consumers.update(streamName, config.durable_name, { ack_wait: config.ack_wait, max_deliver: config.max_deliver });
       } catch {
-        this.logger.warn('Durable consumer exists with another configuration; using it as is', { stream, consumer: config.durable_name, err: describeError(err) });
+        this.logger.warn('Durable consumer exists with another configuration; using it as is', { stream: streamName, consumer: config.durable_name, err: describeError(err) });
       }
     }
   }

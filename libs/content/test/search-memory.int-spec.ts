@@ -179,6 +179,52 @@ describe('search index in memory', () => {
     await expectSame('initial');
   }, 120_000);
 
+  it('answers /search and /suggest from the memory index, exactly as SQL does', async () => {
+    expect(await memory.build(kbid)).toBeDefined();
+    const current = memory.current.bind(memory);
+    const answered: boolean[] = [];
+    memory.current = async (k: string) => {
+      const idx = await current(k);
+      answered.push(idx !== undefined);
+      return idx;
+    };
+    const ask = (subject: typeof ContentSubjects.search, body: Record<string, unknown>) => fx.bus.request(subject, { kbid, body });
+    const withoutMemory = async <T,>(run: () => Promise<T>): Promise<T> => {
+      const wrapped = memory.current;
+      memory.current = async () => undefined;
+      try {
+        return await run();
+      } finally {
+        memory.current = wrapped;
+      }
+    };
+    const differences: string[] = [];
+    try {
+      const searchVariants: Record<string, unknown>[] = [
+        {},
+        { features: ['keyword', 'semantic'], top_k: 5, offset: 3 },
+        { features: ['fulltext'], security: { groups: ['g1'] } },
+        { features: ['semantic'], filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'l1' } } },
+        { show_hidden: true, min_score: { bm25: 1.2, semantic: 0.3 } },
+        { keyword_filters: ['apollo'] },
+      ];
+      for (const query of queries) {
+        for (const v of searchVariants) {
+          for (const [subject, body] of [[ContentSubjects.search, { query, ...v }], [ContentSubjects.suggest, { query: query.slice(0, -2), ...('security' in v ? { security: v['security'] } : {}) }]] as const) {
+            answered.length = 0;
+            const m = await ask(subject, body);
+            if (!answered.includes(true)) differences.push(`${subject.subject}: memory index not used for ${JSON.stringify(body)}`);
+            const s = await withoutMemory(() => ask(subject, body));
+            if (!same(m, s)) differences.push(`${subject.subject} ${JSON.stringify(body)}\n memory ${JSON.stringify(m)}\n sql    ${JSON.stringify(s)}`);
+          }
+        }
+      }
+    } finally {
+      memory.current = current;
+    }
+    expect(differences).toEqual([]);
+  }, 120_000);
+
   it('decides random filter expressions exactly as SQL does', async () => {
     expect(await memory.build(kbid)).toBeDefined();
     const r = prng(11);

@@ -4,7 +4,7 @@ import { SynonymsService } from './synonyms.service';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
-import { ContentSubjects, type ActorDto, type AuditRecordedEvent, type ResourceDto } from '@kb/contracts';
+import { ContentSubjects, type ActorDto, type AuditRecordedEvent, type EmbedQueryResponse, type ResourceDto } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -16,11 +16,11 @@ import { PARAGRAPH_TARGET, FilterCompiler, readSecurityGroups, securityCondition
 import { fuseGraph, rrf, weightedFusion, type FusedHit, type RetrieverHit, type ScoreType } from './query/fusion';
 import { readSerialization, RequestReader, type SerializationOptions } from './query/request-reader';
 import { LexicalReranker, NOOP_RERANKER, type Reranker } from './query/rerank';
-import { keywordSearch, semanticSearch } from './query/retrievers';
+import { keywordSearch, semanticSearch, type VectorQuery } from './query/retrievers';
 import { SqlParams } from './query/sql';
 import { SearchContextService } from './search-context.service';
 import { GraphService, parseGraphQuery, type GraphExpr } from './graph.service';
-import type { MemoryFilter } from './memory/kb-memory-index';
+import type { KbMemoryIndex, MemoryFilter } from './memory/kb-memory-index';
 import { memoryKeywordSearch, memorySemanticSearch } from './memory/memory-retrievers';
 import { SearchMemoryService } from './memory/search-memory.service';
 
@@ -109,6 +109,14 @@ export interface RankedParagraph extends ParagraphRow {
   score: number;
   scoreType: ScoreType;
   order: number;
+}
+
+/** What FindService.retrieval returns: a plan's retrievers, on memory or SQL. */
+export interface PlanRetrieval {
+  /** The KB's memory index if current (read once, on first use), else undefined. */
+  index(): Promise<KbMemoryIndex | undefined>;
+  keyword(terms: string[], limit: number, minScore: number): Promise<RetrieverHit[]>;
+  semantic(query: Omit<VectorQuery, 'population'>): Promise<RetrieverHit[]>;
 }
 
 export interface FindOutcome {
@@ -253,6 +261,45 @@ export class FindService implements OnModuleDestroy {
     return { window: topK, name: 'noop' };
   }
 
+  /**
+   * A plan's keyword and semantic retrievers, scored on the KB's memory index when it is current
+   * (one read of its generation, shared by both), else by SQL: the same hits either way
+   * (docs/decisions/0014). /find, /search and /suggest all retrieve through it.
+   */
+  retrieval(plan: FindPlan, timings: Record<string, number> = {}, t0 = Date.now()): PlanRetrieval {
+    const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
+    // Only while `where` is still the condition the filter stands for (callers such as /ask add to it).
+    const memoryFilter = plan.memoryFilter && plan.memoryFilter.where === plan.where ? plan.memoryFilter : null;
+    let memory: Promise<KbMemoryIndex | undefined> | undefined;
+    const index = () =>
+      (memory ??= this.memory.current(plan.kbid).then((idx) => {
+        timings['memory_index'] = idx ? 1 : 0;
+        timings['memory_filter'] = idx && memoryFilter ? 1 : 0;
+        timings['generation_ms'] = Date.now() - t0;
+        return idx;
+      }));
+    return {
+      index,
+      keyword: async (terms, limit, minScore) => {
+        if (terms.length === 0 || limit <= 0) return [];
+        const idx = await index();
+        return idx ? memoryKeywordSearch(this.ds.manager, idx, scope(), memoryFilter, terms, limit, minScore) : keywordSearch(this.ds.manager, scope(), terms, limit, minScore);
+      },
+      semantic: async (query) => {
+        const idx = await index();
+        return idx
+          ? memorySemanticSearch(this.ds.manager, idx, scope(), memoryFilter, query, this.memory.exactScanMax)
+          : semanticSearch(this.ds.manager, scope(), { ...query, population: await this.context.vectorPopulation(plan.kbid, query.vectorset) });
+      },
+    };
+  }
+
+  /** The plan's query vector: the request's own `vector` (DOT, no threshold), else the query embedded by the KB's model. */
+  async queryVector(plan: FindPlan): Promise<EmbedQueryResponse> {
+    if (plan.vector) return { vector: plan.vector, vectorset: plan.vectorset ?? (await this.context.defaultVectorset(plan.kbid)), similarity: 'DOT', threshold: 0 };
+    return this.context.embedQuery(plan.kbid, plan.query, plan.vectorset);
+  }
+
   /** Runs the plan: retrievers (in parallel), fusion, duplicate collapsing, top_k. */
   async run(plan: FindPlan): Promise<FindOutcome> {
     const t0 = Date.now();
@@ -266,30 +313,18 @@ export class FindService implements OnModuleDestroy {
     let minSemantic = plan.minSemantic ?? 0;
     let vectorset = plan.vectorset ?? '';
     const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
-    const memoryFilter = plan.memoryFilter && plan.memoryFilter.where === plan.where ? plan.memoryFilter : null;
-    // The KB's index in memory when it is current (one batched read of its generation), else SQL.
-    const memory = wantKeyword || wantSemantic ? this.memory.current(plan.kbid) : Promise.resolve(undefined);
+    const retrieval = this.retrieval(plan, timings, t0);
+    if (wantKeyword || wantSemantic) void retrieval.index(); // the generation is read while the query is embedded
     const kw: Promise<RetrieverHit[]> = wantKeyword
-      ? memory
-          .then((idx) => ((timings['memory_index'] = idx ? 1 : 0), (timings['memory_filter'] = idx && memoryFilter ? 1 : 0), (timings['generation_ms'] = Date.now() - t0), idx))
-          .then((idx) => (idx ? memoryKeywordSearch(this.ds.manager, idx, scope(), memoryFilter, terms, window, plan.minBm25) : keywordSearch(this.ds.manager, scope(), terms, window, plan.minBm25)))
-          .then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
+      ? retrieval.keyword(terms, window, plan.minBm25).then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
       : Promise.resolve([]);
     const sem: Promise<RetrieverHit[]> = wantSemantic
       ? (async () => {
-          const q = plan.vector
-            ? { vector: plan.vector, vectorset: plan.vectorset ?? (await this.context.defaultVectorset(plan.kbid)), similarity: 'DOT' as const, threshold: 0 }
-            : await this.context.embedQuery(plan.kbid, plan.query, plan.vectorset);
+          const q = await this.queryVector(plan);
           vectorset = q.vectorset;
           minSemantic = plan.minSemantic ?? q.threshold;
           timings['embed_ms'] = Date.now() - t0;
-          const query = { vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: window };
-          const idx = await memory;
-          timings['memory_index'] = idx ? 1 : 0;
-          timings['memory_filter'] = idx && memoryFilter ? 1 : 0;
-          const hits = idx
-            ? await memorySemanticSearch(this.ds.manager, idx, scope(), memoryFilter, query, this.memory.exactScanMax)
-            : await semanticSearch(this.ds.manager, scope(), { ...query, population: await this.context.vectorPopulation(plan.kbid, q.vectorset) });
+          const hits = await retrieval.semantic({ vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: window });
           timings['semantic_ms'] = Date.now() - t0;
           return hits;
         })()

@@ -5,7 +5,6 @@ import { analyzeQuery } from './analysis';
 import { FindService, highlight, type ParagraphRow, type RetrievalRequest } from './find.service';
 import type { RetrieverHit } from './query/fusion';
 import { RequestReader } from './query/request-reader';
-import { keywordSearch, semanticSearch } from './query/retrievers';
 import { facetCounts } from './query/facets';
 import { SqlParams, likePrefix } from './query/sql';
 import { SearchContextService } from './search-context.service';
@@ -44,18 +43,15 @@ export class SearchListsService {
     r.finish();
     const languages = await this.context.kbLanguages(req.kbid);
     const terms = await this.finder.keywordTerms(plan, languages);
-    const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
     const want = offset + plan.topK;
-    const keywordHits = features.includes('keyword') || features.includes('fulltext') ? await keywordSearch(this.ds.manager, scope(), terms, Math.max(want + 1, 200), plan.minBm25) : [];
+    const retrieval = this.finder.retrieval(plan);
+    const keywordHits = features.includes('keyword') || features.includes('fulltext') ? await retrieval.keyword(terms, Math.max(want + 1, 200), plan.minBm25) : [];
     let semanticHits: RetrieverHit[] = [];
     let minSemantic = plan.minSemantic ?? 0;
     if (features.includes('semantic') && (plan.query.trim() || plan.vector)) {
-      const q = plan.vector
-        ? { vector: plan.vector, vectorset: plan.vectorset ?? (await this.context.defaultVectorset(plan.kbid)), similarity: 'DOT' as const, threshold: 0 }
-        : await this.context.embedQuery(plan.kbid, plan.query, plan.vectorset);
+      const q = await this.finder.queryVector(plan);
       minSemantic = plan.minSemantic ?? q.threshold;
-      const population = await this.context.vectorPopulation(plan.kbid, q.vectorset);
-      semanticHits = await semanticSearch(this.ds.manager, scope(), { vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: want + 1, population });
+      semanticHits = await retrieval.semantic({ vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: want + 1 });
     }
     const rows = await this.finder.paragraphRows([...new Set([...keywordHits.slice(0, 200), ...semanticHits].map((h) => h.id))]);
     const termSet = new Set(terms);
@@ -140,7 +136,7 @@ export class SearchListsService {
         const expansions = (await this.ds.query(`SELECT term FROM content.search_terms WHERE kbid = $1 AND term LIKE $2 ORDER BY df DESC LIMIT 20`, [req.kbid, likePrefix(last)])) as { term: string }[];
         for (const e of expansions) terms.add(e.term);
       }
-      const hits = await keywordSearch(this.ds.manager, { kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) }, [...terms], 10, 0);
+      const hits = await this.finder.retrieval(plan).keyword([...terms], 10, 0);
       const rows = await this.finder.paragraphRows(hits.map((h) => h.id));
       const termSet = new Set(terms);
       out['paragraphs'] = {

@@ -199,36 +199,54 @@ async function grow(http: HttpClient, m: Manifest, credential: Credential, upTo:
   m.paragraphs = target * m.per_resource;
 }
 
-async function timedFind(http: HttpClient, kbid: string, credential: NonNullable<Credential>, body: Record<string, unknown>): Promise<{ ms: number; hits: number }> {
+/** How many results an endpoint's answer carries (best_matches of /find, paragraphs of /search and /suggest). */
+function hitsOf(path: string, body: Record<string, unknown>): number {
+  if (path === 'find') return (body['best_matches'] as string[]).length;
+  return ((body['paragraphs'] as { results: unknown[] } | undefined)?.results ?? []).length;
+}
+
+async function timedQuery(http: HttpClient, kbid: string, credential: NonNullable<Credential>, body: Record<string, unknown>, path = 'find'): Promise<{ ms: number; hits: number }> {
   const started = performance.now();
-  const res = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/find`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/${path}`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const text = await res.text();
   const ms = performance.now() - started;
-  if (res.status !== 200) throw new Error(`/find answered ${res.status}: ${text.slice(0, 300)}`);
-  return { ms, hits: (JSON.parse(text) as { best_matches: string[] }).best_matches.length };
+  if (res.status !== 200) throw new Error(`/${path} answered ${res.status}: ${text.slice(0, 300)}`);
+  return { ms, hits: hitsOf(path, JSON.parse(text) as Record<string, unknown>) };
 }
+
+/** A query as typed so far: its words but the last, and the last one's first three letters (/suggest). */
+const typing = (q: string) => {
+  const words = q.split(' ');
+  const last = words.pop() ?? '';
+  return [...words, last.slice(0, 3)].join(' ');
+};
 
 async function measureQueries(http: HttpClient, m: Manifest, credential: NonNullable<Credential>, count: number): Promise<StageRow['queries']> {
   const qs = queries(count);
   const label = { filter_expression: { field: { prop: 'label', labelset: 'topic', label: 't3' } } };
   // Every vector may rank (hashed vectors are never negative): the semantic leg always fills its window.
   const semanticFloor = { min_score: { semantic: 0 } };
-  const configs: Record<string, Record<string, unknown>> = {
-    'hybrid, label filter': { features: ['keyword', 'semantic'], top_k: 20, ...label, ...semanticFloor },
-    'hybrid': { features: ['keyword', 'semantic'], top_k: 20, ...semanticFloor },
-    'keyword, label filter': { features: ['keyword'], top_k: 20, ...label },
-    'semantic, label filter': { features: ['semantic'], top_k: 20, ...label, ...semanticFloor },
+  const configs: Record<string, { path?: string; body: Record<string, unknown>; query?: (q: string) => string }> = {
+    'hybrid, label filter': { body: { features: ['keyword', 'semantic'], top_k: 20, ...label, ...semanticFloor } },
+    'hybrid': { body: { features: ['keyword', 'semantic'], top_k: 20, ...semanticFloor } },
+    'keyword, label filter': { body: { features: ['keyword'], top_k: 20, ...label } },
+    'semantic, label filter': { body: { features: ['semantic'], top_k: 20, ...label, ...semanticFloor } },
+    '/search, label filter': { path: 'search', body: { features: ['keyword', 'fulltext', 'semantic'], top_k: 20, ...label, ...semanticFloor } },
+    '/search, label filter, faceted': { path: 'search', body: { features: ['keyword'], top_k: 20, faceted: ['/l/topic'], ...label } },
+    '/suggest': { path: 'suggest', body: {}, query: typing },
   };
   const out: StageRow['queries'] = {};
-  for (const [name, body] of Object.entries(configs)) {
-    const probe = await fetch(`${http.baseUrl}/api/v1/kb/${m.kbid}/find`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify({ ...body, query: qs[0], debug: true }) });
-    const metrics = ((await probe.json()) as { metrics?: Record<string, number> }).metrics ?? {};
-    console.log(`${name}: memory index ${metrics['memory_index'] ? 'used' : 'not used'}, filter decided ${metrics['memory_filter'] ? 'in memory' : 'in SQL'}`);
-    for (const q of qs.slice(0, 5)) await timedFind(http, m.kbid, credential, { ...body, query: q }); // warm-up
+  for (const [name, { path = 'find', body, query = (q: string) => q }] of Object.entries(configs)) {
+    if (path === 'find') {
+      const probe = await fetch(`${http.baseUrl}/api/v1/kb/${m.kbid}/find`, { method: 'POST', headers: { [credential.header]: credential.value, 'content-type': 'application/json' }, body: JSON.stringify({ ...body, query: qs[0], debug: true }) });
+      const metrics = ((await probe.json()) as { metrics?: Record<string, number> }).metrics ?? {};
+      console.log(`${name}: memory index ${metrics['memory_index'] ? 'used' : 'not used'}, filter decided ${metrics['memory_filter'] ? 'in memory' : 'in SQL'}`);
+    }
+    for (const q of qs.slice(0, 5)) await timedQuery(http, m.kbid, credential, { ...body, query: query(q) }, path); // warm-up
     const ms: number[] = [];
     let hits = 0;
     for (const q of qs) {
-      const r = await timedFind(http, m.kbid, credential, { ...body, query: q });
+      const r = await timedQuery(http, m.kbid, credential, { ...body, query: query(q) }, path);
       ms.push(r.ms);
       hits += r.hits;
     }

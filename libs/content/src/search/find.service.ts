@@ -115,6 +115,8 @@ export interface RankedParagraph extends ParagraphRow {
 export interface PlanRetrieval {
   /** The KB's memory index if current (read once, on first use), else undefined. */
   index(): Promise<KbMemoryIndex | undefined>;
+  /** The plan's filter as the memory index decides it (null: only SQL can, e.g. dates or keyword filters). */
+  filter: MemoryFilter | null;
   keyword(terms: string[], limit: number, minScore: number): Promise<RetrieverHit[]>;
   semantic(query: Omit<VectorQuery, 'population'>): Promise<RetrieverHit[]>;
 }
@@ -280,6 +282,7 @@ export class FindService implements OnModuleDestroy {
       }));
     return {
       index,
+      filter: memoryFilter,
       keyword: async (terms, limit, minScore) => {
         if (terms.length === 0 || limit <= 0) return [];
         const idx = await index();

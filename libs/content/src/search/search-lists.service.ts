@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { analyzeQuery } from './analysis';
-import { FindService, highlight, type ParagraphRow, type RetrievalRequest } from './find.service';
+import { FindService, highlight, type FindPlan, type ParagraphRow, type PlanRetrieval, type RetrievalRequest } from './find.service';
 import type { RetrieverHit } from './query/fusion';
 import { RequestReader } from './query/request-reader';
 import { facetCounts } from './query/facets';
@@ -10,6 +10,8 @@ import { SqlParams, likePrefix } from './query/sql';
 import { SearchContextService } from './search-context.service';
 
 const SEARCH_FEATURES = ['fulltext', 'keyword', 'semantic', 'relations'] as const;
+/** Entities /suggest returns at most. */
+const ENTITY_SUGGESTIONS = 20;
 
 const fieldParts = (p: ParagraphRow) => {
   const [letter, ...rest] = p.field.split('/');
@@ -57,7 +59,7 @@ export class SearchListsService {
     const termSet = new Set(terms);
     const paragraphText = (p: ParagraphRow) => (plan.highlight ? highlight(p.text, p.language, termSet) : p.text);
     const position = (p: ParagraphRow) => ({ page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: null, end_seconds: null });
-    const facets = faceted.length ? await this.facets(plan.where, plan.params, faceted, terms, req.kbid) : {};
+    const facets = faceted.length ? await this.facets(plan, retrieval, faceted, terms) : {};
     const out: Record<string, unknown> = { nodes: null, shards: null, autofilters: [] };
     if (features.includes('relations')) out['relations'] = await this.finder.relations(plan);
     const rids = new Set<string>();
@@ -101,13 +103,35 @@ export class SearchListsService {
     return out;
   }
 
-  /** Paragraph facets over the paragraphs the query matches (any query term), counted per resource. */
-  private facets(where: string, base: SqlParams, prefixes: string[], terms: string[], kbid: string): Promise<Record<string, Record<string, number>>> {
-    const params = new SqlParams(base.values);
+  /**
+   * Paragraph facets over the paragraphs the query matches (any query term), counted per resource:
+   * by the memory index when it is current and decides the plan's filter, else in SQL.
+   */
+  private async facets(plan: FindPlan, retrieval: PlanRetrieval, prefixes: string[], terms: string[]): Promise<Record<string, Record<string, number>>> {
+    const idx = retrieval.filter ? await retrieval.index() : undefined;
+    if (idx && retrieval.filter) return idx.facets(prefixes, idx.mask(retrieval.filter), terms);
+    const params = new SqlParams(plan.params.values);
     const termCond = terms.length
-      ? ` AND EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${params.add(kbid)} AND po.paragraph = p.id AND po.term = ANY(${params.add(terms)}::text[]))`
+      ? ` AND EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${params.add(plan.kbid)} AND po.paragraph = p.id AND po.term = ANY(${params.add(terms)}::text[]))`
       : '';
-    return facetCounts(this.ds.manager, { from: 'content.search_paragraphs p', tags: 'p.tags', counted: 'p.rid', where: where + termCond, params }, prefixes);
+    return facetCounts(this.ds.manager, { from: 'content.search_paragraphs p', tags: 'p.tags', counted: 'p.rid', where: plan.where + termCond, params }, prefixes);
+  }
+
+  /** Entities (`/e/{family}/{value}` tags) of the paragraphs the plan lets through whose value starts with `prefix`: memory index or SQL. */
+  private async entityTags(plan: FindPlan, prefix: string): Promise<string[]> {
+    const retrieval = this.finder.retrieval(plan);
+    const idx = retrieval.filter ? await retrieval.index() : undefined;
+    if (idx && retrieval.filter) {
+      return idx.tags(idx.mask(retrieval.filter), (t) => t.startsWith('/e/') && (t.slice(3).split('/')[1] ?? '').toLowerCase().startsWith(prefix), ENTITY_SUGGESTIONS);
+    }
+    const p = new SqlParams(plan.params.values);
+    const rows = (await this.ds.query(
+      `SELECT DISTINCT tg AS tag FROM content.search_paragraphs p, unnest(p.tags) AS tg
+        WHERE ${plan.where} AND tg LIKE '/e/%' AND lower(split_part(substr(tg, 4), '/', 2)) LIKE ${p.add(likePrefix(prefix))}
+        ORDER BY 1 LIMIT ${ENTITY_SUGGESTIONS}`,
+      p.values,
+    )) as { tag: string }[];
+    return rows.map((r) => r.tag);
   }
 
   async suggest(req: RetrievalRequest): Promise<Record<string, unknown>> {
@@ -148,15 +172,8 @@ export class SearchListsService {
       };
     }
     if (features.includes('entities')) {
-      const p = new SqlParams(plan.params.values);
-      const rows = (await this.ds.query(
-        `SELECT DISTINCT tg AS tag FROM content.search_paragraphs p, unnest(p.tags) AS tg
-          WHERE ${plan.where} AND tg LIKE '/e/%' AND lower(split_part(substr(tg, 4), '/', 2)) LIKE ${p.add(likePrefix(query.toLowerCase()))}
-          ORDER BY 1 LIMIT 20`,
-        p.values,
-      )) as { tag: string }[];
-      const entities = rows.map((x) => {
-        const [family, ...value] = x.tag.slice(3).split('/');
+      const entities = (await this.entityTags(plan, query.toLowerCase())).map((tag) => {
+        const [family, ...value] = tag.slice(3).split('/');
         return { family: family as string, value: value.join('/') };
       });
       out['entities'] = { total: entities.length, entities };

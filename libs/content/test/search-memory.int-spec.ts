@@ -115,6 +115,16 @@ describe('search index in memory', () => {
     for (let i = 0; i < 30; i++) await add(i);
     await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: rids[3], body: { hidden: true } });
     await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: rids[4], body: { hidden: true } });
+    // Creation-date ranges cut through the KB, their bounds exactly at resources' creation times.
+    const created = (await fx.ds.query(`SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at FROM content.resources WHERE kbid = $1 ORDER BY created_at`, [kbid])) as { at: string }[];
+    const at = (i: number) => created[i]?.at as string;
+    variants.push(
+      { filter_expression: { field: { prop: 'created', since: at(15) } } },
+      { filter_expression: { field: { prop: 'created', since: at(5), until: at(12) } }, security: { groups: ['g1'] }, features: ['keyword'] },
+      { filter_expression: { field: { or: [{ prop: 'created', until: at(3) }, { prop: 'label', labelset: 'topic', label: 'l1' }] } }, features: ['semantic'] },
+      { range_creation_start: at(20), filters: ['/l/topic/l2'] },
+      { range_creation_end: at(0), show_hidden: true },
+    );
   }, 240_000);
 
   afterAll(async () => {
@@ -154,6 +164,9 @@ describe('search index in memory', () => {
     { fields: ['t', 'a/title'] },
     // filters only SQL decides (memory_filter 0: candidates checked in SQL)
     { keyword_filters: ['apollo'] },
+    { filter_expression: { field: { prop: 'modified', since: '2000-01-01T00:00:00Z' } } },
+    { range_modification_end: '2100-01-01T00:00:00Z', features: ['keyword'] },
+    // creation dates are decided in memory (more of them once the resources exist: see beforeAll)
     { filter_expression: { field: { prop: 'created', since: '2000-01-01T00:00:00Z' } } },
   ];
   const queries = ['apollo', 'budget contract', 'orbit rocket lunar', 'salary payroll quarter tariff', 'notes', 'report', 'ocean vendor merger'];
@@ -166,7 +179,7 @@ describe('search index in memory', () => {
         const body = { query, ...v };
         const m = await find(body);
         if (m.metrics?.['memory_index'] !== 1) differences.push(`${label}: memory index not used for ${JSON.stringify(body)}`);
-        const sqlOnly = 'keyword_filters' in v || JSON.stringify(v).includes('"created"');
+        const sqlOnly = 'keyword_filters' in v || /"modified"|range_modification/.test(JSON.stringify(v));
         if (m.metrics?.['memory_filter'] !== (sqlOnly ? 0 : 1)) differences.push(`${label}: memory_filter ${m.metrics?.['memory_filter']} for ${JSON.stringify(body)}`);
         const s = await viaSql(body);
         if (!same(strip(m), strip(s))) differences.push(`${label}: ${JSON.stringify(body)}\n memory ${JSON.stringify(m.best_matches)}\n sql    ${JSON.stringify(s.best_matches)}`);
@@ -209,7 +222,7 @@ describe('search index in memory', () => {
         { features: ['keyword'], faceted: ['/l/topic'], security: { groups: ['g2'] }, filter_expression: { field: { prop: 'origin_tag', tag: 'tag1' } } },
         // filters only SQL decides: the candidates, and the facets, in SQL
         { keyword_filters: ['apollo'], faceted: ['/l/topic'] },
-        { faceted: ['/l/topic'], filter_expression: { field: { prop: 'created', since: '2000-01-01T00:00:00Z' } } },
+        { faceted: ['/l/topic'], filter_expression: { field: { prop: 'modified', since: '2000-01-01T00:00:00Z' } } },
       ];
       const suggestVariants: Record<string, unknown>[] = [{}, { security: { groups: ['g1'] } }, { show_hidden: true }, { filter_expression: { field: { prop: 'language', language: 'es' } } }, { filter_expression: { field: { not: { prop: 'entity', subtype: 'ORG' } } } }];
       const requests: [typeof ContentSubjects.search, Record<string, unknown>][] = [];
@@ -219,7 +232,7 @@ describe('search index in memory', () => {
         answered.length = 0;
         const m = await ask(subject, body);
         // (a /search with no query has nothing to retrieve, and its facets are counted in SQL when the filter is SQL's)
-        const sqlOnly = 'keyword_filters' in body || JSON.stringify(body).includes('"created"');
+        const sqlOnly = 'keyword_filters' in body || JSON.stringify(body).includes('"modified"');
         if (!answered.includes(true) && (body['query'] !== '' || (body['faceted'] && !sqlOnly))) differences.push(`${subject.subject}: memory index not used for ${JSON.stringify(body)}`);
         const s = await withoutMemory(() => ask(subject, body));
         if (!same(m, s)) differences.push(`${subject.subject} ${JSON.stringify(body)}\n memory ${JSON.stringify(m)}\n sql    ${JSON.stringify(s)}`);

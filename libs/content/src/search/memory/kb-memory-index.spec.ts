@@ -132,7 +132,7 @@ describe('changes applied to an index', () => {
       postings: new Map([...postings].map(([t, e]) => [t, { ords: Int32Array.from(e.ords), tf: Int32Array.from(e.tf) }])),
       vectors: new Map([['vs', new Map([[dim, [builder.done()]]])]]),
       attributes: { tagSets: [[]], fields: ['f'], languages: ['en'], rids },
-      columns: { tagSet: new Int32Array(sorted.length), field: new Int32Array(sorted.length), language: new Int32Array(sorted.length), rid: Int32Array.from(sorted.map((p) => rids.indexOf(p.rid ?? 'r'))) },
+      columns: { tagSet: new Int32Array(sorted.length), field: new Int32Array(sorted.length), language: new Int32Array(sorted.length), rid: Int32Array.from(sorted.map((p) => rids.indexOf(p.rid ?? 'r'))), created: new Float64Array(sorted.length) },
       runs: Int32Array.from(sorted.keys()),
     });
   }
@@ -146,7 +146,7 @@ describe('changes applied to an index', () => {
     const terms = new Set(touched.flatMap((id) => [...Object.keys(was.get(id)?.terms ?? {}), ...Object.keys(now.get(id)?.terms ?? {})]));
     return {
       generation, paragraphs: after.length, totalLength: after.reduce((n, p) => n + Object.values(p.terms).reduce((a, b) => a + b, 0), 0), touched,
-      rows: rows.map((p) => ({ id: p.id, hidden: !!p.hidden, groups: JSON.stringify(p.groups ?? []), tags: '[]', field: 'f', language: 'en', rid: p.rid ?? 'r' })),
+      rows: rows.map((p) => ({ id: p.id, hidden: !!p.hidden, groups: JSON.stringify(p.groups ?? []), tags: '[]', field: 'f', language: 'en', rid: p.rid ?? 'r', created: 0 })),
       postings: new Map(rows.map((p) => [p.id, { length: Object.values(p.terms).reduce((a, b) => a + b, 0), terms: Object.keys(p.terms), tf: Object.values(p.terms) }])),
       vectors: rows.map((p) => ({ id: p.id, vectorset: 'vs', v: send(p.vector) })),
       df: new Map([...terms].map((t) => [t, after.filter((p) => t in p.terms).length])),

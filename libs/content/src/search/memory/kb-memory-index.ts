@@ -108,7 +108,7 @@ export interface KbChanges {
   /** Every paragraph id the changes inserted, updated or deleted. */
   touched: string[];
   /** The rows of those that exist now (inserted or updated), ids ascending. */
-  rows: { id: string; hidden: boolean; groups: string; tags: string; field: string; language: string; rid: string }[];
+  rows: { id: string; hidden: boolean; groups: string; tags: string; field: string; language: string; rid: string; created: number }[];
   /** Their postings: length and each term with its tf. */
   postings: Map<string, { length: number; terms: string[]; tf: number[] }>;
   /** Their vectors in pgvector's send format. */
@@ -539,7 +539,10 @@ export class KbMemoryIndex {
     const groupSet = extend(d.groupSet, n, Int32Array);
     const lengths = extend(d.lengths, n, Int32Array);
     const idNum = extend(this.idNum, n, Float64Array);
-    const columns = { tagSet: extend(d.columns.tagSet, n, Int32Array), field: extend(d.columns.field, n, Int32Array), language: extend(d.columns.language, n, Int32Array), rid: extend(d.columns.rid, n, Int32Array) };
+    const columns = {
+      tagSet: extend(d.columns.tagSet, n, Int32Array), field: extend(d.columns.field, n, Int32Array), language: extend(d.columns.language, n, Int32Array), rid: extend(d.columns.rid, n, Int32Array),
+      created: extend(d.columns.created, n, Float64Array),
+    };
     // Shared as the typed arrays are: appended to when nothing else was, copied otherwise.
     const ids = d.ids.length === n0 ? d.ids : d.ids.slice(0, n0);
     for (const r of ch.rows) ids.push(r.id);
@@ -570,9 +573,10 @@ export class KbMemoryIndex {
       columns.field[o] = intern(keys.fields, attributes.fields, r.field, () => r.field);
       columns.language[o] = intern(keys.languages, attributes.languages, r.language, () => r.language);
       columns.rid[o] = intern(keys.rids, attributes.rids, r.rid, () => r.rid);
+      columns.created[o] = r.created;
       lengths[o] = ch.postings.get(r.id)?.length ?? 0;
       const p = o - 1;
-      const same = i > 0 && hidden[o] === hidden[p] && groupSet[o] === groupSet[p] && columns.tagSet[o] === columns.tagSet[p] && columns.field[o] === columns.field[p] && columns.language[o] === columns.language[p] && columns.rid[o] === columns.rid[p];
+      const same = i > 0 && hidden[o] === hidden[p] && groupSet[o] === groupSet[p] && columns.tagSet[o] === columns.tagSet[p] && columns.field[o] === columns.field[p] && columns.language[o] === columns.language[p] && columns.rid[o] === columns.rid[p] && columns.created[o] === columns.created[p];
       if (!same) runs.push(o);
     });
     const allRuns = extend(d.runs, d.runs.length + runs.length, Int32Array);
@@ -687,8 +691,8 @@ function extend<T extends Int32Array | Uint8Array | Float64Array>(a: T, n: numbe
 /** Vectors from which an appended group gets its own WebAssembly memory and SIMD kernel. */
 const WASM_GROUP_MIN = 1_024;
 
-/** Bytes a paragraph costs in the per-paragraph arrays (hidden, groups, length, id number, four columns; BM25's scratch). */
-const PARAGRAPH_BYTES = 1 + 4 + 4 + 8 + 16 + 9;
+/** Bytes a paragraph costs in the per-paragraph arrays (hidden, groups, length, id number, four interned columns and the creation time; BM25's scratch). */
+const PARAGRAPH_BYTES = 1 + 4 + 4 + 8 + 16 + 8 + 9;
 
 /** Per term, two typed arrays with their buffers and the map entry cost ~400 bytes besides the data (measured on SciFact). */
 function termBytes(term: string, p: TermPostings): number {

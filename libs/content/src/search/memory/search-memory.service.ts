@@ -16,7 +16,7 @@ const YIELD_AFTER_MS = 10;
 /** How long a KB found too large is not looked at again (unless its generation changes). */
 const TOO_LARGE_RECHECK_MS = 30_000;
 /** What the full read and updates read of each paragraph (`pid`: ORDER BY id must not sort the text). */
-const PARAGRAPH_COLUMNS = `id::text AS pid, hidden, array_to_json(groups)::text AS groups, array_to_json(tags)::text AS tags, field, language, rid::text AS rid`;
+const PARAGRAPH_COLUMNS = `id::text AS pid, hidden, array_to_json(groups)::text AS groups, array_to_json(tags)::text AS tags, field, language, rid::text AS rid, (extract(epoch FROM created_at) * 1000000)::float8 AS created`;
 /** A paragraph's postings, grouped by paragraph: its length and each term with its tf. */
 const POSTINGS_COLUMNS = `paragraph::text AS id, min(length) AS length, array_to_json(array_agg(term))::text AS terms, array_to_json(array_agg(tf))::text AS tf`;
 /**
@@ -345,7 +345,7 @@ export class SearchMemoryService implements OnModuleDestroy {
              FROM content.search_paragraphs WHERE kbid = $1 AND id = ANY($2::bigint[])`,
           [kbid, ids],
         )) {
-          rows.push({ id: r['pid'] as string, hidden: r['hidden'] as boolean, groups: r['groups'] as string, tags: r['tags'] as string, field: r['field'] as string, language: r['language'] as string, rid: r['rid'] as string });
+          rows.push({ id: r['pid'] as string, hidden: r['hidden'] as boolean, groups: r['groups'] as string, tags: r['tags'] as string, field: r['field'] as string, language: r['language'] as string, rid: r['rid'] as string, created: r['created'] as number });
         }
         for (const r of await q(
           `SELECT ${POSTINGS_COLUMNS}
@@ -418,6 +418,7 @@ export class SearchMemoryService implements OnModuleDestroy {
     const languages = new Interner<string>();
     const rid = new Growable(Int32Array);
     const rids = new Interner<string>();
+    const created = new Growable(Float64Array);
     const runs = new Growable(Int32Array);
     const post = new Map<string, { ords: Growable<Int32Array>; tf: Growable<Int32Array> }>();
     const vecs = new Map<string, Map<number, VectorGroupBuilder>>();
@@ -449,10 +450,11 @@ export class SearchMemoryService implements OnModuleDestroy {
         field.push(fields.intern(r['field'] as string));
         language.push(languages.intern(r['language'] as string));
         rid.push(rids.intern(r['rid'] as string));
+        created.push(r['created'] as number);
         lengths.push(0);
         // a new run when any filter attribute differs from the previous paragraph's
         const p = ord - 1;
-        if (ord === 0 || hidden.at(ord) !== hidden.at(p) || groupSet.at(ord) !== groupSet.at(p) || tagSet.at(ord) !== tagSet.at(p) || field.at(ord) !== field.at(p) || language.at(ord) !== language.at(p) || rid.at(ord) !== rid.at(p)) runs.push(ord);
+        if (ord === 0 || hidden.at(ord) !== hidden.at(p) || groupSet.at(ord) !== groupSet.at(p) || tagSet.at(ord) !== tagSet.at(p) || field.at(ord) !== field.at(p) || language.at(ord) !== language.at(p) || rid.at(ord) !== rid.at(p) || created.at(ord) !== created.at(p)) runs.push(ord);
       }
       const lo = ids[first] as string;
       after = ids[ids.length - 1] as string;
@@ -523,7 +525,7 @@ export class SearchMemoryService implements OnModuleDestroy {
       postings,
       vectors: new Map([...vecs].map(([vs, byDim]) => [vs, new Map([...byDim].map(([dim, group]) => [dim, [group.done()]]))])),
       attributes: { tagSets: tagSets.values, fields: fields.values, languages: languages.values, rids: rids.values },
-      columns: { tagSet: tagSet.done(), field: field.done(), language: language.done(), rid: rid.done() },
+      columns: { tagSet: tagSet.done(), field: field.done(), language: language.done(), rid: rid.done(), created: created.done() },
       runs: runs.done(),
     };
     const index = new KbMemoryIndex(data);
@@ -537,7 +539,7 @@ export class SearchMemoryService implements OnModuleDestroy {
   }
 }
 
-type TypedArray = Int32Array | Uint8Array;
+type TypedArray = Int32Array | Uint8Array | Float64Array;
 
 /** Whether `p` settles within `ms` (true: it resolved to true). */
 async function within(p: Promise<boolean>, ms: number): Promise<boolean> {

@@ -1,8 +1,9 @@
 /**
  * A filter condition in a form the in-memory search index can decide (docs/decisions/0014): the
  * same condition FilterCompiler writes as SQL over `content.search_paragraphs`, for the members
- * that only read a paragraph's tags, field, language and resource. Members that need another
- * table (keyword filters, dates, slugs) have no Match: such a request checks its candidates in SQL.
+ * that only read a paragraph's tags, field, language, resource and creation date. Members that
+ * need another table (keyword filters, modification dates, slugs) have no Match: such a request
+ * checks its candidates in SQL.
  */
 export type Match =
   | { op: 'and' | 'or'; of: Match[] }
@@ -16,7 +17,9 @@ export type Match =
   | { op: 'field'; value: string; prefix: boolean }
   | { op: 'language'; value: string }
   /** `rid = ANY(ids)`, ids in PostgreSQL's canonical uuid text (lowercase, hyphenated). */
-  | { op: 'rid'; ids: string[] };
+  | { op: 'rid'; ids: string[] }
+  /** `created_at >= since AND created_at <= until` (either may be absent), in microseconds since the epoch. */
+  | { op: 'created'; since?: number; until?: number };
 
 export const MATCH_TRUE: Match = { op: 'const', value: true };
 export const MATCH_FALSE: Match = { op: 'const', value: false };
@@ -35,6 +38,8 @@ export interface MatchColumns {
   field: Int32Array;
   language: Int32Array;
   rid: Int32Array;
+  /** The resource's creation time (`created_at`), microseconds since the epoch. */
+  created: Float64Array;
 }
 
 /**
@@ -70,6 +75,14 @@ export function compileMatch(m: Match, a: MatchAttributes, c: MatchColumns): (or
     case 'rid': {
       const ids = new Set(m.ids);
       return memoised(a.rids, c.rid, (r) => ids.has(r));
+    }
+    case 'created': {
+      const since = m.since ?? -Infinity;
+      const until = m.until ?? Infinity;
+      return (o) => {
+        const t = c.created[o] as number;
+        return t >= since && t <= until;
+      };
     }
   }
 }

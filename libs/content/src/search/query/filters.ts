@@ -116,7 +116,10 @@ export class FilterCompiler {
     const conds: string[] = [];
     if (since) conds.push(`${this.target.created} >= ${this.params.add(since)}`);
     if (until) conds.push(`${this.target.created} <= ${this.params.add(until)}`);
-    return conds.length ? sqlOnly(conds.join(' AND ')) : TRUE;
+    if (!conds.length) return TRUE;
+    // (a Date holds milliseconds: as microseconds, exactly the value the statement compares)
+    const match = this.target.kind === 'paragraph' ? ({ op: 'created', ...(since ? { since: since.getTime() * 1000 } : {}), ...(until ? { until: until.getTime() * 1000 } : {}) } as const) : null;
+    return { sql: conds.join(' AND '), match };
   }
 
   /** `rid = ANY(ids)`, or `rid = id` for one id that is not a `list` (ids already checked by the caller's pattern). */

@@ -163,10 +163,15 @@ describe('search index in memory', () => {
     { filters: [{ none: ['/l/topic/l1', '/e/PLACE/Houston'] }, { not_all: ['/t/tag0', '/s/p/en'] }] },
     { fields: ['t', 'a/title'] },
     // filters only SQL decides (memory_filter 0: candidates checked in SQL)
-    { keyword_filters: ['apollo'] },
     { filter_expression: { field: { prop: 'modified', since: '2000-01-01T00:00:00Z' } } },
     { range_modification_end: '2100-01-01T00:00:00Z', features: ['keyword'] },
-    // creation dates are decided in memory (more of them once the resources exist: see beforeAll)
+    { keyword_filters: ['apollo'], range_modification_start: '2000-01-01T00:00:00Z' },
+    // keyword filters and creation dates are decided in memory (more of them once the resources exist: see beforeAll)
+    { keyword_filters: ['apollo'] },
+    { keyword_filters: ['houston', 'lunar rocket'], features: ['semantic'] },
+    { filter_expression: { paragraph: { prop: 'keyword', word: 'notes' } } },
+    { filter_expression: { field: { not: { prop: 'keyword', word: 'budget' } } }, security: { groups: ['g1'] } },
+    { filter_expression: { field: { or: [{ prop: 'keyword', word: 'orbit' }, { prop: 'label', labelset: 'topic', label: 'l2' }] } }, show_hidden: true },
     { filter_expression: { field: { prop: 'created', since: '2000-01-01T00:00:00Z' } } },
   ];
   const queries = ['apollo', 'budget contract', 'orbit rocket lunar', 'salary payroll quarter tariff', 'notes', 'report', 'ocean vendor merger'];
@@ -179,7 +184,7 @@ describe('search index in memory', () => {
         const body = { query, ...v };
         const m = await find(body);
         if (m.metrics?.['memory_index'] !== 1) differences.push(`${label}: memory index not used for ${JSON.stringify(body)}`);
-        const sqlOnly = 'keyword_filters' in v || /"modified"|range_modification/.test(JSON.stringify(v));
+        const sqlOnly = /"modified"|range_modification/.test(JSON.stringify(v));
         if (m.metrics?.['memory_filter'] !== (sqlOnly ? 0 : 1)) differences.push(`${label}: memory_filter ${m.metrics?.['memory_filter']} for ${JSON.stringify(body)}`);
         const s = await viaSql(body);
         if (!same(strip(m), strip(s))) differences.push(`${label}: ${JSON.stringify(body)}\n memory ${JSON.stringify(m.best_matches)}\n sql    ${JSON.stringify(s.best_matches)}`);
@@ -220,8 +225,8 @@ describe('search index in memory', () => {
         { features: ['semantic'], filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'l1' } } },
         { show_hidden: true, min_score: { bm25: 1.2, semantic: 0.3 }, faceted: ['/t', '/e/PLACE/', '/s/p'] },
         { features: ['keyword'], faceted: ['/l/topic'], security: { groups: ['g2'] }, filter_expression: { field: { prop: 'origin_tag', tag: 'tag1' } } },
-        // filters only SQL decides: the candidates, and the facets, in SQL
         { keyword_filters: ['apollo'], faceted: ['/l/topic'] },
+        // filters only SQL decides: the candidates, and the facets, in SQL
         { faceted: ['/l/topic'], filter_expression: { field: { prop: 'modified', since: '2000-01-01T00:00:00Z' } } },
       ];
       const suggestVariants: Record<string, unknown>[] = [{}, { security: { groups: ['g1'] } }, { show_hidden: true }, { filter_expression: { field: { prop: 'language', language: 'es' } } }, { filter_expression: { field: { not: { prop: 'entity', subtype: 'ORG' } } } }];
@@ -232,7 +237,7 @@ describe('search index in memory', () => {
         answered.length = 0;
         const m = await ask(subject, body);
         // (a /search with no query has nothing to retrieve, and its facets are counted in SQL when the filter is SQL's)
-        const sqlOnly = 'keyword_filters' in body || JSON.stringify(body).includes('"modified"');
+        const sqlOnly = JSON.stringify(body).includes('"modified"');
         if (!answered.includes(true) && (body['query'] !== '' || (body['faceted'] && !sqlOnly))) differences.push(`${subject.subject}: memory index not used for ${JSON.stringify(body)}`);
         const s = await withoutMemory(() => ask(subject, body));
         if (!same(m, s)) differences.push(`${subject.subject} ${JSON.stringify(body)}\n memory ${JSON.stringify(m)}\n sql    ${JSON.stringify(s)}`);

@@ -1,4 +1,4 @@
-import { compileMatch, type Match, type MatchAttributes, type MatchColumns } from '../query/filter-match';
+import { compileMatch, perParagraph, type Match, type MatchAttributes, type MatchColumns } from '../query/filter-match';
 import { BM25 } from '../query/retrievers';
 import { LANES, VectorBlock, norm2, queryFloat32 } from './dot-kernel';
 
@@ -247,15 +247,27 @@ export class KbMemoryIndex {
     const groups = f.groups && f.groups.length ? new Set(f.groups) : undefined;
     const setOk = groupSets.map((s) => !groups || s.length === 0 || s.some((g) => groups.has(g)));
     const showHidden = f.showHidden;
-    const match = f.match ? compileMatch(f.match, this.data.attributes, this.data.columns) : () => true;
+    const match = f.match ? compileMatch(f.match, this.data.attributes, this.data.columns, { holding: (terms) => this.holding(terms) }) : () => true;
+    // A keyword filter differs between paragraphs of a run: then each paragraph of a run that passes the rest is asked.
+    const each = f.match ? perParagraph(f.match) : false;
     const pass = new Uint8Array(this.size);
     let count = 0;
     for (let r = 0; r < runs.length; r++) {
       const from = runs[r] as number;
       const to = r + 1 < runs.length ? (runs[r + 1] as number) : this.size;
-      if ((showHidden || hidden[from] === 0) && setOk[groupSet[from] as number] === true && match(from)) {
-        pass.fill(1, from, to);
-        count += to - from;
+      if ((!showHidden && hidden[from] !== 0) || setOk[groupSet[from] as number] !== true) continue;
+      if (!each) {
+        if (match(from)) {
+          pass.fill(1, from, to);
+          count += to - from;
+        }
+      } else {
+        for (let o = from; o < to; o++) {
+          if (match(o)) {
+            pass[o] = 1;
+            count++;
+          }
+        }
       }
     }
     for (const d of this.data.changes?.dead ?? []) {
@@ -268,6 +280,18 @@ export class KbMemoryIndex {
     this.masks.set(key, mask);
     if (this.masks.size > MASK_CACHE) this.masks.delete(this.masks.keys().next().value as string);
     return mask;
+  }
+
+  /** 1 for each paragraph ordinal holding one of `terms` (dead ones included: masks leave them out). */
+  private holding(terms: string[]): Uint8Array {
+    const has = new Uint8Array(this.size);
+    for (const term of new Set(terms)) {
+      const d = this.dfOf(term);
+      const p = this.postingsOf(term);
+      if (d === undefined || d <= 0 || !p) continue;
+      for (const o of p.ords) has[o] = 1;
+    }
+    return has;
   }
 
   /** Every live paragraph (only differs from all of them once changes were applied). */

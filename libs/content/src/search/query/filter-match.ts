@@ -1,9 +1,9 @@
 /**
  * A filter condition in a form the in-memory search index can decide (docs/decisions/0014): the
  * same condition FilterCompiler writes as SQL over `content.search_paragraphs`, for the members
- * that only read a paragraph's tags, field, language, resource and creation date. Members that
- * need another table (keyword filters, modification dates, slugs) have no Match: such a request
- * checks its candidates in SQL.
+ * that only read a paragraph's tags, field, language, resource, creation date and terms (keyword
+ * filters, from the postings). Members that need another table (modification dates, slugs) have
+ * no Match: such a request checks its candidates in SQL.
  */
 export type Match =
   | { op: 'and' | 'or'; of: Match[] }
@@ -19,7 +19,9 @@ export type Match =
   /** `rid = ANY(ids)`, ids in PostgreSQL's canonical uuid text (lowercase, hyphenated). */
   | { op: 'rid'; ids: string[] }
   /** `created_at >= since AND created_at <= until` (either may be absent), in microseconds since the epoch. */
-  | { op: 'created'; since?: number; until?: number };
+  | { op: 'created'; since?: number; until?: number }
+  /** The paragraph holds one of these analysed terms (a keyword filter: `EXISTS` a posting). */
+  | { op: 'terms'; terms: string[] };
 
 export const MATCH_TRUE: Match = { op: 'const', value: true };
 export const MATCH_FALSE: Match = { op: 'const', value: false };
@@ -42,24 +44,37 @@ export interface MatchColumns {
   created: Float64Array;
 }
 
+/** What a Match reads beyond the columns: which paragraphs hold any of some terms (1 per ordinal). */
+export interface MatchPostings {
+  holding(terms: string[]): Uint8Array;
+}
+
+/** Whether `m` reads something that can differ between paragraphs with the same attributes (their terms). */
+export function perParagraph(m: Match): boolean {
+  if (m.op === 'terms') return true;
+  if (m.op === 'and' || m.op === 'or') return m.of.some(perParagraph);
+  if (m.op === 'not') return perParagraph(m.of);
+  return false;
+}
+
 /**
  * `m` as a predicate over paragraph ordinals. Each leaf is decided once per distinct value it
  * reads (a tag set, a field name…) and remembered for the predicate's lifetime.
  */
-export function compileMatch(m: Match, a: MatchAttributes, c: MatchColumns): (ord: number) => boolean {
+export function compileMatch(m: Match, a: MatchAttributes, c: MatchColumns, postings?: MatchPostings): (ord: number) => boolean {
   switch (m.op) {
     case 'const':
       return m.value ? () => true : () => false;
     case 'and': {
-      const parts = m.of.map((x) => compileMatch(x, a, c));
+      const parts = m.of.map((x) => compileMatch(x, a, c, postings));
       return (o) => parts.every((p) => p(o));
     }
     case 'or': {
-      const parts = m.of.map((x) => compileMatch(x, a, c));
+      const parts = m.of.map((x) => compileMatch(x, a, c, postings));
       return (o) => parts.some((p) => p(o));
     }
     case 'not': {
-      const inner = compileMatch(m.of, a, c);
+      const inner = compileMatch(m.of, a, c, postings);
       return (o) => !inner(o);
     }
     case 'tag': {
@@ -83,6 +98,11 @@ export function compileMatch(m: Match, a: MatchAttributes, c: MatchColumns): (or
         const t = c.created[o] as number;
         return t >= since && t <= until;
       };
+    }
+    case 'terms': {
+      if (!postings) throw new Error('A keyword filter needs the postings');
+      const has = postings.holding(m.terms);
+      return (o) => has[o] === 1;
     }
   }
 }

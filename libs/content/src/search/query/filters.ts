@@ -99,7 +99,8 @@ export class FilterCompiler {
     const terms = analyzeQuery(word, this.languages);
     if (terms.length === 0) return TRUE;
     const owner = this.target.kind === 'paragraph' ? 'po.paragraph = p.id' : 'po.paragraph IN (SELECT sp.id FROM content.search_paragraphs sp WHERE sp.rid = r.id)';
-    return sqlOnly(`EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${this.target.kbid} AND ${owner} AND po.term = ANY(${this.params.add(terms)}::text[]))`);
+    const sql = `EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${this.target.kbid} AND ${owner} AND po.term = ANY(${this.params.add(terms)}::text[]))`;
+    return { sql, match: this.target.kind === 'paragraph' ? { op: 'terms', terms } : null };
   }
 
   private modifiedRange(since?: Date, until?: Date): Cond {

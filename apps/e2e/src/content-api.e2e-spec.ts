@@ -2,10 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import S3rver from 's3rver';
+import type S3rver from 's3rver';
 import sharp from 'sharp';
 import { createBlobStore, type BlobStore } from '@kb/platform/storage';
 import { apiKey, type HttpClient } from './support/http-client';
+import { startS3rver } from './support/s3rver';
 import { startStandalone, type Topology } from './support/topologies';
 
 /**
@@ -24,8 +25,9 @@ describe('content API — standalone on S3 (s3rver)', () => {
 
   beforeAll(async () => {
     s3Dir = mkdtempSync(join(tmpdir(), 'kb-e2e-s3-'));
-    s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir });
-    const { port } = await s3.run();
+    const started = await startS3rver(s3Dir);
+    s3 = started.s3;
+    const port = started.port;
     const s3Env = {
       BLOB_DRIVER: 's3', BLOB_S3_ENDPOINT: `http://127.0.0.1:${port}`, BLOB_S3_ACCESS_KEY: 'S3RVER', BLOB_S3_SECRET_KEY: 'S3RVER', BLOB_S3_BUCKET: 'kb-e2e',
     };

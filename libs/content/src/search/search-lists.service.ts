@@ -118,8 +118,7 @@ export class SearchListsService {
   }
 
   /** Entities (`/e/{family}/{value}` tags) of the paragraphs the plan lets through whose value starts with `prefix`: memory index or SQL. */
-  private async entityTags(plan: FindPlan, prefix: string): Promise<string[]> {
-    const retrieval = this.finder.retrieval(plan);
+  private async entityTags(plan: FindPlan, retrieval: PlanRetrieval, prefix: string): Promise<string[]> {
     const idx = retrieval.filter ? await retrieval.index() : undefined;
     if (idx && retrieval.filter) {
       return idx.tags(idx.mask(retrieval.filter), (t) => t.startsWith('/e/') && (t.slice(3).split('/')[1] ?? '').toLowerCase().startsWith(prefix), ENTITY_SUGGESTIONS);
@@ -149,6 +148,8 @@ export class SearchListsService {
     r.accept(...Object.keys(body));
     r.finish();
     const query = plan.query.trim();
+    // (one read of the KB's index generation for both lists)
+    const retrieval = this.finder.retrieval(plan);
     const out: Record<string, unknown> = { shards: null };
     if (features.includes('paragraph')) {
       const languages = await this.context.kbLanguages(req.kbid);
@@ -160,7 +161,7 @@ export class SearchListsService {
         const expansions = (await this.ds.query(`SELECT term FROM content.search_terms WHERE kbid = $1 AND term LIKE $2 ORDER BY df DESC LIMIT 20`, [req.kbid, likePrefix(last)])) as { term: string }[];
         for (const e of expansions) terms.add(e.term);
       }
-      const hits = await this.finder.retrieval(plan).keyword([...terms], 10, 0);
+      const hits = await retrieval.keyword([...terms], 10, 0);
       const rows = await this.finder.paragraphRows(hits.map((h) => h.id));
       const termSet = new Set(terms);
       out['paragraphs'] = {
@@ -172,7 +173,7 @@ export class SearchListsService {
       };
     }
     if (features.includes('entities')) {
-      const entities = (await this.entityTags(plan, query.toLowerCase())).map((tag) => {
+      const entities = (await this.entityTags(plan, retrieval, query.toLowerCase())).map((tag) => {
         const [family, ...value] = tag.slice(3).split('/');
         return { family: family as string, value: value.join('/') };
       });

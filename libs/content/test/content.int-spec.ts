@@ -138,6 +138,32 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
     await eventually(async () => !(await blobs.exists(extractedBlobKey({ ...ids, seqid: first.seqid }))) || undefined);
   });
 
+  it('a result that arrives after its resource was deleted leaves no blob behind', async () => {
+    const { uuid } = await create({ title: 'Gone before processed', texts: { body: { body: 'text' } } });
+    const job = await eventually(async () => jobs.find((j) => j.rid === uuid));
+    await bus.request(ContentSubjects.deleteResource, { kbid, rid: uuid });
+    // The worker, still busy with the job, writes its result after the resource's blobs were deleted.
+    const ids = { processing_id: 'p-late', kbid, rid: uuid, field_type: 'text' as const, field_id: 'body', seqid: job.seqid };
+    const key = extractedBlobKey(ids);
+    await eventually(async () => {
+      const left: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.outbox WHERE kind = 'blob_cleanup' AND target LIKE $1`, [`%${uuid}%`]);
+      return Number(left[0]?.n) === 0 ? true : undefined;
+    }, 5000, 'the resource cleanup to be carried out');
+    const data: ExtractedFieldData = {
+      text: { text: 'text', split_text: {}, deleted_splits: [] },
+      metadata: { metadata: { paragraphs: [{ start: 0, end: 4, kind: 'TEXT', sentences: [] }], language: 'en' }, split_metadata: {}, deleted_splits: [] },
+      vectors: { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] },
+    };
+    await blobs.put(key, JSON.stringify(data));
+    await bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, extracted_key: key });
+    await eventually(async () => ((await blobs.exists(key)) ? undefined : true), 5000, 'the late result\'s blob to be deleted');
+    await expect(get(uuid)).rejects.toBeInstanceOf(DomainError);
+    await eventually(async () => {
+      const left: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.outbox WHERE kind = 'blob_cleanup' AND target LIKE $1`, [`%${uuid}%`]);
+      return Number(left[0]?.n) === 0 ? true : undefined;
+    }, 5000, 'the cleanup row to be removed once carried out');
+  });
+
   it('a processing error marks the field and the resource ERROR with the error record', async () => {
     const { uuid } = await create({ title: 'Broken', texts: { body: { body: 'x' } } });
     const job = await eventually(async () => jobs.find((j) => j.rid === uuid));

@@ -61,9 +61,14 @@ export class ProcessingResultsService {
       // Its webhook is scheduled with the completion, even when the resource is gone meanwhile.
       const hook = completed[0]?.webhook ? await this.webhooks.schedule(m, completed[0], 'error' in loaded ? loaded.error : null) : [];
       const resource = await this.repo.lockById(m, result.kbid, result.rid);
-      if (!resource) return hook;
+      // The worker wrote its result's blob after the resource (or field) and its blobs were
+      // deleted: nothing will ever read the field's results, so they go too. (A result for an
+      // older write keeps its blob: it may still be the field's artefact; the newer result prunes it.)
+      const orphan: OutboxEntry[] = 'extracted' in loaded ? [{ kind: 'blob_cleanup', target: `${fieldBlobPrefix(result)}extracted/` }] : [];
+      if (!resource) return [...hook, ...(await this.outbox.add(m, orphan))];
       const field = await this.repo.findField(resource.id, result.field_type, result.field_id, m);
-      if (!field || field.seqid > result.seqid) return hook;
+      if (!field) return [...hook, ...(await this.outbox.add(m, orphan))];
+      if (field.seqid > result.seqid) return hook;
       const now = new Date();
       const patch: Partial<FieldEntity> = {};
       let language: string | undefined;

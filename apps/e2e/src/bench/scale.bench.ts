@@ -32,6 +32,7 @@ import { queries, resourceBody, VOCAB } from './synthetic-text';
  * and the longest the service took meanwhile to answer /health/live (how long the build stalls it).
  * The embedded database gets `--shared-buffers` (1GB; EMBEDDED_DB_SHARED_BUFFERS) instead of
  * PGlite's 128MB: a KB of 100 k paragraphs is already a few GB of tables and indexes.
+ * `--random-page-cost` sets EMBEDDED_DB_RANDOM_PAGE_COST (the service's default otherwise).
  * `--vector-index none` runs the service with SEARCH_VECTOR_INDEX=none (no HNSW graph to build;
  * exact semantic search); a KB kept and grown again must use the same setting.
  *
@@ -202,6 +203,7 @@ async function grow(http: HttpClient, m: Manifest, credential: Credential, upTo:
 /** How many results an endpoint's answer carries (best_matches of /find, paragraphs of /search and /suggest). */
 function hitsOf(path: string, body: Record<string, unknown>): number {
   if (path === 'find') return (body['best_matches'] as string[]).length;
+  if (path === 'catalog') return Object.keys(body['resources'] as Record<string, unknown>).length;
   return ((body['paragraphs'] as { results: unknown[] } | undefined)?.results ?? []).length;
 }
 
@@ -248,6 +250,10 @@ async function measureQueries(http: HttpClient, m: Manifest, credential: NonNull
     '/search, label filter': { path: 'search', body: { features: ['keyword', 'fulltext', 'semantic'], top_k: 20, ...label, ...semanticFloor } },
     '/search, label filter, faceted': { path: 'search', body: { features: ['keyword'], top_k: 20, faceted: ['/l/topic'], ...label } },
     '/suggest': { path: 'suggest', body: {}, query: typing },
+    // The catalog lists resources (title words match anywhere in the title, as LIKE '%word%').
+    '/catalog': { path: 'catalog', body: { page_size: 20 }, query: () => '' },
+    '/catalog, label filter, faceted': { path: 'catalog', body: { page_size: 20, filters: ['/l/topic/t3'], faceted: ['/l/topic'] }, query: () => '' },
+    '/catalog, a title word': { path: 'catalog', body: { page_size: 20 }, query: (q) => q.split(' ')[0] as string },
   };
   const out: StageRow['queries'] = {};
   for (const [name, { path = 'find', body, query = (q: string) => q }] of Object.entries(configs)) {
@@ -310,7 +316,7 @@ async function main(): Promise<void> {
       queries: { type: 'string', default: '200' }, dimensions: { type: 'string', default: '384' }, embedder: { type: 'string', default: 'hashed' },
       concurrency: { type: 'string', default: '8' }, reuse: { type: 'string' }, keep: { type: 'boolean', default: false }, 'wait-timeout': { type: 'string', default: '14400' },
       'search-memory-mb': { type: 'string', default: '4096' }, 'search-memory-max-paragraphs': { type: 'string', default: '2000000' },
-      'shared-buffers': { type: 'string', default: '1GB' },
+      'shared-buffers': { type: 'string', default: '1GB' }, 'random-page-cost': { type: 'string' },
       'vector-index': { type: 'string', default: 'hnsw' }, writes: { type: 'string', default: '20' },
     },
   });
@@ -329,6 +335,7 @@ async function main(): Promise<void> {
   const proc = new ServiceProcess('standalone', distMain('standalone'), {
     PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn',
     SEARCH_MEMORY_MB: String(memoryMb), EMBEDDED_DB_SHARED_BUFFERS: a['shared-buffers'], SEARCH_VECTOR_INDEX: String(a['vector-index']), SEARCH_MEMORY_MAX_PARAGRAPHS: String(numberArg('search-memory-max-paragraphs', a['search-memory-max-paragraphs']) ?? 2_000_000),
+    ...(a['random-page-cost'] ? { EMBEDDED_DB_RANDOM_PAGE_COST: a['random-page-cost'] } : {}),
   }, dataDir);
   proc.start();
   await proc.waitReady(`http://127.0.0.1:${port}/health/ready`, 600_000);

@@ -28,20 +28,29 @@ describe('embedded PostgreSQL lifecycle', () => {
   const dir = tempDataDir('persist');
   afterAll(() => dir.remove());
 
-  it('sets shared_buffers when asked (EMBEDDED_DB_SHARED_BUFFERS) and refuses a size it cannot hold', async () => {
+  it('sets shared_buffers and random_page_cost when asked (EMBEDDED_DB_SHARED_BUFFERS, EMBEDDED_DB_RANDOM_PAGE_COST) and refuses values it cannot take', async () => {
     const own = tempDataDir('buffers');
     try {
-      const pg = await startEmbeddedPostgres({ dataDir: own.dataDir, sharedBuffers: '48MB' });
+      const pg = await startEmbeddedPostgres({ dataDir: own.dataDir, sharedBuffers: '48MB', randomPageCost: 1.1 });
       const client = new Client({ connectionString: pg.url });
       await client.connect();
       try {
         expect((await client.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '48MB' }]);
+        expect((await client.query('SHOW random_page_cost')).rows).toEqual([{ random_page_cost: '1.1' }]);
       } finally {
         await client.end();
         await pg.stop();
       }
       for (const bad of ['2GB', 'lots', '0MB', '512 mb']) {
         await expect(startEmbeddedPostgres({ dataDir: own.dataDir, sharedBuffers: bad })).rejects.toThrow(/EMBEDDED_DB_SHARED_BUFFERS .*between 1MB and 1536MB/);
+      }
+      for (const bad of ['0', '-1', 'cheap', '1e9']) {
+        process.env['EMBEDDED_DB_RANDOM_PAGE_COST'] = bad;
+        try {
+          await expect(startEmbeddedPostgres({ dataDir: own.dataDir })).rejects.toThrow(/EMBEDDED_DB_RANDOM_PAGE_COST .*above 0/);
+        } finally {
+          delete process.env['EMBEDDED_DB_RANDOM_PAGE_COST'];
+        }
       }
       expect(runningEmbeddedDataDirs()).not.toContain(own.dataDir);
     } finally {

@@ -19,6 +19,12 @@ export interface EmbeddedPostgresOptions {
    */
   sharedBuffers?: string;
   /**
+   * PostgreSQL's `random_page_cost`; default `EMBEDDED_DB_RANDOM_PAGE_COST`, else PostgreSQL's 4.
+   * The data directory is read through the OS page cache, where a random page costs about what a
+   * sequential one does (docs/benchmarks.md, the SQL path at 1 M paragraphs).
+   */
+  randomPageCost?: number;
+  /**
    * A file the database thread rewrites every 5 s with the time PGlite spent per statement text
    * (the 60 costliest); default `EMBEDDED_DB_STATEMENT_STATS`, else none. A diagnostic.
    */
@@ -82,6 +88,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       port: options.port ?? 0,
       maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
       sharedBuffers: sharedBuffers(options.sharedBuffers ?? process.env['EMBEDDED_DB_SHARED_BUFFERS']),
+      ...randomPageCostOption(options.randomPageCost ?? process.env['EMBEDDED_DB_RANDOM_PAGE_COST']),
       ...statementStatsOption(options.statementStats ?? process.env['EMBEDDED_DB_STATEMENT_STATS']),
     };
     entry = { instance: (closing.get(key) ?? Promise.resolve()).then(() => spawnHost(hostOptions)), refs: 0 };
@@ -117,11 +124,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   };
 }
 
-/** A checked shared_buffers value (undefined: PGlite's default). */
 function statementStatsOption(file: string | undefined): { statementStats?: string } {
   return file ? { statementStats: resolve(file) } : {};
 }
 
+/** A checked random_page_cost (none: PostgreSQL's default). */
+export function randomPageCostOption(value: number | string | undefined): { randomPageCost?: number } {
+  if (value === undefined || (typeof value === 'string' && value.trim() === '')) return {};
+  const n = typeof value === 'number' ? value : Number(value.trim());
+  if (!Number.isFinite(n) || n <= 0 || n > 1000) throw new Error(`EMBEDDED_DB_RANDOM_PAGE_COST ${JSON.stringify(value)}: expected a number above 0 and at most 1000, e.g. 1.1`);
+  return { randomPageCost: n };
+}
+
+/** A checked shared_buffers value (undefined: PGlite's default). */
 export function sharedBuffers(value: string | undefined): string | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const m = /^(\d+)\s*(kB|MB|GB)$/.exec(value.trim());

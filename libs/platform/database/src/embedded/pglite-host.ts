@@ -23,6 +23,8 @@ export interface HostOptions {
   maxConnections: number;
   /** shared_buffers, when not PGlite's default. */
   sharedBuffers?: string;
+  /** random_page_cost, when not PostgreSQL's default (4). */
+  randomPageCost?: number;
   /** A file to write the time spent per statement to (EMBEDDED_DB_STATEMENT_STATS). */
   statementStats?: string;
 }
@@ -48,7 +50,11 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
   }
   let db: PGlite | undefined;
   try {
-    const startParams = options.sharedBuffers ? [...PGlite.defaultStartParams, '-c', `shared_buffers=${options.sharedBuffers}`] : undefined;
+    const settings = [
+      ...(options.sharedBuffers ? [`shared_buffers=${options.sharedBuffers}`] : []),
+      ...(options.randomPageCost !== undefined ? [`random_page_cost=${options.randomPageCost}`] : []),
+    ];
+    const startParams = settings.length ? [...PGlite.defaultStartParams, ...settings.flatMap((x) => ['-c', x])] : undefined;
     db = await PGlite.create(options.dataDir, { extensions: { vector }, ...(startParams ? { startParams } : {}) });
     await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
     const profiling = options.statementStats ? profileToFile(options.statementStats) : undefined;

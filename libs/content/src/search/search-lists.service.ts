@@ -125,7 +125,7 @@ export class SearchListsService {
     }
     const p = new SqlParams(plan.params.values);
     const rows = (await this.ds.query(
-      `SELECT DISTINCT tg AS tag FROM content.search_paragraphs p, unnest(p.tags) AS tg
+      `SELECT DISTINCT tg COLLATE "C" AS tag FROM content.search_paragraphs p, unnest(p.tags) AS tg
         WHERE ${plan.where} AND tg LIKE '/e/%' AND lower(split_part(substr(tg, 4), '/', 2)) LIKE ${p.add(likePrefix(prefix))}
         ORDER BY 1 LIMIT ${ENTITY_SUGGESTIONS}`,
       p.values,

@@ -336,7 +336,7 @@ export class KbMemoryIndex {
    * Facets (query/facets.ts, the same counts): for each prefix, its direct children with the number
    * of resources carrying them, over the paragraphs `mask` lets through that hold one of `terms`
    * (all of them when `terms` is empty). Ordered as the statement orders them: count descending,
-   * then the tag.
+   * then the tag's bytes.
    */
   facets(prefixes: string[], mask: FilterMask, terms: string[]): Record<string, Record<string, number>> {
     let matching = mask.pass;
@@ -384,13 +384,13 @@ export class KbMemoryIndex {
     const out: Record<string, Record<string, number>> = {};
     prefixes.forEach((prefix, i) => {
       const rows = [...(counted[i] as Map<string, Set<number>>)].map(([tag, rids]) => [tag, rids.size] as const);
-      rows.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      rows.sort((a, b) => b[1] - a[1] || byteOrder(a[0], b[0]));
       out[prefix] = Object.fromEntries(rows);
     });
     return out;
   }
 
-  /** The distinct tags of the paragraphs `mask` lets through that pass `test`, ascending, at most `limit`. */
+  /** The distinct tags of the paragraphs `mask` lets through that pass `test`, in byte order, at most `limit`. */
   tags(mask: FilterMask, test: (tag: string) => boolean, limit: number): string[] {
     const { tagSet } = this.data.columns;
     const seenSets = new Set<number>();
@@ -404,7 +404,7 @@ export class KbMemoryIndex {
     }
     const found = new Set<string>();
     for (const set of seenSets) for (const t of this.data.attributes.tagSets[set] ?? []) if (!found.has(t) && test(t)) found.add(t);
-    return [...found].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, limit);
+    return [...found].sort(byteOrder).slice(0, limit);
   }
 
   /**
@@ -690,6 +690,14 @@ export class KbMemoryIndex {
     if (this.scratch && this.scratch.scores.length >= n) next.scratch = this.scratch;
     return next;
   }
+}
+
+/**
+ * Strings in the order of their UTF-8 bytes (code points): how the statements sort tags (`COLLATE
+ * "C"`), whatever the database's own collation.
+ */
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
 /** How much of each typed array's buffer the indexes made from one another use at most (see extend). */

@@ -16,7 +16,8 @@ export interface FacetSource {
  * Facets (API-MAP 2.7): for each prefix, its direct children with the number of matching
  * resources carrying them, e.g. `{"/l/genre": {"/l/genre/scifi": 3}}`. The counts come from the
  * same conditions as the results, security included, so a facet never counts what the caller
- * may not see.
+ * may not see. Equal counts are ordered by the tags' bytes (`COLLATE "C"`), on any server's
+ * collation, as the memory index orders them.
  */
 export async function facetCounts(m: EntityManager, source: FacetSource, prefixes: string[]): Promise<Record<string, Record<string, number>>> {
   const out: Record<string, Record<string, number>> = {};
@@ -24,7 +25,7 @@ export async function facetCounts(m: EntityManager, source: FacetSource, prefixe
     const p = new SqlParams(source.params.values);
     const clean = prefix.replace(/\/+$/, '');
     const rows = (await m.query(
-      `SELECT ${p.add(clean)} || '/' || split_part(substr(tg, length(${p.add(clean)}) + 2), '/', 1) AS tag, count(DISTINCT ${source.counted})::int AS n
+      `SELECT (${p.add(clean)} || '/' || split_part(substr(tg, length(${p.add(clean)}) + 2), '/', 1)) COLLATE "C" AS tag, count(DISTINCT ${source.counted})::int AS n
          FROM ${source.from}, unnest(${source.tags}) AS tg
         WHERE ${source.where} AND tg LIKE ${p.add(likePrefix(`${clean}/`))}
         GROUP BY 1 ORDER BY 2 DESC, 1`,

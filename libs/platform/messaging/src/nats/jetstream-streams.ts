@@ -3,6 +3,12 @@ import { nanos, RetentionPolicy, StorageType, type JetStreamManager } from 'nats
 import { describeError, type BusLogger } from '../shared/bus-logger';
 
 const STREAM_NOT_FOUND = 10059;
+/**
+ * Tries to get subjects onto a stream. A stream update replaces the whole list and JetStream has no
+ * compare-and-set for it, so processes widening one stream at once can drop each other's subjects;
+ * each try re-reads the list (apps declaring every stream's full list at connect never collide).
+ */
+const WIDEN_ATTEMPTS = 10;
 
 function isStreamNotFound(err: unknown): boolean {
   const apiError = (err as { api_error?: { err_code?: number } } | undefined)?.api_error;
@@ -81,11 +87,12 @@ export class JetStreamStreams {
           return;
         }
       } catch (err) {
-        if (attempt >= 5) throw err;
+        if (attempt >= WIDEN_ATTEMPTS) throw err;
         this.logger.warn('Updating a JetStream stream failed; retrying', { stream: name, err: describeError(err) });
       }
-      if (attempt >= 5) throw new Error(`Could not add subjects to stream ${name}`);
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      if (attempt >= WIDEN_ATTEMPTS) throw new Error(`Could not add subjects to stream ${name}`);
+      // A random pause: processes that overwrote each other's lists do not write again in step.
+      await new Promise((resolve) => setTimeout(resolve, (20 + Math.random() * 80) * attempt));
     }
   }
 

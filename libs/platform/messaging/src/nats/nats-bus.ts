@@ -42,6 +42,9 @@ export interface NatsBusOptions {
   fetchExpiresMs?: number;
 }
 
+/** Tries of a consumer operation that another process's stream update can make fail for a moment. */
+const CONSUMER_ATTEMPTS = 8;
+
 /** The distributed transport: core NATS for rpc and streamed replies, JetStream for events and queues. */
 export class NatsMessageBus implements MessageBus {
   private readonly js: JetStreamClient;
@@ -325,7 +328,11 @@ export class NatsMessageBus implements MessageBus {
       try {
         return await op();
       } catch (err) {
-        if (attempt >= 5 || !(await this.streams.repair(stream, this.streamSubjects(subject)))) throw err;
+        if (attempt >= CONSUMER_ATTEMPTS) throw err;
+        // The stream may list the subject again already (another process put it back between the
+        // failure and this look): the operation is tried again either way, after a short pause.
+        await this.streams.repair(stream, this.streamSubjects(subject));
+        await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
       }
     }
   }
@@ -338,7 +345,9 @@ export class NatsMessageBus implements MessageBus {
     } catch (err) {
       try {
         await this.jsm.consumers.update(streamName, config.durable_name, { ack_wait: config.ack_wait, max_deliver: config.max_deliver });
-      } catch {
+      } catch (updateErr) {
+        // No durable to use: the creation's own error is the one to report.
+        if (/consumer not found/i.test((updateErr as Error).message ?? '')) throw err;
         this.logger.warn('Durable consumer exists with another configuration; using it as is', { stream: streamName, consumer: config.durable_name, err: describeError(err) });
       }
     }

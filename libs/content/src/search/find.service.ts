@@ -20,7 +20,7 @@ import { keywordSearch, semanticSearch, type VectorQuery } from './query/retriev
 import { SqlParams } from './query/sql';
 import { SearchContextService } from './search-context.service';
 import { GraphService, parseGraphQuery, type GraphExpr } from './graph.service';
-import type { KbMemoryIndex, MemoryFilter } from './memory/kb-memory-index';
+import type { FilterMask, KbMemoryIndex, MemoryFilter } from './memory/kb-memory-index';
 import { memoryKeywordSearch, memorySemanticSearch } from './memory/memory-retrievers';
 import { SearchMemoryService } from './memory/search-memory.service';
 
@@ -115,8 +115,11 @@ export interface RankedParagraph extends ParagraphRow {
 export interface PlanRetrieval {
   /** The KB's memory index if current (read once, on first use), else undefined. */
   index(): Promise<KbMemoryIndex | undefined>;
-  /** The plan's filter as the memory index decides it (null: only SQL can, e.g. dates or keyword filters). */
-  filter: MemoryFilter | null;
+  /**
+   * The current memory index with the paragraphs the plan's filter lets through; undefined when the
+   * index is not current or cannot decide the filter (modification dates, slugs: only SQL can).
+   */
+  masked(): Promise<{ index: KbMemoryIndex; mask: FilterMask } | undefined>;
   keyword(terms: string[], limit: number, minScore: number): Promise<RetrieverHit[]>;
   semantic(query: Omit<VectorQuery, 'population'>): Promise<RetrieverHit[]>;
 }
@@ -282,7 +285,11 @@ export class FindService implements OnModuleDestroy {
       }));
     return {
       index,
-      filter: memoryFilter,
+      masked: async () => {
+        if (!memoryFilter) return undefined;
+        const idx = await index();
+        return idx ? { index: idx, mask: idx.mask(memoryFilter) } : undefined;
+      },
       keyword: async (terms, limit, minScore) => {
         if (terms.length === 0 || limit <= 0) return [];
         const idx = await index();

@@ -108,8 +108,8 @@ export class SearchListsService {
    * by the memory index when it is current and decides the plan's filter, else in SQL.
    */
   private async facets(plan: FindPlan, retrieval: PlanRetrieval, prefixes: string[], terms: string[]): Promise<Record<string, Record<string, number>>> {
-    const idx = retrieval.filter ? await retrieval.index() : undefined;
-    if (idx && retrieval.filter) return idx.facets(prefixes, idx.mask(retrieval.filter), terms);
+    const held = await retrieval.masked();
+    if (held) return held.index.facets(prefixes, held.mask, terms);
     const params = new SqlParams(plan.params.values);
     const termCond = terms.length
       ? ` AND EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${params.add(plan.kbid)} AND po.paragraph = p.id AND po.term = ANY(${params.add(terms)}::text[]))`
@@ -119,9 +119,9 @@ export class SearchListsService {
 
   /** Entities (`/e/{family}/{value}` tags) of the paragraphs the plan lets through whose value starts with `prefix`: memory index or SQL. */
   private async entityTags(plan: FindPlan, retrieval: PlanRetrieval, prefix: string): Promise<string[]> {
-    const idx = retrieval.filter ? await retrieval.index() : undefined;
-    if (idx && retrieval.filter) {
-      return idx.tags(idx.mask(retrieval.filter), (t) => t.startsWith('/e/') && (t.slice(3).split('/')[1] ?? '').toLowerCase().startsWith(prefix), ENTITY_SUGGESTIONS);
+    const held = await retrieval.masked();
+    if (held) {
+      return held.index.tags(held.mask, (t) => t.startsWith('/e/') && (t.slice(3).split('/')[1] ?? '').toLowerCase().startsWith(prefix), ENTITY_SUGGESTIONS);
     }
     const p = new SqlParams(plan.params.values);
     const rows = (await this.ds.query(

@@ -341,13 +341,8 @@ export class KbMemoryIndex {
   facets(prefixes: string[], mask: FilterMask, terms: string[]): Record<string, Record<string, number>> {
     let matching = mask.pass;
     if (terms.length > 0) {
-      matching = new Uint8Array(this.size);
-      for (const term of new Set(terms)) {
-        const d = this.dfOf(term);
-        const p = this.postingsOf(term);
-        if (d === undefined || d <= 0 || !p) continue;
-        for (const o of p.ords) if (mask.pass[o] === 1) matching[o] = 1;
-      }
+      matching = this.holding(terms);
+      for (let o = 0; o < this.size; o++) matching[o] &= mask.pass[o] as number;
     }
     const { tagSet, rid } = this.data.columns;
     const tagSets = this.data.attributes.tagSets;

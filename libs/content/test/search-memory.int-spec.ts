@@ -13,14 +13,18 @@ import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from 
 /**
  * Equal, numbers to float precision: BM25 sums a paragraph's terms in the order PostgreSQL's plan
  * visits them, which a bigger KB can change, so the last bit of a sum may differ (never the order of
- * paragraphs whose scores differ by more than that).
+ * paragraphs whose scores differ by more than that). Arrays are compared in order (rankings are
+ * arrays: best_matches, paragraph lists); the members of an object are not — a JSON object has no
+ * order, and the `resources` map of two equal answers may be filled in another order when two
+ * resources tie (fresh-clone CI failed once on exactly that, with every value equal).
  */
 function same(a: unknown, b: unknown): boolean {
   if (typeof a === 'number' && typeof b === 'number') return a === b || Math.abs(a - b) <= 1e-12 * Math.max(Math.abs(a), Math.abs(b));
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]));
+  if (Array.isArray(a) || Array.isArray(b)) return false;
   if (a && b && typeof a === 'object' && typeof b === 'object') {
-    const ka = Object.keys(a);
-    const kb = Object.keys(b);
+    const ka = Object.keys(a).sort();
+    const kb = Object.keys(b).sort();
     return ka.length === kb.length && ka.every((k, i) => k === kb[i] && same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
   }
   return a === b;

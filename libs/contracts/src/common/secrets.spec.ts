@@ -33,6 +33,15 @@ describe('maskSecrets', () => {
     expect(maskSecrets(input)).toEqual(expected);
   });
 
+  it.each([
+    ['https://h.example/?apiKey=a&keyword=k&postcode=p', `https://h.example/?apiKey=${M}&keyword=k&postcode=p`],
+    ['https://s3.example/o?X-Amz-Credential=c&X-Amz-Signature=s&X-Amz-Expires=60', `https://s3.example/o?X-Amz-Credential=${M}&X-Amz-Signature=${M}&X-Amz-Expires=60`],
+    ['https://f.example/api/x?code=c&access_token=t&sig=s', `https://f.example/api/x?code=${M}&access_token=${M}&sig=${M}`],
+    ['https://user@h.example/', `https://${M}@h.example/`],
+  ])('masks the credentials of %s', (url, masked) => {
+    expect(maskUrlCredentials(url)).toBe(masked);
+  });
+
   it('leaves URLs without credentials and non-URLs byte for byte', () => {
     for (const s of ['https://example.com/a%20b?q=x y', 'not a url ?token=x', 'blob:content/kbs/1', 'http://[bad']) expect(maskUrlCredentials(s)).toBe(s);
   });

@@ -12,8 +12,17 @@ export const SECRET_MASK = '********';
 const SECRET_MAPS = /^(headers|extra_headers|cookies|localstorage)$/i;
 /** A string member so named is a credential (api_key, client_secret, access_token, password, sas…). */
 const SECRET_NAME = /key|secret|token|passw|pwd|auth|credential|cookie|signature|bearer|session|private|sas/i;
-/** Query parameters that carry credentials (?api_key=, ?token=, ?sig=, ?code= for function keys…). */
-const SECRET_PARAM = /key|secret|token|passw|pwd|auth|sig|credential|session|code/i;
+/**
+ * Words of a query parameter's name that say it carries a credential (?api_key=, ?apiKey=,
+ * ?access_token=, ?X-Amz-Signature=, ?sig=, ?code= for function keys…). Whole words, so that
+ * ?keyword= or ?postcode= stay readable.
+ */
+const SECRET_PARAM_WORDS = new Set([
+  'key', 'apikey', 'secret', 'token', 'auth', 'authorization', 'password', 'passwd', 'pwd', 'pass', 'sig', 'signature', 'code', 'credential', 'credentials',
+  'session', 'sessionid', 'sid', 'jwt',
+]);
+const isSecretParam = (name: string): boolean =>
+  name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).some((word) => SECRET_PARAM_WORDS.has(word));
 const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -30,7 +39,7 @@ export function maskUrlCredentials(value: string): string {
   } catch {
     return value;
   }
-  const params = [...url.searchParams.keys()].filter((k) => SECRET_PARAM.test(k));
+  const params = [...url.searchParams.keys()].filter(isSecretParam);
   if (!url.username && !url.password && params.length === 0) return value;
   if (url.username) url.username = SECRET_MASK;
   if (url.password) url.password = SECRET_MASK;

@@ -88,6 +88,7 @@ export class AccountsHandlers implements OnModuleInit {
       this.bus.handle(S.deleteNuaClient, (req) => this.nuaClients.delete(req)),
       this.bus.handle(S.renewNuaClientKey, (req) => this.nuaClients.renewKey(req)),
       this.bus.handle(S.nuaClientWebhookSecret, (req) => this.nuaClients.webhookSecret(req)),
+      this.bus.handle(S.resolveNuaClientWebhook, (req) => this.nuaClients.webhook(req)),
       this.bus.handle(S.learningSchema, async () => this.modelConfig.schema()),
       this.bus.handle(S.getKbConfig, (req) => this.modelConfig.get(req)),
       this.bus.handle(S.resolveKbConfig, (req) => this.modelConfig.resolve(req)),

@@ -198,6 +198,10 @@ describe('identity: users, accounts, invitations, temporal and UA keys', () => {
     });
     expect(config).toMatchObject({ generative_model: 'chatgpt-4o', user_keys: { openai: { key: '********', model: 'gpt-4o' } }, semantic_models: ['en-use-lite-2024'], semantic_vector_size: 512 });
     expect(JSON.stringify(await ds.query('SELECT learning_configuration FROM accounts.knowledge_boxes WHERE id = $1', [kbId]))).not.toContain('sk-very-secret-value');
+    // The configuration sent back as read (key masked, model changed) keeps the stored key; the mask is never stored.
+    const again = { ...(config['user_keys'] as Record<string, Record<string, unknown>>)['openai'], model: 'gpt-4o-mini' };
+    await bus.request(AccountsSubjects.setKbConfig, { kb_id: kbId, mode: 'update', config: { user_keys: { openai: again } } });
+    expect((await bus.request(AccountsSubjects.resolveKbConfig, { kb_id: kbId }))['user_keys']).toEqual({ openai: { key: 'sk-very-secret-value', model: 'gpt-4o-mini' } });
     await expect(bus.request(AccountsSubjects.setKbConfig, { kb_id: kbId, mode: 'update', config: { semantic_models: ['text-embedding-3-small'] } }))
       .rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
     expect((await bus.request(AccountsSubjects.learningSchema, {}))).toHaveProperty('semantic_models.multiple', true);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ContentSubjects, ErrorCodes, processingUploadKey, type ProcessingPushResponseDto, type ResourceDto } from '@kb/contracts';
+import { ContentSubjects, ErrorCodes, processingUploadKey, SECRET_MASK, type ProcessingPushResponseDto, type ResourceDto } from '@kb/contracts';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
 describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
@@ -115,8 +115,8 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     const got = await fx.bus.request(ContentSubjects.getResource, { kbid, rid: res.uuid, show: ['values'] });
     const file = got.data?.files?.['report']?.value as { file: { uri: string; filename: string; content_type: string }; password?: string };
     expect(file.file).toMatchObject({ filename: 'report.txt', content_type: 'text/plain', uri: expect.stringMatching(new RegExp(`^blob:content/kbs/${kbid}/r/${res.uuid}/`)) });
-    // The password reaches the stored value (processing reads it there) and is never read back.
-    expect(file.password).toBeUndefined();
+    // The password reaches the stored value (processing reads it there) and is only read back masked.
+    expect(file.password).toBe(SECRET_MASK);
     const row = await fx.ds.query(`SELECT value FROM content.fields WHERE rid = $1 AND field_id = 'report'`, [res.uuid]);
     expect(row[0]?.value?.password).toBe('pw');
     expect(await read(file.file.uri)).toBe('Staged report text.');

@@ -4,6 +4,7 @@ export * from './common/map-of';
 export * from './common/bus';
 export * from './common/principal';
 export * from './common/paging';
+export * from './common/secrets';
 export * from './accounts';
 export * from './content';
 export * from './understanding';

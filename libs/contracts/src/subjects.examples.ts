@@ -51,6 +51,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'accounts.nua-client.delete': { account_id: 'acc-1', client: 'pipeline' },
   'accounts.nua-client.renew-key': { account_id: 'acc-1', client: 'pipeline' },
   'accounts.nua-client.webhook-secret': { account_id: 'acc-1', client: 'pipeline' },
+  'accounts.nua-client.webhook': { account_id: 'acc-1', client: 'pipeline' },
   'accounts.learning-schema.get': {},
   'accounts.kb-config.get': { kb_id: 'kb-1' },
   'accounts.kb-config.resolve': { kb_id: 'kb-1' },

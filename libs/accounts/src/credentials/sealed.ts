@@ -22,15 +22,3 @@ export function unseal<T>(secret: string, sealed: string): T {
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return JSON.parse(Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8')) as T;
 }
-
-/** What clients read back: every credential-like member replaced, the rest (url, model…) kept. */
-export function maskUserKeys(userKeys: Record<string, unknown>): Record<string, unknown> {
-  const secretish = /key|secret|token|password/i;
-  const out: Record<string, unknown> = {};
-  for (const [provider, entry] of Object.entries(userKeys)) {
-    out[provider] = entry && typeof entry === 'object'
-      ? Object.fromEntries(Object.entries(entry as Record<string, unknown>).map(([k, v]) => [k, secretish.test(k) && typeof v === 'string' ? '********' : v]))
-      : entry;
-  }
-  return out;
-}

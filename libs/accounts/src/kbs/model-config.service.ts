@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AccountsSubjects, BUILTIN_GENERATIVE_MODEL, BUILTIN_SEMANTIC_MODEL, DomainError, ErrorCodes, GENERATIVE_MODELS, LEARNING_DEFAULTS, SEMANTIC_MODELS, SIMPLE_OPTIONS, semanticModelInfo, semanticModelNeedsKey,
-  learningConfigurationIssues, type KbConfigRef, type KbVectorsetsDto, type SemanticModelChangeRequest, type SetKbConfigRequest,
+  keepMaskedSecrets, learningConfigurationIssues, maskSecrets, type KbConfigRef, type KbVectorsetsDto, type SemanticModelChangeRequest, type SetKbConfigRequest,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
-import { maskUserKeys, seal, unseal } from '../credentials/sealed';
+import { seal, unseal } from '../credentials/sealed';
 import { KbsRepository } from './kbs.repository';
 
 const option = (name: string, provider: string, userKey: boolean) => ({ name, value: name, provider, user_prompt: provider !== 'builtin', user_key: userKey });
@@ -62,7 +62,7 @@ export class ModelConfigService {
     return {
       ...LEARNING_DEFAULTS,
       ...stored,
-      user_keys: userKeys ? maskUserKeys(userKeys) : null,
+      user_keys: userKeys ? maskSecrets(userKeys) : null,
       resource_labelers_models: [], paragraph_labelers_models: [], intent_models: [],
       semantic_model: dflt, semantic_models: models, default_semantic_model: dflt,
       semantic_vector_similarity: info.similarity, semantic_vector_size: info.size, semantic_matryoshka_dims: info.matryoshka_dims, semantic_threshold: info.threshold,
@@ -74,6 +74,8 @@ export class ModelConfigService {
     const current = await this.stored(req.kb_id);
     const currentKeys = typeof current['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, current['user_keys']) : null;
     const incoming = { ...req.config };
+    // A configuration read back (its keys masked) and sent again keeps the stored keys.
+    if (incoming['user_keys'] !== undefined && incoming['user_keys'] !== null) incoming['user_keys'] = keepMaskedSecrets(incoming['user_keys'], currentKeys);
     // Checks see the provider keys the KB will have after this change.
     const effectiveKeys = incoming['user_keys'] === undefined ? currentKeys : incoming['user_keys'];
     const issues = learningConfigurationIssues({ ...incoming, user_keys: effectiveKeys }, ['body'], req.mode === 'add' ? 'create' : 'update');

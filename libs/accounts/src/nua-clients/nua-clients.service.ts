@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
-  AccountsSubjects, DomainError, ErrorCodes,
-  type CreateNuaClientRequest, type ListNuaClientsRequest, type ModifyNuaClientRequest, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientRef, webhookSecret, type WebhookSecretDto } from '@kb/contracts';
+  AccountsSubjects, DomainError, ErrorCodes, keepMaskedSecrets, maskSecrets,
+  type CreateNuaClientRequest, type ListNuaClientsRequest, type ModifyNuaClientRequest, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientRef, type NuaClientWebhookDto, webhookSecret, type WebhookSecretDto } from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
@@ -57,13 +57,20 @@ export class NuaClientsService {
     return toDto(await this.require(ref));
   }
 
+  /** The webhook in clear: only on the internal bus, for the push that schedules its calls. */
+  async webhook(ref: NuaClientRef): Promise<NuaClientWebhookDto> {
+    return { processing_webhook: (await this.require(ref)).processing_webhook };
+  }
+
   async modify(req: ModifyNuaClientRequest): Promise<null> {
     const row = await this.require(req);
     const b = req.body;
+    // A webhook read back (its headers masked) and sent again keeps the stored headers.
+    const webhook = b.processing_webhook ? keepMaskedSecrets(b.processing_webhook, row.processing_webhook) : b.processing_webhook;
     await this.ds.query(
       `UPDATE accounts.nua_clients SET title = $2, description = $3, contact = $4, processing_webhook = $5 WHERE internal_id = $1`,
       [row.internal_id, b.title ?? row.title, b.description ?? row.description, b.contact ?? row.contact,
-        b.processing_webhook === undefined ? (row.processing_webhook ? JSON.stringify(row.processing_webhook) : null) : b.processing_webhook ? JSON.stringify(b.processing_webhook) : null],
+        webhook === undefined ? (row.processing_webhook ? JSON.stringify(row.processing_webhook) : null) : webhook ? JSON.stringify(webhook) : null],
     );
     return null;
   }
@@ -123,6 +130,6 @@ export class NuaClientsService {
 function toDto(r: Row): NuaClientDto {
   return {
     title: r.title, description: r.description, contact: r.contact, created: new Date(r.created_at).toISOString(), partitions: r.partitions,
-    client_id: r.client_id, internal_id: r.internal_id, account_id: r.account_id, processing_webhook: r.processing_webhook, allow_kb_management: r.allow_kb_management,
+    client_id: r.client_id, internal_id: r.internal_id, account_id: r.account_id, processing_webhook: r.processing_webhook ? maskSecrets(r.processing_webhook) : null, allow_kb_management: r.allow_kb_management,
   };
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
-  DomainError, ErrorCodes, UnderstandingSubjects, type ProcessFieldErrorDto, type WebhookAttemptDto, type WebhookDeliveriesDto, type WebhookDeliveriesRequest,
+  DomainError, ErrorCodes, UnderstandingSubjects, maskUrlCredentials, type ProcessFieldErrorDto, type WebhookAttemptDto, type WebhookDeliveriesDto, type WebhookDeliveriesRequest,
   type WebhookEvent,
 } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -96,7 +96,7 @@ export class WebhookDeliveriesService {
     )) as { delivery_id: string; attempt: number; at: Date; status_code: number | null; error: string | null; duration_ms: number }[];
     return {
       deliveries: deliveries.map((d) => ({
-        id: d.id, event: d.event, uri: d.uri, status: d.status, created_at: new Date(d.created_at).toISOString(), finished_at: d.finished_at ? new Date(d.finished_at).toISOString() : null,
+        id: d.id, event: d.event, uri: maskUrlCredentials(d.uri), status: d.status, created_at: new Date(d.created_at).toISOString(), finished_at: d.finished_at ? new Date(d.finished_at).toISOString() : null,
         attempts: attempts.filter((a) => a.delivery_id === d.id).map((a) => ({ attempt: a.attempt, at: new Date(a.at).toISOString(), status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
       })),
     };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
-  DomainError, type ContentFieldType, type ConversationFieldInputDto, type FileFieldInputDto, type LinkFieldInputDto, type ResourceWriteDto, type TextFieldInputDto,
+  DomainError, containsSecretMask, keepMaskedSecrets, maskSecrets, type ContentFieldType, type ConversationFieldInputDto, type FileFieldInputDto, type LinkFieldInputDto, type ResourceWriteDto, type TextFieldInputDto,
 } from '@kb/contracts';
 
 export interface FieldWrite {
@@ -73,7 +73,11 @@ export function fieldWritesOf(body: ResourceWriteDto, now: string): FieldWrite[]
   return out;
 }
 
-/** What a client reads back as a field's `value` (never the file password). */
+/**
+ * What a client reads back as a field's `value`: link headers, cookies and local storage, the file
+ * password and the headers a file is fetched with stay stored (processing needs them) but are
+ * masked (`maskSecrets`), as every stored secret is.
+ */
 export function publicFieldValue(fieldType: ContentFieldType, value: Record<string, unknown>): Record<string, unknown> {
   if (fieldType === 'conversation') {
     const messages = (value['messages'] as unknown[] | undefined) ?? [];
@@ -81,10 +85,23 @@ export function publicFieldValue(fieldType: ContentFieldType, value: Record<stri
   }
   if (fieldType === 'file') {
     // `skip_store` marks a file that is deleted once processed (internal bookkeeping).
-    const { password: _password, skip_store: _skipStore, ...rest } = value;
-    const file = { ...((rest['file'] as Record<string, unknown>) ?? {}) };
-    delete file['extra_headers'];
-    return { ...rest, file, external: rest['external'] ?? false };
+    const { skip_store: _skipStore, ...rest } = value;
+    return maskSecrets({ ...rest, file: (rest['file'] as Record<string, unknown>) ?? {}, external: rest['external'] ?? false });
   }
+  if (fieldType === 'link') return maskSecrets(value);
   return value;
 }
+
+/**
+ * The writes with every masked secret a client sent back (a value it read, then sent again)
+ * replaced by the one stored for that field, so the mask is never stored over the secret.
+ */
+export function keepStoredSecrets(writes: FieldWrite[], stored: { fieldType: string; fieldId: string; value: Record<string, unknown> }[]): FieldWrite[] {
+  return writes.map((w) => {
+    const current = stored.find((f) => f.fieldType === w.fieldType && f.fieldId === w.fieldId);
+    return current ? { ...w, value: keepMaskedSecrets(w.value, current.value) } : w;
+  });
+}
+
+/** Whether any write carries a mask (only then is the stored value worth reading first). */
+export const writesCarryMask = (writes: FieldWrite[]): boolean => writes.some((w) => containsSecretMask(w.value));

@@ -10,7 +10,7 @@ import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
 import { OutboxService } from '../outbox/outbox.service';
-import { fieldWritesOf, publicFieldValue } from './field-values';
+import { fieldWritesOf, keepStoredSecrets, publicFieldValue, writesCarryMask } from './field-values';
 import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
 import { ResourcesService } from './resources.service';
@@ -41,7 +41,10 @@ export class FieldsService {
   async put(req: PutFieldRequest): Promise<SeqIdDto> {
     const input = validatePayload(INPUT[req.field_type].cls, req.value, { loc: ['body'] });
     const writes = fieldWritesOf({ [INPUT[req.field_type].map]: { [req.field_id]: input } }, new Date().toISOString());
-    return this.write(req, 'modified', req.actor, async (_m, resource, seqid, now) => pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store, () => ['body']), seqid, now));
+    return this.write(req, 'modified', req.actor, async (m, resource, seqid, now) => {
+      const kept = writesCarryMask(writes) ? keepStoredSecrets(writes, await this.repo.fieldsOf(resource.id, m)) : writes;
+      return pendingFieldRows(resource, prepareFileWrites(resource, kept, req.skip_store, () => ['body']), seqid, now);
+    });
   }
 
   async get(req: GetFieldRequest): Promise<FieldRecord> {

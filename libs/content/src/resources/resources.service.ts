@@ -12,7 +12,7 @@ import type { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
 import { OutboxService } from '../outbox/outbox.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
-import { fieldWritesOf, type FieldWrite } from './field-values';
+import { fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } from './field-values';
 import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent } from './write-effects';
 import { isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { deriveResourceStatus } from './resource-status';
@@ -203,7 +203,8 @@ export class ResourcesService {
   }
 
   private async writeFields(m: EntityManager, resource: ResourceEntity, writes: FieldWrite[], seqid: number, now: Date, skipStore?: boolean): Promise<FieldEntity[]> {
-    const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, skipStore), seqid, now);
+    const kept = writesCarryMask(writes) ? keepStoredSecrets(writes, await this.repo.fieldsOf(resource.id, m)) : writes;
+    const fields = pendingFieldRows(resource, prepareFileWrites(resource, kept, skipStore), seqid, now);
     await this.repo.upsertFields(m, fields);
     return fields;
   }

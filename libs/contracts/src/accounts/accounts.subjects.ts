@@ -15,7 +15,7 @@ import {
   type InviteAcceptedDto, type InvitedUserDto, type KbUserDto,
 } from './kb-users.dto';
 import {
-  CreateNuaClientRequest, ListNuaClientsRequest, ModifyNuaClientRequest, NuaClientRef, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto,
+  CreateNuaClientRequest, ListNuaClientsRequest, ModifyNuaClientRequest, NuaClientRef, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientWebhookDto,
 } from './nua-client.dto';
 import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
 import { SamlAccountRef, SamlAcsRequest, SamlLoginRequest, SsoDiscoverRequest, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto } from './saml.dto';
@@ -87,6 +87,8 @@ export const AccountsSubjects = {
   renewNuaClientKey: rpc<NuaClientRef, NuaClientKeyDto>('accounts.nua-client.renew-key', NuaClientRef),
   /** The secret that signs the client's processing webhooks (docs/webhooks.md). */
   nuaClientWebhookSecret: rpc<NuaClientRef, WebhookSecretDto>('accounts.nua-client.webhook-secret', NuaClientRef),
+  /** Internal only (no gateway route): the client's processing webhook with its headers in clear, for a push to call. */
+  resolveNuaClientWebhook: rpc<NuaClientRef, NuaClientWebhookDto>('accounts.nua-client.webhook', NuaClientRef),
 
   learningSchema: rpc<LearningSchemaRequest, Record<string, unknown>>('accounts.learning-schema.get', LearningSchemaRequest),
   getKbConfig: rpc<KbConfigRef, Record<string, unknown>>('accounts.kb-config.get', KbConfigRef),

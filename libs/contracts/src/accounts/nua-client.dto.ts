@@ -45,6 +45,11 @@ export class NuaClientDto {
   @ApiProperty() allow_kb_management!: boolean;
 }
 
+/** Internal only: the client's webhook with its headers in clear, for the push that will call it. */
+export interface NuaClientWebhookDto {
+  processing_webhook: ProcessingWebhookDto | null;
+}
+
 export class NuaClientListDto {
   @ApiProperty({ type: [NuaClientDto] }) clients!: NuaClientDto[];
 }

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { BlobStore } from '@kb/platform/storage';
+import { contentDisposition, type BlobStore } from '@kb/platform/storage';
 
 export interface BlobDownload {
   key: string;
@@ -17,6 +17,26 @@ export function parseRange(header: string | undefined): { start: number; end?: n
 }
 
 /**
+ * Types a browser would run (markup, scripts, XML with its stylesheets and SVG with its scripts):
+ * a tenant's upload of one, opened from our origin, would run as us. Always served as attachments.
+ */
+const ACTIVE_TYPE = /html|xml|svg|javascript|ecmascript|x-shockwave-flash|cache-manifest|^multipart\//i;
+
+/** Whether a file of this type may be shown inline when the client asks (never for active types). */
+export function mayBeInline(contentType: string): boolean {
+  return contentType.trim() !== '' && !ACTIVE_TYPE.test(contentType);
+}
+
+/**
+ * The headers every served file carries: the browser must not guess another type (nosniff), and
+ * whatever it renders runs sandboxed with nothing to load (CSP), even if it is opened directly.
+ */
+export const SERVED_FILE_HEADERS: Readonly<Record<string, string>> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': "default-src 'none'; sandbox",
+};
+
+/**
  * Streams one stored object to the client, whole (200) or the asked `Range` (206); a missing
  * object is NOT_FOUND and a range outside it RANGE_NOT_SATISFIABLE, both from the store.
  */
@@ -28,10 +48,11 @@ export async function sendBlob(blobs: BlobStore, req: Request, res: Response, d:
     range = { start: Math.max(0, size + range.start) };
   }
   const blob = await blobs.get(d.key, range ? { range } : {});
-  const ascii = d.filename.replace(/["\\\r\n]/g, '_');
-  res.setHeader('Content-Type', d.contentType || blob.stat.contentType);
+  const contentType = d.contentType || blob.stat.contentType || 'application/octet-stream';
+  res.setHeader('Content-Type', contentType);
   res.setHeader('Accept-Ranges', 'bytes');
-  res.setHeader('Content-Disposition', `${d.inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(d.filename)}`);
+  for (const [name, value] of Object.entries(SERVED_FILE_HEADERS)) res.setHeader(name, value);
+  res.setHeader('Content-Disposition', contentDisposition(d.filename || 'download', d.inline && mayBeInline(contentType)) as string);
   if (blob.range) {
     res.status(206).setHeader('Content-Range', `bytes ${blob.range.start}-${blob.range.end}/${blob.stat.size}`);
     res.setHeader('Content-Length', String(blob.range.end - blob.range.start + 1));

@@ -83,7 +83,7 @@ export class ProcessingRequestsController {
     const actor = actorOf(req);
     const account = req.principal?.account_id ?? '';
     const client = req.principal?.id ?? '';
-    const hook = (await this.bus.request(AccountsSubjects.getNuaClient, { account_id: account, client }, busContextOf(req))).processing_webhook;
+    const hook = (await this.bus.request(AccountsSubjects.resolveNuaClientWebhook, { account_id: account, client }, busContextOf(req))).processing_webhook;
     return this.bus.request(
       ContentSubjects.processingPush,
       { actor: { ...actor, user: body.userid ?? actor.user }, body, account_id: account, client, ...(hook ? { client_webhook: hook } : {}) },

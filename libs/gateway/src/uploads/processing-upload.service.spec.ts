@@ -16,7 +16,7 @@ const context = { request_id: 'r-1' } as never;
 function fakeBus(limit = 1000): MessageBus {
   return {
     request: async (def: AnyDef) => {
-      if (def.subject === AccountsSubjects.accountUploadLimits.subject) return { upload_limit_max_media_file_size: limit * 10, upload_limit_max_non_media_file_size: limit };
+      if (def.subject === AccountsSubjects.accountUploadLimits.subject || def.subject === AccountsSubjects.kbUploadLimits.subject) return { upload_limit_max_media_file_size: limit * 10, upload_limit_max_non_media_file_size: limit };
       throw new Error(`unexpected ${def.subject}`);
     },
   } as unknown as MessageBus;
@@ -76,7 +76,7 @@ describe('Upload Binary File (ProcessingUploadService) and the sweep of unused u
   });
 
   it('ends a resumable (TUS) upload to process with a token for the whole file', async () => {
-    const tus = new TusService(blobs, new UploadService(fakeBus(), blobs), uploads);
+    const tus = new TusService(blobs, fakeBus(), new UploadService(fakeBus(), blobs), uploads);
     const state = await tus.create({ owner: { account: ACCOUNT }, length: 10, deferLength: false, metadata: { filename: 'parts.txt' }, context });
     const actor = { user: 'u', client_type: 'api' } as never;
     const first = await tus.append(`processing:${ACCOUNT}`, state.id, 0, undefined, Readable.from([Buffer.from('01234')]), actor, context);
@@ -94,10 +94,24 @@ describe('Upload Binary File (ProcessingUploadService) and the sweep of unused u
     expect(await all(blobs)).toEqual([processingUploadKey(ACCOUNT, token)]);
   });
 
+  it('bounds a deferred-length TUS upload by the account limit: bytes past it or a length above it → 413, and the upload is gone', async () => {
+    const tus = new TusService(blobs, fakeBus(), new UploadService(fakeBus(), blobs), uploads);
+    const actor = { user: 'u', client_type: 'api' } as never;
+    const ns = `processing:${ACCOUNT}`;
+    await expect(tus.create({ owner: { account: ACCOUNT }, length: 1001, deferLength: false, metadata: { filename: 'big.txt' }, context })).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    const growing = await tus.create({ owner: { account: ACCOUNT }, deferLength: true, metadata: { filename: 'big.txt' }, context });
+    await tus.append(ns, growing.id, 0, undefined, Readable.from([Buffer.alloc(600, 97)]), actor, context);
+    await expect(tus.append(ns, growing.id, 600, undefined, Readable.from([Buffer.alloc(600, 97)]), actor, context)).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    await expect(tus.status(ns, growing.id)).rejects.toMatchObject({ code: ErrorCodes.NOT_FOUND });
+    const declared = await tus.create({ owner: { account: ACCOUNT }, deferLength: true, metadata: { filename: 'big.txt' }, context });
+    await expect(tus.append(ns, declared.id, 0, 5000, Readable.from([Buffer.from('x')]), actor, context)).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    expect(await all(blobs)).toEqual([]);
+  });
+
   it('sweeps staged files and TUS uploads untouched for a day, and nothing newer', async () => {
     const sweeper = new StagedUploadsSweeper(blobs);
     const stale = await uploads.stage({ accountId: ACCOUNT, body: Buffer.from('old'), filename: 'a.txt', context });
-    const tus = new TusService(blobs, new UploadService(fakeBus(), blobs), uploads);
+    const tus = new TusService(blobs, fakeBus(), new UploadService(fakeBus(), blobs), uploads);
     const abandoned = await tus.create({ owner: { kbid: 'kb-1' }, length: 10, deferLength: false, metadata: {}, context });
     const resumed = await tus.create({ owner: { account: ACCOUNT }, length: 10, deferLength: false, metadata: {}, context });
     age(root, 25 * 3600 * 1000);

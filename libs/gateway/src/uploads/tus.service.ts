@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { DomainError, ErrorCodes, type ActorDto, type BusContext } from '@kb/contracts';
+import { AccountsSubjects, DomainError, ErrorCodes, type ActorDto, type BusContext } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
-import { decodeFilename } from './media-types';
+import { decodeFilename, isMedia, resolveContentType } from './media-types';
 import { ProcessingUploadService } from './processing-upload.service';
 import { UploadService } from './upload.service';
 
@@ -23,6 +24,11 @@ interface TusState {
   parts: { key: string; size: number }[];
   metadata: Record<string, string>;
   resource?: Record<string, unknown>;
+  /**
+   * The account's upload limit for this file (its type from the metadata, else the larger of the
+   * media and non-media limits): bounds a deferred-length upload as a declared length is bounded.
+   */
+  maxBytes?: number;
   /** `x-skip-store: true` on the creation request (or on the last chunk). */
   skipStore?: boolean;
   created: string;
@@ -30,6 +36,8 @@ interface TusState {
 
 export const TUS_VERSION = '1.0.0';
 export const TUS_EXTENSIONS = 'creation,creation-defer-length';
+
+const tooLarge = (maxBytes: number) => new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, `The file is larger than this account's limit of ${maxBytes} bytes`);
 
 export const TUS_PREFIX = 'gateway/tus/';
 const dirOf = (ns: string, id: string) => `${TUS_PREFIX}${ns}/${id}/`;
@@ -62,6 +70,7 @@ export function parseUploadMetadata(header: string | undefined): Record<string, 
 export class TusService {
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly uploads: UploadService,
     private readonly processingUploads: ProcessingUploadService,
   ) {}
@@ -75,9 +84,11 @@ export class TusService {
     }
     // An upload into a field needs its resource now, not after the client sent every byte.
     if (input.target && 'kbid' in input.owner) await this.uploads.existingResource(input.owner.kbid, input.target, input.context);
+    const maxBytes = await this.sizeLimit(input.owner, input.metadata, input.context);
+    if (input.length !== undefined && maxBytes !== undefined && input.length > maxBytes) throw tooLarge(maxBytes);
     const state: TusState = {
       id: randomBytes(16).toString('hex'), ns: tusNamespace(input.owner), ...input.owner, target: input.target, fieldId: input.fieldId, length: input.length, offset: 0, parts: [],
-      metadata: input.metadata, resource: input.resource, ...(input.skipStore ? { skipStore: true } : {}), created: new Date().toISOString(),
+      metadata: input.metadata, resource: input.resource, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(input.skipStore ? { skipStore: true } : {}), created: new Date().toISOString(),
     };
     await this.save(state);
     return state;
@@ -95,11 +106,20 @@ export class TusService {
     if (offset !== state.offset) throw new DomainError(ErrorCodes.CONFLICT, `Upload-Offset ${offset} does not match the current offset ${state.offset}`, { offset: state.offset });
     if (length !== undefined) {
       if (state.length !== undefined && state.length !== length) throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length cannot change', type: 'value_error' }]);
+      if (state.maxBytes !== undefined && length > state.maxBytes) return this.abandon(state, tooLarge(state.maxBytes));
       state.length = length;
     }
-    const remaining = state.length !== undefined ? state.length - state.offset : undefined;
+    // A deferred length is bounded by the limit too: the bytes so far may not pass it.
+    const remaining = state.length !== undefined ? state.length - state.offset : state.maxBytes !== undefined ? state.maxBytes - state.offset : undefined;
     const key = partKey(ns, id, state.offset);
-    const stat = await this.blobs.put(key, body, remaining !== undefined ? { maxBytes: remaining } : {});
+    let stat: { size: number };
+    try {
+      stat = await this.blobs.put(key, body, remaining !== undefined ? { maxBytes: remaining } : {});
+    } catch (err) {
+      // Past the account's limit the upload can never complete: its parts go now, not when swept.
+      if (state.length === undefined && err instanceof DomainError && err.code === ErrorCodes.PAYLOAD_TOO_LARGE && state.maxBytes !== undefined) return this.abandon(state, tooLarge(state.maxBytes));
+      throw err;
+    }
     state.parts.push({ key, size: stat.size });
     state.offset += stat.size;
     await this.save(state);
@@ -123,6 +143,23 @@ export class TusService {
       await this.blobs.deletePrefix(dirOf(ns, id)).catch(() => undefined);
       throw err;
     }
+  }
+
+  /** The account's size limit for what the metadata says the file is; undefined when unlimited. */
+  private async sizeLimit(owner: { kbid: string } | { account: string }, m: Record<string, string>, context: BusContext): Promise<number | undefined> {
+    const limits = await ('kbid' in owner
+      ? this.bus.request(AccountsSubjects.kbUploadLimits, { kb_id: owner.kbid }, { context })
+      : this.bus.request(AccountsSubjects.accountUploadLimits, { account_id: owner.account }, { context }));
+    const media = limits.upload_limit_max_media_file_size;
+    const other = limits.upload_limit_max_non_media_file_size;
+    const type = resolveContentType(m['content_type'] ?? m['filetype'], decodeFilename(m['filename'] ?? m['name']));
+    const limit = type ? (isMedia(type) ? media : other) : media < 0 || other < 0 ? -1 : Math.max(media, other);
+    return limit >= 0 ? limit : undefined;
+  }
+
+  private async abandon(state: TusState, err: DomainError): Promise<never> {
+    await this.blobs.deletePrefix(dirOf(state.ns, state.id)).catch(() => undefined);
+    throw err;
   }
 
   private async *concat(parts: { key: string }[]): AsyncGenerator<Buffer> {

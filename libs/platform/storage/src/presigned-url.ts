@@ -85,7 +85,9 @@ export function contentDisposition(filename?: string, inline?: boolean): string 
   if (filename === undefined && inline === undefined) return undefined;
   const type = inline ? 'inline' : 'attachment';
   if (filename === undefined) return type;
-  const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  // A lone surrogate (possible in a JSON string) would make encodeURIComponent throw.
+  const wellFormed = filename.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  const fallback = wellFormed.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const encoded = encodeURIComponent(wellFormed).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${type}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }

@@ -1,0 +1,5 @@
+export * from './address-policy';
+export * from './outbound-error';
+export * from './guarded-connector';
+export * from './outbound-http';
+export * from './outbound-config';

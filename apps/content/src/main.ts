@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
 import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule, VECTOR_INDEX_KINDS } from '@kb/content';
+import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
 import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
@@ -15,7 +16,10 @@ runMain(logger, async () => {
   const consumeResults = reader.bool('PROCESSING_RESULTS_ENABLED', true);
   const vectorIndex = reader.oneOf('SEARCH_VECTOR_INDEX', VECTOR_INDEX_KINDS, 'hnsw');
   const searchMemory = { budgetBytes: reader.int('SEARCH_MEMORY_MB', 256, { min: 0, max: 1_048_576 }) * 1024 * 1024, maxParagraphs: reader.int('SEARCH_MEMORY_MAX_PARAGRAPHS', 200_000, { min: 0 }) };
+  const outboundPolicy = outboundPolicyFromEnv(reader);
   reader.done();
+  // Content calls generative providers (/ask, question/answer pairs) through the guarded client.
+  configureOutbound({ policy: outboundPolicy });
   const secret = await serverSecret(env, runtime.dataDir);
   const db = await serviceDataSource(env, runtime, 'content', CONTENT_ENTITIES, CONTENT_MIGRATIONS);
   const blobs = await createBlobStore(

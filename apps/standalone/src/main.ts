@@ -5,6 +5,7 @@ import { ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS, BootstrapService } from '@kb/ac
 import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, VECTOR_INDEX_KINDS } from '@kb/content';
 import { HTTP_KEEP_ALIVE_TIMEOUT_MS, configureGatewayHttp } from '@kb/gateway';
 import { closeServiceDataSource, createServiceDataSource, databaseUrlFromEnv, type ClassType } from '@kb/platform/database';
+import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
 import { closeOnSignals, createRuntimeBus, createHttpApp, readRuntimeEnv, runMain, serverSecret } from '@kb/platform/runtime';
 import { blobStoreConfigFromEnv, createBlobStore } from '@kb/platform/storage';
@@ -25,7 +26,7 @@ runMain(logger, async () => {
   const accessCacheTtlSeconds = reader.int('ACCESS_CACHE_TTL_SECONDS', 5, { min: 0, max: 300 });
   const processingConcurrency = reader.int('PROCESSING_CONCURRENCY', 2, { min: 1, max: 64 });
   const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
-  const allowPrivateNetworks = reader.bool('PROCESSING_ALLOW_PRIVATE_NETWORKS', false);
+  const outboundPolicy = outboundPolicyFromEnv(reader);
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
@@ -38,6 +39,7 @@ runMain(logger, async () => {
   const smtpUrl = reader.optional('SMTP_URL');
   const smtp = smtpUrl ? { url: smtpUrl, from: reader.string('SMTP_FROM', 'Knowledge Box Service <no-reply@localhost>') } : undefined;
   reader.done();
+  configureOutbound({ policy: outboundPolicy });
 
   const secret = await serverSecret(env, runtime.dataDir);
   const pgDir = join(runtime.dataDir, 'pg');
@@ -57,7 +59,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     StandaloneModule.forRoot({
       logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp,
-      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true, searchMemory, vectorIndex,
+      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true, searchMemory, vectorIndex,
     }),
     logger,
     (a) => configureGatewayHttp(a, { logger, jsonBodyLimit, keepAliveTimeoutMs }),

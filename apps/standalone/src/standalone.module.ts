@@ -22,7 +22,7 @@ export interface StandaloneParts {
   userTokenTtlSeconds: number;
   publicBaseUrl: string;
   smtp?: { url: string; from: string };
-  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; allowPrivateNetworks: boolean; ackWaitMs?: number; webhookBackoffMs?: number[]; transcriptionModelDir?: string; embeddingModelDir?: string };
+  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; ackWaitMs?: number; webhookBackoffMs?: number[]; transcriptionModelDir?: string; embeddingModelDir?: string };
   consumeProcessingResults: boolean;
   /** Search indexes in memory (SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS; docs/decisions/0014). */
   searchMemory?: { budgetBytes: number; maxParagraphs: number };

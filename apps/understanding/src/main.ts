@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
+import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
 import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
@@ -17,12 +18,13 @@ runMain(logger, async () => {
   const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
   const concurrency = reader.int('PROCESSING_CONCURRENCY', 2, { min: 1, max: 64 });
   const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
-  const allowPrivateNetworks = reader.bool('PROCESSING_ALLOW_PRIVATE_NETWORKS', false);
+  const outboundPolicy = outboundPolicyFromEnv(reader);
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
   const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
   reader.done();
+  configureOutbound({ policy: outboundPolicy });
   const secret = await serverSecret(env, runtime.dataDir);
   const blobs = await createBlobStore(
     blobStoreConfigFromEnv(env, { driver: 'fs', fsRoot: join(runtime.dataDir, 'blobs'), signingSecret: `blob:${secret}`, publicBaseUrl: runtime.publicBaseUrl }),
@@ -31,7 +33,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     serviceAppModule('understanding', logger, bus, [blobStoreHealthCheck(blobs)], [
       StorageModule.forRoot(blobs),
-      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, webhookSigningSecret: secret }),
+      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, webhookSigningSecret: secret }),
     ]),
     logger,
   );

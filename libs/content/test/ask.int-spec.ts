@@ -1,4 +1,5 @@
 import { AccountsSubjects, ContentSubjects, DomainError, type AskItem } from '@kb/contracts';
+import { configureOutbound } from '@kb/platform/net';
 import { startFakeLlmServer, type FakeLlmServer } from '@kb/platform/testing';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
@@ -13,6 +14,8 @@ describe('/ask (retrieval, context, generation, citations)', () => {
   beforeAll(async () => {
     fx = await startSearchFixture();
     llm = await startFakeLlmServer();
+    // As main.ts would from OUTBOUND_ALLOW_CIDRS: the fake provider is on loopback.
+    configureOutbound({ policy: { allowCidrs: ['127.0.0.1'] } });
     // The accounts side: the KB model configuration (the provider KB talks to the fake server).
     await fx.bus.handle(AccountsSubjects.resolveKbConfig, async (req) =>
       req.kb_id === providerKb ? { generative_model: 'gpt-test', user_keys: { openai_compat: { url: llm.openAiUrl, key: 'sk-test', model: 'gpt-test', timeout_ms: 1500 } } } : { generative_model: 'extractive' },

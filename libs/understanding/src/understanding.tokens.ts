@@ -1,3 +1,4 @@
+import type { OutboundHttp } from '@kb/platform/net';
 import type { Embedder } from './pipeline/analysis/embedder';
 import type { Ocr, Transcriber } from './pipeline/extractors/extraction.types';
 
@@ -31,8 +32,11 @@ export interface UnderstandingOptions {
   /** Waits between webhook attempts (default WEBHOOK_BACKOFF_MS) and attempts per delivery (default 8). */
   webhookBackoffMs?: number[];
   webhookMaxAttempts?: number;
-  /** Lets link and file fetches reach private and loopback addresses (development, tests). Default false. */
-  allowPrivateNetworks?: boolean;
+  /**
+   * The guarded client for links, file URLs and webhooks. Default: the process's (outboundHttp()),
+   * whose policy main.ts sets from the environment; tests pass one that reaches their local servers.
+   */
+  outbound?: OutboundHttp;
   /** Default: one shared built-in USE-lite embedder for every KB. */
   embedderFactory?: EmbedderFactory;
   /** Default: the KB's model configuration (KbTranscribersService). */

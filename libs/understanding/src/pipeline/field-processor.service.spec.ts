@@ -1,3 +1,4 @@
+import { OutboundHttp } from '@kb/platform/net';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -13,6 +14,13 @@ import type { Embedder } from './analysis';
 import { OpenAiTranscriber } from './extractors';
 import { buildPdf } from './extractors/fixtures.testing';
 import { FieldProcessorService, type FieldOutcome } from './field-processor.service';
+
+/** The tests' servers are on loopback: this client's policy names it (as OUTBOUND_ALLOW_CIDRS would). */
+const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
+/** The default policy: public addresses only. */
+const strict = new OutboundHttp();
+afterAll(() => Promise.all([local.close(), strict.close()]));
+
 
 /** Deterministic 4-d vectors: tests check where vectors go, not what the model thinks. */
 class FakeEmbedder implements Embedder {
@@ -75,7 +83,7 @@ describe('FieldProcessorService', () => {
 
   const processor = (options: Partial<UnderstandingOptions> = {}): FieldProcessorService => {
     embedder = new FakeEmbedder();
-    return new FieldProcessorService({ consumeJobs: false, concurrency: 1, maxAttempts: 3, allowPrivateNetworks: true, ocrFactory: null, embedderFactory: () => embedder, ...options }, blobs);
+    return new FieldProcessorService({ consumeJobs: false, concurrency: 1, maxAttempts: 3, outbound: local, ocrFactory: null, embedderFactory: () => embedder, ...options }, blobs);
   };
   const job = (field_type: ProcessFieldJob['field_type'], value: Record<string, unknown>, extra: Partial<ProcessFieldJob> = {}): ProcessFieldJob => ({
     processing_id: 'p-1', kbid: 'kb-1', rid: 'r-1', field_type, field_id: 'f1', seqid: 7, value, ...extra,
@@ -166,7 +174,7 @@ describe('FieldProcessorService', () => {
   });
 
   it('link: a private address is refused unless private networks are allowed', async () => {
-    const outcome = await processor({ allowPrivateNetworks: false }).process(job('link', { uri: `${base}/page` }));
+    const outcome = await processor({ outbound: strict }).process(job('link', { uri: `${base}/page` }));
     expect(outcome).toEqual({ error: { body: expect.any(String), code: 403, code_str: 'FORBIDDEN_ADDRESS' } });
   });
 
@@ -228,7 +236,7 @@ describe('FieldProcessorService with audio and video', () => {
   };
   const processor = (transcriber: OpenAiTranscriber | undefined): FieldProcessorService =>
     new FieldProcessorService({ consumeJobs: false, concurrency: 1, maxAttempts: 3, ocrFactory: null, embedderFactory: () => embedder, transcriberFactory: async () => transcriber }, blobs);
-  const openAi = (key = 'sk-kb') => new OpenAiTranscriber({ url: transcription.url, key, model: 'whisper-1' });
+  const openAi = (key = 'sk-kb') => new OpenAiTranscriber({ url: transcription.url, key, model: 'whisper-1', http: local });
   const job = (value: Record<string, unknown>, field_type: ProcessFieldJob['field_type'] = 'file'): ProcessFieldJob => ({
     processing_id: 'p-1', kbid: 'kb-1', rid: 'r-1', field_type, field_id: 'memo', seqid: 1, value,
   });
@@ -270,13 +278,13 @@ describe('FieldProcessorService with audio and video', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      const local = new FieldProcessorService({ consumeJobs: false, concurrency: 1, maxAttempts: 3, ocrFactory: null, allowPrivateNetworks: true, embedderFactory: () => embedder, transcriberFactory: async () => openAi() }, blobs);
-      const link = await local.process(job({ uri: `${base}/episode` }, 'link'));
+      const processorOnLoopback = new FieldProcessorService({ consumeJobs: false, concurrency: 1, maxAttempts: 3, ocrFactory: null, outbound: local, embedderFactory: () => embedder, transcriberFactory: async () => openAi() }, blobs);
+      const link = await processorOnLoopback.process(job({ uri: `${base}/episode` }, 'link'));
       if (!('extracted' in link)) throw new Error(JSON.stringify(link.error));
       expect(link.extracted.text.text).toBe('Part 1.1. Part 1.2. Part 1.3.');
       expect(link.extracted.media_seconds).toBeCloseTo(5, 0);
       expect(link.extracted.link).toMatchObject({ url: `${base}/files/episode-1`, type: 'audio/mpeg' });
-      const file = await local.process(job({ file: { uri: `${base}/files/memo`, filename: 'memo' } }));
+      const file = await processorOnLoopback.process(job({ file: { uri: `${base}/files/memo`, filename: 'memo' } }));
       if (!('extracted' in file)) throw new Error(JSON.stringify(file.error));
       expect(file.extracted.file).toMatchObject({ md5: createHash('md5').update(mp3).digest('hex'), icon: 'audio/mpeg' });
       expect(transcription.requests).toHaveLength(2);

@@ -126,7 +126,7 @@ export class FieldProcessorService implements OnModuleDestroy {
    * any other file is read into memory and extracted by its type.
    */
   private async fileDocument(source: FileSource, info: ExtractFileInfo): Promise<{ doc: ExtractedDocument; md5: string }> {
-    const opened = await openFileSource(this.blobs, source, { allowPrivate: this.allowPrivate });
+    const opened = await openFileSource(this.blobs, source, { http: this.options.outbound });
     if ('media' in opened) return this.mediaDocument(opened.media, info);
     const doc = await extractFile(opened.bytes.data, { ...info, contentType: opened.bytes.contentType });
     return { doc, md5: createHash('md5').update(opened.bytes.data).digest('hex') };
@@ -151,7 +151,7 @@ export class FieldProcessorService implements OnModuleDestroy {
   private async link(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
     const uri = str(job.value['uri']) ?? '';
     // A link to a recording streams it to disk; pages and documents are read into memory.
-    const page = await fetchPage(uri, { headers: strMap(job.value['headers']), cookies: strMap(job.value['cookies']), allowPrivate: this.allowPrivate, media: {} });
+    const page = await fetchPage(uri, { headers: strMap(job.value['headers']), cookies: strMap(job.value['cookies']), http: this.options.outbound, media: {} });
     const selectors = { css_selector: str(job.value['css_selector']), xpath: str(job.value['xpath']) };
     const fileInfo = { contentType: page.contentType, ocr: this.getOcr(), language: str(job.value['language']) ?? job.language, ...this.mediaInfo(job) };
     const doc = page.kind === 'html'
@@ -201,7 +201,7 @@ export class FieldProcessorService implements OnModuleDestroy {
   private async attachmentText(attachment: FileSource, job: ProcessFieldJob): Promise<Pick<ExtractedDocument, 'text' | 'media_seconds'>> {
     if (attachment.payload === undefined && !attachment.uri?.startsWith('blob:')) return { text: '' };
     try {
-      const bytes = await readFileSource(this.blobs, attachment, { allowPrivate: false });
+      const bytes = await readFileSource(this.blobs, attachment, {});
       // Voice messages are transcribed when the KB has a transcriber.
       return await extractFile(bytes.data, { contentType: bytes.contentType, filename: attachment.filename, ocr: this.getOcr(), language: job.language, ...this.mediaInfo(job) });
     } catch (err) {
@@ -251,10 +251,6 @@ export class FieldProcessorService implements OnModuleDestroy {
     if (this.options.ocrFactory === null) return undefined;
     this.ocr ??= (this.options.ocrFactory ?? (() => createTesseractOcr()))();
     return this.ocr;
-  }
-
-  private get allowPrivate(): boolean {
-    return this.options.allowPrivateNetworks ?? false;
   }
 }
 

@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError, ErrorCodes } from '@kb/contracts';
+import type { OutboundHttp } from '@kb/platform/net';
 import type { BlobGetResult, BlobStore } from '@kb/platform/storage';
 import { DEFAULT_MAX_FILE_BYTES, detectMediaType, ExtractionError, fetchPage, type FetchedMedia, type FetchedPage } from './extractors';
 
@@ -23,7 +24,8 @@ export interface FileBytes {
 }
 
 export interface ReadOptions {
-  allowPrivate: boolean;
+  /** The guarded client for http(s) addresses (default: the process's). */
+  http?: OutboundHttp;
   maxBytes?: number;
 }
 
@@ -43,7 +45,7 @@ export async function readFileSource(blobs: BlobStore | undefined, file: FileSou
     return { data: await readBlob(blobs, uri.slice(BLOB_PREFIX.length), maxBytes), contentType: file.content_type };
   }
   if (!/^https?:\/\//i.test(uri)) throw new ExtractionError(`The file address ${JSON.stringify(uri)} is neither a blob nor an http(s) URL`, 'FORBIDDEN_ADDRESS');
-  const page = await fetchPage(uri, { headers: file.extra_headers, allowPrivate: options.allowPrivate, maxBytes, timeoutMs: 120_000 });
+  const page = await fetchPage(uri, { headers: file.extra_headers, http: options.http, maxBytes, timeoutMs: 120_000 });
   return bytesOf(file, page);
 }
 
@@ -71,7 +73,7 @@ export async function openFileSource(blobs: BlobStore | undefined, file: FileSou
   if (stored) return { media: { type: stored.type, spool: stored.spool, discard: async () => undefined } };
   const uri = file.uri ?? '';
   if (file.payload === undefined && /^https?:\/\//i.test(uri)) {
-    const page = await fetchPage(uri, { headers: file.extra_headers, allowPrivate: options.allowPrivate, maxBytes: options.maxBytes ?? DEFAULT_MAX_FILE_BYTES, timeoutMs: 120_000, media: {} });
+    const page = await fetchPage(uri, { headers: file.extra_headers, http: options.http, maxBytes: options.maxBytes ?? DEFAULT_MAX_FILE_BYTES, timeoutMs: 120_000, media: {} });
     if (page.kind === 'media') return { media: { type: page.type, spool: page.spool, discard: page.discard } };
     return { bytes: bytesOf(file, page) };
   }

@@ -1,3 +1,4 @@
+import { OutboundHttp } from '@kb/platform/net';
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,6 +6,13 @@ import { webhookSecret, type DeliverWebhookJob, type WebhookAttemptDto } from '@
 import type { DeliveryMeta, MessageBus } from '@kb/platform/messaging';
 import { createLogger } from '@kb/platform/observability';
 import { WebhookWorkerService } from './webhook-worker.service';
+
+/** The tests' servers are on loopback: this client's policy names it (as OUTBOUND_ALLOW_CIDRS would). */
+const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
+/** The default policy: public addresses only. */
+const strict = new OutboundHttp();
+afterAll(() => Promise.all([local.close(), strict.close()]));
+
 
 describe('WebhookWorkerService', () => {
   const SERVER_SECRET = 's'.repeat(64);
@@ -16,7 +24,7 @@ describe('WebhookWorkerService', () => {
   const reports: WebhookAttemptDto[] = [];
   const bus = { enqueue: async (_def: unknown, payload: WebhookAttemptDto) => void reports.push(payload) } as unknown as MessageBus;
   const worker = (allowPrivate = true) => new WebhookWorkerService(bus, {
-    consumeJobs: false, concurrency: 1, maxAttempts: 3, allowPrivateNetworks: allowPrivate, webhookSigningSecret: SERVER_SECRET, webhookMaxAttempts: 3,
+    consumeJobs: false, concurrency: 1, maxAttempts: 3, outbound: allowPrivate ? local : strict, webhookSigningSecret: SERVER_SECRET, webhookMaxAttempts: 3,
   }, createLogger({ service: 't', level: 'silent' }));
   const meta = (deliveryCount: number) => ({ id: 'm', subject: 's', deliveryCount, context: {} }) as DeliveryMeta;
   const job = (over: Partial<DeliverWebhookJob> = {}): DeliverWebhookJob => ({

@@ -1,10 +1,9 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { UnderstandingSubjects, webhookSecret, webhookSignature, type DeliverWebhookJob, type WebhookAttemptDto } from '@kb/contracts';
 import { MESSAGE_BUS, type DeliveryMeta, type MessageBus } from '@kb/platform/messaging';
+import { OutboundError, outboundHttp } from '@kb/platform/net';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understanding.tokens';
-import { assertFetchable } from '../pipeline/extractors/fetch-guard';
-import { ExtractionError } from '../pipeline/extractors/extraction.error';
 
 /** Attempts per delivery, and the waits between them (about four hours in all). */
 export const WEBHOOK_MAX_ATTEMPTS = 8;
@@ -17,7 +16,8 @@ const RESERVED = /^(host|content-type|content-length|transfer-encoding|connectio
  * Calls processing webhooks (docs/webhooks.md): one POST per attempt, signed with the client's
  * secret, no redirects followed, 10 s timeout. 2xx delivers; 408, 429, 5xx and network errors are
  * retried with backoff by the bus, up to WEBHOOK_MAX_ATTEMPTS; any other answer, or an address
- * the SSRF guard refuses, fails the delivery at once. Every attempt is reported to content.
+ * the guarded outbound client refuses, fails the delivery at once. The answer's body is never read
+ * (nor reported): a webhook pointed at an internal service learns nothing from it. Every attempt is reported to content.
  * At least once: a worker that dies after the call but before its report calls again, with the
  * same `X-Webhook-Id`.
  */
@@ -52,12 +52,11 @@ export class WebhookWorkerService implements OnModuleInit {
     let error: string | null = null;
     let retry = false;
     try {
-      await assertFetchable(job.uri, { allowPrivate: this.options.allowPrivateNetworks ?? false });
       const body = JSON.stringify(job.body);
       const secret = webhookSecret(this.signingSecret(), job.client);
       const extra = Object.fromEntries(Object.entries(job.headers ?? {}).filter(([k, v]) => typeof v === 'string' && !RESERVED.test(k)).slice(0, 50));
-      const res = await fetch(job.uri, {
-        method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS), body,
+      const res = await (this.options.outbound ?? outboundHttp()).fetch(job.uri, {
+        method: 'POST', redirect: 'manual', timeoutMs: TIMEOUT_MS, maxBytes: 64 * 1024, body,
         headers: {
           ...extra, 'content-type': 'application/json', 'user-agent': 'knowledge-box-service-webhooks/1',
           'x-webhook-id': job.delivery_id, 'x-webhook-event': job.event, 'x-webhook-attempt': String(attempt),
@@ -73,7 +72,7 @@ export class WebhookWorkerService implements OnModuleInit {
     } catch (err) {
       error = (err as Error).message || String(err);
       // A refused address stays refused; anything else (DNS, connection, timeout) may pass later.
-      retry = !(err instanceof ExtractionError && err.code === 'FORBIDDEN_ADDRESS');
+      retry = !(err instanceof OutboundError && err.code === 'FORBIDDEN_ADDRESS');
     }
     const last = attempt >= this.maxAttempts;
     const outcome: WebhookAttemptDto['outcome'] = error === null ? 'delivered' : retry && !last ? null : 'failed';

@@ -1,6 +1,11 @@
+import { OutboundHttp } from '@kb/platform/net';
 import { startFakeLlmServer, type FakeLlmServer } from '@kb/platform/testing';
 import { AnthropicGenerator, alternatingMessages, type AnthropicGeneratorOptions } from './anthropic.generator';
 import { GenerationError, collectAnswer, type GenerationEvent, type GenerationRequest } from './generator';
+
+/** The fake provider is on loopback: this client's policy names it (as OUTBOUND_ALLOW_CIDRS would). */
+const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
+afterAll(() => local.close());
 
 const request = (over: Partial<GenerationRequest> = {}): GenerationRequest => ({
   question: 'Who wrote Dune?',
@@ -28,7 +33,7 @@ describe('AnthropicGenerator', () => {
   beforeEach(() => llm.reset());
 
   const make = (options: Partial<AnthropicGeneratorOptions> = {}): AnthropicGenerator =>
-    new AnthropicGenerator({ url: llm.url, key: 'sk-ant-test', model: 'claude-test', timeoutMs: 2_000, ...options });
+    new AnthropicGenerator({ url: llm.url, key: 'sk-ant-test', model: 'claude-test', timeoutMs: 2_000, http: local, ...options });
 
   it('streams text deltas in order and reports usage from message_start and message_delta', async () => {
     llm.enqueue({ chunks: ['Frank', ' Herbert.'], usage: { input: 321, output: 4 } });
@@ -90,7 +95,8 @@ describe('AnthropicGenerator', () => {
     llm.enqueue({ status, errorMessage: 'anthropic says no', retryAfter: status === 429 ? '3' : undefined });
     const { error } = await failure(make().generate(request()));
     expect([error.kind, error.status]).toEqual([kind, status]);
-    expect(error.message).toContain('anthropic says no');
+    expect(error.message).toContain(`answered HTTP ${status}`);
+    expect(error.message).not.toContain('anthropic says no');
     if (status === 429) expect(error.retryAfter).toBe(3);
   });
 

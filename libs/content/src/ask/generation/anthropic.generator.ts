@@ -1,3 +1,4 @@
+import type { OutboundHttp } from '@kb/platform/net';
 import { GenerationError, type ChatTurn, type GenerationEvent, type GenerationRequest, type Generator } from './generator';
 import { buildPrompt, fitContext } from './prompt';
 import { endpointUrl, parseJson, postForEvents } from './provider-stream';
@@ -12,6 +13,8 @@ export interface AnthropicGeneratorOptions {
   model: string;
   /** Longest wait for the response and between events (default 60 s). */
   timeoutMs?: number;
+  /** The guarded outbound client (default: the process's). */
+  http?: OutboundHttp;
   /** The `anthropic-version` header (default 2023-06-01). */
   version?: string;
   headers?: Record<string, string>;
@@ -69,12 +72,13 @@ export class AnthropicGenerator implements Generator {
     let stopReason: string | undefined;
     let stopped = false;
 
-    for await (const message of postForEvents({ url: this.endpoint, headers, body, timeoutMs: o.timeoutMs ?? 60_000, signal: req.signal, provider })) {
+    for await (const message of postForEvents({ url: this.endpoint, headers, body, timeoutMs: o.timeoutMs ?? 60_000, signal: req.signal, provider, http: o.http })) {
       const event = parseJson(message.data, provider) as MessagesEvent;
       const type = event.type ?? message.event;
       if (type === 'error') {
         const kind = event.error?.type === 'overloaded_error' || event.error?.type === 'rate_limit_error' ? 'rate_limited' : 'provider';
-        throw new GenerationError(kind, `${provider} failed mid-stream: ${event.error?.type ?? 'error'}: ${event.error?.message ?? message.data}`);
+        // The error's type picks the kind; its text, the provider's own words, is not passed on.
+        throw new GenerationError(kind, `${provider} reported an error mid-stream (${kind === 'rate_limited' ? 'overloaded' : 'failed'})`);
       }
       if (type === 'message_start') {
         inputTokens = event.message?.usage?.input_tokens ?? inputTokens;

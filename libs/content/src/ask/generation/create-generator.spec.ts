@@ -1,3 +1,4 @@
+import { OutboundHttp } from '@kb/platform/net';
 import { DomainError } from '@kb/contracts';
 import { startFakeLlmServer, type FakeLlmServer } from '@kb/platform/testing';
 import { AnthropicGenerator } from './anthropic.generator';
@@ -5,6 +6,10 @@ import { createGenerator, type GenerativeModelConfig } from './create-generator'
 import { ExtractiveGenerator } from './extractive.generator';
 import { GENERATIVE_CONFIG_INVALID, collectAnswer, type GenerationRequest } from './generator';
 import { OpenAiCompatibleGenerator } from './openai-compatible.generator';
+
+/** The fake provider is on loopback: this client's policy names it (as OUTBOUND_ALLOW_CIDRS would). */
+const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
+afterAll(() => local.close());
 
 const request: GenerationRequest = { question: 'Who wrote Dune?', context: [{ key: 'k', text: 'Dune was written by Frank Herbert.' }], chatHistory: [], citations: 'none', maxAnswerTokens: 5_000 };
 
@@ -38,7 +43,7 @@ describe('createGenerator', () => {
         openai_compat: { url: llm.openAiUrl, key: 'local', generation_config: { temperature: 0.1, max_supported_completion_tokens: 256, max_input_tokens: 8_000 } },
         my_embedder: { url: 'not even a url' },
       },
-    });
+    }, { http: local });
     expect(generator).toBeInstanceOf(OpenAiCompatibleGenerator);
     expect(generator.model).toBe('llama3.1:8b');
     await collectAnswer(generator.generate(request));
@@ -47,7 +52,7 @@ describe('createGenerator', () => {
   });
 
   it("lets the entry's model win over a provider alias and builds Azure addresses", async () => {
-    const azure = createGenerator({ generative_model: 'azure_openai', user_keys: { azure_openai: { url: llm.url, key: 'az', deployment: 'gpt4o' } } });
+    const azure = createGenerator({ generative_model: 'azure_openai', user_keys: { azure_openai: { url: llm.url, key: 'az', deployment: 'gpt4o' } } }, { http: local });
     expect(azure.model).toBe('gpt4o');
     await collectAnswer(azure.generate(request));
     expect(llm.requests[0]?.path).toBe('/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21');
@@ -56,7 +61,7 @@ describe('createGenerator', () => {
   });
 
   it('builds Anthropic for anthropic and claude-* models', async () => {
-    const claude = createGenerator({ generative_model: 'claude-3-5-haiku-latest', user_keys: { anthropic: { key: 'sk-ant', url: llm.url } } });
+    const claude = createGenerator({ generative_model: 'claude-3-5-haiku-latest', user_keys: { anthropic: { key: 'sk-ant', url: llm.url } } }, { http: local });
     expect(claude).toBeInstanceOf(AnthropicGenerator);
     expect(claude.model).toBe('claude-3-5-haiku-latest');
     await collectAnswer(claude.generate(request));

@@ -1,4 +1,5 @@
 import { DomainError } from '@kb/contracts';
+import type { OutboundHttp } from '@kb/platform/net';
 import { AnthropicGenerator } from './anthropic.generator';
 import { EXTRACTIVE_MODEL, ExtractiveGenerator } from './extractive.generator';
 import { GENERATIVE_CONFIG_INVALID, type Generator } from './generator';
@@ -14,6 +15,8 @@ export interface GenerativeModelConfig {
 export interface CreateGeneratorOptions {
   /** Used when the provider entry has no `timeout_ms` (default 60 s). */
   defaultTimeoutMs?: number;
+  /** The guarded outbound client (default: the process's, whose policy main.ts sets). */
+  http?: OutboundHttp;
 }
 
 export const OPENAI_URL = 'https://api.openai.com/v1';
@@ -73,6 +76,7 @@ export function createGenerator(config?: GenerativeModelConfig | null, options: 
       key: e.key as string,
       model: model as string,
       timeoutMs,
+      http: options.http,
       version: e.version,
       headers: e.headers,
       temperature: g.temperature,
@@ -85,6 +89,7 @@ export function createGenerator(config?: GenerativeModelConfig | null, options: 
     key: e.key,
     model: model as string,
     timeoutMs,
+    http: options.http,
     headers: e.headers,
     auth: e.auth ?? (azure ? 'api-key' : 'bearer'),
     apiVersion: e.api_version ?? (azure ? AZURE_OPENAI_API_VERSION : undefined),

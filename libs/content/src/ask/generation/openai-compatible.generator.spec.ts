@@ -1,7 +1,12 @@
+import { OutboundHttp } from '@kb/platform/net';
 import { createServer } from 'node:net';
 import { startFakeLlmServer, type FakeLlmServer } from '@kb/platform/testing';
 import { GenerationError, collectAnswer, type GenerationEvent, type GenerationRequest } from './generator';
 import { OpenAiCompatibleGenerator, type OpenAiCompatibleGeneratorOptions } from './openai-compatible.generator';
+
+/** The fake provider is on loopback: this client's policy names it (as OUTBOUND_ALLOW_CIDRS would). */
+const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
+afterAll(() => local.close());
 
 const request = (over: Partial<GenerationRequest> = {}): GenerationRequest => ({
   question: 'Who wrote Dune?',
@@ -39,7 +44,7 @@ describe('OpenAiCompatibleGenerator', () => {
   beforeEach(() => llm.reset());
 
   const make = (options: Partial<OpenAiCompatibleGeneratorOptions> = {}): OpenAiCompatibleGenerator =>
-    new OpenAiCompatibleGenerator({ url: llm.openAiUrl, key: 'sk-test', model: 'gpt-test', timeoutMs: 2_000, ...options });
+    new OpenAiCompatibleGenerator({ url: llm.openAiUrl, key: 'sk-test', model: 'gpt-test', timeoutMs: 2_000, http: local, ...options });
 
   it('streams the chunks in order, then the usage, from the request it should send', async () => {
     llm.enqueue({ chunks: ['Frank', ' Herbert', ' wrote it.'], usage: { input: 120, output: 5 } });
@@ -133,11 +138,12 @@ describe('OpenAiCompatibleGenerator', () => {
     [422, 'bad_request'],
     [500, 'provider'],
     [503, 'provider'],
-  ] as const)('maps HTTP %i to %s with the provider message', async (status, kind) => {
+  ] as const)('maps HTTP %i to %s, in our words and not the provider body', async (status, kind) => {
     llm.enqueue({ status, errorMessage: 'the provider says no' });
     const { error } = await failure(make().generate(request()));
     expect([error.kind, error.status, error.code]).toEqual([kind, status, 'GENERATION_FAILED']);
-    expect(error.message).toContain('the provider says no');
+    expect(error.message).toMatch(new RegExp(`^generative provider 127\\.0\\.0\\.1:\\d+ answered HTTP ${status} \\(`));
+    expect(error.message).not.toContain('the provider says no');
   });
 
   it('maps 429 to rate_limited with Retry-After in seconds', async () => {
@@ -174,11 +180,12 @@ describe('OpenAiCompatibleGenerator', () => {
     expect(events.filter((e) => e.type === 'text')).toHaveLength(5);
   });
 
-  it('turns an error payload in the stream into a provider error', async () => {
+  it('turns an error payload in the stream into a provider error, without its text', async () => {
     llm.enqueue({ chunks: ['Frank', ' Herbert'], midStreamError: { afterChunks: 1 }, errorMessage: 'model crashed' });
     const { error, before } = await failure(make().generate(request()));
     expect([error.kind, before]).toEqual(['provider', [{ type: 'text', text: 'Frank' }]]);
-    expect(error.message).toContain('model crashed');
+    expect(error.message).toContain('reported an error mid-stream');
+    expect(error.message).not.toContain('model crashed');
   });
 
   it('reports a dropped connection and a stream cut before its end as provider errors', async () => {

@@ -1,3 +1,4 @@
+import type { OutboundHttp } from '@kb/platform/net';
 import { GenerationError, type GenerationEvent, type GenerationRequest, type Generator } from './generator';
 import { buildPrompt, fitContext } from './prompt';
 import { WHOLE_JSON_BODY, endpointUrl, parseJson, postForEvents } from './provider-stream';
@@ -9,6 +10,8 @@ export interface OpenAiCompatibleGeneratorOptions {
   model: string;
   /** Longest wait for the response and between chunks (default 60 s). */
   timeoutMs?: number;
+  /** The guarded outbound client (default: the process's). */
+  http?: OutboundHttp;
   /** Extra headers (organisation, project, gateway routing…). */
   headers?: Record<string, string>;
   /** `bearer` sends `Authorization: Bearer <key>` (OpenAI, vLLM, Ollama, llama.cpp); `api-key` sends `api-key: <key>` (Azure OpenAI). */
@@ -85,16 +88,14 @@ export class OpenAiCompatibleGenerator implements Generator {
     let stopReason: string | undefined;
     let done = false;
 
-    for await (const message of postForEvents({ url: this.endpoint, headers: { ...authHeader, ...o.headers }, body, timeoutMs: o.timeoutMs ?? 60_000, signal: req.signal, provider })) {
+    for await (const message of postForEvents({ url: this.endpoint, headers: { ...authHeader, ...o.headers }, body, timeoutMs: o.timeoutMs ?? 60_000, signal: req.signal, provider, http: o.http })) {
       if (message.data === '[DONE]') {
         done = true;
         break;
       }
       const chunk = parseJson(message.data, provider) as ChatChunk;
-      if (chunk.error) {
-        const detail = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? JSON.stringify(chunk.error));
-        throw new GenerationError('provider', `${provider} failed mid-stream: ${detail}`);
-      }
+      // The provider's own words are not passed on (see statusReason in platform/net).
+      if (chunk.error) throw new GenerationError('provider', `${provider} reported an error mid-stream`);
       const choice = chunk.choices?.[0];
       const reasoning = choice?.delta?.reasoning_content ?? choice?.delta?.reasoning;
       if (reasoning) yield { type: 'reasoning', text: reasoning };

@@ -1,4 +1,4 @@
-import { SseParser, endpointUrl, kindOfStatus, providerMessage, retryAfterSeconds, type SseMessage } from './provider-stream';
+import { SseParser, endpointUrl, kindOfStatus, retryAfterSeconds, type SseMessage } from './provider-stream';
 
 /** Feeds `text` to a parser in pieces of `size` characters. */
 function parse(text: string, size: number): SseMessage[] {
@@ -49,14 +49,6 @@ describe('provider responses', () => {
     expect(retryAfterSeconds(new Headers({ 'retry-after-ms': '1500', 'retry-after': '2' }), now)).toBe(1.5);
     expect(retryAfterSeconds(new Headers({ 'retry-after': 'Wed, 01 Jan 2025 00:00:30 GMT' }), now)).toBe(30);
     expect(retryAfterSeconds(new Headers(), now)).toBeUndefined();
-  });
-
-  it('extracts the message of OpenAI, Anthropic, vLLM and plain-text errors', () => {
-    expect(providerMessage('{"error":{"message":"bad key","type":"invalid_request_error"}}')).toBe('bad key');
-    expect(providerMessage('{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')).toBe('Overloaded');
-    expect(providerMessage('{"detail":"model not found"}')).toBe('model not found');
-    expect(providerMessage('Bad Gateway')).toBe('Bad Gateway');
-    expect(providerMessage('')).toBe('(empty body)');
   });
 
   it('appends a path once, keeping the query string', () => {

@@ -1,3 +1,4 @@
+import { httpFailure, OutboundError, outboundHttp, type OutboundHttp } from '@kb/platform/net';
 import { GenerationError, type GenerationErrorKind } from './generator';
 
 /** One server-sent event: `event` defaults to `message`, as in the EventSource standard. */
@@ -18,7 +19,12 @@ export interface StreamingPost {
   signal?: AbortSignal;
   /** Names the provider in error messages. */
   provider: string;
+  /** The guarded client (default: the process's). */
+  http?: OutboundHttp;
 }
+
+/** A generated answer is text: far below this. The limit stops a provider (or what poses as one) streaming without end. */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
 /**
  * POSTs a JSON body and yields the server-sent events of the answer. Never hangs: waiting longer
@@ -44,6 +50,8 @@ export async function* postForEvents(o: StreamingPost): AsyncGenerator<SseMessag
       if (timedOut) throw new GenerationError('timeout', `${o.provider} sent nothing for ${o.timeoutMs} ms while ${during}`);
       if (o.signal?.aborted) throw abortedError(o.provider);
       if (err instanceof GenerationError) throw err;
+      // A refused address is a configuration that cannot work: not worth another attempt.
+      if (err instanceof OutboundError && err.code === 'FORBIDDEN_ADDRESS') throw new GenerationError('bad_request', `${o.provider} is not reachable: ${err.message}`);
       throw new GenerationError('provider', `${o.provider} failed while ${during}: ${describe(err)}`);
     } finally {
       clearTimeout(timer);
@@ -53,16 +61,18 @@ export async function* postForEvents(o: StreamingPost): AsyncGenerator<SseMessag
   try {
     const res = await waitFor(
       'waiting for a response',
-      fetch(o.url, {
+      (o.http ?? outboundHttp()).fetch(o.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/json', ...o.headers },
         body: JSON.stringify(o.body),
         signal: controller.signal,
+        maxBytes: MAX_ANSWER_BYTES,
       }),
     );
     if (!res.ok) {
-      const text = await waitFor('reading an error response', res.text());
-      throw httpError(o.provider, res.status, text, res.headers);
+      // The body is not read: the status and our own words say enough, and an internal service's page stays there.
+      await res.body?.cancel().catch(() => undefined);
+      throw httpError(o.provider, res.status, res.headers);
     }
     if (!res.body) throw new GenerationError('provider', `${o.provider} sent an empty response`);
     const reader = res.body.getReader();
@@ -161,8 +171,8 @@ export function kindOfStatus(status: number): GenerationErrorKind {
   return 'provider';
 }
 
-export function httpError(provider: string, status: number, body: string, headers: Headers): GenerationError {
-  return new GenerationError(kindOfStatus(status), `${provider} returned ${status}: ${providerMessage(body)}`, status, retryAfterSeconds(headers));
+export function httpError(provider: string, status: number, headers: Headers): GenerationError {
+  return new GenerationError(kindOfStatus(status), httpFailure(provider, status), status, retryAfterSeconds(headers));
 }
 
 /** Seconds to wait, from `retry-after-ms` (Azure, OpenAI) or `retry-after` (seconds or an HTTP date). */
@@ -177,18 +187,6 @@ export function retryAfterSeconds(headers: Headers, now = Date.now()): number | 
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-/** OpenAI and Anthropic say `{error: {message}}`, vLLM and TGI `{error: "..."}` or `{detail}`, others plain text. */
-export function providerMessage(body: string): string {
-  try {
-    const json = JSON.parse(body) as { error?: string | { message?: string }; message?: string; detail?: unknown };
-    const message = typeof json.error === 'string' ? json.error : (json.error?.message ?? json.message ?? json.detail);
-    if (message) return typeof message === 'string' ? message : JSON.stringify(message).slice(0, 500);
-  } catch {
-    // not JSON: use the text itself
-  }
-  return body.trim().slice(0, 500) || '(empty body)';
-}
-
 /** `{url}{path}`, keeping the query string (Azure's `?api-version=`); a url already ending in `path` is kept. */
 export function endpointUrl(base: string, path: string): string {
   const url = new URL(base);
@@ -201,7 +199,7 @@ export function parseJson(data: string, provider: string): unknown {
   try {
     return JSON.parse(data) as unknown;
   } catch {
-    throw new GenerationError('provider', `${provider} sent a malformed event: ${data.slice(0, 200)}`);
+    throw new GenerationError('provider', `${provider} sent a malformed event (${data.length} characters, not JSON)`);
   }
 }
 
@@ -209,8 +207,9 @@ function abortedError(provider: string): GenerationError {
   return new GenerationError('aborted', `${provider} generation was aborted`);
 }
 
-/** fetch() hides the socket error in `cause` (ECONNREFUSED, ECONNRESET, ENOTFOUND…). */
+/** Our own words for a failure: the client's message, or the socket error code fetch() hides in `cause`. */
 function describe(err: unknown): string {
+  if (err instanceof OutboundError) return err.message;
   const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
   if (cause?.code || cause?.message) return [cause.code, cause.message].filter(Boolean).join(' ');
   return err instanceof Error ? err.message : String(err);

@@ -1,7 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { OutboundHttp } from '@kb/platform/net';
 import { EMBEDDING_CONFIG_INVALID, EMBEDDING_FAILED } from './embedder';
 import { OpenAiCompatibleEmbedder, type OpenAiCompatibleOptions } from './openai.embedder';
+
+/** The fake provider is on loopback: this client's policy names it (as OUTBOUND_ALLOW_CIDRS would). */
+const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
+afterAll(() => local.close());
 
 interface Received {
   path: string;
@@ -49,7 +54,7 @@ describe('OpenAiCompatibleEmbedder', () => {
   });
 
   const make = (options: Partial<OpenAiCompatibleOptions> = {}): OpenAiCompatibleEmbedder =>
-    new OpenAiCompatibleEmbedder({ url: base, key: 'sk-test', model: 'test-embed', retryBaseMs: 10, ...options });
+    new OpenAiCompatibleEmbedder({ url: base, key: 'sk-test', model: 'test-embed', retryBaseMs: 10, http: local, ...options });
 
   it('sends the OpenAI request, batches, and orders vectors by index', async () => {
     replies.push(ok(4, true), ok(4, true));
@@ -98,20 +103,20 @@ describe('OpenAiCompatibleEmbedder', () => {
     for (let i = 0; i < 3; i++) replies.push((_req, res) => res.writeHead(503).end('upstream overloaded'));
     await expect(make({ maxRetries: 2 }).embedPassages(['x'])).rejects.toMatchObject({
       code: EMBEDDING_FAILED,
-      message: 'embedding provider returned 503: upstream overloaded',
+      message: 'embedding provider answered HTTP 503 (unavailable)',
       details: { status: 503, retryable: true },
     });
     expect(received).toHaveLength(3);
   });
 
-  it('fails at once on a 400 with the status and the provider message', async () => {
+  it('fails at once on a 400 with the status and a reason of our own, not the provider body', async () => {
     replies.push((_req, res) =>
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"This model does not support specifying dimensions.","type":"invalid_request_error"}}'),
     );
     await expect(make().embedPassages(['x'])).rejects.toMatchObject({
       code: EMBEDDING_FAILED,
-      message: 'embedding provider returned 400: This model does not support specifying dimensions.',
-      details: { status: 400, retryable: false, provider_message: 'This model does not support specifying dimensions.' },
+      message: 'embedding provider answered HTTP 400 (bad request)',
+      details: { status: 400, retryable: false },
     });
     expect(received).toHaveLength(1);
   });

@@ -1,4 +1,5 @@
 import { DomainError } from '@kb/contracts';
+import { httpFailure, OutboundError, outboundHttp, type OutboundHttp } from '@kb/platform/net';
 import { EMBEDDING_CONFIG_INVALID, EMBEDDING_FAILED, batches, l2Normalize, withPrompt, type Embedder, type VectorSimilarity } from './embedder';
 
 export interface OpenAiCompatibleOptions {
@@ -22,7 +23,12 @@ export interface OpenAiCompatibleOptions {
   maxRetryAfterMs?: number;
   /** First backoff when the provider gives no Retry-After; doubles per attempt. */
   retryBaseMs?: number;
+  /** The guarded outbound client (default: the process's). */
+  http?: OutboundHttp;
 }
+
+/** A batch of vectors as JSON text: generous for 2048 inputs of 3072 floats, finite all the same. */
+const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
 
 /** Native lengths of well-known models, so `dimensions` is right before the first call. */
 const KNOWN_DIMENSIONS: Record<string, number> = {
@@ -100,29 +106,38 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     const body = { input, model: this.model, ...(this.sendDimensions ? { dimensions: this.size } : {}) };
     let res: Response;
     try {
-      res = await fetch(this.endpoint, {
+      res = await (this.options.http ?? outboundHttp()).fetch(this.endpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(this.options.key ? { authorization: `Bearer ${this.options.key}` } : {}) },
         body: JSON.stringify(body),
-        signal: AbortSignal.any([this.controller.signal, AbortSignal.timeout(this.options.timeoutMs ?? 30_000)]),
+        signal: this.controller.signal,
+        timeoutMs: this.options.timeoutMs ?? 30_000,
+        maxBytes: MAX_ANSWER_BYTES,
       });
     } catch (err) {
-      if (this.controller.signal.aborted) return { error: failure('embedder is closed', undefined, undefined, false) };
-      // Timeouts and refused connections are transient from the provider's side.
-      return { error: failure(`embedding provider unreachable: ${(err as Error).message}`, undefined, undefined, true) };
+      if (this.controller.signal.aborted) return { error: failure('embedder is closed', undefined, false) };
+      // A refused address stays refused; timeouts and refused connections are transient.
+      const forbidden = err instanceof OutboundError && err.code === 'FORBIDDEN_ADDRESS';
+      return { error: failure(`embedding provider ${forbidden ? 'not reachable' : 'unreachable'}: ${(err as Error).message}`, undefined, !forbidden) };
     }
-    const text = await res.text();
     if (!res.ok) {
+      // Status and our own words only: the body of a provider URL pointed at an internal service is not echoed.
+      await res.body?.cancel().catch(() => undefined);
       const retryable = res.status === 429 || res.status >= 500;
-      return {
-        error: failure(`embedding provider returned ${res.status}: ${providerMessage(text)}`, res.status, providerMessage(text), retryable),
-        retryAfterMs: retryAfter(res.headers.get('retry-after')),
-      };
+      return { error: failure(httpFailure('embedding provider', res.status), res.status, retryable), retryAfterMs: retryAfter(res.headers.get('retry-after')) };
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      return { error: failure(`embedding provider failed while answering: ${(err as Error).message}`, res.status, !(err instanceof OutboundError && err.code === 'TOO_LARGE')) };
     }
     try {
       return { vectors: this.parse(text, input.length) };
     } catch (err) {
-      return { error: failure(`embedding provider sent an invalid response: ${(err as Error).message}`, res.status, undefined, false) };
+      // JSON.parse quotes the text it choked on: say "not JSON" instead of passing that on.
+      const why = err instanceof SyntaxError ? 'the answer is not JSON' : (err as Error).message;
+      return { error: failure(`embedding provider sent an invalid response: ${why}`, res.status, false) };
     }
   }
 
@@ -153,18 +168,6 @@ function embeddingsUrl(url: string): string {
   return /\/v\d+$/.test(base) ? `${base}/embeddings` : `${base}/v1/embeddings`;
 }
 
-/** OpenAI says `{error: {message}}`, TEI `{error: "..."}`, others plain text. */
-function providerMessage(body: string): string {
-  try {
-    const json = JSON.parse(body) as { error?: string | { message?: string }; message?: string };
-    const message = typeof json.error === 'string' ? json.error : (json.error?.message ?? json.message);
-    if (message) return message;
-  } catch {
-    // not JSON: use the text itself
-  }
-  return body.trim().slice(0, 500) || '(empty body)';
-}
-
 /** Retry-After is either seconds or an HTTP date. */
 function retryAfter(header: string | null): number | undefined {
   if (!header) return undefined;
@@ -174,8 +177,8 @@ function retryAfter(header: string | null): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-function failure(message: string, status: number | undefined, provider: string | undefined, retryable: boolean): DomainError {
-  return new DomainError(EMBEDDING_FAILED, message, { status, provider_message: provider, retryable });
+function failure(message: string, status: number | undefined, retryable: boolean): DomainError {
+  return new DomainError(EMBEDDING_FAILED, message, { status, retryable });
 }
 
 function configError(message: string): DomainError {
@@ -184,14 +187,14 @@ function configError(message: string): DomainError {
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(failure('embedder is closed', undefined, undefined, false));
+    if (signal.aborted) return reject(failure('embedder is closed', undefined, false));
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
     const onAbort = (): void => {
       clearTimeout(timer);
-      reject(failure('embedder is closed', undefined, undefined, false));
+      reject(failure('embedder is closed', undefined, false));
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });

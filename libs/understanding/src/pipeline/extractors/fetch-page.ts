@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
+import { OutboundError, outboundHttp, type OutboundHttp } from '@kb/platform/net';
 import { detectMediaType } from './detect-file-type';
 import { ExtractionError } from './extraction.error';
-import { assertFetchable, type LookupFn } from './fetch-guard';
 
 export interface FetchPageOptions {
   headers?: Record<string, string>;
@@ -18,9 +18,8 @@ export interface FetchPageOptions {
    * byte) and a ceiling (default 6 hours). Unset: every body is read (up to `maxBytes`).
    */
   media?: { idleMs?: number; maxMs?: number };
-  allowPrivate?: boolean;
-  fetchImpl?: typeof fetch;
-  lookup?: LookupFn;
+  /** The guarded client (default: the process's, with the operator's policy). */
+  http?: OutboundHttp;
 }
 
 export type FetchedPage =
@@ -46,76 +45,70 @@ const HEAD_BYTES = 4096;
 
 const MAX_REDIRECTS = 5;
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+/** A recording has no size limit of its own here: `spool` enforces the one its caller gives. */
+const MEDIA_CEILING_BYTES = Number.MAX_SAFE_INTEGER;
 
 /**
- * Fetches a link field's page. Redirects are followed by hand (at most 5) so every hop passes the
- * SSRF guard; the caller's headers and cookies only go to the original origin, so a redirect cannot
- * carry credentials elsewhere. HTML comes back decoded; anything else as bytes for extractFile.
- * Residual risk: the guard resolves the host before fetch resolves it again, so a DNS-rebinding
- * host could answer differently the second time; egress network policy is the backstop.
+ * Fetches a link field's page through the guarded outbound client: every redirect hop (at most
+ * 5) is checked on the socket it opens, and the caller's headers and cookies stay with the first
+ * origin. HTML comes back decoded; anything else as bytes for extractFile.
  */
 export function fetchPage(url: string, options: FetchPageOptions & { media: NonNullable<FetchPageOptions['media']> }): Promise<FetchedPage>;
 export function fetchPage(url: string, options?: FetchPageOptions): Promise<Exclude<FetchedPage, FetchedMedia>>;
 export async function fetchPage(url: string, options: FetchPageOptions = {}): Promise<FetchedPage> {
-  const fetchImpl = options.fetchImpl ?? fetch;
+  const http = options.http ?? outboundHttp();
   const maxBytes = options.maxBytes ?? 20 * 1024 * 1024;
   // One controller for the exchange: a page must come within the timeout, a recording keeps
   // streaming as long as bytes keep coming (see spool).
   const controller = new AbortController();
   const deadline = setTimeout(() => controller.abort(new Error(`no complete answer within ${options.timeoutMs ?? 20_000} ms`)), options.timeoutMs ?? 20_000);
   const signal = controller.signal;
-  const origin = new URL(url).origin;
-  let current = url;
   let handedOver = false;
   try {
-    for (let hop = 0; ; hop++) {
-      const { url: target } = await assertFetchable(current, { allowPrivate: options.allowPrivate ?? false, lookup: options.lookup });
-      const headers: Record<string, string> = { 'user-agent': 'KnowledgeBoxBot/1.0', accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
-      if (target.origin === origin) {
-        Object.assign(headers, options.headers ?? {});
-        const cookie = Object.entries(options.cookies ?? {}).map(([k, v]) => `${k}=${v}`).join('; ');
-        if (cookie) headers['cookie'] = cookie;
-      }
-      let res: Response;
-      try {
-        res = await fetchImpl(target.href, { redirect: 'manual', headers, signal });
-      } catch (err) {
-        throw new ExtractionError(`Fetching ${target.href} failed: ${(err as Error).message}`, 'FETCH_FAILED');
-      }
-      const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && location) {
-        await res.body?.cancel();
-        if (hop >= MAX_REDIRECTS) throw new ExtractionError(`More than ${MAX_REDIRECTS} redirects from ${url}`, 'FETCH_FAILED');
-        current = new URL(location, target).href;
-        continue;
-      }
-      if (!res.ok) {
-        await res.body?.cancel();
-        throw new ExtractionError(`Fetching ${target.href} answered ${res.status}`, 'FETCH_FAILED');
-      }
-      const contentType = res.headers.get('content-type') ?? 'application/octet-stream';
-      // Without media, a body declared too large is refused before a byte is read.
-      if (!options.media && declaredTooLarge(res, maxBytes)) {
-        await res.body?.cancel();
-        throw tooLarge(maxBytes);
-      }
-      const reader = res.body?.getReader();
-      const head = reader ? await readHead(reader) : { chunks: [], done: true };
-      const filename = decodeURIComponent(target.pathname.split('/').pop() ?? '');
-      const mediaType = options.media ? detectMediaType(Buffer.concat(head.chunks), contentType.split(';')[0]?.trim(), filename) : undefined;
-      if (mediaType && reader) {
-        clearTimeout(deadline);
-        handedOver = true;
-        return mediaPage(reader, head, { type: mediaType, finalUrl: target.href, contentType, controller, idleMs: options.media?.idleMs ?? 60_000, maxMs: options.media?.maxMs ?? 6 * 3600_000 });
-      }
-      const data = await readLimited(res, reader, head, maxBytes);
-      const mime = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-      if (HTML_TYPES.has(mime)) return { kind: 'html', html: decode(data, contentType), finalUrl: target.href, contentType };
-      return { kind: 'file', data, finalUrl: target.href, contentType };
+    const headers: Record<string, string> = { 'user-agent': 'KnowledgeBoxBot/1.0', accept: 'text/html,application/xhtml+xml,*/*;q=0.8', ...(options.headers ?? {}) };
+    const cookie = Object.entries(options.cookies ?? {}).map(([k, v]) => `${k}=${v}`).join('; ');
+    if (cookie) headers['cookie'] = cookie;
+    let res: Response;
+    try {
+      res = await http.fetch(url, { headers, signal, redirect: 'follow', maxRedirects: MAX_REDIRECTS, maxBytes: options.media ? MEDIA_CEILING_BYTES : maxBytes });
+    } catch (err) {
+      throw asExtractionError(err, url, signal);
     }
+    const target = new URL(res.url || url);
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new ExtractionError(`Fetching ${target.href} answered ${res.status}`, 'FETCH_FAILED');
+    }
+    const contentType = res.headers.get('content-type') ?? 'application/octet-stream';
+    // Without media, a body declared too large is refused before a byte is read.
+    if (!options.media && declaredTooLarge(res, maxBytes)) {
+      await res.body?.cancel();
+      throw tooLarge(maxBytes);
+    }
+    const reader = res.body?.getReader();
+    const head = reader ? await readHead(reader) : { chunks: [], done: true };
+    const filename = decodeURIComponent(target.pathname.split('/').pop() ?? '');
+    const mediaType = options.media ? detectMediaType(Buffer.concat(head.chunks), contentType.split(';')[0]?.trim(), filename) : undefined;
+    if (mediaType && reader) {
+      clearTimeout(deadline);
+      handedOver = true;
+      return mediaPage(reader, head, { type: mediaType, finalUrl: target.href, contentType, controller, idleMs: options.media?.idleMs ?? 60_000, maxMs: options.media?.maxMs ?? 6 * 3600_000 });
+    }
+    const data = await readLimited(res, reader, head, maxBytes);
+    const mime = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+    if (HTML_TYPES.has(mime)) return { kind: 'html', html: decode(data, contentType), finalUrl: target.href, contentType };
+    return { kind: 'file', data, finalUrl: target.href, contentType };
   } finally {
     if (!handedOver) clearTimeout(deadline);
   }
+}
+
+/** The client's refusals keep their meaning (FORBIDDEN_ADDRESS, TOO_LARGE); any other failure is FETCH_FAILED. */
+function asExtractionError(err: unknown, url: string, signal: AbortSignal): ExtractionError {
+  if (err instanceof ExtractionError) return err;
+  if (err instanceof OutboundError && (err.code === 'FORBIDDEN_ADDRESS' || err.code === 'TOO_LARGE')) return new ExtractionError(err.message, err.code);
+  const reason = signal.aborted ? String((signal.reason as Error | undefined)?.message ?? 'aborted') : (err as Error).message;
+  return new ExtractionError(`Fetching ${url} failed: ${reason}`, 'FETCH_FAILED');
 }
 
 type Reader = ReadableStreamDefaultReader<Uint8Array>;
@@ -132,7 +125,7 @@ async function readHead(reader: Reader): Promise<{ chunks: Uint8Array[]; done: b
       total += value.byteLength;
     }
   } catch (err) {
-    throw new ExtractionError(`Reading the response failed: ${(err as Error).message}`, 'FETCH_FAILED');
+    throw readFailure(err);
   }
   return { chunks, done: false };
 }
@@ -223,10 +216,15 @@ async function readLimited(res: Response, reader: Reader | undefined, head: { ch
       chunks.push(value);
     }
   } catch (err) {
-    if (err instanceof ExtractionError) throw err;
-    throw new ExtractionError(`Reading the response failed: ${(err as Error).message}`, 'FETCH_FAILED');
+    throw readFailure(err);
   }
   return Buffer.concat(chunks);
+}
+
+function readFailure(err: unknown): ExtractionError {
+  if (err instanceof ExtractionError) return err;
+  if (err instanceof OutboundError && err.code === 'TOO_LARGE') return new ExtractionError(err.message, 'TOO_LARGE');
+  return new ExtractionError(`Reading the response failed: ${(err as Error).message}`, 'FETCH_FAILED');
 }
 
 function tooLarge(maxBytes: number): ExtractionError {

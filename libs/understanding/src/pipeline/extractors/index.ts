@@ -15,7 +15,6 @@ export type {
   TranscriptSegment,
   WebPageOptions,
 } from './extraction.types';
-export { assertFetchable, isForbiddenAddress, type FetchGuardOptions, type LookupFn } from './fetch-guard';
 export { fetchPage, type FetchedMedia, type FetchedPage, type FetchPageOptions } from './fetch-page';
 export { extractImage } from './image.extractor';
 export { extractMedia, MAX_MEDIA_SECONDS, transcriptDocument, type MediaSource } from './media.extractor';

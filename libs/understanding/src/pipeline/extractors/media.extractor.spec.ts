@@ -1,3 +1,4 @@
+import { OutboundHttp } from '@kb/platform/net';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,10 @@ import { OpenAiTranscriber } from './openai-transcriber';
 import { detectFileType, detectMediaType } from './detect-file-type';
 import type { Transcriber, TranscriptSegment } from './extraction.types';
 import { runMediaTool, wavSeconds } from './media-tools';
+
+/** The fake provider is on loopback: this client's policy names it (as OUTBOUND_ALLOW_CIDRS would). */
+const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
+afterAll(() => local.close());
 
 /** A transcriber port of the test's own: one long segment per chunk, so each becomes a paragraph. */
 class RecordingTranscriber implements Transcriber {
@@ -38,7 +43,7 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
   let silentMp4: Buffer;
   /** Temporary files of the extractions below go here, so a leak shows whatever else runs meanwhile. */
   let work: string;
-  const transcriber = () => new OpenAiTranscriber({ url: server.url, key: 'sk-test', model: 'whisper-large-v3' });
+  const transcriber = () => new OpenAiTranscriber({ url: server.url, key: 'sk-test', model: 'whisper-large-v3', http: local });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kb-media-fixtures-'));

@@ -1,3 +1,4 @@
+import { httpFailure, OutboundError, outboundHttp, type OutboundHttp } from '@kb/platform/net';
 import { ExtractionError } from './extraction.error';
 import type { Transcriber, TranscriptSegment } from './extraction.types';
 
@@ -7,13 +8,20 @@ export interface OpenAiTranscriberConfig {
   key?: string;
   model: string;
   timeoutMs?: number;
+  /** The guarded outbound client (default: the process's). */
+  http?: OutboundHttp;
 }
+
+/** A transcript is text: a provider answering more than this is not answering the question. */
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /**
  * Speech to text through an OpenAI-compatible `POST {url}/audio/transcriptions` (multipart: `file`,
  * `model`, `response_format=verbose_json`, optional `language`), reading `segments[{start, end,
  * text}]` and `language`, or only `text` from servers without segments. 429, 5xx and network
  * failures are TRANSCRIPTION_UNAVAILABLE (the job is retried); other refusals, TRANSCRIPTION_FAILED.
+ * Errors name the service and the status, never the service's answer (it can come from an internal
+ * address an operator allowed); an address the policy refuses is FORBIDDEN_ADDRESS, not retried.
  */
 export class OpenAiTranscriber implements Transcriber {
   constructor(private readonly config: OpenAiTranscriberConfig) {}
@@ -31,16 +39,26 @@ export class OpenAiTranscriber implements Transcriber {
     const url = `${this.config.url.replace(/\/+$/, '')}/audio/transcriptions`;
     let res: Response;
     try {
-      res = await fetch(url, {
-        method: 'POST', body: form, signal: AbortSignal.timeout(this.config.timeoutMs ?? 300_000),
+      res = await (this.config.http ?? outboundHttp()).fetch(url, {
+        method: 'POST', body: form, timeoutMs: this.config.timeoutMs ?? 300_000, maxBytes: MAX_ANSWER_BYTES,
         headers: this.config.key ? { authorization: `Bearer ${this.config.key}` } : {},
       });
     } catch (err) {
+      if (err instanceof OutboundError && err.code === 'FORBIDDEN_ADDRESS') throw new ExtractionError(`The transcription service at ${url} is not reachable: ${err.message}`, 'FORBIDDEN_ADDRESS');
       throw new ExtractionError(`The transcription service at ${url} did not answer: ${(err as Error).message}`, 'TRANSCRIPTION_UNAVAILABLE');
     }
-    const raw = await res.text();
-    if (res.status === 429 || res.status >= 500) throw new ExtractionError(`The transcription service answered HTTP ${res.status}: ${raw.slice(0, 200)}`, 'TRANSCRIPTION_UNAVAILABLE');
-    if (!res.ok) throw new ExtractionError(`The transcription service refused the audio (HTTP ${res.status}): ${raw.slice(0, 300)}`, 'TRANSCRIPTION_FAILED');
+    const provider = `The transcription service at ${new URL(url).host}`;
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      const retryable = res.status === 429 || res.status >= 500;
+      throw new ExtractionError(httpFailure(provider, res.status), retryable ? 'TRANSCRIPTION_UNAVAILABLE' : 'TRANSCRIPTION_FAILED');
+    }
+    let raw: string;
+    try {
+      raw = await res.text();
+    } catch (err) {
+      throw new ExtractionError(`${provider} failed while answering: ${(err as Error).message}`, 'TRANSCRIPTION_UNAVAILABLE');
+    }
     let body: { text?: unknown; segments?: unknown; language?: unknown };
     try {
       body = JSON.parse(raw) as typeof body;

@@ -5,7 +5,7 @@ declare module 'dns2' {
   interface Question { name: string; type: number; class: number }
   interface Answer { name: string; type: number; class: number; ttl: number; data?: string | string[] }
 
-  class Packet {
+  export class Packet {
     static TYPE: Record<'A' | 'TXT' | 'AAAA' | 'CNAME' | 'MX', number>;
     static CLASS: Record<'IN', number>;
     static createResponseFromRequest(request: Packet): Packet;
@@ -14,7 +14,7 @@ declare module 'dns2' {
     answers: Answer[];
   }
 
-  class UDPServer {
+  export class UDPServer {
     constructor(options?: { type: 'udp4' | 'udp6' });
     on(event: 'request', listener: (request: Packet, send: (response: Packet) => Promise<unknown>) => void): this;
     on(event: 'requestError' | 'error', listener: (err: Error) => void): this;
@@ -22,7 +22,4 @@ declare module 'dns2' {
     address(): AddressInfo;
     close(callback?: () => void): void;
   }
-
-  const dns2: { Packet: typeof Packet; UDPServer: typeof UDPServer };
-  export = dns2;
 }

@@ -1,4 +1,4 @@
-import dns2 from 'dns2';
+import { Packet, UDPServer } from 'dns2';
 
 /**
  * An authoritative-looking DNS server on loopback (UDP) answering TXT questions from a table the
@@ -17,16 +17,16 @@ export interface FakeDnsServer {
 export async function startFakeDnsServer(): Promise<FakeDnsServer> {
   const txt = new Map<string, string[]>();
   const queries: string[] = [];
-  const server = new dns2.UDPServer({ type: 'udp4' });
+  const server = new UDPServer({ type: 'udp4' });
   server.on('request', (request, send) => {
-    const response = dns2.Packet.createResponseFromRequest(request);
+    const response = Packet.createResponseFromRequest(request);
     const question = request.questions[0];
     const name = (question?.name ?? '').toLowerCase().replace(/\.$/, '');
-    if (question?.type === dns2.Packet.TYPE.TXT) queries.push(name);
+    if (question?.type === Packet.TYPE.TXT) queries.push(name);
     const values = txt.get(name);
     if (!values) response.header.rcode = 3; // NXDOMAIN
-    else if (question?.type === dns2.Packet.TYPE.TXT) {
-      for (const data of values) response.answers.push({ name: question.name, type: dns2.Packet.TYPE.TXT, class: dns2.Packet.CLASS.IN, ttl: 1, data });
+    else if (question?.type === Packet.TYPE.TXT) {
+      for (const data of values) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data });
     }
     void send(response);
   });

@@ -46,7 +46,7 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
   const signUp = async (email: string): Promise<Actor> => {
     const res = await http.call<{ token: string; user_id: string; email_verification: { verify_url?: string } }>('POST', '/api/v1/auth/signup', { body: { email, password: PASSWORD } });
     expect(res.status).toBe(201);
-    return { token: res.body.token, user_id: res.body.user_id, email, verify_url: res.body.email_verification.verify_url };
+    return { token: res.body.token, user_id: res.body.user_id, email, verify_url: res.body.email_verification?.verify_url };
   };
   const createAccount = async (owner: Actor, slug: string): Promise<string> => {
     const res = await http.call<{ id: string }>('POST', '/api/v1/accounts', { credential: bearer(owner.token), body: { slug, title: slug } });
@@ -63,8 +63,9 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
     (await http.call<Domain[]>('GET', `/api/v1/account/${accountId}/saml/domains`, { credential: bearer(owner.token) })).body;
   /** Publishes the account's TXT record (as the domain's real owner would) and asks for verification. */
   const proveDomain = async (owner: Actor, accountId: string, domain: string) => {
-    const claim = (await domainsOf(owner, accountId)).find((d) => d.domain === domain)!;
-    dns.addTxt(claim.record.name, claim.record.value);
+    const claims = await domainsOf(owner, accountId);
+    const claim = Array.isArray(claims) ? claims.find((d) => d.domain === domain) : undefined;
+    if (claim) dns.addTxt(claim.record.name, claim.record.value);
     return http.call<Domain>('POST', `/api/v1/account/${accountId}/saml/domains/${domain}/verify`, { credential: bearer(owner.token) });
   };
   /** Starts SSO (GET …/login, or the link intent with a user's token) and returns the AuthnRequest id. */
@@ -109,7 +110,7 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
       const invited = await http.call<{ invite_url: string }>('POST', `/api/v1/account/${boot.account.slug}/invite`, {
         credential: bearer(boot.personal_access_token.token), body: { email: otherMember.email, role: 'AMEMBER' },
       });
-      await http.call('GET', new URL(otherMember.verify_url!).pathname + new URL(otherMember.verify_url!).search);
+      if (otherMember.verify_url) await http.call('GET', new URL(otherMember.verify_url).pathname + new URL(otherMember.verify_url).search);
       expect((await http.call('POST', '/api/v1/invites/accept', { credential: bearer(otherMember.token), body: { token: new URL(invited.body.invite_url).searchParams.get('token') } })).status).toBeLessThan(300);
 
       attacker = await signUp(`mallory-${hex()}@attacker.test`);
@@ -118,7 +119,6 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
 
     it('an IdP of an account that did not prove the domain signs nobody in: the forged assertions get 401 and no token', async () => {
       expect((await configureSaml(attacker, attackerAccount, attackerIdp, ['victim.test'])).status).toBe(200);
-      expect((await domainsOf(attacker, attackerAccount)).map((d) => [d.domain, d.status])).toEqual([['victim.test', 'pending']]);
       for (const email of [ADMIN_EMAIL, passwordUser.email, otherMember.email, `nobody-${hex()}@victim.test`]) {
         const forged = await postAssertion(attackerAccount, attackerIdp, email);
         expect(forged.status).toBe(401);
@@ -130,17 +130,19 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
       expect(page.body).toContain('id="password"');
       expect(page.body).not.toContain(`/api/v1/saml/${attackerAccount}/login`);
       expect(await memberEmails(attacker, attackerAccount)).toEqual([attacker.email]);
+      expect((await domainsOf(attacker, attackerAccount)).map((d) => [d.domain, d.status])).toEqual([['victim.test', 'pending']]);
     });
 
     it('even with the domain verified, the IdP cannot sign in users it did not provision (administrator, password user, member of another account)', async () => {
       // Defence in depth: suppose the attacker does control victim.test's DNS.
-      expect((await proveDomain(attacker, attackerAccount, 'victim.test')).body.status).toBe('verified');
+      const proof = await proveDomain(attacker, attackerAccount, 'victim.test');
       for (const email of [ADMIN_EMAIL, passwordUser.email, otherMember.email]) {
         const forged = await postAssertion(attackerAccount, attackerIdp, email);
         expect(forged.status).toBe(401);
         expect(forged.body).toContain('did not create');
         expect(forged.token).toBeUndefined();
       }
+      expect(proof.body.status).toBe('verified');
       expect(await memberEmails(attacker, attackerAccount)).toEqual([attacker.email]);
       // The administrator still has only their own account.
       const admin = topology.bootstrap();

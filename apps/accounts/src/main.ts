@@ -15,12 +15,14 @@ runMain(logger, async () => {
   const adminEmail = reader.string('ADMIN_EMAIL', 'admin@localhost');
   const smtpUrl = reader.optional('SMTP_URL');
   const smtp = smtpUrl ? { url: smtpUrl, from: reader.string('SMTP_FROM', 'Knowledge Box Service <no-reply@localhost>') } : undefined;
+  // Where SSO domain verification asks for TXT records (`host` or `host:port`, comma-separated); default: the system's resolvers.
+  const dnsServers = reader.list('DNS_SERVERS');
   reader.done();
   const secret = await serverSecret(env, runtime.dataDir);
   const db = await serviceDataSource(env, runtime, 'accounts', ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS);
   const bus = await createRuntimeBus(runtime, 'accounts', logger);
   const app = await createHttpApp(
-    serviceAppModule('accounts', logger, bus, [db.check], [AccountsModule.forRoot({ dataSource: db.dataSource, zone: runtime.zone, secret, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp })]),
+    serviceAppModule('accounts', logger, bus, [db.check], [AccountsModule.forRoot({ dataSource: db.dataSource, zone: runtime.zone, secret, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp, dnsServers })]),
     logger,
   );
   closeOnSignals(logger, async () => {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { createTestIdp, startTestIdpServer, type TestIdp, type TestIdpServer } from '@kb/platform/testing';
+import { createTestIdp, startFakeDnsServer, startTestIdpServer, type FakeDnsServer, type TestIdp, type TestIdpServer } from '@kb/platform/testing';
 import { bearer } from './support/http-client';
 import { REPO_ROOT } from './support/processes';
 import { startStandalone, type Topology } from './support/topologies';
@@ -21,13 +21,16 @@ describe('the sign-in page in a browser (standalone)', () => {
   let page: Page;
   let idp: TestIdp;
   let idpServer: TestIdpServer;
+  let dns: FakeDnsServer;
   let ssoEmail = '';
 
   beforeAll(async () => {
     profileDir = mkdtempSync(join(tmpdir(), 'kb-chromium-'));
     idp = await createTestIdp('https://idp.e2e.test/metadata');
+    // SSO domains count once proven by a DNS TXT record: the app asks this server on loopback.
+    dns = await startFakeDnsServer();
     [topology, browser, idpServer] = await Promise.all([
-      startStandalone(),
+      startStandalone({ DNS_SERVERS: dns.server }),
       chromium.launchPersistentContext(profileDir, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS }),
       startTestIdpServer(idp, () => ssoEmail),
     ]);
@@ -38,6 +41,7 @@ describe('the sign-in page in a browser (standalone)', () => {
     await browser?.close();
     await idpServer?.close();
     await topology?.stop();
+    await dns?.close();
     rmSync(profileDir, { recursive: true, force: true });
   });
 
@@ -104,6 +108,16 @@ describe('the sign-in page in a browser (standalone)', () => {
       body: { saml_config: { domains: [domain], sso_url: idpServer.ssoUrl, entity_id: idp.entityId, x509_cert: idp.cert, authn_context: 'exact' } },
     });
     expect(configured.status).toBeLessThan(300);
+    // The account proves it controls the domain: its TXT record published, then verified.
+    const claims = await topology.http.call<{ domain: string; record: { name: string; value: string } }[]>('GET', `/api/v1/account/${boot.account.slug}/saml/domains`, {
+      credential: bearer(boot.personal_access_token.token),
+    });
+    const claim = claims.body.find((c) => c.domain === domain)!;
+    dns.addTxt(claim.record.name, claim.record.value);
+    const verified = await topology.http.call<{ status: string }>('POST', `/api/v1/account/${boot.account.slug}/saml/domains/${domain}/verify`, {
+      credential: bearer(boot.personal_access_token.token),
+    });
+    expect(verified.body.status).toBe('verified');
     ssoEmail = `jo@${domain}`;
 
     await enterEmail(ssoEmail.toUpperCase());

@@ -38,6 +38,8 @@ runMain(logger, async () => {
   const corsOrigins = reader.list('CORS_ORIGINS');
   const smtpUrl = reader.optional('SMTP_URL');
   const smtp = smtpUrl ? { url: smtpUrl, from: reader.string('SMTP_FROM', 'Knowledge Box Service <no-reply@localhost>') } : undefined;
+  // Where SSO domain verification asks for TXT records (`host` or `host:port`, comma-separated); default: the system's resolvers.
+  const dnsServers = reader.list('DNS_SERVERS');
   reader.done();
   configureOutbound({ policy: outboundPolicy });
 
@@ -58,7 +60,7 @@ runMain(logger, async () => {
 
   const app = await createHttpApp(
     StandaloneModule.forRoot({
-      logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp,
+      logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp, dnsServers,
       processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true, searchMemory, vectorIndex,
     }),
     logger,

@@ -22,6 +22,8 @@ export interface StandaloneParts {
   userTokenTtlSeconds: number;
   publicBaseUrl: string;
   smtp?: { url: string; from: string };
+  /** DNS servers for SSO domain verification (default: the system's). */
+  dnsServers?: string[];
   processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; ackWaitMs?: number; webhookBackoffMs?: number[]; transcriptionModelDir?: string; embeddingModelDir?: string };
   consumeProcessingResults: boolean;
   /** Search indexes in memory (SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS; docs/decisions/0014). */
@@ -48,7 +50,7 @@ export class StandaloneModule {
         }),
         MessagingModule.forRoot(p.bus),
         StorageModule.forRoot(p.blobs),
-        AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp }),
+        AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp, dnsServers: p.dnsServers }),
         ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults, searchMemory: p.searchMemory, vectorIndex: p.vectorIndex }),
         UnderstandingModule.forRoot({ ...p.processing, webhookSigningSecret: p.secret }),
         ReportingModule.forRoot({ dataSource: p.dataSources.reporting }),

@@ -13,6 +13,8 @@ import { ServiceAccountsService } from './service-accounts/service-accounts.serv
 import { PersonalTokensService } from './users/personal-tokens.service';
 import { UsersService } from './users/users.service';
 import { SamlService } from './saml/saml.service';
+import { SamlDomainsService } from './saml/saml-domains.service';
+import { EmailVerificationService } from './users/email-verification.service';
 
 /** Thin bus adapters: a validated payload in (the bus validates against the subject's class), one service call out. */
 @Injectable()
@@ -31,6 +33,8 @@ export class AccountsHandlers implements OnModuleInit {
     private readonly nuaClients: NuaClientsService,
     private readonly modelConfig: ModelConfigService,
     private readonly saml: SamlService,
+    private readonly samlDomains: SamlDomainsService,
+    private readonly emailVerification: EmailVerificationService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -100,6 +104,12 @@ export class AccountsHandlers implements OnModuleInit {
       this.bus.handle(S.samlMetadata, (req) => this.saml.metadata(req)),
       this.bus.handle(S.samlLogin, (req) => this.saml.login(req)),
       this.bus.handle(S.samlAcs, (req) => this.saml.acs(req)),
+      this.bus.handle(S.samlLink, (req) => this.saml.link(req)),
+      this.bus.handle(S.listSamlDomains, (req) => this.samlDomains.list(req)),
+      this.bus.handle(S.claimSamlDomain, (req) => this.samlDomains.claim(req)),
+      this.bus.handle(S.verifySamlDomain, (req) => this.samlDomains.verify(req)),
+      this.bus.handle(S.sendEmailVerification, (req) => this.emailVerification.send(req)),
+      this.bus.handle(S.verifyEmail, (req) => this.emailVerification.verify(req)),
       this.bus.handle(S.acceptInvite, (req) => this.invites.accept(req.token, req.user_id)),
     ]);
   }

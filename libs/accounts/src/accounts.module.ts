@@ -8,7 +8,7 @@ import { KbUsersService } from './kbs/kb-users.service';
 import { ModelConfigService } from './kbs/model-config.service';
 import { NuaClientsService } from './nua-clients/nua-clients.service';
 import { AccountsHandlers } from './accounts.handlers';
-import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from './accounts.tokens';
+import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, DOMAIN_RESOLVER, type AccountsOptions } from './accounts.tokens';
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { KbsRepository } from './kbs/kbs.repository';
 import { KbsService } from './kbs/kbs.service';
@@ -19,6 +19,10 @@ import { PersonalTokensService } from './users/personal-tokens.service';
 import { UsersService } from './users/users.service';
 import { SamlRepository } from './saml/saml.repository';
 import { SamlService } from './saml/saml.service';
+import { systemTxtResolver, type TxtResolver } from './saml/domain-resolver';
+import { SamlDomainsRepository } from './saml/saml-domains.repository';
+import { SamlDomainsService } from './saml/saml-domains.service';
+import { EmailVerificationService } from './users/email-verification.service';
 
 /**
  * Root module of the accounts service. Bootstrap-agnostic: the composition root hands it a
@@ -26,14 +30,16 @@ import { SamlService } from './saml/saml.service';
  */
 @Module({})
 export class AccountsModule {
-  static forRoot(options: AccountsOptions & { dataSource: DataSource }): DynamicModule {
-    const { dataSource, ...rest } = options;
+  /** `domainResolver`: tests point domain verification at their own DNS server; by default node's resolver (DNS_SERVERS or the system's). */
+  static forRoot(options: AccountsOptions & { dataSource: DataSource; domainResolver?: TxtResolver }): DynamicModule {
+    const { dataSource, domainResolver, ...rest } = options;
     return {
       module: AccountsModule,
       providers: [
         { provide: ACCOUNTS_DATA_SOURCE, useValue: dataSource },
         { provide: ACCOUNTS_OPTIONS, useValue: rest },
-        UsersRepository, KbsRepository, ServiceAccountsRepository, SamlRepository, SamlService,
+        { provide: DOMAIN_RESOLVER, useValue: domainResolver ?? systemTxtResolver(rest.dnsServers) },
+        UsersRepository, KbsRepository, ServiceAccountsRepository, SamlRepository, SamlService, SamlDomainsRepository, SamlDomainsService, EmailVerificationService,
         AccessService, KbsService, ServiceAccountsService, UsersService, PersonalTokensService, AccountsService, AccountUsersService, InvitesService, KbUsersService, NuaClientsService, ModelConfigService, BootstrapService, AccountsHandlers,
       ],
       exports: [BootstrapService, UsersService],

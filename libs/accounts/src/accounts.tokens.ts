@@ -1,3 +1,5 @@
+import type { TxtResolver } from './saml/domain-resolver';
+
 /** Injection tokens and options of the accounts service. */
 export const ACCOUNTS_DATA_SOURCE = Symbol('ACCOUNTS_DATA_SOURCE');
 export const ACCOUNTS_OPTIONS = Symbol('ACCOUNTS_OPTIONS');
@@ -13,4 +15,10 @@ export interface AccountsOptions {
   publicBaseUrl: string;
   /** SMTP server for invitation mails (`smtp://user:pass@host:port`); without it links are returned to the inviter. */
   smtp?: { url: string; from: string };
+  /** DNS servers asked for domain-verification TXT records (`host` or `host:port`); default: the system's. */
+  dnsServers?: string[];
 }
+
+/** Answers the TXT lookups of domain verification (tests hand in one pointed at a local DNS server). */
+export const DOMAIN_RESOLVER = Symbol('DOMAIN_RESOLVER');
+export type { TxtResolver };

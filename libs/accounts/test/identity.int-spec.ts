@@ -130,6 +130,33 @@ describe('identity: users, accounts, invitations, temporal and UA keys', () => {
     expect((await bus.request(AccountsSubjects.searchAccountUsers, { account: accountId, user_id: owner.user_id, query: 'GUEST' })).map((u) => u.email)).toEqual(['guest@example.com']);
   });
 
+  it('sign-up mails a link that verifies the address; an e-mail change needs a new proof', async () => {
+    const isVerified = async (id: string) => (await ds.query(`SELECT email_verified_at FROM accounts.users WHERE id = $1`, [id]))[0].email_verified_at !== null;
+    const linkIn = async (address: string, nth = 1) => {
+      const found = await eventually(async () => {
+        const all = mails.filter((m) => m.includes(`To: ${address}`) && m.includes('verify-email'));
+        return all.length >= nth ? all[nth - 1] : undefined;
+      });
+      const body = found.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+      return /\/auth\/verify-email\?token=([A-Za-z0-9._-]+)/.exec(body)![1]!;
+    };
+    const up = await signUp('vera@example.com');
+    expect(up.email_verification).toEqual({ email: 'vera@example.com', sent: true });
+    expect(await isVerified(up.user_id)).toBe(false);
+    const token = await linkIn('vera@example.com');
+    await expect(bus.request(AccountsSubjects.verifyEmail, { token: token.slice(0, -2) + 'xx' })).rejects.toMatchObject({ code: ErrorCodes.NOT_FOUND });
+    expect(await bus.request(AccountsSubjects.verifyEmail, { token })).toEqual({ user_id: up.user_id, email: 'vera@example.com' });
+    expect(await isVerified(up.user_id)).toBe(true);
+    await expect(bus.request(AccountsSubjects.sendEmailVerification, { user_id: up.user_id })).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
+
+    await bus.request(AccountsSubjects.modifyUser, { user_id: up.user_id, body: { email: 'vera@new.example.com' } });
+    expect(await isVerified(up.user_id)).toBe(false);
+    // The old address's link no longer verifies anything; the new address's does.
+    await expect(bus.request(AccountsSubjects.verifyEmail, { token })).rejects.toMatchObject({ code: ErrorCodes.NOT_FOUND });
+    await bus.request(AccountsSubjects.verifyEmail, { token: await linkIn('vera@new.example.com') });
+    expect(await isVerified(up.user_id)).toBe(true);
+  });
+
   it('temporal keys act as their parent for at most 10 s, carry groups, and die with the parent', async () => {
     const owner = await signUp('tk@example.com');
     const { id: accountId } = await bus.request(AccountsSubjects.createAccount, { user_id: owner.user_id, body: { slug: 'tk' } });

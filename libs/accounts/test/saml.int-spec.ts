@@ -48,7 +48,15 @@ describe('SAML single sign-on: the service provider against an in-test identity 
     // Set directly: the account-modify API is not what is under test here.
     const config = { domains: ['acme.test', 'acme-labs.test'], sso_url: SSO_URL, entity_id: idp.entityId, x509_cert: idp.cert, authn_context: 'minimum' };
     await ds.query(`UPDATE accounts.accounts SET saml_config = $2 WHERE id = $1`, [accountId, JSON.stringify(config)]);
+    // Verified claims, as the DNS check leaves them (the check itself is the e2e's and domain-resolver.spec's).
+    await verifyDomains(accountId, ['acme.test', 'acme-labs.test']);
   });
+
+  const verifyDomains = async (account: string, domains: string[]) => {
+    for (const d of domains) {
+      await ds.query(`INSERT INTO accounts.saml_domains (account_id, domain, token, verified_at) VALUES ($1, $2, 'tok', now())`, [account, d]);
+    }
+  };
 
   afterAll(async () => {
     await app?.close();
@@ -73,6 +81,9 @@ describe('SAML single sign-on: the service provider against an in-test identity 
     expect(await bus.request(AccountsSubjects.discoverSso, { email: 'ada@elsewhere.test' })).toEqual({ account_id: null });
     const boot = await ds.query(`SELECT id FROM accounts.accounts WHERE slug = 'default'`);
     await ds.query(`UPDATE accounts.accounts SET domain = 'legacy.test', saml_entity_id = 'https://old-idp', saml_sso_url = 'https://old-idp/sso', saml_x509_cert = $2 WHERE id = $1`, [boot[0].id, idp.cert]);
+    // Configured but not verified: discovery does not send the domain's users anywhere.
+    expect(await bus.request(AccountsSubjects.discoverSso, { email: 'bob@Legacy.test' })).toEqual({ account_id: null });
+    await verifyDomains(boot[0].id, ['legacy.test']);
     expect(await bus.request(AccountsSubjects.discoverSso, { email: 'bob@Legacy.test' })).toMatchObject({ account_id: boot[0].id });
   });
 
@@ -155,6 +166,39 @@ describe('SAML single sign-on: the service provider against an in-test identity 
 
   it('refuses an e-mail address outside the configured domains', async () => {
     await expect(acs(await respond({ email: 'ada@evil.test' }))).rejects.toMatchObject(refused(/domain/));
+  });
+
+  it('never signs in an existing user the IdP did not provision: the administrator, a password user', async () => {
+    await ds.query(`UPDATE accounts.users SET email = 'root@acme.test' WHERE email = 'owner@example.com'`);
+    await bus.request(AccountsSubjects.signUp, { body: { email: 'pw@acme.test', password: 'correct horse battery staple' } });
+    for (const email of ['root@acme.test', 'pw@acme.test']) {
+      await expect(acs(await respond({ email }))).rejects.toMatchObject(refused(/did not create/));
+    }
+    const members = await ds.query(`SELECT u.email FROM accounts.account_users au JOIN accounts.users u ON u.id = au.user_id WHERE au.account_id = $1 AND u.email IN ('root@acme.test', 'pw@acme.test') AND au.role = 'AMEMBER'`, [accountId]);
+    expect(members).toEqual([]);
+    await ds.query(`UPDATE accounts.users SET email = 'owner@example.com' WHERE email = 'root@acme.test'`);
+  });
+
+  it('links the IdP identity to the signed-in user who started the link request, and only to them', async () => {
+    const user = await bus.request(AccountsSubjects.signUp, { body: { email: 'linker@acme.test', password: 'correct horse battery staple' } });
+    await expect(acs(await respond({ email: 'linker@acme.test' }))).rejects.toMatchObject(refused(/did not create/));
+    const { redirect_url } = await bus.request(AccountsSubjects.samlLink, { account_id: accountId, user_id: user.user_id });
+    const request = readAuthnRequest(redirect_url);
+    const linked = await acs(buildSamlResponse(idp, { inResponseTo: request.id, email: 'linker@acme.test', acsUrl, audience: entityId }));
+    expect(linked.user_id).toBe(user.user_id);
+    // From now on a plain login with that identity is this user.
+    expect((await acs(await respond({ email: 'Linker@acme.test' }))).user_id).toBe(user.user_id);
+    // The same identity cannot be linked to a second user.
+    const other = await bus.request(AccountsSubjects.signUp, { body: { email: 'other@example.com', password: 'correct horse battery staple' } });
+    const second = readAuthnRequest((await bus.request(AccountsSubjects.samlLink, { account_id: accountId, user_id: other.user_id })).redirect_url);
+    await expect(acs(buildSamlResponse(idp, { inResponseTo: second.id, email: 'linker@acme.test', acsUrl, audience: entityId }))).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
+  });
+
+  it('refuses an address of a configured domain that is not verified yet', async () => {
+    await ds.query(`UPDATE accounts.saml_domains SET verified_at = NULL WHERE account_id = $1 AND domain = 'acme-labs.test'`, [accountId]);
+    await expect(acs(await respond({ email: 'new@acme-labs.test' }))).rejects.toMatchObject(refused(/not verified/));
+    expect(await bus.request(AccountsSubjects.discoverSso, { email: 'new@acme-labs.test' })).toEqual({ account_id: null });
+    await ds.query(`UPDATE accounts.saml_domains SET verified_at = now() WHERE account_id = $1 AND domain = 'acme-labs.test'`, [accountId]);
   });
 
   it('refuses accounts without single sign-on', async () => {

@@ -18,6 +18,8 @@ import { InvitePageController } from './routes/invite-page.controller';
 import { NuaClientsController } from './routes/nua-clients.controller';
 import { ModelConfigController } from './routes/model-config.controller';
 import { SamlController } from './routes/saml.controller';
+import { SamlDomainsController } from './routes/saml-domains.controller';
+import { VerifyEmailPageController } from './routes/verify-email-page.controller';
 import { UploadsController } from './routes/uploads.controller';
 import { FieldsController } from './routes/fields.controller';
 import { LabelSetsController } from './routes/labelsets.controller';
@@ -46,7 +48,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, SamlController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController],
       providers: [
         {
           provide: ACCESS_CLIENT,

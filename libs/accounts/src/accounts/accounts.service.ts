@@ -13,6 +13,8 @@ import { AccountEntity } from '../entities/account.entity';
 import { KbUserEntity } from '../entities/kb-user.entity';
 import { KnowledgeBoxEntity } from '../entities/knowledge-box.entity';
 import { UsersRepository } from '../kbs/users.repository';
+import { idpConfigOf } from '../saml/saml-assertion';
+import { SamlDomainsService } from '../saml/saml-domains.service';
 import { effectiveLimits } from './account-limits';
 
 /** Accounts as their members see them. Owners (AOWNER) manage them. */
@@ -23,6 +25,7 @@ export class AccountsService {
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly users: UsersRepository,
+    private readonly samlDomains: SamlDomainsService,
   ) {}
 
   /** A new account, its creator as owner, and its default Knowledge Box, in one transaction. */
@@ -94,11 +97,16 @@ export class AccountsService {
       patch.samlX509Cert = b.saml?.x509_cert ?? null;
       if (b.saml?.domain) patch.domain = b.saml.domain.toLowerCase();
     }
+    // The IdP's domains become claims to verify; one another account verified is refused before anything changes.
+    const samlChanged = b.saml_config !== undefined || b.saml !== undefined;
+    const ssoDomains = samlChanged ? (idpConfigOf({ ...account, ...patch })?.domains ?? []) : [];
+    if (samlChanged) await this.samlDomains.assertClaimable(account.id, ssoDomains);
     if (Object.keys(patch).length > 0) {
       await translateUniqueViolation(() => this.ds.getRepository(AccountEntity).update({ id: account.id }, asRow(patch)), {
         code: ErrorCodes.ACCOUNT_SLUG_CONFLICT, message: `The account slug "${b.slug}" is taken`,
       });
     }
+    if (samlChanged) await this.samlDomains.sync(account.id, ssoDomains);
     return null;
   }
 

@@ -45,7 +45,7 @@ export class BootstrapService {
     const expires = new Date(now.getTime() + ONE_YEAR_MS);
     const password = generatePassword();
     const user: UserEntity = {
-      id: randomUUID(), email: adminEmail.toLowerCase(), name: 'Administrator', passwordHash: await hashPassword(password), type: 'ROOT', language: null, avatar: null, createdAt: now, lastLogin: null,
+      id: randomUUID(), email: adminEmail.toLowerCase(), name: 'Administrator', passwordHash: await hashPassword(password), type: 'ROOT', language: null, avatar: null, createdAt: now, lastLogin: null, emailVerifiedAt: now,
     };
     const account: AccountEntity = {
       id: randomUUID(), slug: 'default', title: 'Default account', description: '', type: 'stash-trial', domain: null, blockingState: 'unblocked',

@@ -12,4 +12,6 @@ export class UserEntity {
   @Column({ type: 'text', nullable: true }) avatar!: string | null;
   @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'last_login', nullable: true }) lastLogin!: Date | null;
+  /** When the user proved they read this address (a verification link, a mailed invitation, a verified SSO domain); null: unproven. */
+  @Column({ type: 'timestamptz', name: 'email_verified_at', nullable: true }) emailVerifiedAt!: Date | null;
 }

@@ -64,6 +64,7 @@ export class InvitesService implements OnModuleDestroy {
     if (this.mailer) {
       try {
         await this.mailer.send({ to: address, target: target.label, role, link, expires });
+        await this.ds.query(`UPDATE accounts.invites SET mailed_at = now() WHERE id = $1`, [id]);
         return { email: address, role, expires: expires.toISOString(), sent: true };
       } catch (err) {
         this.logger.warn({ err: (err as Error).message }, 'invitation mail not sent; returning the link to the inviter');
@@ -90,18 +91,29 @@ export class InvitesService implements OnModuleDestroy {
     if (rows.length === 0) throw new DomainError(ErrorCodes.NOT_FOUND, 'No pending invitation for this address');
   }
 
-  /** Grants the invited role to `userId` if the link is valid, unused, unexpired and for that user's address. */
+  /**
+   * Grants the invited role to `userId` if the link is valid, unused, unexpired and for that user's
+   * address, and that address is verified. A link that went by mail is itself the proof (only the
+   * mailbox got it), so accepting it verifies the address; a link handed to the inviter is not.
+   */
   async accept(token: string, userId: string): Promise<{ account_id: string; kb_id?: string; role: string }> {
     const id = await this.verify(token);
     const result = await this.ds.transaction(async (m) => {
-      const rows: { email: string; account_id: string; kb_id: string | null; role: string; expires_at: Date; accepted_at: Date | null }[] =
-        await m.query(`SELECT email, account_id, kb_id, role, expires_at, accepted_at FROM accounts.invites WHERE id = $1 FOR UPDATE`, [id]);
+      const rows: { email: string; account_id: string; kb_id: string | null; role: string; expires_at: Date; accepted_at: Date | null; mailed_at: Date | null }[] =
+        await m.query(`SELECT email, account_id, kb_id, role, expires_at, accepted_at, mailed_at FROM accounts.invites WHERE id = $1 FOR UPDATE`, [id]);
       const invite = rows[0];
       if (!invite || invite.accepted_at || new Date(invite.expires_at).getTime() <= Date.now()) {
         throw new DomainError(ErrorCodes.NOT_FOUND, 'This invitation has expired, was withdrawn or was already used');
       }
-      const users: { email: string }[] = await m.query(`SELECT email FROM accounts.users WHERE id = $1`, [userId]);
-      if (users[0]?.email !== invite.email) throw new DomainError(ErrorCodes.FORBIDDEN, `This invitation is for ${invite.email}; sign in with that address`);
+      const users: { email: string; email_verified_at: Date | null }[] = await m.query(`SELECT email, email_verified_at FROM accounts.users WHERE id = $1`, [userId]);
+      const user = users[0];
+      if (user?.email !== invite.email) throw new DomainError(ErrorCodes.FORBIDDEN, `This invitation is for ${invite.email}; sign in with that address`);
+      if (!user.email_verified_at) {
+        if (!invite.mailed_at) {
+          throw new DomainError(ErrorCodes.FORBIDDEN, `Verify ${invite.email} first (open the link mailed to it, or ask for a new one with POST /api/v1/user/verify_email), then accept again`);
+        }
+        await m.query(`UPDATE accounts.users SET email_verified_at = now() WHERE id = $1`, [userId]);
+      }
       // Being invited to a KB also makes the user a member of its account.
       await m.query(
         `INSERT INTO accounts.account_users (account_id, user_id, role) VALUES ($1, $2, $3) ON CONFLICT (account_id, user_id) DO ${invite.kb_id ? 'NOTHING' : 'UPDATE SET role = EXCLUDED.role'}`,

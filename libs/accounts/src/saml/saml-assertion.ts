@@ -1,10 +1,10 @@
 import { Parser, processors } from 'xml2js';
 import type { AccountEntity } from '../entities/account.entity';
+import { isEmailAddress } from './email-address';
 
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 /** Attribute names IdPs commonly put the e-mail address in, when the NameID is not an address. */
 const EMAIL_ATTRIBUTES = ['email', 'mail', 'emailaddress', 'urn:oid:0.9.2342.19200300.100.1.3', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'];
-const EMAIL = /^[^\s@]+@([^\s@]+\.[^\s@]+|[^\s@.]+)$/;
 
 /** One account's identity provider, from saml_config or the older single-provider columns. */
 export interface IdpConfig {
@@ -40,6 +40,11 @@ export interface AssertionFacts {
   /** Latest NotOnOrAfter the assertion carries (how long its id must be remembered). */
   notOnOrAfter: Date | null;
   email: string | null;
+  /**
+   * Who the IdP says this is, as the identity key: the NameID (lower-cased when it is an e-mail
+   * address, as IdPs vary its case), or the e-mail address when the NameID is empty.
+   */
+  subject: string | null;
   name: string;
 }
 
@@ -70,8 +75,9 @@ export async function readAssertion(assertionXml: string): Promise<AssertionFact
     }
   }
   const nameId = subject ? (text(kids(subject, 'NameID')[0]) ?? '') : '';
-  const fromAttributes = EMAIL_ATTRIBUTES.map((n) => attributes.get(n)).find((v) => v && EMAIL.test(v));
-  const email = EMAIL.test(nameId) ? nameId : (fromAttributes ?? null);
+  const fromAttributes = EMAIL_ATTRIBUTES.map((n) => attributes.get(n)).find((v) => v && isEmailAddress(v));
+  const nameIdIsEmail = isEmailAddress(nameId);
+  const email = nameIdIsEmail ? nameId : (fromAttributes ?? null);
   const name = attributes.get('displayname') ?? attributes.get('name') ?? [attributes.get('givenname'), attributes.get('sn') ?? attributes.get('surname')].filter(Boolean).join(' ');
   return {
     id: assertion.$?.['ID'] ?? '',
@@ -79,6 +85,7 @@ export async function readAssertion(assertionXml: string): Promise<AssertionFact
     recipients: data.map((d) => d.$?.['Recipient'] ?? ''),
     notOnOrAfter: expiries.length > 0 ? new Date(Math.max(...expiries.map((d) => d.getTime()))) : null,
     email: email?.toLowerCase() ?? null,
+    subject: (nameIdIsEmail ? nameId.toLowerCase() : nameId.slice(0, 1024)) || (email?.toLowerCase() ?? null),
     name: name.slice(0, 256),
   };
 }

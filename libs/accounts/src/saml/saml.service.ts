@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SAML, ValidateInResponseTo, generateServiceProviderMetadata, type CacheProvider, type RacComparison } from '@node-saml/node-saml';
 import {
   AccountsSubjects, DomainError, ErrorCodes,
-  type SamlAccountRef, type SamlAcsRequest, type SamlLoginDto, type SamlLoginRequest, type SamlMetadataDto, type SsoDiscoverRequest, type SsoDiscoveryDto, type UserTokenDto,
+  type SamlAccountRef, type SamlAcsRequest, type SamlLinkRequest, type SamlLoginDto, type SamlLoginRequest, type SamlMetadataDto, type SsoDiscoverRequest, type SsoDiscoveryDto,
+  type UserTokenDto,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
@@ -10,6 +11,7 @@ import type { AccountEntity } from '../entities/account.entity';
 import { UsersRepository } from '../kbs/users.repository';
 import { UsersService } from '../users/users.service';
 import { emailDomain, idpConfigOf, readAssertion, responseDestination, type IdpConfig } from './saml-assertion';
+import { SamlDomainsService } from './saml-domains.service';
 import { SamlRepository } from './saml.repository';
 
 /** Clocks of the IdP and ours may disagree a little; more than this and the assertion is refused. */
@@ -27,7 +29,9 @@ const refuse = (why: string): never => {
  * The SAML 2.0 service provider, one per account: SP metadata, AuthnRequests (HTTP-Redirect) and the
  * assertion consumer. node-saml verifies signatures, audience, time conditions and that InResponseTo
  * names a pending request; this service adds what it leaves out: Destination, Recipient, Issuer,
- * single use of the request, assertion replay, and the e-mail domain.
+ * single use of the request, assertion replay, and the e-mail domain (configured and verified).
+ * Who is signed in is decided by the IdP identity, never by the e-mail address alone: an IdP signs in
+ * the users it created and those who linked it while signed in (a link request bound to them).
  */
 @Injectable()
 export class SamlService {
@@ -37,6 +41,7 @@ export class SamlService {
     private readonly users: UsersRepository,
     private readonly usersService: UsersService,
     private readonly repo: SamlRepository,
+    private readonly domains: SamlDomainsService,
   ) {}
 
   async discover(req: SsoDiscoverRequest): Promise<SsoDiscoveryDto> {
@@ -53,11 +58,24 @@ export class SamlService {
   }
 
   async login(req: SamlLoginRequest): Promise<SamlLoginDto> {
+    return this.start(req, null);
+  }
+
+  /**
+   * The link intent: the AuthnRequest id is stored with the signed-in user who asked (the gateway
+   * only lets a user credential call this), so only the answer to THIS request attaches an identity,
+   * and only to them. Nobody can start a request bound to another user.
+   */
+  async link(req: SamlLinkRequest): Promise<SamlLoginDto> {
+    return this.start(req, req.user_id);
+  }
+
+  private async start(req: SamlLoginRequest, linkUserId: string | null): Promise<SamlLoginDto> {
     const account = await this.requireAccount(req.account_id);
     const idp = idpConfigOf(account);
     if (!idp) throw new DomainError(ErrorCodes.NOT_FOUND, 'Single sign-on is not configured for this account');
     await this.repo.purgeExpired();
-    return { redirect_url: await this.saml(account, idp).getAuthorizeUrlAsync(req.relay_state ?? '', undefined, {}) };
+    return { redirect_url: await this.saml(account, idp, linkUserId).getAuthorizeUrlAsync(req.relay_state ?? '', undefined, {}) };
   }
 
   async acs(req: SamlAcsRequest): Promise<UserTokenDto> {
@@ -82,15 +100,20 @@ export class SamlService {
     const email = facts.email as string;
     const domain = emailDomain(email);
     if (!domain || !idp.domains.includes(domain)) refuse(`${email} is not in a domain of this account's single sign-on`);
+    if (!(await this.domains.isVerified(account.id, domain as string))) refuse(`the domain ${domain} is not verified for this account (publish its DNS TXT record and verify it)`);
     const inResponseTo = profile['inResponseTo'];
     if (typeof inResponseTo !== 'string') return refuse('the response answers no request of ours');
 
     // Replay first, so a resent response is reported as what it is; both are single atomic statements.
     const rememberUntil = new Date(Math.max((facts.notOnOrAfter as Date).getTime(), Date.now()) + SAML_CLOCK_SKEW_MS);
     if (!(await this.repo.recordAssertion(account.id, facts.id, rememberUntil))) refuse('this assertion was already used (replay)');
-    if (!(await this.repo.consumeRequest(account.id, inResponseTo))) refuse('the request this response answers was already used or has expired');
+    const request = await this.repo.consumeRequest(account.id, inResponseTo);
+    if (!request) return refuse('the request this response answers was already used or has expired');
 
-    const { userId, joined } = await this.repo.provisionMember(account.id, email, facts.name);
+    const identity = { accountId: account.id, entityId: idp.entityId, subject: facts.subject ?? email };
+    const { userId, joined } = request.linkUserId
+      ? await this.repo.linkIdentity(identity, request.linkUserId)
+      : await this.repo.signInIdentity(identity, email, facts.name);
     if (joined) await this.bus.publish(AccountsSubjects.accessChanged, { user_ids: [userId] });
     return this.usersService.issueToken(userId);
   }
@@ -106,7 +129,7 @@ export class SamlService {
     return account;
   }
 
-  private saml(account: AccountEntity, idp: IdpConfig): SAML {
+  private saml(account: AccountEntity, idp: IdpConfig, linkUserId: string | null = null): SAML {
     const sp = this.spUrls(account.id);
     return new SAML({
       idpCert: idp.cert,
@@ -122,15 +145,15 @@ export class SamlService {
       acceptedClockSkewMs: SAML_CLOCK_SKEW_MS,
       validateInResponseTo: ValidateInResponseTo.always,
       requestIdExpirationPeriodMs: SAML_REQUEST_TTL_MS,
-      cacheProvider: this.requestStore(account.id),
+      cacheProvider: this.requestStore(account.id, linkUserId),
     });
   }
 
   /** node-saml's request-id cache, on the database (several gateway/accounts replicas share it). */
-  private requestStore(accountId: string): CacheProvider {
+  private requestStore(accountId: string, linkUserId: string | null): CacheProvider {
     return {
       saveAsync: async (key, value) => {
-        await this.repo.saveRequest(accountId, key, new Date(Date.now() + SAML_REQUEST_TTL_MS));
+        await this.repo.saveRequest(accountId, key, new Date(Date.now() + SAML_REQUEST_TTL_MS), linkUserId);
         return { value, createdAt: Date.now() };
       },
       getAsync: async (key) => (await this.repo.requestIssuedAt(accountId, key))?.toISOString() ?? null,

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import {
   AccountsSubjects, DomainError, ErrorCodes,
-  type ModifyUserRequest, type SignInRequest, type SignUpRequest, type UserProfileDto, type UserRef, type UserTokenDto,
+  type ModifyUserRequest, type SignedUpDto, type SignInRequest, type SignUpRequest, type UserProfileDto, type UserRef, type UserTokenDto,
 } from '@kb/contracts';
 import { asRow, translateUniqueViolation } from '@kb/platform/database';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
@@ -12,6 +12,7 @@ import { hashPassword, verifyPassword } from '../credentials/secret-tokens';
 import { signUserToken } from '../credentials/user-tokens';
 import { UserEntity } from '../entities/user.entity';
 import { UsersRepository } from '../kbs/users.repository';
+import { EmailVerificationService } from './email-verification.service';
 import { SignInLimiter } from './sign-in-limiter';
 
 /** Verifying against this keeps a wrong e-mail as slow as a wrong password (no account probing by timing). */
@@ -26,18 +27,21 @@ export class UsersService {
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly users: UsersRepository,
+    private readonly verification: EmailVerificationService,
   ) {
     this.limiter = new SignInLimiter(ds);
   }
 
-  async signUp(req: SignUpRequest): Promise<UserTokenDto> {
+  /** The user can work at once; their address counts for nothing (invitations, SSO) until they open the link mailed to it. */
+  async signUp(req: SignUpRequest): Promise<SignedUpDto> {
     const email = req.body.email.toLowerCase();
     const user: UserEntity = {
       id: randomUUID(), email, name: req.body.name ?? '', passwordHash: await hashPassword(req.body.password), type: 'USER', language: null, avatar: null,
-      createdAt: new Date(), lastLogin: new Date(),
+      createdAt: new Date(), lastLogin: new Date(), emailVerifiedAt: null,
     };
     await translateUniqueViolation(() => this.users.insertUser(user), { code: ErrorCodes.CONFLICT, message: 'An account with this e-mail address already exists; sign in instead' });
-    return this.issueToken(user.id);
+    const emailVerification = await this.verification.sendTo(user.id, email);
+    return { ...(await this.issueToken(user.id)), email_verification: emailVerification };
   }
 
   async signIn(req: SignInRequest): Promise<UserTokenDto> {
@@ -79,19 +83,25 @@ export class UsersService {
     };
   }
 
+  /** A new e-mail address starts unverified and gets its own link (the reply stays the spec's null). */
   async modify(req: ModifyUserRequest): Promise<null> {
-    await this.requireUser(req.user_id);
+    const user = await this.requireUser(req.user_id);
     const b = req.body;
     const patch: Partial<UserEntity> = {};
     if (b.name !== undefined && b.name !== null) patch.name = b.name;
     if (b.avatar !== undefined) patch.avatar = b.avatar;
     if (b.language !== undefined) patch.language = b.language;
-    if (b.email !== undefined && b.email !== null) patch.email = b.email.toLowerCase();
+    const newEmail = b.email?.toLowerCase();
+    if (newEmail && newEmail !== user.email) {
+      patch.email = newEmail;
+      patch.emailVerifiedAt = null;
+    }
     if (Object.keys(patch).length > 0) {
       await translateUniqueViolation(() => this.ds.getRepository(UserEntity).update({ id: req.user_id }, asRow(patch)), {
         code: ErrorCodes.CONFLICT, message: 'Another user has this e-mail address',
       });
     }
+    if (patch.email) await this.verification.sendTo(req.user_id, patch.email);
     return null;
   }
 

@@ -3,8 +3,8 @@ import type { WebhookSecretDto } from '../understanding/webhook.dto';
 import type { AccessGrant } from '../common/principal';
 import { AccessChangedEvent, CheckAccessRequest, CredentialRevokedEvent } from './access.dto';
 import {
-  CreatePersonalTokenRequest, ModifyUserRequest, PersonalTokenRef, SignInRequest, SignUpRequest, UserRef,
-  type PersonalTokenCreatedDto, type PersonalTokenDto, type UserProfileDto, type UserTokenDto,
+  CreatePersonalTokenRequest, ModifyUserRequest, PersonalTokenRef, SignInRequest, SignUpRequest, UserRef, VerifyEmailRequest,
+  type EmailVerificationDto, type EmailVerifiedDto, type PersonalTokenCreatedDto, type PersonalTokenDto, type SignedUpDto, type UserProfileDto, type UserTokenDto,
 } from './user.dto';
 import {
   AccountCallerRef, CreateAccountRequest, InviteToAccountRequest, ModifyAccountRequest, SearchAccountUsersRequest, UpdateAccountUsersRequest,
@@ -18,7 +18,10 @@ import {
   CreateNuaClientRequest, ListNuaClientsRequest, ModifyNuaClientRequest, NuaClientRef, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientWebhookDto,
 } from './nua-client.dto';
 import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
-import { SamlAccountRef, SamlAcsRequest, SamlLoginRequest, SsoDiscoverRequest, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto } from './saml.dto';
+import {
+  ClaimSamlDomainRequest, SamlAccountRef, SamlAcsRequest, SamlDomainsRef, SamlLinkRequest, SamlLoginRequest, SsoDiscoverRequest, VerifySamlDomainRequest,
+  type SamlDomainDto, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto,
+} from './saml.dto';
 import { AccountUploadLimitsRequest, KbCorsRequest, type KbCorsDto, type KbUploadLimitsDto } from './kb.dto';
 import { KbConfigRef, LearningSchemaRequest, SemanticModelChangeRequest, SemanticModelsChangedEvent, SetKbConfigRequest, type KbVectorsetsDto } from './model-config.dto';
 import { CreateKbRequest, GetKbRequest, KbEvent, KbRef, ListKbsRequest, ModifyKbRequest, type IdDto, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto } from './kb.dto';
@@ -51,11 +54,15 @@ export const AccountsSubjects = {
   deleteServiceAccountKey: rpc<ServiceAccountKeyRef, Record<string, never>>('accounts.service-account-key.delete', ServiceAccountKeyRef),
 
   createTemporalKey: rpc<CreateTemporalKeyRequest, TemporalKeyDto>('accounts.temporal-key.create', CreateTemporalKeyRequest),
-  signUp: rpc<SignUpRequest, UserTokenDto>('accounts.user.sign-up', SignUpRequest),
+  signUp: rpc<SignUpRequest, SignedUpDto>('accounts.user.sign-up', SignUpRequest),
   signIn: rpc<SignInRequest, UserTokenDto>('accounts.user.sign-in', SignInRequest),
   getUser: rpc<UserRef, UserProfileDto>('accounts.user.get', UserRef),
   modifyUser: rpc<ModifyUserRequest, null>('accounts.user.modify', ModifyUserRequest),
   deleteUser: rpc<UserRef, null>('accounts.user.delete', UserRef),
+  /** Sends (or, without SMTP, returns) a new link proving the user reads their address. */
+  sendEmailVerification: rpc<UserRef, EmailVerificationDto>('accounts.user-email.send-verification', UserRef),
+  /** Consumes a verification link: the address it was sent to is verified if it is still the user's. */
+  verifyEmail: rpc<VerifyEmailRequest, EmailVerifiedDto>('accounts.user-email.verify', VerifyEmailRequest),
   createPersonalToken: rpc<CreatePersonalTokenRequest, PersonalTokenCreatedDto>('accounts.personal-token.create', CreatePersonalTokenRequest),
   listPersonalTokens: rpc<UserRef, PersonalTokenDto[]>('accounts.personal-token.list', UserRef),
   deletePersonalToken: rpc<PersonalTokenRef, null>('accounts.personal-token.delete', PersonalTokenRef),
@@ -103,6 +110,11 @@ export const AccountsSubjects = {
   samlMetadata: rpc<SamlAccountRef, SamlMetadataDto>('accounts.saml.metadata', SamlAccountRef),
   samlLogin: rpc<SamlLoginRequest, SamlLoginDto>('accounts.saml.login', SamlLoginRequest),
   samlAcs: rpc<SamlAcsRequest, UserTokenDto>('accounts.saml.acs', SamlAcsRequest),
+  /** A signed-in user starts single sign-on whose answer attaches the IdP identity to them. */
+  samlLink: rpc<SamlLinkRequest, SamlLoginDto>('accounts.saml.link', SamlLinkRequest),
+  listSamlDomains: rpc<SamlDomainsRef, SamlDomainDto[]>('accounts.saml-domain.list', SamlDomainsRef),
+  claimSamlDomain: rpc<ClaimSamlDomainRequest, SamlDomainDto>('accounts.saml-domain.claim', ClaimSamlDomainRequest),
+  verifySamlDomain: rpc<VerifySamlDomainRequest, SamlDomainDto>('accounts.saml-domain.verify', VerifySamlDomainRequest),
 
   kbCreated: event<KbEvent>('accounts.kb.created', 'NOTIFICATIONS', KbEvent),
   kbDeleted: event<KbEvent>('accounts.kb.deleted', 'NOTIFICATIONS', KbEvent),

@@ -21,6 +21,22 @@ export class UserTokenDto {
   @ApiProperty() user_id!: string;
 }
 
+/** Where the link that proves the user reads their mailbox went. */
+export class EmailVerificationDto {
+  @ApiProperty() email!: string;
+  @ApiProperty({ description: 'true when the link was e-mailed' }) sent!: boolean;
+  @ApiPropertyOptional({ description: 'Present only when no mail server is configured: the link itself' }) verify_url?: string;
+}
+
+export class SignedUpDto extends UserTokenDto {
+  @ApiProperty({ type: EmailVerificationDto }) email_verification!: EmailVerificationDto;
+}
+
+export class EmailVerifiedDto {
+  @ApiProperty() user_id!: string;
+  @ApiProperty() email!: string;
+}
+
 export class ModifyUserDto {
   @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(256) name?: string | null;
   @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(8192) avatar?: string | null;
@@ -93,4 +109,9 @@ export class CreatePersonalTokenRequest extends UserRef {
 
 export class PersonalTokenRef extends UserRef {
   @IsDefined() @IsString() token_id!: string;
+}
+
+export class VerifyEmailRequest {
+  /** The signed token of a verification link. */
+  @IsDefined() @IsString() @MaxLength(4096) token!: string;
 }

@@ -48,14 +48,14 @@ describe('access table', () => {
     expect(Object.keys(ACCESS_TABLE).filter((k) => !routes.includes(k))).toEqual([]);
   });
 
-  it('requires a credential on every route except health, metrics and signing in (password or SAML)', () => {
+  it('requires a credential on every route except health, metrics and signing in (password or SAML) and the e-mail verification link', () => {
     const open = Object.entries(ACCESS_TABLE).filter(([, rule]) => rule.scope === 'public').map(([k]) => k);
     const tusInfo = [
       ...['', 'resource/:rid/file/:field_id/', 'slug/:rslug/file/:field_id/'].flatMap((b) => [`OPTIONS /api/v1/kb/:kbid/${b}tusupload`, `OPTIONS /api/v1/kb/:kbid/${b}tusupload/:upload_id`]),
       'OPTIONS /api/v1/processing/tusupload', 'OPTIONS /api/v1/processing/tusupload/:upload_id',
     ];
     expect(open.sort()).toEqual([
-      'GET /api/v1/learning/configuration/schema', 'GET /auth', 'GET /auth/invite', 'GET /health/live', 'GET /health/ready', 'GET /metrics',
+      'GET /api/v1/learning/configuration/schema', 'GET /auth', 'GET /auth/invite', 'GET /auth/verify-email', 'GET /health/live', 'GET /health/ready', 'GET /metrics',
       'POST /api/v1/auth/login', 'POST /api/v1/auth/signup',
       'POST /auth', 'POST /auth/invite/login', 'POST /auth/invite/signup', 'POST /auth/login', 'POST /auth/signup', 'POST /auth/signup-form',
       'GET /api/v1/saml/:account_id/login', 'GET /api/v1/saml/:account_id/metadata', 'POST /api/v1/saml/:account_id/acs', ...tusInfo,

@@ -72,17 +72,22 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'GET /auth/invite': PUBLIC,
   'POST /auth/invite/login': PUBLIC,
   'POST /auth/invite/signup': PUBLIC,
+  // The mailed e-mail verification link: the signed token in it is the credential
+  'GET /auth/verify-email': PUBLIC,
   'POST /api/v1/auth/signup': PUBLIC,
   'POST /api/v1/auth/login': PUBLIC,
   // SAML service provider per account: the IdP and the browser call these without a credential
   'GET /api/v1/saml/:account_id/metadata': PUBLIC,
   'GET /api/v1/saml/:account_id/login': PUBLIC,
   'POST /api/v1/saml/:account_id/acs': PUBLIC,
+  // Link intent: the AuthnRequest is bound to the signed-in user who starts it
+  'POST /api/v1/saml/:account_id/link': USER,
 
   // The signed-in user (global host)
   'GET /api/v1/user': USER,
   'PATCH /api/v1/user': USER,
   'DELETE /api/v1/user': USER,
+  'POST /api/v1/user/verify_email': USER,
   'POST /api/v1/user/pa_tokens': USER,
   'GET /api/v1/user/pa_tokens': USER,
   'DELETE /api/v1/user/pa_token/:token_id': USER,
@@ -99,6 +104,10 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/account/:account_id/invite': account('AOWNER'),
   'GET /api/v1/account/:account_id/invites': account('AOWNER'),
   'DELETE /api/v1/account/:account_id/invite/:email': account('AOWNER'),
+  // SSO domain claims and their DNS proof
+  'GET /api/v1/account/:account_id/saml/domains': account('AOWNER'),
+  'POST /api/v1/account/:account_id/saml/domains': account('AOWNER'),
+  'POST /api/v1/account/:account_id/saml/domains/:domain/verify': account('AOWNER'),
   'POST /api/v1/invites/accept': USER,
 
   // Understanding-API clients (UA keys), zone host

@@ -1,7 +1,7 @@
-import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiConsumes, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AccountsSubjects, DomainError, ErrorCodes } from '@kb/contracts';
+import { AccountsSubjects, DomainError, ErrorCodes, SamlLoginDto } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { busContextOf } from '../http/request-context';
@@ -17,6 +17,7 @@ const PAGE_STATUS: Record<string, number> = {
   [ErrorCodes.NOT_FOUND]: 404,
   [ErrorCodes.ACCOUNT_NOT_FOUND]: 404,
   [ErrorCodes.QUOTA_EXCEEDED]: 403,
+  [ErrorCodes.CONFLICT]: 409,
   [ErrorCodes.VALIDATION_FAILED]: 422,
 };
 
@@ -45,6 +46,16 @@ export class SamlController {
     } catch (err) {
       this.errorPage(res, err);
     }
+  }
+
+  @Post('link')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Link single sign-on to the signed-in user: returns the identity provider's URL; the identity it answers for is attached to this user",
+  })
+  @ApiResponse({ status: 200, type: SamlLoginDto })
+  link(@Param('account_id') accountId: string, @Req() req: AuthedRequest): Promise<SamlLoginDto> {
+    return this.bus.request(AccountsSubjects.samlLink, { account_id: accountId, user_id: req.principal?.user_id ?? '' }, busContextOf(req));
   }
 
   @Post('acs')

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
-  AccountsSubjects, CreatePersonalTokenDto, ModifyUserDto, PersonalTokenCreatedDto, PersonalTokenDto, SignInDto, SignUpDto, UserProfileDto, UserTokenDto,
+  AccountsSubjects, CreatePersonalTokenDto, EmailVerificationDto, ModifyUserDto, PersonalTokenCreatedDto, PersonalTokenDto, SignInDto, SignUpDto, SignedUpDto, UserProfileDto,
+  UserTokenDto,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -17,9 +18,9 @@ export class UserController {
   constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
 
   @Post('auth/signup')
-  @ApiOperation({ summary: 'Sign up with e-mail and password; returns a user token' })
-  @ApiResponse({ status: 201, type: UserTokenDto })
-  signUp(@Body(bodyOf(SignUpDto)) body: SignUpDto, @Req() req: AuthedRequest): Promise<UserTokenDto> {
+  @ApiOperation({ summary: 'Sign up with e-mail and password; returns a user token and mails a link that verifies the address' })
+  @ApiResponse({ status: 201, type: SignedUpDto })
+  signUp(@Body(bodyOf(SignUpDto)) body: SignUpDto, @Req() req: AuthedRequest): Promise<SignedUpDto> {
     return this.bus.request(AccountsSubjects.signUp, { body }, busContextOf(req));
   }
 
@@ -50,6 +51,15 @@ export class UserController {
   @ApiOperation({ summary: 'Delete the authenticated user (refused while the only owner of an account)' })
   async delete(@Req() req: AuthedRequest): Promise<void> {
     await this.bus.request(AccountsSubjects.deleteUser, { user_id: userOf(req) }, busContextOf(req));
+  }
+
+  @Post('user/verify_email')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Send a new link that verifies the e-mail address of the signed-in user' })
+  @ApiResponse({ status: 200, type: EmailVerificationDto })
+  @ApiResponse({ status: 409, description: 'The address is already verified' })
+  sendVerification(@Req() req: AuthedRequest): Promise<EmailVerificationDto> {
+    return this.bus.request(AccountsSubjects.sendEmailVerification, { user_id: userOf(req) }, busContextOf(req));
   }
 
   @Post('user/pa_tokens')

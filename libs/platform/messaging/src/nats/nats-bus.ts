@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { DomainError, ErrorCodes, type BusContext, type EventDef, type QueueDef, type RpcDef, type StreamDef, type StreamName } from '@kb/contracts';
 import {
   AckPolicy,
   connect,
   createInbox,
+  credsAuthenticator,
   DeliverPolicy,
   nanos,
+  type ConnectionOptions,
   type ConsumerConfig,
   type JetStreamClient,
   type JetStreamManager,
@@ -19,15 +22,29 @@ import { describeError, jsonConsoleLogger, type BusLogger } from '../shared/bus-
 import { deadLetterSubject, defaultQueueGroup } from '../shared/dead-letter';
 import { decodeEnvelope, errorEnvelope, InvalidPayloadError, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
 import { StreamInbox } from '../shared/stream-inbox';
+import { callSignal, cancelledError, type CallSignal } from '../shared/call-signal';
 import { JetStreamStreams } from './jetstream-streams';
 import { JetStreamWorker } from './jetstream-worker';
-import { contextFromHeaders, contextHeaders, decodeText, encodeText, natsName, STREAM_PART, type StreamPart } from './nats-codec';
+import { contextFromHeaders, contextHeaders, decodeText, encodeText, inboxPrefix, natsName, STREAM_PART, TIMEOUT_MS, type StreamPart } from './nats-codec';
 import { waitAll } from '../shared/wait-all';
+
+/** How one app proves who it is to NATS; the server's per-user permissions do the rest. */
+export type NatsAuth = { user: string; pass: string } | { credsFile: string };
+
+/** TLS to the server: a private CA, and a client certificate when the server asks for one. */
+export interface NatsTls {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+}
 
 export interface NatsBusOptions {
   servers: string | string[];
-  /** Connection name shown by the server (the app's name). */
+  /** Connection name shown by the server (the app's name); also names the app's reply inboxes. */
   name: string;
+  /** Omitted: an anonymous connection (a server without authorization, e.g. a developer's). */
+  auth?: NatsAuth;
+  tls?: NatsTls;
   /** Prepended to every subject, stream and consumer name; tests use a unique one per run. */
   prefix?: string;
   requestTimeoutMs?: number;
@@ -42,6 +59,18 @@ export interface NatsBusOptions {
   fetchExpiresMs?: number;
 }
 
+/**
+ * Credentials, TLS and the inbox prefix of one app's connection. Replies to an app arrive under
+ * `_INBOX.<app>.`, so the server can let each app read its own replies and nobody else's.
+ */
+async function connectionOptions(options: NatsBusOptions): Promise<ConnectionOptions> {
+  const connection: ConnectionOptions = { servers: options.servers, name: options.name, maxReconnectAttempts: -1, inboxPrefix: inboxPrefix(options.name) };
+  if (options.auth && 'credsFile' in options.auth) connection.authenticator = credsAuthenticator(await readFile(options.auth.credsFile));
+  else if (options.auth) Object.assign(connection, { user: options.auth.user, pass: options.auth.pass });
+  if (options.tls) connection.tls = { ...options.tls };
+  return connection;
+}
+
 /** Tries of a consumer operation that another process's stream update can make fail for a moment. */
 const CONSUMER_ATTEMPTS = 8;
 
@@ -50,6 +79,7 @@ export class NatsMessageBus implements MessageBus {
   private readonly js: JetStreamClient;
   private readonly streams: JetStreamStreams;
   private readonly prefix: string;
+  private readonly inboxPrefix: string;
   private readonly logger: BusLogger;
   private readonly requestTimeoutMs: number;
   private readonly drainTimeoutMs: number;
@@ -67,6 +97,7 @@ export class NatsMessageBus implements MessageBus {
     options: NatsBusOptions,
   ) {
     this.prefix = options.prefix ?? '';
+    this.inboxPrefix = inboxPrefix(options.name);
     this.logger = options.logger ?? jsonConsoleLogger;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
@@ -77,7 +108,7 @@ export class NatsMessageBus implements MessageBus {
   }
 
   static async connect(options: NatsBusOptions): Promise<NatsMessageBus> {
-    const nc = await connect({ servers: options.servers, name: options.name, maxReconnectAttempts: -1 });
+    const nc = await connect(await connectionOptions(options));
     const bus = new NatsMessageBus(nc, await nc.jetstreamManager(), options);
     // Every subject of a stream in one update: processes that start together then all write the
     // same list, and none can drop a subject another has just added.
@@ -89,35 +120,67 @@ export class NatsMessageBus implements MessageBus {
 
   async request<Req, Res>(def: RpcDef<Req, Res>, payload: Req, options: RequestOptions = {}): Promise<Res> {
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
+    const signal = options.signal;
     this.assertOpen();
-    let reply: Msg;
-    try {
-      reply = await this.nc.request(this.prefix + def.subject, encodeText(toJson(payload)), { timeout: timeoutMs, headers: contextHeaders(options.context) });
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === '503') throw unavailableError(def.subject);
-      if (code === 'TIMEOUT') throw timeoutError(def.subject, timeoutMs);
-      throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus request on ${def.subject} failed`, { subject: def.subject, reason: String(err) });
-    }
-    return decodeEnvelope<Res>(decodeText(reply.data));
+    if (signal?.aborted) throw cancelledError(def.subject);
+    // One inbox per call (not the shared request inbox): its name is what a cancel is sent under.
+    const inbox = createInbox(this.inboxPrefix);
+    return new Promise<Res>((resolve, reject) => {
+      let settled = false;
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        sub.unsubscribe();
+        outcome();
+      };
+      const sub = this.nc.subscribe(inbox, {
+        max: 1,
+        callback: (err, msg) =>
+          settle(() => {
+            if (msg?.headers?.code === 503 || (err as { code?: string } | null)?.code === '503') return reject(unavailableError(def.subject));
+            if (err) return reject(new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus request on ${def.subject} failed`, { subject: def.subject, reason: String(err) }));
+            try {
+              resolve(decodeEnvelope<Res>(decodeText(msg.data)));
+            } catch (e) {
+              reject(e);
+            }
+          }),
+      });
+      const timer = setTimeout(() => settle(() => reject(timeoutError(def.subject, timeoutMs))), timeoutMs);
+      const onAbort = () =>
+        settle(() => {
+          this.sendCancel(inbox);
+          reject(cancelledError(def.subject));
+        });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      // The responder aborts its own work at the deadline (relative: hosts' clocks may differ).
+      this.nc.publish(this.prefix + def.subject, encodeText(toJson(payload)), { reply: inbox, headers: contextHeaders(options.context, { [TIMEOUT_MS]: String(timeoutMs) }) });
+    });
   }
 
   async handle<Req, Res>(def: RpcDef<Req, Res>, handler: RpcHandler<Req, Res>, options: HandleOptions = {}): Promise<void> {
     this.listen(def.subject, options, async (msg, context) => {
+      const call = this.receiveCall(msg);
       let reply: string;
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
-        reply = toJson(successEnvelope(await handler(payload, context)));
+        reply = toJson(successEnvelope(await handler(payload, context, call.signal)));
       } catch (err) {
+        // Nobody reads the reply of an abandoned call: its error (usually the abort itself) is no incident.
+        if (call.signal.aborted) return;
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         reply = toJson(errorEnvelope(cause, this.logger, { subject: def.subject, request_id: context.requestId }));
+      } finally {
+        call.dispose();
       }
-      if (msg.reply) this.nc.publish(msg.reply, encodeText(reply));
+      if (msg.reply && !call.signal.aborted) this.nc.publish(msg.reply, encodeText(reply));
     });
   }
 
   requestStream<Req, Item>(def: StreamDef<Req, Item>, payload: Req, options: RequestOptions = {}): AsyncIterable<Item> {
-    return this.iterateStream<Item>(def.subject, toJson(payload), options.context, options.timeoutMs ?? this.requestTimeoutMs);
+    return this.iterateStream<Item>(def.subject, toJson(payload), options.context, options.timeoutMs ?? this.requestTimeoutMs, options.signal);
   }
 
   async handleStream<Req, Item>(def: StreamDef<Req, Item>, handler: StreamHandler<Req, Item>, options: HandleOptions = {}): Promise<void> {
@@ -125,22 +188,21 @@ export class NatsMessageBus implements MessageBus {
       const reply = msg.reply;
       if (!reply) return;
       const send = (part: StreamPart, body: string) => this.nc.publish(reply, encodeText(body), { headers: contextHeaders(undefined, { [STREAM_PART]: part }) });
-      let cancelled = false;
-      // The caller publishes here when it stops early or times out.
-      const cancel = this.nc.subscribe(`${reply}.cancel`, { max: 1, callback: () => (cancelled = true) });
+      const call = this.receiveCall(msg);
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
-        for await (const item of handler(payload, context)) {
+        for await (const item of handler(payload, context, call.signal)) {
           // Leaving the loop calls return() on the handler's iterator: that is how it notices.
-          if (cancelled) return;
+          if (call.signal.aborted) return;
           send('item', toJson(item));
         }
         send('end', 'null');
       } catch (err) {
+        if (call.signal.aborted) return;
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         send('error', toJson(toDomainError(cause, this.logger, { subject: def.subject, request_id: context.requestId }).toJSON()));
       } finally {
-        cancel.unsubscribe();
+        call.dispose();
       }
     });
   }
@@ -213,9 +275,10 @@ export class NatsMessageBus implements MessageBus {
     this.subscriptions.push(sub);
   }
 
-  private async *iterateStream<Item>(subject: string, body: string, context: BusContext | undefined, timeoutMs: number): AsyncGenerator<Item> {
+  private async *iterateStream<Item>(subject: string, body: string, context: BusContext | undefined, timeoutMs: number, signal: AbortSignal | undefined): AsyncGenerator<Item> {
     this.assertOpen();
-    const inboxSubject = createInbox();
+    if (signal?.aborted) throw cancelledError(subject);
+    const inboxSubject = createInbox(this.inboxPrefix);
     const inbox = new StreamInbox<unknown>();
     const sub = this.nc.subscribe(inboxSubject, {
       callback: (_err, msg) => {
@@ -232,6 +295,8 @@ export class NatsMessageBus implements MessageBus {
       },
     });
     let completed = false;
+    const onAbort = () => inbox.fail(cancelledError(subject));
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       this.nc.publish(this.prefix + subject, encodeText(body), { reply: inboxSubject, headers: contextHeaders(context) });
       for (;;) {
@@ -243,12 +308,35 @@ export class NatsMessageBus implements MessageBus {
         yield next.value as Item;
       }
     } catch (err) {
+      // A timeout or the caller's cancel leaves the responder working: tell it to stop.
       completed = !(DomainError.isDomainError(err) && err.code === ErrorCodes.BUS_TIMEOUT);
       throw err;
     } finally {
-      if (!completed && !this.nc.isClosed()) this.nc.publish(`${inboxSubject}.cancel`);
+      signal?.removeEventListener('abort', onAbort);
+      if (!completed) this.sendCancel(inboxSubject);
       sub.unsubscribe();
     }
+  }
+
+  /** The caller side of a cancel: `<inbox>.cancel`, which only the responder of that call listens on. */
+  private sendCancel(inbox: string): void {
+    if (!this.nc.isClosed()) this.nc.publish(`${inbox}.cancel`);
+  }
+
+  /** The responder side: the call's signal, aborted at the caller's deadline or by its cancel message. */
+  private receiveCall(msg: Msg): CallSignal {
+    const timeout = Number(msg.headers?.get(TIMEOUT_MS));
+    const call = callSignal(Number.isFinite(timeout) && timeout > 0 ? timeout : undefined);
+    if (!msg.reply) return call;
+    const sub = this.nc.subscribe(`${msg.reply}.cancel`, { max: 1, callback: () => call.cancel() });
+    return {
+      signal: call.signal,
+      cancel: call.cancel,
+      dispose: () => {
+        call.dispose();
+        sub.unsubscribe();
+      },
+    };
   }
 
   private async publishToStream(stream: StreamName, subject: string, body: string, options: PublishOptions): Promise<void> {

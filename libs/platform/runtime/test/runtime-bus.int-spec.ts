@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rpc } from '@kb/contracts';
-import { silentLogger, type MessageBus } from '@kb/platform/messaging';
+import { AccountsSubjects, ErrorCodes, rpc } from '@kb/contracts';
+import { silentLogger, type BusLogger, type MessageBus } from '@kb/platform/messaging';
 import { startAuthNatsServer, type AuthNatsServer } from '@kb/platform/testing';
 import { createRuntimeBus, readRuntimeEnv } from '../src';
 
@@ -37,10 +37,10 @@ describe('an app connecting to NATS with its own user over TLS (from the environ
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const busFor = async (env: Record<string, string>, name: string) => {
+  const busFor = async (env: Record<string, string>, name: string, logger: BusLogger = silentLogger) => {
     const { runtime, reader } = readRuntimeEnv({ BUS_TRANSPORT: 'nats', ...env }, { transport: 'nats', port: 0 });
     reader.done();
-    const bus = await createRuntimeBus(runtime, name, silentLogger);
+    const bus = await createRuntimeBus(runtime, name, logger);
     buses.push(bus);
     return bus;
   };
@@ -53,6 +53,14 @@ describe('an app connecting to NATS with its own user over TLS (from the environ
     const def = rpc<{ kb_id: string }, { kb: string }>('accounts.kb.get');
     await accounts.handle(def, async (req) => ({ kb: req.kb_id }));
     await expect(gateway.request(def, { kb_id: 'kb1' })).resolves.toEqual({ kb: 'kb1' });
+  }, 30_000);
+
+  it('logs what the server refused when an app sends a request it may not send', async () => {
+    const errors: Record<string, unknown>[] = [];
+    const logger: BusLogger = { ...silentLogger, error: (_message, fields) => errors.push(fields ?? {}) };
+    const gateway = await busFor({ ...server.appEnv('gateway'), NATS_TLS_CA: caFile }, 'gateway', logger);
+    await expect(gateway.request(AccountsSubjects.resolveKbConfig, { kb_id: 'kb1' }, { timeoutMs: 500 })).rejects.toMatchObject({ code: ErrorCodes.BUS_TIMEOUT });
+    expect(errors).toContainEqual({ operation: 'publish', subject: AccountsSubjects.resolveKbConfig.subject });
   }, 30_000);
 
   it('refuses a server whose certificate the CA did not sign', async () => {

@@ -30,7 +30,8 @@ export interface AuthNatsServer {
 export async function startAuthNatsServer(options: { prefix?: string; tls?: { certFile: string; keyFile: string; caFile?: string } } = {}): Promise<AuthNatsServer> {
   const dir = mkdtempSync(join(tmpdir(), 'kb-nats-'));
   const port = await freePort();
-  const passwords = Object.fromEntries(BusApps.map((app) => [app, randomBytes(18).toString('base64url')])) as Record<BusApp, string>;
+  // nats-server parses a variable's value as a configuration value: a letter then hex digits stays a string.
+  const passwords = Object.fromEntries(BusApps.map((app) => [app, `p${randomBytes(24).toString('hex')}`])) as Record<BusApp, string>;
   const configFile = join(dir, 'nats-server.conf');
   writeFileSync(configFile, natsServerConfig({ prefix: options.prefix, listen: `127.0.0.1:${port}`, storeDir: join(dir, 'js'), tls: options.tls }));
   const env = { ...process.env, ...Object.fromEntries(BusApps.map((app) => [natsPasswordVariable(app), passwords[app]])) };

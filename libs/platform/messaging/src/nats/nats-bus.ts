@@ -161,7 +161,7 @@ export class NatsMessageBus implements MessageBus {
   }
 
   async handle<Req, Res>(def: RpcDef<Req, Res>, handler: RpcHandler<Req, Res>, options: HandleOptions = {}): Promise<void> {
-    this.listen(def.subject, options, async (msg, context) => {
+    await this.listen(def.subject, options, async (msg, context) => {
       const call = this.receiveCall(msg);
       let reply: string;
       try {
@@ -184,7 +184,7 @@ export class NatsMessageBus implements MessageBus {
   }
 
   async handleStream<Req, Item>(def: StreamDef<Req, Item>, handler: StreamHandler<Req, Item>, options: HandleOptions = {}): Promise<void> {
-    this.listen(def.subject, options, async (msg, context) => {
+    await this.listen(def.subject, options, async (msg, context) => {
       const reply = msg.reply;
       if (!reply) return;
       const send = (part: StreamPart, body: string) => this.nc.publish(reply, encodeText(body), { headers: contextHeaders(undefined, { [STREAM_PART]: part }) });
@@ -252,15 +252,22 @@ export class NatsMessageBus implements MessageBus {
     return this.streams.streamName(stream);
   }
 
-  /** Tracks reconnects so health checks report a lost server while the client retries. */
+  /**
+   * Tracks reconnects so health checks report a lost server while the client retries, and logs
+   * what the server refused: a subject missing from this app's permissions shows up as a request
+   * that times out, and this line says why.
+   */
   private async watchConnection(): Promise<void> {
     for await (const status of this.nc.status()) {
       if (status.type === 'disconnect') this.connected = false;
       if (status.type === 'reconnect') this.connected = true;
+      const refused = (status as { permissionContext?: { operation: string; subject: string } }).permissionContext;
+      if (status.type === 'error' && refused) this.logger.error('NATS refused an operation this app is not permitted', { operation: refused.operation, subject: refused.subject });
     }
   }
 
-  private listen(subject: string, options: HandleOptions, serve: (msg: Msg, context: BusContext) => Promise<void>): void {
+  /** Resolves once the server has the subscription: a request sent afterwards, from any process, finds it. */
+  private async listen(subject: string, options: HandleOptions, serve: (msg: Msg, context: BusContext) => Promise<void>): Promise<void> {
     this.assertOpen();
     const queue = this.prefix + (options.queueGroup ?? defaultQueueGroup(subject));
     const sub = this.nc.subscribe(this.prefix + subject, {
@@ -273,6 +280,7 @@ export class NatsMessageBus implements MessageBus {
       },
     });
     this.subscriptions.push(sub);
+    await this.nc.flush();
   }
 
   private async *iterateStream<Item>(subject: string, body: string, context: BusContext | undefined, timeoutMs: number, signal: AbortSignal | undefined): AsyncGenerator<Item> {

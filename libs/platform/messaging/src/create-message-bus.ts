@@ -2,7 +2,8 @@ import type { EventDef, QueueDef } from '@kb/contracts';
 import type { MessageBus } from './message-bus';
 import { InProcessMessageBus } from './inprocess/in-process-bus';
 import type { QueueStore } from './inprocess/queue-store';
-import { NatsMessageBus, type NatsAuth, type NatsTls } from './nats/nats-bus';
+import { NatsMessageBus } from './nats/nats-bus';
+import type { NatsAuth, NatsTls } from './nats/nats-connection';
 import type { BusLogger } from './shared/bus-logger';
 
 interface CommonBusConfig {

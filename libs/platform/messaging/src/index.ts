@@ -11,6 +11,7 @@ export { MemoryQueueStore } from './inprocess/memory-queue-store';
 export { SqlQueueStore, pgExecutor, type SqlExecutor, type SqlQueueStoreOptions } from './inprocess/sql-queue-store';
 export { busSchemaStatements } from './inprocess/bus-schema';
 export { CreateBusSchema1760000000000 } from './inprocess/bus-schema.migration';
-export { NatsMessageBus, type NatsAuth, type NatsBusOptions, type NatsTls } from './nats/nats-bus';
+export { NatsMessageBus, type NatsBusOptions } from './nats/nats-bus';
+export type { NatsAuth, NatsTls } from './nats/nats-connection';
 export { Coalescer } from './shared/coalescer';
 export { ALL_STREAMS, natsPasswordVariable, natsPermissions, natsServerConfig, type NatsPermissions, type NatsServerConfigOptions } from './nats/nats-permissions';

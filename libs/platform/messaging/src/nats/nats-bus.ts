@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { DomainError, ErrorCodes, type BusContext, type EventDef, type QueueDef, type RpcDef, type StreamDef, type StreamName } from '@kb/contracts';
 import {
   AckPolicy,
   connect,
   createInbox,
-  credsAuthenticator,
   DeliverPolicy,
   nanos,
-  type ConnectionOptions,
   type ConsumerConfig,
   type JetStreamClient,
   type JetStreamManager,
@@ -20,23 +17,15 @@ import type { ConsumeOptions, DeliveryHandler, HandleOptions, MessageBus, Publis
 import { resolveConsumeOptions } from '../shared/backoff';
 import { describeError, jsonConsoleLogger, type BusLogger } from '../shared/bus-logger';
 import { deadLetterSubject, defaultQueueGroup } from '../shared/dead-letter';
-import { decodeEnvelope, errorEnvelope, InvalidPayloadError, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
+import { errorEnvelope, InvalidPayloadError, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
 import { StreamInbox } from '../shared/stream-inbox';
-import { callSignal, cancelledError, type CallSignal } from '../shared/call-signal';
+import { cancelledError } from '../shared/call-signal';
 import { JetStreamStreams } from './jetstream-streams';
+import { receiveCall, sendCancel, sendRequest } from './nats-calls';
+import { connectionOptions, type NatsAuth, type NatsTls } from './nats-connection';
 import { JetStreamWorker } from './jetstream-worker';
 import { contextFromHeaders, contextHeaders, decodeText, encodeText, inboxPrefix, natsName, STREAM_PART, TIMEOUT_MS, type StreamPart } from './nats-codec';
 import { waitAll } from '../shared/wait-all';
-
-/** How one app proves who it is to NATS; the server's per-user permissions do the rest. */
-export type NatsAuth = { user: string; pass: string } | { credsFile: string };
-
-/** TLS to the server: a private CA, and a client certificate when the server asks for one. */
-export interface NatsTls {
-  caFile?: string;
-  certFile?: string;
-  keyFile?: string;
-}
 
 export interface NatsBusOptions {
   servers: string | string[];
@@ -57,18 +46,6 @@ export interface NatsBusOptions {
   drainTimeoutMs?: number;
   /** How long one pull waits for a message (default 5 s; min 1 s). */
   fetchExpiresMs?: number;
-}
-
-/**
- * Credentials, TLS and the inbox prefix of one app's connection. Replies to an app arrive under
- * `_INBOX.<app>.`, so the server can let each app read its own replies and nobody else's.
- */
-async function connectionOptions(options: NatsBusOptions): Promise<ConnectionOptions> {
-  const connection: ConnectionOptions = { servers: options.servers, name: options.name, maxReconnectAttempts: -1, inboxPrefix: inboxPrefix(options.name) };
-  if (options.auth && 'credsFile' in options.auth) connection.authenticator = credsAuthenticator(await readFile(options.auth.credsFile));
-  else if (options.auth) Object.assign(connection, { user: options.auth.user, pass: options.auth.pass });
-  if (options.tls) connection.tls = { ...options.tls };
-  return connection;
 }
 
 /** Tries of a consumer operation that another process's stream update can make fail for a moment. */
@@ -125,44 +102,15 @@ export class NatsMessageBus implements MessageBus {
     if (signal?.aborted) throw cancelledError(def.subject);
     // One inbox per call (not the shared request inbox): its name is what a cancel is sent under.
     const inbox = createInbox(this.inboxPrefix);
-    return new Promise<Res>((resolve, reject) => {
-      let settled = false;
-      const settle = (outcome: () => void) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        sub.unsubscribe();
-        outcome();
-      };
-      const sub = this.nc.subscribe(inbox, {
-        max: 1,
-        callback: (err, msg) =>
-          settle(() => {
-            if (msg?.headers?.code === 503 || (err as { code?: string } | null)?.code === '503') return reject(unavailableError(def.subject));
-            if (err) return reject(new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus request on ${def.subject} failed`, { subject: def.subject, reason: String(err) }));
-            try {
-              resolve(decodeEnvelope<Res>(decodeText(msg.data)));
-            } catch (e) {
-              reject(e);
-            }
-          }),
-      });
-      const timer = setTimeout(() => settle(() => reject(timeoutError(def.subject, timeoutMs))), timeoutMs);
-      const onAbort = () =>
-        settle(() => {
-          this.sendCancel(inbox);
-          reject(cancelledError(def.subject));
-        });
-      signal?.addEventListener('abort', onAbort, { once: true });
-      // The responder aborts its own work at the deadline (relative: hosts' clocks may differ).
-      this.nc.publish(this.prefix + def.subject, encodeText(toJson(payload)), { reply: inbox, headers: contextHeaders(options.context, { [TIMEOUT_MS]: String(timeoutMs) }) });
+    return sendRequest<Res>(this.nc, {
+      subject: def.subject, wireSubject: this.prefix + def.subject, body: toJson(payload), inbox, timeoutMs, signal,
+      headers: contextHeaders(options.context, { [TIMEOUT_MS]: String(timeoutMs) }),
     });
   }
 
   async handle<Req, Res>(def: RpcDef<Req, Res>, handler: RpcHandler<Req, Res>, options: HandleOptions = {}): Promise<void> {
     await this.listen(def.subject, options, async (msg, context) => {
-      const call = this.receiveCall(msg);
+      const call = receiveCall(this.nc, msg);
       let reply: string;
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
@@ -188,7 +136,7 @@ export class NatsMessageBus implements MessageBus {
       const reply = msg.reply;
       if (!reply) return;
       const send = (part: StreamPart, body: string) => this.nc.publish(reply, encodeText(body), { headers: contextHeaders(undefined, { [STREAM_PART]: part }) });
-      const call = this.receiveCall(msg);
+      const call = receiveCall(this.nc, msg);
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
         for await (const item of handler(payload, context, call.signal)) {
@@ -321,30 +269,9 @@ export class NatsMessageBus implements MessageBus {
       throw err;
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      if (!completed) this.sendCancel(inboxSubject);
+      if (!completed) sendCancel(this.nc, inboxSubject);
       sub.unsubscribe();
     }
-  }
-
-  /** The caller side of a cancel: `<inbox>.cancel`, which only the responder of that call listens on. */
-  private sendCancel(inbox: string): void {
-    if (!this.nc.isClosed()) this.nc.publish(`${inbox}.cancel`);
-  }
-
-  /** The responder side: the call's signal, aborted at the caller's deadline or by its cancel message. */
-  private receiveCall(msg: Msg): CallSignal {
-    const timeout = Number(msg.headers?.get(TIMEOUT_MS));
-    const call = callSignal(Number.isFinite(timeout) && timeout > 0 ? timeout : undefined);
-    if (!msg.reply) return call;
-    const sub = this.nc.subscribe(`${msg.reply}.cancel`, { max: 1, callback: () => call.cancel() });
-    return {
-      signal: call.signal,
-      cancel: call.cancel,
-      dispose: () => {
-        call.dispose();
-        sub.unsubscribe();
-      },
-    };
   }
 
   private async publishToStream(stream: StreamName, subject: string, body: string, options: PublishOptions): Promise<void> {

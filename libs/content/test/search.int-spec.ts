@@ -5,6 +5,8 @@ import { eventually } from '@kb/platform/testing';
 import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
 import { CANDIDATES, EXACT_SCAN_LIMIT, keywordSearch, semanticSearch } from '../src/search/query/retrievers';
 import { SqlParams } from '../src/search/query/sql';
+import { FindService } from '../src/search/find.service';
+import { SearchListsService } from '../src/search/search-lists.service';
 
 interface FindResults {
   resources: Record<string, { id: string; title?: string; fields: Record<string, { paragraphs: Record<string, { score: number; score_type: string; order: number; text: string }> }> }>;
@@ -206,5 +208,16 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     expect(hits.length).toBe(2);
     const exact = await semanticSearch(ds.manager, { kbid, where: 'p.kbid = $1 AND p.rid = $2::uuid', params: new SqlParams([kbid, tides]) }, { vector: toyEmbed('spring tides full moon'), vectorset: TOY_VECTORSET, similarity: 'DOT', minScore: -1, limit: 5, population: 1 });
     expect(hits.map((h) => h.id)).toEqual(exact.map((h) => h.id));
+  });
+
+  it('stops /find and /search once nobody waits for the answer (the handler signal is aborted)', async () => {
+    await addResource({ title: 'Signals' }, 'Signals stop the search.');
+    const body = { query: 'signals', features: ['keyword'] };
+    expect((await fx.get(FindService).find({ kbid, body })).best_matches).not.toEqual([]);
+    const gone = AbortSignal.abort();
+    await expect(fx.get(FindService).find({ kbid, body, signal: gone })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(fx.get(SearchListsService).search({ kbid, body, signal: gone })).rejects.toMatchObject({ name: 'AbortError' });
+    // The query embedding is a bus call of its own: it is cancelled too.
+    await expect(fx.get(FindService).find({ kbid, body: { query: 'signals', features: ['semantic'] }, signal: gone })).rejects.toMatchObject({ details: { cancelled: true } });
   });
 });

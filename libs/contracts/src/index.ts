@@ -10,3 +10,4 @@ export * from './content';
 export * from './understanding';
 export * from './reporting';
 export * from './subjects';
+export * from './bus-access';

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from 'nats';
 import { Client } from 'pg';
+import type { BusApp } from '@kb/contracts';
+import { startAuthNatsServer } from '@kb/platform/testing';
 import { HttpClient } from './http-client';
 import { REPO_ROOT, ServiceProcess, distMain, freePort } from './processes';
 
@@ -33,9 +34,10 @@ export interface Topology {
   stop(): Promise<void>;
   /** Process id of the process serving HTTP (standalone: the one process; distributed: the gateway). */
   edgePid(): number | undefined;
+  /** Distributed: the NATS server the apps use (per-app users and permissions), for tests of the bus itself. */
+  nats?: { url: string; prefix: string; credentials(app: BusApp): { user: string; pass: string } };
 }
 
-const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const PG_ADMIN_URL = process.env['KB_TEST_POSTGRES_ADMIN_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function tempDir(name: string): string {
@@ -86,15 +88,25 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
 /**
  * Every app as its own process over real NATS JetStream; accounts and reporting on the machine's
  * PostgreSQL (a fresh database per run), content on a PGlite server process (it needs pgvector).
+ * NATS is a server of the run's own (the machine's nats-server binary) configured as production:
+ * one user per app with the subject permissions of the bus access table, no anonymous access.
  */
 export async function startDistributed(appEnv: Record<string, Record<string, string>> = {}): Promise<Topology> {
   const runId = randomBytes(4).toString('hex');
+  const prefix = `e2e${runId}_`;
+  const nats = await startAuthNatsServer({ prefix });
   const dataDir = tempDir('distributed');
   const database = `kb_e2e_${runId}`;
   const admin = new Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  await admin.end();
+  try {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    await admin.end();
+  } catch (err) {
+    await admin.end().catch(() => undefined);
+    await nats.stop();
+    throw err;
+  }
   const pgUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${database}`);
 
   const pgPort = await freePort();
@@ -104,12 +116,13 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
   pglite.start();
   const line = await pglite.waitForOutput(/pglite listening/).catch(async (err: unknown) => {
     await pglite.stop('SIGTERM');
+    await nats.stop();
     throw err;
   });
   const contentUrl = (JSON.parse(line) as { url: string }).url;
 
   const common = {
-    BUS_TRANSPORT: 'nats', NATS_URL, BUS_PREFIX: `e2e${runId}_`, KB_SECRET: randomBytes(32).toString('hex'), DATA_DIR: dataDir,
+    BUS_TRANSPORT: 'nats', BUS_PREFIX: prefix, KB_SECRET: randomBytes(32).toString('hex'), DATA_DIR: dataDir,
     ACCOUNTS_DATABASE_URL: pgUrl, REPORTING_DATABASE_URL: pgUrl, CONTENT_DATABASE_URL: contentUrl,
     // The journeys serve files and pages from a local HTTP server, which the SSRF guard refuses by default.
     PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '3000', WEBHOOK_RETRY_BACKOFF_MS: '300',
@@ -118,7 +131,7 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
   const procs: Record<string, ServiceProcess> = {};
   const launch = async (app: string, extra: Record<string, string> = {}) => {
     ports[app] ??= await freePort();
-    const proc = new ServiceProcess(app, distMain(app), { ...common, PORT: String(ports[app]), ...appEnv[app], ...extra }, dataDir);
+    const proc = new ServiceProcess(app, distMain(app), { ...common, ...nats.appEnv(app as BusApp), PORT: String(ports[app]), ...appEnv[app], ...extra }, dataDir);
     procs[app] = proc;
     proc.start();
     await proc.waitReady(`http://127.0.0.1:${ports[app]}/health/ready`);
@@ -126,7 +139,8 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
   const stop = async () => {
     await Promise.all(Object.values(procs).map((p) => p.stop('SIGTERM')));
     await pglite.stop('SIGTERM');
-    await cleanNats(`e2e${runId}_`);
+    // The server and its JetStream files go with the run.
+    await nats.stop();
     const admin2 = new Client({ connectionString: PG_ADMIN_URL });
     await admin2.connect();
     await admin2.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
@@ -155,23 +169,11 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
     crashProcessing: async () => procs['understanding']?.stop('SIGKILL'),
     recoverProcessing: () => launch('understanding'),
     edgePid: () => procs['gateway']?.pid,
+    nats: { url: nats.url, prefix, credentials: (app) => nats.credentials(app) },
     recover: async () => {
       await launch('content');
       await launch('understanding');
     },
     stop,
   };
-}
-
-/** Deletes the JetStream streams a run created (their names carry the run's prefix). */
-async function cleanNats(prefix: string): Promise<void> {
-  const nc = await connect({ servers: NATS_URL });
-  try {
-    const jsm = await nc.jetstreamManager();
-    for await (const info of jsm.streams.list()) {
-      if (info.config.name.toLowerCase().startsWith(prefix.toLowerCase())) await jsm.streams.delete(info.config.name);
-    }
-  } finally {
-    await nc.close();
-  }
 }

@@ -57,13 +57,17 @@ export class AskService {
     private readonly finder: FindService,
   ) {}
 
-  /** Validates everything first (a bad request fails before any item is produced), then streams. */
-  async *ask(req: SearchEnvelope): AsyncGenerator<AskItem> {
+  /**
+   * Validates everything first (a bad request fails before any item is produced), then streams.
+   * `signal` aborts when the caller went away: retrieval stops at its next step and the provider
+   * call is cancelled (its connection closed), so nobody pays for an answer nobody reads.
+   */
+  async *ask(req: SearchEnvelope, signal?: AbortSignal): AsyncGenerator<AskItem> {
     const started = Date.now();
     const r = new RequestReader(req.body);
     const query = r.string('query', '', { max: 20_000, required: true });
     if (r.has('query') && !query.trim()) r.issue('query', 'The question must not be empty', 'string_too_short');
-    const retrieval = { kbid: req.kbid, body: req.body, forced_groups: req.forced_groups, actor: req.actor };
+    const retrieval = { kbid: req.kbid, body: req.body, forced_groups: req.forced_groups, actor: req.actor, signal };
     const plan = await this.finder.plan(retrieval, r, { defaultFeatures: ['semantic', 'keyword'], allowed: ASK_FEATURES });
     const o = this.readOptions(r);
     r.finish();
@@ -72,7 +76,8 @@ export class AskService {
       if (!rows[0]) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
       plan.where += ` AND p.rid = ${plan.params.add(rows[0].id)}::uuid`;
     }
-    const config = await this.bus.request(AccountsSubjects.resolveKbConfig, { kb_id: req.kbid }).catch(() => ({}) as Record<string, unknown>);
+    const config = await this.bus.request(AccountsSubjects.resolveKbConfig, { kb_id: req.kbid }, { signal }).catch(() => ({}) as Record<string, unknown>);
+    signal?.throwIfAborted();
     const generator = createGenerator({
       generative_model: o.generativeModel ?? (config['generative_model'] as string | undefined),
       user_keys: (config['user_keys'] as Record<string, Record<string, unknown>> | null | undefined) ?? null,
@@ -128,7 +133,7 @@ export class AskService {
     try {
       for await (const ev of generator.generate({
         question: query, context: context.map((c) => ({ key: c.key, text: c.text })), chatHistory, systemPrompt, userPrompt,
-        maxAnswerTokens: o.maxAnswerTokens, preferMarkdown, citations: o.citations, seed: o.seed,
+        maxAnswerTokens: o.maxAnswerTokens, preferMarkdown, citations: o.citations, seed: o.seed, signal,
       })) {
         if (ev.type === 'text') {
           firstChunk ??= Date.now();
@@ -138,6 +143,11 @@ export class AskService {
         else meta = ev;
       }
     } catch (err) {
+      if (signal?.aborted) {
+        // Nobody reads further items; the usage so far is still recorded.
+        this.finder.audit(retrieval, 'chat', started, { ...details, answer, status: 'error', error: 'cancelled by the caller', retrieved_context: context.map((c) => c.key) }, plan.auditMetadata);
+        return;
+      }
       const message = err instanceof GenerationError ? `${err.kind}: ${err.message}` : (err as Error).message;
       if (!(err instanceof GenerationError)) this.logger.error({ err: message, kbid: req.kbid }, 'ask generation failed');
       yield await retrievalItem();

@@ -49,6 +49,8 @@ export interface RetrievalRequest {
   /** Groups that replace the body's (temporal keys with groups, on /ask only). */
   forced_groups?: string[];
   actor?: ActorDto;
+  /** Aborts when nobody waits for the answer any more (the caller went away): the work stops at the next step. */
+  signal?: AbortSignal;
 }
 
 /** Everything a parsed /find (or /ask retrieval) request asks for. */
@@ -84,6 +86,7 @@ export interface FindPlan {
    */
   memoryFilter: (MemoryFilter & { where: string }) | null;
   auditMetadata?: Record<string, unknown>;
+  signal?: AbortSignal;
 }
 
 export interface ParagraphRow {
@@ -209,7 +212,7 @@ export class FindService implements OnModuleDestroy {
     if (!showHidden) conds.push('NOT p.hidden');
     return {
       kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, reranker, graphQuery, withDuplicates, withSynonyms, highlight, debug,
-      groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata,
+      groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata, signal: req.signal,
       memoryFilter: filter.match ? { groups, showHidden, match: filterSql === 'TRUE' ? undefined : filter.match, where: conds.join(' AND ') } : null,
     };
   }
@@ -307,7 +310,7 @@ export class FindService implements OnModuleDestroy {
   /** The plan's query vector: the request's own `vector` (DOT, no threshold), else the query embedded by the KB's model. */
   async queryVector(plan: FindPlan): Promise<EmbedQueryResponse> {
     if (plan.vector) return { vector: plan.vector, vectorset: plan.vectorset ?? (await this.context.defaultVectorset(plan.kbid)), similarity: 'DOT', threshold: 0 };
-    return this.context.embedQuery(plan.kbid, plan.query, plan.vectorset);
+    return this.context.embedQuery(plan.kbid, plan.query, plan.vectorset, plan.signal);
   }
 
   /** Runs the plan: retrievers (in parallel), fusion, duplicate collapsing, top_k. */
@@ -343,6 +346,7 @@ export class FindService implements OnModuleDestroy {
       ? this.graph.paragraphHits(plan.kbid, plan.graphQuery, scope(), window).then((h) => ((timings['graph_ms'] = Date.now() - t0), h))
       : Promise.resolve([]);
     const [keywordHits, semanticHits, graphHits] = await Promise.all([kw, sem, gr]);
+    plan.signal?.throwIfAborted();
     let fused: FusedHit[];
     if (plan.fusion.name === 'rrf') fused = rrf(keywordHits, semanticHits, plan.fusion);
     else if (plan.fusion.name === 'weighted') fused = weightedFusion(keywordHits, semanticHits, { weight: plan.fusion.weight, window: plan.fusion.window, floor: minSemantic });
@@ -364,6 +368,7 @@ export class FindService implements OnModuleDestroy {
     for (let i = 0; i < candidates.length; i++) {
       const h = candidates[i] as FusedHit;
       if (i >= read) {
+        plan.signal?.throwIfAborted();
         const more = candidates.slice(read, read + (read === 0 ? plan.topK - out.length : Math.max(2 * (plan.topK - out.length), 10)));
         for (const [id, row] of await this.paragraphRows(more.map((x) => x.id))) rows.set(id, row);
         read += more.length;
@@ -441,6 +446,7 @@ export class FindService implements OnModuleDestroy {
     r.finish();
     const outcome = await this.run(plan);
     if (plan.features.includes('relations')) outcome.relations = await this.relations(plan);
+    plan.signal?.throwIfAborted();
     const body = await this.findResults(outcome);
     this.audit(req, 'search', started, { query: plan.query, features: plan.features, resources_count: Object.keys(body['resources'] as object).length, filters: (req.body as Record<string, unknown>)['filter_expression'] ?? (req.body as Record<string, unknown>)['filters'] ?? null }, plan.auditMetadata);
     return body;

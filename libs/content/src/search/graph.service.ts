@@ -60,7 +60,8 @@ export class GraphService {
     private readonly context: SearchContextService,
   ) {}
 
-  async search(kind: GraphKind, req: SearchEnvelope): Promise<Record<string, unknown>> {
+  /** `signal`: the caller went away; the fuzzy look-ups (one query per value) stop early. */
+  async search(kind: GraphKind, req: SearchEnvelope & { signal?: AbortSignal }): Promise<Record<string, unknown>> {
     const r = new RequestReader(req.body);
     const topK = r.int('top_k', 50, 1, MAX_TOP_K);
     const raw = r.raw('query');
@@ -86,7 +87,8 @@ export class GraphService {
     const visible = `EXISTS (SELECT 1 FROM content.search_paragraphs p
         WHERE p.rid = e.rid AND p.kbid = ${kbParam} AND (e.field = '' OR p.field = e.field)
           AND ${filterSql} AND ${securityCondition(params, 'p.groups', groups, false)}${showHidden ? '' : ' AND NOT p.hidden'})`;
-    const fuzzy = await this.fuzzyValues(req.kbid, expr as GraphExpr);
+    const fuzzy = await this.fuzzyValues(req.kbid, expr as GraphExpr, req.signal);
+    req.signal?.throwIfAborted();
     const limit = params.add(topK);
     if (kind === 'paths') {
       const where = compile(expr as GraphExpr, params, fuzzy, edgeColumns);
@@ -151,7 +153,7 @@ export class GraphService {
    * Fuzzy node values resolved to the KB's node values within their edit distance (one edit up to
    * five characters, two above), case-insensitively: portable to any PostgreSQL, no extension.
    */
-  private async fuzzyValues(kbid: string, expr: GraphExpr | undefined): Promise<Map<string, string[]>> {
+  private async fuzzyValues(kbid: string, expr: GraphExpr | undefined, signal?: AbortSignal): Promise<Map<string, string[]>> {
     const wanted = new Set<string>();
     const walk = (e: GraphExpr | undefined): void => {
       if (!e) return;
@@ -163,6 +165,7 @@ export class GraphService {
     walk(expr);
     const out = new Map<string, string[]>();
     for (const value of wanted) {
+      signal?.throwIfAborted();
       const distance = fuzzyDistance(value);
       const rows = (await this.ds.query(
         `SELECT DISTINCT v FROM (

@@ -51,7 +51,7 @@ export class SearchContextService {
     return rows[0]?.vectorset ?? '';
   }
 
-  embedQuery(kbid: string, text: string, vectorset?: string): Promise<EmbedQueryResponse> {
-    return this.bus.request(UnderstandingSubjects.embedQuery, { kbid, text, ...(vectorset ? { vectorset } : {}) });
+  embedQuery(kbid: string, text: string, vectorset?: string, signal?: AbortSignal): Promise<EmbedQueryResponse> {
+    return this.bus.request(UnderstandingSubjects.embedQuery, { kbid, text, ...(vectorset ? { vectorset } : {}) }, { signal });
   }
 }

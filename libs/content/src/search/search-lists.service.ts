@@ -55,6 +55,7 @@ export class SearchListsService {
       minSemantic = plan.minSemantic ?? q.threshold;
       semanticHits = await retrieval.semantic({ vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: want + 1 });
     }
+    plan.signal?.throwIfAborted();
     const rows = await this.finder.paragraphRows([...new Set([...keywordHits.slice(0, 200), ...semanticHits].map((h) => h.id))]);
     const termSet = new Set(terms);
     const paragraphText = (p: ParagraphRow) => (plan.highlight ? highlight(p.text, p.language, termSet) : p.text);
@@ -97,6 +98,7 @@ export class SearchListsService {
         facets: {}, page_number: Math.floor(offset / plan.topK), page_size: plan.topK, min_score: minSemantic,
       };
     }
+    plan.signal?.throwIfAborted();
     const resources = await this.finder.resources(req.kbid, [...rids], plan.serialization);
     out['resources'] = Object.fromEntries(resources);
     this.finder.audit(req, 'search', started, { query: plan.query, features, resources_count: rids.size }, plan.auditMetadata);

@@ -1,4 +1,5 @@
 import type { ActorDto, BusContext } from '@kb/contracts';
+import type { ServerResponse } from 'node:http';
 import type { AuthedRequest } from '../auth/auth.guard';
 
 const header = (req: AuthedRequest, ...names: string[]): string | undefined => {
@@ -23,6 +24,28 @@ export function skipStoreOf(req: AuthedRequest): boolean {
   return String(req.headers['x-skip-store'] ?? '').trim().toLowerCase() === 'true';
 }
 
-export function busContextOf(req: AuthedRequest): { context: BusContext } {
-  return { context: { requestId: req.id, principalId: req.principal?.id } };
+/**
+ * Bus options of a call made for this request: its context, and a signal that aborts when the
+ * client goes away (connection closed before the response was finished, or the server's request
+ * timeout closed it), so the service stops working for nobody.
+ */
+export function busContextOf(req: AuthedRequest): { context: BusContext; signal: AbortSignal } {
+  return { context: { requestId: req.id, principalId: req.principal?.id }, signal: clientGone(req) };
+}
+
+const clientSignals = new WeakMap<object, AbortSignal>();
+
+/** One signal per request, however many bus calls it makes. */
+function clientGone(req: AuthedRequest): AbortSignal {
+  const known = clientSignals.get(req);
+  if (known) return known;
+  const controller = new AbortController();
+  clientSignals.set(req, controller.signal);
+  const res = (req as { res?: ServerResponse }).res;
+  // `close` of the response also comes after a complete answer: only an unfinished one means the client left.
+  if (res && !res.writableFinished) {
+    if (res.destroyed) controller.abort();
+    else res.once('close', () => res.writableFinished || controller.abort());
+  }
+  return controller.signal;
 }

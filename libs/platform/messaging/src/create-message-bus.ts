@@ -3,6 +3,7 @@ import type { MessageBus } from './message-bus';
 import { InProcessMessageBus } from './inprocess/in-process-bus';
 import type { QueueStore } from './inprocess/queue-store';
 import { NatsMessageBus } from './nats/nats-bus';
+import type { NatsAuth, NatsTls } from './nats/nats-connection';
 import type { BusLogger } from './shared/bus-logger';
 
 interface CommonBusConfig {
@@ -17,6 +18,8 @@ export interface NatsBusConfig extends CommonBusConfig {
   transport: 'nats';
   servers: string | string[];
   name: string;
+  auth?: NatsAuth;
+  tls?: NatsTls;
   streams?: ReadonlyArray<EventDef<unknown> | QueueDef<unknown>>;
   maxAgeMs?: number;
 }

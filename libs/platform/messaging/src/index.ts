@@ -12,4 +12,6 @@ export { SqlQueueStore, pgExecutor, type SqlExecutor, type SqlQueueStoreOptions 
 export { busSchemaStatements } from './inprocess/bus-schema';
 export { CreateBusSchema1760000000000 } from './inprocess/bus-schema.migration';
 export { NatsMessageBus, type NatsBusOptions } from './nats/nats-bus';
+export type { NatsAuth, NatsTls } from './nats/nats-connection';
 export { Coalescer } from './shared/coalescer';
+export { ALL_STREAMS, natsPasswordVariable, natsPermissions, natsServerConfig, type NatsPermissions, type NatsServerConfigOptions } from './nats/nats-permissions';

@@ -4,6 +4,12 @@ export interface RequestOptions {
   /** Milliseconds before the call fails with BUS_TIMEOUT (default from BusOptions.requestTimeoutMs). */
   timeoutMs?: number;
   context?: BusContext;
+  /**
+   * Aborting it cancels the call: the caller's promise (or stream) fails at once and the handler's
+   * signal aborts, on whichever process it runs. The handler's signal also aborts at the deadline
+   * (`timeoutMs` for requests; for streams, when the caller stops reading or a gap times out).
+   */
+  signal?: AbortSignal;
 }
 
 export interface HandleOptions {
@@ -20,8 +26,12 @@ export interface DeliveryMeta {
   context: BusContext;
 }
 
-export type RpcHandler<Req, Res> = (payload: Req, context: BusContext) => Promise<Res>;
-export type StreamHandler<Req, Item> = (payload: Req, context: BusContext) => AsyncIterable<Item>;
+/**
+ * `signal` aborts when nobody waits for the answer any more (the caller cancelled, went away or
+ * its deadline passed): long work should stop and pass it to whatever it calls.
+ */
+export type RpcHandler<Req, Res> = (payload: Req, context: BusContext, signal: AbortSignal) => Promise<Res>;
+export type StreamHandler<Req, Item> = (payload: Req, context: BusContext, signal: AbortSignal) => AsyncIterable<Item>;
 export type DeliveryHandler<T> = (payload: T, meta: DeliveryMeta) => Promise<void>;
 
 export interface ConsumeOptions {

@@ -73,6 +73,30 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         await expect(bus.request(def, {}, { timeoutMs: 150 })).rejects.toMatchObject({ code: ErrorCodes.BUS_TIMEOUT });
       });
 
+      it("aborts the handler's signal when the caller cancels, and fails the caller at once", async () => {
+        const def = rpc<object, string>(subject('get'));
+        let started = false;
+        let aborted = false;
+        await bus.handle(def, (_payload, _context, signal) => {
+          started = true;
+          return new Promise((resolve) => signal.addEventListener('abort', () => resolve(String((aborted = signal.aborted)))));
+        });
+        const caller = new AbortController();
+        const call = bus.request(def, {}, { timeoutMs: 20_000, signal: caller.signal }).catch((e: unknown) => e);
+        await waitFor(() => started, 3_000, 'the handler to start');
+        caller.abort();
+        expect(await call).toMatchObject({ code: ErrorCodes.BUS_TIMEOUT, details: { cancelled: true } });
+        await waitFor(() => aborted, 3_000, "the handler's signal to abort");
+      });
+
+      it("aborts the handler's signal at the deadline the request carries", async () => {
+        const def = rpc<object, string>(subject('get'));
+        let aborted = false;
+        await bus.handle(def, (_payload, _context, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(String((aborted = signal.aborted))))));
+        await expect(bus.request(def, {}, { timeoutMs: 300 })).rejects.toMatchObject({ code: ErrorCodes.BUS_TIMEOUT });
+        await waitFor(() => aborted, 3_000, "the handler's signal to abort at the deadline");
+      });
+
       it('fails with SERVICE_UNAVAILABLE when nobody answers', async () => {
         const def = rpc<object, string>(subject('get'));
         await expect(bus.request(def, {}, { timeoutMs: 1_000 })).rejects.toMatchObject({ code: ErrorCodes.SERVICE_UNAVAILABLE });
@@ -158,6 +182,29 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         for await (const item of bus.requestStream(def, {})) if (item >= 2) break;
         await waitFor(() => stoppedAt >= 0, 3_000, 'the handler to stop');
         expect(stoppedAt).toBeLessThan(1_000);
+      });
+
+      it("aborts the stream handler's signal when the caller cancels", async () => {
+        const def = stream<object, number>(subject('ask'));
+        let aborted = false;
+        await bus.handleStream(def, async function* (_payload, _context, signal) {
+          yield 1;
+          // A slow provider call: only the signal ends it.
+          await new Promise((resolve) => signal.addEventListener('abort', resolve));
+          aborted = signal.aborted;
+          yield 2;
+        });
+        const caller = new AbortController();
+        const items: number[] = [];
+        const err = await (async () => {
+          for await (const item of bus.requestStream(def, {}, { timeoutMs: 20_000, signal: caller.signal })) {
+            items.push(item);
+            caller.abort();
+          }
+        })().catch((e: unknown) => e);
+        expect(items).toEqual([1]);
+        expect(err).toMatchObject({ code: ErrorCodes.BUS_TIMEOUT, details: { cancelled: true } });
+        await waitFor(() => aborted, 3_000, "the handler's signal to abort");
       });
 
       it('fails with SERVICE_UNAVAILABLE when nobody streams that subject', async () => {

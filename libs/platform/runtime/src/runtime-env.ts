@@ -1,5 +1,6 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EnvReader, type Env } from '@kb/platform/config';
 
@@ -8,8 +9,14 @@ export interface RuntimeEnv {
   dataDir: string;
   zone: string;
   logLevel: string;
-  bus: { transport: 'inprocess' | 'nats'; natsUrl: string; prefix: string; requestTimeoutMs: number };
+  bus: { transport: 'inprocess' | 'nats'; natsUrl: string; prefix: string; requestTimeoutMs: number; nats: NatsSecurity };
   publicBaseUrl: string;
+}
+
+/** How this app authenticates to NATS (the server's per-user permissions limit what it may do). */
+export interface NatsSecurity {
+  auth?: { user: string; pass: string } | { credsFile: string };
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
 }
 
 export function readRuntimeEnv(env: Env, defaults: { transport: 'inprocess' | 'nats'; port: number }): { runtime: RuntimeEnv; reader: EnvReader } {
@@ -23,10 +30,37 @@ export function readRuntimeEnv(env: Env, defaults: { transport: 'inprocess' | 'n
       natsUrl: reader.string('NATS_URL', 'nats://127.0.0.1:4222'),
       prefix: reader.string('BUS_PREFIX', ''),
       requestTimeoutMs: reader.int('BUS_REQUEST_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
+      nats: readNatsSecurity(reader, env),
     },
     publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://localhost:${defaults.port}`),
   };
   return { runtime, reader };
+}
+
+/**
+ * NATS_USER with NATS_PASSWORD (or NATS_PASSWORD_FILE, a mounted secret), or NATS_CREDS_FILE;
+ * TLS when any of NATS_TLS_CA / NATS_TLS_CERT / NATS_TLS_KEY is set.
+ */
+function readNatsSecurity(reader: EnvReader, env: Env): NatsSecurity {
+  const security: NatsSecurity = {};
+  const user = reader.optional('NATS_USER');
+  const passwordFile = reader.optional('NATS_PASSWORD_FILE');
+  const credsFile = reader.optional('NATS_CREDS_FILE');
+  if (user) {
+    const pass = passwordFile ? readSecretFile(passwordFile) : reader.string('NATS_PASSWORD');
+    security.auth = { user, pass };
+  } else if (credsFile) {
+    security.auth = { credsFile };
+  } else if (env['NATS_PASSWORD'] || passwordFile) {
+    reader.string('NATS_USER');
+  }
+  const tls = { caFile: reader.optional('NATS_TLS_CA'), certFile: reader.optional('NATS_TLS_CERT'), keyFile: reader.optional('NATS_TLS_KEY') };
+  if (tls.caFile || tls.certFile || tls.keyFile) security.tls = Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined));
+  return security;
+}
+
+function readSecretFile(file: string): string {
+  return readFileSync(file, 'utf8').trim();
 }
 
 /**

@@ -48,6 +48,8 @@ export interface FakeLlmRequest {
   body: Record<string, unknown>;
   /** `performance.now()` when the whole request had arrived (for latency benchmarks). */
   receivedAt: number;
+  /** Set when the client closed the connection before the answer was complete (it gave up or was cancelled). */
+  abandoned: boolean;
 }
 
 export interface FakeLlmServer {
@@ -91,7 +93,11 @@ export async function startFakeLlmServer(defaults: FakeLlmScript = {}): Promise<
         return;
       }
       const path = req.url ?? '/';
-      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body, receivedAt: performance.now() });
+      const entry: FakeLlmRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, receivedAt: performance.now(), abandoned: false };
+      requests.push(entry);
+      res.on('close', () => {
+        if (!res.writableFinished) entry.abandoned = true;
+      });
       const pathname = path.split('?')[0] as string;
       const protocol: Protocol | undefined = pathname.endsWith('/chat/completions') ? 'openai' : pathname.endsWith('/messages') ? 'anthropic' : undefined;
       if (req.method !== 'POST' || !protocol) {

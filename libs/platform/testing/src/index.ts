@@ -6,3 +6,4 @@ export * from './pdf';
 export * from './fake-transcription-server';
 export * from './tiny-onnx-model';
 export * from './fake-dns-server';
+export * from './nats-server';

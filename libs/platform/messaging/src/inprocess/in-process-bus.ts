@@ -17,6 +17,7 @@ import { deadLetterSubject, defaultQueueGroup, type DeadLetter } from '../shared
 import { decodeEnvelope, errorEnvelope, InvalidPayloadError, jsonRoundTrip, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
 import { HandlerGroups } from '../shared/handler-groups';
 import { StreamInbox } from '../shared/stream-inbox';
+import { callSignal, cancelledError } from '../shared/call-signal';
 import { MemoryQueueStore } from './memory-queue-store';
 import { QUEUE_CONSUMER, type NewMessage, type QueueStore } from './queue-store';
 import { QueueWorker } from './queue-worker';
@@ -37,8 +38,13 @@ export interface InProcessBusOptions {
   dedupWindowMs?: number;
 }
 
-type RpcResponder = (body: string, context: BusContext) => Promise<string>;
-type StreamResponder = (body: string, context: BusContext, inbox: StreamInbox<unknown>, cancelled: () => boolean) => Promise<void>;
+/** What travels with a call besides body and context: its deadline and the caller's cancel. */
+interface CallTerms {
+  timeoutMs?: number;
+  cancelled: AbortSignal;
+}
+type RpcResponder = (body: string, context: BusContext, terms: CallTerms) => Promise<string>;
+type StreamResponder = (body: string, context: BusContext, inbox: StreamInbox<unknown>, terms: CallTerms) => Promise<void>;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -82,38 +88,55 @@ export class InProcessMessageBus implements MessageBus {
     await nextTurn();
     const responders = this.closed ? [] : this.rpc.pick(def.subject);
     if (responders.length === 0) throw unavailableError(def.subject);
+    const signal = options.signal;
+    if (signal?.aborted) throw cancelledError(def.subject);
+    const cancel = new AbortController();
     return new Promise<Res>((resolve, reject) => {
       let settled = false;
-      const timer = setTimeout(() => {
+      const settle = (outcome: () => void) => {
+        if (settled) return;
         settled = true;
-        reject(timeoutError(def.subject, timeoutMs));
-      }, timeoutMs);
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        outcome();
+      };
+      const timer = setTimeout(() => settle(() => reject(timeoutError(def.subject, timeoutMs))), timeoutMs);
+      const onAbort = () =>
+        settle(() => {
+          cancel.abort();
+          reject(cancelledError(def.subject));
+        });
+      signal?.addEventListener('abort', onAbort, { once: true });
       for (const responder of responders) {
         // Like NATS, with several queue groups the first reply wins.
-        void this.track(responder(body, context)).then((reply) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          try {
-            resolve(decodeEnvelope<Res>(reply));
-          } catch (err) {
-            reject(err);
-          }
-        });
+        void this.track(responder(body, context, { timeoutMs, cancelled: cancel.signal })).then((reply) =>
+          settle(() => {
+            try {
+              resolve(decodeEnvelope<Res>(reply));
+            } catch (err) {
+              reject(err);
+            }
+          }),
+        );
       }
     });
   }
 
   async handle<Req, Res>(def: RpcDef<Req, Res>, handler: RpcHandler<Req, Res>, options: HandleOptions = {}): Promise<void> {
     this.assertOpen();
-    const responder: RpcResponder = async (body, context) => {
+    const responder: RpcResponder = async (body, context, terms) => {
       await nextTurn();
+      const call = callSignal(terms.timeoutMs, terms.cancelled);
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(body));
-        return toJson(successEnvelope(await handler(payload, jsonRoundTrip(context))));
+        return toJson(successEnvelope(await handler(payload, jsonRoundTrip(context), call.signal)));
       } catch (err) {
+        // Nobody reads the reply of an abandoned call: its error (usually the abort itself) is no incident.
+        if (call.signal.aborted) return toJson(errorEnvelope(cancelledError(def.subject), this.logger, {}));
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         return toJson(errorEnvelope(cause, this.logger, { subject: def.subject, request_id: context.requestId }));
+      } finally {
+        call.dispose();
       }
     };
     this.rpc.add(def.subject, options.queueGroup ?? defaultQueueGroup(def.subject), responder);
@@ -123,25 +146,29 @@ export class InProcessMessageBus implements MessageBus {
     const body = toJson(payload);
     const context = jsonRoundTrip(options.context ?? {});
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
-    return this.iterateStream<Item>(def.subject, body, context, timeoutMs);
+    return this.iterateStream<Item>(def.subject, body, context, timeoutMs, options.signal);
   }
 
   async handleStream<Req, Item>(def: StreamDef<Req, Item>, handler: StreamHandler<Req, Item>, options: HandleOptions = {}): Promise<void> {
     this.assertOpen();
-    const responder: StreamResponder = async (body, context, inbox, cancelled) => {
+    const responder: StreamResponder = async (body, context, inbox, terms) => {
       await nextTurn();
+      const call = callSignal(terms.timeoutMs, terms.cancelled);
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(body));
-        for await (const item of handler(payload, jsonRoundTrip(context))) {
+        for await (const item of handler(payload, jsonRoundTrip(context), call.signal)) {
           // Leaving the loop calls return() on the handler's iterator: that is how it notices.
-          if (cancelled()) return;
+          if (call.signal.aborted) return;
           inbox.push(jsonRoundTrip(item));
         }
         inbox.end();
       } catch (err) {
+        if (call.signal.aborted) return;
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         const domain = toDomainError(cause, this.logger, { subject: def.subject, request_id: context.requestId });
         inbox.fail(DomainError.fromJSON(jsonRoundTrip(domain.toJSON())));
+      } finally {
+        call.dispose();
       }
     };
     this.streams.add(def.subject, options.queueGroup ?? defaultQueueGroup(def.subject), responder);
@@ -201,13 +228,20 @@ export class InProcessMessageBus implements MessageBus {
     for (const worker of this.workers) worker.abort();
   }
 
-  private async *iterateStream<Item>(subject: string, body: string, context: BusContext, timeoutMs: number): AsyncGenerator<Item> {
+  private async *iterateStream<Item>(subject: string, body: string, context: BusContext, timeoutMs: number, signal: AbortSignal | undefined): AsyncGenerator<Item> {
     await nextTurn();
     const responder = this.closed ? undefined : this.streams.pick(subject)[0];
     if (!responder) throw unavailableError(subject);
+    if (signal?.aborted) throw cancelledError(subject);
     const inbox = new StreamInbox<unknown>();
-    let stopped = false;
-    this.track(responder(body, context, inbox, () => stopped));
+    // Streams have no overall deadline: the handler stops when the caller stops reading, times out or cancels.
+    const stop = new AbortController();
+    const onAbort = () => {
+      inbox.fail(cancelledError(subject));
+      stop.abort();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    this.track(responder(body, context, inbox, { cancelled: stop.signal }));
     try {
       for (;;) {
         const next = await inbox.next(timeoutMs, () => timeoutError(subject, timeoutMs));
@@ -215,7 +249,8 @@ export class InProcessMessageBus implements MessageBus {
         yield next.value as Item;
       }
     } finally {
-      stopped = true;
+      signal?.removeEventListener('abort', onAbort);
+      stop.abort();
     }
   }
 

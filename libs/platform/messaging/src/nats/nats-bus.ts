@@ -17,17 +17,23 @@ import type { ConsumeOptions, DeliveryHandler, HandleOptions, MessageBus, Publis
 import { resolveConsumeOptions } from '../shared/backoff';
 import { describeError, jsonConsoleLogger, type BusLogger } from '../shared/bus-logger';
 import { deadLetterSubject, defaultQueueGroup } from '../shared/dead-letter';
-import { decodeEnvelope, errorEnvelope, InvalidPayloadError, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
+import { errorEnvelope, InvalidPayloadError, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
 import { StreamInbox } from '../shared/stream-inbox';
+import { cancelledError } from '../shared/call-signal';
 import { JetStreamStreams } from './jetstream-streams';
+import { receiveCall, sendCancel, sendRequest } from './nats-calls';
+import { connectionOptions, type NatsAuth, type NatsTls } from './nats-connection';
 import { JetStreamWorker } from './jetstream-worker';
-import { contextFromHeaders, contextHeaders, decodeText, encodeText, natsName, STREAM_PART, type StreamPart } from './nats-codec';
+import { contextFromHeaders, contextHeaders, decodeText, encodeText, inboxPrefix, natsName, STREAM_PART, TIMEOUT_MS, type StreamPart } from './nats-codec';
 import { waitAll } from '../shared/wait-all';
 
 export interface NatsBusOptions {
   servers: string | string[];
-  /** Connection name shown by the server (the app's name). */
+  /** Connection name shown by the server (the app's name); also names the app's reply inboxes. */
   name: string;
+  /** Omitted: an anonymous connection (a server without authorization, e.g. a developer's). */
+  auth?: NatsAuth;
+  tls?: NatsTls;
   /** Prepended to every subject, stream and consumer name; tests use a unique one per run. */
   prefix?: string;
   requestTimeoutMs?: number;
@@ -50,6 +56,7 @@ export class NatsMessageBus implements MessageBus {
   private readonly js: JetStreamClient;
   private readonly streams: JetStreamStreams;
   private readonly prefix: string;
+  private readonly inboxPrefix: string;
   private readonly logger: BusLogger;
   private readonly requestTimeoutMs: number;
   private readonly drainTimeoutMs: number;
@@ -67,6 +74,7 @@ export class NatsMessageBus implements MessageBus {
     options: NatsBusOptions,
   ) {
     this.prefix = options.prefix ?? '';
+    this.inboxPrefix = inboxPrefix(options.name);
     this.logger = options.logger ?? jsonConsoleLogger;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
@@ -77,7 +85,7 @@ export class NatsMessageBus implements MessageBus {
   }
 
   static async connect(options: NatsBusOptions): Promise<NatsMessageBus> {
-    const nc = await connect({ servers: options.servers, name: options.name, maxReconnectAttempts: -1 });
+    const nc = await connect(await connectionOptions(options));
     const bus = new NatsMessageBus(nc, await nc.jetstreamManager(), options);
     // Every subject of a stream in one update: processes that start together then all write the
     // same list, and none can drop a subject another has just added.
@@ -89,58 +97,60 @@ export class NatsMessageBus implements MessageBus {
 
   async request<Req, Res>(def: RpcDef<Req, Res>, payload: Req, options: RequestOptions = {}): Promise<Res> {
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
+    const signal = options.signal;
     this.assertOpen();
-    let reply: Msg;
-    try {
-      reply = await this.nc.request(this.prefix + def.subject, encodeText(toJson(payload)), { timeout: timeoutMs, headers: contextHeaders(options.context) });
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === '503') throw unavailableError(def.subject);
-      if (code === 'TIMEOUT') throw timeoutError(def.subject, timeoutMs);
-      throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus request on ${def.subject} failed`, { subject: def.subject, reason: String(err) });
-    }
-    return decodeEnvelope<Res>(decodeText(reply.data));
+    if (signal?.aborted) throw cancelledError(def.subject);
+    // One inbox per call (not the shared request inbox): its name is what a cancel is sent under.
+    const inbox = createInbox(this.inboxPrefix);
+    return sendRequest<Res>(this.nc, {
+      subject: def.subject, wireSubject: this.prefix + def.subject, body: toJson(payload), inbox, timeoutMs, signal,
+      headers: contextHeaders(options.context, { [TIMEOUT_MS]: String(timeoutMs) }),
+    });
   }
 
   async handle<Req, Res>(def: RpcDef<Req, Res>, handler: RpcHandler<Req, Res>, options: HandleOptions = {}): Promise<void> {
-    this.listen(def.subject, options, async (msg, context) => {
+    await this.listen(def.subject, options, async (msg, context) => {
+      const call = receiveCall(this.nc, msg);
       let reply: string;
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
-        reply = toJson(successEnvelope(await handler(payload, context)));
+        reply = toJson(successEnvelope(await handler(payload, context, call.signal)));
       } catch (err) {
+        // Nobody reads the reply of an abandoned call: its error (usually the abort itself) is no incident.
+        if (call.signal.aborted) return;
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         reply = toJson(errorEnvelope(cause, this.logger, { subject: def.subject, request_id: context.requestId }));
+      } finally {
+        call.dispose();
       }
-      if (msg.reply) this.nc.publish(msg.reply, encodeText(reply));
+      if (msg.reply && !call.signal.aborted) this.nc.publish(msg.reply, encodeText(reply));
     });
   }
 
   requestStream<Req, Item>(def: StreamDef<Req, Item>, payload: Req, options: RequestOptions = {}): AsyncIterable<Item> {
-    return this.iterateStream<Item>(def.subject, toJson(payload), options.context, options.timeoutMs ?? this.requestTimeoutMs);
+    return this.iterateStream<Item>(def.subject, toJson(payload), options.context, options.timeoutMs ?? this.requestTimeoutMs, options.signal);
   }
 
   async handleStream<Req, Item>(def: StreamDef<Req, Item>, handler: StreamHandler<Req, Item>, options: HandleOptions = {}): Promise<void> {
-    this.listen(def.subject, options, async (msg, context) => {
+    await this.listen(def.subject, options, async (msg, context) => {
       const reply = msg.reply;
       if (!reply) return;
       const send = (part: StreamPart, body: string) => this.nc.publish(reply, encodeText(body), { headers: contextHeaders(undefined, { [STREAM_PART]: part }) });
-      let cancelled = false;
-      // The caller publishes here when it stops early or times out.
-      const cancel = this.nc.subscribe(`${reply}.cancel`, { max: 1, callback: () => (cancelled = true) });
+      const call = receiveCall(this.nc, msg);
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
-        for await (const item of handler(payload, context)) {
+        for await (const item of handler(payload, context, call.signal)) {
           // Leaving the loop calls return() on the handler's iterator: that is how it notices.
-          if (cancelled) return;
+          if (call.signal.aborted) return;
           send('item', toJson(item));
         }
         send('end', 'null');
       } catch (err) {
+        if (call.signal.aborted) return;
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         send('error', toJson(toDomainError(cause, this.logger, { subject: def.subject, request_id: context.requestId }).toJSON()));
       } finally {
-        cancel.unsubscribe();
+        call.dispose();
       }
     });
   }
@@ -190,15 +200,22 @@ export class NatsMessageBus implements MessageBus {
     return this.streams.streamName(stream);
   }
 
-  /** Tracks reconnects so health checks report a lost server while the client retries. */
+  /**
+   * Tracks reconnects so health checks report a lost server while the client retries, and logs
+   * what the server refused: a subject missing from this app's permissions shows up as a request
+   * that times out, and this line says why.
+   */
   private async watchConnection(): Promise<void> {
     for await (const status of this.nc.status()) {
       if (status.type === 'disconnect') this.connected = false;
       if (status.type === 'reconnect') this.connected = true;
+      const refused = (status as { permissionContext?: { operation: string; subject: string } }).permissionContext;
+      if (status.type === 'error' && refused) this.logger.error('NATS refused an operation this app is not permitted', { operation: refused.operation, subject: refused.subject });
     }
   }
 
-  private listen(subject: string, options: HandleOptions, serve: (msg: Msg, context: BusContext) => Promise<void>): void {
+  /** Resolves once the server has the subscription: a request sent afterwards, from any process, finds it. */
+  private async listen(subject: string, options: HandleOptions, serve: (msg: Msg, context: BusContext) => Promise<void>): Promise<void> {
     this.assertOpen();
     const queue = this.prefix + (options.queueGroup ?? defaultQueueGroup(subject));
     const sub = this.nc.subscribe(this.prefix + subject, {
@@ -211,11 +228,13 @@ export class NatsMessageBus implements MessageBus {
       },
     });
     this.subscriptions.push(sub);
+    await this.nc.flush();
   }
 
-  private async *iterateStream<Item>(subject: string, body: string, context: BusContext | undefined, timeoutMs: number): AsyncGenerator<Item> {
+  private async *iterateStream<Item>(subject: string, body: string, context: BusContext | undefined, timeoutMs: number, signal: AbortSignal | undefined): AsyncGenerator<Item> {
     this.assertOpen();
-    const inboxSubject = createInbox();
+    if (signal?.aborted) throw cancelledError(subject);
+    const inboxSubject = createInbox(this.inboxPrefix);
     const inbox = new StreamInbox<unknown>();
     const sub = this.nc.subscribe(inboxSubject, {
       callback: (_err, msg) => {
@@ -232,6 +251,8 @@ export class NatsMessageBus implements MessageBus {
       },
     });
     let completed = false;
+    const onAbort = () => inbox.fail(cancelledError(subject));
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       this.nc.publish(this.prefix + subject, encodeText(body), { reply: inboxSubject, headers: contextHeaders(context) });
       for (;;) {
@@ -243,10 +264,12 @@ export class NatsMessageBus implements MessageBus {
         yield next.value as Item;
       }
     } catch (err) {
+      // A timeout or the caller's cancel leaves the responder working: tell it to stop.
       completed = !(DomainError.isDomainError(err) && err.code === ErrorCodes.BUS_TIMEOUT);
       throw err;
     } finally {
-      if (!completed && !this.nc.isClosed()) this.nc.publish(`${inboxSubject}.cancel`);
+      signal?.removeEventListener('abort', onAbort);
+      if (!completed) sendCancel(this.nc, inboxSubject);
       sub.unsubscribe();
     }
   }

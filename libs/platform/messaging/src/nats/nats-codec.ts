@@ -6,6 +6,8 @@ const PRINCIPAL_ID = 'Kb-Principal-Id';
 /** Marks the parts of a streamed reply. */
 export const STREAM_PART = 'Kb-Stream-Part';
 export type StreamPart = 'item' | 'end' | 'error';
+/** The caller's time limit on a request, in milliseconds from receipt: the responder aborts its work after it. */
+export const TIMEOUT_MS = 'Kb-Timeout-Ms';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -39,4 +41,9 @@ export function contextFromHeaders(h: MsgHdrs | undefined): BusContext {
 /** NATS names (streams, consumers) allow no dots, wildcards or spaces. */
 export function natsName(raw: string): string {
   return raw.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
+/** Where an app's replies arrive: `_INBOX.<app>.<id>` (the server lets only that app read them). */
+export function inboxPrefix(appName: string): string {
+  return `_INBOX.${natsName(appName)}`;
 }

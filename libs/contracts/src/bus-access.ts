@@ -1,0 +1,77 @@
+import type { EventDef, QueueDef, RpcDef, StreamDef } from './common/bus';
+import { AccountsSubjects } from './accounts/accounts.subjects';
+import { ContentSubjects } from './content/content.subjects';
+import { ReportingSubjects } from './reporting/reporting.subjects';
+import { UnderstandingSubjects } from './understanding/understanding.subjects';
+
+/** The processes of the distributed topology, each with its own bus identity. */
+export const BusApps = ['gateway', 'accounts', 'content', 'understanding', 'reporting'] as const;
+export type BusApp = (typeof BusApps)[number];
+
+type CallDef = RpcDef<unknown, unknown> | StreamDef<unknown, unknown>;
+type FlowDef = EventDef<unknown> | QueueDef<unknown>;
+
+/**
+ * What one app may do on the bus. The NATS server configuration (one user per app with publish and
+ * subscribe allow-lists) is built from this table, so it is the place to review who may ask what.
+ */
+export interface BusAccess {
+  /** Requests and streams it answers. */
+  serves: readonly CallDef[];
+  /** Requests and streams it sends. */
+  calls: readonly CallDef[];
+  /** Events it publishes and jobs it enqueues. */
+  emits: readonly FlowDef[];
+  /** Events it subscribes to and queues it consumes. */
+  receives: readonly FlowDef[];
+}
+
+/**
+ * Requests no HTTP route leads to. `accounts.kb-config.resolve` answers with a KB's provider keys in
+ * clear: only the services that call those providers for the KB may ask for it, never the edge.
+ */
+export const INTERNAL_CALLS: readonly CallDef[] = [AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery, ContentSubjects.countResources];
+
+const calls = (subjects: Record<string, { kind: string }>): CallDef[] => Object.values(subjects).filter((d): d is CallDef => d.kind === 'rpc' || d.kind === 'stream');
+
+/**
+ * Requests carrying a caller's Principal (the authorisation the gateway resolved) come from the
+ * gateway only; services call each other solely for the internal requests listed above.
+ */
+export const BUS_ACCESS: Record<BusApp, BusAccess> = {
+  gateway: {
+    serves: [],
+    calls: [...calls(AccountsSubjects), ...calls(ContentSubjects), ...calls(ReportingSubjects)].filter((d) => !INTERNAL_CALLS.includes(d)),
+    emits: [],
+    receives: [AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged],
+  },
+  accounts: {
+    serves: calls(AccountsSubjects),
+    calls: [],
+    emits: [AccountsSubjects.kbCreated, AccountsSubjects.kbDeleted, AccountsSubjects.semanticModelsChanged, AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged],
+    receives: [],
+  },
+  content: {
+    serves: calls(ContentSubjects),
+    calls: [AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery],
+    emits: [ContentSubjects.auditRecorded, ContentSubjects.resourceReindexed, ContentSubjects.generateQuestionAnswers, UnderstandingSubjects.processField, UnderstandingSubjects.deliverWebhook],
+    receives: [
+      ContentSubjects.resourceReindexed, ContentSubjects.generateQuestionAnswers, AccountsSubjects.kbDeleted, AccountsSubjects.semanticModelsChanged,
+      UnderstandingSubjects.fieldProcessed, UnderstandingSubjects.webhookAttempted,
+    ],
+  },
+  understanding: {
+    serves: [UnderstandingSubjects.embedQuery],
+    // The KB's embedding and transcription providers are called with the KB's own keys.
+    calls: [AccountsSubjects.resolveKbConfig],
+    // Only the processing workers publish processing results.
+    emits: [UnderstandingSubjects.fieldProcessed, UnderstandingSubjects.webhookAttempted],
+    receives: [UnderstandingSubjects.processField, UnderstandingSubjects.deliverWebhook, AccountsSubjects.semanticModelsChanged],
+  },
+  reporting: {
+    serves: calls(ReportingSubjects),
+    calls: [],
+    emits: [],
+    receives: [ContentSubjects.auditRecorded],
+  },
+};

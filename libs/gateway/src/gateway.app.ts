@@ -9,6 +9,7 @@ import { presentedCredential } from './auth/credential-header';
 import type { CorsPolicy } from './cors/cors-policy';
 import { CORS_POLICY } from './gateway.module';
 import { ClientRateLimiter, type ClientRateLimitOptions } from './http/client-rate-limit';
+import { inspectInput, inspectPath } from './http/input-inspection';
 
 /** Routes whose request body is a file stream. */
 const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$/;
@@ -113,6 +114,14 @@ export function configureGatewayHttp(app: INestApplication, options: GatewayHttp
       return;
     }
     (CONTENT_BODY.test(req.path) ? contentJson : json)(req, res, next);
+  });
+  // What no route accepts, refused once for all routes: reserved member names, NUL characters, deep nesting.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const issues = [...inspectPath(req.path), ...inspectInput(req.query, ['query'])];
+    if (req.body !== undefined && !Buffer.isBuffer(req.body)) issues.push(...inspectInput(req.body, ['body']));
+    if (issues.length === 0) return next();
+    const { status, body } = toHttpError(DomainError.validation(issues), options.logger);
+    res.status(status).json(body);
   });
   // Body-parser failures happen before Nest's router, so its filter never sees them.
   app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {

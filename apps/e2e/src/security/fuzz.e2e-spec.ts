@@ -185,7 +185,7 @@ describe('security: fuzzing never gets a 5xx, and refused writes change nothing'
   const send = async (method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> => {
     try {
       const res = await fetch(`${http.baseUrl}${path}`, { method, headers, body });
-      return { status: res.status, text: (await res.text()).slice(0, 300) };
+      return { status: res.status, text: (await res.text()).slice(0, 4000) };
     } catch (err) {
       // A connection the server dropped is as bad as a 500.
       return { status: 599, text: String((err as Error).cause ?? err) };
@@ -197,6 +197,35 @@ describe('security: fuzzing never gets a 5xx, and refused writes change nothing'
   it('covers the ten routes of the report and every other JSON write route', () => {
     for (const focus of FOCUS) expect(jsonRoutes.map(([k]) => k)).toContain(focus);
     expect(jsonRoutes.length).toBeGreaterThanOrEqual(40);
+  });
+
+  /** What the fuzz and the issue found answering 500, each now a 422 naming the member. */
+  const regressions: [string, string, string, unknown, (string | number)[]][] = [
+    ['constructor.prototype on /ask', 'POST', '/api/v1/kb/{kbid}/ask', JSON.parse('{"constructor":{"prototype":{}}}'), ['body', 'constructor']],
+    ['constructor.prototype on /search', 'POST', '/api/v1/kb/{kbid}/search', JSON.parse('{"constructor":{"prototype":{}}}'), ['body', 'constructor']],
+    ['texts.constructor on a resource PATCH', 'PATCH', '/api/v1/kb/{kbid}/resource/{rid}', JSON.parse('{"texts":{"constructor":{"body":"x"}}}'), ['body', 'texts', 'constructor']],
+    ['__proto__ in usermetadata', 'PATCH', '/api/v1/kb/{kbid}/resource/{rid}', JSON.parse('{"usermetadata":{"__proto__":{"classifications":[]}}}'), ['body', 'usermetadata', '__proto__']],
+    ['__proto__ in user_keys', 'PATCH', '/api/v1/kb/{kbid}/configuration', JSON.parse('{"user_keys":{"__proto__":{"key":"x"}}}'), ['body', 'user_keys', '__proto__']],
+    ['a NUL byte in a /catalog filter', 'POST', '/api/v1/kb/{kbid}/catalog', { filters: ['\u0000'] }, ['body', 'filters', 0]],
+    ['a NUL byte in a GET /catalog filter', 'GET', '/api/v1/kb/{kbid}/catalog?filters=%00', undefined, ['query', 'filters']],
+    ['a NUL byte in a label', 'POST', '/api/v1/kb/{kbid}/labelset/fuzz', { labels: [{ title: 'a\u0000' }] }, ['body', 'labels', 0, 'title']],
+    ['objects where /find features are strings', 'POST', '/api/v1/kb/{kbid}/find', { features: [{}] }, ['body', 'features', 0]],
+    ['a resource id that is not a uuid', 'GET', '/api/v1/kb/{kbid}/resource/undefined', undefined, ['path', 'rid']],
+    ['a KB id that is not a uuid', 'GET', '/api/v1/kb/undefined/resources', undefined, ['path', 'kbid']],
+    ['an account KB id that is not a uuid', 'GET', '/api/v1/account/{account}/kb/..%2F..%2Fetc%2Fpasswd/users', undefined, ['path', 'kb_id']],
+    ['50 000 catalog filters', 'POST', '/api/v1/kb/{kbid}/catalog', { filters: Array.from({ length: 50_000 }, (_, i) => `/t/x${i}`) }, ['body', 'filters']],
+    ['JSON nested 3000 deep', 'POST', '/api/v1/kb/{kbid}/find', JSON.parse(`${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}`), ['body', ...Array<string>(32).fill('a')]],
+  ];
+
+  it.each(regressions)('regression: %s → 422 naming the member, nothing changed', async (_name, method, template, body, loc) => {
+    const path = template.replace('{kbid}', ctx.kbid).replace('{rid}', ctx.rid).replace('{account}', ctx.account);
+    const credential = path.startsWith('/api/v1/account/') ? ctx.pat : ctx.api;
+    const before = await snapshot();
+    const res = await send(method, path, { 'content-type': 'application/json', [credential.header]: credential.value }, body === undefined ? undefined : JSON.stringify(body));
+    expect(res.status).toBe(422);
+    const detail = (JSON.parse(res.text) as { detail: { loc: unknown[] }[] }).detail;
+    expect(detail.map((d) => d.loc)).toContainEqual(loc);
+    expect(changedParts(before, await snapshot())).toEqual([]);
   });
 
   it('mutated bodies on every JSON route', async () => {

@@ -18,8 +18,11 @@ const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$/;
  * and modify, field writes, processing push. Every other JSON body is small.
  */
 const CONTENT_BODY = /^\/api\/v1\/(kb\/[^/]+\/(resources|(resource|slug)\/[^/]+(\/(text|link|file|conversation)\/[^/]+(\/messages)?)?)|processing\/push)\/?$/;
-/** Public routes that sign someone in or take a credential-bearing assertion: rate-limited per client address. */
-const PUBLIC_AUTH = /^\/(auth|api\/v1\/auth|api\/v1\/saml\/[^/]+\/acs|api\/v1\/invites\/accept)(\/|$)/;
+/**
+ * Public routes that sign someone in (password, invitation token, SAML assertion): rate-limited per
+ * client address. (Accepting an invitation over the API needs a signed-in user: not public.)
+ */
+const PUBLIC_AUTH = /^\/(auth|api\/v1\/auth|api\/v1\/saml\/[^/]+\/acs)(\/|$)/;
 /** Routes that take HTML/SAML form posts; every other body is JSON. */
 const FORM_BODY = /^\/(auth|api\/v1\/saml)(\/|$)/;
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;

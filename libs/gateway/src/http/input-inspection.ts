@@ -22,8 +22,8 @@ const MAX_ISSUES = 20;
 export function inspectInput(value: unknown, root: Loc): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const stack: { value: unknown; loc: Loc; depth: number }[] = [{ value, loc: root, depth: 0 }];
-  while (stack.length > 0 && issues.length < MAX_ISSUES) {
-    const { value: v, loc, depth } = stack.pop()!;
+  for (let top = stack.pop(); top && issues.length < MAX_ISSUES; top = stack.pop()) {
+    const { value: v, loc, depth } = top;
     if (typeof v === 'string') {
       if (v.includes('\0')) issues.push({ loc, msg: 'String should not contain NUL characters', type: 'string_pattern_mismatch' });
       continue;

@@ -32,8 +32,8 @@ export function expressionSize(value: unknown): { depth: number; nodes: number }
   let depth = 0;
   let nodes = 0;
   const stack: { v: unknown; d: number }[] = [{ v: value, d: 1 }];
-  while (stack.length > 0) {
-    const { v, d } = stack.pop()!;
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const { v, d } = top;
     nodes++;
     depth = Math.max(depth, d);
     if (nodes > REQUEST_LIMITS.expressionNodes || depth > REQUEST_LIMITS.expressionDepth) break;

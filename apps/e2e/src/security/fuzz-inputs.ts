@@ -44,10 +44,17 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('wrap' as const), at: fc.nat() }) },
 );
 
-function pathsOf(v: Json, at: Path = [], out: Path[] = []): Path[] {
-  out.push(at);
-  if (Array.isArray(v)) v.forEach((item, i) => pathsOf(item, [...at, i], out));
-  else if (v && typeof v === 'object') for (const k of Object.keys(v)) pathsOf(v[k] as Json, [...at, k], out);
+/** Every path into a body, iteratively and no deeper than 40 levels (a body may already hold 3000-deep nesting). */
+function pathsOf(root: Json): Path[] {
+  const out: Path[] = [];
+  const stack: { v: Json; at: Path }[] = [{ v: root, at: [] }];
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    const { v, at } = top;
+    out.push(at);
+    if (at.length >= 40) continue;
+    if (Array.isArray(v)) v.forEach((item, i) => stack.push({ v: item, at: [...at, i] }));
+    else if (v && typeof v === 'object') for (const k of Object.keys(v)) stack.push({ v: v[k] as Json, at: [...at, k] });
+  }
   return out;
 }
 
@@ -115,8 +122,8 @@ export const hostileId: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(2_000, 9_000, 20_000).map((n) => 'a'.repeat(n)),
 );
 
-/** Header values a client can put on the wire (printable and latin-1; no CR/LF/NUL, which the client refuses). */
+/** Header values a client can put on the wire (printable and latin-1; no CR/LF/NUL/DEL, which the client refuses). */
 export const headerValue: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('', 'Bearer', 'Bearer ', 'Bearer x', 'Basic YTpi', 'Bearer kbk_00000000000000000000000000000000_' + 'A'.repeat(43), 'true', 'false', 'yes', '1', '-1', 'application/json', 'application/json; charset=utf-16', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '127.0.0.1, 10.0.0.1', 'x'.repeat(8_000)),
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 60 }).filter((s) => s.trim() === s),
+  fc.string({ unit: fc.integer({ min: 0x20, max: 0xfe }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 60 }).filter((s) => s.trim() === s),
 );

@@ -17,12 +17,13 @@ const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$/;
  * JSON routes that carry content (inline base64 files, long texts, conversations): resource create
  * and modify, field writes, processing push. Every other JSON body is small.
  */
-const CONTENT_BODY = /^\/api\/v1\/(kb\/[^/]+\/(resources|(resource|slug)\/[^/]+(\/(text|link|file|conversation)\/[^/]+(\/messages)?)?)|processing\/push)\/?$/;
+const CONTENT_BODY = /^\/api\/v1\/(kb\/[^/]+\/(resources|(resource|slug)\/[^/]+(\/(text|link|file|conversation)\/[^/]+(\/messages)?)?)|processing\/push)\/?$/i;
 /**
  * Public routes that sign someone in (password, invitation token, SAML assertion): rate-limited per
  * client address. (Accepting an invitation over the API needs a signed-in user: not public.)
+ * Case-insensitive like the router, or `/API/V1/AUTH/LOGIN` would reach the route around the limit.
  */
-const PUBLIC_AUTH = /^\/(auth|api\/v1\/auth|api\/v1\/saml\/[^/]+\/acs)(\/|$)/;
+const PUBLIC_AUTH = /^\/(auth|api\/v1\/auth|api\/v1\/saml\/[^/]+\/acs)(\/|$)/i;
 /** Routes that take HTML/SAML form posts; every other body is JSON. */
 const FORM_BODY = /^\/(auth|api\/v1\/saml)(\/|$)/;
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;

@@ -121,12 +121,14 @@ describe('security: abuse limits', () => {
       () => from('127.0.0.6', 'POST', '/auth/login', { form: { email: 'nobody@example.com', password: 'nope' } }),
       () => from('127.0.0.6', 'POST', '/api/v1/saml/nope/acs', { form: { SAMLResponse: 'x' } }),
       () => from('127.0.0.6', 'POST', '/auth/invite/login', { form: { token: 'x', email: 'nobody@example.com', password: 'nope' } }),
+      // The router ignores case and a trailing slash: so does the budget.
+      () => from('127.0.0.6', 'POST', '/API/V1/AUTH/LOGIN/', { json: { email: 'nobody@example.com', password: 'nope' } }),
     ];
     const answers: Answer[] = [];
     for (let i = 0; i < EDGE_BURST + 5; i++) answers.push(await routes[i % routes.length]!());
     expect(answers.slice(0, EDGE_BURST - 5).some((a) => a.status === 429 && JSON.stringify(a.body).includes('sign-in requests'))).toBe(false);
     const edge = answers.slice(EDGE_BURST).filter((a) => a.status === 429);
-    expect(edge.length).toBeGreaterThanOrEqual(4);
+    expect(edge).toHaveLength(answers.length - EDGE_BURST);
     expect(edge[0]?.body.detail).toEqual({ message: expect.stringMatching(/Too many sign-in requests from this address/), try_after: expect.any(Number) });
     // Other addresses and the rest of the API are untouched.
     expect((await signIn('127.0.0.7', admin.email, admin.password)).status).toBe(200);

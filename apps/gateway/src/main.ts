@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { join } from 'node:path';
-import { GatewayModule, HTTP_KEEP_ALIVE_TIMEOUT_MS, configureGatewayHttp } from '@kb/gateway';
+import { GatewayModule, configureGatewayHttp, gatewayHttpEnv } from '@kb/gateway';
 import { createLogger } from '@kb/platform/observability';
 import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
@@ -13,8 +13,7 @@ runMain(logger, async () => {
   const port = Number(env['PORT'] ?? 8080);
   const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
   const accessCacheTtlSeconds = reader.int('ACCESS_CACHE_TTL_SECONDS', 5, { min: 0, max: 300 });
-  const jsonBodyLimit = reader.string('JSON_BODY_LIMIT', '25mb');
-  const keepAliveTimeoutMs = reader.int('HTTP_KEEP_ALIVE_TIMEOUT_MS', HTTP_KEEP_ALIVE_TIMEOUT_MS, { min: 1_000, max: 600_000 });
+  const httpOptions = gatewayHttpEnv(reader);
   const corsOrigins = reader.list('CORS_ORIGINS');
   reader.done();
   const secret = await serverSecret(env, runtime.dataDir);
@@ -25,7 +24,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     serviceAppModule('gateway', logger, bus, [blobStoreHealthCheck(blobs)], [StorageModule.forRoot(blobs), GatewayModule.forRoot({ accessCacheTtlSeconds, corsOrigins })]),
     logger,
-    (a) => configureGatewayHttp(a, { logger, jsonBodyLimit, keepAliveTimeoutMs }),
+    (a) => configureGatewayHttp(a, { logger, ...httpOptions }),
   );
   closeOnSignals(logger, async () => {
     await app.close();

@@ -3,7 +3,7 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS, BootstrapService } from '@kb/accounts';
 import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, VECTOR_INDEX_KINDS } from '@kb/content';
-import { HTTP_KEEP_ALIVE_TIMEOUT_MS, configureGatewayHttp } from '@kb/gateway';
+import { configureGatewayHttp, gatewayHttpEnv } from '@kb/gateway';
 import { closeServiceDataSource, createServiceDataSource, databaseUrlFromEnv, type ClassType } from '@kb/platform/database';
 import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
@@ -31,8 +31,7 @@ runMain(logger, async () => {
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
   const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
-  const jsonBodyLimit = reader.string('JSON_BODY_LIMIT', '25mb');
-  const keepAliveTimeoutMs = reader.int('HTTP_KEEP_ALIVE_TIMEOUT_MS', HTTP_KEEP_ALIVE_TIMEOUT_MS, { min: 1_000, max: 600_000 });
+  const httpOptions = gatewayHttpEnv(reader);
   const vectorIndex = reader.oneOf('SEARCH_VECTOR_INDEX', VECTOR_INDEX_KINDS, 'hnsw');
   const searchMemory = { budgetBytes: reader.int('SEARCH_MEMORY_MB', 256, { min: 0, max: 1_048_576 }) * 1024 * 1024, maxParagraphs: reader.int('SEARCH_MEMORY_MAX_PARAGRAPHS', 200_000, { min: 0 }) };
   const corsOrigins = reader.list('CORS_ORIGINS');
@@ -64,7 +63,7 @@ runMain(logger, async () => {
       processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true, searchMemory, vectorIndex,
     }),
     logger,
-    (a) => configureGatewayHttp(a, { logger, jsonBodyLimit, keepAliveTimeoutMs }),
+    (a) => configureGatewayHttp(a, { logger, ...httpOptions }),
   );
   closeOnSignals(logger, async () => {
     await app.close();

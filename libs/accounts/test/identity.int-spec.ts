@@ -68,19 +68,27 @@ describe('identity: users, accounts, invitations, temporal and UA keys', () => {
   const signUp = (email: string) => bus.request(AccountsSubjects.signUp, { body: { email, password: PASSWORD, name: email.split('@')[0] } });
   const asUser = (token: string, target: { kbid?: string; account?: string } = {}) => bus.request(AccountsSubjects.checkAccess, { header: 'authorization', token, ...target });
 
-  it('signs up and in; a user token works; wrong passwords lock the address out', async () => {
+  it('signs up and in; a user token works; wrong passwords slow down that client only', async () => {
     const up = await signUp('ada@example.com');
     expect((await asUser(up.token)).principal).toMatchObject({ kind: 'user_token', user_id: up.user_id });
     await expect(signUp('ADA@example.com')).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
-    const ok = await bus.request(AccountsSubjects.signIn, { body: { email: 'Ada@Example.com', password: PASSWORD } });
+    const ok = await bus.request(AccountsSubjects.signIn, { body: { email: 'Ada@Example.com', password: PASSWORD }, ip: '192.0.2.1' });
     expect(ok.user_id).toBe(up.user_id);
-    for (let i = 0; i < 5; i++) {
-      await expect(bus.request(AccountsSubjects.signIn, { body: { email: 'ada@example.com', password: 'wrong password!' } })).rejects.toMatchObject({ code: ErrorCodes.UNAUTHENTICATED });
+    // Three typos are free; then each failure makes the next attempt from that client wait longer.
+    const attempts: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      attempts.push(await bus.request(AccountsSubjects.signIn, { body: { email: 'ada@example.com', password: 'wrong password!' }, ip: '192.0.2.66' }).then(() => 'ok', (e: { code: string }) => e.code));
     }
-    await expect(bus.request(AccountsSubjects.signIn, { body: { email: 'ada@example.com', password: PASSWORD } })).rejects.toMatchObject({
+    expect(attempts.slice(0, 4)).toEqual(Array(4).fill(ErrorCodes.UNAUTHENTICATED));
+    expect(attempts).toContain(ErrorCodes.RATE_LIMITED);
+    // A guesser far along (ten failures: 64 s to wait) is refused even the right password, with the time to come back.
+    await ds.query(`UPDATE accounts.sign_in_throttle SET failures = 10, last_failure = now() WHERE key LIKE 'pair:192.0.2.66|%'`);
+    await expect(bus.request(AccountsSubjects.signIn, { body: { email: 'ada@example.com', password: PASSWORD }, ip: '192.0.2.66' })).rejects.toMatchObject({
       code: ErrorCodes.RATE_LIMITED, details: { try_after: expect.any(Number) },
     });
-    await expect(bus.request(AccountsSubjects.signIn, { body: { email: 'nobody@example.com', password: PASSWORD } })).rejects.toMatchObject({ code: ErrorCodes.UNAUTHENTICATED });
+    // The owner, from their own address, is not locked out by the guesser.
+    expect((await bus.request(AccountsSubjects.signIn, { body: { email: 'ada@example.com', password: PASSWORD }, ip: '192.0.2.1' })).user_id).toBe(up.user_id);
+    await expect(bus.request(AccountsSubjects.signIn, { body: { email: 'nobody@example.com', password: PASSWORD }, ip: '192.0.2.1' })).rejects.toMatchObject({ code: ErrorCodes.UNAUTHENTICATED });
   });
 
   it('creates an account with its default KB; the creator owns both; slugs are unique', async () => {

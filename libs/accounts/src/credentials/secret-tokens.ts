@@ -1,5 +1,7 @@
 import { createHmac, randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
+import { WorkLimiter } from './work-limiter';
 
 const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
 
@@ -55,9 +57,15 @@ export function secretMatches(secret: string, salt: string, expectedHash: string
 /** Passwords: scrypt (memory-hard), parameters stored with the hash so they can be raised later. */
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 
+/**
+ * Every password hash of this process goes through one limiter: half the cores at once (at least
+ * one), a short queue, then 429. The hash parameters are unchanged; only how many run together.
+ */
+const passwordWork = new WorkLimiter(Math.max(1, Math.floor(availableParallelism() / 2)), 64);
+
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scrypt(password.normalize('NFKC'), salt, SCRYPT.keylen, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p, maxmem: 64 * 1024 * 1024 });
+  const key = await passwordWork.run(() => scrypt(password.normalize('NFKC'), salt, SCRYPT.keylen, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p, maxmem: 64 * 1024 * 1024 }));
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
@@ -66,9 +74,9 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, saltB64, keyB64] = parts as [string, string, string, string, string, string];
   const expected = Buffer.from(keyB64, 'base64url');
-  const key = await scrypt(password.normalize('NFKC'), Buffer.from(saltB64, 'base64url'), expected.length, {
+  const key = await passwordWork.run(() => scrypt(password.normalize('NFKC'), Buffer.from(saltB64, 'base64url'), expected.length, {
     N: Number(n), r: Number(r), p: Number(p), maxmem: 64 * 1024 * 1024,
-  });
+  }));
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 

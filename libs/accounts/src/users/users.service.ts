@@ -13,14 +13,14 @@ import { signUserToken } from '../credentials/user-tokens';
 import { UserEntity } from '../entities/user.entity';
 import { UsersRepository } from '../kbs/users.repository';
 import { EmailVerificationService } from './email-verification.service';
-import { SignInLimiter } from './sign-in-limiter';
+import { SignInThrottle } from './sign-in-throttle';
 
 /** Verifying against this keeps a wrong e-mail as slow as a wrong password (no account probing by timing). */
 let dummyHash: Promise<string> | undefined;
 
 @Injectable()
 export class UsersService {
-  private readonly limiter: SignInLimiter;
+  private readonly throttle: SignInThrottle;
 
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
@@ -29,7 +29,7 @@ export class UsersService {
     private readonly users: UsersRepository,
     private readonly verification: EmailVerificationService,
   ) {
-    this.limiter = new SignInLimiter(ds);
+    this.throttle = new SignInThrottle(ds);
   }
 
   /** The user can work at once; their address counts for nothing (invitations, SSO) until they open the link mailed to it. */
@@ -46,15 +46,17 @@ export class UsersService {
 
   async signIn(req: SignInRequest): Promise<UserTokenDto> {
     const email = req.body.email.toLowerCase();
-    await this.limiter.assertNotLocked(email);
+    // Callers on the bus without an address (none today) share one budget: stricter, never looser.
+    const client = req.ip ?? 'unknown';
+    await this.throttle.assertAllowed(email, client);
     const user = await this.users.findUserByEmail(email);
     const stored = user?.passwordHash ?? (await (dummyHash ??= hashPassword('not-a-password')));
     const ok = (await verifyPassword(req.body.password, stored)) && user?.passwordHash !== null && user !== null;
     if (!ok || !user) {
-      await this.limiter.recordFailure(email);
+      await this.throttle.recordFailure(email, client);
       throw new DomainError(ErrorCodes.UNAUTHENTICATED, 'Wrong e-mail address or password');
     }
-    await this.limiter.reset(email);
+    await this.throttle.recordSuccess(email, client);
     await this.ds.getRepository(UserEntity).update({ id: user.id }, { lastLogin: new Date() });
     return this.issueToken(user.id);
   }

@@ -5,6 +5,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FindService, PARAGRAPH_COLUMNS, type FindOutcome, type ParagraphRow, type RankedParagraph } from '../search/find.service';
+import { REQUEST_LIMITS } from '../search/query/request-limits';
 import { RequestReader, isObject } from '../search/query/request-reader';
 import {
   computeCitations, createGenerator, estimateTokens, footnoteCitations, GenerationError, supportScore, trimContext,
@@ -207,10 +208,13 @@ export class AskService {
     if (history !== undefined && history !== null) {
       const name = r.has('chat_history') ? 'chat_history' : 'context';
       if (!Array.isArray(history)) r.issue(name, 'Input should be a valid list', 'list_type');
+      else if (history.length > REQUEST_LIMITS.chatTurns) r.issue(name, `List should have at most ${REQUEST_LIMITS.chatTurns} items`, 'too_long');
       else {
         history.forEach((t, i) => {
           if (!isObject(t) || (t['author'] !== 'USER' && t['author'] !== 'NUCLIA') || typeof t['text'] !== 'string') {
             r.issue([name, i], "Input should be {author: 'USER'|'NUCLIA', text}", 'model_type');
+          } else if (t['text'].length > REQUEST_LIMITS.passageChars) {
+            r.issue([name, i, 'text'], `String should have at most ${REQUEST_LIMITS.passageChars} characters`, 'string_too_long');
           } else chatHistory.push({ author: t['author'], text: t['text'] });
         });
       }
@@ -218,7 +222,7 @@ export class AskService {
     const relevance = r.number('chat_history_relevance_threshold', r.raw('chat_history_relevance_threshold'), { min: 0, max: 1 });
     const query = typeof r.body['query'] === 'string' ? r.body['query'] : '';
     const keptHistory = relevance === undefined ? chatHistory : chatHistory.filter((t) => supportScore(query, t.text) >= relevance || supportScore(t.text, query) >= relevance);
-    const extraContext = r.stringList('extra_context') ?? [];
+    const extraContext = r.stringList('extra_context', { max: REQUEST_LIMITS.passageChars }) ?? [];
     const prompt: AskOptions['prompt'] = {};
     const p = r.raw('prompt');
     if (typeof p === 'string') prompt.user = p;

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { RESOURCE_TARGET, FilterCompiler } from './query/filters';
+import { REQUEST_LIMITS } from './query/request-limits';
 import { readSerialization, RequestReader, isObject } from './query/request-reader';
 import { facetCounts } from './query/facets';
 import { SqlParams, escapeLike, likePrefix } from './query/sql';
@@ -34,6 +35,10 @@ export class CatalogService {
     if (q === undefined || q === null || q === '') return 'TRUE';
     if (typeof q === 'string') {
       const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+      if (q.length > REQUEST_LIMITS.queryChars || words.length > REQUEST_LIMITS.catalogQueryWords) {
+        r.issue('query', `Input should have at most ${REQUEST_LIMITS.queryChars} characters and ${REQUEST_LIMITS.catalogQueryWords} words`, 'string_too_long');
+        return 'TRUE';
+      }
       return words.length ? words.map((w) => `lower(r.title) LIKE ${params.add(`%${escapeLike(w)}%`)}`).join(' AND ') : 'TRUE';
     }
     if (!isObject(q)) {
@@ -80,7 +85,7 @@ export class CatalogService {
     const kb = params.add(req.kbid);
     const languages = await this.context.kbLanguages(req.kbid);
     const conds = [`r.kbid = ${kb}`, this.queryCondition(r, params), new FilterCompiler(params, RESOURCE_TARGET(kb), languages).readAll(r, { allowFieldFilters: false })];
-    const faceted = r.stringList('faceted', { maxItems: 50 }) ?? [];
+    const faceted = r.stringList('faceted', { maxItems: REQUEST_LIMITS.facets }) ?? [];
     const sort = r.object('sort');
     const sortField = sort?.['field'] ?? 'created';
     const sortOrder = sort?.['order'] ?? 'desc';
@@ -133,6 +138,7 @@ export class CatalogService {
     const prefixes = r.raw('prefixes');
     const list: { prefix: string; depth?: number }[] = [];
     if (!Array.isArray(prefixes)) r.issue('prefixes', 'Input should be a valid list', 'list_type');
+    else if (prefixes.length > REQUEST_LIMITS.facets) r.issue('prefixes', `List should have at most ${REQUEST_LIMITS.facets} items`, 'too_long');
     else {
       prefixes.forEach((x, i) => {
         if (!isObject(x) || typeof x['prefix'] !== 'string') r.issue(['prefixes', i], 'Input should be {prefix, depth?}', 'model_type');

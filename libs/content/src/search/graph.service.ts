@@ -67,7 +67,7 @@ export class GraphService {
     const raw = r.raw('query');
     let expr: GraphExpr | undefined;
     if (raw === undefined || raw === null) r.issue('query', 'Field required', 'missing');
-    else expr = parseExpr(raw, kind, ['query'], r, 0);
+    else if (r.withinExpressionLimits('query', raw)) expr = parseExpr(raw, kind, ['query'], r, 0);
     const params = new SqlParams();
     const kbParam = params.add(req.kbid);
     const fe = r.object('filter_expression');

@@ -4,6 +4,7 @@ import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { analyzeQuery } from './analysis';
 import { FindService, highlight, type FindPlan, type ParagraphRow, type PlanRetrieval, type RetrievalRequest } from './find.service';
 import type { RetrieverHit } from './query/fusion';
+import { REQUEST_LIMITS } from './query/request-limits';
 import { RequestReader } from './query/request-reader';
 import { facetCounts } from './query/facets';
 import { SqlParams, likePrefix } from './query/sql';
@@ -36,7 +37,7 @@ export class SearchListsService {
     const r = new RequestReader(req.body);
     const plan = await this.finder.plan(req, r, { defaultFeatures: ['keyword', 'fulltext', 'semantic'] as never, allowed: SEARCH_FEATURES });
     const features = plan.features as string[];
-    const faceted = r.stringList('faceted', { maxItems: 50 }) ?? [];
+    const faceted = r.stringList('faceted', { maxItems: REQUEST_LIMITS.facets }) ?? [];
     const offset = r.int('offset', 0, 0, 1000);
     const sort = r.object('sort');
     if (sort && sort['field'] !== undefined && sort['field'] !== 'score') {
@@ -140,6 +141,7 @@ export class SearchListsService {
     const r = new RequestReader(req.body);
     const raw = r.raw('query');
     if (typeof raw !== 'string' || raw.trim() === '') r.issue('query', 'Field required', 'missing');
+    else if (raw.length > REQUEST_LIMITS.queryChars) r.issue('query', `String should have at most ${REQUEST_LIMITS.queryChars} characters`, 'string_too_long');
     const features = r.enumList('features', ['paragraph', 'entities'] as const, ['paragraph', 'entities']);
     const body = { ...(r.body as Record<string, unknown>) };
     delete body['features'];

@@ -1,10 +1,15 @@
-import { IsDefined, IsInt, IsOptional, IsString, Matches, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsDefined, IsInt, IsOptional, IsString, Matches, Min, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
 import { DomainError, ErrorCodes } from './errors';
 import { collectIssues, validatePayload } from './validation';
 
 class Inner {
   @IsDefined() @IsString() name!: string;
+}
+
+class Listing {
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => Inner) items?: Inner[];
+  @IsOptional() @ValidateNested() @Type(() => Inner) one?: Inner;
 }
 
 class Sample {
@@ -55,5 +60,13 @@ describe('validatePayload', () => {
     // Repeated validations give the same answers from the cache.
     expect(collectIssues(Sample, { slug: 'ok', size: -1 }).issues.map((i) => i.loc)).toEqual([['size']]);
     expect(collectIssues(Sample, { slug: 'ok', size: -1 }).issues.map((i) => i.loc)).toEqual([['size']]);
+  });
+
+  it('refuses a list where one nested object is expected, and a list inside a list of objects (class-validator walks any iterable)', () => {
+    expect(collectIssues(Listing, { items: [{ name: 'a' }], one: { name: 'b' } }).issues).toEqual([]);
+    expect(collectIssues(Listing, { items: [[{ name: 'a' }]], one: [{ name: 'b' }] }, { loc: ['body'] }).issues).toEqual([
+      { loc: ['body', 'items', 0], msg: 'Input should be a valid object', type: 'model_type' },
+      { loc: ['body', 'one'], msg: 'Input should be a valid object', type: 'model_type' },
+    ]);
   });
 });

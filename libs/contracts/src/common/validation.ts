@@ -115,8 +115,32 @@ export function collectIssues<T extends object>(cls: ClassConstructor<T>, plain:
   });
   const issues: ValidationIssue[] = [];
   flatten(errors, loc, issues);
+  if (issues.length === 0) checkNestedShapes(value as object, loc, issues, 0);
   validateMaps(value as object, plain as Record<string, unknown>, loc, issues, options);
   return { value, issues };
+}
+
+const isPlainObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * `@ValidateNested` accepts a list where one object is expected, and a list inside a list of
+ * objects (class-validator walks any iterable): `labels: [[{title}]]` passed validation and failed
+ * later as a 500. Every nested member must be an object, and every item of an `each` list one.
+ */
+function checkNestedShapes(value: object, loc: (string | number)[], issues: ValidationIssue[], depth: number): void {
+  if (depth > 32) return;
+  const metadatas = getMetadataStorage().getTargetValidationMetadatas(value.constructor, '', true, false) as { type: string; propertyName: string; each?: boolean }[];
+  for (const m of metadatas) {
+    if (m.type !== 'nestedValidation') continue;
+    const member = (value as Record<string, unknown>)[m.propertyName];
+    if (member === undefined || member === null) continue;
+    const here = [...loc, m.propertyName];
+    const items: [unknown, (string | number)[]][] = m.each && Array.isArray(member) ? member.map((item, i) => [item, [...here, i]]) : [[member, here]];
+    for (const [item, at] of items) {
+      if (!isPlainObject(item)) issues.push({ loc: at, msg: 'Input should be a valid object', type: 'model_type' });
+      else checkNestedShapes(item, at, issues, depth + 1);
+    }
+  }
 }
 
 /** Validates `@MapOf` members: an object whose keys match the pattern and whose values are valid. */

@@ -3,6 +3,9 @@ import { DomainError, ErrorCodes, type AccessGrant, type CheckAccessRequest } fr
 import type { AccessClient } from './access-client';
 import { AuthGuard } from './auth.guard';
 
+const KB1 = '1b000000-0000-4000-8000-000000000001';
+const R1 = '2c000000-0000-4000-8000-000000000001';
+const K = '3d000000-0000-4000-8000-000000000001';
 const KEY = 'kbk_' + 'a'.repeat(32) + '_' + 'b'.repeat(43);
 
 function context(method: string, path: string, params: Record<string, string>, headers: Record<string, string>): ExecutionContext {
@@ -31,7 +34,7 @@ async function outcome(guard: AuthGuard, ctx: ExecutionContext): Promise<string>
 }
 
 const apiKeyHeaders = { 'x-svc-serviceaccount': `Bearer ${KEY}` };
-const resource = (method: string) => context(method, '/api/v1/kb/:kbid/resource/:rid', { kbid: 'kb1', rid: 'r1' }, apiKeyHeaders);
+const resource = (method: string) => context(method, '/api/v1/kb/:kbid/resource/:rid', { kbid: KB1, rid: R1 }, apiKeyHeaders);
 const userPrincipal = { id: 'u', kind: 'pat' as const, credential_id: 'c', user_id: 'u' };
 
 describe('AuthGuard', () => {
@@ -45,7 +48,7 @@ describe('AuthGuard', () => {
     ['API key on an account route', context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders), { account_role: 'AOWNER' as const }, ErrorCodes.FORBIDDEN],
     ['account member creating a KB', context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders), { account_role: 'AMEMBER' as const, principal: userPrincipal }, ErrorCodes.FORBIDDEN],
     ['account owner creating a KB', context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders), { account_role: 'AOWNER' as const, principal: userPrincipal }, 'allowed'],
-    ['KB of another account', context('PATCH', '/api/v1/account/:account_id/kb/:kb_id', { account_id: 'a', kb_id: 'k' }, apiKeyHeaders), { kb_role: 'SOWNER' as const, account_id: 'other', principal: userPrincipal }, ErrorCodes.KB_NOT_FOUND],
+    ['KB of another account', context('PATCH', '/api/v1/account/:account_id/kb/:kb_id', { account_id: 'a', kb_id: K }, apiKeyHeaders), { kb_role: 'SOWNER' as const, account_id: 'other', principal: userPrincipal }, ErrorCodes.KB_NOT_FOUND],
   ])('%s → %s', async (_name, ctx, grant, expected) => {
     expect(await outcome(guardAnswering(grant).guard, ctx)).toBe(expected);
   });
@@ -53,12 +56,12 @@ describe('AuthGuard', () => {
   it('asks accounts about the KB of the path', async () => {
     const { guard, calls } = guardAnswering({ kb_role: 'SMEMBER' });
     await guard.canActivate(resource('GET'));
-    expect(calls).toEqual([{ header: 'serviceaccount', token: KEY, kbid: 'kb1' }]);
+    expect(calls).toEqual([{ header: 'serviceaccount', token: KEY, kbid: KB1 }]);
   });
 
   it('refuses a request without a credential with 401 and never asks accounts', async () => {
     const { guard, calls } = guardAnswering({ kb_role: 'SOWNER' });
-    expect(await outcome(guard, context('GET', '/api/v1/kb/:kbid/resources', { kbid: 'kb1' }, {}))).toBe(ErrorCodes.UNAUTHENTICATED);
+    expect(await outcome(guard, context('GET', '/api/v1/kb/:kbid/resources', { kbid: KB1 }, {}))).toBe(ErrorCodes.UNAUTHENTICATED);
     expect(calls).toEqual([]);
   });
 
@@ -71,5 +74,13 @@ describe('AuthGuard', () => {
     const { guard } = guardAnswering({});
     expect(await outcome(guard, context('GET', '/health/ready', {}, {}))).toBe('allowed');
     expect(await outcome(guard, context('GET', '/api/v1/secret', {}, apiKeyHeaders))).toBe(ErrorCodes.INTERNAL);
+  });
+
+  it('refuses a path id that is not a uuid with 422 naming it, before asking accounts (it would reach a uuid column)', async () => {
+    const { guard, calls } = guardAnswering({ kb_role: 'SOWNER' as const });
+    await expect(guard.canActivate(context('GET', '/api/v1/kb/:kbid/resource/:rid', { kbid: KB1, rid: 'undefined' }, apiKeyHeaders))).rejects.toMatchObject({
+      code: ErrorCodes.VALIDATION_FAILED, details: { detail: [{ loc: ['path', 'rid'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }] },
+    });
+    expect(calls).toEqual([]);
   });
 });

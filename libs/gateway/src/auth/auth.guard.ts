@@ -1,6 +1,6 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { DomainError, ErrorCodes, kbRoleSatisfies, type AccessGrant, type Principal } from '@kb/contracts';
+import { DomainError, ErrorCodes, kbRoleSatisfies, type AccessGrant, type Principal, type ValidationIssue } from '@kb/contracts';
 import { accessRuleFor, type AccessRule } from './access-table';
 import { AccessClient } from './access-client';
 import { presentedCredential } from './credential-header';
@@ -15,6 +15,15 @@ export interface AuthedRequest extends Request {
 
 const forbidden = (msg: string) => new DomainError(ErrorCodes.FORBIDDEN, msg);
 
+/** Path parameters that are always ids of uuid columns: anything else is refused before it reaches SQL. */
+const UUID_PARAMS = ['kbid', 'kb_id', 'rid', 'sa_id', 'sa_key_id', 'token_id'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function malformedIds(params: Record<string, unknown>): ValidationIssue[] {
+  return UUID_PARAMS.filter((name) => typeof params[name] === 'string' && !UUID.test(params[name] as string))
+    .map((name) => ({ loc: ['path', name], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }));
+}
+
 /** Decides every request from the access table. The only place the service makes this decision. */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -28,6 +37,8 @@ export class AuthGuard implements CanActivate {
     const credential = presentedCredential(req.headers);
     if (rule.scope === 'public') return true;
     if (!credential) throw new DomainError(ErrorCodes.UNAUTHENTICATED, 'This route needs a credential: Authorization, X-SVC-SERVICEACCOUNT or X-SVC-UAKEY');
+    const badIds = malformedIds(req.params);
+    if (badIds.length > 0) throw DomainError.validation(badIds);
 
     const target = this.target(rule, req);
     const grant = await this.access.check({ header: credential.header, token: credential.token, ...target });

@@ -2,6 +2,7 @@ import { Controller, Get, Header, Inject, Post, Req, Res } from '@nestjs/common'
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AccountsSubjects, DomainError, ErrorCodes, SignInDto, SignUpDto, collectIssues } from '@kb/contracts';
+import { clientKey } from '../http/client-rate-limit';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { formField, pageStatusOf } from './page-form';
 import { emailStep, passwordStep, signUpStep, ssoStep, tokenPage } from './auth-page.html';
@@ -43,7 +44,7 @@ export class AuthPageController {
     const body = { email: formField(req, 'email'), password: formField(req, 'password') };
     if (collectIssues(SignInDto, body).issues.length > 0) return this.html(res, 422, passwordStep(body.email, 'Enter your e-mail address and password'));
     try {
-      const { token, expires } = await this.bus.request(AccountsSubjects.signIn, { body, ip: req.ip });
+      const { token, expires } = await this.bus.request(AccountsSubjects.signIn, { body, ip: clientKey(req.ip ?? '') });
       this.html(res, 200, tokenPage(token, expires));
     } catch (err) {
       this.html(res, pageStatusOf(err), passwordStep(body.email, (err as DomainError).message));

@@ -2,6 +2,7 @@ import { Controller, Get, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AccountsSubjects, DomainError, SignInDto, SignUpDto, collectIssues } from '@kb/contracts';
+import { clientKey } from '../http/client-rate-limit';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { formField, pageStatusOf } from './page-form';
 import { invitePage, inviteAcceptedPage } from './invite-page.html';
@@ -24,7 +25,7 @@ export class InvitePageController {
     const token = formField(req, 'token');
     const body = { email: formField(req, 'email'), password: formField(req, 'password') };
     if (collectIssues(SignInDto, body).issues.length > 0) return this.html(res, 422, invitePage(token, 'Enter your e-mail address and password'));
-    await this.complete(res, token, () => this.bus.request(AccountsSubjects.signIn, { body, ip: req.ip }));
+    await this.complete(res, token, () => this.bus.request(AccountsSubjects.signIn, { body, ip: clientKey(req.ip ?? '') }));
   }
 
   @Post('signup')

@@ -6,6 +6,7 @@ import {
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
+import { clientKey } from '../http/client-rate-limit';
 import { bodyOf } from '../http/dto.pipe';
 import { busContextOf } from '../http/request-context';
 
@@ -29,7 +30,7 @@ export class UserController {
   @ApiOperation({ summary: 'Sign in with e-mail and password; returns a short-lived user token' })
   @ApiResponse({ status: 200, type: UserTokenDto })
   signIn(@Body(bodyOf(SignInDto)) body: SignInDto, @Req() req: AuthedRequest): Promise<UserTokenDto> {
-    return this.bus.request(AccountsSubjects.signIn, { body, ip: req.ip }, busContextOf(req));
+    return this.bus.request(AccountsSubjects.signIn, { body, ip: clientKey(req.ip ?? '') }, busContextOf(req));
   }
 
   @Get('user')

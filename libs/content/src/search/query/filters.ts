@@ -1,5 +1,6 @@
 import { analyzeQuery } from '../analysis';
 import { TYPE_LETTER } from '../search-ids';
+import { REQUEST_LIMITS } from './request-limits';
 import { isObject, type RequestReader } from './request-reader';
 import { canonicalUuid, MATCH_FALSE, MATCH_TRUE, type Match } from './filter-match';
 import { likePrefix, type SqlParams } from './sql';
@@ -335,7 +336,8 @@ export class FilterCompiler {
    */
   readAllMatch(r: RequestReader, o: { allowFieldFilters: boolean }): Cond {
     const conds: Cond[] = [];
-    const fe = r.object('filter_expression');
+    const feRaw = r.object('filter_expression');
+    const fe = feRaw && r.withinExpressionLimits('filter_expression', feRaw) ? feRaw : undefined;
     if (fe) {
       const operator = fe['operator'] ?? 'and';
       if (operator !== 'and' && operator !== 'or') r.issue(['filter_expression', 'operator'], "Input should be 'and' or 'or'", 'enum');
@@ -365,8 +367,9 @@ export class FilterCompiler {
       if (parts.length) conds.push(combine(operator === 'or' ? 'or' : 'and', parts, true));
     }
     const filters = r.raw('filters');
-    if (filters !== undefined && filters !== null) {
-      if (fe) r.issue('filters', 'Use filter_expression or filters, not both', 'value_error');
+    if (Array.isArray(filters) && filters.length > REQUEST_LIMITS.listItems) r.issue('filters', `List should have at most ${REQUEST_LIMITS.listItems} items`, 'too_long');
+    else if (filters !== undefined && filters !== null && r.withinExpressionLimits('filters', filters)) {
+      if (feRaw) r.issue('filters', 'Use filter_expression or filters, not both', 'value_error');
       conds.push(this.legacy(r, filters, ['filters']));
     }
     if (o.allowFieldFilters) {
@@ -399,6 +402,9 @@ export function readSecurityGroups(r: RequestReader, forced: string[] | undefine
     const g = security['groups'] ?? security['access_groups'];
     for (const k of Object.keys(security)) if (k !== 'groups' && k !== 'access_groups') r.issue(['security', k], 'Extra inputs are not permitted', 'extra_forbidden');
     if (g !== undefined && (!Array.isArray(g) || g.some((x) => typeof x !== 'string'))) r.issue(['security', 'groups'], 'Input should be a list of strings', 'list_type');
+    else if (Array.isArray(g) && (g.length > REQUEST_LIMITS.listItems || g.some((x: string) => x.length > REQUEST_LIMITS.itemChars))) {
+      r.issue(['security', 'groups'], `Input should be at most ${REQUEST_LIMITS.listItems} groups of at most ${REQUEST_LIMITS.itemChars} characters`, 'too_long');
+    }
     else groups = (g as string[] | undefined) ?? [];
   }
   // Groups bound to the credential (temporal keys) replace the body's.

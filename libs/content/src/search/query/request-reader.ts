@@ -1,3 +1,4 @@
+import { expressionSize, REQUEST_LIMITS } from './request-limits';
 import { DomainError, ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption, type ValidationIssue } from '@kb/contracts';
 
 type Loc = (string | number)[];
@@ -101,14 +102,19 @@ export class RequestReader {
     return v;
   }
 
+  /** A list of strings, at most `maxItems` (REQUEST_LIMITS.listItems) of at most `max` (REQUEST_LIMITS.itemChars) characters. */
   stringList(name: string, o: { max?: number; maxItems?: number } = {}): string[] | undefined {
+    o = { max: REQUEST_LIMITS.itemChars, maxItems: REQUEST_LIMITS.listItems, ...o };
     const v = this.raw(name);
     if (v === undefined || v === null) return undefined;
     if (!Array.isArray(v)) {
       this.issue(name, 'Input should be a valid list', 'list_type');
       return undefined;
     }
-    if (o.maxItems !== undefined && v.length > o.maxItems) this.issue(name, `List should have at most ${o.maxItems} items`, 'too_long');
+    if (o.maxItems !== undefined && v.length > o.maxItems) {
+      this.issue(name, `List should have at most ${o.maxItems} items`, 'too_long');
+      return undefined;
+    }
     const out: string[] = [];
     v.forEach((item, i) => {
       if (typeof item !== 'string') this.issue([name, i], 'Input should be a valid string', 'string_type');
@@ -120,7 +126,7 @@ export class RequestReader {
 
   /** A list of enumeration values; an empty list means the defaults (clients send `[]` for "none chosen"). */
   enumList<T extends string>(name: string, allowed: readonly T[], def: readonly T[]): T[] {
-    const list = this.stringList(name);
+    const list = this.stringList(name, { maxItems: REQUEST_LIMITS.enumItems });
     if (!list || list.length === 0) return [...def];
     const out: T[] = [];
     list.forEach((item, i) => {
@@ -159,6 +165,23 @@ export class RequestReader {
       return undefined;
     }
     return v;
+  }
+
+  /**
+   * False (with the issue reported) when a nested expression (filter expression, legacy filter,
+   * graph query) is deeper or larger than REQUEST_LIMITS allow: checked before it is parsed.
+   */
+  withinExpressionLimits(member: string | Loc, value: unknown): boolean {
+    const { depth, nodes } = expressionSize(value);
+    if (depth > REQUEST_LIMITS.expressionDepth) {
+      this.issue(member, `Expression should nest at most ${REQUEST_LIMITS.expressionDepth} levels`, 'too_deep');
+      return false;
+    }
+    if (nodes > REQUEST_LIMITS.expressionNodes) {
+      this.issue(member, `Expression should have at most ${REQUEST_LIMITS.expressionNodes} values`, 'too_long');
+      return false;
+    }
+    return true;
   }
 
   /** Members accepted only when unset or falsy-default: anything else is refused as not supported. */

@@ -31,6 +31,13 @@ export function errorEnvelope(err: unknown, logger: BusLogger, fields: Record<st
 export function toDomainError(err: unknown, logger: BusLogger, fields: Record<string, unknown>): DomainError {
   if (DomainError.isDomainError(err)) return err;
   const errorId = randomUUID();
+  // Last line of defence: a value the database refuses as data (SQLSTATE class 22: not a uuid, a NUL
+  // byte, out of range…) came from the request; validation should have named it, but it is the
+  // caller's input, not a fault of the service.
+  if (isDataException(err)) {
+    logger.warn('Input refused by the database (validation should have caught it)', { ...fields, error_id: errorId, err: describeError(err) });
+    return DomainError.validation([{ loc: [], msg: 'A value of the request is not valid for what it names', type: 'value_error' }]);
+  }
   logger.error('Unhandled error in bus handler', { ...fields, error_id: errorId, err: describeError(err) });
   return new DomainError(ErrorCodes.INTERNAL, 'Internal error', { error_id: errorId });
 }
@@ -84,4 +91,10 @@ export function timeoutError(subject: string, timeoutMs: number): DomainError {
 
 export function unavailableError(subject: string): DomainError {
   return new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `No service answers ${subject}`, { subject });
+}
+
+/** A PostgreSQL data exception (SQLSTATE class 22), as the pg driver reports it (also wrapped by TypeORM). */
+export function isDataException(err: unknown): boolean {
+  const code = (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ?? (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }

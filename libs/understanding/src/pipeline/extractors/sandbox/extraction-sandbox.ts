@@ -1,0 +1,197 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, extname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { ExtractionError } from '../extraction.error';
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits';
+import type { SandboxReply, SandboxTask } from './sandbox-protocol';
+
+/** A worker is replaced after this many parses, so whatever a parser leaks does not accumulate. */
+const JOBS_PER_WORKER = 200;
+/** An idle worker is stopped after this long; the next parse starts a fresh one. */
+const IDLE_MS = 60_000;
+
+interface Job {
+  id: number;
+  task: SandboxTask;
+  transfer: ArrayBuffer[];
+  resolve: (result: unknown) => void;
+  reject: (err: ExtractionError) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  jobs: number;
+  current?: { job: Job; timer: NodeJS.Timeout };
+  idleTimer?: NodeJS.Timeout;
+}
+
+/**
+ * Parses untrusted bytes in a small pool of worker threads. Each worker's heap and stack are capped
+ * (`resourceLimits`) and each parse has a wall-time limit: a bomb, a pathological document or a parser
+ * bug costs one worker — terminated and replaced — and fails its own field, never the process or
+ * other tenants' jobs. Workers are reused because starting one and loading the parsers costs far
+ * more than a small document's parse (see docs/security/parsers.md for the numbers); a worker runs
+ * one parse at a time, so a parse that kills it takes nobody else's job down with it.
+ */
+export class ExtractionSandbox {
+  private readonly slots = new Set<Slot>();
+  private readonly idle: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(readonly limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS) {}
+
+  /** The task's result, or an ExtractionError (TOO_LARGE for memory or time exhausted). */
+  run<T>(task: SandboxTask, transfer: ArrayBuffer[] = []): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('The extraction sandbox is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, task, transfer, resolve: resolve as (r: unknown) => void, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Stops every worker; queued and running parses fail. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new ExtractionError('Extraction was stopped', 'CORRUPT_FILE'));
+    await Promise.all([...this.slots].map((slot) => this.retire(slot, new ExtractionError('Extraction was stopped', 'CORRUPT_FILE'))));
+  }
+
+  private dispatch(): void {
+    while (this.queue.length) {
+      const slot = this.idle.pop() ?? (this.slots.size < this.limits.workers ? this.spawn() : undefined);
+      if (!slot) return;
+      this.start(slot, this.queue.shift() as Job);
+    }
+  }
+
+  private start(slot: Slot, job: Job): void {
+    clearTimeout(slot.idleTimer);
+    slot.worker.ref();
+    const timer = setTimeout(() => void this.retire(slot, new ExtractionError(`Reading the file took longer than ${this.limits.timeoutMs} ms`, 'TOO_LARGE')), this.limits.timeoutMs);
+    slot.current = { job, timer };
+    slot.jobs++;
+    try {
+      slot.worker.postMessage({ id: job.id, task: job.task }, job.transfer);
+    } catch (err) {
+      void this.retire(slot, new ExtractionError(`The file could not be handed to a parser: ${(err as Error).message}`, 'CORRUPT_FILE'));
+    }
+  }
+
+  private spawn(): Slot {
+    const { worker: entry, options } = workerEntry();
+    const worker = new Worker(entry, {
+      ...options,
+      resourceLimits: {
+        maxOldGenerationSizeMb: this.limits.maxMemoryMb,
+        maxYoungGenerationSizeMb: this.limits.maxYoungMemoryMb,
+        stackSizeMb: this.limits.stackSizeMb,
+      },
+    });
+    const slot: Slot = { worker, jobs: 0 };
+    this.slots.add(slot);
+    worker.on('message', (reply: SandboxReply) => this.settle(slot, reply));
+    worker.on('error', (err: Error & { code?: string }) => {
+      const error =
+        err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new ExtractionError('Reading the file needs more memory than allowed', 'TOO_LARGE')
+          : new ExtractionError(`The parser failed: ${err.message}`, 'CORRUPT_FILE');
+      void this.retire(slot, error);
+    });
+    worker.on('exit', (code) => void this.retire(slot, new ExtractionError(`The parser stopped (exit code ${code})`, 'CORRUPT_FILE')));
+    return slot;
+  }
+
+  private settle(slot: Slot, reply: SandboxReply): void {
+    const current = slot.current;
+    if (!current || current.job.id !== reply.id) return;
+    clearTimeout(current.timer);
+    slot.current = undefined;
+    if (reply.ok) current.job.resolve(reply.result);
+    else current.job.reject(new ExtractionError(reply.message, reply.code));
+    if (slot.jobs >= JOBS_PER_WORKER || this.closed) {
+      void this.retire(slot);
+    } else {
+      // An idle worker must not keep the process alive; it is stopped after a while to give back its heap.
+      slot.worker.unref();
+      slot.idleTimer = setTimeout(() => void this.retire(slot), IDLE_MS);
+      slot.idleTimer.unref();
+      this.idle.push(slot);
+    }
+    this.dispatch();
+  }
+
+  /** Removes a worker from the pool (failing its parse with `error`) and terminates it. */
+  private async retire(slot: Slot, error?: ExtractionError): Promise<void> {
+    if (!this.slots.delete(slot)) return;
+    const at = this.idle.indexOf(slot);
+    if (at >= 0) this.idle.splice(at, 1);
+    clearTimeout(slot.idleTimer);
+    if (slot.current) {
+      clearTimeout(slot.current.timer);
+      slot.current.job.reject(error ?? new ExtractionError('The parser stopped', 'CORRUPT_FILE'));
+      slot.current = undefined;
+    }
+    this.dispatch();
+    await slot.worker.terminate();
+  }
+}
+
+let shared: ExtractionSandbox | undefined;
+let sharedLimits: SandboxLimits = DEFAULT_SANDBOX_LIMITS;
+
+/**
+ * The process's sandbox: one pool for every tenant's parses (the processing concurrency already
+ * bounds how many run at once). Limits come from `configureExtractionSandbox` (the app's env).
+ */
+export function extractionSandbox(): ExtractionSandbox {
+  shared ??= new ExtractionSandbox(sharedLimits);
+  return shared;
+}
+
+/** Sets the limits; a running pool is closed so the next parse starts workers with them. */
+export function configureExtractionSandbox(limits: SandboxLimits): void {
+  sharedLimits = limits;
+  void closeExtractionSandbox();
+}
+
+export async function closeExtractionSandbox(): Promise<void> {
+  const pool = shared;
+  shared = undefined;
+  await pool?.close();
+}
+
+/**
+ * How to start a worker on extraction.worker: the compiled file next to this one in a build; from
+ * sources (jest runs TypeScript in its own VM, a worker runs plain Node) a tiny CommonJS loader
+ * compiles the .ts files with SWC, the same compiler the build uses.
+ */
+function workerEntry(): { worker: string; options: { eval?: boolean; workerData?: unknown } } {
+  const ext = extname(__filename);
+  const entry = join(__dirname, `extraction.worker${ext}`);
+  if (ext !== '.ts') return { worker: entry, options: {} };
+  return { worker: TS_LOADER, options: { eval: true, workerData: { entry, swcPath: require.resolve('@swc/core'), swcOptions: swcOptionsFromSources() } } };
+}
+
+let swcOptions: Record<string, unknown> | undefined;
+function swcOptionsFromSources(): Record<string, unknown> {
+  if (swcOptions) return swcOptions;
+  let dir = __dirname;
+  while (!existsSync(join(dir, '.swcrc')) && dirname(dir) !== dir) dir = dirname(dir);
+  const config = JSON.parse(readFileSync(join(dir, '.swcrc'), 'utf8')) as { $schema?: string; jsc: Record<string, unknown> };
+  delete config.$schema;
+  swcOptions = { ...config, jsc: { ...config.jsc, baseUrl: dir }, swcrc: false, sourceMaps: 'inline' };
+  return swcOptions;
+}
+
+const TS_LOADER = String.raw`
+const { workerData } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const swc = require(workerData.swcPath);
+require.extensions['.ts'] = (module, filename) => {
+  const { code } = swc.transformSync(readFileSync(filename, 'utf8'), { ...workerData.swcOptions, filename });
+  module._compile(code, filename);
+};
+require(workerData.entry);
+`;

@@ -32,31 +32,23 @@ export async function extractFile(data: Buffer, info: ExtractFileInfo = {}): Pro
 }
 
 async function extractByType(type: string, data: Buffer, info: ExtractFileInfo): Promise<ExtractedDocument> {
-  if (type === MimeTypes.pdf) return extractPdf(data, { password: info.password, ocr: info.ocr, ...pdfLimits() });
+  if (type === MimeTypes.pdf) return extractPdf(data, { password: info.password, ocr: info.ocr });
   if (IMAGE_TYPES.has(type)) return extractImage(data, info.ocr);
   if (isMediaType(type)) return extractMedia(data, info, type);
   if (SANDBOX_FILE_TYPES.has(type) || type.startsWith('text/')) return parseInSandbox(type, data);
   throw new ExtractionError(`Files of type ${type} cannot be extracted`, 'UNSUPPORTED_TYPE');
 }
 
-/** Office, spreadsheets, e-mail, HTML and text are parsed in the extraction sandbox (a worker with limits). */
+/** Office, spreadsheets, e-mail, HTML and text are parsed in the extraction sandbox (a worker process with limits). */
 async function parseInSandbox(type: string, data: Buffer): Promise<ExtractedDocument> {
   const sandbox = extractionSandbox();
-  const bytes = new Uint8Array(data.byteLength);
-  bytes.set(data);
-  const doc = await sandbox.run<ExtractedDocument>({ kind: 'file', type, data: bytes, zip: sandbox.limits.zip }, [bytes.buffer]);
-  // Structured clone hands Buffers back as plain Uint8Arrays.
+  const doc = await sandbox.run<ExtractedDocument>({ kind: 'file', type, data, zip: sandbox.limits.zip });
+  // Buffers may come back as plain Uint8Arrays.
   return {
     ...doc,
     ...(doc.thumbnail ? { thumbnail: { ...doc.thumbnail, data: asBuffer(doc.thumbnail.data) } } : {}),
     ...(doc.nested ? { nested: doc.nested.map((n) => ({ ...n, data: asBuffer(n.data) })) } : {}),
   };
-}
-
-/** PDFs keep their own one-shot worker (pdfjs holds much state per document) under the sandbox's limits. */
-function pdfLimits(): { timeoutMs: number; maxMemoryMb: number } {
-  const { timeoutMs, maxMemoryMb } = extractionSandbox().limits;
-  return { timeoutMs, maxMemoryMb };
 }
 
 /**

@@ -18,14 +18,12 @@ export interface DecodedImage {
 
 /**
  * Images: a JPEG thumbnail (≤ 512 px) and, when an Ocr port is given, their text as OCR paragraphs.
- * Decoding runs in the extraction sandbox (a worker with heap and time limits); sharp's own memory
+ * Decoding runs in the extraction sandbox (a worker process with heap and time limits); sharp's own memory
  * is native, outside those limits, so images above MAX_PIXELS are refused before decoding. OCR
  * runs where the Ocr port lives (tesseract keeps its own worker).
  */
 export async function extractImage(data: Buffer, ocr?: Ocr): Promise<ExtractedDocument> {
-  const bytes = new Uint8Array(data.byteLength);
-  bytes.set(data);
-  const decoded = await extractionSandbox().run<DecodedImage>({ kind: 'image', data: bytes, forOcr: !!ocr }, [bytes.buffer]);
+  const decoded = await extractionSandbox().run<DecodedImage>({ kind: 'image', data, forOcr: !!ocr });
   const { width, height } = decoded;
   const builder = new DocumentBuilder();
   const metadata: Record<string, string> = { width: String(width), height: String(height) };

@@ -1,6 +1,6 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { ExtractionError } from '../extraction.error';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits';
 import type { SandboxReply, SandboxTask } from './sandbox-protocol';
@@ -13,25 +13,28 @@ const IDLE_MS = 60_000;
 interface Job {
   id: number;
   task: SandboxTask;
-  transfer: ArrayBuffer[];
   resolve: (result: unknown) => void;
   reject: (err: ExtractionError) => void;
 }
 
 interface Slot {
-  worker: Worker;
+  worker: ChildProcess;
   jobs: number;
   current?: { job: Job; timer: NodeJS.Timeout };
   idleTimer?: NodeJS.Timeout;
 }
 
 /**
- * Parses untrusted bytes in a small pool of worker threads. Each worker's heap and stack are capped
- * (`resourceLimits`) and each parse has a wall-time limit: a bomb, a pathological document or a parser
- * bug costs one worker — terminated and replaced — and fails its own field, never the process or
- * other tenants' jobs. Workers are reused because starting one and loading the parsers costs far
- * more than a small document's parse (see docs/security/parsers.md for the numbers); a worker runs
- * one parse at a time, so a parse that kills it takes nobody else's job down with it.
+ * Parses untrusted bytes in a small pool of worker processes. Each worker's V8 heap is capped and
+ * each parse has a wall-time limit: a bomb, a pathological document or a parser bug costs one
+ * worker — killed and replaced — and fails its own field, never the service or other tenants' jobs.
+ *
+ * Processes, not worker threads: a worker thread's `resourceLimits` stop gradual growth, but one
+ * allocation larger than what is left (a 200 MB string in a 64 MB heap) aborts the whole process
+ * (nodejs/node#47224, reproduced by this folder's spec). A process also confines what native code
+ * (sharp, pdfjs' canvas) allocates outside V8. Workers are reused because starting one and loading
+ * the parsers costs far more than a small document's parse (docs/security/parsers.md has the
+ * numbers); a worker runs one parse at a time, so a parse that kills it takes no other job down.
  */
 export class ExtractionSandbox {
   private readonly slots = new Set<Slot>();
@@ -43,10 +46,10 @@ export class ExtractionSandbox {
   constructor(readonly limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS) {}
 
   /** The task's result, or an ExtractionError (TOO_LARGE for memory or time exhausted). */
-  run<T>(task: SandboxTask, transfer: ArrayBuffer[] = []): Promise<T> {
+  run<T>(task: SandboxTask): Promise<T> {
     if (this.closed) return Promise.reject(new Error('The extraction sandbox is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, task, transfer, resolve: resolve as (r: unknown) => void, reject });
+      this.queue.push({ id: this.nextId++, task, resolve: resolve as (r: unknown) => void, reject });
       this.dispatch();
     });
   }
@@ -69,37 +72,29 @@ export class ExtractionSandbox {
   private start(slot: Slot, job: Job): void {
     clearTimeout(slot.idleTimer);
     slot.worker.ref();
+    slot.worker.channel?.ref();
     const timer = setTimeout(() => void this.retire(slot, new ExtractionError(`Reading the file took longer than ${this.limits.timeoutMs} ms`, 'TOO_LARGE')), this.limits.timeoutMs);
     slot.current = { job, timer };
     slot.jobs++;
-    try {
-      slot.worker.postMessage({ id: job.id, task: job.task }, job.transfer);
-    } catch (err) {
-      void this.retire(slot, new ExtractionError(`The file could not be handed to a parser: ${(err as Error).message}`, 'CORRUPT_FILE'));
-    }
+    slot.worker.send({ id: job.id, task: job.task }, (err) => {
+      if (err) void this.retire(slot, new ExtractionError(`The file could not be handed to a parser: ${err.message}`, 'CORRUPT_FILE'));
+    });
   }
 
   private spawn(): Slot {
-    const { worker: entry, options } = workerEntry();
-    const worker = new Worker(entry, {
-      ...options,
-      resourceLimits: {
-        maxOldGenerationSizeMb: this.limits.maxMemoryMb,
-        maxYoungGenerationSizeMb: this.limits.maxYoungMemoryMb,
-        stackSizeMb: this.limits.stackSizeMb,
-      },
-    });
+    const worker = startWorker(this.limits);
     const slot: Slot = { worker, jobs: 0 };
     this.slots.add(slot);
     worker.on('message', (reply: SandboxReply) => this.settle(slot, reply));
-    worker.on('error', (err: Error & { code?: string }) => {
-      const error =
-        err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? new ExtractionError('Reading the file needs more memory than allowed', 'TOO_LARGE')
-          : new ExtractionError(`The parser failed: ${err.message}`, 'CORRUPT_FILE');
+    worker.on('error', (err) => void this.retire(slot, new ExtractionError(`The parser could not run: ${err.message}`, 'CORRUPT_FILE')));
+    worker.on('exit', (code, signal) => {
+      // V8 aborts (SIGABRT) when the heap cap is reached; an unasked SIGKILL is the kernel's OOM killer.
+      const outOfMemory = signal === 'SIGABRT' || signal === 'SIGKILL' || code === 134;
+      const error = outOfMemory
+        ? new ExtractionError('Reading the file needs more memory than allowed', 'TOO_LARGE')
+        : new ExtractionError(`The parser stopped (${signal ?? `exit code ${code}`})`, 'CORRUPT_FILE');
       void this.retire(slot, error);
     });
-    worker.on('exit', (code) => void this.retire(slot, new ExtractionError(`The parser stopped (exit code ${code})`, 'CORRUPT_FILE')));
     return slot;
   }
 
@@ -115,6 +110,7 @@ export class ExtractionSandbox {
     } else {
       // An idle worker must not keep the process alive; it is stopped after a while to give back its heap.
       slot.worker.unref();
+      slot.worker.channel?.unref();
       slot.idleTimer = setTimeout(() => void this.retire(slot), IDLE_MS);
       slot.idleTimer.unref();
       this.idle.push(slot);
@@ -134,7 +130,11 @@ export class ExtractionSandbox {
       slot.current = undefined;
     }
     this.dispatch();
-    await slot.worker.terminate();
+    if (slot.worker.exitCode === null && slot.worker.signalCode === null) {
+      const exited = new Promise((resolve) => slot.worker.once('exit', resolve));
+      slot.worker.kill('SIGKILL');
+      await exited;
+    }
   }
 }
 
@@ -163,15 +163,19 @@ export async function closeExtractionSandbox(): Promise<void> {
 }
 
 /**
- * How to start a worker on extraction.worker: the compiled file next to this one in a build; from
- * sources (jest runs TypeScript in its own VM, a worker runs plain Node) a tiny CommonJS loader
- * compiles the .ts files with SWC, the same compiler the build uses.
+ * A worker process on extraction.worker, its heap capped, its output discarded (parsers print
+ * warnings that do not belong in the service's logs). From a build it is the compiled file next to
+ * this one; from sources (jest runs TypeScript in its own VM) a tiny CommonJS loader compiles the .ts
+ * files with SWC, the same compiler the build uses.
  */
-function workerEntry(): { worker: string; options: { eval?: boolean; workerData?: unknown } } {
+function startWorker(limits: SandboxLimits): ChildProcess {
+  const execArgv = [`--max-old-space-size=${limits.maxMemoryMb}`, `--max-semi-space-size=${Math.max(1, Math.floor(limits.maxYoungMemoryMb / 3))}`];
+  const stdio: ['ignore', 'ignore', 'ignore', 'ipc'] = ['ignore', 'ignore', 'ignore', 'ipc'];
   const ext = extname(__filename);
   const entry = join(__dirname, `extraction.worker${ext}`);
-  if (ext !== '.ts') return { worker: entry, options: {} };
-  return { worker: TS_LOADER, options: { eval: true, workerData: { entry, swcPath: require.resolve('@swc/core'), swcOptions: swcOptionsFromSources() } } };
+  if (ext !== '.ts') return fork(entry, [], { execArgv, stdio, serialization: 'advanced' });
+  const boot = JSON.stringify({ entry, swcPath: require.resolve('@swc/core'), swcOptions: swcOptionsFromSources() });
+  return spawn(process.execPath, [...execArgv, '-e', TS_LOADER], { stdio, serialization: 'advanced', env: { ...process.env, KB_SANDBOX_BOOT: boot } });
 }
 
 let swcOptions: Record<string, unknown> | undefined;
@@ -186,7 +190,7 @@ function swcOptionsFromSources(): Record<string, unknown> {
 }
 
 const TS_LOADER = String.raw`
-const { workerData } = require('node:worker_threads');
+const workerData = JSON.parse(process.env.KB_SANDBOX_BOOT);
 const { readFileSync } = require('node:fs');
 const swc = require(workerData.swcPath);
 require.extensions['.ts'] = (module, filename) => {

@@ -3,14 +3,16 @@ import type { ExtractionErrorCode } from '../extraction.error';
 import type { WebPageOptions } from '../extraction.types';
 import type { ZipLimits } from '../zip-check';
 
-/** One parse asked of a sandbox worker. Bytes travel as a transferred Uint8Array. */
+/** One parse asked of a sandbox worker. Bytes are copied over the IPC channel (V8 serialization). */
 export type SandboxTask =
-  /** Any non-media file but PDF (which has its own worker), by its sniffed MIME type. */
+  /** Any non-media file but PDF and images, by its sniffed MIME type. */
   | { kind: 'file'; type: string; data: Uint8Array; zip: ZipLimits }
   /** A fetched HTML page, with the selector the link field names. */
   | { kind: 'web-page'; html: string; url: string; options: WebPageOptions }
   /** An image decoded by sharp: size, thumbnail and, when OCR is wanted, a PNG for it. */
-  | { kind: 'image'; data: Uint8Array; forOcr: boolean };
+  | { kind: 'image'; data: Uint8Array; forOcr: boolean }
+  /** A PDF read by pdfjs in a worker thread of the sandbox process (pages, text, renders for OCR). */
+  | { kind: 'pdf'; data: Uint8Array; password?: string; forOcr: boolean; timeoutMs: number; maxMemoryMb: number };
 
 export type SandboxRequest = { id: number; task: SandboxTask };
 

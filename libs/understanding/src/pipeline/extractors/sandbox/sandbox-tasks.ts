@@ -4,13 +4,14 @@ import { ExtractionError } from '../extraction.error';
 import type { ExtractedDocument } from '../extraction.types';
 import { decodeImage } from '../image.extractor';
 import { extractDocx, extractPptx } from '../office.extractor';
+import { readPdf } from '../pdf.extractor';
 import { extractCsv, extractXlsx } from '../spreadsheet.extractor';
 import { decodeText, extractJson, extractMarkdown, extractPlainText } from '../text.extractor';
 import { extractHtmlDocument } from '../web-page.extractor';
 import { checkZipContainer, type ZipLimits } from '../zip-check';
 import { asBuffer, type SandboxTask } from './sandbox-protocol';
 
-/** Runs a task where it is called: inside a sandbox worker (extraction.worker.ts) or a spec. */
+/** Runs a task where it is called: inside a sandbox worker process (extraction.worker.ts) or a spec. */
 export function runSandboxTask(task: SandboxTask): Promise<unknown> {
   switch (task.kind) {
     case 'file':
@@ -19,6 +20,8 @@ export function runSandboxTask(task: SandboxTask): Promise<unknown> {
       return extractHtmlDocument(task.html, task.url, task.options);
     case 'image':
       return decodeImage(asBuffer(task.data), task.forOcr);
+    case 'pdf':
+      return readPdf(asBuffer(task.data), task);
   }
 }
 

@@ -9,6 +9,7 @@ import { createLogger } from '@kb/platform/observability';
 import { closeOnSignals, createRuntimeBus, createHttpApp, readRuntimeEnv, runMain, serverSecret } from '@kb/platform/runtime';
 import { blobStoreConfigFromEnv, createBlobStore } from '@kb/platform/storage';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '@kb/reporting';
+import { readSandboxLimits } from '@kb/understanding';
 import { StandaloneModule } from './standalone.module';
 
 /**
@@ -30,6 +31,7 @@ runMain(logger, async () => {
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
   const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
+  const extractionSandbox = readSandboxLimits(reader);
   const jsonBodyLimit = reader.string('JSON_BODY_LIMIT', '25mb');
   const keepAliveTimeoutMs = reader.int('HTTP_KEEP_ALIVE_TIMEOUT_MS', HTTP_KEEP_ALIVE_TIMEOUT_MS, { min: 1_000, max: 600_000 });
   const vectorIndex = reader.oneOf('SEARCH_VECTOR_INDEX', VECTOR_INDEX_KINDS, 'hnsw');
@@ -57,7 +59,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     StandaloneModule.forRoot({
       logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp,
-      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true, searchMemory, vectorIndex,
+      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, allowPrivateNetworks, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, extractionSandbox }, consumeProcessingResults: true, searchMemory, vectorIndex,
     }),
     logger,
     (a) => configureGatewayHttp(a, { logger, jsonBodyLimit, keepAliveTimeoutMs }),

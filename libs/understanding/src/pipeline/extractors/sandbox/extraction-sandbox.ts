@@ -175,7 +175,7 @@ function startWorker(limits: SandboxLimits): ChildProcess {
   const entry = join(__dirname, `extraction.worker${ext}`);
   if (ext !== '.ts') return fork(entry, [], { execArgv, stdio, serialization: 'advanced' });
   const boot = JSON.stringify({ entry, swcPath: require.resolve('@swc/core'), swcOptions: swcOptionsFromSources() });
-  return spawn(process.execPath, [...execArgv, '-e', TS_LOADER], { stdio, serialization: 'advanced', env: { ...process.env, KB_SANDBOX_BOOT: boot } });
+  return spawn(process.execPath, [...execArgv, '-e', TS_LOADER, boot], { stdio, serialization: 'advanced' });
 }
 
 let swcOptions: Record<string, unknown> | undefined;
@@ -190,7 +190,7 @@ function swcOptionsFromSources(): Record<string, unknown> {
 }
 
 const TS_LOADER = String.raw`
-const workerData = JSON.parse(process.env.KB_SANDBOX_BOOT);
+const workerData = JSON.parse(process.argv[1]);
 const { readFileSync } = require('node:fs');
 const swc = require(workerData.swcPath);
 require.extensions['.ts'] = (module, filename) => {

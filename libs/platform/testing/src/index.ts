@@ -5,4 +5,4 @@ export * from './fake-embedding-server';
 export * from './pdf';
 export * from './fake-transcription-server';
 export * from './tiny-onnx-model';
-export * from './zip-file';
+export * from './bombs';

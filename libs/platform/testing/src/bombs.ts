@@ -154,3 +154,31 @@ export function officeBomb(kind: keyof typeof BOMBS, size: number, options: { li
   const rels: ZipEntry[] = kind === 'docx' ? [{ name: '_rels/.rels', data: DOCX_RELS }] : [];
   return buildZip([{ name: '[Content_Types].xml', data: types }, ...rels, entry]);
 }
+
+/**
+ * A PNG decompression bomb: `width` × `height` 8-bit grey pixels, all black, in a file of ~1 KB per
+ * MiB of pixels (50 000 × 50 000 is 2.5 G pixels in ~2.4 MB). The image data is complete and valid.
+ */
+export function pngBomb(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer): Buffer => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, 'latin1');
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(data, crc32(Buffer.from(type, 'latin1'))) >>> 0, 0);
+    return Buffer.concat([head, data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 0; // greyscale
+  // Every row: filter byte 0 then `width` zero bytes; all zeros, so one long run.
+  const rawSize = (width + 1) * height;
+  const { deflated } = repeatedDeflate(Buffer.from([0]), rawSize);
+  // zlib wrapper: header, raw deflate, Adler-32 (of zeros: a = 1, b = length mod 65521).
+  const adler = Buffer.alloc(4);
+  adler.writeUInt32BE(((rawSize % 65521) * 65536 + 1) >>> 0, 0);
+  const idat = Buffer.concat([Buffer.from([0x78, 0xda]), deflated, adler]);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+}

@@ -132,6 +132,8 @@ export class ExtractionSandbox {
     this.dispatch();
     if (slot.worker.exitCode === null && slot.worker.signalCode === null) {
       const exited = new Promise((resolve) => slot.worker.once('exit', resolve));
+      // An idle worker is unreferenced; whoever awaits its end must keep the process alive until then.
+      slot.worker.ref();
       slot.worker.kill('SIGKILL');
       await exited;
     }

@@ -91,6 +91,17 @@ export function describeParserAttacks(start: (env: Record<string, string>) => Pr
     await expectFieldError(html, 'text/html', 'deep.html', /took longer than 15000 ms/);
   }, 240_000);
 
+  it('a 2 MB HTML text field of unclosed tags (minutes for the old patterns) is converted at once', async () => {
+    const body = '<script>'.repeat(125_000) + '<'.repeat(1_000_000);
+    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: key, body: { title: 'Unclosed', texts: { body: { body, format: 'HTML' } } },
+    });
+    expect(created.status).toBe(201);
+    expect((await http.call('GET', '/health/ready')).status).toBe(200);
+    expect((await settled(created.body.uuid, 'the HTML text field to be processed')).metadata?.status).toBe('PROCESSED');
+    await stillServing();
+  }, 240_000);
+
   it('a PNG of 50 000 × 50 000 pixels (2.4 MB) is refused before decoding', async () => {
     await expectFieldError(pngBomb(50_000, 50_000), 'image/png', 'huge.png', /more than 100000000 pixels/);
   }, 240_000);

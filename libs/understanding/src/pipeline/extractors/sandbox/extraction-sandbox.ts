@@ -14,7 +14,7 @@ interface Job {
   id: number;
   task: SandboxTask;
   resolve: (result: unknown) => void;
-  reject: (err: ExtractionError) => void;
+  reject: (err: Error) => void;
 }
 
 interface Slot {
@@ -45,7 +45,11 @@ export class ExtractionSandbox {
 
   constructor(readonly limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS) {}
 
-  /** The task's result, or an ExtractionError (TOO_LARGE for memory or time exhausted). */
+  /**
+   * The task's result, or an ExtractionError when the file is at fault (TOO_LARGE for memory or time
+   * exhausted, CORRUPT_FILE for a parser crash), or a plain Error when the sandbox itself failed
+   * (closed while shutting down, a worker that could not start): those jobs are retried.
+   */
   run<T>(task: SandboxTask): Promise<T> {
     if (this.closed) return Promise.reject(new Error('The extraction sandbox is closed'));
     return new Promise<T>((resolve, reject) => {
@@ -54,11 +58,12 @@ export class ExtractionSandbox {
     });
   }
 
-  /** Stops every worker; queued and running parses fail. */
+  /** Stops every worker; queued and running parses fail with a plain (retryable) Error. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new ExtractionError('Extraction was stopped', 'CORRUPT_FILE'));
-    await Promise.all([...this.slots].map((slot) => this.retire(slot, new ExtractionError('Extraction was stopped', 'CORRUPT_FILE'))));
+    const stopped = (): Error => new Error('The extraction sandbox was stopped');
+    for (const job of this.queue.splice(0)) job.reject(stopped());
+    await Promise.all([...this.slots].map((slot) => this.retire(slot, stopped())));
   }
 
   private dispatch(): void {
@@ -77,7 +82,7 @@ export class ExtractionSandbox {
     slot.current = { job, timer };
     slot.jobs++;
     slot.worker.send({ id: job.id, task: job.task }, (err) => {
-      if (err) void this.retire(slot, new ExtractionError(`The file could not be handed to a parser: ${err.message}`, 'CORRUPT_FILE'));
+      if (err) void this.retire(slot, new Error(`The file could not be handed to a parser: ${err.message}`));
     });
   }
 
@@ -86,15 +91,8 @@ export class ExtractionSandbox {
     const slot: Slot = { worker, jobs: 0 };
     this.slots.add(slot);
     worker.on('message', (reply: SandboxReply) => this.settle(slot, reply));
-    worker.on('error', (err) => void this.retire(slot, new ExtractionError(`The parser could not run: ${err.message}`, 'CORRUPT_FILE')));
-    worker.on('exit', (code, signal) => {
-      // V8 aborts (SIGABRT) when the heap cap is reached; an unasked SIGKILL is the kernel's OOM killer.
-      const outOfMemory = signal === 'SIGABRT' || signal === 'SIGKILL' || code === 134;
-      const error = outOfMemory
-        ? new ExtractionError('Reading the file needs more memory than allowed', 'TOO_LARGE')
-        : new ExtractionError(`The parser stopped (${signal ?? `exit code ${code}`})`, 'CORRUPT_FILE');
-      void this.retire(slot, error);
-    });
+    worker.on('error', (err) => void this.retire(slot, new Error(`A parsing worker could not run: ${err.message}`)));
+    worker.on('exit', (code, signal) => void this.retire(slot, exitError(code, signal)));
     return slot;
   }
 
@@ -119,14 +117,14 @@ export class ExtractionSandbox {
   }
 
   /** Removes a worker from the pool (failing its parse with `error`) and terminates it. */
-  private async retire(slot: Slot, error?: ExtractionError): Promise<void> {
+  private async retire(slot: Slot, error?: Error): Promise<void> {
     if (!this.slots.delete(slot)) return;
     const at = this.idle.indexOf(slot);
     if (at >= 0) this.idle.splice(at, 1);
     clearTimeout(slot.idleTimer);
     if (slot.current) {
       clearTimeout(slot.current.timer);
-      slot.current.job.reject(error ?? new ExtractionError('The parser stopped', 'CORRUPT_FILE'));
+      slot.current.job.reject(error ?? new Error('The parsing worker stopped'));
       slot.current = undefined;
     }
     this.dispatch();
@@ -138,6 +136,15 @@ export class ExtractionSandbox {
       await exited;
     }
   }
+}
+
+/** Why a worker that was not asked to stop ended, as its current parse's failure. */
+function exitError(code: number | null, signal: NodeJS.Signals | null): Error {
+  // V8 aborts (SIGABRT) when the heap cap is reached; an unasked SIGKILL is the kernel's OOM killer.
+  if (signal === 'SIGABRT' || signal === 'SIGKILL' || code === 134) return new ExtractionError('Reading the file needs more memory than allowed', 'TOO_LARGE');
+  // The service (or its container) is being stopped: the job goes back to the queue.
+  if (signal === 'SIGTERM' || signal === 'SIGINT' || signal === 'SIGHUP') return new Error(`The parsing worker was stopped (${signal})`);
+  return new ExtractionError(`The parser crashed (${signal ?? `exit code ${code}`})`, 'CORRUPT_FILE');
 }
 
 let shared: ExtractionSandbox | undefined;
@@ -175,9 +182,12 @@ function startWorker(limits: SandboxLimits): ChildProcess {
   const stdio: ['ignore', 'ignore', 'ignore', 'ipc'] = ['ignore', 'ignore', 'ignore', 'ipc'];
   const ext = extname(__filename);
   const entry = join(__dirname, `extraction.worker${ext}`);
-  if (ext !== '.ts') return fork(entry, [], { execArgv, stdio, serialization: 'advanced' });
+  // No environment: the service's secrets (KB_SECRET, database and provider credentials) stay out
+  // of the process that runs hostile input; NODE_OPTIONS cannot override the heap cap either.
+  const env = {};
+  if (ext !== '.ts') return fork(entry, [], { execArgv, stdio, serialization: 'advanced', env });
   const boot = JSON.stringify({ entry, swcPath: require.resolve('@swc/core'), swcOptions: swcOptionsFromSources() });
-  return spawn(process.execPath, [...execArgv, '-e', TS_LOADER, boot], { stdio, serialization: 'advanced' });
+  return spawn(process.execPath, [...execArgv, '-e', TS_LOADER, boot], { stdio, serialization: 'advanced', env });
 }
 
 let swcOptions: Record<string, unknown> | undefined;

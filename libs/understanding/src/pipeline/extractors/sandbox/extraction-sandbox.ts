@@ -128,7 +128,8 @@ export class ExtractionSandbox {
       slot.current = undefined;
     }
     this.dispatch();
-    if (slot.worker.exitCode === null && slot.worker.signalCode === null) {
+    // A worker that never started (spawn failed) has no pid and will emit no 'exit'.
+    if (slot.worker.pid !== undefined && slot.worker.exitCode === null && slot.worker.signalCode === null) {
       const exited = new Promise((resolve) => slot.worker.once('exit', resolve));
       // An idle worker is unreferenced; whoever awaits its end must keep the process alive until then.
       slot.worker.ref();

@@ -1,16 +1,16 @@
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../zip-check';
 
-/** What one parse of untrusted bytes may cost; every parser runs in a worker held to these. */
+/** What one parse of untrusted bytes may cost; every parser runs in a worker process held to these. */
 export interface SandboxLimits {
   /** Parsing workers kept by the process; jobs beyond them wait their turn. */
   workers: number;
-  /** Wall time of one parse; past it the worker is terminated and the field fails TOO_LARGE. */
+  /** Wall time of one parse; past it the worker is killed and the field fails TOO_LARGE. */
   timeoutMs: number;
-  /** V8 old-generation heap of each worker (`resourceLimits.maxOldGenerationSizeMb`). */
+  /** V8 old-generation heap of each worker process (`--max-old-space-size`), and of the PDF thread in it. */
   maxMemoryMb: number;
-  /** V8 young-generation heap of each worker. */
+  /** V8 young-generation heap of each worker (three semi-spaces) and of the PDF thread. */
   maxYoungMemoryMb: number;
-  /** The worker's JavaScript stack: absurdly nested input overflows it and fails, not the service. */
+  /** JavaScript stack of the PDF (and, in specs, Readability) worker threads; processes keep V8's default. */
   stackSizeMb: number;
   /** What a ZIP container (DOCX, XLSX, PPTX) may declare and inflate to. */
   zip: ZipLimits;

@@ -10,6 +10,7 @@ import { createLogger } from '@kb/platform/observability';
 import { closeOnSignals, createRuntimeBus, createHttpApp, readRuntimeEnv, runMain, serverSecret } from '@kb/platform/runtime';
 import { blobStoreConfigFromEnv, createBlobStore } from '@kb/platform/storage';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '@kb/reporting';
+import { readSandboxLimits } from '@kb/understanding';
 import { StandaloneModule } from './standalone.module';
 
 /**
@@ -32,6 +33,7 @@ runMain(logger, async () => {
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
   const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
   const httpOptions = gatewayHttpEnv(reader);
+  const extractionSandbox = readSandboxLimits(reader);
   const vectorIndex = reader.oneOf('SEARCH_VECTOR_INDEX', VECTOR_INDEX_KINDS, 'hnsw');
   const searchMemory = { budgetBytes: reader.int('SEARCH_MEMORY_MB', 256, { min: 0, max: 1_048_576 }) * 1024 * 1024, maxParagraphs: reader.int('SEARCH_MEMORY_MAX_PARAGRAPHS', 200_000, { min: 0 }) };
   const corsOrigins = reader.list('CORS_ORIGINS');
@@ -60,7 +62,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     StandaloneModule.forRoot({
       logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp, dnsServers,
-      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined }, consumeProcessingResults: true, searchMemory, vectorIndex,
+      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, extractionSandbox }, consumeProcessingResults: true, searchMemory, vectorIndex,
     }),
     logger,
     (a) => configureGatewayHttp(a, { logger, ...httpOptions }),

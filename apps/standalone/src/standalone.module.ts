@@ -8,7 +8,7 @@ import { MessagingModule, type MessageBus } from '@kb/platform/messaging';
 import { ObservabilityModule, type Logger } from '@kb/platform/observability';
 import { StorageModule, blobStoreHealthCheck, type BlobStore } from '@kb/platform/storage';
 import { ReportingModule } from '@kb/reporting';
-import { UnderstandingModule } from '@kb/understanding';
+import { UnderstandingModule, type SandboxLimits } from '@kb/understanding';
 
 export interface StandaloneParts {
   logger: Logger;
@@ -24,7 +24,7 @@ export interface StandaloneParts {
   smtp?: { url: string; from: string };
   /** DNS servers for SSO domain verification (default: the system's). */
   dnsServers?: string[];
-  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; ackWaitMs?: number; webhookBackoffMs?: number[]; transcriptionModelDir?: string; embeddingModelDir?: string };
+  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; ackWaitMs?: number; webhookBackoffMs?: number[]; transcriptionModelDir?: string; embeddingModelDir?: string; extractionSandbox?: SandboxLimits };
   consumeProcessingResults: boolean;
   /** Search indexes in memory (SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS; docs/decisions/0014). */
   searchMemory?: { budgetBytes: number; maxParagraphs: number };

@@ -4,7 +4,7 @@ import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
 import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
-import { UnderstandingModule } from '@kb/understanding';
+import { readSandboxLimits, UnderstandingModule } from '@kb/understanding';
 
 /**
  * Processing workers, scaled on their own (replicas share the durable work queue). They read
@@ -23,6 +23,7 @@ runMain(logger, async () => {
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
   const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
+  const extractionSandbox = readSandboxLimits(reader);
   reader.done();
   configureOutbound({ policy: outboundPolicy });
   const secret = await serverSecret(env, runtime.dataDir);
@@ -33,7 +34,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     serviceAppModule('understanding', logger, bus, [blobStoreHealthCheck(blobs)], [
       StorageModule.forRoot(blobs),
-      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, webhookSigningSecret: secret }),
+      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, webhookSigningSecret: secret, extractionSandbox }),
     ]),
     logger,
   );

@@ -1,6 +1,7 @@
 import type { OutboundHttp } from '@kb/platform/net';
 import type { Embedder } from './pipeline/analysis/embedder';
 import type { Ocr, Transcriber } from './pipeline/extractors/extraction.types';
+import type { SandboxLimits } from './pipeline/extractors/sandbox/sandbox-limits';
 
 export const UNDERSTANDING_OPTIONS = Symbol('UNDERSTANDING_OPTIONS');
 
@@ -54,6 +55,8 @@ export interface UnderstandingOptions {
    * ONNX export. Unset: KBs configured with a local model get a clear error per field.
    */
   embeddingModelDir?: string;
+  /** What one parse of an uploaded or fetched file may cost (workers, heap, time, ZIP sizes). Default DEFAULT_SANDBOX_LIMITS. */
+  extractionSandbox?: SandboxLimits;
   /** Default: tesseract, started on first use. Tests pass a fake or `null` (no OCR). */
   ocrFactory?: (() => Ocr) | null;
 }

@@ -7,3 +7,4 @@ export * from './fake-transcription-server';
 export * from './tiny-onnx-model';
 export * from './fake-dns-server';
 export * from './nats-server';
+export * from './bombs';

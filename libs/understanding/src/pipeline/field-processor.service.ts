@@ -16,6 +16,7 @@ import { KbEmbeddersService } from '../query/kb-embedders.service';
 import { KbTranscribersService } from '../query/kb-transcribers.service';
 import { defaultEmbedderFactory } from './analysis/default-embedder';
 import { appendNested } from './nested-files';
+import { closeExtractionSandbox, configureExtractionSandbox, extractionSandbox } from './extractors/sandbox/extraction-sandbox';
 
 /** What processing one field gives: its `extracted` record, or a permanent error for the field. */
 export type FieldOutcome = { extracted: ExtractedFieldData; language?: string } | { error: ProcessFieldErrorDto };
@@ -51,6 +52,7 @@ export class FieldProcessorService implements OnModuleDestroy {
   ) {
     const one: EmbedderFactory | undefined = options.embedderFactory ?? (kbEmbedders ? undefined : defaultEmbedderFactory);
     this.embedders = one ? async (kbid) => [await one(kbid)] : (kbid) => (kbEmbedders as KbEmbeddersService).all(kbid);
+    if (options.extractionSandbox) configureExtractionSandbox(options.extractionSandbox);
   }
 
   /** The KB's transcriber, looked up only when a field turns out to be audio or video. */
@@ -61,6 +63,7 @@ export class FieldProcessorService implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await this.ocr?.close();
     this.ocr = undefined;
+    await closeExtractionSandbox();
   }
 
   async process(job: ProcessFieldJob): Promise<FieldOutcome> {
@@ -104,7 +107,9 @@ export class FieldProcessorService implements OnModuleDestroy {
       contentType: source.content_type, filename: source.filename, password: str(job.value['password']), ocr: this.getOcr(), language, ...this.mediaInfo(job),
     };
     const { doc, md5 } = await this.fileDocument(source, info);
-    const { document, nestedPositions } = await appendNested(doc, (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }));
+    const { document, nestedPositions } = await appendNested(doc, (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }), {
+      budgetMs: extractionSandbox().limits.timeoutMs,
+    });
     const thumbnail = await this.storeThumbnail(job, doc);
     const analysed = this.analyse(job, document.text, { paragraphs: document.paragraphs, language: language ?? doc.language });
     const mime = doc.metadata?.['mime_type'] ?? 'application/octet-stream';

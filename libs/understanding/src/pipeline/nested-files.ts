@@ -11,12 +11,23 @@ export interface MergedDocument {
  * an attachment is searchable as part of the message. One level deep: an attachment's own
  * attachments are not opened. An attachment that cannot be read (unsupported, encrypted) adds
  * nothing; a transient failure propagates so the job is retried.
+ *
+ * `budgetMs` bounds the time spent on all attachments together: each parse has its own wall time in
+ * the sandbox, but a message of hundreds of slow attachments would otherwise hold a parsing worker
+ * for hours. Attachments not reached within it are left out.
  */
-export async function appendNested(doc: ExtractedDocument, extract: (file: NestedFile) => Promise<ExtractedDocument>): Promise<MergedDocument> {
+export async function appendNested(
+  doc: ExtractedDocument,
+  extract: (file: NestedFile) => Promise<ExtractedDocument>,
+  budget: { budgetMs: number; now?: () => number } = { budgetMs: Infinity },
+): Promise<MergedDocument> {
   let text = doc.text;
   const paragraphs = [...doc.paragraphs];
   const nestedPositions: MergedDocument['nestedPositions'] = {};
+  const now = budget.now ?? Date.now;
+  const deadline = now() + budget.budgetMs;
   for (const [i, file] of (doc.nested ?? []).entries()) {
+    if (now() > deadline) break;
     let nested: ExtractedDocument;
     try {
       nested = await extract(file);

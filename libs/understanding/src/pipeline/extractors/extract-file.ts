@@ -1,14 +1,11 @@
 import { detectFileType, isMediaType, MimeTypes } from './detect-file-type';
-import { extractEmail } from './email.extractor';
 import { asCorrupt, ExtractionError } from './extraction.error';
 import type { ExtractedDocument, ExtractFileInfo } from './extraction.types';
 import { extractImage } from './image.extractor';
 import { extractMedia } from './media.extractor';
-import { extractDocx, extractPptx } from './office.extractor';
 import { extractPdf } from './pdf.extractor';
-import { extractCsv, extractXlsx } from './spreadsheet.extractor';
-import { decodeText, extractJson, extractMarkdown, extractPlainText } from './text.extractor';
-import { extractHtmlDocument } from './web-page.extractor';
+import { extractionSandbox } from './sandbox/extraction-sandbox';
+import { asBuffer, SANDBOX_FILE_TYPES } from './sandbox/sandbox-protocol';
 
 export const DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024;
 /**
@@ -34,33 +31,24 @@ export async function extractFile(data: Buffer, info: ExtractFileInfo = {}): Pro
   return { ...doc, metadata: { ...doc.metadata, mime_type: type } };
 }
 
-function extractByType(type: string, data: Buffer, info: ExtractFileInfo): Promise<ExtractedDocument> | ExtractedDocument {
-  switch (type) {
-    case MimeTypes.pdf:
-      return extractPdf(data, { password: info.password, ocr: info.ocr });
-    case MimeTypes.docx:
-      return extractDocx(data);
-    case MimeTypes.xlsx:
-      return extractXlsx(data);
-    case MimeTypes.pptx:
-      return extractPptx(data);
-    case MimeTypes.csv:
-      return extractCsv(data);
-    case MimeTypes.html:
-      return extractHtmlDocument(decodeText(data), undefined);
-    case MimeTypes.markdown:
-      return extractMarkdown(data);
-    case MimeTypes.json:
-      return extractJson(data);
-    case MimeTypes.eml:
-      return extractEmail(data);
-    default:
-      if (IMAGE_TYPES.has(type)) return extractImage(data, info.ocr);
-      if (isMediaType(type)) return extractMedia(data, info, type);
-      // Any other text/* (text/x-log, text/x-python…) is readable as plain text.
-      if (type === MimeTypes.plain || type.startsWith('text/')) return extractPlainText(data);
-      throw new ExtractionError(`Files of type ${type} cannot be extracted`, 'UNSUPPORTED_TYPE');
-  }
+async function extractByType(type: string, data: Buffer, info: ExtractFileInfo): Promise<ExtractedDocument> {
+  if (type === MimeTypes.pdf) return extractPdf(data, { password: info.password, ocr: info.ocr });
+  if (IMAGE_TYPES.has(type)) return extractImage(data, info.ocr);
+  if (isMediaType(type)) return extractMedia(data, info, type);
+  if (SANDBOX_FILE_TYPES.has(type) || type.startsWith('text/')) return parseInSandbox(type, data);
+  throw new ExtractionError(`Files of type ${type} cannot be extracted`, 'UNSUPPORTED_TYPE');
+}
+
+/** Office, spreadsheets, e-mail, HTML and text are parsed in the extraction sandbox (a worker process with limits). */
+async function parseInSandbox(type: string, data: Buffer): Promise<ExtractedDocument> {
+  const sandbox = extractionSandbox();
+  const doc = await sandbox.run<ExtractedDocument>({ kind: 'file', type, data, zip: sandbox.limits.zip });
+  // Buffers may come back as plain Uint8Arrays.
+  return {
+    ...doc,
+    ...(doc.thumbnail ? { thumbnail: { ...doc.thumbnail, data: asBuffer(doc.thumbnail.data) } } : {}),
+    ...(doc.nested ? { nested: doc.nested.map((n) => ({ ...n, data: asBuffer(n.data) })) } : {}),
+  };
 }
 
 /**

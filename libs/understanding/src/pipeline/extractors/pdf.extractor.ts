@@ -4,13 +4,14 @@ import { ExtractionError } from './extraction.error';
 import type { ExtractedDocument, Ocr } from './extraction.types';
 import { PDF_WORKER_SOURCE } from './pdf-worker.source';
 import { runInWorker, type WorkerFailure } from './run-in-worker';
+import { extractionSandbox } from './sandbox/extraction-sandbox';
 
 export interface PdfOptions {
   password?: string;
   ocr?: Ocr;
-  /** A PDF taking longer than this is abandoned (the worker is terminated). Default 120 s. */
+  /** A PDF taking longer than this is abandoned (the worker is terminated). Default: the sandbox's. */
   timeoutMs?: number;
-  /** Heap cap for the parsing worker; default 1 GiB. */
+  /** Heap cap for the parsing worker thread; default: the sandbox's. */
   maxMemoryMb?: number;
 }
 
@@ -20,7 +21,8 @@ interface WorkerPage {
   image?: Uint8Array;
 }
 type WorkerSuccess = { ok: true; numPages: number; info: Record<string, string>; pages: WorkerPage[]; thumbnail?: Uint8Array };
-type WorkerResult = WorkerSuccess | WorkerFailure;
+/** What pdfjs made of a PDF, or why it could not. */
+export type PdfReading = WorkerSuccess | WorkerFailure;
 
 /** Rendering scale for OCR: 2 × 72 dpi = 144 dpi, enough for body text without huge bitmaps. */
 const OCR_RENDER_SCALE = 2;
@@ -34,7 +36,11 @@ const NEED_PASSWORD = 1;
  * is rendered as a 512 px PNG thumbnail.
  */
 export async function extractPdf(data: Buffer, options: PdfOptions = {}): Promise<ExtractedDocument> {
-  const result = await runWorker(data, options);
+  const sandbox = extractionSandbox();
+  const result = await sandbox.run<PdfReading>({
+    kind: 'pdf', data, password: options.password, forOcr: !!options.ocr,
+    timeoutMs: options.timeoutMs ?? sandbox.limits.timeoutMs, maxMemoryMb: options.maxMemoryMb ?? sandbox.limits.maxMemoryMb,
+  });
   if (!result.ok) throw workerError(result, options.password);
   const builder = new DocumentBuilder();
   for (const page of result.pages) {
@@ -82,7 +88,12 @@ function canvasPath(): string | undefined {
   }
 }
 
-function runWorker(data: Buffer, options: PdfOptions): Promise<WorkerResult> {
+/**
+ * Runs pdfjs in a worker thread (unpdf's ESM-only pdfjs cannot load in jest's VM; pdfjs keeps much
+ * state per document, so each PDF gets a fresh thread). Called inside the extraction sandbox's
+ * process, so even an allocation that aborts the thread's isolate takes down only that process.
+ */
+export function readPdf(data: Buffer, options: { password?: string; forOcr: boolean; timeoutMs: number; maxMemoryMb: number }): Promise<PdfReading> {
   const bytes = new Uint8Array(data.byteLength);
   bytes.set(data);
   return runInWorker<WorkerSuccess>(PDF_WORKER_SOURCE, {
@@ -91,11 +102,11 @@ function runWorker(data: Buffer, options: PdfOptions): Promise<WorkerResult> {
       password: options.password,
       unpdfPath: require.resolve('unpdf'),
       canvasPath: canvasPath(),
-      renderScale: options.ocr ? OCR_RENDER_SCALE : 0,
+      renderScale: options.forOcr ? OCR_RENDER_SCALE : 0,
       thumbnailSize: THUMBNAIL_SIZE,
     },
     transferList: [bytes.buffer],
-    timeoutMs: options.timeoutMs ?? 120_000,
-    maxMemoryMb: options.maxMemoryMb ?? 1024,
+    timeoutMs: options.timeoutMs,
+    maxMemoryMb: options.maxMemoryMb,
   });
 }

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { DEFAULT_SANDBOX_LIMITS } from './sandbox/sandbox-limits';
 
 export interface WorkerRunOptions {
   workerData: unknown;
@@ -21,7 +22,8 @@ export function runInWorker<T extends { ok: boolean }>(source: string, options: 
     eval: true,
     workerData: options.workerData,
     transferList: options.transferList,
-    resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb },
+    // The same young-generation and stack caps as the extraction sandbox's workers.
+    resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, maxYoungGenerationSizeMb: DEFAULT_SANDBOX_LIMITS.maxYoungMemoryMb, stackSizeMb: DEFAULT_SANDBOX_LIMITS.stackSizeMb },
     // Parsers print warnings (pdfjs font notices); they do not belong in the service's logs.
     stdout: true,
     stderr: true,

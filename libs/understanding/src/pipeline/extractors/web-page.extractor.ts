@@ -1,11 +1,13 @@
 import * as cheerio from 'cheerio';
 import type { AnyNode } from 'domhandler';
+import { isMainThread } from 'node:worker_threads';
 import { DocumentBuilder } from './document-builder';
 import { ExtractionError } from './extraction.error';
 import type { ExtractedDocument, WebPageOptions } from './extraction.types';
 import { addHtmlBlocks, collectLinks } from './html-blocks';
 import { READABILITY_WORKER_SOURCE } from './readability-worker.source';
 import { runInWorker } from './run-in-worker';
+import { extractionSandbox } from './sandbox/extraction-sandbox';
 import { xpathToCss } from './xpath-to-css';
 
 interface ReadableArticle {
@@ -21,10 +23,13 @@ interface ReadableArticle {
  * a TITLE paragraph. Links are collected from the whole page and never followed.
  */
 export async function extractWebPage(html: string, url: string, options: WebPageOptions = {}): Promise<ExtractedDocument> {
-  return extractHtmlDocument(html, url, options);
+  return extractionSandbox().run<ExtractedDocument>({ kind: 'web-page', html, url, options });
 }
 
-/** Shared by web pages and uploaded HTML files (`baseUrl` undefined: relative links are dropped). */
+/**
+ * Shared by web pages and uploaded HTML files (`baseUrl` undefined: relative links are dropped).
+ * Runs in the extraction sandbox (extractWebPage, extractFile); specs call it directly.
+ */
 export async function extractHtmlDocument(html: string, baseUrl: string | undefined, options: WebPageOptions = {}): Promise<ExtractedDocument> {
   const $ = cheerio.load(html);
   const meta = (selector: string): string | undefined => $(selector).first().attr('content')?.trim() || undefined;
@@ -79,12 +84,28 @@ export async function extractHtmlDocument(html: string, baseUrl: string | undefi
   });
 }
 
-/** Readability's view of the page, or null when it finds no article (or fails: the body is used then). */
+/**
+ * Readability's view of the page, or null when it finds no article (or fails: the body is used then).
+ * Inside the sandbox it runs right there (plain Node loads linkedom); on the main thread (specs) in a
+ * worker of its own, since jest's VM cannot load linkedom's ESM dependency.
+ */
 async function readable(html: string): Promise<ReadableArticle | null> {
+  if (!isMainThread) return readableHere(html);
   const result = await runInWorker<{ ok: true; article: ReadableArticle | null }>(READABILITY_WORKER_SOURCE, {
     workerData: { html, linkedomPath: require.resolve('linkedom'), readabilityPath: require.resolve('@mozilla/readability') },
     timeoutMs: 15_000,
     maxMemoryMb: 512,
   });
   return result.ok ? result.article : null;
+}
+
+function readableHere(html: string): ReadableArticle | null {
+  try {
+    const { parseHTML } = require('linkedom') as { parseHTML(html: string): { document: unknown } };
+    const { Readability } = require('@mozilla/readability') as { Readability: new (doc: unknown) => { parse(): ReadableArticle | null } };
+    const article = new Readability(parseHTML(html).document).parse();
+    return article && { title: article.title || null, content: article.content || null, excerpt: article.excerpt || null, lang: article.lang || null };
+  } catch {
+    return null;
+  }
 }

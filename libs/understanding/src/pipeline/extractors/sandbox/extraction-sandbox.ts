@@ -33,7 +33,7 @@ interface Slot {
  * allocation larger than what is left (a 200 MB string in a 64 MB heap) aborts the whole process
  * (nodejs/node#47224, reproduced by this folder's spec). A process also confines what native code
  * (sharp, pdfjs' canvas) allocates outside V8. Workers are reused because starting one and loading
- * the parsers costs far more than a small document's parse (docs/security/parsers.md has the
+ * the parsers costs far more than a small document's parse (docs/security.md, "Parsers" has the
  * numbers); a worker runs one parse at a time, so a parse that kills it takes no other job down.
  */
 export class ExtractionSandbox {

@@ -13,6 +13,7 @@ import { QuestionAnswersService } from './processing/question-answers.service';
 import { VectorsetsService } from './processing/vectorsets.service';
 import { SynonymsService } from './search/synonyms.service';
 import { ProcessingResultsService } from './processing/processing-results.service';
+import { AuditBatchService } from './audit/audit-batch.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesRepository } from './resources/resources.repository';
 import { ResourcesService } from './resources/resources.service';
@@ -39,7 +40,7 @@ export class ContentModule {
       providers: [
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
-        ResourcesRepository, OutboxService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
+        ResourcesRepository, OutboxService, AuditBatchService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
       ],

@@ -182,6 +182,20 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
       for (const v of visits) expect(v).toMatchObject({ kbid, user_type: 'user', total_duration: expect.any(Number), event_id: expect.any(String) });
     });
 
+    it('every read of a burst is recorded exactly once, batched with the others (AuditBatchService)', async () => {
+      const { uuid } = await bus.request(ContentSubjects.createResource, { kbid, body: { title: 'Read by many' } });
+      const reads = 150; // more than one batch (AUDIT_BATCH 64), fewer than three
+      await Promise.all(Array.from({ length: reads }, (_, i) => bus.request(ContentSubjects.getResource, { kbid, rid: uuid, actor: { user: `u${i}`, client_type: 'api' } })));
+      const visits = await eventually(async () => {
+        const found = audit.filter((e) => e.type === 'visited' && e.resource_id === uuid);
+        return found.length >= reads ? found : undefined;
+      });
+      await new Promise((r) => setTimeout(r, 400)); // a late duplicate would arrive within a flush
+      expect(audit.filter((e) => e.type === 'visited' && e.resource_id === uuid)).toHaveLength(reads);
+      expect(new Set(visits.map((v) => v.event_id)).size).toBe(reads);
+      expect(new Set(visits.map((v) => v.user_id))).toEqual(new Set(Array.from({ length: reads }, (_, i) => `u${i}`)));
+    });
+
     it('a read of a missing resource records nothing and still answers 404', async () => {
       const rid = randomUUID();
       await expect(bus.request(ContentSubjects.getResource, { kbid, rid, actor: { user: 'alice' } })).rejects.toMatchObject({ code: ErrorCodes.RESOURCE_NOT_FOUND });

@@ -1,11 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
-  ContentSubjects, DomainError, ErrorCodes, type ActorDto, type AuditRecordedEvent,
+  DomainError, ErrorCodes, type ActorDto, type AuditRecordedEvent,
   type ContentFieldType, type ExtractedOption, type FieldRecord, type FieldType, type GetResourceRequest, type ListResourcesRequest, type ResourceDto,
   type ResourceListDto, type ResourceRef, type ShowOption,
 } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
-import { LOGGER, type Logger } from '@kb/platform/observability';
+import { AuditBatchService } from '../audit/audit-batch.service';
 import type { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
 import { publicFieldValue } from './field-values';
@@ -72,8 +71,7 @@ export function serializeResource(r: ResourceEntity, fields: FieldEntity[], o: S
 export class ResourceReaderService {
   constructor(
     private readonly repo: ResourcesRepository,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
-    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly auditBatch: AuditBatchService,
   ) {}
 
   /** A read on behalf of a caller (`actor` set, as the edge does) is recorded as `visited`. */
@@ -89,16 +87,11 @@ export class ResourceReaderService {
   }
 
   /**
-   * Published after the reply is on its way: a read never waits for the audit stream nor fails
-   * because of it. An event lost to a bus outage is logged, not retried (the read succeeded).
+   * Published with the other reads' and searches' events after the reply is on its way: a read
+   * never waits for the audit stream nor fails because of it (AuditBatchService).
    */
   private recordVisit(kbid: string, rid: string, actor: ActorDto, started: number): void {
-    const event = auditEntry(kbid, 'visited', rid, actor, started).payload as unknown as AuditRecordedEvent;
-    setImmediate(() => {
-      this.bus.publish(ContentSubjects.auditRecorded, event, { msgId: event.event_id }).catch((err: unknown) => {
-        this.logger.warn({ kbid, rid, err: (err as Error).message }, 'visited audit event not published');
-      });
-    });
+    this.auditBatch.record(auditEntry(kbid, 'visited', rid, actor, started).payload as unknown as AuditRecordedEvent);
   }
 
   async exists(ref: ResourceRef): Promise<{ exists: boolean; rid?: string }> {

@@ -1,12 +1,10 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { relationsSearch, type RelationsResult } from './query/relations';
 import { SynonymsService } from './synonyms.service';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
-import { ContentSubjects, type ActorDto, type AuditRecordedEvent, type EmbedQueryResponse, type ResourceDto } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
-import { LOGGER, type Logger } from '@kb/platform/observability';
+import { type ActorDto, type EmbedQueryResponse, type ResourceDto } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FieldEntity } from '../entities/field.entity';
 import { ResourceEntity } from '../entities/resource.entity';
@@ -22,6 +20,7 @@ import { SearchContextService } from './search-context.service';
 import { GraphService, parseGraphQuery, type GraphExpr } from './graph.service';
 import type { FilterMask, KbMemoryIndex, MemoryFilter } from './memory/kb-memory-index';
 import { memoryKeywordSearch, memorySemanticSearch } from './memory/memory-retrievers';
+import { AuditBatchService } from '../audit/audit-batch.service';
 import { SearchMemoryService } from './memory/search-memory.service';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
@@ -35,10 +34,6 @@ type Feature = 'keyword' | 'semantic' | 'relations' | 'graph';
  * these are within 0.002, and the middle of that band was kept: less semantic influence is safer
  * on collections the model knows nothing about (docs/benchmarks.md).
  */
-/** Search audit events wait at most this long for others to be published with (see FindService.audit). */
-const AUDIT_FLUSH_MS = 200;
-const AUDIT_BATCH = 64;
-
 const DEFAULT_FUSION: Record<string, { weight: number }> = {
   'en-use-lite-2024': { weight: 0.1 },
 };
@@ -138,15 +133,14 @@ export interface FindOutcome {
 }
 
 @Injectable()
-export class FindService implements OnModuleDestroy {
+export class FindService {
   constructor(
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
-    @Inject(LOGGER) private readonly logger: Logger,
     private readonly context: SearchContextService,
     private readonly synonyms: SynonymsService,
     private readonly graph: GraphService,
     private readonly memory: SearchMemoryService,
+    private readonly auditBatch: AuditBatchService,
   ) {}
 
   /** The built-in `predict` reranker (a cross-encoder would be another Reranker). */
@@ -502,40 +496,13 @@ export class FindService implements OnModuleDestroy {
     };
   }
 
-  /**
-   * Activity event for the reporting service; never fails the request. Events wait up to
-   * AUDIT_FLUSH_MS and are published together (docs/decisions/0014): on the embedded database each
-   * event alone cost ~4 statements (bus row, claim, reporting row, ack) competing with the searches;
-   * published in one turn, the bus and the reporting service write them in a few statements.
-   */
+  /** Activity event for the reporting service, published in a batch (AuditBatchService); never fails the request. */
   audit(req: RetrievalRequest, type: 'search' | 'suggest' | 'chat', started: number, details: Record<string, unknown>, auditMetadata?: Record<string, unknown>): void {
-    const payload = {
+    this.auditBatch.record({
       event_id: randomUUID(), kbid: req.kbid, type, date: new Date().toISOString(), total_duration: Date.now() - started, user_type: 'user',
       ...(req.actor?.user ? { user_id: req.actor.user } : {}), ...(req.actor?.client_type ? { client_type: req.actor.client_type } : {}),
       ...(auditMetadata ? { audit_metadata: auditMetadata } : {}), details,
-    };
-    this.pendingAudit.push(payload);
-    if (this.pendingAudit.length >= AUDIT_BATCH) this.flushAudit();
-    else if (!this.auditTimer) {
-      this.auditTimer = setTimeout(() => this.flushAudit(), AUDIT_FLUSH_MS);
-      this.auditTimer.unref();
-    }
-  }
-
-  private pendingAudit: AuditRecordedEvent[] = [];
-  private auditTimer?: NodeJS.Timeout;
-
-  /** Publishes the waiting audit events (also at shutdown). */
-  flushAudit(): void {
-    if (this.auditTimer) clearTimeout(this.auditTimer);
-    this.auditTimer = undefined;
-    const batch = this.pendingAudit;
-    this.pendingAudit = [];
-    for (const e of batch) this.bus.publish(ContentSubjects.auditRecorded, e).catch((err: Error) => this.logger.warn({ err: err.message, type: e.type }, 'audit event not published'));
-  }
-
-  onModuleDestroy(): void {
-    this.flushAudit();
+    });
   }
 }
 

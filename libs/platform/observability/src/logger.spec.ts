@@ -1,5 +1,8 @@
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger } from './logger';
+import { bufferedDestination, createLogger } from './logger';
 
 describe('createLogger', () => {
   it('writes JSON lines with the service name and never a credential', () => {
@@ -13,5 +16,28 @@ describe('createLogger', () => {
     expect(lines[0]).not.toContain('Bearer key');
     expect(lines[0]).not.toContain('t0k');
     expect(line.headers.accept).toBe('json');
+  });
+
+  it('buffers lines off the request path and writes them all, on the timer or at a flush', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kb-log-'));
+    const file = join(dir, 'out.log');
+    const fd = openSync(file, 'w');
+    try {
+      const dest = bufferedDestination(fd, 50);
+      const logger = createLogger({ service: 'gateway', destination: dest });
+      for (let i = 0; i < 3; i++) logger.info({ i }, 'request');
+      expect(readFileSync(file, 'utf8')).toBe(''); // not written by the call that logged it
+      await new Promise((r) => setTimeout(r, 300)); // the timer writes a partial chunk
+      expect(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).i)).toEqual([0, 1, 2]);
+      for (let i = 3; i < 200; i++) logger.info({ i }, 'request');
+      dest.flushSync();
+      expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(200);
+      await new Promise((resolve) => {
+        dest.once('close', resolve);
+        dest.end(); // closes the descriptor and stops the timer
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

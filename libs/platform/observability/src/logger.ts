@@ -39,6 +39,31 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
 ];
 
+let stdoutDestination: pino.DestinationStream | undefined;
+
+/**
+ * A file descriptor written asynchronously in chunks of at least 4 KiB, flushed every second and
+ * when the process exits. pino's default writes each line synchronously: at info level every HTTP
+ * request's access line was a write(2) on the thread that serves the requests (~10 % of the
+ * standalone's main thread reading resources at 8 connections; docs/benchmarks.md, issue 17).
+ * What a SIGKILL can lose: the lines of the last second.
+ */
+export function bufferedDestination(fd: number, flushEveryMs = 1000): ReturnType<typeof pino.destination> {
+  const dest = pino.destination({ dest: fd, sync: false, minLength: 4096 });
+  const timer = setInterval(() => dest.flush(), flushEveryMs);
+  timer.unref();
+  dest.once('close', () => clearInterval(timer));
+  process.once('exit', () => {
+    clearInterval(timer);
+    try {
+      dest.flushSync();
+    } catch {
+      // an asynchronous write still in flight at exit: it completes or is lost with the process
+    }
+  });
+  return dest;
+}
+
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
@@ -48,7 +73,7 @@ export function createLogger(options: LoggerOptions): Logger {
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },
     },
-    options.destination,
+    options.destination ?? (stdoutDestination ??= bufferedDestination(1)),
   );
 }
 

@@ -1,0 +1,59 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { ContentSubjects, type AuditRecordedEvent } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { LOGGER, type Logger } from '@kb/platform/observability';
+
+/** An event waits at most this long for others to be published with. */
+export const AUDIT_FLUSH_MS = 200;
+/** A batch this large is published at once. */
+export const AUDIT_BATCH = 64;
+
+/**
+ * Activity events of reads and searches (`visited`, `search`, `suggest`, `chat`), published in
+ * batches. Published one by one, each event cost the embedded database ~4 statements (the bus row,
+ * its claim, the reporting row, the ack) on the one database thread the reads themselves need: a
+ * `visited` event per GET made reading a resource twice as slow (docs/benchmarks.md, issue 17).
+ * Published in one turn, the bus and the reporting service write a batch in a few statements; over
+ * NATS they go out together too. Never fails the request: an event lost to a bus outage is logged.
+ * Events still waiting at shutdown are published then.
+ *
+ * Write events (`new`, `modified`, `deleted`) do not come here: they go through the outbox in the
+ * write's own transaction.
+ */
+@Injectable()
+export class AuditBatchService implements OnModuleDestroy {
+  private pending: AuditRecordedEvent[] = [];
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  record(event: AuditRecordedEvent): void {
+    this.pending.push(event);
+    if (this.pending.length >= AUDIT_BATCH) this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => this.flush(), AUDIT_FLUSH_MS);
+      this.timer.unref();
+    }
+  }
+
+  /** Publishes the waiting events, all in this turn (the buses combine publishes made together). */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.pending;
+    this.pending = [];
+    for (const event of batch) {
+      // The event id doubles as the message id: a publish retried by the transport is stored once.
+      this.bus.publish(ContentSubjects.auditRecorded, event, { msgId: event.event_id }).catch((err: unknown) => {
+        this.logger.warn({ err: err instanceof Error ? err.message : String(err), type: event.type, kbid: event.kbid }, 'audit event not published');
+      });
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.flush();
+  }
+}

@@ -15,6 +15,8 @@ import { ObservabilityModule, createLogger } from '@kb/platform/observability';
 import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
 import { eventually } from '@kb/platform/testing';
 import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
+import { ResourcesRepository } from '../src/resources/resources.repository';
+import { ResourceEntity } from '../src/entities/resource.entity';
 
 @Module({})
 class Host {}
@@ -164,6 +166,23 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
       expect(await bus.request(ContentSubjects.getResource, { kbid, rid: other, show: ['basic', 'values'] })).toEqual(before);
       expect(await blobs.exists(key)).toBe(true);
     });
+  });
+
+  it('reads a resource outside a transaction exactly as TypeORM hydrates it (by id and by slug)', async () => {
+    const { uuid } = await bus.request(ContentSubjects.createResource, {
+      kbid, body: { title: 'Hydrated', slug: 'hydrated', summary: 's', metadata: { language: 'en' }, usermetadata: { classifications: [{ labelset: 'a', label: 'b' }] }, origin: { url: 'https://example.org', tags: ['t'] }, security: { access_groups: ['g1'] }, texts: { body: { body: 'x' } } },
+    });
+    const repo = app.get(ResourcesRepository);
+    const viaTypeorm = await ds.manager.findOneBy(ResourceEntity, { kbid, id: uuid });
+    expect(viaTypeorm).not.toBeNull();
+    const byId = await repo.findById(kbid, uuid);
+    expect(byId).toEqual(viaTypeorm);
+    expect(byId).toBeInstanceOf(ResourceEntity);
+    expect(typeof byId?.lastSeqid).toBe('number');
+    expect(byId?.createdAt).toBeInstanceOf(Date);
+    expect(await repo.findBySlug(kbid, 'hydrated')).toEqual(viaTypeorm);
+    expect(await repo.findById(kbid, '00000000-0000-4000-8000-00000000dead')).toBeNull();
+    expect(await repo.findBySlug('00000000-0000-4000-8000-0000000000b2', 'hydrated')).toBeNull();
   });
 
   describe('visited', () => {

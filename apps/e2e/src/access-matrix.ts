@@ -25,7 +25,7 @@ interface Caller {
 const RANK = { SMEMBER: 1, SCONTRIBUTOR: 2, SOWNER: 3 } as const;
 const NEED: Record<RouteRole, number> = { READER: 1, WRITER: 2, MANAGER: 3 };
 /** Routes whose success would destroy the fixtures the walk stands on: only their refusals are walked. */
-const DESTRUCTIVE = new Set(['DELETE /api/v1/account/:account_id', 'DELETE /api/v1/account/:account_id/kb/:kb_id', 'DELETE /api/v1/user']);
+const DESTRUCTIVE = new Set(['DELETE /api/v1/account/:account_id', 'DELETE /api/v1/account/:account_id/kb/:kb_id', 'DELETE /api/v1/kb/:kbid', 'DELETE /api/v1/user']);
 
 /** The /ask routes: the only ones a temporal key with security groups opens (spec 5). Kept apart from the guard's own flag on purpose. */
 const GROUP_SCOPED = new Set(['POST /api/v1/kb/:kbid/ask', 'POST /api/v1/kb/:kbid/resource/:rid/ask', 'POST /api/v1/kb/:kbid/slug/:rslug/ask']);
@@ -44,6 +44,8 @@ export function expectedOutcome(rule: AccessRule, c: Caller, key = ''): Outcome 
       return kind === 'api_key' ? 'allowed' : 403;
     case 'ua-key':
       return kind === 'ua_key' ? 'allowed' : 403;
+    case 'caller':
+      return rule.credentials.includes(kind) ? 'allowed' : 403;
     case 'account':
       return rule.credentials.includes(kind) && user ? 'allowed' : 403;
     case 'kb':
@@ -58,7 +60,7 @@ function concretePath(route: string, ids: { kbid: string; account: string }): st
   return route
     .replace(':kbid', ids.kbid).replace(':kb_id', ids.kbid).replace(':account_id', ids.account)
     .replace(':rid', randomUUID()).replace(':rslug', 'no-such-slug').replace(':sa_id', randomUUID()).replace(':sa_key_id', randomUUID())
-    .replace(':token_id', randomUUID()).replace(':labelset', 'no-such-set').replace(':field_type', 'text').replace(':field_id', 'no-such-field').replace(':message_ident', 'm0').replace(':client_id', 'no-such-client').replace(':email', 'nobody@example.com').replace(':processing_id', 'no-such-job');
+    .replace(':token_id', randomUUID()).replace(':labelset', 'no-such-set').replace(':field_type', 'text').replace(':field_id', 'no-such-field').replace(':message_ident', 'm0').replace(':client_id', 'no-such-client').replace(':email', 'nobody@example.com').replace(':processing_id', 'no-such-job').replace(':slug', 'no-such-kb');
 }
 
 export function describeAccessMatrix(start: () => Promise<Topology>): void {

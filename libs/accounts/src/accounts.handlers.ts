@@ -9,6 +9,7 @@ import { KbUsersService } from './kbs/kb-users.service';
 import { ModelConfigService } from './kbs/model-config.service';
 import { NuaClientsService } from './nua-clients/nua-clients.service';
 import { KbsService } from './kbs/kbs.service';
+import { CallerKbsService } from './kbs/caller-kbs.service';
 import { ServiceAccountsService } from './service-accounts/service-accounts.service';
 import { PersonalTokensService } from './users/personal-tokens.service';
 import { UsersService } from './users/users.service';
@@ -23,6 +24,7 @@ export class AccountsHandlers implements OnModuleInit {
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly access: AccessService,
     private readonly kbs: KbsService,
+    private readonly callerKbs: CallerKbsService,
     private readonly serviceAccounts: ServiceAccountsService,
     private readonly users: UsersService,
     private readonly personalTokens: PersonalTokensService,
@@ -49,6 +51,9 @@ export class AccountsHandlers implements OnModuleInit {
       this.bus.handle(S.accountUploadLimits, (req) => this.kbs.accountUploadLimits(req.account_id)),
       this.bus.handle(S.kbCors, (req) => this.kbs.cors(req.kb_id)),
       this.bus.handle(S.deleteKb, (req) => this.kbs.delete(req)),
+      this.bus.handle(S.createKbForCaller, (req) => this.callerKbs.create(req)),
+      this.bus.handle(S.listCallerKbs, (req) => this.callerKbs.list(req)),
+      this.bus.handle(S.getKbBySlug, (req) => this.callerKbs.getBySlug(req)),
       this.bus.handle(S.listServiceAccounts, (req) => this.serviceAccounts.list(req)),
       this.bus.handle(S.createServiceAccount, (req) => this.serviceAccounts.create(req)),
       this.bus.handle(S.deleteServiceAccount, (req) => this.serviceAccounts.delete(req)),

@@ -12,6 +12,7 @@ import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, DOMAIN_RESOLVER, type AccountsO
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { KbsRepository } from './kbs/kbs.repository';
 import { KbsService } from './kbs/kbs.service';
+import { CallerKbsService } from './kbs/caller-kbs.service';
 import { UsersRepository } from './kbs/users.repository';
 import { ServiceAccountsRepository } from './service-accounts/service-accounts.repository';
 import { ServiceAccountsService } from './service-accounts/service-accounts.service';
@@ -40,7 +41,7 @@ export class AccountsModule {
         { provide: ACCOUNTS_OPTIONS, useValue: rest },
         { provide: DOMAIN_RESOLVER, useValue: domainResolver ?? systemTxtResolver(rest.dnsServers) },
         UsersRepository, KbsRepository, ServiceAccountsRepository, SamlRepository, SamlService, SamlDomainsRepository, SamlDomainsService, EmailVerificationService,
-        AccessService, KbsService, ServiceAccountsService, UsersService, PersonalTokensService, AccountsService, AccountUsersService, InvitesService, KbUsersService, NuaClientsService, ModelConfigService, BootstrapService, AccountsHandlers,
+        AccessService, KbsService, CallerKbsService, ServiceAccountsService, UsersService, PersonalTokensService, AccountsService, AccountUsersService, InvitesService, KbUsersService, NuaClientsService, ModelConfigService, BootstrapService, AccountsHandlers,
       ],
       exports: [BootstrapService, UsersService],
     };

@@ -90,6 +90,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.graphNodes, (req, _context, signal) => this.graph.search('nodes', { ...req, signal })),
       this.bus.handle(S.graphRelations, (req, _context, signal) => this.graph.search('relations', { ...req, signal })),
       this.bus.handle(S.countResources, (req) => this.reader.count(req.kbid)),
+      this.bus.handle(S.kbCounters, (req) => this.reader.counters(req.kbid)),
       this.bus.subscribe(S.resourceReindexed, (event) => this.reindexer.onReindexed(event), { durable: 'content-search-reindex' }),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
       // Reprocessing a large KB outlasts an ack wait: the live handler keeps its event for up to 6 hours.

@@ -13,6 +13,9 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'accounts.account.upload-limits': { account_id: 'acc-1' },
   'accounts.kb.cors': { kb_id: 'kb-1' },
   'accounts.kb.delete': { account_id: 'acc-1', kb_id: 'kb-1' },
+  'accounts.kb.create-for-caller': { user_id: 'u-1', body: { slug: 'docs', title: 'Docs', account_id: 'acc-1' } },
+  'accounts.kb.list-for-caller': { user_id: 'u-1' },
+  'accounts.kb.get-by-slug': { kb_id: 'kb-1', key_role: 'SMEMBER', slug: 'docs' },
   'accounts.service-account.list': { account_id: 'acc-1', kb_id: 'kb-1' },
   'accounts.service-account.create': { account_id: 'acc-1', kb_id: 'kb-1', body: { title: 'ingest', role: 'SCONTRIBUTOR' } },
   'accounts.service-account.delete': { account_id: 'acc-1', kb_id: 'kb-1', sa_id: 'sa-1' },
@@ -92,6 +95,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'content.labelset.set': { kbid: 'kb-1', labelset: 'genre', body: { title: 'Genre', kind: ['RESOURCES'], labels: [{ title: 'scifi' }] } },
   'content.labelset.delete': { kbid: 'kb-1', labelset: 'genre' },
   'content.kb.count': { kbid: 'kb-1' },
+  'content.kb.counters': { kbid: 'kb-1' },
   'content.resource.reindex': { kbid: 'kb-1', slug: 'doc', reindex_vectors: true, actor: { user: 'alice', client_type: 'api' } },
   'content.resource.reindexed': {
     event_id: 'e-2', kbid: 'kb-1', rid: 'r-1', reindex_vectors: false, date: '2026-11-22T10:00:00Z', fields: [{ field_type: 'text', field_id: 'body', seqid: 3, status: 'PROCESSED' }],

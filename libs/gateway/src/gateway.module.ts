@@ -5,6 +5,7 @@ import { AccessClient } from './auth/access-client';
 import { CorsPolicy } from './cors/cors-policy';
 import { ACCESS_CLIENT, AuthGuard } from './auth/auth.guard';
 import { KbsController } from './routes/kbs.controller';
+import { KbsStandaloneController } from './routes/kbs-standalone.controller';
 import { ResourcesController } from './routes/resources.controller';
 import { SearchController } from './routes/search.controller';
 import { AskController } from './routes/ask.controller';
@@ -48,7 +49,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController],
       providers: [
         {
           provide: ACCESS_CLIENT,

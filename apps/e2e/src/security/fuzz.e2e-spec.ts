@@ -84,6 +84,8 @@ const VALID: Record<string, (c: Ctx) => unknown> = {
   'POST /api/v1/account/:account_id/kb/:kb_id/invite': () => ({ email: 'someone@example.com', role: 'SMEMBER' }),
   'POST /api/v1/account/:account_id/kbs': () => ({ slug: 'fuzz-kb', title: 'Fuzz KB', description: 'd', learning_configuration: { semantic_models: ['en-use-lite-2024'] } }),
   'PATCH /api/v1/account/:account_id/kb/:kb_id': () => ({ title: 'Default KB', description: 'd', allowed_origins: ['https://example.com'] }),
+  'POST /api/v1/kbs': () => ({ slug: 'fuzz-kb-standalone', title: 'Fuzz KB', description: 'd', learning_configuration: { semantic_models: ['en-use-lite-2024'] } }),
+  'PATCH /api/v1/kb/:kbid': () => ({ title: 'Default KB', description: 'd', allowed_origins: ['https://example.com'] }),
   'POST /api/v1/account/:account_id/kb/:kb_id/service_accounts': () => ({ title: 'fuzz', role: 'SMEMBER' }),
   'POST /api/v1/account/:account_id/kb/:kb_id/service_account/:sa_id/keys': () => ({ expires: '2030-01-01T00:00:00Z' }),
   'POST /api/v1/account/:account_id/models/:kb_id': () => ({ id: 'model-x' }),
@@ -106,6 +108,7 @@ function credentialFor(rule: (typeof ACCESS_TABLE)[string], c: Ctx): Credential 
     case 'user': case 'account': return c.pat;
     case 'api-key': return c.api;
     case 'ua-key': return c.ua;
+    case 'caller': return c.api;
     case 'kb': return rule.credentials.includes('api_key') ? c.api : c.pat;
   }
 }

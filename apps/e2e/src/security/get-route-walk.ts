@@ -8,6 +8,8 @@ import { ACCESS_TABLE } from '@kb/gateway';
  */
 export interface WalkIds {
   kbid: string;
+  /** The slug of that KB (`/kb/s/{slug}`). */
+  kbSlug: string;
   account: string;
   /** Resources to read: id, slug, and their fields as [type, id]. */
   resources: { rid: string; slug: string; fields: [string, string][] }[];
@@ -36,7 +38,7 @@ function variants(route: string, ids: WalkIds): string[] {
 /** One route's concrete paths, or the parameters the walk cannot fill. */
 function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: string[] } {
   const simple: Record<string, string> = {
-    kbid: ids.kbid, kb_id: ids.kbid, account_id: ids.account, client_id: ids.clientId, processing_id: ids.processingId, labelset: ids.labelset,
+    kbid: ids.kbid, kb_id: ids.kbid, slug: ids.kbSlug, account_id: ids.account, client_id: ids.clientId, processing_id: ids.processingId, labelset: ids.labelset,
     // Models are not stored by the walk's fixtures: the route is still read (its 404 must not leak either).
     model_id: 'no-such-model', filename: 'model.bin', download_field: 'thumbnail',
   };

@@ -129,7 +129,7 @@ describe('secrets are write-only (standalone)', () => {
     }, 60_000, 'the resource to be processed');
 
     ids = {
-      kbid, account, clientId: client.body.client_id, processingId: pushed.body.processing_id, labelset: 'no-such-labelset',
+      kbid, kbSlug: `secrets-${run}`, account, clientId: client.body.client_id, processingId: pushed.body.processing_id, labelset: 'no-such-labelset',
       resources: [
         { rid: created.body.uuid, slug: 'secret-keeping', fields: [['link', 'page'], ['file', 'doc'], ['file', 'ext'], ['text', 't']] },
         { rid: uploaded.uuid, slug: uploaded.uuid, fields: [['file', uploaded.field_id]] },

@@ -36,6 +36,19 @@ export class KbsRepository {
     return this.kbs.find({ where: { accountId }, order: { createdAt: 'ASC' } });
   }
 
+  /**
+   * The KBs of the named accounts and the named KBs (a user's owned accounts and the KBs they hold a
+   * role on), optionally only those with `slug`; oldest first.
+   */
+  listOfAccountsOrIds(accountIds: string[], kbIds: string[], slug?: string): Promise<KnowledgeBoxEntity[]> {
+    if (accountIds.length === 0 && kbIds.length === 0) return Promise.resolve([]);
+    const where = [
+      ...(accountIds.length > 0 ? [{ accountId: In(accountIds), ...(slug !== undefined ? { slug } : {}) }] : []),
+      ...(kbIds.length > 0 ? [{ id: In(kbIds), ...(slug !== undefined ? { slug } : {}) }] : []),
+    ];
+    return this.kbs.find({ where, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
   countByAccount(accountId: string): Promise<number> {
     return this.kbs.countBy({ accountId });
   }

@@ -25,6 +25,11 @@ export class KbsService {
   ) {}
 
   async create(req: CreateKbRequest): Promise<IdDto> {
+    return { id: (await this.createEntity(req)).id };
+  }
+
+  /** Creates the KB (the actor, if any, becomes its SOWNER) and returns its stored record. */
+  async createEntity(req: CreateKbRequest): Promise<KnowledgeBoxEntity> {
     const account = await this.users.findAccount(req.account_id);
     if (!account) throw new DomainError(ErrorCodes.ACCOUNT_NOT_FOUND, 'Account not found');
     if ((await this.kbs.countByAccount(account.id)) >= account.maxKbs) {
@@ -54,26 +59,11 @@ export class KbsService {
       { code: ErrorCodes.KB_SLUG_CONFLICT, message: `A Knowledge Box with slug "${kb.slug}" already exists in this account` },
     );
     await this.bus.publish(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: id });
-    return { id };
+    return kb;
   }
 
   async get(req: GetKbRequest): Promise<KnowledgeBoxDto> {
-    const kb = await this.kbs.requireInAccount(req);
-    return {
-      id: kb.id,
-      slug: kb.slug,
-      account_id: kb.accountId,
-      zone: kb.zone,
-      title: kb.title,
-      description: kb.description,
-      state: kb.state,
-      created: kb.createdAt.toISOString(),
-      admin: kbRoleSatisfies(req.caller_role, 'MANAGER'),
-      contrib: kbRoleSatisfies(req.caller_role, 'WRITER'),
-      allowed_origins: kb.allowedOrigins,
-      search_configs: kb.searchConfigs,
-      external_index_provider: kb.externalIndexProvider,
-    };
+    return knowledgeBoxDto(await this.kbs.requireInAccount(req), req.caller_role);
   }
 
   async list(req: ListKbsRequest): Promise<KnowledgeBoxSummaryDto[]> {
@@ -82,18 +72,7 @@ export class KbsService {
     const accountRole = req.user_id ? await this.users.accountRole(req.account_id, req.user_id) : undefined;
     return all
       .filter((kb) => req.whole_account === true || (req.only_kb_id ? kb.id === req.only_kb_id : accountRole === 'AOWNER' || userRoles.has(kb.id)))
-      .map((kb) => ({
-        id: kb.id,
-        slug: kb.slug,
-        zone: kb.zone,
-        title: kb.title,
-        state: kb.state,
-        description: kb.description,
-        role_on_kb: accountRole === 'AOWNER' ? 'SOWNER' : (userRoles.get(kb.id) ?? 'SMEMBER'),
-        allowed_origins: kb.allowedOrigins,
-        search_configs: kb.searchConfigs,
-        external_index_provider: kb.externalIndexProvider,
-      }));
+      .map((kb) => knowledgeBoxSummary(kb, accountRole === 'AOWNER' ? 'SOWNER' : (userRoles.get(kb.id) ?? 'SMEMBER')));
   }
 
   async modify(req: ModifyKbRequest): Promise<Record<string, never>> {
@@ -145,4 +124,39 @@ export class KbsService {
     return {};
   }
 
+}
+
+/** The KB record (spec 2.6); `admin` and `contrib` say what the caller's role allows. */
+export function knowledgeBoxDto(kb: KnowledgeBoxEntity, callerRole: KbRole | undefined): KnowledgeBoxDto {
+  return {
+    id: kb.id,
+    slug: kb.slug,
+    account_id: kb.accountId,
+    zone: kb.zone,
+    title: kb.title,
+    description: kb.description,
+    state: kb.state,
+    created: kb.createdAt.toISOString(),
+    admin: kbRoleSatisfies(callerRole, 'MANAGER'),
+    contrib: kbRoleSatisfies(callerRole, 'WRITER'),
+    allowed_origins: kb.allowedOrigins,
+    search_configs: kb.searchConfigs,
+    external_index_provider: kb.externalIndexProvider,
+  };
+}
+
+/** An item of a KB list (spec 2.6), `role_on_kb` being the caller's. */
+export function knowledgeBoxSummary(kb: KnowledgeBoxEntity, role: KbRole): KnowledgeBoxSummaryDto {
+  return {
+    id: kb.id,
+    slug: kb.slug,
+    zone: kb.zone,
+    title: kb.title,
+    state: kb.state,
+    description: kb.description,
+    role_on_kb: role,
+    allowed_origins: kb.allowedOrigins,
+    search_configs: kb.searchConfigs,
+    external_index_provider: kb.externalIndexProvider,
+  };
 }

@@ -32,6 +32,12 @@ export class UsersRepository {
     return (await this.ds.getRepository(AccountUserEntity).findOneBy({ accountId, userId }))?.role;
   }
 
+  /** Every account the user is a member of, with their role there. */
+  async membershipsOf(userId: string): Promise<{ accountId: string; role: AccountRole }[]> {
+    const rows = await this.ds.getRepository(AccountUserEntity).findBy({ userId });
+    return rows.map((r) => ({ accountId: r.accountId, role: r.role }));
+  }
+
   async countUsers(): Promise<number> {
     return this.ds.getRepository(UserEntity).count();
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   DomainError, ErrorCodes, type ActorDto, type AuditRecordedEvent,
-  type ContentFieldType, type ExtractedOption, type FieldRecord, type FieldType, type GetResourceRequest, type ListResourcesRequest, type ResourceDto,
+  type ContentFieldType, type ExtractedOption, type FieldRecord, type FieldType, type GetResourceRequest, type KbCountersDto, type ListResourcesRequest, type ResourceDto,
   type ResourceListDto, type ResourceRef, type ShowOption,
 } from '@kb/contracts';
 import { AuditBatchService } from '../audit/audit-batch.service';
@@ -108,6 +108,10 @@ export class ResourceReaderService {
 
   async count(kbid: string): Promise<{ resources: number }> {
     return { resources: await this.repo.count(kbid) };
+  }
+
+  counters(kbid: string): Promise<KbCountersDto> {
+    return this.repo.counters(kbid);
   }
 
   private find(ref: ResourceRef): Promise<ResourceEntity | null> {

@@ -2,7 +2,7 @@ import { asRow, insertStatement, type InsertPart } from '@kb/platform/database';
 import { Inject, Injectable } from '@nestjs/common';
 import { Coalescer } from '@kb/platform/messaging';
 import type { DataSource, EntityManager } from 'typeorm';
-import { DomainError, ErrorCodes, type ContentFieldType, type ResourceRef } from '@kb/contracts';
+import { DomainError, ErrorCodes, type ContentFieldType, type KbCountersDto, type ResourceRef } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FieldEntity } from '../entities/field.entity';
 import { ResourceEntity } from '../entities/resource.entity';
@@ -140,6 +140,26 @@ export class ResourcesRepository {
 
   count(kbid: string): Promise<number> {
     return this.ds.getRepository(ResourceEntity).countBy({ kbid });
+  }
+
+  /**
+   * What a KB holds, each part by its kbid index. The index size adds the stored size of the KB's
+   * paragraph, posting and vector rows (not PostgreSQL's own index pages, which are shared by all KBs).
+   */
+  async counters(kbid: string): Promise<KbCountersDto> {
+    const rows = (await this.ds.query(
+      `SELECT (SELECT count(*) FROM content.resources WHERE kbid = $1) AS resources,
+              (SELECT count(*) FROM content.fields WHERE kbid = $1) AS fields,
+              (SELECT count(*) FROM content.search_paragraphs WHERE kbid = $1) AS paragraphs,
+              (SELECT count(DISTINCT paragraph) FROM content.search_vectors WHERE kbid = $1) AS sentences,
+              (SELECT coalesce(sum(pg_column_size(p.*)), 0) FROM content.search_paragraphs p WHERE p.kbid = $1)
+              + (SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM content.search_postings t WHERE t.kbid = $1)
+              + (SELECT coalesce(sum(pg_column_size(v.*)), 0) FROM content.search_vectors v WHERE v.kbid = $1) AS index_size`,
+      [kbid],
+    )) as Record<'resources' | 'fields' | 'paragraphs' | 'sentences' | 'index_size', string | number>[];
+    const row = rows[0];
+    const n = (v: string | number | undefined) => Number(v ?? 0);
+    return { resources: n(row?.resources), paragraphs: n(row?.paragraphs), fields: n(row?.fields), sentences: n(row?.sentences), shards: null, index_size: n(row?.index_size) };
   }
 
   /** Ids of a KB's resources, a batch at a time (for KB deletion). */

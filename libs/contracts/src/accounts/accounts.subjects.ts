@@ -25,6 +25,7 @@ import {
 import { AccountUploadLimitsRequest, KbCorsRequest, type KbCorsDto, type KbUploadLimitsDto } from './kb.dto';
 import { KbConfigRef, LearningSchemaRequest, SemanticModelChangeRequest, SemanticModelsChangedEvent, SetKbConfigRequest, type KbVectorsetsDto } from './model-config.dto';
 import { CreateKbRequest, GetKbRequest, KbEvent, KbRef, ListKbsRequest, ModifyKbRequest, type IdDto, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto } from './kb.dto';
+import { CreateKbForCallerRequest, KbBySlugRequest, KbCaller, type KbIdentityDto, type StandaloneKbListDto } from './kb-standalone.dto';
 import {
   CreateServiceAccountKeyRequest,
   CreateServiceAccountRequest,
@@ -46,6 +47,10 @@ export const AccountsSubjects = {
   accountUploadLimits: rpc<AccountUploadLimitsRequest, KbUploadLimitsDto>('accounts.account.upload-limits', AccountUploadLimitsRequest),
   kbCors: rpc<KbCorsRequest, KbCorsDto>('accounts.kb.cors', KbCorsRequest),
   deleteKb: rpc<KbRef, Record<string, never>>('accounts.kb.delete', KbRef),
+  /** The standalone KB routes: the KBs a caller (a user, or an API key's one KB) can see, across accounts. */
+  createKbForCaller: rpc<CreateKbForCallerRequest, KbIdentityDto>('accounts.kb.create-for-caller', CreateKbForCallerRequest),
+  listCallerKbs: rpc<KbCaller, StandaloneKbListDto>('accounts.kb.list-for-caller', KbCaller),
+  getKbBySlug: rpc<KbBySlugRequest, KnowledgeBoxDto>('accounts.kb.get-by-slug', KbBySlugRequest),
 
   listServiceAccounts: rpc<KbRef, ServiceAccountDto[]>('accounts.service-account.list', KbRef),
   createServiceAccount: rpc<CreateServiceAccountRequest, IdDto>('accounts.service-account.create', CreateServiceAccountRequest),

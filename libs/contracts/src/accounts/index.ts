@@ -10,3 +10,4 @@ export * from './nua-client.dto';
 export * from './learning-config';
 export * from './model-config.dto';
 export * from './saml.dto';
+export * from './kb-standalone.dto';

@@ -16,6 +16,7 @@ import { WebhookDeliveriesRequest, type WebhookDeliveriesDto } from '../understa
 import { ProcessingPushRequest, type ProcessingPushResponseDto } from './processing-push.dto';
 import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
+import type { KbCountersDto } from './kb-counters.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
 
 export const ContentSubjects = {
@@ -55,6 +56,8 @@ export const ContentSubjects = {
   /** Good/bad feedback on an answer, by its learning id. */
   feedback: rpc<FeedbackRequest, Record<string, never>>('content.ask.feedback', FeedbackRequest),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),
+  /** `GET /kb/{kbid}/counters`: resources, fields, paragraphs, sentences and index size of a KB. */
+  kbCounters: rpc<KbContentRef, KbCountersDto>('content.kb.counters', KbContentRef),
   reindexResource: rpc<ReindexResourceRequest, Record<string, never>>('content.resource.reindex', ReindexResourceRequest),
   /** Processing status records of a KB (spec 2.7), newest first. */
   processingStatus: rpc<ProcessingStatusRequest, ProcessingStatusPage>('content.processing.status', ProcessingStatusRequest),

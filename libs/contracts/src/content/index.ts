@@ -15,3 +15,4 @@ export * from './processing-push.dto';
 export * from './processing-pull.dto';
 export * from './question-answers.dto';
 export * from './synonyms.dto';
+export * from './kb-counters.dto';

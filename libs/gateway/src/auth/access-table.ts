@@ -14,6 +14,11 @@ export type AccessRule =
   | { scope: 'ua-key' }
   /** A role on the KB named by `kbParam`; `accountParam`, when given, must be that KB's account. */
   | { scope: 'kb'; role: RouteRole; kbParam: string; accountParam?: string; credentials: readonly CredentialKind[]; groupScoped?: boolean }
+  /**
+   * Any caller holding one of `credentials`, with no KB or account in the path: the service answers
+   * only with what that caller can see (the standalone KB routes: a user's KBs, a key's one KB).
+   */
+  | { scope: 'caller'; credentials: readonly CredentialKind[] }
   /** A role on the account named by `accountParam` (id or slug). */
   | { scope: 'account'; role: AccountRole; accountParam: string; credentials: readonly CredentialKind[] };
 
@@ -132,6 +137,16 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'GET /api/v1/account/:account_id/kb/:kb_id': accountKb('READER', [...USERS, 'api_key']),
   'PATCH /api/v1/account/:account_id/kb/:kb_id': accountKb('MANAGER'),
   'DELETE /api/v1/account/:account_id/kb/:kb_id': accountKb('MANAGER'),
+
+  // Knowledge Boxes, standalone paths (the reference's database SDK and admin app): no account in the
+  // path; a user acts in their accounts, an API key on its one KB. Other tenants' KBs are "not found".
+  'POST /api/v1/kbs': USER,
+  'GET /api/v1/kbs': { scope: 'caller', credentials: KB_CALLERS },
+  'GET /api/v1/kb/s/:slug': { scope: 'caller', credentials: KB_CALLERS },
+  'GET /api/v1/kb/:kbid': kb('READER'),
+  'PATCH /api/v1/kb/:kbid': kb('MANAGER'),
+  'DELETE /api/v1/kb/:kbid': kb('MANAGER', USERS),
+  'GET /api/v1/kb/:kbid/counters': kb('READER'),
 
   // Service accounts and API keys
   'POST /api/v1/service_account_temporal_key': { scope: 'api-key' },

@@ -68,6 +68,9 @@ export class AuthGuard implements CanActivate {
       case 'ua-key':
         if (p.kind !== 'ua_key' || !p.account_id) throw forbidden('This route is for understanding-API clients (X-SVC-UAKEY)');
         return;
+      case 'caller':
+        if (!rule.credentials.includes(p.kind)) throw forbidden(`This route does not accept ${p.kind.replace('_', ' ')} credentials`);
+        return;
       case 'account':
         if (!rule.credentials.includes(p.kind)) throw forbidden(`This route does not accept ${p.kind.replace('_', ' ')} credentials`);
         if (grant.account_found === false) throw new DomainError(ErrorCodes.ACCOUNT_NOT_FOUND, 'Account not found');
@@ -77,6 +80,9 @@ export class AuthGuard implements CanActivate {
       case 'kb': {
         if (!rule.credentials.includes(p.kind)) throw forbidden(`This route does not accept ${p.kind.replace('_', ' ')} credentials`);
         if (grant.kb_found === false && p.user_id) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
+        // A KB of an account the user is not in, and holds no role on, is as unknown to them as a
+        // missing one: a 403 would confirm that the id exists. (Keys get 403 for every other id alike.)
+        if (p.user_id && !grant.kb_role && !grant.account_role) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
         if (rule.accountParam && grant.kb_role && grant.account_id !== req.params[rule.accountParam]) {
           throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in this account');
         }

@@ -22,6 +22,8 @@ describe('CORS policy', () => {
     ['a configured global origin', 'GET', '/api/v1/user', { origin: 'https://app.example.com', host: 'kb.local:8080' }, 'next'],
     ['another site on an API route', 'POST', '/api/v1/accounts', { origin: 'https://evil.example', host: 'kb.local:8080' }, 403],
     ['another site on the sign-in form', 'POST', '/auth/login', { origin: 'https://evil.example', host: 'kb.local:8080' }, 403],
+    ['a configured global origin looking a KB up by slug (no KB id in the path)', 'GET', '/api/v1/kb/s/docs', { origin: 'https://app.example.com', host: 'kb.local:8080' }, 'next'],
+    ['another site looking a KB up by slug', 'GET', '/api/v1/kb/s/docs', { origin: 'https://evil.example', host: 'kb.local:8080' }, 403],
     ['another site on SAML login (only the ACS takes cross-site posts)', 'POST', '/api/v1/saml/acc-1/login', { origin: 'https://evil.example', host: 'kb.local:8080' }, 403],
   ] as const)('%s', async (_name, method, path, headers, expected) => {
     expect(await run(method, path, headers)).toBe(expected);

@@ -16,7 +16,8 @@ export const CORS_EXPOSED_HEADERS = [
   'x-learning-id', 'x-request-id', 'content-range', 'accept-ranges', 'retry-after',
 ].join(', ');
 
-const KB_PATH = /^\/api\/v1\/(?:kb\/([^/]+)|account\/[^/]+\/kb\/([^/]+))(?:\/|$)/;
+/** Paths of one KB, by id. `/kb/s/{slug}` names no KB id (a slug lookup across the caller's KBs): global origins. */
+const KB_PATH = /^\/api\/v1\/(?:kb\/(?!s\/)([^/]+)|account\/[^/]+\/kb\/([^/]+))(?:\/|$)/;
 /** Posted to by other sites by design: an identity provider's auto-submitted SAML form (no credential, no readable answer). */
 const CROSS_SITE_FORM_POST = /^\/api\/v1\/saml\/[^/]+\/acs$/;
 

@@ -49,7 +49,7 @@ export class VectorsetsService {
       const page = (await this.ds.query(`SELECT id::text AS id FROM content.resources WHERE kbid = $1 AND id > $2::uuid ORDER BY id LIMIT 200`, [kbid, after])) as { id: string }[];
       for (const { id } of page) {
         try {
-          await this.fields.reprocess({ kbid, rid: id, actor: { user: 'system', client_type: 'processing' } });
+          await this.fields.reprocess({ kbid, rid: id, actor: { user: 'system', client_type: 'processing', user_type: 'nuakey' } });
           count += 1;
         } catch (err) {
           if (!(err instanceof DomainError && err.code === ErrorCodes.RESOURCE_NOT_FOUND)) throw err;

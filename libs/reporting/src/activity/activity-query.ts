@@ -104,7 +104,8 @@ export function parseActivityQuery(kbid: string, eventType: string, body: unknow
       const l = p['limit'];
       if (l !== undefined && l !== null) {
         if (!Number.isInteger(l)) issue(['body', 'pagination', 'limit'], 'Input should be a valid integer', 'int_type');
-        else if ((l as number) < 0 || (l as number) > ACTIVITY_LIMITS.pageSize) issue(['body', 'pagination', 'limit'], `Input should be between 0 and ${ACTIVITY_LIMITS.pageSize}`, 'less_than_equal');
+        else if ((l as number) < 0) issue(['body', 'pagination', 'limit'], 'Input should be greater than or equal to 0', 'greater_than_equal');
+        else if ((l as number) > ACTIVITY_LIMITS.pageSize) issue(['body', 'pagination', 'limit'], `Input should be less than or equal to ${ACTIVITY_LIMITS.pageSize}`, 'less_than_equal');
         else limit = l as number;
       }
       const after = cursor(p['starting_after'], ['body', 'pagination', 'starting_after'], issue);

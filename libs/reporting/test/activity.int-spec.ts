@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import type { DataSource } from 'typeorm';
 import { DomainError, type ActivityQueryItem, type AuditRecordedEvent } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource, revertLastMigration, runServiceMigrations } from '@kb/platform/database';
@@ -247,6 +248,26 @@ describe.each([['PostgreSQL', postgres], ['PGlite', pglite]] as const)('activity
       ]);
       expect(await issues('visited', { year_month: '2026-11', filters: { question: { eq: 'x' } } })).toEqual([{ loc: ['body', 'filters', 'question'], type: 'extra_forbidden' }]);
       await expect(activity.months({ kbid: kb, event_type: 'nope' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    });
+
+    it('answers any body with records or a 422, never a database error', async () => {
+      const scalar = fc.oneof(fc.constantFrom<unknown>(null, true, 0, -1, 1.5, 1e308, 2 ** 53 + 1, '', '\\', '%', '_\\', "'", '\u0000'.slice(1), '9999-12', '0000-01', '2026-11', 'x'.repeat(300)), fc.string({ maxLength: 20 }), fc.integer());
+      const comparison = fc.dictionary(fc.constantFrom('eq', 'gt', 'ge', 'lt', 'le', 'ne', 'isnull', 'like', 'ilike', 'key', 'bogus'), scalar, { maxKeys: 4 });
+      const member = fc.constantFrom('id', 'date', 'user_id', 'user_type', 'client_type', 'total_duration', 'resource_id', 'question', 'resources_count', 'filter', 'answer', 'status', 'feedback_good', 'model', 'constructor', '__proto__');
+      const body = fc.record({
+        year_month: fc.oneof(scalar, fc.constantFrom('2026-11', '1969-12', '9999-12')),
+        show: fc.oneof(fc.constant('all'), fc.array(fc.oneof(member, fc.string({ maxLength: 30 }).map((k) => `audit_metadata.${k}`)), { maxLength: 5 }), scalar),
+        filters: fc.oneof(fc.dictionary(member, fc.oneof(comparison, scalar), { maxKeys: 4 }), fc.record({ audit_metadata: fc.array(comparison, { maxLength: 3 }) }), scalar),
+        pagination: fc.oneof(fc.record({ limit: scalar, starting_after: scalar, ending_before: scalar }, { requiredKeys: [] }), scalar),
+      }, { requiredKeys: [] });
+      for (const sample of fc.sample(fc.tuple(fc.constantFrom('search', 'chat', 'new', 'Search', 'x'), body), { seed: 19, numRuns: 300 })) {
+        const [type, b2] = sample;
+        try {
+          await query(kb, type, b2);
+        } catch (err) {
+          if (!(err instanceof DomainError && err.code === 'VALIDATION_FAILED')) throw new Error(`${JSON.stringify(sample)} → ${(err as Error).message}`);
+        }
+      }
     });
   });
 

@@ -87,6 +87,8 @@ export function parseActivityQuery(kbid: string, eventType: string, body: unknow
   let month = '1970-01';
   if (ym === undefined || ym === null) issue(['body', 'year_month'], 'Field required', 'missing');
   else if (typeof ym !== 'string' || !YEAR_MONTH.test(ym)) issue(['body', 'year_month'], 'year_month must be in the format YYYY-MM', 'value_error');
+  // Months outside 1970-9998 hold no events, and their bounds would not be plain ISO instants.
+  else if (Number(ym.slice(0, 4)) < 1970 || Number(ym.slice(0, 4)) > 9998) issue(['body', 'year_month'], 'year_month must be between 1970-01 and 9998-12', 'value_error');
   else month = ym;
 
   const params = new Params([kbid, type, ...monthRange(month)]);

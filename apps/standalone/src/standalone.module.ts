@@ -28,6 +28,8 @@ export interface StandaloneParts {
   consumeProcessingResults: boolean;
   /** Search indexes in memory (SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS; docs/decisions/0014). */
   searchMemory?: { budgetBytes: number; maxParagraphs: number };
+  /** ACTIVITY_QUERY_TIMEOUT_MS (ReportingOptions.activityQueryTimeoutMs). */
+  activityQueryTimeoutMs?: number;
   /** SEARCH_VECTOR_INDEX (ContentOptions.vectorIndex). */
   vectorIndex?: VectorIndexKind;
 }
@@ -53,7 +55,7 @@ export class StandaloneModule {
         AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp, dnsServers: p.dnsServers }),
         ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults, searchMemory: p.searchMemory, vectorIndex: p.vectorIndex }),
         UnderstandingModule.forRoot({ ...p.processing, webhookSigningSecret: p.secret }),
-        ReportingModule.forRoot({ dataSource: p.dataSources.reporting }),
+        ReportingModule.forRoot({ dataSource: p.dataSources.reporting, activityQueryTimeoutMs: p.activityQueryTimeoutMs }),
         GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins }),
       ],
     };

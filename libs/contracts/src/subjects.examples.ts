@@ -135,4 +135,6 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'understanding.query.embed': { kbid: 'kb-1', text: 'what causes tides?' },
   'reporting.audit.count': { kbid: 'kb-1', type: 'new', month: '2026-11' },
   'reporting.audit.list': { kbid: 'kb-1', type: 'new' },
+  'reporting.activity.query': { kbid: 'kb-1', event_type: 'chat', body: { year_month: '2026-11', show: ['question', 'answer'], filters: { user_type: { eq: 'nuakey' } }, pagination: { limit: 10 } } },
+  'reporting.activity.months': { kbid: 'kb-1', event_type: 'search' },
 };

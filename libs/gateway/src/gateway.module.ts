@@ -9,6 +9,7 @@ import { KbsStandaloneController } from './routes/kbs-standalone.controller';
 import { ResourcesController } from './routes/resources.controller';
 import { SearchController } from './routes/search.controller';
 import { AskController } from './routes/ask.controller';
+import { ActivityController } from './routes/activity.controller';
 import { ServiceAccountsController } from './routes/service-accounts.controller';
 import { AuthPageController } from './routes/auth-page.controller';
 import { UserController } from './routes/user.controller';
@@ -49,7 +50,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController],
       providers: [
         {
           provide: ACCESS_CLIENT,

@@ -1,11 +1,16 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { ContentSubjects, ReportingSubjects } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
 
 @Injectable()
 export class ReportingHandlers implements OnModuleInit {
-  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus, private readonly audit: AuditService) {}
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly audit: AuditService,
+    private readonly activity: ActivityService,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     await Promise.all([
@@ -13,6 +18,8 @@ export class ReportingHandlers implements OnModuleInit {
       this.bus.subscribe(ContentSubjects.auditRecorded, (e) => this.audit.record(e), { durable: 'reporting-audit', concurrency: 64 }),
       this.bus.handle(ReportingSubjects.countAuditEvents, (req) => this.audit.count(req)),
       this.bus.handle(ReportingSubjects.listAuditEvents, (req) => this.audit.list(req)),
+      this.bus.handleStream(ReportingSubjects.queryActivity, (req, _context, signal) => this.activity.query(req, signal)),
+      this.bus.handle(ReportingSubjects.activityMonths, (req) => this.activity.months(req)),
     ]);
   }
 }

@@ -1,16 +1,24 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
 import { ReportingHandlers } from './reporting.handlers';
-import { REPORTING_DATA_SOURCE } from './reporting.tokens';
+import { DEFAULT_REPORTING_OPTIONS, REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from './reporting.tokens';
 
 /** Root module of the reporting service: activity (audit) logs now; usage and REMi scores later. */
 @Module({})
 export class ReportingModule {
-  static forRoot(options: { dataSource: DataSource }): DynamicModule {
+  static forRoot(options: { dataSource: DataSource } & Partial<ReportingOptions>): DynamicModule {
+    const { dataSource, ...rest } = options;
     return {
       module: ReportingModule,
-      providers: [{ provide: REPORTING_DATA_SOURCE, useValue: options.dataSource }, AuditService, ReportingHandlers],
+      providers: [
+        { provide: REPORTING_DATA_SOURCE, useValue: dataSource },
+        { provide: REPORTING_OPTIONS, useValue: { ...DEFAULT_REPORTING_OPTIONS, ...rest } },
+        AuditService,
+        ActivityService,
+        ReportingHandlers,
+      ],
     };
   }
 }

@@ -22,7 +22,7 @@ const FOCUS = new Set([
 /** Bodies are files or forms there, not JSON: their own specs cover them. */
 const NOT_JSON = /(upload|tusupload)(\/|$)|^POST \/auth|\/saml\//;
 /** Reads with a body: no snapshot needed. */
-const READS = /\/(find|search|catalog|catalog\/facets|suggest|ask|graph|graph\/nodes|graph\/relations|feedback)$|processing\/pull$|auth\/login$|temporal_key$/;
+const READS = /\/(find|search|catalog|catalog\/facets|suggest|ask|graph|graph\/nodes|graph\/relations|feedback|activity\/[a-z]+\/query)$|processing\/pull$|auth\/login$|temporal_key$/;
 
 interface Ctx {
   kbid: string;
@@ -54,6 +54,10 @@ const VALID: Record<string, (c: Ctx) => unknown> = {
   'POST /api/v1/kb/:kbid/search': () => ({ query: 'sea', features: ['keyword', 'fulltext', 'semantic'], faceted: ['/classification.labels/topics'], filters: ['/classification.labels/topics/sea'], top_k: 5, sort: { field: 'created', order: 'desc' }, fields: ['t/t'] }),
   'POST /api/v1/kb/:kbid/catalog': () => ({ query: 'sea', filters: ['/classification.labels/topics/sea'], faceted: ['/classification.labels'], page_size: 20, page_number: 0, sort: { field: 'created', order: 'desc' }, filter_expression: { resource: { prop: 'resource', id: '00000000-0000-4000-8000-000000000000' } } }),
   'POST /api/v1/kb/:kbid/catalog/facets': () => ({ facets: ['/classification.labels/topics'] }),
+  'POST /api/v1/kb/:kbid/activity/:event_type/query': () => ({
+    year_month: '2026-11', show: ['question', 'answer', 'audit_metadata.team'], pagination: { limit: 5, starting_after: 1 },
+    filters: { user_type: { eq: 'user' }, total_duration: { ge: 0, lt: 1000 }, question: { ilike: '%sea%' }, feedback_good: { isnull: false }, audit_metadata: [{ key: 'team', like: 'b\\_%' }] },
+  }),
   'POST /api/v1/kb/:kbid/suggest': () => ({ query: 'se', features: ['paragraph', 'entities'], fields: ['t/t'], filters: ['/classification.labels/topics/sea'], show: ['basic'] }),
   'POST /api/v1/kb/:kbid/ask': () => ({
     query: 'What about the sea?', context: [{ author: 'USER', text: 'hi' }, { author: 'NUCLIA', text: 'hello' }], extra_context: ['The sea is salty.'], top_k: 5, features: ['keyword', 'semantic'],
@@ -99,7 +103,7 @@ function fill(route: string, c: Ctx, id?: string): string {
   return route
     .replace(':kbid', c.kbid).replace(':kb_id', c.kbid).replace(':account_id', c.account).replace(':rid', c.rid).replace(':rslug', 'existing')
     .replace(':field_id', 'fz').replace(':labelset', 'fuzz').replace(':sa_id', c.saId).replace(':client_id', c.victimClient).replace(':vectorset_id', 'no-such-model')
-    .replace(':message_ident', 'm1').replace(':field_type', 'text').replace(/:[a-z_]+/g, id ?? 'x').replace('*download_field', 'x');
+    .replace(':message_ident', 'm1').replace(':field_type', 'text').replace(':event_type', 'chat').replace(/:[a-z_]+/g, id ?? 'x').replace('*download_field', 'x');
 }
 
 function credentialFor(rule: (typeof ACCESS_TABLE)[string], c: Ctx): Credential {

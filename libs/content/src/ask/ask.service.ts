@@ -111,7 +111,7 @@ export class AskService {
     const extra: ContextItem[] = o.extraContext.map((text, i) => ({ key: `extra_context/${i}`, text, rid: '', augmentation: 'extra_context' }));
     let context = [...extra, ...(await this.assemble(ranked, o.strategies))];
     context = trimContext(context, o.maxContextTokens) as ContextItem[];
-    const details = { question: query, rephrased_question: null, chat_history: chatHistory, model: generator.model, strategies: o.strategies.map((s) => s.name), learning_id: req.learning_id };
+    const details = { question: query, rephrased_question: null, chat_history: chatHistory, model: generator.model, strategies: o.strategies.map((s) => s.name), rag_strategies: (req.body as Record<string, unknown>)['rag_strategies'] ?? [], learning_id: req.learning_id };
 
     if (ranked.length === 0 && extra.length === 0) {
       yield status('-3', 'no_retrieval_data');

@@ -34,7 +34,7 @@ export function auditEntry(kbid: string, type: AuditEventType, rid: string, acto
     target: ContentSubjects.auditRecorded.subject,
     payload: {
       event_id: randomUUID(), kbid, type, date: new Date().toISOString(), resource_id: rid, total_duration: Date.now() - started,
-      ...(actor?.user ? { user_id: actor.user } : {}), ...(actor?.client_type ? { client_type: actor.client_type } : {}), user_type: 'user',
+      ...(actor?.user ? { user_id: actor.user } : {}), ...(actor?.client_type ? { client_type: actor.client_type } : {}), user_type: actor?.user_type ?? 'user',
     },
   };
 }

@@ -499,7 +499,7 @@ export class FindService {
   /** Activity event for the reporting service, published in a batch (AuditBatchService); never fails the request. */
   audit(req: RetrievalRequest, type: 'search' | 'suggest' | 'chat', started: number, details: Record<string, unknown>, auditMetadata?: Record<string, unknown>): void {
     this.auditBatch.record({
-      event_id: randomUUID(), kbid: req.kbid, type, date: new Date().toISOString(), total_duration: Date.now() - started, user_type: 'user',
+      event_id: randomUUID(), kbid: req.kbid, type, date: new Date().toISOString(), total_duration: Date.now() - started, user_type: req.actor?.user_type ?? 'user',
       ...(req.actor?.user ? { user_id: req.actor.user } : {}), ...(req.actor?.client_type ? { client_type: req.actor.client_type } : {}),
       ...(auditMetadata ? { audit_metadata: auditMetadata } : {}), details,
     });

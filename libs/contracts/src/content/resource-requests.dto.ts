@@ -4,11 +4,16 @@ import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsIn, IsInt, 
 import { CreateResourceDto, ModifyResourceDto } from './resource-input.dto';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from './resource.dto';
 
+export const UserTypes = ['user', 'nuakey'] as const;
+export type UserType = (typeof UserTypes)[number];
+
 /** Who acts, for audit: never a credential. */
 export class ActorDto {
   @IsOptional() @IsString() @MaxLength(256) user?: string;
   @IsOptional() @IsString() @MaxLength(64) client_type?: string;
   @IsOptional() @IsString() @MaxLength(128) principal_id?: string;
+  /** Activity `user_type` (API-MAP: `user|nuakey`): `nuakey` for API keys, temporal keys and UA keys, `user` for user tokens and PATs. */
+  @IsOptional() @IsIn(UserTypes) user_type?: UserType;
 }
 
 /** A resource named by id or by slug (exactly one). */

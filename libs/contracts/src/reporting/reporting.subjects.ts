@@ -1,5 +1,5 @@
-import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
-import { rpc } from '../common/bus';
+import { IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { rpc, stream } from '../common/bus';
 import { AuditEventTypes, type AuditEventType, type AuditRecordedEvent } from '../content/audit.event';
 
 export class CountAuditEventsRequest {
@@ -10,7 +10,30 @@ export class CountAuditEventsRequest {
 
 export class ListAuditEventsRequest extends CountAuditEventsRequest {}
 
+/**
+ * Query Knowledgebox Activity Logs (spec 4.4): the body travels as sent and is read by the reporting
+ * service, which answers every invalid member at once (422). `event_type` is the path segment, also
+ * checked there (an unknown type is a 422 on `path.event_type`).
+ */
+export class ActivityQueryRequest {
+  @IsString() @MaxLength(100) kbid!: string;
+  @IsString() @MaxLength(100) event_type!: string;
+  @IsOptional() @IsObject() body?: Record<string, unknown>;
+}
+
+/** The first item says whether more records follow the page (the `has-more` header); then one item per record. */
+export type ActivityQueryItem = { type: 'page'; has_more: boolean } | { type: 'record'; record: Record<string, unknown> };
+
+export class ActivityMonthsRequest {
+  @IsString() @MaxLength(100) kbid!: string;
+  @IsString() @MaxLength(100) event_type!: string;
+}
+
 export const ReportingSubjects = {
   countAuditEvents: rpc<CountAuditEventsRequest, { count: number }>('reporting.audit.count', CountAuditEventsRequest),
   listAuditEvents: rpc<ListAuditEventsRequest, AuditRecordedEvent[]>('reporting.audit.list', ListAuditEventsRequest),
+  /** Records of one event type in one month of a KB, filtered and paged (NDJSON at the edge). */
+  queryActivity: stream<ActivityQueryRequest, ActivityQueryItem>('reporting.activity.query', ActivityQueryRequest),
+  /** Months (YYYY-MM) in which a KB has events of a type: `{downloads: [...]}`. */
+  activityMonths: rpc<ActivityMonthsRequest, { downloads: string[] }>('reporting.activity.months', ActivityMonthsRequest),
 } as const;

@@ -1,4 +1,4 @@
-import type { ActorDto, BusContext } from '@kb/contracts';
+import type { ActorDto, BusContext, CredentialKind, UserType } from '@kb/contracts';
 import type { ServerResponse } from 'node:http';
 import type { AuthedRequest } from '../auth/auth.guard';
 
@@ -16,7 +16,13 @@ export function actorOf(req: AuthedRequest): ActorDto {
     user: header(req, 'x-svcdb-user', 'x-nucliadb-user') ?? req.principal?.user_id,
     client_type: header(req, 'x-ndb-client') ?? 'api',
     principal_id: req.principal?.id,
+    user_type: userTypeOf(req.principal?.kind),
   };
+}
+
+/** The activity log's `user_type`: keys (API, temporal, UA) act as `nuakey`, people as `user`. */
+export function userTypeOf(kind: CredentialKind | undefined): UserType {
+  return kind === 'api_key' || kind === 'temporal_key' || kind === 'ua_key' ? 'nuakey' : 'user';
 }
 
 /** `x-skip-store: true` on a write with files: processing reads them, then they are deleted (spec 4.2). */

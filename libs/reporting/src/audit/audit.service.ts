@@ -3,55 +3,118 @@ import type { DataSource } from 'typeorm';
 import type { AuditRecordedEvent, CountAuditEventsRequest, ListAuditEventsRequest } from '@kb/contracts';
 import { Coalescer } from '@kb/platform/messaging';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
+import { feedbackRow, isFeedbackEvent, mergeFeedback, recordDetails, type FeedbackRow } from './activity-record';
+import { ensureMonthPartition, monthOf, monthRange } from './partitions';
 
-function monthRange(month: string): [string, string] {
-  const [y, m] = month.split('-').map(Number) as [number, number];
-  return [new Date(Date.UTC(y, m - 1, 1)).toISOString(), new Date(Date.UTC(y, m, 1)).toISOString()];
-}
+const COLUMNS = 'event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata, details, learning_id';
 
-/** Stores audit events exactly once (JetStream may redeliver) and answers simple queries. */
+/**
+ * Stores audit events exactly once (JetStream may redeliver: a redelivery has the same id and
+ * date, and `(event_id, date)` is unique) with their details, merges `/feedback` into its chat
+ * record, and answers simple queries.
+ */
 @Injectable()
 export class AuditService {
+  /** Months whose partition this process has seen created. */
+  private readonly partitions = new Set<string>();
+
   constructor(@Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource) {}
 
   record(e: AuditRecordedEvent): Promise<void> {
     return this.inserts.submit(e);
   }
 
-  /** Events recorded while an insert runs go together in the next one (see Coalescer). */
+  /** Events recorded while an insert runs go together in the next one (see Coalescer); a failed batch is retried event by event. */
   private readonly inserts = new Coalescer<AuditRecordedEvent, void>(async (events) => {
-    const rows = events.map((e) => ({
-      event_id: e.event_id, kbid: e.kbid, type: e.type, date: e.date, user_id: e.user_id ?? null, user_type: e.user_type ?? null, client_type: e.client_type ?? null,
-      total_duration: e.total_duration ?? null, resource_id: e.resource_id ?? null, audit_metadata: e.audit_metadata ?? {},
-    }));
-    await this.ds.query(
-      `INSERT INTO reporting.audit_events (event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata)
-       SELECT event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata
-         FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text, total_duration integer, resource_id text, audit_metadata jsonb)
-       ON CONFLICT (event_id) DO NOTHING`,
-      [JSON.stringify(rows)],
-    );
+    const rows = events.filter((e) => !isFeedbackEvent(e)).map((e) => {
+      const { details, learning_id } = recordDetails(e);
+      return {
+        event_id: e.event_id, kbid: e.kbid, type: e.type, date: new Date(e.date).toISOString(), user_id: e.user_id ?? null, user_type: e.user_type ?? null,
+        client_type: e.client_type ?? null, total_duration: e.total_duration ?? null, resource_id: e.resource_id ?? null, audit_metadata: e.audit_metadata ?? {},
+        details, learning_id, month: monthOf(e.date),
+      };
+    });
+    const feedback = new Map<string, FeedbackRow>();
+    for (const e of events.filter(isFeedbackEvent)) {
+      const f = feedbackRow(e);
+      if (!f) continue;
+      const key = `${f.kbid}/${f.learning_id}`;
+      const known = feedback.get(key);
+      feedback.set(key, known ? { ...f, feedback: mergeFeedback(known.feedback, f.feedback) } : f);
+    }
+    for (const month of new Set(rows.map((r) => r.month))) {
+      if (this.partitions.has(month)) continue;
+      // Outside the insert's transaction: creating a partition locks the parent table briefly, once a month.
+      await ensureMonthPartition(this.ds, month);
+      this.partitions.add(month);
+    }
+    await this.ds.transaction(async (m) => {
+      if (rows.length > 0) {
+        await m.query(
+          `INSERT INTO reporting.activity_events (${COLUMNS})
+           SELECT ${COLUMNS}
+             FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text, total_duration integer,
+                                                     resource_id text, audit_metadata jsonb, details jsonb, learning_id text)
+           ON CONFLICT (event_id, date) DO NOTHING`,
+          [JSON.stringify(rows)],
+        );
+        await m.query(
+          `INSERT INTO reporting.activity_months (kbid, type, month)
+           SELECT DISTINCT kbid, type, month FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, type text, month text)
+           ON CONFLICT DO NOTHING`,
+          [JSON.stringify(rows.map(({ kbid, type, month }) => ({ kbid, type, month })))],
+        );
+      }
+      if (feedback.size > 0) {
+        await m.query(
+          `INSERT INTO reporting.chat_feedback AS c (kbid, learning_id, feedback)
+           SELECT kbid, learning_id, feedback FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, learning_id text, feedback jsonb)
+           ON CONFLICT (kbid, learning_id) DO UPDATE SET feedback = CASE
+             WHEN c.feedback ? 'text_blocks' OR EXCLUDED.feedback ? 'text_blocks'
+             THEN (c.feedback || (EXCLUDED.feedback - 'text_blocks'))
+                  || jsonb_build_object('text_blocks', COALESCE(c.feedback -> 'text_blocks', '{}'::jsonb) || COALESCE(EXCLUDED.feedback -> 'text_blocks', '{}'::jsonb))
+             ELSE c.feedback || EXCLUDED.feedback END`,
+          [JSON.stringify([...feedback.values()])],
+        );
+      }
+      // Whichever came second (the answer or its feedback) completes the chat record.
+      const pairs = [...rows.filter((r) => r.learning_id).map((r) => ({ kbid: r.kbid, learning_id: r.learning_id })), ...[...feedback.values()].map(({ kbid, learning_id }) => ({ kbid, learning_id }))];
+      if (pairs.length > 0) {
+        await m.query(
+          `UPDATE reporting.activity_events e SET feedback = f.feedback
+             FROM reporting.chat_feedback f, jsonb_to_recordset($1::jsonb) AS t(kbid uuid, learning_id text)
+            WHERE f.kbid = t.kbid AND f.learning_id = t.learning_id AND e.kbid = f.kbid AND e.learning_id = f.learning_id AND e.type = 'chat'
+              AND e.feedback IS DISTINCT FROM f.feedback`,
+          [JSON.stringify(pairs)],
+        );
+      }
+    });
     return events.map(() => undefined);
   });
 
   async count(req: CountAuditEventsRequest): Promise<{ count: number }> {
     const { sql, params } = this.where(req);
-    const rows: { n: string }[] = await this.ds.query(`SELECT count(*) AS n FROM reporting.audit_events WHERE ${sql}`, params);
+    const rows: { n: string }[] = await this.ds.query(`SELECT count(*) AS n FROM reporting.activity_events WHERE ${sql}`, params);
     return { count: Number(rows[0]?.n ?? 0) };
   }
 
   async list(req: ListAuditEventsRequest): Promise<AuditRecordedEvent[]> {
     const { sql, params } = this.where(req);
     const rows: Record<string, unknown>[] = await this.ds.query(
-      `SELECT event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata FROM reporting.audit_events WHERE ${sql} ORDER BY id LIMIT 1000`,
+      `SELECT event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata, details, feedback
+         FROM reporting.activity_events WHERE ${sql} ORDER BY id LIMIT 1000`,
       params,
     );
-    return rows.map((r) => ({
-      event_id: String(r['event_id']), kbid: String(r['kbid']), type: r['type'] as AuditRecordedEvent['type'], date: new Date(r['date'] as string).toISOString(),
-      ...(r['user_id'] ? { user_id: String(r['user_id']) } : {}), ...(r['user_type'] ? { user_type: String(r['user_type']) } : {}),
-      ...(r['client_type'] ? { client_type: String(r['client_type']) } : {}), ...(r['total_duration'] !== null ? { total_duration: Number(r['total_duration']) } : {}),
-      ...(r['resource_id'] ? { resource_id: String(r['resource_id']) } : {}), audit_metadata: r['audit_metadata'] as Record<string, unknown>,
-    }));
+    return rows.map((r) => {
+      const details = { ...(r['details'] as Record<string, unknown>), ...(r['feedback'] ? { feedback: r['feedback'] } : {}) };
+      return {
+        event_id: String(r['event_id']), kbid: String(r['kbid']), type: r['type'] as AuditRecordedEvent['type'], date: new Date(r['date'] as string).toISOString(),
+        ...(r['user_id'] ? { user_id: String(r['user_id']) } : {}), ...(r['user_type'] ? { user_type: String(r['user_type']) } : {}),
+        ...(r['client_type'] ? { client_type: String(r['client_type']) } : {}), ...(r['total_duration'] !== null ? { total_duration: Number(r['total_duration']) } : {}),
+        ...(r['resource_id'] ? { resource_id: String(r['resource_id']) } : {}), audit_metadata: r['audit_metadata'] as Record<string, unknown>,
+        ...(Object.keys(details).length > 0 ? { details } : {}),
+      };
+    });
   }
 
   private where(req: CountAuditEventsRequest): { sql: string; params: unknown[] } {

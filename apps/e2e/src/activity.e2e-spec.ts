@@ -1,0 +1,193 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeTinyOnnxModel } from '@kb/platform/testing';
+import { apiKey, bearer, type Credential } from './support/http-client';
+import { startStandalone, type Topology } from './support/topologies';
+
+type Row = Record<string, unknown>;
+
+/**
+ * The activity log through the gateway (spec 4.4, 6.1): a known workload — resources written and
+ * read with an API key and with a user token, a search, an answer and its feedback, a semantic model
+ * added (a KB task) — then each event type queried with its members, who acted as what, the answer's
+ * details, filters and pages, and the limits of who may ask.
+ */
+describe('activity log (standalone)', () => {
+  let topology: Topology;
+  let modelDir: string;
+  let kb: string;
+  let otherKb: string;
+  let manager: NonNullable<Credential>;
+  let reader: NonNullable<Credential>;
+  let userToken: NonNullable<Credential>;
+  let pat: NonNullable<Credential>;
+  let userId: string;
+  let learningId: string;
+  const month = new Date().toISOString().slice(0, 7);
+
+  /** The query route answers NDJSON, one record per line, and says in `has-more` whether more follow. */
+  const query = async (eventType: string, body: Row, credential: Credential = manager, kbid = kb): Promise<{ status: number; records: Row[]; hasMore: string | null; type: string | null; text: string }> => {
+    const res = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kbid}/activity/${eventType}/query`, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...(credential ? { [credential.header]: credential.value } : {}) }, body: JSON.stringify({ year_month: month, filters: {}, ...body }),
+    });
+    const text = await res.text();
+    const records = res.status === 200 ? text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Row) : [];
+    return { status: res.status, records, hasMore: res.headers.get('has-more'), type: res.headers.get('content-type'), text };
+  };
+  const eventually = <T>(probe: () => Promise<T | undefined>, what: string): Promise<T> => topology.http.eventually(probe, 60_000, what);
+  const atLeast = (eventType: string, n: number, body: Row = {}): Promise<Row[]> =>
+    eventually(async () => {
+      const r = await query(eventType, { show: 'all', pagination: { limit: 100 }, ...body });
+      return r.records.length >= n ? r.records : undefined;
+    }, `${n} ${eventType} events`);
+
+  beforeAll(async () => {
+    modelDir = mkdtempSync(join(tmpdir(), 'kb-e2e-activity-'));
+    writeTinyOnnxModel(join(modelDir, 'topics'), { topics: { animals: ['cats', 'dogs'], weather: ['rain', 'storm'] } });
+    topology = await startStandalone({ EMBEDDING_MODEL_DIR: modelDir });
+    const boot = topology.bootstrap();
+    kb = boot.kb.id;
+    userId = boot.user.id;
+    manager = apiKey(boot.api_key.token);
+    pat = bearer(boot.personal_access_token.token);
+    const login = await topology.http.call<{ token: string }>('POST', '/api/v1/auth/login', { body: { email: boot.user.email, password: boot.user.password } });
+    userToken = bearer(login.body.token);
+    const sa = await topology.http.call<{ id: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${kb}/service_accounts`, { credential: pat, body: { title: 'reader', role: 'SMEMBER' } });
+    const key = await topology.http.call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${kb}/service_account/${sa.body.id}/keys`, {
+      credential: pat, body: { expires: new Date(Date.now() + 86_400_000).toISOString() },
+    });
+    reader = apiKey(key.body.token);
+    const other = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, { credential: pat, body: { slug: 'other-kb', title: 'other' } });
+    otherKb = (other.body.uuid ?? other.body.id) as string;
+
+    // The workload.
+    const byKey = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: manager, headers: { 'x-svcdb-user': 'end-user-7', 'x-ndb-client': 'widget' }, body: { title: 'Storms', texts: { body: { body: 'A storm brings rain, wind and thunder over the sea.' } } },
+    });
+    expect(byKey.status).toBe(201);
+    const byUser = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: userToken, body: { title: 'Cats', texts: { body: { body: 'Cats sleep most of the day and hunt at night.' } } } });
+    expect(byUser.status).toBe(201);
+    const scratch = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Scratch' } });
+    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/resource/${byKey.body.uuid}`, { credential: manager })).status).toBe(200);
+    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/resource/${byUser.body.uuid}`, { credential: userToken })).status).toBe(200);
+    expect((await topology.http.call('PATCH', `/api/v1/kb/${kb}/resource/${byUser.body.uuid}`, { credential: userToken, body: { title: 'Cats and kittens' } })).status).toBe(200);
+    expect((await topology.http.call('DELETE', `/api/v1/kb/${kb}/resource/${scratch.body.uuid}`, { credential: manager })).status).toBe(204);
+    await eventually(async () => {
+      const list = await topology.http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: pat });
+      return list.body.resources.length === 2 && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
+    }, 'both resources processed');
+    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/find`, { credential: manager, body: { query: 'storm rain', audit_metadata: { team: 'blue' } } })).status).toBe(200);
+    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/find`, { credential: userToken, body: { query: 'cats' } })).status).toBe(200);
+    const ask = await topology.http.call<{ answer: string }>('POST', `/api/v1/kb/${kb}/ask`, {
+      credential: userToken, headers: { 'x-synchronous': 'true' },
+      body: { query: 'What does a storm bring?', chat_history: [{ author: 'USER', text: 'Tell me about the weather' }], rag_strategies: [{ name: 'neighbouring_paragraphs', before: 1, after: 1 }] },
+    });
+    expect(ask.status).toBe(200);
+    learningId = ask.headers.get('x-svc-learning-id') as string;
+    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/feedback`, { credential: userToken, body: { ident: learningId, good: false, task: 'CHAT', feedback: 'too vague' } })).status).toBe(200);
+    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/vectorsets/${encodeURIComponent('local:topics')}`, { credential: manager })).status).toBeLessThan(300);
+    // The other KB's activity.
+    expect((await topology.http.call('POST', `/api/v1/kb/${otherKb}/find`, { credential: pat, body: { query: 'secret other question' } })).status).toBe(200);
+  }, 240_000);
+
+  afterAll(async () => {
+    await topology?.stop();
+    if (modelDir) rmSync(modelDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('records writes and reads with who acted, as a key (nuakey) or as a user', async () => {
+    const created = await atLeast('new', 3);
+    expect(created.find((r) => r['user_id'] === 'end-user-7')).toMatchObject({ user_type: 'nuakey', client_type: 'widget', resource_id: expect.any(String) });
+    expect(created.filter((r) => r['user_id'] === userId).map((r) => r['user_type'])).toEqual(['user', 'user']);
+    const visited = await atLeast('visited', 2);
+    expect(visited.map((r) => r['user_type']).sort()).toEqual(['nuakey', 'user']);
+    expect((await atLeast('modified', 1))[0]).toMatchObject({ user_type: 'user', user_id: userId });
+    expect((await atLeast('deleted', 1))[0]).toMatchObject({ user_type: 'nuakey' });
+    const processed = await atLeast('processed', 2);
+    expect(processed[0]).toMatchObject({ user_type: 'nuakey', client_type: 'processing', audit_metadata: expect.objectContaining({ field: expect.stringContaining('body') }) });
+    await atLeast('indexed', 2);
+  });
+
+  it('keeps the details of searches and answers, with the feedback merged into its answer', async () => {
+    const searches = await atLeast('search', 2);
+    expect(searches.map((r) => r['question'])).toEqual(expect.arrayContaining(['storm rain', 'cats']));
+    expect(searches.find((r) => r['question'] === 'storm rain')).toMatchObject({ user_type: 'nuakey', audit_metadata: { team: 'blue' }, resources_count: expect.any(Number) });
+    expect(JSON.stringify(searches)).not.toContain('secret other question');
+    const [chat] = await eventually(async () => {
+      const r = await atLeast('chat', 1);
+      return r[0]?.['feedback_good'] === false ? r : undefined;
+    }, 'the feedback merged');
+    expect(chat).toMatchObject({
+      user_type: 'user', user_id: userId, question: 'What does a storm bring?', answer: expect.stringMatching(/\S/), learning_id: learningId, model: 'extractive',
+      chat_history: [{ author: 'USER', text: 'Tell me about the weather' }], rag_strategies_names: ['neighbouring_paragraphs'],
+      rag_strategies: [{ name: 'neighbouring_paragraphs', before: 1, after: 1 }], status: 0, feedback_good: false, feedback_comment: 'too vague',
+    });
+    expect((chat?.['retrieved_context'] as unknown[]).length).toBeGreaterThan(0);
+  });
+
+  it('records the semantic-model task as started and stopped', async () => {
+    const [started] = await atLeast('started', 1);
+    expect(started).toMatchObject({ user_type: 'nuakey', audit_metadata: { task: 'semantic-model-migration', model: 'local:topics' } });
+    const [stopped] = await atLeast('stopped', 1);
+    expect(stopped).toMatchObject({ audit_metadata: { task: 'semantic-model-migration', model: 'local:topics', resources: 2 } });
+  });
+
+  it('streams NDJSON pages, filtered', async () => {
+    await atLeast('new', 3);
+    const first = await query('new', { pagination: { limit: 2 } });
+    expect(first.status).toBe(200);
+    expect(first.type).toContain('application/x-ndjson');
+    expect(first.hasMore).toBe('true');
+    expect(first.records.map((r) => Object.keys(r).sort())).toEqual([['date', 'id'], ['date', 'id']]);
+    const rest = await query('new', { pagination: { limit: 2, starting_after: first.records[1]?.['id'] } });
+    expect(rest.hasMore).toBe('false');
+    expect(rest.records).toHaveLength(1);
+    const back = await query('new', { pagination: { limit: 5, ending_before: rest.records[0]?.['id'] } });
+    expect(back.records).toEqual(first.records);
+    const keyed = await query('new', { show: ['user_id', 'client_type'], filters: { user_type: { eq: 'nuakey' }, client_type: { like: 'wid%' } } });
+    expect(keyed.records).toEqual([{ id: expect.any(Number), date: expect.any(String), user_id: 'end-user-7', client_type: 'widget' }]);
+    const meta = await query('search', { show: ['question'], filters: { audit_metadata: [{ key: 'team', eq: 'blue' }] } });
+    expect(meta.records.map((r) => r['question'])).toEqual(['storm rain']);
+    expect((await query('search', { filters: { question: { ilike: 'STORM%' } } })).records).toHaveLength(1);
+    expect((await query('new', { year_month: '2001-01' })).records).toEqual([]);
+    const months = await topology.http.call<{ downloads: string[] }>('GET', `/api/v1/kb/${kb}/activity/chat/months`, { credential: manager });
+    expect(months.body).toEqual({ downloads: [month] });
+  });
+
+  it('is for the KB\'s managers, and only of their KB', async () => {
+    expect((await query('new', {}, reader)).status).toBe(403);
+    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/new/months`, { credential: reader })).status).toBe(403);
+    expect((await query('new', {}, null)).status).toBe(401);
+    // The first KB's key opens nothing of another KB.
+    expect((await query('search', {}, manager, otherKb)).status).toBe(403);
+    // The owner sees the other KB's activity there, and only there.
+    const other = await eventually(async () => {
+      const r = await query('search', { show: ['question'] }, pat, otherKb);
+      return r.records.length > 0 ? r.records : undefined;
+    }, 'the other KB\'s search');
+    expect(other.map((r) => r['question'])).toEqual(['secret other question']);
+  });
+
+  it('refuses bad queries with 422, listing every invalid member', async () => {
+    const bad = await topology.http.call<{ detail: { loc: (string | number)[]; type: string }[] }>('POST', `/api/v1/kb/${kb}/activity/search/query`, {
+      credential: manager,
+      body: { year_month: '2026-1', filters: { date: { eq: 'x' }, question: { like: 'x'.repeat(500) }, total_duration: { gt: 'slow' }, answer: { eq: 'a' } }, pagination: { limit: 5000 } },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d) => [d.loc.join('.'), d.type])).toEqual([
+      ['body.year_month', 'value_error'],
+      ['body.filters.date', 'value_error'],
+      ['body.filters.question.like', 'string_too_long'],
+      ['body.filters.total_duration.gt', 'int_type'],
+      ['body.filters.answer', 'extra_forbidden'],
+      ['body.pagination.limit', 'less_than_equal'],
+    ]);
+    const tooMany = await topology.http.call('POST', `/api/v1/kb/${kb}/activity/search/query`, {
+      credential: manager, body: { year_month: month, filters: { audit_metadata: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, eq: 'a', ne: 'b', gt: 'c' })) } },
+    });
+    expect(tooMany.status).toBe(422);
+    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/activity/nope/query`, { credential: manager, body: { year_month: month, filters: {} } })).status).toBe(422);
+    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/nope/months`, { credential: manager })).status).toBe(422);
+  });
+});

@@ -1,0 +1,63 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { AuditEventTypes, ReportingSubjects } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import type { AuthedRequest } from '../auth/auth.guard';
+import { busContextOf } from '../http/request-context';
+
+const EVENT_TYPE = { name: 'event_type', enum: [...AuditEventTypes], description: 'Activity event type (spec 6.1)' };
+
+/**
+ * Activity logs of a Knowledge Box (spec 4.4, API-MAP §1.4), answered by the reporting service.
+ * Managers only: the records carry every caller's questions, answers and user ids.
+ */
+@ApiTags('Activity')
+@Controller('api/v1/kb/:kbid/activity/:event_type')
+export class ActivityController {
+  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
+
+  @Post('query')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Query Knowledgebox Activity Logs',
+    description:
+      'Records of one event type in one UTC month, one JSON object per line (`application/x-ndjson`), in id order; the `has-more` header says whether more follow. ' +
+      'Body: `year_month` (YYYY-MM, required); `show` (members to include, or "all"; empty: id, date and, for searches and chats, the question and answer; id and date are always included; `audit_metadata.<key>` picks one metadata key); ' +
+      '`filters` (required; per member a comparison `{eq, gt, ge, lt, le, ne, isnull}`, strings also `like` and `ilike` with `%`/`_` wildcards and `\\` as escape; `audit_metadata`: a list of such comparisons with a `key`; `ne` keeps records without the member); ' +
+      '`pagination` `{limit (0-1000, default 10), starting_after | ending_before (record ids)}`. At most 20 comparisons and 10 metadata filters; compared strings up to 1000 characters, patterns up to 200.',
+  })
+  @ApiParam(EVENT_TYPE)
+  @ApiBody({ schema: { type: 'object', required: ['year_month', 'filters'], properties: { year_month: { type: 'string', example: '2026-11' }, show: { type: 'array', items: { type: 'string' } }, filters: { type: 'object' }, pagination: { type: 'object', properties: { limit: { type: 'integer' }, starting_after: { type: 'integer' }, ending_before: { type: 'integer' } } } } } })
+  @ApiResponse({ status: 200, description: 'application/x-ndjson: one activity record per line (members of spec 6.1)' })
+  async query(@Param('kbid') kbid: string, @Param('event_type') eventType: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    const iterator = this.bus.requestStream(ReportingSubjects.queryActivity, { kbid, event_type: eventType, body: (body ?? {}) as Record<string, unknown> }, busContextOf(req))[Symbol.asyncIterator]();
+    // The request is checked before the first item: a bad one still gets a plain 422.
+    const first = await iterator.next();
+    const hasMore = !first.done && first.value.type === 'page' && first.value.has_more;
+    res.status(200);
+    res.setHeader('Content-Type', 'application/x-ndjson');
+    res.setHeader('has-more', String(hasMore));
+    res.setHeader('Access-Control-Expose-Headers', 'has-more');
+    let closed = false;
+    res.on('close', () => {
+      closed = true;
+    });
+    try {
+      for (let n = await iterator.next(); !n.done && !closed; n = await iterator.next()) {
+        if (n.value.type === 'record') res.write(`${JSON.stringify(n.value.record)}\n`);
+      }
+    } finally {
+      if (closed) await iterator.return?.();
+      res.end();
+    }
+  }
+
+  @Get('months')
+  @ApiOperation({ summary: 'Get Knowledgebox Activity Downloads List', description: 'The months (YYYY-MM, UTC) in which the Knowledge Box has events of this type.' })
+  @ApiParam(EVENT_TYPE)
+  @ApiResponse({ status: 200, schema: { type: 'object', properties: { downloads: { type: 'array', items: { type: 'string' } } } } })
+  months(@Param('kbid') kbid: string, @Param('event_type') eventType: string, @Req() req: AuthedRequest): Promise<{ downloads: string[] }> {
+    return this.bus.request(ReportingSubjects.activityMonths, { kbid, event_type: eventType }, busContextOf(req));
+  }
+}

@@ -41,6 +41,8 @@ function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: s
     kbid: ids.kbid, kb_id: ids.kbid, slug: ids.kbSlug, account_id: ids.account, client_id: ids.clientId, processing_id: ids.processingId, labelset: ids.labelset,
     // Models are not stored by the walk's fixtures: the route is still read (its 404 must not leak either).
     model_id: 'no-such-model', filename: 'model.bin', download_field: 'thumbnail',
+    // The activity months of a type that the walk itself produces (every read is a `visited` event).
+    event_type: 'visited',
   };
   const params = [...route.matchAll(/[:*]([a-z_]+)/g)].map((m) => m[1] as string);
   const perResource = new Set(['rid', 'rslug', 'field_type', 'field_id']);

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { flatten, formatTable, summarise, type Figures } from './compare-figures';
 import { REPO_ROOT } from '../support/processes';
 
@@ -28,7 +28,9 @@ function git(cwd: string, ...a: string[]): string {
 
 function step(label: string, cwd: string, cmd: string, a: string[]): void {
   const started = Date.now();
-  const r = spawnSync(cmd, a, { cwd, stdio: 'inherit', env: { ...process.env, TZ: 'UTC' } });
+  // The other commit's tree lives under tmp/compare/: its benchmarks would look for ../shared beside it.
+  const benchData = process.env['BENCH_DATA'] ?? resolve(root, '..', 'shared', 'bench-data');
+  const r = spawnSync(cmd, a, { cwd, stdio: 'inherit', env: { ...process.env, TZ: 'UTC', BENCH_DATA: benchData } });
   if (r.status !== 0) throw new Error(`${label} failed (exit ${r.status})`);
   console.log(`[compare] ${label}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }

@@ -40,4 +40,28 @@ describe('createLogger', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('never flushes a stream that is closing (the periodic flush stops when the stream is destroyed)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kb-log-'));
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown): void => void uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      for (let round = 0; round < 20; round++) {
+        const fd = openSync(join(dir, `out-${round}.log`), 'w');
+        const dest = bufferedDestination(fd, 1); // a flush every millisecond, racing the close
+        createLogger({ service: 'gateway', destination: dest }).info({ round }, 'line');
+        await new Promise((r) => setTimeout(r, 3));
+        await new Promise((resolve) => {
+          dest.once('close', resolve);
+          dest.end();
+        });
+        await new Promise((r) => setTimeout(r, 3)); // a timer that outlived the stream would fire here
+      }
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -46,21 +46,22 @@ let stdoutDestination: pino.DestinationStream | undefined;
  * when the process exits. pino's default writes each line synchronously: at info level every HTTP
  * request's access line was a write(2) on the thread that serves the requests (~10 % of the
  * standalone's main thread reading resources at 8 connections; docs/benchmarks.md, issue 17).
- * What a SIGKILL can lose: the lines of the last second.
+ * What a SIGKILL can lose: the lines of the last second. The periodic flush is sonic-boom's own
+ * timer, stopped in the same step that marks the stream destroyed (a timer of ours could fire between
+ * `end()` and `'close'` and flush a destroyed stream).
  */
 export function bufferedDestination(fd: number, flushEveryMs = 1000): ReturnType<typeof pino.destination> {
-  const dest = pino.destination({ dest: fd, sync: false, minLength: 4096 });
-  const timer = setInterval(() => dest.flush(), flushEveryMs);
-  timer.unref();
-  dest.once('close', () => clearInterval(timer));
-  process.once('exit', () => {
-    clearInterval(timer);
+  const dest = pino.destination({ dest: fd, sync: false, minLength: 4096, periodicFlush: flushEveryMs });
+  const flushAtExit = (): void => {
     try {
       dest.flushSync();
     } catch {
-      // an asynchronous write still in flight at exit: it completes or is lost with the process
+      // a stream being closed, or an asynchronous write still in flight at exit: it completes or is
+      // lost with the process
     }
-  });
+  };
+  process.once('exit', flushAtExit);
+  dest.once('close', () => process.removeListener('exit', flushAtExit));
   return dest;
 }
 

@@ -8,6 +8,16 @@ import { ensureMonthPartition, monthOf, monthRange } from './partitions';
 
 const COLUMNS = 'event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata, details, learning_id';
 
+/** The events (once each) and the months they fall in, in one statement. */
+const INSERT_EVENTS = `
+  WITH t AS MATERIALIZED (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
+                                                      total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text, month text)
+  ), events AS (
+    INSERT INTO reporting.activity_events (${COLUMNS}) SELECT ${COLUMNS} FROM t ON CONFLICT (event_id, date) DO NOTHING
+  )
+  INSERT INTO reporting.activity_months (kbid, type, month) SELECT DISTINCT kbid, type, month FROM t ON CONFLICT DO NOTHING`;
+
 /**
  * Stores audit events exactly once (JetStream may redeliver: a redelivery has the same id and
  * date, and `(event_id, date)` is unique) with their details, merges `/feedback` into its chat
@@ -48,23 +58,16 @@ export class AuditService {
       await ensureMonthPartition(this.ds, month);
       this.partitions.add(month);
     }
+    // Whichever came second (the answer or its feedback) completes the chat record.
+    const pairs = [...rows.filter((r) => r.learning_id).map((r) => ({ kbid: r.kbid, learning_id: r.learning_id })), ...[...feedback.values()].map(({ kbid, learning_id }) => ({ kbid, learning_id }))];
+    // The common batch (no answers, no feedback) is one statement: in the standalone every statement
+    // is a turn of the one database thread that also serves the writes (docs/benchmarks.md, issue 16).
+    if (feedback.size === 0 && pairs.length === 0) {
+      if (rows.length > 0) await this.ds.query(INSERT_EVENTS, [JSON.stringify(rows)]);
+      return events.map(() => undefined);
+    }
     await this.ds.transaction(async (m) => {
-      if (rows.length > 0) {
-        await m.query(
-          `INSERT INTO reporting.activity_events (${COLUMNS})
-           SELECT ${COLUMNS}
-             FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text, total_duration integer,
-                                                     resource_id text, audit_metadata jsonb, details jsonb, learning_id text)
-           ON CONFLICT (event_id, date) DO NOTHING`,
-          [JSON.stringify(rows)],
-        );
-        await m.query(
-          `INSERT INTO reporting.activity_months (kbid, type, month)
-           SELECT DISTINCT kbid, type, month FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, type text, month text)
-           ON CONFLICT DO NOTHING`,
-          [JSON.stringify(rows.map(({ kbid, type, month }) => ({ kbid, type, month })))],
-        );
-      }
+      if (rows.length > 0) await m.query(INSERT_EVENTS, [JSON.stringify(rows)]);
       if (feedback.size > 0) {
         await m.query(
           `INSERT INTO reporting.chat_feedback AS c (kbid, learning_id, feedback)
@@ -77,8 +80,6 @@ export class AuditService {
           [JSON.stringify([...feedback.values()])],
         );
       }
-      // Whichever came second (the answer or its feedback) completes the chat record.
-      const pairs = [...rows.filter((r) => r.learning_id).map((r) => ({ kbid: r.kbid, learning_id: r.learning_id })), ...[...feedback.values()].map(({ kbid, learning_id }) => ({ kbid, learning_id }))];
       if (pairs.length > 0) {
         await m.query(
           `UPDATE reporting.activity_events e SET feedback = f.feedback

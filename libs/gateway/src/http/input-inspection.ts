@@ -21,29 +21,45 @@ const MAX_ISSUES = 20;
  */
 export function inspectInput(value: unknown, root: Loc): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const stack: { value: unknown; loc: Loc; depth: number }[] = [{ value, loc: root, depth: 0 }];
+  // A node knows its parent and its key; its path is built only for an issue (most bodies have none).
+  const stack: Node[] = [{ value, parent: undefined, key: undefined, depth: 0 }];
+  const locOf = (node: Node | undefined, last?: string): Loc => {
+    const path: (string | number)[] = last === undefined ? [] : [last];
+    for (let n = node; n && n.key !== undefined; n = n.parent) path.push(n.key);
+    return [...root, ...path.reverse()];
+  };
   for (let top = stack.pop(); top && issues.length < MAX_ISSUES; top = stack.pop()) {
-    const { value: v, loc, depth } = top;
+    const v = top.value;
     if (typeof v === 'string') {
-      if (v.includes('\0')) issues.push({ loc, msg: 'String should not contain NUL characters', type: 'string_pattern_mismatch' });
+      if (v.includes('\0')) issues.push({ loc: locOf(top), msg: 'String should not contain NUL characters', type: 'string_pattern_mismatch' });
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
+    const depth = top.depth;
     if (depth >= MAX_JSON_DEPTH) {
-      issues.push({ loc, msg: `Input should not nest deeper than ${MAX_JSON_DEPTH} levels`, type: 'too_deep' });
+      issues.push({ loc: locOf(top), msg: `Input should not nest deeper than ${MAX_JSON_DEPTH} levels`, type: 'too_deep' });
       continue;
     }
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], loc: [...loc, i], depth: depth + 1 });
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], parent: top, key: i, depth: depth + 1 });
       continue;
     }
-    for (const key of Object.keys(v).reverse()) {
-      if (RESERVED_MEMBER_NAMES.has(key)) issues.push({ loc: [...loc, key], msg: `Member name ${key} is reserved and not accepted`, type: 'value_error' });
-      else if (key.includes('\0')) issues.push({ loc: [...loc, key], msg: 'Member names should not contain NUL characters', type: 'string_pattern_mismatch' });
-      else stack.push({ value: (v as Record<string, unknown>)[key], loc: [...loc, key], depth: depth + 1 });
+    const keys = Object.keys(v);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i] as string;
+      if (RESERVED_MEMBER_NAMES.has(key)) issues.push({ loc: locOf(top, key), msg: `Member name ${key} is reserved and not accepted`, type: 'value_error' });
+      else if (key.includes('\0')) issues.push({ loc: locOf(top, key), msg: 'Member names should not contain NUL characters', type: 'string_pattern_mismatch' });
+      else stack.push({ value: (v as Record<string, unknown>)[key], parent: top, key, depth: depth + 1 });
     }
   }
   return issues;
+}
+
+interface Node {
+  value: unknown;
+  parent: Node | undefined;
+  key: string | number | undefined;
+  depth: number;
 }
 
 /** NUL in the (decoded) path: a path id can never hold one, and it would reach SQL as a parameter. */

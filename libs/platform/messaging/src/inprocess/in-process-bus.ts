@@ -17,7 +17,7 @@ import { deadLetterSubject, defaultQueueGroup, type DeadLetter } from '../shared
 import { decodeEnvelope, errorEnvelope, InvalidPayloadError, jsonRoundTrip, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
 import { HandlerGroups } from '../shared/handler-groups';
 import { StreamInbox } from '../shared/stream-inbox';
-import { callSignal, cancelledError } from '../shared/call-signal';
+import { cancelledError, cancelledReason, deadlineReason } from '../shared/call-signal';
 import { MemoryQueueStore } from './memory-queue-store';
 import { QUEUE_CONSUMER, type NewMessage, type QueueStore } from './queue-store';
 import { QueueWorker } from './queue-worker';
@@ -38,9 +38,8 @@ export interface InProcessBusOptions {
   dedupWindowMs?: number;
 }
 
-/** What travels with a call besides body and context: its deadline and the caller's cancel. */
+/** What travels with a call besides body and context: the signal its handler receives (the caller's deadline and cancel). */
 interface CallTerms {
-  timeoutMs?: number;
   cancelled: AbortSignal;
 }
 type RpcResponder = (body: string, context: BusContext, terms: CallTerms) => Promise<string>;
@@ -100,16 +99,25 @@ export class InProcessMessageBus implements MessageBus {
         signal?.removeEventListener('abort', onAbort);
         outcome();
       };
-      const timer = setTimeout(() => settle(() => reject(timeoutError(def.subject, timeoutMs))), timeoutMs);
+      // The handler runs in this process: its signal is this call's own, aborted at the deadline or
+      // when the caller cancels (no second timer on the handler's side).
+      const timer = setTimeout(
+        () =>
+          settle(() => {
+            cancel.abort(deadlineReason());
+            reject(timeoutError(def.subject, timeoutMs));
+          }),
+        timeoutMs,
+      );
       const onAbort = () =>
         settle(() => {
-          cancel.abort();
+          cancel.abort(cancelledReason());
           reject(cancelledError(def.subject));
         });
       signal?.addEventListener('abort', onAbort, { once: true });
       for (const responder of responders) {
         // Like NATS, with several queue groups the first reply wins.
-        void this.track(responder(body, context, { timeoutMs, cancelled: cancel.signal })).then((reply) =>
+        void this.track(responder(body, context, { cancelled: cancel.signal })).then((reply) =>
           settle(() => {
             try {
               resolve(decodeEnvelope<Res>(reply));
@@ -126,17 +134,15 @@ export class InProcessMessageBus implements MessageBus {
     this.assertOpen();
     const responder: RpcResponder = async (body, context, terms) => {
       await nextTurn();
-      const call = callSignal(terms.timeoutMs, terms.cancelled);
+      const signal = terms.cancelled;
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(body));
-        return toJson(successEnvelope(await handler(payload, jsonRoundTrip(context), call.signal)));
+        return toJson(successEnvelope(await handler(payload, jsonRoundTrip(context), signal)));
       } catch (err) {
         // Nobody reads the reply of an abandoned call: its error (usually the abort itself) is no incident.
-        if (call.signal.aborted) return toJson(errorEnvelope(cancelledError(def.subject), this.logger, {}));
+        if (signal.aborted) return toJson(errorEnvelope(cancelledError(def.subject), this.logger, {}));
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         return toJson(errorEnvelope(cause, this.logger, { subject: def.subject, request_id: context.requestId }));
-      } finally {
-        call.dispose();
       }
     };
     this.rpc.add(def.subject, options.queueGroup ?? defaultQueueGroup(def.subject), responder);
@@ -153,22 +159,20 @@ export class InProcessMessageBus implements MessageBus {
     this.assertOpen();
     const responder: StreamResponder = async (body, context, inbox, terms) => {
       await nextTurn();
-      const call = callSignal(terms.timeoutMs, terms.cancelled);
+      const signal = terms.cancelled;
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(body));
-        for await (const item of handler(payload, jsonRoundTrip(context), call.signal)) {
+        for await (const item of handler(payload, jsonRoundTrip(context), signal)) {
           // Leaving the loop calls return() on the handler's iterator: that is how it notices.
-          if (call.signal.aborted) return;
+          if (signal.aborted) return;
           inbox.push(jsonRoundTrip(item));
         }
         inbox.end();
       } catch (err) {
-        if (call.signal.aborted) return;
+        if (signal.aborted) return;
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         const domain = toDomainError(cause, this.logger, { subject: def.subject, request_id: context.requestId });
         inbox.fail(DomainError.fromJSON(jsonRoundTrip(domain.toJSON())));
-      } finally {
-        call.dispose();
       }
     };
     this.streams.add(def.subject, options.queueGroup ?? defaultQueueGroup(def.subject), responder);
@@ -238,7 +242,7 @@ export class InProcessMessageBus implements MessageBus {
     const stop = new AbortController();
     const onAbort = () => {
       inbox.fail(cancelledError(subject));
-      stop.abort();
+      stop.abort(cancelledReason());
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     this.track(responder(body, context, inbox, { cancelled: stop.signal }));
@@ -250,7 +254,7 @@ export class InProcessMessageBus implements MessageBus {
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      stop.abort();
+      stop.abort(cancelledReason());
     }
   }
 

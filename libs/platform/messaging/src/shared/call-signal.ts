@@ -36,13 +36,13 @@ export function cancelledError(subject: string): DomainError {
   return new DomainError(ErrorCodes.BUS_TIMEOUT, `Request on ${subject} cancelled by the caller`, { subject, cancelled: true });
 }
 
-function deadlineReason(): Error {
+export function deadlineReason(): Error {
   const err = new Error('The caller\'s deadline has passed');
   err.name = 'AbortError';
   return err;
 }
 
-function cancelledReason(): Error {
+export function cancelledReason(): Error {
   const err = new Error('The caller cancelled the request');
   err.name = 'AbortError';
   return err;

@@ -25,11 +25,10 @@ export class NotificationsController {
   @ApiResponse({ status: 429, description: 'Too many notification streams open for this caller or KB' })
   async stream(@Param('kbid') kbid: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const caller = req.principal?.user_id ?? req.principal?.id ?? '';
-    let gone = false;
-    let opened: { abandon(): void } | undefined;
+    const state: { gone: boolean; reader?: { abandon(): void } } = { gone: false };
     res.on('close', () => {
-      gone = true;
-      opened?.abandon();
+      state.gone = true;
+      state.reader?.abandon();
     });
     const reader = await this.hub.open(kbid, caller, res, () => {
       res.status(200);
@@ -38,7 +37,7 @@ export class NotificationsController {
       res.setHeader('X-Accel-Buffering', 'no');
       res.flushHeaders();
     });
-    opened = reader;
-    if (gone) reader.abandon();
+    state.reader = reader;
+    if (state.gone) reader.abandon();
   }
 }

@@ -20,6 +20,8 @@ interface Caller {
   groups?: boolean;
   otherKb?: boolean;
   broken?: 'none' | 'two' | 'invalid';
+  /** Query parameters the credential travels in (an ephemeral token's `eph-token`). */
+  query?: () => Promise<string>;
 }
 
 const RANK = { SMEMBER: 1, SCONTRIBUTOR: 2, SOWNER: 3 } as const;
@@ -36,6 +38,8 @@ export function expectedOutcome(rule: AccessRule, c: Caller, key = ''): Outcome 
   if (c.broken) return 401;
   const kind = c.kind as CredentialKind;
   const user = kind === 'user_token' || kind === 'pat';
+  // An ephemeral token opens the download routes of its KB only; anywhere else it is no credential.
+  if (kind === 'ephemeral_token' && !(rule.scope === 'kb' && rule.credentials.includes(kind))) return 401;
   if (c.groups && !GROUP_SCOPED.has(key)) return 403; // temporal keys with groups open only /ask
   switch (rule.scope) {
     case 'user':
@@ -99,6 +103,7 @@ export function describeAccessMatrix(start: () => Promise<Topology>): void {
       const res = await http.call<{ token: string }>('POST', '/api/v1/service_account_temporal_key', { credential: apiKey(manager.token), body: groups ? { security_groups: groups } : {} });
       return res.body.token;
     };
+    const ephemeral = async () => (await http.call<{ token: string }>('POST', `/api/v1/account/${account}/kb/${kbA}/ephemeral_tokens`, { credential: pat, body: {} })).body.token;
     const h = (c: Credential): Record<string, string> => (c ? { [c.header]: c.value } : {});
     callers.push(
       { name: 'user token', kind: 'user_token', kbRole: 'SOWNER', header: async () => h(bearer(login.body.token)) },
@@ -109,6 +114,8 @@ export function describeAccessMatrix(start: () => Promise<Topology>): void {
       { name: "another KB's key", kind: 'api_key', otherKb: true, header: async () => h(apiKey(other.token)) },
       { name: 'temporal key', kind: 'temporal_key', kbRole: 'SOWNER', header: async () => h(apiKey(await temporal())) },
       { name: 'temporal key with groups', kind: 'temporal_key', kbRole: 'SOWNER', groups: true, header: async () => h(apiKey(await temporal(['g1']))) },
+      { name: 'ephemeral token', kind: 'ephemeral_token', kbRole: 'SMEMBER', header: async () => ({}), query: async () => `eph-token=${encodeURIComponent(await ephemeral())}` },
+      { name: 'ephemeral token and a header', broken: 'two', header: async () => h(pat), query: async () => `eph-token=${encodeURIComponent(await ephemeral())}` },
       { name: 'UA key', kind: 'ua_key', header: async () => ({ 'X-SVC-UAKEY': `Bearer ${ua.body.token}` }) },
       { name: 'no credential', broken: 'none', header: async () => ({}) },
       { name: 'two credentials', broken: 'two', header: async () => ({ ...h(pat), ...h(apiKey(reader.token)) }) },
@@ -132,10 +139,13 @@ export function describeAccessMatrix(start: () => Promise<Topology>): void {
         const expected = expectedOutcome(rule, caller, key);
         if (expected === 'allowed' && DESTRUCTIVE.has(key)) continue;
         const withBody = ['POST', 'PATCH', 'PUT'].includes(method) && !route.startsWith('/auth');
-        const res = await fetch(`${http.baseUrl}${concretePath(route, ids)}`, {
+        const query = caller.query ? `?${await caller.query()}` : '';
+        const res = await fetch(`${http.baseUrl}${concretePath(route, ids)}${query}`, {
           method, headers: { ...(await caller.header()), ...(withBody ? { 'content-type': 'application/json' } : {}) }, body: withBody ? '[]' : undefined, redirect: 'manual',
         });
-        await res.arrayBuffer();
+        // The notifications stream does not end by itself: its status is all the walk needs.
+        if (res.status === 200 && route.endsWith('/notifications')) await res.body?.cancel();
+        else await res.arrayBuffer();
         checked++;
         // On a public route the service itself may answer 401 (a refused SAML response, a wrong password): only 403 would be an access decision.
         const refusals = rule.scope === 'public' ? [400, 403] : [400, 401, 403];

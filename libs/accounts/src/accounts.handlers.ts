@@ -60,6 +60,7 @@ export class AccountsHandlers implements OnModuleInit {
       this.bus.handle(S.createServiceAccountKey, (req) => this.serviceAccounts.createKey(req)),
       this.bus.handle(S.deleteServiceAccountKey, (req) => this.serviceAccounts.deleteKey(req)),
       this.bus.handle(S.createTemporalKey, (req) => this.access.createTemporalKey(req)),
+      this.bus.handle(S.createEphemeralToken, (req) => this.access.createEphemeralToken(req)),
       this.bus.handle(S.signUp, (req) => this.users.signUp(req)),
       this.bus.handle(S.signIn, (req) => this.users.signIn(req)),
       this.bus.handle(S.getUser, (req) => this.users.profile(req)),

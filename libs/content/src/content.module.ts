@@ -17,6 +17,7 @@ import { AuditBatchService } from './audit/audit-batch.service';
 import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesRepository } from './resources/resources.repository';
 import { ResourcesService } from './resources/resources.service';
+import { KbNotifier } from './notifications/kb-notifier.service';
 import { FieldsService } from './resources/fields.service';
 import { LabelSetsService } from './labelsets/labelsets.service';
 import { SearchIndexerService } from './search/index/search-indexer.service';
@@ -40,7 +41,7 @@ export class ContentModule {
       providers: [
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
-        ResourcesRepository, OutboxService, AuditBatchService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
+        ResourcesRepository, OutboxService, AuditBatchService, KbNotifier, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
       ],

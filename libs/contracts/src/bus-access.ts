@@ -1,4 +1,4 @@
-import type { EventDef, QueueDef, RpcDef, StreamDef } from './common/bus';
+import type { EventDef, LiveDef, QueueDef, RpcDef, StreamDef } from './common/bus';
 import { AccountsSubjects } from './accounts/accounts.subjects';
 import { ContentSubjects } from './content/content.subjects';
 import { ReportingSubjects } from './reporting/reporting.subjects';
@@ -9,7 +9,7 @@ export const BusApps = ['gateway', 'accounts', 'content', 'understanding', 'repo
 export type BusApp = (typeof BusApps)[number];
 
 type CallDef = RpcDef<unknown, unknown> | StreamDef<unknown, unknown>;
-type FlowDef = EventDef<unknown> | QueueDef<unknown>;
+type FlowDef = EventDef<unknown> | QueueDef<unknown> | LiveDef<unknown>;
 
 /**
  * What one app may do on the bus. The NATS server configuration (one user per app with publish and
@@ -20,9 +20,9 @@ export interface BusAccess {
   serves: readonly CallDef[];
   /** Requests and streams it sends. */
   calls: readonly CallDef[];
-  /** Events it publishes and jobs it enqueues. */
+  /** Events it publishes, jobs it enqueues and live messages it sends (on any key). */
   emits: readonly FlowDef[];
-  /** Events it subscribes to and queues it consumes. */
+  /** Events it subscribes to, queues it consumes and live messages it may listen to (per key, as needed). */
   receives: readonly FlowDef[];
 }
 
@@ -43,7 +43,8 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
     serves: [],
     calls: [...calls(AccountsSubjects), ...calls(ContentSubjects), ...calls(ReportingSubjects)].filter((d) => !INTERNAL_CALLS.includes(d)),
     emits: [],
-    receives: [AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged],
+    // Live KB notifications: each replica subscribes to the KBs its notification readers follow.
+    receives: [AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged, ContentSubjects.kbNotification],
   },
   accounts: {
     serves: calls(AccountsSubjects),
@@ -54,7 +55,7 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   content: {
     serves: calls(ContentSubjects),
     calls: [AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery],
-    emits: [ContentSubjects.auditRecorded, ContentSubjects.resourceReindexed, ContentSubjects.generateQuestionAnswers, UnderstandingSubjects.processField, UnderstandingSubjects.deliverWebhook],
+    emits: [ContentSubjects.auditRecorded, ContentSubjects.resourceReindexed, ContentSubjects.kbNotification, ContentSubjects.generateQuestionAnswers, UnderstandingSubjects.processField, UnderstandingSubjects.deliverWebhook],
     receives: [
       ContentSubjects.resourceReindexed, ContentSubjects.generateQuestionAnswers, AccountsSubjects.kbDeleted, AccountsSubjects.semanticModelsChanged,
       UnderstandingSubjects.fieldProcessed, UnderstandingSubjects.webhookAttempted,

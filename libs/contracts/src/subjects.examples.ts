@@ -21,6 +21,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'accounts.service-account.delete': { account_id: 'acc-1', kb_id: 'kb-1', sa_id: 'sa-1' },
   'accounts.service-account-key.create': { account_id: 'acc-1', kb_id: 'kb-1', sa_id: 'sa-1', body: { expires: '2027-01-01T00:00:00Z' } },
   'accounts.service-account-key.delete': { account_id: 'acc-1', kb_id: 'kb-1', sa_id: 'sa-1', key_id: 'k-1' },
+  'accounts.ephemeral-token.create': { kbid: '0b6f6a4e-5a43-4c51-9d8c-2f1b7d2f4e10', user_id: 'u-1', body: { ttl: 300, agent_session: 'tab-1' } },
   'accounts.temporal-key.create': { parent_key_id: 'k-1', body: { ttl: 10, security_groups: ['sales'] } },
   'accounts.user.sign-up': { body: { email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' } },
   'accounts.user.sign-in': { body: { email: 'ada@example.com', password: 'correct horse battery' }, ip: '127.0.0.1' },
@@ -100,6 +101,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'content.resource.reindexed': {
     event_id: 'e-2', kbid: 'kb-1', rid: 'r-1', reindex_vectors: false, date: '2026-11-22T10:00:00Z', fields: [{ field_type: 'text', field_id: 'body', seqid: 3, status: 'PROCESSED' }],
   },
+  'content.kb-notification.emitted': { kbid: 'kb-1', type: 'resource_written', data: { resource_uuid: 'r-1', resource_title: 'Tides', seqid: 3, operation: 'created', error: false } },
   'content.audit.recorded': { event_id: 'e-1', kbid: 'kb-1', type: 'new', date: '2026-11-22T10:00:00Z', resource_id: 'r-1', client_type: 'api' },
   'understanding.field.process': { processing_id: 'p-1', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 3, value: { body: 'Hello', format: 'PLAIN' } },
   'understanding.field.processed': {

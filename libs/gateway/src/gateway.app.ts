@@ -5,7 +5,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { DomainError, ErrorCodes } from '@kb/contracts';
 import type { EnvReader } from '@kb/platform/config';
 import { HttpErrorFilter, toHttpError, type ErrorLogger } from '@kb/platform/errors';
-import { presentedCredential } from './auth/credential-header';
+import { presentedCredentials } from './auth/credential-header';
 import type { CorsPolicy } from './cors/cors-policy';
 import { CORS_POLICY } from './gateway.module';
 import { ClientRateLimiter, type ClientRateLimitOptions } from './http/client-rate-limit';
@@ -83,7 +83,7 @@ export function configureGatewayHttp(app: INestApplication, options: GatewayHttp
   app.use(cors.middleware());
   app.use((req: Request, res: Response, next: NextFunction) => {
     try {
-      presentedCredential(req.headers);
+      presentedCredentials(req);
       next();
     } catch (err) {
       const { status, body } = toHttpError(err, options.logger);

@@ -34,12 +34,17 @@ import { ProcessingUploadService } from './uploads/processing-upload.service';
 import { StagedUploadsSweeper } from './uploads/staged-uploads.sweeper';
 import { TusService } from './uploads/tus.service';
 import { UploadService } from './uploads/upload.service';
+import { NotificationsController } from './routes/notifications.controller';
+import { EphemeralTokensController } from './routes/ephemeral-tokens.controller';
+import { DEFAULT_NOTIFICATION_LIMITS, NOTIFICATION_LIMITS, NotificationsHub, type NotificationLimits } from './notifications/notifications-hub';
 
 export interface GatewayOptions {
   /** Seconds a verified credential is reused before asking accounts again (revocation evicts at once). */
   accessCacheTtlSeconds: number;
   /** Browser origins allowed on routes that are not a KB's (those follow the KB's allowed_origins). */
   corsOrigins?: string[];
+  /** Limits of the live notification streams (defaults: DEFAULT_NOTIFICATION_LIMITS). */
+  notifications?: Partial<NotificationLimits>;
 }
 
 export const CORS_POLICY = Symbol('CORS_POLICY');
@@ -50,7 +55,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController],
       providers: [
         {
           provide: ACCESS_CLIENT,
@@ -64,6 +69,8 @@ export class GatewayModule {
         { provide: APP_GUARD, useClass: AuthGuard },
         UploadService,
         TusService,
+        { provide: NOTIFICATION_LIMITS, useValue: { ...DEFAULT_NOTIFICATION_LIMITS, ...(options.notifications ?? {}) } },
+        NotificationsHub,
         ProcessingUploadService,
         StagedUploadsSweeper,
         {

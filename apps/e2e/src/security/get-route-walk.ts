@@ -65,12 +65,19 @@ function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: s
   return { paths };
 }
 
+/**
+ * Live streams that do not end by themselves (read to their end, they would hold the walk for
+ * minutes). The notifications stream carries only resource ids, titles and sequence ids, never a
+ * stored value; its e2e (notifications.e2e-spec.ts) checks every member of what it sends.
+ */
+const LIVE_STREAMS = new Set(['GET /api/v1/kb/:kbid/notifications']);
+
 export function concreteGetPaths(ids: WalkIds): { paths: string[]; unfillable: string[] } {
   const paths: string[] = [];
   const unfillable: string[] = [];
   for (const key of Object.keys(ACCESS_TABLE)) {
     const [method, route] = key.split(' ') as [string, string];
-    if (method !== 'GET') continue;
+    if (method !== 'GET' || LIVE_STREAMS.has(key)) continue;
     const expanded = expand(route, ids);
     if ('unknown' in expanded) {
       unfillable.push(`${key} (${expanded.unknown.join(', ')})`);

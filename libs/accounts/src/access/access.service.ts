@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  DomainError, ErrorCodes, MAX_TEMPORAL_KEY_TTL_SECONDS, strongestKbRole,
-  type AccessGrant, type CheckAccessRequest, type CreateTemporalKeyRequest, type Principal, type TemporalKeyDto,
+  DEFAULT_EPHEMERAL_TOKEN_TTL_SECONDS, DomainError, ErrorCodes, MAX_TEMPORAL_KEY_TTL_SECONDS, strongestKbRole,
+  type AccessGrant, type CheckAccessRequest, type CreateEphemeralTokenRequest, type CreateTemporalKeyRequest, type EphemeralTokenDto, type Principal, type TemporalKeyDto,
 } from '@kb/contracts';
 import type { DataSource } from 'typeorm';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { parseToken, secretMatches } from '../credentials/secret-tokens';
 import { signTemporalKey, verifyTemporalKey } from '../credentials/temporal-keys';
 import { verifyUserToken } from '../credentials/user-tokens';
+import { signEphemeralToken, verifyEphemeralToken } from '../credentials/ephemeral-tokens';
 import { KbsRepository } from '../kbs/kbs.repository';
 import { UsersRepository } from '../kbs/users.repository';
 import { ServiceAccountsRepository } from '../service-accounts/service-accounts.repository';
@@ -29,6 +30,7 @@ export class AccessService {
   ) {}
 
   async check(req: CheckAccessRequest): Promise<AccessGrant> {
+    if (req.header === 'ephemeral') return this.grantForEphemeral(req);
     const principal = await this.authenticate(req);
     return principal.user_id ? this.grantForUser(principal, req) : this.grantForKey(principal, req);
   }
@@ -76,6 +78,50 @@ export class AccessService {
     const ttl = Math.min(req.body.ttl ?? MAX_TEMPORAL_KEY_TTL_SECONDS, MAX_TEMPORAL_KEY_TTL_SECONDS);
     if (!(await this.principalOfApiKey(req.parent_key_id))) throw unauthenticated('Invalid API key');
     return { token: await signTemporalKey(this.options.secret, req.parent_key_id, ttl, req.body.security_groups ?? undefined) };
+  }
+
+  /**
+   * The gateway has checked the caller's role on the KB (a user) or that the KB is the key's own;
+   * the token carries no role: it is read-only wherever it is accepted.
+   */
+  async createEphemeralToken(req: CreateEphemeralTokenRequest): Promise<EphemeralTokenDto> {
+    const ttl = req.body.ttl ?? DEFAULT_EPHEMERAL_TOKEN_TTL_SECONDS;
+    const owner = req.user_id ? { kind: 'user' as const, id: req.user_id } : req.parent_key_id ? { kind: 'api_key' as const, id: req.parent_key_id } : null;
+    if (!owner) throw unauthenticated('An ephemeral token is made by a user or an API key');
+    if (owner.kind === 'api_key' && (await this.principalOfApiKey(owner.id))?.kb_id !== req.kbid) throw unauthenticated('Invalid API key');
+    return { token: await signEphemeralToken(this.options.secret, { kbid: req.kbid, owner }, ttl, req.body.agent_session ?? undefined) };
+  }
+
+  /**
+   * An ephemeral token (the `eph-token` query parameter): SMEMBER on its one KB while whoever made
+   * it still holds a role there (the user still in the KB, the API key not revoked), nothing elsewhere.
+   */
+  private async grantForEphemeral(req: CheckAccessRequest): Promise<AccessGrant> {
+    const claims = await verifyEphemeralToken(this.options.secret, req.token);
+    if (!claims) throw unauthenticated('Invalid or expired ephemeral token');
+    let expires = claims.expires.getTime();
+    let credentialId = `eph:${claims.id}`;
+    if (claims.owner.kind === 'api_key') {
+      const parent = await this.principalOfApiKey(claims.owner.id);
+      if (!parent || parent.kb_id !== claims.kbid) throw unauthenticated('Invalid or expired ephemeral token');
+      expires = Math.min(expires, Date.parse(parent.expires_at ?? '') || Infinity);
+      credentialId = parent.credential_id;
+    } else if (!(await this.users.findUser(claims.owner.id))) {
+      throw unauthenticated('Invalid or expired ephemeral token');
+    }
+    const kb = await this.kbs.findById(claims.kbid);
+    if (!kb) throw unauthenticated('Invalid or expired ephemeral token');
+    const principal: Principal = {
+      id: claims.owner.id, kind: 'ephemeral_token', credential_id: credentialId, account_id: kb.accountId, kb_id: kb.id, key_role: 'SMEMBER', expires_at: new Date(expires).toISOString(),
+    };
+    const grant: AccessGrant = { principal, account_id: kb.accountId };
+    if (req.kbid !== kb.id) return { ...grant, kb_found: req.kbid ? (await this.kbs.findById(req.kbid)) !== null : undefined };
+    if (claims.owner.kind === 'user') {
+      const accountRole = await this.users.accountRole(kb.accountId, claims.owner.id);
+      const role = strongestKbRole([await this.kbs.roleOf(kb.id, claims.owner.id), accountRole === 'AOWNER' ? 'SOWNER' : undefined]);
+      if (!role) return { ...grant, kb_found: true };
+    }
+    return { ...grant, kb_found: true, kb_role: 'SMEMBER' };
   }
 
   private async principalOfApiKey(credentialId: string): Promise<Principal | null> {

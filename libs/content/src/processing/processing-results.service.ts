@@ -15,6 +15,7 @@ import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-r
 import { releaseUnstored } from '../resources/unstored-files';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 import { WebhookDeliveriesService, type CompletedJob } from './webhook-deliveries.service';
+import { KbNotifier } from '../notifications/kb-notifier.service';
 
 @Injectable()
 export class ProcessingResultsService {
@@ -27,6 +28,7 @@ export class ProcessingResultsService {
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly webhooks: WebhookDeliveriesService,
     private readonly questionAnswers: QuestionAnswersService,
+    private readonly notifier: KbNotifier,
   ) {}
 
   /**
@@ -47,6 +49,7 @@ export class ProcessingResultsService {
 
   private async store(result: FieldProcessedResult, loaded: Exclude<LoadedResult, { gone: true }>, followUps: OutboxEntry[]): Promise<boolean> {
     let applied = false;
+    let notified: { id: string; title: string } | undefined;
     const rows = await this.ds.transaction(async (m) => {
       // The job is done whatever becomes of its result (a newer write may have superseded it).
       const completed = (await m.query(
@@ -94,6 +97,7 @@ export class ProcessingResultsService {
       const summary = resourceSummaryPatch(resource, fields) ?? {};
       await this.repo.updateResource(m, resource.id, { status, metadata, ...summary });
       const updated = { ...resource, status, metadata, ...summary };
+      notified = { id: resource.id, title: updated.title };
       if ('extracted' in loaded) await this.indexer.indexField(m, updated, field, loaded.extracted);
       await this.indexer.syncResource(m, updated);
       return [...hook, ...(await this.outbox.add(m, [...(released ? [released.cleanup] : []), ...followUps, {
@@ -113,6 +117,11 @@ export class ProcessingResultsService {
       }] : [])]))];
     });
     await this.outbox.relay(rows);
+    if (applied && notified) {
+      // The result and its index rows committed together: processed, then (with data) indexed.
+      this.notifier.processed(result.kbid, notified, result.seqid, 'error' in loaded);
+      if ('extracted' in loaded) this.notifier.indexed(result.kbid, notified, result.seqid);
+    }
     return applied;
   }
 

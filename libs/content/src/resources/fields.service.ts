@@ -16,6 +16,7 @@ import { ResourcesRepository } from './resources.repository';
 import { ResourcesService } from './resources.service';
 import { auditEntry, pendingFieldRows, processingJobs } from './write-effects';
 import { attachmentIssues, isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
+import { KbNotifier } from '../notifications/kb-notifier.service';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 
 const INPUT: Record<ContentFieldType, { cls: ClassConstructor<object>; map: 'texts' | 'links' | 'files' | 'conversations' }> = {
@@ -36,6 +37,7 @@ export class FieldsService {
     private readonly outbox: OutboxService,
     private readonly resources: ResourcesService,
     private readonly indexer: SearchIndexerService,
+    private readonly notifier: KbNotifier,
   ) {}
 
   async put(req: PutFieldRequest): Promise<SeqIdDto> {
@@ -164,9 +166,10 @@ export class FieldsService {
       await this.repo.upsertFields(m, fields);
       await this.refreshStatus(m, resource, seqid, now);
       const entries = [...processingJobs(resource, fields), ...supersededUnstored(previous, fields), auditEntry(ref.kbid, type, resource.id, actor, started)];
-      return { seqid, rows: await this.outbox.add(m, entries) };
+      return { seqid, resource: { id: resource.id, title: resource.title }, rows: await this.outbox.add(m, entries) };
     });
     this.outbox.relayInBackground(result.rows);
+    this.notifier.written(ref.kbid, result.resource, result.seqid, 'modified');
     return { seqid: result.seqid };
   }
 

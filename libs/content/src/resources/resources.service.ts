@@ -20,6 +20,7 @@ import { ResourcesRepository } from './resources.repository';
 import { SUMMARY_GENERATED } from './resource-summary';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 import { resourceTags } from '../search/index/tags';
+import { KbNotifier } from '../notifications/kb-notifier.service';
 
 export const resourceBlobPrefix = (kbid: string, rid: string) => `content/kbs/${kbid}/r/${rid}/`;
 
@@ -39,6 +40,7 @@ export class ResourcesService {
     private readonly outbox: OutboxService,
     private readonly labelsets: LabelSetsService,
     private readonly indexer: SearchIndexerService,
+    private readonly notifier: KbNotifier,
   ) {}
 
   /** `fileSizes` records the byte size of uploaded files (known to the edge that stored them). */
@@ -98,6 +100,9 @@ export class ResourcesService {
       throw err;
     });
     this.outbox.relayInBackground(outboxRows);
+    this.notifier.written(req.kbid, resource, seqid, 'created');
+    // Without fields there is nothing to process: the resource was indexed with its write.
+    if (fields.length === 0) this.notifier.indexed(req.kbid, resource, seqid);
     return { uuid: rid, seqid, elapsed: (Date.now() - started) / 1000 };
   }
 
@@ -120,18 +125,21 @@ export class ResourcesService {
           await this.repo.updateResource(m, current.id, { ...patch, modifiedAt: now, lastSeqid: seqid });
           await this.indexer.syncResource(m, { ...current, ...patch, modifiedAt: now, lastSeqid: seqid });
           const entries = [...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook), ...supersededUnstored(previous, fields), auditEntry(req.kbid, 'modified', current.id, req.actor, started)];
-          return { seqid, rows: await this.outbox.add(m, entries) };
+          return { seqid, resource: { id: current.id, title: patch.title ?? current.title }, rows: await this.outbox.add(m, entries) };
         }),
       { code: ErrorCodes.SLUG_CONFLICT, message: `Slug already exists: ${body.slug}` },
     );
     this.outbox.relayInBackground(result.rows);
+    this.notifier.written(req.kbid, result.resource, result.seqid, 'modified');
     return { seqid: result.seqid };
   }
 
   async delete(req: DeleteResourceRequest): Promise<Record<string, never>> {
     const started = Date.now();
+    let deleted: ResourceEntity | undefined;
     const rows = await this.ds.transaction(async (m) => {
       const current = await this.repo.lockByRef(m, req);
+      deleted = current;
       await this.indexer.unindexResource(m, req.kbid, current.id);
       await this.repo.deleteResource(m, current.id);
       // Blobs go after the rows: the cleanup is recorded in the same transaction, so it cannot be forgotten.
@@ -141,6 +149,7 @@ export class ResourcesService {
       ]);
     });
     this.outbox.relayInBackground(rows);
+    if (deleted) this.notifier.written(req.kbid, deleted, Number(deleted.lastSeqid), 'deleted');
     return {};
   }
 

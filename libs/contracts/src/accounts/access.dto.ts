@@ -1,6 +1,7 @@
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 
-export const CredentialHeaders = ['authorization', 'serviceaccount', 'uakey'] as const;
+/** `ephemeral`: the `eph-token` query parameter of download routes (never a header). */
+export const CredentialHeaders = ['authorization', 'serviceaccount', 'uakey', 'ephemeral'] as const;
 export type CredentialHeader = (typeof CredentialHeaders)[number];
 
 /** Asks the accounts service who holds `token` and what it may do on the named KB or account. */

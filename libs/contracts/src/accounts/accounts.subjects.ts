@@ -18,6 +18,7 @@ import {
   CreateNuaClientRequest, ListNuaClientsRequest, ModifyNuaClientRequest, NuaClientRef, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientWebhookDto,
 } from './nua-client.dto';
 import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
+import { CreateEphemeralTokenRequest, type EphemeralTokenDto } from './ephemeral-token.dto';
 import {
   ClaimSamlDomainRequest, SamlAccountRef, SamlAcsRequest, SamlDomainsRef, SamlLinkRequest, SamlLoginRequest, SsoDiscoverRequest, VerifySamlDomainRequest,
   type SamlDomainDto, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto,
@@ -59,6 +60,8 @@ export const AccountsSubjects = {
   deleteServiceAccountKey: rpc<ServiceAccountKeyRef, Record<string, never>>('accounts.service-account-key.delete', ServiceAccountKeyRef),
 
   createTemporalKey: rpc<CreateTemporalKeyRequest, TemporalKeyDto>('accounts.temporal-key.create', CreateTemporalKeyRequest),
+  /** A signed, read-only token for one KB's download routes (`eph-token` query parameter). */
+  createEphemeralToken: rpc<CreateEphemeralTokenRequest, EphemeralTokenDto>('accounts.ephemeral-token.create', CreateEphemeralTokenRequest),
   signUp: rpc<SignUpRequest, SignedUpDto>('accounts.user.sign-up', SignUpRequest),
   signIn: rpc<SignInRequest, UserTokenDto>('accounts.user.sign-in', SignInRequest),
   getUser: rpc<UserRef, UserProfileDto>('accounts.user.get', UserRef),

@@ -11,6 +11,9 @@ import type { ClassConstructor } from 'class-transformer';
  * - queue:  work queue; each job goes to exactly one consumer of a durable group, is
  *           acknowledged only after the handler resolved, redelivered with backoff on failure
  *           and dead-lettered after the last attempt.
+ * - live:   fire-and-forget to whoever listens right now, on `<subject>.<key>` (the key is e.g. a
+ *           KB id): nothing is stored, nothing redelivered; a process listens only to the keys it
+ *           needs, so it receives nothing for the others.
  */
 export type StreamName = 'PROCESSING' | 'PROCESSED' | 'AUDIT' | 'USAGE' | 'NOTIFICATIONS';
 
@@ -47,7 +50,14 @@ export interface QueueDef<T> {
   readonly __payload?: T;
 }
 
-export type AnyDef = RpcDef<unknown, unknown> | StreamDef<unknown, unknown> | EventDef<unknown> | QueueDef<unknown>;
+export interface LiveDef<T> {
+  readonly kind: 'live';
+  readonly subject: string;
+  readonly payload?: ClassConstructor<object>;
+  readonly __payload?: T;
+}
+
+export type AnyDef = RpcDef<unknown, unknown> | StreamDef<unknown, unknown> | EventDef<unknown> | QueueDef<unknown> | LiveDef<unknown>;
 
 export function rpc<Req, Res>(subject: string, request?: ClassConstructor<object>): RpcDef<Req, Res> {
   return { kind: 'rpc', subject, request };
@@ -64,6 +74,13 @@ export function event<T>(subject: string, streamName: StreamName, payload?: Clas
 export function queue<T>(subject: string, streamName: StreamName, payload?: ClassConstructor<object>): QueueDef<T> {
   return { kind: 'queue', subject, stream: streamName, payload };
 }
+
+export function live<T>(subject: string, payload?: ClassConstructor<object>): LiveDef<T> {
+  return { kind: 'live', subject, payload };
+}
+
+/** A live key is one subject token: letters, digits, `-` and `_` only (a KB id). */
+export const LIVE_KEY = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Context that travels with every message (never a secret). */
 export interface BusContext {

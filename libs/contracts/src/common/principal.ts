@@ -1,5 +1,5 @@
 /** Who is calling, as resolved by the gateway from the one credential header of a request. */
-export const CredentialKinds = ['user_token', 'pat', 'api_key', 'temporal_key', 'ua_key'] as const;
+export const CredentialKinds = ['user_token', 'pat', 'api_key', 'temporal_key', 'ua_key', 'ephemeral_token'] as const;
 export type CredentialKind = (typeof CredentialKinds)[number];
 
 /** KB roles, strongest first: SOWNER (Manager) > SCONTRIBUTOR (Writer) > SMEMBER (Reader). */

@@ -1,4 +1,5 @@
-import { event, queue, rpc, stream } from '../common/bus';
+import { event, live, queue, rpc, stream } from '../common/bus';
+import { KbNotificationEvent } from './kb-notification.event';
 import { QuestionAnswersJob } from './question-answers.dto';
 import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
 import { AuditRecordedEvent } from './audit.event';
@@ -77,4 +78,9 @@ export const ContentSubjects = {
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
   /** A resource's index rows must be rebuilt from its stored extracted data (the search indexer subscribes). */
   resourceReindexed: event<ResourceReindexedEvent>('content.resource.reindexed', 'NOTIFICATIONS', ResourceReindexedEvent),
+  /**
+   * Live notifications of one KB (resource written, processed, indexed), published on
+   * `content.kb-notification.emitted.<kbid>`: a gateway listens only to the KBs its readers follow.
+   */
+  kbNotification: live<KbNotificationEvent>('content.kb-notification.emitted', KbNotificationEvent),
 } as const;

@@ -25,6 +25,11 @@ export type AccessRule =
 export const USERS: readonly CredentialKind[] = ['user_token', 'pat'];
 /** Callers of KB content routes: users, and API keys (temporal keys act as their parent key). */
 export const KB_CALLERS: readonly CredentialKind[] = ['user_token', 'pat', 'api_key', 'temporal_key'];
+/**
+ * Download routes: also an ephemeral token (`eph-token` query parameter) of the KB, for links in a
+ * web page. These routes are the only ones that accept it; everywhere else it is refused.
+ */
+export const DOWNLOAD_CALLERS: readonly CredentialKind[] = [...KB_CALLERS, 'ephemeral_token'];
 
 const PUBLIC: AccessRule = { scope: 'public' };
 const USER: AccessRule = { scope: 'user' };
@@ -59,8 +64,8 @@ const RESOURCE_ROUTES = (by: string): Record<string, AccessRule> => ({
   [`GET /api/v1/kb/:kbid/${by}/:field_type/:field_id`]: kb('READER'),
   [`DELETE /api/v1/kb/:kbid/${by}/:field_type/:field_id`]: kb('WRITER'),
   [`POST /api/v1/kb/:kbid/${by}/:field_type/:field_id/reprocess`]: kb('WRITER'),
-  [`GET /api/v1/kb/:kbid/${by}/file/:field_id/download/field`]: kb('READER'),
-  [`GET /api/v1/kb/:kbid/${by}/:field_type/:field_id/download/extracted/*download_field`]: kb('READER'),
+  [`GET /api/v1/kb/:kbid/${by}/file/:field_id/download/field`]: kb('READER', DOWNLOAD_CALLERS),
+  [`GET /api/v1/kb/:kbid/${by}/:field_type/:field_id/download/extracted/*download_field`]: kb('READER', DOWNLOAD_CALLERS),
 });
 
 export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
@@ -147,6 +152,11 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'PATCH /api/v1/kb/:kbid': kb('MANAGER'),
   'DELETE /api/v1/kb/:kbid': kb('MANAGER', USERS),
   'GET /api/v1/kb/:kbid/counters': kb('READER'),
+  // Live notifications (resource written, processed, indexed): what any reader of the KB may see
+  'GET /api/v1/kb/:kbid/notifications': kb('READER'),
+  // Browser tokens for the download routes (eph-token): by a reader of the KB, or the KB's API key
+  'POST /api/v1/account/:account_id/kb/:kb_id/ephemeral_tokens': accountKb('READER', [...USERS, 'api_key']),
+  'POST /api/v1/ephemeral_token': { scope: 'api-key' },
 
   // Service accounts and API keys
   'POST /api/v1/service_account_temporal_key': { scope: 'api-key' },

@@ -1,9 +1,9 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { DomainError, ErrorCodes, kbRoleSatisfies, type AccessGrant, type Principal, type ValidationIssue } from '@kb/contracts';
+import { DomainError, EPHEMERAL_TOKEN_PARAM, ErrorCodes, kbRoleSatisfies, type AccessGrant, type CredentialHeader, type Principal, type ValidationIssue } from '@kb/contracts';
 import { accessRuleFor, type AccessRule } from './access-table';
 import { AccessClient } from './access-client';
-import { presentedCredential } from './credential-header';
+import { presentedCredentials } from './credential-header';
 
 export const ACCESS_CLIENT = Symbol('ACCESS_CLIENT');
 
@@ -34,7 +34,7 @@ export class AuthGuard implements CanActivate {
     const path = (req.route as { path?: string } | undefined)?.path ?? req.path;
     const rule = accessRuleFor(req.method, path);
     if (!rule) throw new DomainError(ErrorCodes.INTERNAL, `No access rule for ${req.method} ${path}`);
-    const credential = presentedCredential(req.headers);
+    const credential = this.credentialOf(req, rule);
     if (rule.scope === 'public') return true;
     if (!credential) throw new DomainError(ErrorCodes.UNAUTHENTICATED, 'This route needs a credential: Authorization, X-SVC-SERVICEACCOUNT or X-SVC-UAKEY');
     const badIds = malformedIds(req.params);
@@ -46,6 +46,20 @@ export class AuthGuard implements CanActivate {
     req.grant = grant;
     this.authorize(rule, grant, req);
     return true;
+  }
+
+  /**
+   * The request's one credential: a header, or the `eph-token` query parameter. Both at once are
+   * refused like two headers; an ephemeral token is refused on every route but the downloads.
+   */
+  private credentialOf(req: Request, rule: AccessRule): { header: CredentialHeader; token: string } | null {
+    const { header, ephemeral: eph } = presentedCredentials(req);
+    if (eph === undefined) return header;
+    if (rule.scope === 'public') return null;
+    if (rule.scope !== 'kb' || !rule.credentials.includes('ephemeral_token')) {
+      throw new DomainError(ErrorCodes.UNAUTHENTICATED, `An ${EPHEMERAL_TOKEN_PARAM} opens only the download routes of its Knowledge Box; this route needs a credential header`);
+    }
+    return { header: 'ephemeral', token: eph };
   }
 
   private target(rule: AccessRule, req: Request): { kbid?: string; account?: string } {

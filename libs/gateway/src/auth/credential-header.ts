@@ -1,4 +1,4 @@
-import { DomainError, ErrorCodes, type CredentialHeader } from '@kb/contracts';
+import { DomainError, EPHEMERAL_TOKEN_PARAM, ErrorCodes, type CredentialHeader } from '@kb/contracts';
 
 /**
  * The credential headers, with the names clients of the reference system send counted as the
@@ -46,4 +46,19 @@ export function presentedCredential(headers: Headers): PresentedCredential | nul
   const match = /^Bearer\s+(\S+)$/i.exec(only.value);
   if (!match) throw new DomainError(ErrorCodes.UNAUTHENTICATED, `The ${only.name} header must be "Bearer <token>"`);
   return { header: CREDENTIAL_HEADERS[only.name] as CredentialHeader, name: only.name, token: match[1] as string };
+}
+
+/**
+ * A request's one credential: a header, or the `eph-token` query parameter (download routes).
+ * Both at once are refused like two headers; `ephemeral` is the query parameter's token.
+ */
+export function presentedCredentials(req: { headers: Headers; query?: unknown }): { header: PresentedCredential | null; ephemeral?: string } {
+  const header = presentedCredential(req.headers);
+  const raw = (req.query as Record<string, unknown> | undefined)?.[EPHEMERAL_TOKEN_PARAM];
+  if (raw === undefined) return { header };
+  if (header) {
+    throw new DomainError(ErrorCodes.MULTIPLE_CREDENTIALS, `Exactly one credential is allowed per request; this one carries the ${header.name} header and the ${EPHEMERAL_TOKEN_PARAM} query parameter`);
+  }
+  if (typeof raw !== 'string' || raw.trim() === '' || raw.length > 4096) throw new DomainError(ErrorCodes.UNAUTHENTICATED, `The ${EPHEMERAL_TOKEN_PARAM} query parameter must be one token`);
+  return { header, ephemeral: raw.trim() };
 }

@@ -1,4 +1,4 @@
-import type { BusContext, EventDef, QueueDef, RpcDef, StreamDef } from '@kb/contracts';
+import type { BusContext, EventDef, LiveDef, QueueDef, RpcDef, StreamDef } from '@kb/contracts';
 
 export interface RequestOptions {
   /** Milliseconds before the call fails with BUS_TIMEOUT (default from BusOptions.requestTimeoutMs). */
@@ -33,6 +33,13 @@ export interface DeliveryMeta {
 export type RpcHandler<Req, Res> = (payload: Req, context: BusContext, signal: AbortSignal) => Promise<Res>;
 export type StreamHandler<Req, Item> = (payload: Req, context: BusContext, signal: AbortSignal) => AsyncIterable<Item>;
 export type DeliveryHandler<T> = (payload: T, meta: DeliveryMeta) => Promise<void>;
+/** Called synchronously for each live message: hand it on, never wait in it. */
+export type LiveHandler<T> = (payload: T) => void;
+
+/** One live subscription; `close` stops it (idempotent). */
+export interface LiveSubscription {
+  close(): Promise<void>;
+}
 
 export interface ConsumeOptions {
   /**
@@ -80,6 +87,11 @@ export interface MessageBus {
 
   enqueue<T>(def: QueueDef<T>, payload: T, options?: PublishOptions): Promise<void>;
   consume<T>(def: QueueDef<T>, handler: DeliveryHandler<T>, options: ConsumeOptions & { durable: string }): Promise<void>;
+
+  /** Live messages: to whoever listens to `key` now; nothing is stored or retried (a lost one is lost). */
+  publishLive<T>(def: LiveDef<T>, key: string, payload: T): Promise<void>;
+  /** Resolves once the subscription is in place: a message published afterwards, anywhere, reaches it. */
+  subscribeLive<T>(def: LiveDef<T>, key: string, handler: LiveHandler<T>): Promise<LiveSubscription>;
 
   /** True when the transport can carry messages now. */
   isHealthy(): Promise<boolean>;

@@ -1,4 +1,4 @@
-import { DomainError, ErrorCodes, event, queue, rpc, stream, type BusContext } from '@kb/contracts';
+import { DomainError, ErrorCodes, event, live, queue, rpc, stream, type BusContext } from '@kb/contracts';
 import { IsInt, IsString, Min } from 'class-validator';
 import type { DeliveryMeta } from '../src/message-bus';
 import { deadLetterDef, type DeadLetter } from '../src/shared/dead-letter';
@@ -213,6 +213,31 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
           for await (const _ of bus.requestStream(def, {}, { timeoutMs: 1_000 })) void _;
         })().catch((e: unknown) => e);
         expect(err).toMatchObject({ code: ErrorCodes.SERVICE_UNAVAILABLE });
+      });
+    });
+
+    describe('live messages', () => {
+      it('reach the listeners of their key only, from subscription until close; bad payloads and keys are refused', async () => {
+        const def = live<CreateThing>(subject('live'), CreateThing);
+        const a: unknown[] = [];
+        const b: unknown[] = [];
+        const subA = await bus.subscribeLive(def, 'kb-a', (m) => a.push(m));
+        const subB = await bus.subscribeLive(def, 'kb-b', (m) => b.push(m));
+        await bus.publishLive(def, 'kb-a', { name: 'one', count: 1 });
+        await bus.publishLive(def, 'kb-b', { name: 'two', count: 2 });
+        await bus.publishLive(def, 'kb-a', { name: 'bad', count: 0 });
+        await bus.publishLive(def, 'kb-a', { name: 'three', count: 3 });
+        await waitFor(() => a.length >= 2 && b.length >= 1);
+        expect(a).toEqual([{ name: 'one', count: 1 }, { name: 'three', count: 3 }]);
+        expect(b).toEqual([{ name: 'two', count: 2 }]);
+        await subA.close();
+        await bus.publishLive(def, 'kb-a', { name: 'after', count: 4 });
+        await bus.publishLive(def, 'kb-b', { name: 'four', count: 4 });
+        await waitFor(() => b.length >= 2);
+        expect(a).toHaveLength(2);
+        await subB.close();
+        await expect(bus.publishLive(def, 'kb.a', { name: 'x', count: 1 })).rejects.toThrow(/live key/);
+        await expect(bus.subscribeLive(def, '*', () => undefined)).rejects.toThrow(/live key/);
       });
     });
 

@@ -8,7 +8,7 @@ export type Use = 'request' | 'handle' | 'publish' | 'receive';
 
 const METHOD_USE: Record<string, Use> = {
   request: 'request', requestStream: 'request', handle: 'handle', handleStream: 'handle',
-  publish: 'publish', enqueue: 'publish', subscribe: 'receive', consume: 'receive',
+  publish: 'publish', enqueue: 'publish', subscribe: 'receive', consume: 'receive', publishLive: 'publish', subscribeLive: 'receive',
 };
 const GROUPS: Record<string, Record<string, AnyDef>> = { AccountsSubjects, ContentSubjects, ReportingSubjects, UnderstandingSubjects } as never;
 

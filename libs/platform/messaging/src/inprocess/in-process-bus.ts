@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError, ErrorCodes, type BusContext, type EventDef, type QueueDef, type RpcDef, type StreamDef } from '@kb/contracts';
+import { DomainError, ErrorCodes, type BusContext, type EventDef, type LiveDef, type QueueDef, type RpcDef, type StreamDef } from '@kb/contracts';
+import { deliverLive, liveSubject } from '../shared/live';
 import type { ClassConstructor } from 'class-transformer';
 import type {
   ConsumeOptions,
   DeliveryHandler,
   HandleOptions,
+  LiveHandler,
+  LiveSubscription,
   MessageBus,
   PublishOptions,
   RequestOptions,
@@ -64,6 +67,8 @@ export class InProcessMessageBus implements MessageBus {
   private readonly rpc = new HandlerGroups<RpcResponder>();
   private readonly streams = new HandlerGroups<StreamResponder>();
   private readonly workers: QueueWorker<unknown>[] = [];
+  /** Live listeners by subject (with prefix and key). */
+  private readonly live = new Map<string, Set<(text: string) => void>>();
   private readonly running = new Set<Promise<unknown>>();
   private ready?: Promise<void>;
   private pollTimer?: NodeJS.Timeout;
@@ -209,6 +214,30 @@ export class InProcessMessageBus implements MessageBus {
     this.addWorker(this.store, this.prefix + def.subject, QUEUE_CONSUMER, options.durable, def.subject, def.payload, handler, options);
   }
 
+  async publishLive<T>(def: LiveDef<T>, key: string, payload: T): Promise<void> {
+    this.assertOpen();
+    const listeners = this.live.get(this.prefix + liveSubject(def, key));
+    if (!listeners || listeners.size === 0) return;
+    const text = toJson(payload);
+    // Delivered on a later turn, like a message from another process.
+    for (const listener of [...listeners]) queueMicrotask(() => listener(text));
+  }
+
+  async subscribeLive<T>(def: LiveDef<T>, key: string, handler: LiveHandler<T>): Promise<LiveSubscription> {
+    this.assertOpen();
+    const subject = this.prefix + liveSubject(def, key);
+    const listener = (text: string) => deliverLive(def, text, handler, this.logger);
+    const listeners = this.live.get(subject) ?? new Set();
+    listeners.add(listener);
+    this.live.set(subject, listeners);
+    return {
+      close: async () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && this.live.get(subject) === listeners) this.live.delete(subject);
+      },
+    };
+  }
+
   async isHealthy(): Promise<boolean> {
     return !this.closed;
   }
@@ -218,6 +247,7 @@ export class InProcessMessageBus implements MessageBus {
     this.closed = true;
     this.rpc.clear();
     this.streams.clear();
+    this.live.clear();
     if (this.pollTimer) clearInterval(this.pollTimer);
     await Promise.all(this.workers.map((worker) => worker.close(this.drainTimeoutMs)));
     await waitAll(this.running, this.drainTimeoutMs);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError, ErrorCodes, type BusContext, type EventDef, type QueueDef, type RpcDef, type StreamDef, type StreamName } from '@kb/contracts';
+import { DomainError, ErrorCodes, type BusContext, type EventDef, type LiveDef, type QueueDef, type RpcDef, type StreamDef, type StreamName } from '@kb/contracts';
+import { deliverLive, liveSubject } from '../shared/live';
 import {
   AckPolicy,
   connect,
@@ -13,7 +14,7 @@ import {
   type NatsConnection,
   type Subscription,
 } from 'nats';
-import type { ConsumeOptions, DeliveryHandler, HandleOptions, MessageBus, PublishOptions, RequestOptions, RpcHandler, StreamHandler } from '../message-bus';
+import type { ConsumeOptions, DeliveryHandler, HandleOptions, LiveHandler, LiveSubscription, MessageBus, PublishOptions, RequestOptions, RpcHandler, StreamHandler } from '../message-bus';
 import { resolveConsumeOptions } from '../shared/backoff';
 import { describeError, jsonConsoleLogger, type BusLogger } from '../shared/bus-logger';
 import { deadLetterSubject, defaultQueueGroup } from '../shared/dead-letter';
@@ -169,6 +170,28 @@ export class NatsMessageBus implements MessageBus {
 
   async consume<T>(def: QueueDef<T>, handler: DeliveryHandler<T>, options: ConsumeOptions & { durable: string }): Promise<void> {
     await this.startWorker(def.stream, def.subject, def.payload, handler, options, 'queue');
+  }
+
+  /** Core NATS, not JetStream: live messages are for the listeners of the moment only. */
+  async publishLive<T>(def: LiveDef<T>, key: string, payload: T): Promise<void> {
+    this.assertOpen();
+    this.nc.publish(this.prefix + liveSubject(def, key), encodeText(toJson(payload)));
+  }
+
+  async subscribeLive<T>(def: LiveDef<T>, key: string, handler: LiveHandler<T>): Promise<LiveSubscription> {
+    this.assertOpen();
+    const sub = this.nc.subscribe(this.prefix + liveSubject(def, key), {
+      callback: (err, msg) => {
+        if (!err) deliverLive(def, decodeText(msg.data), handler, this.logger);
+      },
+    });
+    // The server has the interest once the flush returns: a later publish from anywhere reaches it.
+    await this.nc.flush();
+    return {
+      close: async () => {
+        if (!sub.isClosed()) sub.unsubscribe();
+      },
+    };
   }
 
   async isHealthy(): Promise<boolean> {

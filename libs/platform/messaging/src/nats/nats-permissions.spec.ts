@@ -14,6 +14,8 @@ const allowed = (patterns: string[], subject: string) => patterns.some((p) => su
 /** The permissions one use of a subject needs (with the BUS_PREFIX `prefix`). */
 function needs(u: SubjectUse, prefix: string): { publish: string[]; subscribe: string[] } {
   const subject = prefix + u.def.subject;
+  // A live subject travels with a key as its last token.
+  if (u.def.kind === 'live') return u.use === 'publish' ? { publish: [`${subject}.kb-1`], subscribe: [] } : { publish: [], subscribe: [`${subject}.kb-1`] };
   if (u.use === 'request' || u.use === 'publish') return { publish: [subject], subscribe: [] };
   if (u.use === 'handle') return { publish: ['_INBOX.gateway.abc'], subscribe: [subject, '_INBOX.gateway.abc.cancel'] };
   const stream = prefix + (u.def as { stream: string }).stream;

@@ -23,20 +23,23 @@ export const ALL_STREAMS: readonly StreamName[] = [...new Set(ALL_SUBJECTS.flatM
 export function natsPermissions(app: BusApp, prefix = ''): NatsPermissions {
   const access = BUS_ACCESS[app];
   const own = inboxPrefix(app);
+  // Live subjects carry a key as their last token (`<subject>.<key>`), and have no dead letters or streams.
+  const flow = (d: { kind: string; subject: string }) => prefix + d.subject + (d.kind === 'live' ? '.*' : '');
+  const receives = access.receives.filter((d) => d.kind !== 'live');
   const publish = [
     ...access.calls.map((d) => prefix + d.subject),
-    ...access.emits.map((d) => prefix + d.subject),
-    ...access.receives.map((d) => prefix + deadLetterSubject(d.subject)),
+    ...access.emits.map(flow),
+    ...receives.map((d) => prefix + deadLetterSubject(d.subject)),
     `${own}.>`,
     '$JS.API.INFO',
     ...ALL_STREAMS.flatMap((s) => ['INFO', 'CREATE', 'UPDATE'].map((op) => `$JS.API.STREAM.${op}.${prefix}${s}`)),
   ];
-  const subscribe = [...access.serves.map((d) => prefix + d.subject), `${own}.>`];
+  const subscribe = [...access.serves.map((d) => prefix + d.subject), ...access.receives.filter((d) => d.kind === 'live').map(flow), `${own}.>`];
   if (access.serves.length > 0) {
     publish.push('_INBOX.*.*');
     subscribe.push('_INBOX.*.*.cancel');
   }
-  for (const stream of new Set(access.receives.map((d) => d.stream))) {
+  for (const stream of new Set(receives.flatMap((d) => ('stream' in d ? [d.stream] : [])))) {
     const name = prefix + stream;
     // CONSUMER.CREATE.<stream> (ephemeral), CONSUMER.{CREATE,INFO,DELETE}.<stream>.<consumer>[.<filter>],
     // CONSUMER.{DURABLE.CREATE,MSG.NEXT}.<stream>.<consumer>, and the acks of its deliveries.

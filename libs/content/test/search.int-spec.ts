@@ -52,10 +52,14 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
   }, 60_000);
 
   it('ranks by BM25 with stemming, and keeps other KBs, hidden and grouped resources out', async () => {
-    const r = await find({ query: 'tide', features: ['keyword'] });
+    const r = await find({ query: 'tide', features: ['keyword'], reranker: 'noop' });
     expect(ridsOf(r)[0]).toBe(tides);
     const first = r.resources[tides]?.fields['/t/body']?.paragraphs;
     expect(Object.values(first ?? {}).every((p) => p.score_type === 'BM25')).toBe(true);
+    // The default reranker (predict) scored them: they say so.
+    const reranked = await find({ query: 'tide', features: ['keyword'] });
+    expect(ridsOf(reranked)[0]).toBe(tides);
+    expect(Object.values(reranked.resources[tides]?.fields['/t/body']?.paragraphs ?? {}).every((p) => p.score_type === 'RERANKER')).toBe(true);
     const moon = await find({ query: 'moon', features: ['keyword'], top_k: 50 });
     expect(ridsOf(moon)).toEqual(expect.arrayContaining([tides, labelled]));
     expect(ridsOf(moon)).not.toContain(hidden);
@@ -109,7 +113,7 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     const sem = await find({ query: 'magma lava village', features: ['semantic'] });
     expect(ridsOf(sem)[0]).toBe(volcano);
     expect(sem.min_score.semantic).toBe(0.1);
-    const hybrid = await find({ query: 'moon tides' });
+    const hybrid = await find({ query: 'moon tides', reranker: 'noop' });
     expect(ridsOf(hybrid)[0]).toBe(tides);
     const both = Object.values(hybrid.resources[tides]?.fields['/t/body']?.paragraphs ?? {});
     expect(both.some((p) => p.score_type === 'BOTH')).toBe(true);

@@ -398,7 +398,8 @@ export class FindService {
       const row = rows.get(h.id) as ParagraphRow;
       return { id: h.id, text: row.text, language: row.language, score: h.score };
     }));
-    return { candidates: [...reranked.map((c) => ({ ...(byId.get(c.id) as FusedHit), score: c.score })), ...candidates.slice(plan.rerankWindow)], read: reranked.length };
+    // As in the reference, a paragraph the reranker scored says so (API-MAP 4.5): its score is the reranker's.
+    return { candidates: [...reranked.map((c) => ({ ...(byId.get(c.id) as FusedHit), score: c.score, scoreType: 'RERANKER' as const })), ...candidates.slice(plan.rerankWindow)], read: reranked.length };
   }
 
   /** The `relations` feature: entities named in the query, with the resources and entities around them. */

@@ -1,5 +1,5 @@
-import { groundedness } from './citations';
-import { ExtractiveGenerator, selectSentences } from './extractive.generator';
+import { computeCitations, groundedness } from './citations';
+import { ExtractiveGenerator, selectSentences, selfContained } from './extractive.generator';
 import { GenerationError, collectAnswer, type GenerationContext, type GenerationEvent, type GenerationRequest } from './generator';
 import { splitSentences } from './text';
 
@@ -31,7 +31,24 @@ describe('ExtractiveGenerator', () => {
 
   it('follows a multi-hop question to the sentence about the bridging entity', async () => {
     const { answer } = await collectAnswer(generator.generate(request('Where does the director of Jaws live?')));
-    expect(answer).toBe('He lives in Pacific Palisades, California.');
+    // The sentence opens with a pronoun: it comes with the sentence that says who "he" is.
+    expect(answer).toBe('Steven Spielberg (born December 18, 1946) is an American film director. He lives in Pacific Palisades, California.');
+  });
+
+  it('gives a sentence that opens with a pronoun together with the sentence before it, verbatim and cited', async () => {
+    const nile: GenerationContext[] = [
+      { key: 'nile/t/body/0-120', text: 'The Nile is the longest river in Africa. It flows north through Egypt and ends in the Mediterranean Sea.' },
+      { key: 'sahara/t/body/0-60', text: 'The Sahara is a desert in North Africa.' },
+    ];
+    const { answer } = await collectAnswer(generator.generate(request('Which river flows through Egypt?', nile)));
+    expect(answer).toBe(nile[0]?.text);
+    expect(computeCitations(answer, nile)).toEqual({ 'nile/t/body/0-120': [[0, answer.length]] });
+    // Not when the sentence before is in the answer already, nor for a passage's first sentence.
+    const first = selectSentences('Which river flows through Egypt?', [{ key: 'k', text: 'It flows north through Egypt.' }]);
+    expect(selfContained(first, [{ key: 'k', text: 'It flows north through Egypt.' }]).map((p) => p.text)).toEqual(['It flows north through Egypt.']);
+    const both = selectSentences('Nile river Africa flows north through Egypt', nile, { maxSentences: 3, followRatio: 0 });
+    const texts = selfContained(both, nile).map((p) => p.text);
+    expect(texts).toEqual(expect.arrayContaining(['The Nile is the longest river in Africa.', 'It flows north through Egypt and ends in the Mediterranean Sea.']));
   });
 
   it('prefers the better-ranked passage when two match equally', () => {

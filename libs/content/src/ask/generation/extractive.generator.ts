@@ -38,7 +38,7 @@ export class ExtractiveGenerator implements Generator {
 
   private async *stream(req: GenerationRequest): AsyncGenerator<GenerationEvent> {
     if (req.signal?.aborted) throw new GenerationError('aborted', 'extractive generation was aborted');
-    const picked = selectSentences(req.question, req.context, { ...this.options, chatHistory: req.chatHistory });
+    const picked = selfContained(selectSentences(req.question, req.context, { ...this.options, chatHistory: req.chatHistory }), req.context);
     let answer = '';
     for (const [i, sentence] of picked.entries()) {
       // Sentences are never cut: the best one is always given, further ones only within max tokens.
@@ -177,6 +177,25 @@ function secondHop(
     [...bridge].some((t) => c.terms.has(t)) || (PRONOUN_START.test(c.text) && [...bridge].some((t) => passageTerms.get(c.rank)?.has(t)));
   const best = rank(hop).find((c) => c !== top && names(c) && [...uncovered.keys()].some((t) => c.terms.has(t)));
   return best && best.score >= tuning.secondHopMin ? best : null;
+}
+
+/**
+ * An answer sentence that opens with a pronoun ("It flows north through Egypt…") does not say what
+ * it is about: it is given together with the sentence before it in its passage ("The Nile is the
+ * longest river in Africa. It flows north…"), as one verbatim span of that passage, so it stays
+ * cited. Not when that sentence is in the answer already, nor for a passage's first sentence.
+ */
+export function selfContained(picked: ScoredSentence[], context: GenerationContext[]): ScoredSentence[] {
+  const taken = new Set(picked.map((p) => `${p.rank}:${p.start}`));
+  return picked.map((p) => {
+    if (!PRONOUN_START.test(p.text)) return p;
+    const passage = context[p.rank]?.text ?? '';
+    const spans = sentenceSpans(passage);
+    const at = spans.findIndex((span) => span.start === p.start);
+    const before = at > 0 ? spans[at - 1] : undefined;
+    if (!before || taken.has(`${p.rank}:${before.start}`)) return p;
+    return { ...p, start: before.start, text: passage.slice(before.start, p.end) };
+  });
 }
 
 /** Every sentence of the context once: a passage repeated by retrieval adds nothing. */

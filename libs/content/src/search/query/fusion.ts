@@ -3,7 +3,7 @@ export interface RetrieverHit {
   score: number;
 }
 
-export type ScoreType = 'BM25' | 'VECTOR' | 'BOTH' | 'RELATION_RELEVANCE';
+export type ScoreType = 'BM25' | 'VECTOR' | 'BOTH' | 'RERANKER' | 'RELATION_RELEVANCE';
 
 export interface FusedHit {
   id: string;

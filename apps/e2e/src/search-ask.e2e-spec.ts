@@ -192,8 +192,18 @@ describe('search and ask through the gateway (standalone)', () => {
       const paragraphs = done.data.files[fieldId]?.extracted?.metadata?.metadata.paragraphs ?? [];
       expect(paragraphs).toEqual([expect.objectContaining({ kind: 'TRANSCRIPT', start_seconds: [0], end_seconds: [expect.any(Number)] })]);
       expect(transcription.requests).toEqual([expect.objectContaining({ model: 'whisper-1', authorization: 'Bearer sk-audio', sampleRate: 16000, channels: 1 })]);
-      const found = await topology.http.call<{ resources: Record<string, unknown> }>('POST', `/api/v1/kb/${kb}/find`, { credential: pat, body: { query: 'part', features: ['keyword'] } });
+      type Position = { start_seconds: number | null; end_seconds: number | null };
+      const found = await topology.http.call<{ resources: Record<string, { fields: Record<string, { paragraphs: Record<string, { position: Position }> }> }> }>(
+        'POST', `/api/v1/kb/${kb}/find`, { credential: pat, body: { query: 'part', features: ['keyword'] } },
+      );
       expect(Object.keys(found.body.resources)).toEqual([uuid]);
+      // Where in the recording the paragraph is said, for a player to seek to.
+      const [spoken] = Object.values(found.body.resources[uuid]?.fields[`/f/${fieldId}`]?.paragraphs ?? {});
+      expect(spoken?.position).toMatchObject({ start_seconds: 0, end_seconds: paragraphs[0]?.end_seconds[0] });
+      const listed = await topology.http.call<{ paragraphs: { results: (Position & { position: Position })[] } }>('POST', `/api/v1/kb/${kb}/search`, {
+        credential: pat, body: { query: 'part', features: ['keyword'] },
+      });
+      expect(listed.body.paragraphs.results[0]).toMatchObject({ start_seconds: [0], end_seconds: [paragraphs[0]?.end_seconds[0]], position: { start_seconds: 0 } });
     } finally {
       await transcription.close();
       rmSync(dir, { recursive: true, force: true });

@@ -94,6 +94,9 @@ export interface ParagraphRow {
   end_offset: number;
   idx: number;
   page: number | null;
+  /** Seconds into its recording (TRANSCRIPT paragraphs), else null. */
+  start_seconds: number | null;
+  end_seconds: number | null;
   text: string;
   kind: string;
   language: string;
@@ -101,7 +104,7 @@ export interface ParagraphRow {
 }
 
 /** The columns of a `ParagraphRow`, for every statement that reads paragraphs back. */
-export const PARAGRAPH_COLUMNS = 'id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, labels';
+export const PARAGRAPH_COLUMNS = 'id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, start_seconds, end_seconds, text, kind, language, labels';
 
 export interface RankedParagraph extends ParagraphRow {
   score: number;
@@ -488,7 +491,7 @@ export class FindService {
       text: highlightTerms ? highlight(p.text, p.language, highlightTerms) : p.text,
       id: p.paragraph_id,
       labels: p.labels,
-      position: { page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: null, end_seconds: null },
+      position: { page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: p.start_seconds ?? null, end_seconds: p.end_seconds ?? null },
       fuzzy_result: false,
       page_with_visual: false,
       reference: null,

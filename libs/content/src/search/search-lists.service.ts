@@ -60,7 +60,6 @@ export class SearchListsService {
     const rows = await this.finder.paragraphRows([...new Set([...keywordHits.slice(0, 200), ...semanticHits].map((h) => h.id))]);
     const termSet = new Set(terms);
     const paragraphText = (p: ParagraphRow) => (plan.highlight ? highlight(p.text, p.language, termSet) : p.text);
-    const position = (p: ParagraphRow) => ({ page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: null, end_seconds: null });
     const facets = faceted.length ? await this.facets(plan, retrieval, faceted, terms) : {};
     const out: Record<string, unknown> = { nodes: null, shards: null, autofilters: [] };
     if (features.includes('relations')) out['relations'] = await this.finder.relations(plan);
@@ -69,7 +68,7 @@ export class SearchListsService {
       const page = keywordHits.slice(offset, want).map((h) => ({ h, p: rows.get(h.id) })).filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);
       page.forEach((x) => rids.add(x.p.rid));
       out['paragraphs'] = {
-        results: page.map(({ h, p }) => ({ score: h.score, rid: p.rid, ...fieldParts(p), text: paragraphText(p), labels: stripL(p.labels), start_seconds: [], end_seconds: [], position: position(p), fuzzy_result: false })),
+        results: page.map(({ h, p }) => ({ score: h.score, rid: p.rid, ...fieldParts(p), text: paragraphText(p), labels: stripL(p.labels), ...seconds(p), position: position(p), fuzzy_result: false })),
         facets, query: plan.query, total: keywordHits.length, page_number: Math.floor(offset / plan.topK), page_size: plan.topK, next_page: keywordHits.length > want, min_score: plan.minBm25,
       };
     }
@@ -171,7 +170,7 @@ export class SearchListsService {
       out['paragraphs'] = {
         results: hits.map((h) => ({ h, p: rows.get(h.id) })).filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p).map(({ h, p }) => ({
           score: h.score, rid: p.rid, ...fieldParts(p), text: plan.highlight ? highlight(p.text, p.language, termSet) : p.text, labels: stripL(p.labels),
-          start_seconds: [], end_seconds: [], position: { page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: null, end_seconds: null }, fuzzy_result: !analyzeQuery(query, languages).every((t) => termSet.has(t)),
+          ...seconds(p), position: position(p), fuzzy_result: !analyzeQuery(query, languages).every((t) => termSet.has(t)),
         })),
         facets: {}, query, total: hits.length, page_number: 0, page_size: 10, next_page: false, min_score: 0,
       };
@@ -186,4 +185,13 @@ export class SearchListsService {
     this.finder.audit(req, 'suggest', started, { query, features });
     return out;
   }
+}
+
+/** A paragraph result's `start_seconds` / `end_seconds` lists: one entry for a timed (TRANSCRIPT) paragraph, else none. */
+function seconds(p: ParagraphRow): { start_seconds: number[]; end_seconds: number[] } {
+  return p.start_seconds === null || p.start_seconds === undefined ? { start_seconds: [], end_seconds: [] } : { start_seconds: [p.start_seconds], end_seconds: p.end_seconds === null || p.end_seconds === undefined ? [] : [p.end_seconds] };
+}
+
+function position(p: ParagraphRow): { page_number: number; index: number; start: number; end: number; start_seconds: number | null; end_seconds: number | null } {
+  return { page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: p.start_seconds ?? null, end_seconds: p.end_seconds ?? null };
 }

@@ -19,6 +19,9 @@ interface ParagraphRow {
   end: number;
   idx: number;
   page: number | null;
+  /** Where a TRANSCRIPT paragraph starts and ends in its recording, in seconds. */
+  startSeconds: number | null;
+  endSeconds: number | null;
   text: string;
   kind: string;
   language: string;
@@ -177,7 +180,7 @@ export class SearchIndexerService {
     const language = typeof resource.metadata['language'] === 'string' ? (resource.metadata['language'] as string) : '';
     const terms = analyze(resource.title, language || undefined);
     const row: ParagraphRow = {
-      field: TITLE_FIELD, split: '', paragraphId: `${resource.id}/${TITLE_FIELD}/0-${resource.title.length}`, start: 0, end: resource.title.length, idx: 0, page: null,
+      field: TITLE_FIELD, split: '', paragraphId: `${resource.id}/${TITLE_FIELD}/0-${resource.title.length}`, start: 0, end: resource.title.length, idx: 0, page: null, startSeconds: null, endSeconds: null,
       text: resource.title, kind: 'TITLE', language, labels: rtags.filter((t) => t.startsWith('/l/')), ptags: ['/k/TITLE'], terms: countTerms(terms), length: terms.length,
     };
     await this.insert(m, resource, [row], []);
@@ -206,7 +209,7 @@ export class SearchIndexerService {
         const terms = analyze(body, language || undefined);
         const page = obj(po['page'])['page'];
         rows.push({
-          field, split, paragraphId, start, end, idx, page: typeof page === 'number' ? page : null, text: body, kind, language,
+          field, split, paragraphId, start, end, idx, page: typeof page === 'number' ? page : null, startSeconds: firstNumber(po['start_seconds']), endSeconds: firstNumber(po['end_seconds']), text: body, kind, language,
           labels: [...new Set([...resourceLabels, ...user.field, ...plabels])],
           ptags: [...new Set([...ftags, ...plabels, `/k/${kind}`])],
           terms: countTerms(terms), length: terms.length,
@@ -250,16 +253,16 @@ export class SearchIndexerService {
     let sql = `
       WITH ins AS (
         INSERT INTO content.search_paragraphs
-          (kbid, rid, field, split, paragraph_id, start_offset, end_offset, idx, page, text, kind, language, length, labels, ptags, tags, groups, hidden, created_at)
-        SELECT ${kb}, ${p.add(resource.id)}, x.field, x.split, x.pid, x.s, x.e, x.idx, x.page, x.text, x.kind, x.lang, x.len,
+          (kbid, rid, field, split, paragraph_id, start_offset, end_offset, idx, page, start_seconds, end_seconds, text, kind, language, length, labels, ptags, tags, groups, hidden, created_at)
+        SELECT ${kb}, ${p.add(resource.id)}, x.field, x.split, x.pid, x.s, x.e, x.idx, x.page, x.ss, x.es, x.text, x.kind, x.lang, x.len,
                ARRAY(SELECT json_array_elements_text(x.labels::json)), ARRAY(SELECT json_array_elements_text(x.ptags::json)),
                ${p.add(resourceTags(resource))}::text[] || ARRAY(SELECT json_array_elements_text(x.ptags::json)),
                ${p.add([...new Set(resource.accessGroups ?? [])].sort())}::text[], ${p.add(resource.hidden)}, ${p.add(resource.createdAt)}
           FROM unnest(${p.add(col((r) => r.field))}::text[], ${p.add(col((r) => r.split))}::text[], ${p.add(col((r) => r.paragraphId))}::text[],
                       ${p.add(col((r) => r.start))}::int[], ${p.add(col((r) => r.end))}::int[], ${p.add(col((r) => r.idx))}::int[], ${p.add(col((r) => r.page))}::int[],
-                      ${p.add(col((r) => r.text))}::text[], ${p.add(col((r) => r.kind))}::text[], ${p.add(col((r) => r.language))}::text[], ${p.add(col((r) => r.length))}::int[],
+                      ${p.add(col((r) => r.startSeconds))}::float8[], ${p.add(col((r) => r.endSeconds))}::float8[], ${p.add(col((r) => r.text))}::text[], ${p.add(col((r) => r.kind))}::text[], ${p.add(col((r) => r.language))}::text[], ${p.add(col((r) => r.length))}::int[],
                       ${p.add(col((r) => JSON.stringify(r.labels)))}::text[], ${p.add(col((r) => JSON.stringify(r.ptags)))}::text[])
-               AS x(field, split, pid, s, e, idx, page, text, kind, lang, len, labels, ptags)
+               AS x(field, split, pid, s, e, idx, page, ss, es, text, kind, lang, len, labels, ptags)
         RETURNING id, paragraph_id
       ),
       post AS (
@@ -361,4 +364,10 @@ export class SearchIndexerService {
         WHERE vectorset = '${vectorset}' AND dimension = ${dimension}`,
     );
   }
+}
+
+/** The first number of a paragraph's `start_seconds` / `end_seconds` list (extracted metadata), else null. */
+function firstNumber(value: unknown): number | null {
+  const first = Array.isArray(value) ? value[0] : value;
+  return typeof first === 'number' && Number.isFinite(first) ? first : null;
 }

@@ -63,12 +63,10 @@ export class KbsRepository {
     await this.kbs.update({ id: kbId }, asRow(patch));
   }
 
-  /** Deletes the KB (its service accounts and memberships cascade) and the keys of those accounts. */
-  async deleteWithCredentials(kbId: string, credentialOwnerIds: string[]): Promise<void> {
-    await this.ds.transaction(async (m) => {
-      if (credentialOwnerIds.length > 0) await m.delete(SecretCredentialEntity, { ownerId: In(credentialOwnerIds) });
-      await m.delete(KnowledgeBoxEntity, { id: kbId });
-    });
+  /** Deletes the KB (its service accounts and memberships cascade) and the keys of those accounts, in the caller's transaction. */
+  async deleteWithCredentials(kbId: string, credentialOwnerIds: string[], m: EntityManager): Promise<void> {
+    if (credentialOwnerIds.length > 0) await m.delete(SecretCredentialEntity, { ownerId: In(credentialOwnerIds) });
+    await m.delete(KnowledgeBoxEntity, { id: kbId });
   }
 
   async roleOf(kbId: string, userId: string): Promise<KbRole | undefined> {

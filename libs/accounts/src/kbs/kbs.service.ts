@@ -6,7 +6,9 @@ import {
 } from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
-import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import type { DataSource } from 'typeorm';
+import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 import type { KnowledgeBoxEntity } from '../entities/knowledge-box.entity';
 import { ServiceAccountsRepository } from '../service-accounts/service-accounts.repository';
 import { effectiveLimits } from '../accounts/account-limits';
@@ -19,6 +21,8 @@ export class KbsService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly outbox: AccountsOutbox,
     private readonly kbs: KbsRepository,
     private readonly users: UsersRepository,
     private readonly serviceAccounts: ServiceAccountsRepository,
@@ -116,11 +120,19 @@ export class KbsService {
     const kb = await this.kbs.requireInAccount(req);
     const keyIds = await this.serviceAccounts.keyIdsOfKb(kb.id);
     const saIds = (await this.serviceAccounts.listByKb(kb.id)).map((s) => s.id);
-    await this.kbs.deleteWithCredentials(kb.id, saIds);
-    // Keys stop working everywhere at once; content removes the KB's resources and blobs.
-    if (keyIds.length > 0) await this.bus.publish(AccountsSubjects.credentialRevoked, { credential_ids: keyIds });
-    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [kb.id] });
-    await this.bus.publish(AccountsSubjects.kbDeleted, { account_id: kb.accountId, kb_id: kb.id });
+    // Keys stop working everywhere at once; content removes the KB's resources and blobs. The events
+    // commit with the deletion (outbox): a crash before they are published only delays them.
+    await this.outbox.commit(this.ds, async (m) => {
+      await this.kbs.deleteWithCredentials(kb.id, saIds, m);
+      return {
+        result: undefined,
+        events: [
+          ...(keyIds.length > 0 ? [outboxEvent(AccountsSubjects.credentialRevoked, { credential_ids: keyIds })] : []),
+          outboxEvent(AccountsSubjects.accessChanged, { kb_ids: [kb.id] }),
+          outboxEvent(AccountsSubjects.kbDeleted, { account_id: kb.accountId, kb_id: kb.id }),
+        ],
+      };
+    });
     return {};
   }
 

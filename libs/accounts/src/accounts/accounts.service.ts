@@ -6,7 +6,6 @@ import {
   type AccountCallerRef, type AccountDto, type AccountSummaryDto, type CreateAccountRequest, type IdDto, type ModifyAccountRequest, type UserRef,
 } from '@kb/contracts';
 import { asRow, translateUniqueViolation } from '@kb/platform/database';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { AccountUserEntity } from '../entities/account-user.entity';
 import { AccountEntity } from '../entities/account.entity';
@@ -24,7 +23,6 @@ export class AccountsService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly outbox: AccountsOutbox,
     private readonly users: UsersRepository,
     private readonly samlDomains: SamlDomainsService,
@@ -44,15 +42,15 @@ export class AccountsService {
     };
     await translateUniqueViolation(
       () =>
-        this.ds.transaction(async (m) => {
+        this.outbox.commit(this.ds, async (m) => {
           await m.insert(AccountEntity, asRow(account));
           await m.insert(AccountUserEntity, { accountId: account.id, userId: req.user_id, role: 'AOWNER' });
           await m.insert(KnowledgeBoxEntity, asRow(kb));
           await m.insert(KbUserEntity, { kbId: kb.id, userId: req.user_id, role: 'SOWNER' });
+          return { result: undefined, events: [outboxEvent(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: kb.id })] };
         }),
       { code: ErrorCodes.ACCOUNT_SLUG_CONFLICT, message: `The account slug "${account.slug}" is taken` },
     );
-    await this.bus.publish(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: kb.id });
     return { id: account.id };
   }
 

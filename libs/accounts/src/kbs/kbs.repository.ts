@@ -59,8 +59,8 @@ export class KbsRepository {
     if (owner) await m.insert(KbUserEntity, { kbId: kb.id, userId: owner.userId, role: owner.role });
   }
 
-  async update(kbId: string, patch: Partial<KnowledgeBoxEntity>): Promise<void> {
-    await this.kbs.update({ id: kbId }, asRow(patch));
+  async update(kbId: string, patch: Partial<KnowledgeBoxEntity>, manager?: EntityManager): Promise<void> {
+    await (manager ?? this.ds.manager).update(KnowledgeBoxEntity, { id: kbId }, asRow(patch));
   }
 
   /** Deletes the KB (its service accounts and memberships cascade) and the keys of those accounts, in the caller's transaction. */

@@ -34,6 +34,7 @@ export class QueueWorker<T> {
   private pumping?: Promise<void>;
   private again = false;
   private closed = false;
+  private closing?: Promise<void>;
   private aborted = false;
   private readonly running = new Set<Promise<void>>();
   /** Jobs claimed and not yet settled: handed back if a shutdown's drain runs out. */
@@ -72,7 +73,13 @@ export class QueueWorker<T> {
    * handed back (released, due at once) and their outcome is dropped: another worker takes them,
    * instead of waiting for the lease to run out.
    */
-  async close(drainMs: number): Promise<void> {
+  close(drainMs: number): Promise<void> {
+    // Once: a second close (the bus's, after stopConsuming) must not wait for a handed-back job again.
+    this.closing ??= this.drainAndClose(drainMs);
+    return this.closing;
+  }
+
+  private async drainAndClose(drainMs: number): Promise<void> {
     this.closed = true;
     this.clearTimers();
     await this.pumping;

@@ -30,6 +30,7 @@ export interface JetStreamWorkerConfig<T> {
  */
 export class JetStreamWorker<T> {
   private closed = false;
+  private closing?: Promise<void>;
   private aborted = false;
   private readonly batches = new Set<ConsumerMessages>();
   private readonly slots: Promise<void>[] = [];
@@ -48,7 +49,12 @@ export class JetStreamWorker<T> {
    * Stops fetching and waits for the running handlers (at most `drainMs`); messages still being
    * handled then are nak'ed (their outcome is dropped), so another consumer takes them at once.
    */
-  async close(drainMs = Number.POSITIVE_INFINITY): Promise<void> {
+  close(drainMs = Number.POSITIVE_INFINITY): Promise<void> {
+    this.closing ??= this.drainAndClose(drainMs);
+    return this.closing;
+  }
+
+  private async drainAndClose(drainMs: number): Promise<void> {
     this.closed = true;
     for (const batch of this.batches) batch.stop();
     const drained = Number.isFinite(drainMs) ? await waitAll(this.slots, drainMs) : (await Promise.all(this.slots), true);

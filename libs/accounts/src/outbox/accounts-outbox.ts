@@ -34,7 +34,8 @@ export class AccountsOutbox extends TransactionalOutbox implements OnApplication
       const out = await write(m);
       return { result: out.result, rows: await this.events(m, out.events) };
     });
-    await this.relay(rows);
+    // Committed: a failure from here on (the bus, or deleting the relayed rows) is the sweep's to retry.
+    await this.relay(rows).catch((err: unknown) => this.config.logger.warn({ err: (err as Error).message }, 'outbox relay failed; the sweep will retry'));
     return result;
   }
 

@@ -3,7 +3,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS, AccountsModule, BootstrapService } from '@kb/accounts';
 import { createLogger } from '@kb/platform/observability';
-import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
+import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
 
 /** The accounts service as its own process (distributed topology). HTTP serves health and metrics only. */
 const logger = createLogger({ service: 'accounts', level: process.env['LOG_LEVEL'] ?? 'info' });
@@ -25,8 +25,8 @@ runMain(logger, async () => {
     serviceAppModule('accounts', logger, bus, [db.check], [AccountsModule.forRoot({ dataSource: db.dataSource, zone: runtime.zone, secret, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp, dnsServers })]),
     logger,
   );
-  closeOnSignals(logger, async () => {
-    await app.close();
+  // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
+  shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
     await db.close();
   });
   // Bootstrap before listening: once the service answers, its first credentials exist.

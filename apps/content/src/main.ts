@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule, VECTOR_INDEX_KINDS } from '@kb/content';
 import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
-import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
+import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
 
 /** The content service as its own process. Its schema needs pgvector (CONTENT_DATABASE_URL). */
@@ -33,8 +33,8 @@ runMain(logger, async () => {
     ]),
     logger,
   );
-  closeOnSignals(logger, async () => {
-    await app.close();
+  // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
+  shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
     await blobs.close();
     await db.close();
   });

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { join } from 'node:path';
 import { GatewayModule, configureGatewayHttp, gatewayHttpEnv } from '@kb/gateway';
 import { createLogger } from '@kb/platform/observability';
-import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule } from '@kb/platform/runtime';
+import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret, serviceAppModule } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
 
 /** The HTTP edge as its own process: stateless, scale it behind a load balancer. */
@@ -26,8 +26,8 @@ runMain(logger, async () => {
     logger,
     (a) => configureGatewayHttp(a, { logger, ...httpOptions }),
   );
-  closeOnSignals(logger, async () => {
-    await app.close();
+  // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
+  shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
     await blobs.close();
   });
   await app.listen(port, env['HOST'] ?? '0.0.0.0');

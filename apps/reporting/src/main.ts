@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { createLogger } from '@kb/platform/observability';
-import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
+import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, shutdownOnSignals, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS, ReportingModule } from '@kb/reporting';
 
 /** Reporting (activity logs, usage, answer-quality scores) as its own process. */
@@ -15,8 +15,8 @@ runMain(logger, async () => {
   const db = await serviceDataSource(env, runtime, 'reporting', REPORTING_ENTITIES, REPORTING_MIGRATIONS);
   const bus = await createRuntimeBus(runtime, 'reporting', logger);
   const app = await createHttpApp(serviceAppModule('reporting', logger, bus, [db.check], [ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs })]), logger);
-  closeOnSignals(logger, async () => {
-    await app.close();
+  // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
+  shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
     await db.close();
   });
   await app.listen(port, env['HOST'] ?? '0.0.0.0');

@@ -7,7 +7,7 @@ import { configureGatewayHttp, gatewayHttpEnv } from '@kb/gateway';
 import { closeServiceDataSource, createServiceDataSource, databaseUrlFromEnv, type ClassType } from '@kb/platform/database';
 import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
-import { closeOnSignals, createRuntimeBus, createHttpApp, readRuntimeEnv, runMain, serverSecret } from '@kb/platform/runtime';
+import { createRuntimeBus, createHttpApp, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret } from '@kb/platform/runtime';
 import { blobStoreConfigFromEnv, createBlobStore } from '@kb/platform/storage';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '@kb/reporting';
 import { readSandboxLimits } from '@kb/understanding';
@@ -68,8 +68,8 @@ runMain(logger, async () => {
     logger,
     (a) => configureGatewayHttp(a, { logger, ...httpOptions }),
   );
-  closeOnSignals(logger, async () => {
-    await app.close();
+  // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
+  shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
     await blobs.close();
     for (const ds of Object.values(dataSources)) await closeServiceDataSource(ds);
   });

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { join } from 'node:path';
 import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
-import { closeOnSignals, createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, serviceAppModule } from '@kb/platform/runtime';
+import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret, serviceAppModule } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
 import { readSandboxLimits, UnderstandingModule } from '@kb/understanding';
 
@@ -38,8 +38,8 @@ runMain(logger, async () => {
     ]),
     logger,
   );
-  closeOnSignals(logger, async () => {
-    await app.close();
+  // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
+  shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
     await blobs.close();
   });
   await app.listen(port, env['HOST'] ?? '0.0.0.0');

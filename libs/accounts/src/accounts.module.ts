@@ -24,6 +24,7 @@ import { systemTxtResolver, type TxtResolver } from './saml/domain-resolver';
 import { SamlDomainsRepository } from './saml/saml-domains.repository';
 import { SamlDomainsService } from './saml/saml-domains.service';
 import { EmailVerificationService } from './users/email-verification.service';
+import { AccountsOutbox } from './outbox/accounts-outbox';
 
 /**
  * Root module of the accounts service. Bootstrap-agnostic: the composition root hands it a
@@ -40,7 +41,7 @@ export class AccountsModule {
         { provide: ACCOUNTS_DATA_SOURCE, useValue: dataSource },
         { provide: ACCOUNTS_OPTIONS, useValue: rest },
         { provide: DOMAIN_RESOLVER, useValue: domainResolver ?? systemTxtResolver(rest.dnsServers) },
-        UsersRepository, KbsRepository, ServiceAccountsRepository, SamlRepository, SamlService, SamlDomainsRepository, SamlDomainsService, EmailVerificationService,
+        AccountsOutbox, UsersRepository, KbsRepository, ServiceAccountsRepository, SamlRepository, SamlService, SamlDomainsRepository, SamlDomainsService, EmailVerificationService,
         AccessService, KbsService, CallerKbsService, ServiceAccountsService, UsersService, PersonalTokensService, AccountsService, AccountUsersService, InvitesService, KbUsersService, NuaClientsService, ModelConfigService, BootstrapService, AccountsHandlers,
       ],
       exports: [BootstrapService, UsersService],

@@ -17,6 +17,10 @@ export interface AccountsOptions {
   smtp?: { url: string; from: string };
   /** DNS servers asked for domain-verification TXT records (`host` or `host:port`); default: the system's. */
   dnsServers?: string[];
+  /** How often the outbox sweeps events whose publish failed or was cut short (default 5 s). */
+  outboxSweepMs?: number;
+  /** When the sweep first takes an event the writer has not published yet (default 10 s). */
+  outboxFirstRetryMs?: number;
 }
 
 /** Answers the TXT lookups of domain verification (tests hand in one pointed at a local DNS server). */

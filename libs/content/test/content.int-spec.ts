@@ -12,6 +12,7 @@ import { ObservabilityModule, createLogger } from '@kb/platform/observability';
 import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
 import { eventually } from '@kb/platform/testing';
 import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
+import { KbCleanupService } from '../src/kbs/kb-cleanup.service';
 
 @Module({})
 class Host {}
@@ -216,5 +217,17 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
     await bus.publish(AccountsSubjects.kbDeleted, { account_id: 'a', kb_id: kbid });
     await eventually(async () => ((await bus.request(ContentSubjects.countResources, { kbid })).resources === 0 ? true : undefined));
     await eventually(async () => ((await blobs.exists(`content/kbs/${kbid}/r/other/f/doc/original`)) ? undefined : true));
+  });
+
+  it('handling kbDeleted again (delivery is at least once) succeeds and leaves the KB empty', async () => {
+    const other = '00000000-0000-4000-8000-0000000000d2';
+    await bus.request(ContentSubjects.createResource, { kbid: other, body: { title: 'Gone twice' } });
+    expect((await bus.request(ContentSubjects.countResources, { kbid: other })).resources).toBe(1);
+    await blobs.put(`content/kbs/${other}/r/x/f/doc/original`, Buffer.from('bytes'));
+    const cleanup = app.get(KbCleanupService);
+    await cleanup.onKbDeleted({ account_id: 'a', kb_id: other });
+    await expect(cleanup.onKbDeleted({ account_id: 'a', kb_id: other })).resolves.toBeUndefined();
+    expect((await bus.request(ContentSubjects.countResources, { kbid: other })).resources).toBe(0);
+    expect(await blobs.exists(`content/kbs/${other}/r/x/f/doc/original`)).toBe(false);
   });
 });

@@ -92,6 +92,16 @@ export class ServiceProcess {
     throw new Error(`${this.name}: no output matching ${pattern}:\n${this.output.join('').slice(-4000)}`);
   }
 
+  /** Sends a signal and returns at once (see `waitExit`). */
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+
+  /** The exit code once the process has exited (null when a signal ended it). */
+  async waitExit(): Promise<number | null | undefined> {
+    return this.exited;
+  }
+
   /** SIGTERM (clean stop) or SIGKILL (a crash). */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;

@@ -4,17 +4,17 @@ import {
   AccountsSubjects, DomainError, ErrorCodes,
   type AccountCallerRef, type AccountUserDto, type SearchAccountUsersRequest, type UpdateAccountUsersRequest,
 } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE } from '../accounts.tokens';
 import { AccountsService } from './accounts.service';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 
 /** Members of an account. An account always keeps at least one owner. */
 @Injectable()
 export class AccountUsersService {
   constructor(
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly accounts: AccountsService,
+    private readonly outbox: AccountsOutbox,
   ) {}
 
   async list(ref: AccountCallerRef): Promise<AccountUserDto[]> {
@@ -40,7 +40,7 @@ export class AccountUsersService {
     const add = req.body.add ?? [];
     const remove = req.body.delete ?? [];
     const changed = [...add.map((a) => a.id), ...remove];
-    await this.ds.transaction(async (m) => {
+    await this.outbox.commit(this.ds, async (m) => {
       if (add.length > 0) {
         const known: { id: string }[] = await m.query(`SELECT id FROM accounts.users WHERE id = ANY($1::uuid[])`, [add.map((a) => a.id)]);
         const missing = add.filter((a) => !known.some((k) => k.id === a.id));
@@ -63,8 +63,8 @@ export class AccountUsersService {
       if (Number(counts[0]?.users ?? 0) > account.maxUsers) {
         throw new DomainError(ErrorCodes.QUOTA_EXCEEDED, `The account has reached its limit of ${account.maxUsers} users`);
       }
+      return { result: undefined, events: changed.length > 0 ? [outboxEvent(AccountsSubjects.accessChanged, { user_ids: changed })] : [] };
     });
-    if (changed.length > 0) await this.bus.publish(AccountsSubjects.accessChanged, { user_ids: changed });
     return null;
   }
 }

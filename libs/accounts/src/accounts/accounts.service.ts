@@ -6,13 +6,13 @@ import {
   type AccountCallerRef, type AccountDto, type AccountSummaryDto, type CreateAccountRequest, type IdDto, type ModifyAccountRequest, type UserRef,
 } from '@kb/contracts';
 import { asRow, translateUniqueViolation } from '@kb/platform/database';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { AccountUserEntity } from '../entities/account-user.entity';
 import { AccountEntity } from '../entities/account.entity';
 import { KbUserEntity } from '../entities/kb-user.entity';
 import { KnowledgeBoxEntity } from '../entities/knowledge-box.entity';
 import { UsersRepository } from '../kbs/users.repository';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 import { idpConfigOf } from '../saml/saml-assertion';
 import { SamlDomainsService } from '../saml/saml-domains.service';
 import { effectiveLimits } from './account-limits';
@@ -23,7 +23,7 @@ export class AccountsService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly outbox: AccountsOutbox,
     private readonly users: UsersRepository,
     private readonly samlDomains: SamlDomainsService,
   ) {}
@@ -42,15 +42,15 @@ export class AccountsService {
     };
     await translateUniqueViolation(
       () =>
-        this.ds.transaction(async (m) => {
+        this.outbox.commit(this.ds, async (m) => {
           await m.insert(AccountEntity, asRow(account));
           await m.insert(AccountUserEntity, { accountId: account.id, userId: req.user_id, role: 'AOWNER' });
           await m.insert(KnowledgeBoxEntity, asRow(kb));
           await m.insert(KbUserEntity, { kbId: kb.id, userId: req.user_id, role: 'SOWNER' });
+          return { result: undefined, events: [outboxEvent(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: kb.id })] };
         }),
       { code: ErrorCodes.ACCOUNT_SLUG_CONFLICT, message: `The account slug "${account.slug}" is taken` },
     );
-    await this.bus.publish(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: kb.id });
     return { id: account.id };
   }
 
@@ -113,18 +113,26 @@ export class AccountsService {
   /** Deletes the account and everything under it; content is told to delete each KB's data. */
   async delete(ref: AccountCallerRef): Promise<null> {
     const account = await this.require(ref.account);
-    const kbs: { id: string }[] = await this.ds.query(`SELECT id FROM accounts.knowledge_boxes WHERE account_id = $1`, [account.id]);
-    const keys: { id: string }[] = await this.ds.query(
-      `SELECT c.id FROM accounts.secret_credentials c JOIN accounts.service_accounts s ON s.id = c.owner_id WHERE s.account_id = $1 AND c.kind = 'api_key'`,
-      [account.id],
-    );
-    await this.ds.transaction(async (m) => {
+    // The events commit with the deletion (outbox): a crash before they are published only delays
+    // them, so every KB's content and blobs are still removed. The KBs and keys are read in the same
+    // transaction, so a KB created meanwhile is not deleted without its event.
+    await this.outbox.commit(this.ds, async (m) => {
+      const kbs: { id: string }[] = await m.query(`SELECT id FROM accounts.knowledge_boxes WHERE account_id = $1 FOR UPDATE`, [account.id]);
+      const keys: { id: string }[] = await m.query(
+        `SELECT c.id FROM accounts.secret_credentials c JOIN accounts.service_accounts s ON s.id = c.owner_id WHERE s.account_id = $1 AND c.kind = 'api_key'`,
+        [account.id],
+      );
       await m.query(`DELETE FROM accounts.secret_credentials WHERE id = ANY($1::uuid[])`, [keys.map((k) => k.id)]);
       await m.delete(AccountEntity, { id: account.id });
+      return {
+        result: undefined,
+        events: [
+          ...(keys.length > 0 ? [outboxEvent(AccountsSubjects.credentialRevoked, { credential_ids: keys.map((k) => k.id) })] : []),
+          outboxEvent(AccountsSubjects.accessChanged, { kb_ids: kbs.map((k) => k.id) }),
+          ...kbs.map((kb) => outboxEvent(AccountsSubjects.kbDeleted, { account_id: account.id, kb_id: kb.id })),
+        ],
+      };
     });
-    if (keys.length > 0) await this.bus.publish(AccountsSubjects.credentialRevoked, { credential_ids: keys.map((k) => k.id) });
-    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: kbs.map((k) => k.id) });
-    for (const kb of kbs) await this.bus.publish(AccountsSubjects.kbDeleted, { account_id: account.id, kb_id: kb.id });
     return null;
   }
 

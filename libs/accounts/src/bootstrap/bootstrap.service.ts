@@ -3,7 +3,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { AccountsSubjects, LEARNING_DEFAULTS } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { generatePassword, hashPassword, issueSecret } from '../credentials/secret-tokens';
 import { AccountUserEntity } from '../entities/account-user.entity';
@@ -13,6 +12,7 @@ import { KnowledgeBoxEntity } from '../entities/knowledge-box.entity';
 import { SecretCredentialEntity } from '../entities/secret-credential.entity';
 import { ServiceAccountEntity } from '../entities/service-account.entity';
 import { UserEntity } from '../entities/user.entity';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 
 export interface BootstrapResult {
   created_at: string;
@@ -36,7 +36,7 @@ export class BootstrapService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly outbox: AccountsOutbox,
   ) {}
 
   async ensure(adminEmail: string): Promise<BootstrapResult | null> {
@@ -61,7 +61,7 @@ export class BootstrapService {
     const pat = issueSecret('pat', this.options.secret);
 
     try {
-      await this.ds.transaction(async (m) => {
+      await this.outbox.commit(this.ds, async (m) => {
         await m.insert(UserEntity, user);
         await m.insert(AccountEntity, asRow(account));
         await m.insert(AccountUserEntity, { accountId: account.id, userId: user.id, role: 'AOWNER' });
@@ -72,13 +72,13 @@ export class BootstrapService {
           { id: apiKey.id, kind: 'api_key', ownerId: sa.id, description: 'bootstrap', salt: apiKey.salt, secretHash: apiKey.hash, createdAt: now, expiresAt: expires },
           { id: pat.id, kind: 'pat', ownerId: user.id, description: 'bootstrap', salt: pat.salt, secretHash: pat.hash, createdAt: now, expiresAt: expires },
         ]);
+        return { result: undefined, events: [outboxEvent(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: kb.id })] };
       });
     } catch (err) {
       // Another replica bootstrapped at the same moment: theirs stands.
       if ((err as { code?: string }).code === '23505') return null;
       throw err;
     }
-    await this.bus.publish(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: kb.id });
     return {
       created_at: now.toISOString(),
       user: { id: user.id, email: user.email, password },

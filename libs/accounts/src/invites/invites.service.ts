@@ -3,10 +3,10 @@ import { jwtVerify, SignJWT } from 'jose';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { AccountsSubjects, DomainError, ErrorCodes, type InviteCreatedDto } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { InviteMailer } from './invite-mailer';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 
 const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 const AUDIENCE = 'kb-invite';
@@ -35,8 +35,8 @@ export class InvitesService implements OnModuleDestroy {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly outbox: AccountsOutbox,
   ) {
     if (options.smtp) this.mailer = new InviteMailer(options.smtp);
   }
@@ -98,7 +98,7 @@ export class InvitesService implements OnModuleDestroy {
    */
   async accept(token: string, userId: string): Promise<{ account_id: string; kb_id?: string; role: string }> {
     const id = await this.verify(token);
-    const result = await this.ds.transaction(async (m) => {
+    const result = await this.outbox.commit(this.ds, async (m) => {
       const rows: { email: string; account_id: string; kb_id: string | null; role: string; expires_at: Date; accepted_at: Date | null; mailed_at: Date | null }[] =
         await m.query(`SELECT email, account_id, kb_id, role, expires_at, accepted_at, mailed_at FROM accounts.invites WHERE id = $1 FOR UPDATE`, [id]);
       const invite = rows[0];
@@ -126,9 +126,11 @@ export class InvitesService implements OnModuleDestroy {
         );
       }
       await m.query(`UPDATE accounts.invites SET accepted_at = now() WHERE id = $1`, [id]);
-      return { account_id: invite.account_id, ...(invite.kb_id ? { kb_id: invite.kb_id } : {}), role: invite.role };
+      return {
+        result: { account_id: invite.account_id, ...(invite.kb_id ? { kb_id: invite.kb_id } : {}), role: invite.role },
+        events: [outboxEvent(AccountsSubjects.accessChanged, { user_ids: [userId] })],
+      };
     });
-    await this.bus.publish(AccountsSubjects.accessChanged, { user_ids: [userId] });
     return result;
   }
 

@@ -5,19 +5,19 @@ import {
   type DeleteKbInviteRequest, type InviteCreatedDto, type InviteToKbRequest, type InvitedUserDto, type KbRef, type KbUserDto, type ListKbUsersRequest,
   type UpdateKbUsersRequest,
 } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE } from '../accounts.tokens';
 import { InvitesService } from '../invites/invites.service';
 import { KbsRepository } from './kbs.repository';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 
 /** Users of one Knowledge Box and invitations to it. */
 @Injectable()
 export class KbUsersService {
   constructor(
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly kbs: KbsRepository,
     private readonly invites: InvitesService,
+    private readonly outbox: AccountsOutbox,
   ) {}
 
   async list(req: ListKbUsersRequest): Promise<KbUserDto[]> {
@@ -34,7 +34,8 @@ export class KbUsersService {
     const kb = await this.kbs.requireInAccount(req);
     const upserts = [...(req.body.add ?? []), ...(req.body.update ?? [])];
     const removals = req.body.delete ?? [];
-    await this.ds.transaction(async (m) => {
+    const changed = [...upserts.map((u) => u.id), ...removals];
+    await this.outbox.commit(this.ds, async (m) => {
       if (upserts.length > 0) {
         const members: { user_id: string }[] = await m.query(
           `SELECT user_id FROM accounts.account_users WHERE account_id = $1 AND user_id = ANY($2::uuid[])`, [kb.accountId, upserts.map((u) => u.id)],
@@ -55,9 +56,8 @@ export class KbUsersService {
         const accountOwners: { n: string }[] = await m.query(`SELECT count(*) AS n FROM accounts.account_users WHERE account_id = $1 AND role = 'AOWNER'`, [kb.accountId]);
         if (Number(accountOwners[0]?.n ?? 0) === 0) throw new DomainError(ErrorCodes.CONFLICT, 'A Knowledge Box needs at least one manager (SOWNER)');
       }
+      return { result: undefined, events: changed.length > 0 ? [outboxEvent(AccountsSubjects.accessChanged, { user_ids: changed })] : [] };
     });
-    const changed = [...upserts.map((u) => u.id), ...removals];
-    if (changed.length > 0) await this.bus.publish(AccountsSubjects.accessChanged, { user_ids: changed });
     return null;
   }
 

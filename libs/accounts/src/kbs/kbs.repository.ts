@@ -59,16 +59,14 @@ export class KbsRepository {
     if (owner) await m.insert(KbUserEntity, { kbId: kb.id, userId: owner.userId, role: owner.role });
   }
 
-  async update(kbId: string, patch: Partial<KnowledgeBoxEntity>): Promise<void> {
-    await this.kbs.update({ id: kbId }, asRow(patch));
+  async update(kbId: string, patch: Partial<KnowledgeBoxEntity>, manager?: EntityManager): Promise<void> {
+    await (manager ?? this.ds.manager).update(KnowledgeBoxEntity, { id: kbId }, asRow(patch));
   }
 
-  /** Deletes the KB (its service accounts and memberships cascade) and the keys of those accounts. */
-  async deleteWithCredentials(kbId: string, credentialOwnerIds: string[]): Promise<void> {
-    await this.ds.transaction(async (m) => {
-      if (credentialOwnerIds.length > 0) await m.delete(SecretCredentialEntity, { ownerId: In(credentialOwnerIds) });
-      await m.delete(KnowledgeBoxEntity, { id: kbId });
-    });
+  /** Deletes the KB (its service accounts and memberships cascade) and the keys of those accounts, in the caller's transaction. */
+  async deleteWithCredentials(kbId: string, credentialOwnerIds: string[], m: EntityManager): Promise<void> {
+    if (credentialOwnerIds.length > 0) await m.delete(SecretCredentialEntity, { ownerId: In(credentialOwnerIds) });
+    await m.delete(KnowledgeBoxEntity, { id: kbId });
   }
 
   async roleOf(kbId: string, userId: string): Promise<KbRole | undefined> {

@@ -5,8 +5,9 @@ import {
   type CreateKbRequest, type GetKbRequest, type IdDto, type KbRef, type KbRole, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto, type KbCorsDto, type KbUploadLimitsDto, type ListKbsRequest, type ModifyKbRequest,
 } from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
-import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import type { DataSource } from 'typeorm';
+import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 import type { KnowledgeBoxEntity } from '../entities/knowledge-box.entity';
 import { ServiceAccountsRepository } from '../service-accounts/service-accounts.repository';
 import { effectiveLimits } from '../accounts/account-limits';
@@ -18,7 +19,8 @@ import { UsersRepository } from './users.repository';
 export class KbsService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly outbox: AccountsOutbox,
     private readonly kbs: KbsRepository,
     private readonly users: UsersRepository,
     private readonly serviceAccounts: ServiceAccountsRepository,
@@ -55,10 +57,12 @@ export class KbsService {
       createdAt: new Date(),
     };
     await translateUniqueViolation(
-      () => this.kbs.insert(kb, req.actor_user_id ? { userId: req.actor_user_id, role: 'SOWNER' } : undefined),
+      () => this.outbox.commit(this.ds, async (m) => {
+        await this.kbs.insert(kb, req.actor_user_id ? { userId: req.actor_user_id, role: 'SOWNER' } : undefined, m);
+        return { result: undefined, events: [outboxEvent(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: id })] };
+      }),
       { code: ErrorCodes.KB_SLUG_CONFLICT, message: `A Knowledge Box with slug "${kb.slug}" already exists in this account` },
     );
-    await this.bus.publish(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: id });
     return kb;
   }
 
@@ -85,11 +89,17 @@ export class KbsService {
     if (b.description !== undefined) patch.description = b.description;
     if (b.allowed_origins !== undefined) patch.allowedOrigins = b.allowed_origins;
     if (b.search_configs !== undefined) patch.searchConfigs = b.search_configs;
-    if (Object.keys(patch).length > 0) {
-      await translateUniqueViolation(() => this.kbs.update(kb.id, patch), { code: ErrorCodes.KB_SLUG_CONFLICT, message: `A Knowledge Box with slug "${b.slug}" already exists in this account` });
+    // Gateways cache a KB's allowed origins: tell them (with the change, through the outbox).
+    const events = b.allowed_origins !== undefined ? [outboxEvent(AccountsSubjects.accessChanged, { kb_ids: [kb.id] })] : [];
+    if (Object.keys(patch).length > 0 || events.length > 0) {
+      await translateUniqueViolation(
+        () => this.outbox.commit(this.ds, async (m) => {
+          if (Object.keys(patch).length > 0) await this.kbs.update(kb.id, patch, m);
+          return { result: undefined, events };
+        }),
+        { code: ErrorCodes.KB_SLUG_CONFLICT, message: `A Knowledge Box with slug "${b.slug}" already exists in this account` },
+      );
     }
-    // Gateways cache a KB's allowed origins: tell them.
-    if (b.allowed_origins !== undefined) await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [kb.id] });
     return {};
   }
 
@@ -116,11 +126,19 @@ export class KbsService {
     const kb = await this.kbs.requireInAccount(req);
     const keyIds = await this.serviceAccounts.keyIdsOfKb(kb.id);
     const saIds = (await this.serviceAccounts.listByKb(kb.id)).map((s) => s.id);
-    await this.kbs.deleteWithCredentials(kb.id, saIds);
-    // Keys stop working everywhere at once; content removes the KB's resources and blobs.
-    if (keyIds.length > 0) await this.bus.publish(AccountsSubjects.credentialRevoked, { credential_ids: keyIds });
-    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [kb.id] });
-    await this.bus.publish(AccountsSubjects.kbDeleted, { account_id: kb.accountId, kb_id: kb.id });
+    // Keys stop working everywhere at once; content removes the KB's resources and blobs. The events
+    // commit with the deletion (outbox): a crash before they are published only delays them.
+    await this.outbox.commit(this.ds, async (m) => {
+      await this.kbs.deleteWithCredentials(kb.id, saIds, m);
+      return {
+        result: undefined,
+        events: [
+          ...(keyIds.length > 0 ? [outboxEvent(AccountsSubjects.credentialRevoked, { credential_ids: keyIds })] : []),
+          outboxEvent(AccountsSubjects.accessChanged, { kb_ids: [kb.id] }),
+          outboxEvent(AccountsSubjects.kbDeleted, { account_id: kb.accountId, kb_id: kb.id }),
+        ],
+      };
+    });
     return {};
   }
 

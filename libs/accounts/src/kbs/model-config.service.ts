@@ -3,8 +3,9 @@ import {
   AccountsSubjects, BUILTIN_GENERATIVE_MODEL, BUILTIN_SEMANTIC_MODEL, DomainError, ErrorCodes, GENERATIVE_MODELS, LEARNING_DEFAULTS, SEMANTIC_MODELS, SIMPLE_OPTIONS, semanticModelInfo, semanticModelNeedsKey,
   keepMaskedSecrets, learningConfigurationIssues, maskSecrets, type KbConfigRef, type KbVectorsetsDto, type SemanticModelChangeRequest, type SetKbConfigRequest,
 } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
-import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import type { DataSource } from 'typeorm';
+import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 import { seal, unseal } from '../credentials/sealed';
 import { KbsRepository } from './kbs.repository';
 
@@ -15,7 +16,8 @@ const option = (name: string, provider: string, userKey: boolean) => ({ name, va
 export class ModelConfigService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly outbox: AccountsOutbox,
     private readonly kbs: KbsRepository,
   ) {}
 
@@ -89,8 +91,10 @@ export class ModelConfigService {
     }
     if (incoming['user_keys'] !== undefined) incoming['user_keys'] = incoming['user_keys'] === null ? null : seal(this.options.secret, incoming['user_keys']);
     const next = req.mode === 'add' ? { ...LEARNING_DEFAULTS, ...incoming } : { ...current, ...incoming };
-    await this.kbs.update(req.kb_id, { learningConfiguration: next });
-    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] });
+    await this.outbox.commit(this.ds, async (m) => {
+      await this.kbs.update(req.kb_id, { learningConfiguration: next }, m);
+      return { result: undefined, events: [outboxEvent(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] })] };
+    });
     return this.get(req);
   }
 
@@ -115,9 +119,13 @@ export class ModelConfigService {
       .filter((i) => i.loc[1] === 'semantic_models')
       .map((i) => ({ ...i, loc: ['path', 'vectorset_id'] }));
     if (issues.length > 0) throw DomainError.validation(issues);
-    await this.kbs.update(req.kb_id, { learningConfiguration: { ...current, semantic_models: [...models, req.model] } });
-    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] });
-    await this.bus.publish(AccountsSubjects.semanticModelsChanged, { kb_id: req.kb_id, added: req.model });
+    await this.outbox.commit(this.ds, async (m) => {
+      await this.kbs.update(req.kb_id, { learningConfiguration: { ...current, semantic_models: [...models, req.model] } }, m);
+      return {
+        result: undefined,
+        events: [outboxEvent(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] }), outboxEvent(AccountsSubjects.semanticModelsChanged, { kb_id: req.kb_id, added: req.model })],
+      };
+    });
     return this.vectorsets(req);
   }
 
@@ -129,9 +137,16 @@ export class ModelConfigService {
     if (target.default) throw new DomainError(ErrorCodes.CONFLICT, `${target.id} is the default semantic model; make another one the default first`);
     const current = await this.stored(req.kb_id);
     const models = ((current['semantic_models'] as string[] | undefined) ?? [BUILTIN_SEMANTIC_MODEL]).filter((m) => m !== target.id);
-    await this.kbs.update(req.kb_id, { learningConfiguration: { ...current, semantic_models: models } });
-    await this.bus.publish(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] });
-    await this.bus.publish(AccountsSubjects.semanticModelsChanged, { kb_id: req.kb_id, removed_vectorset: target.vectorset });
+    await this.outbox.commit(this.ds, async (m) => {
+      await this.kbs.update(req.kb_id, { learningConfiguration: { ...current, semantic_models: models } }, m);
+      return {
+        result: undefined,
+        events: [
+          outboxEvent(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] }),
+          outboxEvent(AccountsSubjects.semanticModelsChanged, { kb_id: req.kb_id, removed_vectorset: target.vectorset }),
+        ],
+      };
+    });
     return this.vectorsets(req);
   }
 

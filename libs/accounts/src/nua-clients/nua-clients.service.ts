@@ -5,9 +5,9 @@ import {
   AccountsSubjects, DomainError, ErrorCodes, keepMaskedSecrets, maskSecrets,
   type CreateNuaClientRequest, type ListNuaClientsRequest, type ModifyNuaClientRequest, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientRef, type NuaClientWebhookDto, webhookSecret, type WebhookSecretDto } from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { issueSecret } from '../credentials/secret-tokens';
+import { AccountsOutbox, outboxEvent, type OutboxEvent } from '../outbox/accounts-outbox';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** UA keys have no natural expiry: they live until renewed or deleted. */
@@ -24,7 +24,7 @@ export class NuaClientsService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly outbox: AccountsOutbox,
   ) {}
 
   async create(req: CreateNuaClientRequest): Promise<NuaClientKeyDto> {
@@ -77,12 +77,11 @@ export class NuaClientsService {
 
   async delete(ref: NuaClientRef): Promise<null> {
     const row = await this.require(ref);
-    const revoked = await this.ds.transaction(async (m) => {
+    await this.outbox.commit(this.ds, async (m) => {
       const keys: { id: string }[] = await m.query(`WITH d AS (DELETE FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'ua_key' RETURNING id) SELECT id FROM d`, [row.internal_id]);
       await m.query(`DELETE FROM accounts.nua_clients WHERE internal_id = $1`, [row.internal_id]);
-      return keys;
+      return { result: undefined, events: revocation(keys) };
     });
-    await this.revoke(revoked);
     return null;
   }
 
@@ -95,11 +94,10 @@ export class NuaClientsService {
 
   async renewKey(ref: NuaClientRef): Promise<NuaClientKeyDto> {
     const row = await this.require(ref);
-    const { token, revoked } = await this.ds.transaction(async (m) => {
+    const token = await this.outbox.commit(this.ds, async (m) => {
       const old: { id: string }[] = await m.query(`WITH d AS (DELETE FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'ua_key' RETURNING id) SELECT id FROM d`, [row.internal_id]);
-      return { token: await this.newKey(m, row.internal_id), revoked: old };
+      return { result: await this.newKey(m, row.internal_id), events: revocation(old) };
     });
-    await this.revoke(revoked);
     return { token, client_id: row.client_id, internal_id: row.internal_id };
   }
 
@@ -112,10 +110,6 @@ export class NuaClientsService {
     return issued.token;
   }
 
-  private async revoke(keys: { id: string }[]): Promise<void> {
-    const ids = keys.map((k) => k.id);
-    if (ids.length > 0) await this.bus.publish(AccountsSubjects.credentialRevoked, { credential_ids: ids });
-  }
 
   private async require(ref: NuaClientRef): Promise<Row> {
     const rows: Row[] = await this.ds.query(
@@ -132,4 +126,9 @@ function toDto(r: Row): NuaClientDto {
     title: r.title, description: r.description, contact: r.contact, created: new Date(r.created_at).toISOString(), partitions: r.partitions,
     client_id: r.client_id, internal_id: r.internal_id, account_id: r.account_id, processing_webhook: r.processing_webhook ? maskSecrets(r.processing_webhook) : null, allow_kb_management: r.allow_kb_management,
   };
+}
+
+/** The credentialRevoked event for deleted keys (none for none). */
+function revocation(keys: { id: string }[]): OutboxEvent[] {
+  return keys.length > 0 ? [outboxEvent(AccountsSubjects.credentialRevoked, { credential_ids: keys.map((k) => k.id) })] : [];
 }

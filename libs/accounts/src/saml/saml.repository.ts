@@ -73,49 +73,45 @@ export class SamlRepository {
    * An existing user the identity does not belong to is refused, whatever the e-mail address says:
    * any account can configure an IdP that asserts any address.
    */
-  async signInIdentity(identity: IdentityKey, email: string, name: string): Promise<{ userId: string; joined: boolean }> {
-    return this.ds.transaction(async (m) => {
-      const known: { user_id: string }[] = await m.query(
-        `SELECT user_id FROM accounts.user_identities WHERE account_id = $1 AND idp_entity_id = $2 AND subject = $3`,
-        [identity.accountId, identity.entityId, identity.subject],
+  async signInIdentity(identity: IdentityKey, email: string, name: string, m: EntityManager): Promise<{ userId: string; joined: boolean }> {
+    const known: { user_id: string }[] = await m.query(
+      `SELECT user_id FROM accounts.user_identities WHERE account_id = $1 AND idp_entity_id = $2 AND subject = $3`,
+      [identity.accountId, identity.entityId, identity.subject],
+    );
+    let userId = known[0]?.user_id;
+    if (!userId) {
+      // ON CONFLICT DO NOTHING: an address someone already holds (a password user, another account's member) is never taken over.
+      const created: { id: string }[] = await m.query(
+        `INSERT INTO accounts.users (id, email, name, password_hash, type, created_at, last_login, email_verified_at) VALUES ($1, $2, $3, NULL, 'USER', now(), now(), now())
+         ON CONFLICT (email) DO NOTHING RETURNING id`,
+        [randomUUID(), email, name],
       );
-      let userId = known[0]?.user_id;
+      userId = created[0]?.id;
       if (!userId) {
-        // ON CONFLICT DO NOTHING: an address someone already holds (a password user, another account's member) is never taken over.
-        const created: { id: string }[] = await m.query(
-          `INSERT INTO accounts.users (id, email, name, password_hash, type, created_at, last_login, email_verified_at) VALUES ($1, $2, $3, NULL, 'USER', now(), now(), now())
-           ON CONFLICT (email) DO NOTHING RETURNING id`,
-          [randomUUID(), email, name],
-        );
-        userId = created[0]?.id;
-        if (!userId) {
-          throw new DomainError(ErrorCodes.UNAUTHENTICATED,
-            `Single sign-on refused: ${email} already has a user that this identity provider did not create; that user can sign in and link single sign-on from their profile`);
-        }
-        await m.query(`INSERT INTO accounts.user_identities (account_id, idp_entity_id, subject, user_id) VALUES ($1, $2, $3, $4)`,
-          [identity.accountId, identity.entityId, identity.subject, userId]);
-      } else {
-        await m.query(`UPDATE accounts.users SET last_login = now() WHERE id = $1`, [userId]);
+        throw new DomainError(ErrorCodes.UNAUTHENTICATED,
+          `Single sign-on refused: ${email} already has a user that this identity provider did not create; that user can sign in and link single sign-on from their profile`);
       }
-      return { userId, joined: await joinAccount(m, identity.accountId, userId) };
-    });
+      await m.query(`INSERT INTO accounts.user_identities (account_id, idp_entity_id, subject, user_id) VALUES ($1, $2, $3, $4)`,
+        [identity.accountId, identity.entityId, identity.subject, userId]);
+    } else {
+      await m.query(`UPDATE accounts.users SET last_login = now() WHERE id = $1`, [userId]);
+    }
+    return { userId, joined: await joinAccount(m, identity.accountId, userId) };
   }
 
   /** Attaches the IdP identity to the signed-in user who started the link request; an identity already attached to someone else is a 409. */
-  async linkIdentity(identity: IdentityKey, userId: string): Promise<{ userId: string; joined: boolean }> {
-    return this.ds.transaction(async (m) => {
-      await m.query(
-        `INSERT INTO accounts.user_identities (account_id, idp_entity_id, subject, user_id, linked) VALUES ($1, $2, $3, $4, true) ON CONFLICT DO NOTHING`,
-        [identity.accountId, identity.entityId, identity.subject, userId],
-      );
-      const owner: { user_id: string }[] = await m.query(
-        `SELECT user_id FROM accounts.user_identities WHERE account_id = $1 AND idp_entity_id = $2 AND subject = $3`,
-        [identity.accountId, identity.entityId, identity.subject],
-      );
-      if (owner[0]?.user_id !== userId) throw new DomainError(ErrorCodes.CONFLICT, 'This identity of the identity provider already belongs to another user');
-      await m.query(`UPDATE accounts.users SET last_login = now() WHERE id = $1`, [userId]);
-      return { userId, joined: await joinAccount(m, identity.accountId, userId) };
-    });
+  async linkIdentity(identity: IdentityKey, userId: string, m: EntityManager): Promise<{ userId: string; joined: boolean }> {
+    await m.query(
+      `INSERT INTO accounts.user_identities (account_id, idp_entity_id, subject, user_id, linked) VALUES ($1, $2, $3, $4, true) ON CONFLICT DO NOTHING`,
+      [identity.accountId, identity.entityId, identity.subject, userId],
+    );
+    const owner: { user_id: string }[] = await m.query(
+      `SELECT user_id FROM accounts.user_identities WHERE account_id = $1 AND idp_entity_id = $2 AND subject = $3`,
+      [identity.accountId, identity.entityId, identity.subject],
+    );
+    if (owner[0]?.user_id !== userId) throw new DomainError(ErrorCodes.CONFLICT, 'This identity of the identity provider already belongs to another user');
+    await m.query(`UPDATE accounts.users SET last_login = now() WHERE id = $1`, [userId]);
+    return { userId, joined: await joinAccount(m, identity.accountId, userId) };
   }
 }
 

@@ -5,8 +5,9 @@ import {
   type SamlAccountRef, type SamlAcsRequest, type SamlLinkRequest, type SamlLoginDto, type SamlLoginRequest, type SamlMetadataDto, type SsoDiscoverRequest, type SsoDiscoveryDto,
   type UserTokenDto,
 } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
-import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import type { DataSource } from 'typeorm';
+import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 import type { AccountEntity } from '../entities/account.entity';
 import { UsersRepository } from '../kbs/users.repository';
 import { UsersService } from '../users/users.service';
@@ -37,7 +38,8 @@ const refuse = (why: string): never => {
 export class SamlService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly outbox: AccountsOutbox,
     private readonly users: UsersRepository,
     private readonly usersService: UsersService,
     private readonly repo: SamlRepository,
@@ -111,10 +113,11 @@ export class SamlService {
     if (!request) return refuse('the request this response answers was already used or has expired');
 
     const identity = { accountId: account.id, entityId: idp.entityId, subject: facts.subject ?? email };
-    const { userId, joined } = request.linkUserId
-      ? await this.repo.linkIdentity(identity, request.linkUserId)
-      : await this.repo.signInIdentity(identity, email, facts.name);
-    if (joined) await this.bus.publish(AccountsSubjects.accessChanged, { user_ids: [userId] });
+    const linkUserId = request.linkUserId;
+    const userId = await this.outbox.commit(this.ds, async (m) => {
+      const signedIn = linkUserId ? await this.repo.linkIdentity(identity, linkUserId, m) : await this.repo.signInIdentity(identity, email, facts.name, m);
+      return { result: signedIn.userId, events: signedIn.joined ? [outboxEvent(AccountsSubjects.accessChanged, { user_ids: [signedIn.userId] })] : [] };
+    });
     return this.usersService.issueToken(userId);
   }
 

@@ -25,14 +25,12 @@ export class ServiceAccountsRepository {
     await (manager ?? this.ds.manager).insert(ServiceAccountEntity, sa);
   }
 
-  /** Deletes the account and its keys; returns the ids of the revoked keys. */
-  async delete(saId: string): Promise<string[]> {
-    return this.ds.transaction(async (m) => {
-      const keys = await m.find(SecretCredentialEntity, { where: { ownerId: saId, kind: 'api_key' }, select: { id: true } });
-      await m.delete(SecretCredentialEntity, { ownerId: saId, kind: 'api_key' });
-      await m.delete(ServiceAccountEntity, { id: saId });
-      return keys.map((k) => k.id);
-    });
+  /** Deletes the account and its keys in the caller's transaction; returns the ids of the revoked keys. */
+  async delete(saId: string, m: EntityManager): Promise<string[]> {
+    const keys = await m.find(SecretCredentialEntity, { where: { ownerId: saId, kind: 'api_key' }, select: { id: true } });
+    await m.delete(SecretCredentialEntity, { ownerId: saId, kind: 'api_key' });
+    await m.delete(ServiceAccountEntity, { id: saId });
+    return keys.map((k) => k.id);
   }
 
   /** Keys of every service account of a KB (for revocation when the KB goes). */
@@ -56,8 +54,8 @@ export class ServiceAccountsRepository {
     await (manager ?? this.ds.manager).insert(SecretCredentialEntity, credential);
   }
 
-  async deleteCredential(id: string, ownerId: string): Promise<boolean> {
-    const result = await this.ds.getRepository(SecretCredentialEntity).delete({ id, ownerId });
+  async deleteCredential(id: string, ownerId: string, m: EntityManager): Promise<boolean> {
+    const result = await m.delete(SecretCredentialEntity, { id, ownerId });
     return (result.affected ?? 0) > 0;
   }
 }

@@ -5,12 +5,13 @@ import {
   type CreateServiceAccountKeyRequest, type CreateServiceAccountRequest, type IdDto, type KbRef, type ServiceAccountDto,
   type ServiceAccountKeyCreatedDto, type ServiceAccountKeyRef, type ServiceAccountRef,
 } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
-import { ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import type { DataSource } from 'typeorm';
+import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { issueSecret } from '../credentials/secret-tokens';
 import type { ServiceAccountEntity } from '../entities/service-account.entity';
 import { KbsRepository } from '../kbs/kbs.repository';
 import { ServiceAccountsRepository } from './service-accounts.repository';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 
 /** Longest lifetime accepted for an API key. */
 const MAX_KEY_LIFETIME_MS = 5 * 366 * 24 * 3600 * 1000;
@@ -19,7 +20,8 @@ const MAX_KEY_LIFETIME_MS = 5 * 366 * 24 * 3600 * 1000;
 export class ServiceAccountsService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly outbox: AccountsOutbox,
     private readonly repo: ServiceAccountsRepository,
     private readonly kbs: KbsRepository,
   ) {}
@@ -45,8 +47,10 @@ export class ServiceAccountsService {
 
   async delete(ref: ServiceAccountRef): Promise<Record<string, never>> {
     await this.requireServiceAccount(ref);
-    const revoked = await this.repo.delete(ref.sa_id);
-    if (revoked.length > 0) await this.bus.publish(AccountsSubjects.credentialRevoked, { credential_ids: revoked });
+    await this.outbox.commit(this.ds, async (m) => {
+      const revoked = await this.repo.delete(ref.sa_id, m);
+      return { result: undefined, events: revoked.length > 0 ? [outboxEvent(AccountsSubjects.credentialRevoked, { credential_ids: revoked })] : [] };
+    });
     return {};
   }
 
@@ -70,8 +74,10 @@ export class ServiceAccountsService {
 
   async deleteKey(ref: ServiceAccountKeyRef): Promise<Record<string, never>> {
     await this.requireServiceAccount(ref);
-    if (!(await this.repo.deleteCredential(ref.key_id, ref.sa_id))) throw new DomainError(ErrorCodes.API_KEY_NOT_FOUND, 'API key not found');
-    await this.bus.publish(AccountsSubjects.credentialRevoked, { credential_ids: [ref.key_id] });
+    await this.outbox.commit(this.ds, async (m) => {
+      if (!(await this.repo.deleteCredential(ref.key_id, ref.sa_id, m))) throw new DomainError(ErrorCodes.API_KEY_NOT_FOUND, 'API key not found');
+      return { result: undefined, events: [outboxEvent(AccountsSubjects.credentialRevoked, { credential_ids: [ref.key_id] })] };
+    });
     return {};
   }
 

@@ -4,10 +4,10 @@ import {
   AccountsSubjects, DomainError, ErrorCodes,
   type CreatePersonalTokenRequest, type PersonalTokenCreatedDto, type PersonalTokenDto, type PersonalTokenRef, type UserRef,
 } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { issueSecret } from '../credentials/secret-tokens';
 import { SecretCredentialEntity } from '../entities/secret-credential.entity';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 const MAX_LIFETIME_MS = 5 * 366 * 24 * 3600 * 1000;
@@ -18,7 +18,7 @@ export class PersonalTokensService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly outbox: AccountsOutbox,
   ) {}
 
   async create(req: CreatePersonalTokenRequest): Promise<PersonalTokenCreatedDto> {
@@ -39,9 +39,11 @@ export class PersonalTokensService {
   }
 
   async delete(ref: PersonalTokenRef): Promise<null> {
-    const result = await this.ds.getRepository(SecretCredentialEntity).delete({ id: ref.token_id, ownerId: ref.user_id, kind: 'pat' });
-    if ((result.affected ?? 0) === 0) throw new DomainError(ErrorCodes.NOT_FOUND, 'Personal access token not found');
-    await this.bus.publish(AccountsSubjects.credentialRevoked, { credential_ids: [ref.token_id] });
+    await this.outbox.commit(this.ds, async (m) => {
+      const result = await m.delete(SecretCredentialEntity, { id: ref.token_id, ownerId: ref.user_id, kind: 'pat' });
+      if ((result.affected ?? 0) === 0) throw new DomainError(ErrorCodes.NOT_FOUND, 'Personal access token not found');
+      return { result: undefined, events: [outboxEvent(AccountsSubjects.credentialRevoked, { credential_ids: [ref.token_id] })] };
+    });
     return null;
   }
 }

@@ -6,7 +6,6 @@ import {
   type ModifyUserRequest, type SignedUpDto, type SignInRequest, type SignUpRequest, type UserProfileDto, type UserRef, type UserTokenDto,
 } from '@kb/contracts';
 import { asRow, translateUniqueViolation } from '@kb/platform/database';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { hashPassword, verifyPassword } from '../credentials/secret-tokens';
 import { signUserToken } from '../credentials/user-tokens';
@@ -14,6 +13,7 @@ import { UserEntity } from '../entities/user.entity';
 import { UsersRepository } from '../kbs/users.repository';
 import { EmailVerificationService } from './email-verification.service';
 import { SignInThrottle } from './sign-in-throttle';
+import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 
 /** Verifying against this keeps a wrong e-mail as slow as a wrong password (no account probing by timing). */
 let dummyHash: Promise<string> | undefined;
@@ -25,9 +25,9 @@ export class UsersService {
   constructor(
     @Inject(ACCOUNTS_OPTIONS) private readonly options: AccountsOptions,
     @Inject(ACCOUNTS_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly users: UsersRepository,
     private readonly verification: EmailVerificationService,
+    private readonly outbox: AccountsOutbox,
   ) {
     this.throttle = new SignInThrottle(ds);
   }
@@ -115,13 +115,18 @@ export class UsersService {
         dependant_accounts: profile.dependant_accounts,
       });
     }
-    const tokens: { id: string }[] = await this.ds.query(`SELECT id FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'pat'`, [ref.user_id]);
-    await this.ds.transaction(async (m) => {
+    await this.outbox.commit(this.ds, async (m) => {
+      const tokens: { id: string }[] = await m.query(`SELECT id FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'pat'`, [ref.user_id]);
       await m.query(`DELETE FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'pat'`, [ref.user_id]);
       await m.delete(UserEntity, { id: ref.user_id });
+      return {
+        result: undefined,
+        events: [
+          ...(tokens.length > 0 ? [outboxEvent(AccountsSubjects.credentialRevoked, { credential_ids: tokens.map((t) => t.id) })] : []),
+          outboxEvent(AccountsSubjects.accessChanged, { user_ids: [ref.user_id] }),
+        ],
+      };
     });
-    if (tokens.length > 0) await this.bus.publish(AccountsSubjects.credentialRevoked, { credential_ids: tokens.map((t) => t.id) });
-    await this.bus.publish(AccountsSubjects.accessChanged, { user_ids: [ref.user_id] });
     return null;
   }
 

@@ -24,6 +24,7 @@ export const AUDIT_BATCH = 64;
 export class AuditBatchService implements OnModuleDestroy {
   private pending: AuditRecordedEvent[] = [];
   private timer?: NodeJS.Timeout;
+  private readonly sending = new Set<Promise<void>>();
 
   constructor(
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
@@ -32,28 +33,34 @@ export class AuditBatchService implements OnModuleDestroy {
 
   record(event: AuditRecordedEvent): void {
     this.pending.push(event);
-    if (this.pending.length >= AUDIT_BATCH) this.flush();
+    if (this.pending.length >= AUDIT_BATCH) void this.flush();
     else if (!this.timer) {
-      this.timer = setTimeout(() => this.flush(), AUDIT_FLUSH_MS);
+      this.timer = setTimeout(() => void this.flush(), AUDIT_FLUSH_MS);
       this.timer.unref();
     }
   }
 
   /** Publishes the waiting events, all in this turn (the buses combine publishes made together). */
-  flush(): void {
+  flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.pending;
     this.pending = [];
-    for (const event of batch) {
+    const sent = batch.map((event) =>
       // The event id doubles as the message id: a publish retried by the transport is stored once.
       this.bus.publish(ContentSubjects.auditRecorded, event, { msgId: event.event_id }).catch((err: unknown) => {
         this.logger.warn({ err: err instanceof Error ? err.message : String(err), type: event.type, kbid: event.kbid }, 'audit event not published');
-      });
-    }
+      }),
+    );
+    const all = Promise.all(sent).then(() => undefined);
+    this.sending.add(all);
+    void all.finally(() => this.sending.delete(all));
+    return all;
   }
 
-  onModuleDestroy(): void {
-    this.flush();
+  /** Shutdown: the waiting events go out, and the publishes under way finish, before the bus closes. */
+  async onModuleDestroy(): Promise<void> {
+    await this.flush();
+    await Promise.all([...this.sending]);
   }
 }

@@ -2,11 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCodes, UnderstandingSubjects, type ProcessingStatusPage, type ProcessingStatusRecord, type ProcessingStatusRequest } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
-import type { OutboxEntity } from '../entities/outbox.entity';
+import type { OutboxRow } from '@kb/platform/outbox';
 import type { ProcessingRequestEntity } from '../entities/processing-request.entity';
 
 /** The processing status records for the field jobs among outbox rows (written in the same statement or transaction). */
-export function processingRequestsOf(rows: OutboxEntity[]): ProcessingRequestEntity[] {
+export function processingRequestsOf(rows: OutboxRow[]): ProcessingRequestEntity[] {
   return rows
     .filter((r) => r.kind === 'queue' && r.target === UnderstandingSubjects.processField.subject)
     .map((r) => {

@@ -95,6 +95,13 @@ export interface MessageBus {
 
   /** True when the transport can carry messages now. */
   isHealthy(): Promise<boolean>;
+  /**
+   * Graceful shutdown, step one: stops pulling queued jobs and events and waits for the handlers
+   * running (a job still running when the drain time runs out is handed back, never acknowledged).
+   * Requests are still answered and messages still sent, so finishing work and an outbox flush can
+   * use the bus; `close` follows.
+   */
+  stopConsuming(): Promise<void>;
   /** Stops consuming, waits for in-flight handlers, closes connections. */
   close(): Promise<void>;
 }

@@ -296,6 +296,27 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
     describe('work queues', () => {
       const fast = { ackWaitMs: 1_500, backoffMs: [100, 200, 300] };
 
+      it('stopConsuming (shutdown) hands back a job still running at the drain limit: another process takes it at once', async () => {
+        const def = queue<{ job: string }>(subject('process'), 'PROCESSING');
+        const seen: { bus: string; count: number }[] = [];
+        // The ack wait is far longer than the test: only a hand-back brings the job back in time.
+        await bus.consume(def, async (_payload, meta) => {
+          seen.push({ bus: 'first', count: meta.deliveryCount });
+          await new Promise<never>(() => undefined);
+        }, { durable: 'workers', ackWaitMs: 600_000 });
+        await bus.enqueue(def, { job: 'j1' });
+        await waitFor(() => seen.length === 1, 5_000, 'the first delivery');
+        await bus.stopConsuming();
+        const next = await harness.createBus();
+        try {
+          await next.consume(def, async (_payload, meta) => void seen.push({ bus: 'next', count: meta.deliveryCount }), { durable: 'workers', ackWaitMs: 600_000 });
+          await waitFor(() => seen.length === 2, 10_000, 'the handed-back job');
+          expect(seen).toEqual([{ bus: 'first', count: 1 }, { bus: 'next', count: 2 }]);
+        } finally {
+          await next.close();
+        }
+      });
+
       it('retries a failing handler with backoff until it succeeds', async () => {
         const def = queue<{ job: string }>(subject('process'), 'PROCESSING');
         const attempts: { count: number; at: number }[] = [];

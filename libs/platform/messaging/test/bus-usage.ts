@@ -22,7 +22,8 @@ export interface SubjectUse {
 /**
  * Every bus use in the sources under `dir`, read from the syntax tree: calls of the bus methods
  * with a `<Group>Subjects.<name>` definition (also through an alias such as `const S = ContentSubjects`),
- * and outbox entries (`target: <Group>Subjects.<name>.subject`), which the outbox later publishes.
+ * and outbox entries (`target: <Group>Subjects.<name>.subject`, `outboxEvent(<Group>Subjects.<name>, …)`),
+ * which the outbox later publishes.
  */
 export function busUses(dir: string): SubjectUse[] {
   const uses: SubjectUse[] = [];
@@ -43,6 +44,11 @@ export function busUses(dir: string): SubjectUse[] {
         const use = METHOD_USE[node.expression.name.text];
         const def = defOf(node.arguments[0]);
         if (use && def) uses.push({ use, def, at: at(node) });
+      }
+      // An event an outbox stores with the write and publishes after commit: `outboxEvent(<Group>Subjects.<name>, payload)`.
+      if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'outboxEvent' && node.arguments[0]) {
+        const def = defOf(node.arguments[0]);
+        if (def) uses.push({ use: 'publish', def, at: at(node) });
       }
       if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && node.name.text === 'target' && ts.isPropertyAccessExpression(node.initializer) && node.initializer.name.text === 'subject') {
         const def = defOf(node.initializer.expression);

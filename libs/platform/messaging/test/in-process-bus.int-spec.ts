@@ -73,3 +73,56 @@ describe('InProcessMessageBus', () => {
     expect(await shared.isHealthy()).toBe(false);
   });
 });
+
+/** Graceful shutdown: `stopConsuming` stops pulling, lets running jobs finish, and hands back the ones that do not. */
+describe('InProcessMessageBus.stopConsuming', () => {
+  const def = queue<{ v: number }>('drain.job.run', 'PROCESSING');
+
+  it('lets a running job finish and acknowledges it; a job enqueued meanwhile waits for the next process', async () => {
+    const store = new MemoryQueueStore();
+    const first = new InProcessMessageBus({ store, logger: silentLogger, pollIntervalMs: 50, drainTimeoutMs: 5_000 });
+    let release!: () => void;
+    const started: number[] = [];
+    await first.consume(def, async (p) => {
+      started.push(p.v);
+      await new Promise<void>((resolve) => (release = resolve));
+    }, { durable: 'w', ackWaitMs: 600_000, concurrency: 1 });
+    await first.enqueue(def, { v: 1 });
+    await waitFor(() => started.length === 1, 3_000, 'the job to start');
+    const stopping = first.stopConsuming();
+    await first.enqueue(def, { v: 2 }); // still accepted: sending goes on while consuming stops
+    release();
+    await stopping;
+    expect(started).toEqual([1]);
+    await first.close();
+
+    const next = new InProcessMessageBus({ store, logger: silentLogger, pollIntervalMs: 50 });
+    const seen: { v: number; count: number }[] = [];
+    await next.consume(def, async (p, meta) => void seen.push({ v: p.v, count: meta.deliveryCount }), { durable: 'w', ackWaitMs: 600_000 });
+    await waitFor(() => seen.length === 1, 3_000, 'the waiting job');
+    await sleep(200);
+    expect(seen).toEqual([{ v: 2, count: 1 }]); // job 1 was acknowledged, not redelivered
+    await next.close();
+  });
+
+  it('hands back a job still running when the drain time runs out: the next consumer takes it at once, not after the ack wait', async () => {
+    const store = new MemoryQueueStore();
+    const first = new InProcessMessageBus({ store, logger: silentLogger, pollIntervalMs: 50, drainTimeoutMs: 200 });
+    const started: number[] = [];
+    await first.consume(def, async (p) => {
+      started.push(p.v);
+      await new Promise<never>(() => undefined);
+    }, { durable: 'w', ackWaitMs: 600_000, concurrency: 1 });
+    await first.enqueue(def, { v: 7 });
+    await waitFor(() => started.length === 1, 3_000, 'the job to start');
+    await first.stopConsuming();
+    await first.close();
+
+    const next = new InProcessMessageBus({ store, logger: silentLogger, pollIntervalMs: 50 });
+    const seen: { v: number; count: number }[] = [];
+    await next.consume(def, async (p, meta) => void seen.push({ v: p.v, count: meta.deliveryCount }), { durable: 'w', ackWaitMs: 600_000 });
+    await waitFor(() => seen.length === 1, 3_000, 'the handed-back job');
+    expect(seen).toEqual([{ v: 7, count: 2 }]);
+    await next.close();
+  });
+});

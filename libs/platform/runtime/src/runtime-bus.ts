@@ -8,7 +8,9 @@ import type { RuntimeEnv } from './runtime-env';
  * process's database). NATS: JetStream keeps it, no store needed.
  */
 export async function createRuntimeBus(runtime: RuntimeEnv, name: string, logger: BusLogger, store?: DataSource): Promise<MessageBus> {
-  const common = { prefix: runtime.bus.prefix, requestTimeoutMs: runtime.bus.requestTimeoutMs, logger };
+  // Running jobs get half of the shutdown grace to finish; the rest is for HTTP, the outbox and the databases.
+  const drainTimeoutMs = Math.floor(runtime.shutdownGraceMs / 2);
+  const common = { prefix: runtime.bus.prefix, requestTimeoutMs: runtime.bus.requestTimeoutMs, logger, drainTimeoutMs };
   if (runtime.bus.transport === 'nats') {
     // Every app declares every stream subject of the system at connect, so apps started together
     // write identical subject lists and none drops another's subject.

@@ -11,6 +11,8 @@ export interface RuntimeEnv {
   logLevel: string;
   bus: { transport: 'inprocess' | 'nats'; natsUrl: string; prefix: string; requestTimeoutMs: number; nats: NatsSecurity };
   publicBaseUrl: string;
+  /** SHUTDOWN_GRACE_MS: the longest a SIGTERM shutdown may take before the process gives up (exit 1). */
+  shutdownGraceMs: number;
 }
 
 /** How this app authenticates to NATS (the server's per-user permissions limit what it may do). */
@@ -33,6 +35,8 @@ export function readRuntimeEnv(env: Env, defaults: { transport: 'inprocess' | 'n
       nats: readNatsSecurity(reader, env),
     },
     publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://localhost:${defaults.port}`),
+    // Below Kubernetes' default terminationGracePeriodSeconds (30 s), so the process ends on its own.
+    shutdownGraceMs: reader.int('SHUTDOWN_GRACE_MS', 25_000, { min: 1_000, max: 3_600_000 }),
   };
   return { runtime, reader };
 }

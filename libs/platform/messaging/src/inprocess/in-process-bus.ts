@@ -74,6 +74,7 @@ export class InProcessMessageBus implements MessageBus {
   private pollTimer?: NodeJS.Timeout;
   private lastPurge = Date.now();
   private closed = false;
+  private consumingStopped = false;
 
   constructor(options: InProcessBusOptions) {
     this.store = options.store;
@@ -242,9 +243,17 @@ export class InProcessMessageBus implements MessageBus {
     return !this.closed;
   }
 
+  async stopConsuming(): Promise<void> {
+    this.consumingStopped = true;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+    await Promise.all(this.workers.map((worker) => worker.close(this.drainTimeoutMs)));
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.consumingStopped = true;
     this.rpc.clear();
     this.streams.clear();
     this.live.clear();
@@ -354,7 +363,7 @@ export class InProcessMessageBus implements MessageBus {
   }
 
   private startPolling(): void {
-    if (this.pollTimer || this.closed) return;
+    if (this.pollTimer || this.closed || this.consumingStopped) return;
     this.pollTimer = setInterval(() => this.poll(), this.pollIntervalMs);
     this.pollTimer.unref();
   }

@@ -34,8 +34,11 @@ export class QueueWorker<T> {
   private pumping?: Promise<void>;
   private again = false;
   private closed = false;
+  private closing?: Promise<void>;
   private aborted = false;
   private readonly running = new Set<Promise<void>>();
+  /** Jobs claimed and not yet settled: handed back if a shutdown's drain runs out. */
+  private readonly claimed = new Map<string, ClaimedJob>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Lease renewals of running handlers; an aborted worker stops renewing, so its leases run out. */
   private readonly heartbeats = new Set<NodeJS.Timeout>();
@@ -65,13 +68,34 @@ export class QueueWorker<T> {
       });
   }
 
-  /** Stops claiming and waits for running handlers (at most `drainMs`). */
-  async close(drainMs: number): Promise<void> {
+  /**
+   * Stops claiming and waits for running handlers (at most `drainMs`). Jobs still running then are
+   * handed back (released, due at once) and their outcome is dropped: another worker takes them,
+   * instead of waiting for the lease to run out.
+   */
+  close(drainMs: number): Promise<void> {
+    // Once: a second close (the bus's, after stopConsuming) must not wait for a handed-back job again.
+    this.closing ??= this.drainAndClose(drainMs);
+    return this.closing;
+  }
+
+  private async drainAndClose(drainMs: number): Promise<void> {
     this.closed = true;
     this.clearTimers();
     await this.pumping;
-    await waitAll(this.running, drainMs);
+    const drained = await waitAll(this.running, drainMs);
     this.stopHeartbeats();
+    if (!drained && this.claimed.size > 0) await this.handBack();
+  }
+
+  private async handBack(): Promise<void> {
+    this.aborted = true;
+    const jobs = [...this.claimed.values()];
+    this.claimed.clear();
+    for (const job of jobs) {
+      await this.config.store.release(job.id, job.token, 0, null).catch((err) => this.config.logger.warn('Handing back a job failed; its lease will run out', { subject: this.config.subject, err: describeError(err) }));
+    }
+    this.config.logger.warn('Shutdown: jobs still running were handed back', { subject: this.config.subject, jobs: jobs.length });
   }
 
   /** Stops at once without acknowledging anything: leases expire and rows are redelivered. */
@@ -99,10 +123,12 @@ export class QueueWorker<T> {
 
   private start(job: ClaimedJob): void {
     this.inFlight++;
+    this.claimed.set(job.id, job);
     const run: Promise<void> = this.run(job)
       .catch((err) => this.config.logger.warn('Settling a job failed; it will be redelivered', { subject: this.config.subject, err: describeError(err) }))
       .finally(() => {
         this.inFlight--;
+        this.claimed.delete(job.id);
         this.running.delete(run);
         this.wake();
       });

@@ -4,6 +4,7 @@ import type { DeliveryHandler } from '../message-bus';
 import type { ResolvedConsumeOptions } from '../shared/backoff';
 import { describeError, type BusLogger } from '../shared/bus-logger';
 import { processRenewing } from '../shared/delivery';
+import { waitAll } from '../shared/wait-all';
 import { toJson } from '../shared/envelope';
 import { contextFromHeaders, contextHeaders, decodeText, encodeText } from './nats-codec';
 
@@ -29,11 +30,14 @@ export interface JetStreamWorkerConfig<T> {
  */
 export class JetStreamWorker<T> {
   private closed = false;
+  private closing?: Promise<void>;
   private aborted = false;
   private readonly batches = new Set<ConsumerMessages>();
   private readonly slots: Promise<void>[] = [];
   /** "Still working" timers of running handlers; an aborted worker stops them, so the server redelivers. */
   private readonly heartbeats = new Set<NodeJS.Timeout>();
+  /** Messages being handled: nak'ed if a shutdown's drain runs out. */
+  private readonly handling = new Set<JsMsg>();
 
   constructor(private readonly config: JetStreamWorkerConfig<T>) {}
 
@@ -41,11 +45,26 @@ export class JetStreamWorker<T> {
     for (let i = 0; i < this.config.options.concurrency; i++) this.slots.push(this.slot());
   }
 
-  /** Stops fetching and waits for the running handlers. */
-  async close(): Promise<void> {
+  /**
+   * Stops fetching and waits for the running handlers (at most `drainMs`); messages still being
+   * handled then are nak'ed (their outcome is dropped), so another consumer takes them at once.
+   */
+  close(drainMs = Number.POSITIVE_INFINITY): Promise<void> {
+    this.closing ??= this.drainAndClose(drainMs);
+    return this.closing;
+  }
+
+  private async drainAndClose(drainMs: number): Promise<void> {
     this.closed = true;
     for (const batch of this.batches) batch.stop();
-    await Promise.all(this.slots);
+    const drained = Number.isFinite(drainMs) ? await waitAll(this.slots, drainMs) : (await Promise.all(this.slots), true);
+    if (drained || this.handling.size === 0) return;
+    this.aborted = true;
+    for (const heartbeat of this.heartbeats) clearInterval(heartbeat);
+    this.heartbeats.clear();
+    for (const msg of this.handling) msg.nak();
+    this.config.logger.warn('Shutdown: messages still being handled were handed back', { subject: this.config.subject, messages: this.handling.size });
+    this.handling.clear();
   }
 
   /** Stops without settling anything: the server redelivers after the ack wait. */
@@ -90,7 +109,8 @@ export class JetStreamWorker<T> {
     };
     // "Still working" resets the ack timer while the handler runs (up to maxWorkingMs): a long job
     // is not redelivered while its worker lives, and a dead worker's job comes back within ack_wait.
-    const outcome = await processRenewing(delivery, cls, handler, options, logger, () => msg.working(), this.heartbeats);
+    this.handling.add(msg);
+    const outcome = await processRenewing(delivery, cls, handler, options, logger, () => msg.working(), this.heartbeats).finally(() => this.handling.delete(msg));
     if (this.aborted) return;
     try {
       if (outcome.action === 'ack') {

@@ -67,6 +67,7 @@ export class NatsMessageBus implements MessageBus {
   private readonly ephemeralConsumers: { stream: string; name: string }[] = [];
   private readonly running = new Set<Promise<unknown>>();
   private closed = false;
+  private consumingStopped?: Promise<void>;
   private connected = true;
 
   private constructor(
@@ -198,14 +199,16 @@ export class NatsMessageBus implements MessageBus {
     return this.connected && !this.closed && !this.nc.isClosed() && !this.nc.isDraining();
   }
 
+  stopConsuming(): Promise<void> {
+    this.consumingStopped ??= Promise.all(this.workers.map((worker) => worker.close(this.drainTimeoutMs))).then(() => undefined);
+    return this.consumingStopped;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await Promise.all(this.subscriptions.map((sub) => sub.drain().catch(() => undefined)));
-    await waitAll(
-      this.workers.map((worker) => worker.close()),
-      this.drainTimeoutMs,
-    );
+    await this.stopConsuming();
     await waitAll(this.running, this.drainTimeoutMs);
     for (const { stream, name } of this.ephemeralConsumers) await this.jsm.consumers.delete(stream, name).catch(() => undefined);
     await this.nc.drain().catch(() => undefined);

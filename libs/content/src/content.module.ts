@@ -19,6 +19,7 @@ import { ResourcesRepository } from './resources/resources.repository';
 import { ResourcesService } from './resources/resources.service';
 import { FieldsService } from './resources/fields.service';
 import { LabelSetsService } from './labelsets/labelsets.service';
+import { EntitiesGroupsService } from './entities-groups/entities-groups.service';
 import { SearchIndexerService } from './search/index/search-indexer.service';
 import { FindService } from './search/find.service';
 import { CatalogService } from './search/catalog.service';
@@ -40,7 +41,7 @@ export class ContentModule {
       providers: [
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
-        ResourcesRepository, OutboxService, AuditBatchService, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
+        ResourcesRepository, OutboxService, AuditBatchService, ResourcesService, FieldsService, LabelSetsService, EntitiesGroupsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
       ],

@@ -215,6 +215,12 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'GET /api/v1/kb/:kbid/labelset/:labelset': kb('READER'),
   'POST /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),
   'DELETE /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),
+  // Entities groups: read by every reader, changed by writers (as label sets)
+  'GET /api/v1/kb/:kbid/entitiesgroups': kb('READER'),
+  'GET /api/v1/kb/:kbid/entitiesgroup/:group': kb('READER'),
+  'POST /api/v1/kb/:kbid/entitiesgroups': kb('WRITER'),
+  'PATCH /api/v1/kb/:kbid/entitiesgroup/:group': kb('WRITER'),
+  'DELETE /api/v1/kb/:kbid/entitiesgroup/:group': kb('WRITER'),
   ...TUS_ROUTES(''),
   ...TUS_ROUTES('resource/:rid/file/:field_id/'),
   ...TUS_ROUTES('slug/:rslug/file/:field_id/'),

@@ -16,6 +16,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'accounts.kb.create-for-caller': { user_id: 'u-1', body: { slug: 'docs', title: 'Docs', account_id: 'acc-1' } },
   'accounts.kb.list-for-caller': { user_id: 'u-1' },
   'accounts.kb.get-by-slug': { kb_id: 'kb-1', key_role: 'SMEMBER', slug: 'docs' },
+  'accounts.zone.list': { account_id: 'acc-1' },
   'accounts.service-account.list': { account_id: 'acc-1', kb_id: 'kb-1' },
   'accounts.service-account.create': { account_id: 'acc-1', kb_id: 'kb-1', body: { title: 'ingest', role: 'SCONTRIBUTOR' } },
   'accounts.service-account.delete': { account_id: 'acc-1', kb_id: 'kb-1', sa_id: 'sa-1' },

@@ -18,6 +18,7 @@ import {
   CreateNuaClientRequest, ListNuaClientsRequest, ModifyNuaClientRequest, NuaClientRef, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientWebhookDto,
 } from './nua-client.dto';
 import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
+import { ListZonesRequest, type ZoneDto } from './zone.dto';
 import {
   ClaimSamlDomainRequest, SamlAccountRef, SamlAcsRequest, SamlDomainsRef, SamlLinkRequest, SamlLoginRequest, SsoDiscoverRequest, VerifySamlDomainRequest,
   type SamlDomainDto, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto,
@@ -51,6 +52,8 @@ export const AccountsSubjects = {
   createKbForCaller: rpc<CreateKbForCallerRequest, KbIdentityDto>('accounts.kb.create-for-caller', CreateKbForCallerRequest),
   listCallerKbs: rpc<KbCaller, StandaloneKbListDto>('accounts.kb.list-for-caller', KbCaller),
   getKbBySlug: rpc<KbBySlugRequest, KnowledgeBoxDto>('accounts.kb.get-by-slug', KbBySlugRequest),
+  /** The zones of the deployment (the configured one and any a KB lives in), or those of one account. */
+  listZones: rpc<ListZonesRequest, ZoneDto[]>('accounts.zone.list', ListZonesRequest),
 
   listServiceAccounts: rpc<KbRef, ServiceAccountDto[]>('accounts.service-account.list', KbRef),
   createServiceAccount: rpc<CreateServiceAccountRequest, IdDto>('accounts.service-account.create', CreateServiceAccountRequest),

@@ -193,4 +193,52 @@ describe('resource search and account screens', () => {
       expect((await http.call('GET', `/api/v1/account/${accountA}/user/${randomUUID()}`, { credential: dave })).status).toBe(404);
     });
   });
+
+  describe('the understanding API\'s and the database\'s paths of the learning schema and model configuration', () => {
+    it('GET /schema and /nua/schema are the creation schema; GET /schema/{kbid} the KB\'s', async () => {
+      const creation = await http.call('GET', '/api/v1/learning/configuration/schema');
+      expect(creation.status).toBe(200);
+      for (const path of ['/api/v1/schema', '/api/v1/nua/schema']) expect(await http.call('GET', path)).toMatchObject({ status: 200, body: creation.body });
+      const kbSchema = await http.call('GET', `/api/v1/kb/${kb}/schema`, { credential: reader });
+      expect(await http.call('GET', `/api/v1/schema/${kb}`, { credential: reader })).toMatchObject({ status: 200, body: kbSchema.body });
+      expect((await http.call('GET', `/api/v1/schema/${kb}`, { credential: otherKey })).status).toBe(403);
+      expect((await http.call('GET', `/api/v1/schema/${kb}`, { credential: bob })).status).toBe(404);
+      expect((await http.call('GET', `/api/v1/schema/${kb}`)).status).toBe(401);
+    });
+
+    it('GET|POST|PATCH /config/{kbid}: the KB\'s configuration, changes answered with it (200)', async () => {
+      const config = await http.call<Record<string, unknown>>('GET', `/api/v1/config/${kb}`, { credential: reader });
+      expect(config.status).toBe(200);
+      expect(config.body).toEqual((await http.call('GET', `/api/v1/kb/${kb}/configuration`, { credential: reader })).body);
+      const patched = await http.call<Record<string, unknown>>('PATCH', `/api/v1/config/${kb}`, { credential: admin, body: { summary: 'extended' } });
+      expect(patched.status).toBe(200);
+      expect(patched.body['summary']).toBe('extended');
+      expect((await http.call<Record<string, unknown>>('GET', `/api/v1/kb/${kb}/configuration`, { credential: reader })).body['summary']).toBe('extended');
+      const posted = await http.call<Record<string, unknown>>('POST', `/api/v1/config/${kb}`, { credential: admin, body: { summary: 'simple' } });
+      expect([posted.status, posted.body['summary']]).toEqual([200, 'simple']);
+      expect((await http.call('PATCH', `/api/v1/config/${kb}`, { credential: reader, body: { summary: 'extended' } })).status).toBe(403);
+      expect((await http.call('PATCH', `/api/v1/config/${kb}`, { credential: bob, body: { summary: 'extended' } })).status).toBe(404);
+      const bad = await http.call('PATCH', `/api/v1/config/${kb}`, { credential: admin, body: [] });
+      expect([bad.status, loc(bad.body)]).toEqual([422, ['body']]);
+      expect((await http.call<Record<string, unknown>>('GET', `/api/v1/config/${kb}`, { credential: reader })).body['summary']).toBe('simple');
+    });
+
+    it('POST /models/{kbid} and DELETE /account/{id}/models/{kbid}/{model_id}: the paths of adding and removing a semantic model', async () => {
+      const { vectorsets } = (await http.call<{ vectorsets: { id: string; default: boolean }[] }>('GET', `/api/v1/kb/${kb}/vectorsets`, { credential: admin })).body;
+      const current = vectorsets.find((v) => v.default)?.id as string;
+      // Adding the model the KB has changes nothing: 200 null.
+      const added = await http.call('POST', `/api/v1/models/${kb}`, { credential: admin, body: { id: current } });
+      expect([added.status, added.body]).toEqual([200, null]);
+      expect((await http.call('GET', `/api/v1/kb/${kb}/vectorsets`, { credential: admin })).body).toEqual({ vectorsets });
+      const missing = await http.call('POST', `/api/v1/models/${kb}`, { credential: admin, body: {} });
+      expect([missing.status, loc(missing.body)]).toEqual([422, ['body.id']]);
+      expect((await http.call('POST', `/api/v1/models/${kb}`, { credential: reader, body: { id: current } })).status).toBe(403);
+      // The default model cannot go (409); a model the KB lacks is a 404; roles as on the account path.
+      expect((await http.call('DELETE', `/api/v1/account/${accountA}/models/${kb}/${current}`, { credential: admin })).status).toBe(409);
+      expect((await http.call('DELETE', `/api/v1/account/${accountA}/models/${kb}/no-such-model`, { credential: admin })).status).toBe(404);
+      expect((await http.call('DELETE', `/api/v1/account/${accountA}/models/${kb}/${current}`, { credential: dave })).status).toBe(403);
+      expect((await http.call('DELETE', `/api/v1/account/${accountB}/models/${kb}/${current}`, { credential: admin })).status).toBe(404);
+      expect((await http.call('GET', `/api/v1/kb/${kb}/vectorsets`, { credential: admin })).body).toEqual({ vectorsets });
+    });
+  });
 });

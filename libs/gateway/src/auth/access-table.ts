@@ -168,6 +168,15 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
 
   // Learning configuration schema and model configuration
   'GET /api/v1/learning/configuration/schema': PUBLIC,
+  'GET /api/v1/schema': PUBLIC,
+  'GET /api/v1/nua/schema': PUBLIC,
+  'GET /api/v1/schema/:kbid': kb('READER'),
+  // The understanding API's paths of the model configuration
+  'GET /api/v1/config/:kbid': kb('READER'),
+  'POST /api/v1/config/:kbid': kb('MANAGER'),
+  'PATCH /api/v1/config/:kbid': kb('MANAGER'),
+  'POST /api/v1/models/:kbid': kb('MANAGER', USERS),
+  'DELETE /api/v1/account/:account_id/models/:kb_id/:model_id': accountKb('MANAGER'),
   'GET /api/v1/account/:account_id/schema': account('AMEMBER'),
   'GET /api/v1/kb/:kbid/schema': kb('READER'),
   'GET /api/v1/kb/:kbid/configuration': kb('READER'),

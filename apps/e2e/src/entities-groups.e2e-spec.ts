@@ -133,6 +133,11 @@ describe('entities groups', () => {
     expect((await http.call('GET', `${path(otherKb)}/entitiesgroups`, { credential: keys.reader })).status).toBe(403);
     expect((await http.call('GET', `${path()}/entitiesgroups`)).status).toBe(401);
     expect((await http.call('PATCH', `${path()}/entitiesgroup/NOPE`, { credential: keys.writer, body: { title: 'x' } })).status).toBe(404);
+    // A group name no group can have: too long, or with a slash (the tags' separator).
+    for (const group of ['x'.repeat(251), 'a%2Fb']) {
+      expect([group, (await http.call('GET', `${path()}/entitiesgroup/${group}`, { credential: keys.reader })).status]).toEqual([group, 422]);
+      expect([group, (await http.call('DELETE', `${path()}/entitiesgroup/${group}`, { credential: keys.writer })).status]).toEqual([group, 422]);
+    }
   });
 
   it('answers 422 naming every bad member, and keeps the KB unchanged', async () => {

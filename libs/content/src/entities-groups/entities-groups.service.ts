@@ -14,6 +14,8 @@ import { checkEntityMap } from './entity-map';
 const MAX_INDEXED_GROUPS = 1000;
 /** Entity values a user's deletions hide at most per group. */
 const MAX_DELETED_PER_GROUP = 10_000;
+/** Answers of the SQL path kept (per KB and question, valid while the KB's index generation stays). */
+const SQL_CACHE_ENTRIES = 500;
 
 interface GroupRow {
   id: string;
@@ -36,6 +38,13 @@ const entityOf = (value: string): EntityDto => ({ value, merged: false, represen
  */
 @Injectable()
 export class EntitiesGroupsService {
+  /**
+   * The SQL path reads every paragraph of the KB (a large KB is the one the memory index does not
+   * hold): its answers are kept until the KB's index generation moves, so repeated reads of a large
+   * KB cost one indexed lookup each.
+   */
+  private readonly sqlCache = new Map<string, { generation: string; value: string[] }>();
+
   constructor(
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
     private readonly memory: SearchMemoryService,
@@ -187,12 +196,14 @@ export class EntitiesGroupsService {
       }
       return [...families];
     }
-    const rows = (await this.ds.query(
-      `SELECT DISTINCT split_part(substr(tg, 4), '/', 1) COLLATE "C" AS family FROM content.search_paragraphs p, unnest(p.tags) AS tg
-        WHERE p.kbid = $1 AND tg LIKE '/e/%' ORDER BY 1 LIMIT ${MAX_INDEXED_GROUPS}`,
-      [kbid],
-    )) as { family: string }[];
-    return rows.map((r) => r.family).filter((f) => f !== '');
+    return this.cachedSql(kbid, '', async () => {
+      const rows = (await this.ds.query(
+        `SELECT DISTINCT split_part(substr(tg, 4), '/', 1) COLLATE "C" AS family FROM content.search_paragraphs p, unnest(p.tags) AS tg
+          WHERE p.kbid = $1 AND tg LIKE '/e/%' ORDER BY 1 LIMIT ${MAX_INDEXED_GROUPS}`,
+        [kbid],
+      )) as { family: string }[];
+      return rows.map((r) => r.family).filter((f) => f !== '');
+    });
   }
 
   /** The values of one family in the KB's index, in byte order, at most `limit`. */
@@ -201,10 +212,29 @@ export class EntitiesGroupsService {
     const index = await this.memory.current(kbid);
     const tags = index
       ? index.tags(index.mask({ showHidden: true }), (t) => t.startsWith(prefix), limit)
-      : ((await this.ds.query(
-          `SELECT DISTINCT tg COLLATE "C" AS tag FROM content.search_paragraphs p, unnest(p.tags) AS tg WHERE p.kbid = $1 AND tg LIKE $2 ORDER BY 1 LIMIT ${limit}`,
-          [kbid, likePrefix(prefix)],
-        )) as { tag: string }[]).map((r) => r.tag);
+      : await this.cachedSql(kbid, `${group}\0${limit}`, async () =>
+          ((await this.ds.query(
+            `SELECT DISTINCT tg COLLATE "C" AS tag FROM content.search_paragraphs p, unnest(p.tags) AS tg WHERE p.kbid = $1 AND tg LIKE $2 ORDER BY 1 LIMIT ${limit}`,
+            [kbid, likePrefix(prefix)],
+          )) as { tag: string }[]).map((r) => r.tag));
     return tags.map((t) => t.slice(prefix.length)).filter((v) => v !== '');
+  }
+
+  /** `compute` once per KB index generation (none yet: the KB has no paragraphs, so nothing is found). */
+  private async cachedSql(kbid: string, question: string, compute: () => Promise<string[]>): Promise<string[]> {
+    const rows = (await this.ds.query(`SELECT generation::text AS generation FROM content.search_stats WHERE kbid = $1`, [kbid])) as { generation: string }[];
+    const generation = rows[0]?.generation;
+    if (generation === undefined) return [];
+    const key = `${kbid}\0${question}`;
+    const hit = this.sqlCache.get(key);
+    this.sqlCache.delete(key);
+    if (hit && hit.generation === generation) {
+      this.sqlCache.set(key, hit);
+      return hit.value;
+    }
+    const value = await compute();
+    this.sqlCache.set(key, { generation, value });
+    if (this.sqlCache.size > SQL_CACHE_ENTRIES) this.sqlCache.delete(this.sqlCache.keys().next().value as string);
+    return value;
   }
 }

@@ -46,6 +46,7 @@ export class AccountsHandlers implements OnModuleInit {
       this.bus.handle(S.createKb, (req) => this.kbs.create(req)),
       this.bus.handle(S.getKb, (req) => this.kbs.get(req)),
       this.bus.handle(S.listKbs, (req) => this.kbs.list(req)),
+      this.bus.handle(S.listZones, (req) => this.kbs.zones(req)),
       this.bus.handle(S.modifyKb, (req) => this.kbs.modify(req)),
       this.bus.handle(S.kbUploadLimits, (req) => this.kbs.uploadLimits(req.kb_id)),
       this.bus.handle(S.accountUploadLimits, (req) => this.kbs.accountUploadLimits(req.account_id)),

@@ -15,6 +15,7 @@ import { ResourceReaderService } from './resources/resource-reader.service';
 import { ResourcesService } from './resources/resources.service';
 import { FieldsService } from './resources/fields.service';
 import { LabelSetsService } from './labelsets/labelsets.service';
+import { EntitiesGroupsService } from './entities-groups/entities-groups.service';
 import { FindService } from './search/find.service';
 import { CatalogService } from './search/catalog.service';
 import { GraphService } from './search/graph.service';
@@ -46,6 +47,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly questionAnswers: QuestionAnswersService,
     private readonly vectorsets: VectorsetsService,
     private readonly synonyms: SynonymsService,
+    private readonly entitiesGroups: EntitiesGroupsService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -76,6 +78,11 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.registerUpload, (req) => this.fields.registerUpload(req)),
       this.bus.handle(S.md5Exists, (req) => this.fields.md5Exists(req)),
       this.bus.handle(S.listLabelSets, (req) => this.labelsets.list(req)),
+      this.bus.handle(S.listEntitiesGroups, (req) => this.entitiesGroups.list(req)),
+      this.bus.handle(S.getEntitiesGroup, (req) => this.entitiesGroups.get(req)),
+      this.bus.handle(S.createEntitiesGroup, (req) => this.entitiesGroups.create(req)),
+      this.bus.handle(S.updateEntitiesGroup, (req) => this.entitiesGroups.update(req)),
+      this.bus.handle(S.deleteEntitiesGroup, (req) => this.entitiesGroups.delete(req)),
       this.bus.handle(S.getLabelSet, (req) => this.labelsets.get(req)),
       this.bus.handle(S.setLabelSet, (req) => this.labelsets.set(req)),
       this.bus.handle(S.deleteLabelSet, (req) => this.labelsets.delete(req)),

@@ -20,6 +20,7 @@ import { ResourcesService } from './resources/resources.service';
 import { KbNotifier } from './notifications/kb-notifier.service';
 import { FieldsService } from './resources/fields.service';
 import { LabelSetsService } from './labelsets/labelsets.service';
+import { EntitiesGroupsService } from './entities-groups/entities-groups.service';
 import { SearchIndexerService } from './search/index/search-indexer.service';
 import { FindService } from './search/find.service';
 import { CatalogService } from './search/catalog.service';
@@ -41,7 +42,7 @@ export class ContentModule {
       providers: [
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
-        ResourcesRepository, OutboxService, AuditBatchService, KbNotifier, ResourcesService, FieldsService, LabelSetsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
+        ResourcesRepository, OutboxService, AuditBatchService, KbNotifier, ResourcesService, FieldsService, LabelSetsService, EntitiesGroupsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
       ],

@@ -25,6 +25,8 @@ import { VerifyEmailPageController } from './routes/verify-email-page.controller
 import { UploadsController } from './routes/uploads.controller';
 import { FieldsController } from './routes/fields.controller';
 import { LabelSetsController } from './routes/labelsets.controller';
+import { EntitiesGroupsController } from './routes/entities-groups.controller';
+import { AccountInfoController } from './routes/account-info.controller';
 import { ProcessingRequestsController, ProcessingStatusController } from './routes/processing-status.controller';
 import { ProcessingPullController } from './routes/processing-pull.controller';
 import { SynonymsController } from './routes/synonyms.controller';
@@ -55,7 +57,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController],
       providers: [
         {
           provide: ACCESS_CLIENT,

@@ -72,6 +72,10 @@ const VALID: Record<string, (c: Ctx) => unknown> = {
   'POST /api/v1/kb/:kbid/labelset/:labelset': () => ({ title: 'Topics', color: 'blue', multiple: true, kind: ['RESOURCES'], labels: [{ title: 'sea' }, { title: 'land', related: 'x' }] }),
   'PATCH /api/v1/kb/:kbid/configuration': () => ({ summary: 'simple', prefer_markdown_generative_response: true, user_prompts: { openai: { prompt: 'Answer {question} from {context}' } }, user_keys: { openai: { key: 'sk-x', url: 'https://example.com/v1' } } }),
   'POST /api/v1/kb/:kbid/configuration': () => ({ generative_model: 'generative-multilingual-2023', semantic_models: ['en-use-lite-2024'] }),
+  'PATCH /api/v1/config/:kbid': () => ({ summary: 'simple', prefer_markdown_generative_response: true }),
+  'POST /api/v1/config/:kbid': () => ({ generative_model: 'generative-multilingual-2023', semantic_models: ['en-use-lite-2024'] }),
+  'POST /api/v1/kb/:kbid/entitiesgroups': () => ({ group: 'FUZZ', title: 'Fuzz', color: 'red', entities: { sea: { value: 'sea', merged: false, represents: ['ocean'] } } }),
+  'PATCH /api/v1/kb/:kbid/entitiesgroup/:group': () => ({ title: 'Fuzz', add: { land: { value: 'land' } }, update: { sea: { value: 'Sea' } }, delete: ['x'] }),
   'PUT /api/v1/kb/:kbid/custom-synonyms': () => ({ synonyms: { planet: ['globe', 'world'], sea: ['ocean'] } }),
   'POST /api/v1/kb/:kbid/resource/:rid/reindex': () => ({ reindex_vectors: false }),
   'POST /api/v1/service_account_temporal_key': () => ({ ttl: 5, security_groups: ['g1'] }),
@@ -93,6 +97,7 @@ const VALID: Record<string, (c: Ctx) => unknown> = {
   'POST /api/v1/account/:account_id/kb/:kb_id/service_accounts': () => ({ title: 'fuzz', role: 'SMEMBER' }),
   'POST /api/v1/account/:account_id/kb/:kb_id/service_account/:sa_id/keys': () => ({ expires: '2030-01-01T00:00:00Z' }),
   'POST /api/v1/account/:account_id/models/:kb_id': () => ({ id: 'model-x' }),
+  'POST /api/v1/models/:kbid': () => ({ id: 'model-x' }),
   'POST /api/v1/processing/push': (c) => ({ kbid: c.kbid, uuid: null, title: 'Pushed', labels: ['l'], textfield: { body: { body: 'Pushed text.' } }, processing_options: { ml_text: true } }),
   'POST /api/v2/processing/pull': () => ({ timeout: 0, limit: 1 }),
   'POST /api/v1/auth/login': () => ({ email: 'nobody@example.com', password: 'a wrong password' }),
@@ -103,7 +108,7 @@ function fill(route: string, c: Ctx, id?: string): string {
   return route
     .replace(':kbid', c.kbid).replace(':kb_id', c.kbid).replace(':account_id', c.account).replace(':rid', c.rid).replace(':rslug', 'existing')
     .replace(':field_id', 'fz').replace(':labelset', 'fuzz').replace(':sa_id', c.saId).replace(':client_id', c.victimClient).replace(':vectorset_id', 'no-such-model')
-    .replace(':message_ident', 'm1').replace(':field_type', 'text').replace(':event_type', 'chat').replace(/:[a-z_]+/g, id ?? 'x').replace('*download_field', 'x');
+    .replace(':group', 'FUZZ').replace(':message_ident', 'm1').replace(':field_type', 'text').replace(':event_type', 'chat').replace(/:[a-z_]+/g, id ?? 'x').replace('*download_field', 'x');
 }
 
 function credentialFor(rule: (typeof ACCESS_TABLE)[string], c: Ctx): Credential {
@@ -185,6 +190,7 @@ describe('security: fuzzing never gets a 5xx, and refused writes change nothing'
       out['labelsets'] = await get(`/api/v1/kb/${ctx.kbid}/labelsets`, ctx.api);
       out['configuration'] = await get(`/api/v1/kb/${ctx.kbid}/configuration`, ctx.api);
       out['synonyms'] = await get(`/api/v1/kb/${ctx.kbid}/custom-synonyms`, ctx.api);
+      out['entitiesgroups'] = await get(`/api/v1/kb/${ctx.kbid}/entitiesgroups`, ctx.api);
     }
     if (scope !== 'kb') {
       out['account'] = await get(`/api/v1/account/${ctx.account}`, ctx.pat);

@@ -43,6 +43,10 @@ function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: s
     model_id: 'no-such-model', filename: 'model.bin', download_field: 'thumbnail',
     // The activity months of a type that the walk itself produces (every read is a `visited` event).
     event_type: 'visited',
+    // An entities group processing finds in the walk's texts when they hold an e-mail address, else a 404 that must not leak.
+    group: 'EMAIL',
+    // A user the walk did not create: the route is still read (its 404 must not leak either).
+    user_id: '00000000-0000-4000-8000-000000000000',
   };
   const params = [...route.matchAll(/[:*]([a-z_]+)/g)].map((m) => m[1] as string);
   const perResource = new Set(['rid', 'rslug', 'field_type', 'field_id']);

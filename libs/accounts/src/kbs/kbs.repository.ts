@@ -32,6 +32,15 @@ export class KbsRepository {
     return kb;
   }
 
+  /** The distinct zones KBs live in (of one account, or of all), at most `limit`. */
+  async zones(accountId: string | undefined, limit: number): Promise<string[]> {
+    const rows = (await this.ds.query(
+      `SELECT DISTINCT zone FROM accounts.knowledge_boxes ${accountId ? 'WHERE account_id = $1' : ''} ORDER BY zone LIMIT ${limit}`,
+      accountId ? [accountId] : [],
+    )) as { zone: string }[];
+    return rows.map((r) => r.zone);
+  }
+
   listByAccount(accountId: string): Promise<KnowledgeBoxEntity[]> {
     return this.kbs.find({ where: { accountId }, order: { createdAt: 'ASC' } });
   }

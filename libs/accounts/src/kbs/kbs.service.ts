@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
   AccountsSubjects, DomainError, ErrorCodes, LEARNING_DEFAULTS, kbRoleSatisfies, learningConfigurationIssues,
-  type CreateKbRequest, type GetKbRequest, type IdDto, type KbRef, type KbRole, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto, type KbCorsDto, type KbUploadLimitsDto, type ListKbsRequest, type ModifyKbRequest,
+  type CreateKbRequest, type GetKbRequest, type IdDto, type KbRef, type KbRole, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto, type KbCorsDto, type KbUploadLimitsDto, type ListKbsRequest, type ListZonesRequest, type ModifyKbRequest, type ZoneDto,
 } from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
 import type { DataSource } from 'typeorm';
@@ -68,6 +68,12 @@ export class KbsService {
 
   async get(req: GetKbRequest): Promise<KnowledgeBoxDto> {
     return knowledgeBoxDto(await this.kbs.requireInAccount(req), req.caller_role);
+  }
+
+  /** The configured zone first (where new KBs go), then any other a KB lives in. */
+  async zones(req: ListZonesRequest): Promise<ZoneDto[]> {
+    const zones = [...new Set([this.options.zone, ...(await this.kbs.zones(req.account_id, 100))])];
+    return zones.map((z) => ({ id: z, slug: z, title: z, subdomain: z }));
   }
 
   async list(req: ListKbsRequest): Promise<KnowledgeBoxSummaryDto[]> {

@@ -9,6 +9,7 @@ import { RequestReader } from './query/request-reader';
 import { facetCounts } from './query/facets';
 import { SqlParams, likePrefix } from './query/sql';
 import { SearchContextService } from './search-context.service';
+import { EntitiesGroupsService } from '../entities-groups/entities-groups.service';
 
 const SEARCH_FEATURES = ['fulltext', 'keyword', 'semantic', 'relations'] as const;
 /** Entities /suggest returns at most. */
@@ -30,6 +31,7 @@ export class SearchListsService {
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
     private readonly finder: FindService,
     private readonly context: SearchContextService,
+    private readonly entitiesGroups: EntitiesGroupsService,
   ) {}
 
   async search(req: RetrievalRequest): Promise<Record<string, unknown>> {
@@ -176,10 +178,12 @@ export class SearchListsService {
       };
     }
     if (features.includes('entities')) {
-      const entities = (await this.entityTags(plan, retrieval, query.toLowerCase())).map((tag) => {
+      const found = (await this.entityTags(plan, retrieval, query.toLowerCase())).map((tag) => {
         const [family, ...value] = tag.slice(3).split('/');
         return { family: family as string, value: value.join('/') };
       });
+      // Users' entities groups: their deletions hide found entities, their own entities are suggested too.
+      const entities = await this.entitiesGroups.suggestions(req.kbid, query.toLowerCase(), found, ENTITY_SUGGESTIONS);
       out['entities'] = { total: entities.length, entities };
     }
     this.finder.audit(req, 'suggest', started, { query, features });

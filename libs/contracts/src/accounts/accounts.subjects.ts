@@ -19,6 +19,7 @@ import {
 } from './nua-client.dto';
 import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
 import { CreateEphemeralTokenRequest, type EphemeralTokenDto } from './ephemeral-token.dto';
+import { ListZonesRequest, type ZoneDto } from './zone.dto';
 import {
   ClaimSamlDomainRequest, SamlAccountRef, SamlAcsRequest, SamlDomainsRef, SamlLinkRequest, SamlLoginRequest, SsoDiscoverRequest, VerifySamlDomainRequest,
   type SamlDomainDto, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto,
@@ -52,6 +53,8 @@ export const AccountsSubjects = {
   createKbForCaller: rpc<CreateKbForCallerRequest, KbIdentityDto>('accounts.kb.create-for-caller', CreateKbForCallerRequest),
   listCallerKbs: rpc<KbCaller, StandaloneKbListDto>('accounts.kb.list-for-caller', KbCaller),
   getKbBySlug: rpc<KbBySlugRequest, KnowledgeBoxDto>('accounts.kb.get-by-slug', KbBySlugRequest),
+  /** The zones of the deployment (the configured one and any a KB lives in), or those of one account. */
+  listZones: rpc<ListZonesRequest, ZoneDto[]>('accounts.zone.list', ListZonesRequest),
 
   listServiceAccounts: rpc<KbRef, ServiceAccountDto[]>('accounts.service-account.list', KbRef),
   createServiceAccount: rpc<CreateServiceAccountRequest, IdDto>('accounts.service-account.create', CreateServiceAccountRequest),

@@ -12,3 +12,4 @@ export * from './model-config.dto';
 export * from './saml.dto';
 export * from './kb-standalone.dto';
 export * from './ephemeral-token.dto';
+export * from './zone.dto';

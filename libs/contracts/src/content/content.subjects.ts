@@ -18,6 +18,7 @@ import { ProcessingPushRequest, type ProcessingPushResponseDto } from './process
 import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
 import type { KbCountersDto } from './kb-counters.dto';
+import { CreateEntitiesGroupRequest, EntitiesGroupRef, UpdateEntitiesGroupRequest, type EntitiesGroupDto, type KnowledgeBoxEntitiesDto } from './entities-groups.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
 
 export const ContentSubjects = {
@@ -39,6 +40,12 @@ export const ContentSubjects = {
   getLabelSet: rpc<LabelSetRef, LabelSetDto>('content.labelset.get', LabelSetRef),
   setLabelSet: rpc<SetLabelSetRequest, Record<string, never>>('content.labelset.set', SetLabelSetRequest),
   deleteLabelSet: rpc<LabelSetRef, Record<string, never>>('content.labelset.delete', LabelSetRef),
+  /** Entities groups (API-MAP 3): users' custom groups merged with the entities processing found. */
+  listEntitiesGroups: rpc<KbContentRef, KnowledgeBoxEntitiesDto>('content.entities-group.list', KbContentRef),
+  getEntitiesGroup: rpc<EntitiesGroupRef, EntitiesGroupDto>('content.entities-group.get', EntitiesGroupRef),
+  createEntitiesGroup: rpc<CreateEntitiesGroupRequest, Record<string, never>>('content.entities-group.create', CreateEntitiesGroupRequest),
+  updateEntitiesGroup: rpc<UpdateEntitiesGroupRequest, Record<string, never>>('content.entities-group.update', UpdateEntitiesGroupRequest),
+  deleteEntitiesGroup: rpc<EntitiesGroupRef, Record<string, never>>('content.entities-group.delete', EntitiesGroupRef),
   /** Hybrid retrieval (API-MAP 2.2): KnowledgeboxFindResults. */
   find: rpc<SearchEnvelope, Record<string, unknown>>('content.search.find', SearchEnvelope),
   /** Separate result lists (API-MAP 2.3): KnowledgeboxSearchResults. */

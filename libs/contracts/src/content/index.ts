@@ -17,3 +17,4 @@ export * from './question-answers.dto';
 export * from './synonyms.dto';
 export * from './kb-counters.dto';
 export * from './kb-notification.event';
+export * from './entities-groups.dto';

@@ -55,7 +55,7 @@ describe('access table', () => {
       'OPTIONS /api/v1/processing/tusupload', 'OPTIONS /api/v1/processing/tusupload/:upload_id',
     ];
     expect(open.sort()).toEqual([
-      'GET /api/v1/learning/configuration/schema', 'GET /auth', 'GET /auth/invite', 'GET /auth/verify-email', 'GET /health/live', 'GET /health/ready', 'GET /metrics',
+      'GET /api/v1/learning/configuration/schema', 'GET /api/v1/nua/schema', 'GET /api/v1/schema', 'GET /auth', 'GET /auth/invite', 'GET /auth/verify-email', 'GET /health/live', 'GET /health/ready', 'GET /metrics',
       'POST /api/v1/auth/login', 'POST /api/v1/auth/signup',
       'POST /auth', 'POST /auth/invite/login', 'POST /auth/invite/signup', 'POST /auth/login', 'POST /auth/signup', 'POST /auth/signup-form',
       'GET /api/v1/saml/:account_id/login', 'GET /api/v1/saml/:account_id/metadata', 'POST /api/v1/saml/:account_id/acs', ...tusInfo,

@@ -101,6 +101,9 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/user/pa_tokens': USER,
   'GET /api/v1/user/pa_tokens': USER,
   'DELETE /api/v1/user/pa_token/:token_id': USER,
+  'GET /api/v1/user/welcome': USER,
+  // The zones of the deployment are no secret: every caller that may reach a KB may list them.
+  'GET /api/v1/zones': { scope: 'caller', credentials: KB_CALLERS },
 
   // Accounts (global host); :account_id is an id or a slug
   'POST /api/v1/accounts': USER,
@@ -114,6 +117,12 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/account/:account_id/invite': account('AOWNER'),
   'GET /api/v1/account/:account_id/invites': account('AOWNER'),
   'DELETE /api/v1/account/:account_id/invite/:email': account('AOWNER'),
+  'GET /api/v1/account/:account_id/user/:user_id': account('AMEMBER'),
+  // What the reference clients read in account screens: the caller's role, the account's zones and status, where its KBs live
+  'GET /api/v1/account/:account_id/permissions': account('AMEMBER'),
+  'GET /api/v1/account/:account_id/zones': account('AMEMBER'),
+  'GET /api/v1/account/:account_id/status': account('AMEMBER'),
+  'GET /api/v1/account/:account_id/index/kbs': account('AMEMBER'),
   // SSO domain claims and their DNS proof
   'GET /api/v1/account/:account_id/saml/domains': account('AOWNER'),
   'POST /api/v1/account/:account_id/saml/domains': account('AOWNER'),
@@ -140,6 +149,7 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'GET /api/v1/account/:account_id/kbs': account('AMEMBER'),
   // The reference JS client reads its KB record with the KB's own API key.
   'GET /api/v1/account/:account_id/kb/:kb_id': accountKb('READER', [...USERS, 'api_key']),
+  'GET /api/v1/account/:account_id/kb/:kb_id/permissions': accountKb('READER', [...USERS, 'api_key']),
   'PATCH /api/v1/account/:account_id/kb/:kb_id': accountKb('MANAGER'),
   'DELETE /api/v1/account/:account_id/kb/:kb_id': accountKb('MANAGER'),
 
@@ -168,6 +178,15 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
 
   // Learning configuration schema and model configuration
   'GET /api/v1/learning/configuration/schema': PUBLIC,
+  'GET /api/v1/schema': PUBLIC,
+  'GET /api/v1/nua/schema': PUBLIC,
+  'GET /api/v1/schema/:kbid': kb('READER'),
+  // The understanding API's paths of the model configuration
+  'GET /api/v1/config/:kbid': kb('READER'),
+  'POST /api/v1/config/:kbid': kb('MANAGER'),
+  'PATCH /api/v1/config/:kbid': kb('MANAGER'),
+  'POST /api/v1/models/:kbid': kb('MANAGER', USERS),
+  'DELETE /api/v1/account/:account_id/models/:kb_id/:model_id': accountKb('MANAGER'),
   'GET /api/v1/account/:account_id/schema': account('AMEMBER'),
   'GET /api/v1/kb/:kbid/schema': kb('READER'),
   'GET /api/v1/kb/:kbid/configuration': kb('READER'),
@@ -213,6 +232,7 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/kb/:kbid/graph/relations': kb('READER'),
   'GET /api/v1/kb/:kbid/search': kb('READER'),
   'POST /api/v1/kb/:kbid/search': kb('READER'),
+  'GET /api/v1/kb/:kbid/resource/:rid/search': kb('READER'),
   'GET /api/v1/kb/:kbid/suggest': kb('READER'),
   'POST /api/v1/kb/:kbid/suggest': kb('READER'),
   'POST /api/v1/kb/:kbid/ask': ask,
@@ -225,6 +245,12 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'GET /api/v1/kb/:kbid/labelset/:labelset': kb('READER'),
   'POST /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),
   'DELETE /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),
+  // Entities groups: read by every reader, changed by writers (as label sets)
+  'GET /api/v1/kb/:kbid/entitiesgroups': kb('READER'),
+  'GET /api/v1/kb/:kbid/entitiesgroup/:group': kb('READER'),
+  'POST /api/v1/kb/:kbid/entitiesgroups': kb('WRITER'),
+  'PATCH /api/v1/kb/:kbid/entitiesgroup/:group': kb('WRITER'),
+  'DELETE /api/v1/kb/:kbid/entitiesgroup/:group': kb('WRITER'),
   ...TUS_ROUTES(''),
   ...TUS_ROUTES('resource/:rid/file/:field_id/'),
   ...TUS_ROUTES('slug/:rslug/file/:field_id/'),

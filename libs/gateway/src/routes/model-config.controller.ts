@@ -21,7 +21,8 @@ const objectBody = (body: unknown): Record<string, unknown> => {
 export class ModelConfigController {
   constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus, @Inject(BLOB_STORE) private readonly blobs: BlobStore) {}
 
-  @Get('learning/configuration/schema')
+  // `schema` is the understanding API's alias, `nua/schema` the database's proxy of it (API-MAP 1.5).
+  @Get(['learning/configuration/schema', 'schema', 'nua/schema'])
   @ApiOperation({ summary: 'Learning Configuration Schema (for creation)' })
   schema(@Req() req: AuthedRequest): Promise<Record<string, unknown>> {
     return this.bus.request(AccountsSubjects.learningSchema, {}, busContextOf(req));
@@ -33,13 +34,13 @@ export class ModelConfigController {
     return this.bus.request(AccountsSubjects.learningSchema, {}, busContextOf(req));
   }
 
-  @Get('kb/:kbid/schema')
+  @Get(['kb/:kbid/schema', 'schema/:kbid'])
   @ApiOperation({ summary: 'Learning Configuration Schema (by KB, for update)' })
   kbSchema(@Req() req: AuthedRequest): Promise<Record<string, unknown>> {
     return this.bus.request(AccountsSubjects.learningSchema, {}, busContextOf(req));
   }
 
-  @Get('kb/:kbid/configuration')
+  @Get(['kb/:kbid/configuration', 'config/:kbid'])
   @ApiOperation({ summary: 'Knowledgebox Models Configuration (provider keys masked)' })
   get(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
     return this.bus.request(AccountsSubjects.getKbConfig, { kb_id: kbid }, busContextOf(req));
@@ -78,6 +79,46 @@ export class ModelConfigController {
   @ApiResponse({ status: 204 })
   async removeVectorset(@Param('kbid') kbid: string, @Param('vectorset_id') model: string, @Req() req: AuthedRequest): Promise<void> {
     await this.bus.request(AccountsSubjects.removeSemanticModel, { kb_id: kbid, model }, busContextOf(req));
+  }
+
+  /** The understanding API's paths of the configuration (API-MAP 1.5): 200 with the configuration, where the database's answer 204. */
+  @Post('config/:kbid')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Knowledgebox Models Add Configuration (understanding-API path)' })
+  @ApiBody({ type: ModelConfigurationInputDto })
+  @ApiResponse({ status: 200, description: 'the model configuration (provider keys masked)' })
+  async addNua(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    await this.bus.request(AccountsSubjects.setKbConfig, { kb_id: kbid, mode: 'add', config: objectBody(body) }, busContextOf(req));
+    return this.bus.request(AccountsSubjects.getKbConfig, { kb_id: kbid }, busContextOf(req));
+  }
+
+  @Patch('config/:kbid')
+  @ApiOperation({ summary: 'Knowledgebox Models Update Configuration (understanding-API path)' })
+  @ApiBody({ type: ModelConfigurationInputDto })
+  @ApiResponse({ status: 200, description: 'the model configuration (provider keys masked)' })
+  async updateNua(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    await this.bus.request(AccountsSubjects.setKbConfig, { kb_id: kbid, mode: 'update', config: objectBody(body) }, busContextOf(req));
+    return this.bus.request(AccountsSubjects.getKbConfig, { kb_id: kbid }, busContextOf(req));
+  }
+
+  @Delete('account/:account_id/models/:kb_id/:model_id')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Delete a model from a Kb', description: 'The account-layer form of removing a vectorset; the default semantic model cannot be removed (409).' })
+  @ApiResponse({ status: 200, description: 'null' })
+  async deleteModel(@Param('kb_id') kbid: string, @Param('model_id') model: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    await this.bus.request(AccountsSubjects.removeSemanticModel, { kb_id: kbid, model }, busContextOf(req));
+    res.status(200).json(null);
+  }
+
+  // `models/:kbid` is the on-premises form (API-MAP 1.5), the KB in the path alone.
+  @Post('models/:kbid')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Add A Model To A Kb (on-premises path)' })
+  @ApiBody({ type: AddModelToKbDto })
+  @ApiResponse({ status: 200, description: 'null' })
+  async addModelOnPrem(@Param('kbid') kbid: string, @Body(bodyOf(AddModelToKbDto)) body: AddModelToKbDto, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    await this.bus.request(AccountsSubjects.addSemanticModel, { kb_id: kbid, model: body.id }, busContextOf(req));
+    res.status(200).json(null);
   }
 
   @Post('account/:account_id/models/:kb_id')

@@ -1,4 +1,4 @@
-import { queryToBody } from './search.controller';
+import { queryToBody, resourceSearchBody } from './search.controller';
 
 describe('queryToBody (GET search routes → the POST body shape)', () => {
   it('keeps single-valued members single, and lists lists', () => {
@@ -15,5 +15,18 @@ describe('queryToBody (GET search routes → the POST body shape)', () => {
 
   it('reports a filter_expression that is not JSON', () => {
     expect(() => queryToBody({ filter_expression: '{nope' })).toThrow(/filter_expression/);
+  });
+});
+
+describe('resourceSearchBody (GET /resource/{rid}/search → a /search body scoped to the resource)', () => {
+  it('scopes to the resource, searches paragraphs by default, and turns pages into top_k and offset', () => {
+    expect(resourceSearchBody({ query: 'lava', page_size: '5', page_number: '2' }, 'r1')).toEqual({ features: ['keyword'], query: 'lava', top_k: 5, offset: 10, resource_filters: ['r1'] });
+    expect(resourceSearchBody({ query: 'lava', page_number: '1' }, 'r1')).toMatchObject({ offset: 20 });
+    expect(resourceSearchBody({ query: 'lava', features: 'semantic' }, 'r1')).toEqual({ features: ['semantic'], query: 'lava', resource_filters: ['r1'] });
+  });
+
+  it('refuses resource_filters (the resource is the path\'s), and passes bad numbers on for the engine to name', () => {
+    expect(() => resourceSearchBody({ resource_filters: 'other' }, 'r1')).toThrow(/resource is the one in the path/);
+    expect(resourceSearchBody({ page_size: 'x' }, 'r1')).toMatchObject({ top_k: 'x' });
   });
 });

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ContentSubjects, DomainError } from '@kb/contracts';
+import { ContentSubjects, DomainError, ErrorCodes } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { actorOf, busContextOf } from '../http/request-context';
@@ -56,6 +56,24 @@ export function queryToBody(query: Record<string, unknown>): Record<string, unkn
     delete body['sort_limit'];
   }
   return body;
+}
+
+/**
+ * The body of a resource-scoped search (API-MAP 2.3 `GET /resource/{rid}/search`): the KB search
+ * limited to the one resource, paragraphs by default, `page_number`/`page_size` as offset and top_k.
+ */
+export function resourceSearchBody(query: Record<string, unknown>, rid: string): Record<string, unknown> {
+  if (query['resource_filters'] !== undefined) {
+    throw DomainError.validation([{ loc: ['query', 'resource_filters'], msg: 'The resource is the one in the path', type: 'extra_forbidden' }]);
+  }
+  const body = queryToBody(query);
+  const size = body['page_size'];
+  const page = body['page_number'];
+  delete body['page_size'];
+  delete body['page_number'];
+  if (size !== undefined) body['top_k'] = size;
+  if (page !== undefined) body['offset'] = typeof page === 'number' && typeof size === 'number' ? page * size : typeof page === 'number' ? page * 20 : page;
+  return { features: ['keyword'], ...body, resource_filters: [rid] };
 }
 
 /** Search routes: thin adapters onto the content service, which owns the search engine. */
@@ -145,6 +163,18 @@ export class SearchController {
   @ApiResponse({ status: 200, description: 'KnowledgeboxSearchResults' })
   searchGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
     return this.bus.request(ContentSubjects.search, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Get('resource/:rid/search')
+  @ApiOperation({ summary: 'Search Resource', description: 'The /search engine limited to one resource: paragraphs (keyword) by default, sentences with features=semantic.' })
+  @ApiResponse({ status: 200, description: 'ResourceSearchResults {sentences, paragraphs, relations, nodes, shards}' })
+  @ApiResponse({ status: 404, description: 'No such resource in the KB' })
+  async resourceSearch(@Param('kbid') kbid: string, @Param('rid') rid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+    const body = resourceSearchBody(query, rid);
+    const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, rid }, busContextOf(req));
+    if (!found.exists) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
+    const r = await this.bus.request(ContentSubjects.search, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
+    return { sentences: r['sentences'] ?? null, paragraphs: r['paragraphs'] ?? null, relations: r['relations'] ?? null, nodes: null, shards: null };
   }
 
   @Post('suggest')

@@ -1,0 +1,65 @@
+import { bearer, type Credential, type HttpClient } from './support/http-client';
+import { startDistributed, type Topology } from './support/topologies';
+
+type Group = { title: string | null; custom: boolean; entities: Record<string, { value: string }> };
+
+/**
+ * The issue-20 routes whose answers come from more than one service, every app its own process over
+ * NATS with the permissions of the bus access table: entities groups (content's index and store),
+ * resource search, and the account-screen routes answered by accounts.
+ */
+describe('KB API over NATS (distributed)', () => {
+  let topology: Topology;
+  let http: HttpClient;
+  let pat: NonNullable<Credential>;
+  let account: string;
+  let kb: string;
+  let rid: string;
+
+  beforeAll(async () => {
+    topology = await startDistributed();
+    http = topology.http;
+    const boot = topology.bootstrap();
+    pat = bearer(boot.personal_access_token.token);
+    account = boot.account.id;
+    kb = (await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kbs`, { credential: pat, body: { slug: `kb-api-${Date.now()}` } })).body.id;
+    rid = (await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: pat, body: { title: 'Contacts', texts: { body: { body: 'Mail carol@example.com about the harbour crane.' } } },
+    })).body.uuid;
+    await http.eventually(async () => {
+      const r = await http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${kb}/resource/${rid}`, { credential: pat });
+      return r.body.metadata?.status === 'PROCESSED' ? true : undefined;
+    }, 90_000, 'the resource processed');
+  }, 240_000);
+
+  afterAll(async () => {
+    await topology?.stop();
+  }, 60_000);
+
+  it('entities groups: found by processing, custom ones written and read back, used by /suggest', async () => {
+    const email = await http.call<Group>('GET', `/api/v1/kb/${kb}/entitiesgroup/EMAIL`, { credential: pat });
+    expect(email.status).toBe(200);
+    expect(Object.keys(email.body.entities)).toEqual(['carol@example.com']);
+    expect((await http.call('POST', `/api/v1/kb/${kb}/entitiesgroups`, { credential: pat, body: { group: 'MACHINES', entities: { crane: { value: 'crane' } } } })).status).toBe(200);
+    expect((await http.call('PATCH', `/api/v1/kb/${kb}/entitiesgroup/MACHINES`, { credential: pat, body: { add: { crane2: { value: 'crane hoist' } } } })).status).toBe(200);
+    const machines = await http.call<Group>('GET', `/api/v1/kb/${kb}/entitiesgroup/MACHINES`, { credential: pat });
+    expect([machines.body.custom, Object.keys(machines.body.entities).sort()]).toEqual([true, ['crane', 'crane2']]);
+    const suggest = await http.call<{ entities: { entities: { family: string; value: string }[] } }>('GET', `/api/v1/kb/${kb}/suggest?query=cra&features=entities`, { credential: pat });
+    expect(suggest.body.entities.entities).toEqual(expect.arrayContaining([{ family: 'MACHINES', value: 'crane' }, { family: 'MACHINES', value: 'crane hoist' }]));
+    const groups = await http.call<{ groups: Record<string, Group> }>('GET', `/api/v1/kb/${kb}/entitiesgroups`, { credential: pat });
+    expect(Object.keys(groups.body.groups)).toEqual(expect.arrayContaining(['EMAIL', 'MACHINES']));
+    expect((await http.call('POST', `/api/v1/kb/${kb}/entitiesgroups`, { credential: pat, body: { group: 'EMAIL' } })).status).toBe(409);
+    expect((await http.call('DELETE', `/api/v1/kb/${kb}/entitiesgroup/MACHINES`, { credential: pat })).status).toBe(200);
+    expect((await http.call('GET', `/api/v1/kb/${kb}/entitiesgroup/MACHINES`, { credential: pat })).status).toBe(404);
+  });
+
+  it('resource search, and the account screens answered by accounts', async () => {
+    const search = await http.call<{ paragraphs: { results: { rid: string }[] } }>('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=harbour`, { credential: pat });
+    expect(search.status).toBe(200);
+    expect(search.body.paragraphs.results.map((r) => r.rid)).toEqual([rid]);
+    const zone = (await http.call<{ zone: string }>('GET', `/api/v1/account/${account}/kb/${kb}`, { credential: pat })).body.zone;
+    expect((await http.call<{ id: string }[]>('GET', '/api/v1/zones', { credential: pat })).body.map((z) => z.id)).toContain(zone);
+    expect((await http.call('GET', `/api/v1/account/${account}/index/kbs`, { credential: pat })).body).toContainEqual({ account_id: account, kb_id: kb, zone_id: zone });
+    expect((await http.call('GET', `/api/v1/account/${account}/kb/${kb}/permissions`, { credential: pat })).body).toEqual({ account_id: account, kb_id: kb, role: 'SOWNER', permissions: ['READER', 'WRITER', 'MANAGER'] });
+  });
+});

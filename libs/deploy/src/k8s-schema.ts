@@ -31,7 +31,6 @@ export function validateObject(o: K8sObject): string[] {
   if (custom) return custom(o);
   let group: Record<string, new (data: unknown) => { validate(): void }>;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     group = require(`kubernetes-models/${o.apiVersion}`);
   } catch {
     return [`unknown apiVersion ${o.apiVersion}`];

@@ -253,7 +253,7 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
     expect(queue?.selector.matchLabels).toEqual({ stream: 'PROCESSING', consumer: 'understanding-workers__understanding_field_process' });
     // The consumer is the one the workers pull from, and the adapter rule serves that metric.
     expect(readFileSync(join(ROOT, 'libs/understanding/src/pipeline/processing-worker.service.ts'), 'utf8')).toContain("durable: 'understanding-workers'");
-    expect(readFileSync(join(ROOT, 'k8s/examples/monitoring/prometheus-adapter-rules.yaml'), 'utf8')).toContain(`as: ${queue?.metric?.name ?? queue?.name}`);
+    expect(readFileSync(join(ROOT, 'k8s/examples/monitoring/prometheus-adapter-rules.yaml'), 'utf8')).toContain(`as: ${queue?.name}`);
   });
 
   test('the Ingress sends the routes of its role to the gateway', () => {

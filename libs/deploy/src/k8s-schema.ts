@@ -25,10 +25,24 @@ export const CUSTOM_RESOURCES: Record<string, (o: K8sObject) => string[]> = {
   },
 };
 
+/**
+ * The API versions these manifests may use: served by Kubernetes 1.29 through 1.33 (the package's
+ * schemas also keep versions Kubernetes has removed, such as networking.k8s.io/v1beta1 Ingress).
+ */
+export const SERVED_API_VERSIONS: Record<string, string[]> = {
+  v1: ['ConfigMap', 'Service', 'PersistentVolumeClaim', 'Secret', 'ServiceAccount'],
+  'apps/v1': ['Deployment', 'StatefulSet'],
+  'batch/v1': ['Job', 'CronJob'],
+  'policy/v1': ['PodDisruptionBudget'],
+  'networking.k8s.io/v1': ['NetworkPolicy', 'Ingress'],
+  'autoscaling/v2': ['HorizontalPodAutoscaler'],
+};
+
 /** Problems found in one object; empty when it is valid. */
 export function validateObject(o: K8sObject): string[] {
   const custom = CUSTOM_RESOURCES[`${o.apiVersion} ${o.kind}`];
   if (custom) return custom(o);
+  if (!SERVED_API_VERSIONS[o.apiVersion]?.includes(o.kind)) return [`${o.apiVersion} ${o.kind} is not in the served API versions these manifests target`];
   let group: Record<string, new (data: unknown) => { validate(): void }>;
   try {
     group = require(`kubernetes-models/${o.apiVersion}`);

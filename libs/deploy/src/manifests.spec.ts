@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, envReads, type EntryPoint } from './env-scan';
-import { validateObject } from './k8s-schema';
+import { CUSTOM_RESOURCES, validateObject } from './k8s-schema';
+import { unknownFields } from './strict-fields';
 import { WORKLOAD_KINDS, byKind, containers, entryPointOf, find, overlays, podTemplate, render, selects, type Container, type K8sObject } from './manifests';
 
 /**
@@ -56,6 +57,12 @@ test('there are a global overlay and at least two zones', () => {
   expect(new Set(zones).size).toBe(zones.length);
   expect(new Set(OVERLAYS.map((o) => objectsOf(o)[0]?.metadata.namespace)).size).toBe(OVERLAYS.length);
 });
+
+test('no object of any overlay has a field the Kubernetes API does not know', () => {
+  const core = OVERLAYS.flatMap((o) => objectsOf(o)).filter((o) => !CUSTOM_RESOURCES[`${o.apiVersion} ${o.kind}`]);
+  expect(core.length).toBeGreaterThan(50);
+  expect(unknownFields(core)).toEqual([]);
+}, 120_000);
 
 describe.each(OVERLAYS)('overlay %s', (overlay) => {
   const objects = objectsOf(overlay);

@@ -277,6 +277,8 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
   test('NATS: JetStream in a 3-server cluster, a configuration nats-server accepts, every password variable provided', () => {
     const nats = find(objects, 'StatefulSet', 'nats') as K8sObject;
     expect(nats['spec'].replicas).toBe(3);
+    // The apps' streams are replicated on every server.
+    expect(configValue(objects, 'kb-config', 'BUS_STREAM_REPLICAS')).toBe('3');
     const config = byKind(objects, 'ConfigMap').find((o) => o.metadata.name.startsWith('nats-config'))?.['data'] as Record<string, string>;
     expect(config['main.conf']).toContain('include ./nats-server.conf');
     expect(config['main.conf']).toMatch(/cluster \{/);

@@ -111,9 +111,24 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
     for (const w of pods.filter((p) => p.w.kind !== 'Job')) {
       if (!byKind(objects, 'PodDisruptionBudget').some((pdb) => selects(pdb['spec'].selector, w.labels))) problems.push(`${w.w.kind}/${w.w.metadata.name} has no PodDisruptionBudget`);
     }
+    // Pods the operators create: PostgreSQL instances (CloudNativePG labels them with their Cluster)
+    // and cert-manager's ACME solver for an Ingress whose certificate it issues.
+    const operatorPods = [
+      ...byKind(objects, 'Cluster').map((c) => ({ 'cnpg.io/cluster': c.metadata.name })),
+      ...(byKind(objects, 'Ingress').some((i) => i.metadata.annotations?.['cert-manager.io/cluster-issuer']) ? [{ 'acme.cert-manager.io/http01-solver': 'true' }] : []),
+    ];
     for (const np of byKind(objects, 'NetworkPolicy')) {
       const sel = np['spec'].podSelector;
-      if (Object.keys(sel.matchLabels ?? {}).length > 0 && !pods.some((p) => selects(sel, p.labels))) problems.push(`NetworkPolicy/${np.metadata.name} selects no pods`);
+      const targets = [...pods.map((p) => p.labels), ...operatorPods].filter((labels) => selects(sel, labels));
+      if (Object.keys(sel.matchLabels ?? {}).length > 0 && targets.length === 0) problems.push(`NetworkPolicy/${np.metadata.name} selects no pods`);
+      // Every peer a rule names inside the namespace exists.
+      for (const rule of [...(np['spec'].ingress ?? []).map((r: { from?: unknown[] }) => r.from), ...(np['spec'].egress ?? []).map((r: { to?: unknown[] }) => r.to)]) {
+        for (const peer of (rule ?? []) as { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: unknown }[]) {
+          if (!peer.podSelector || peer.namespaceSelector) continue;
+          const peerSel = peer.podSelector;
+          if (![...pods.map((p) => p.labels), ...operatorPods].some((labels) => selects(peerSel, labels))) problems.push(`NetworkPolicy/${np.metadata.name} names peers ${JSON.stringify(peerSel.matchLabels)} that do not exist`);
+        }
+      }
     }
     for (const w of pods) {
       const own = byKind(objects, 'NetworkPolicy').filter((np) => Object.keys(np['spec'].podSelector.matchLabels ?? {}).length > 0 && selects(np['spec'].podSelector, w.labels));

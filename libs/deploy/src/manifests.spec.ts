@@ -268,6 +268,8 @@ describe.each(OVERLAYS)('overlay %s', (overlay) => {
     const hpas = byKind(objects, 'HorizontalPodAutoscaler');
     if (isGlobal) return expect(hpas).toEqual([]);
     const hpa = find(objects, 'HorizontalPodAutoscaler', 'understanding') as K8sObject;
+    // The HPA alone sets the replica count (an apply of a Deployment with one would reset it).
+    expect(find(objects, 'Deployment', 'understanding')?.['spec'].replicas).toBeUndefined();
     expect(hpa['spec'].scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'understanding' });
     const metrics = hpa['spec'].metrics as { type: string; resource?: { name: string }; external?: { metric: { name: string; selector: { matchLabels: Record<string, string> } } } }[];
     expect(metrics.find((m) => m.type === 'Resource')?.resource?.name).toBe('cpu');

@@ -22,6 +22,8 @@ export interface NatsBusConfig extends CommonBusConfig {
   tls?: NatsTls;
   streams?: ReadonlyArray<EventDef<unknown> | QueueDef<unknown>>;
   maxAgeMs?: number;
+  /** Copies the JetStream cluster keeps of each stream it creates (default 1). */
+  streamReplicas?: number;
 }
 
 export interface InProcessBusConfig extends CommonBusConfig {

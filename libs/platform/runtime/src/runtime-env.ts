@@ -9,7 +9,7 @@ export interface RuntimeEnv {
   dataDir: string;
   zone: string;
   logLevel: string;
-  bus: { transport: 'inprocess' | 'nats'; natsUrl: string; prefix: string; requestTimeoutMs: number; nats: NatsSecurity };
+  bus: { transport: 'inprocess' | 'nats'; natsUrl: string; prefix: string; requestTimeoutMs: number; streamReplicas: number; nats: NatsSecurity };
   publicBaseUrl: string;
   /** SHUTDOWN_GRACE_MS: the longest a SIGTERM shutdown may take before the process gives up (exit 1). */
   shutdownGraceMs: number;
@@ -32,6 +32,7 @@ export function readRuntimeEnv(env: Env, defaults: { transport: 'inprocess' | 'n
       natsUrl: reader.string('NATS_URL', 'nats://127.0.0.1:4222'),
       prefix: reader.string('BUS_PREFIX', ''),
       requestTimeoutMs: reader.int('BUS_REQUEST_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
+      streamReplicas: reader.int('BUS_STREAM_REPLICAS', 1, { min: 1, max: 5 }),
       nats: readNatsSecurity(reader, env),
     },
     publicBaseUrl: reader.url('PUBLIC_BASE_URL', `http://localhost:${defaults.port}`),

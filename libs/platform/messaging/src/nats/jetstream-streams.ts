@@ -28,6 +28,8 @@ export class JetStreamStreams {
     private readonly prefix: string,
     private readonly maxAgeMs: number,
     private readonly logger: BusLogger,
+    /** Copies of each stream it creates; an existing stream keeps its own (change it with the NATS CLI). */
+    private readonly replicas = 1,
   ) {}
 
   streamName(stream: StreamName): string {
@@ -74,7 +76,7 @@ export class JetStreamStreams {
             storage: StorageType.File,
             max_age: nanos(this.maxAgeMs),
             duplicate_window: nanos(Math.min(120_000, this.maxAgeMs)),
-            num_replicas: 1,
+            num_replicas: this.replicas,
           });
         } else {
           const missing = subjects.filter((s) => !current.includes(s));

@@ -47,6 +47,8 @@ export interface NatsBusOptions {
   drainTimeoutMs?: number;
   /** How long one pull waits for a message (default 5 s; min 1 s). */
   fetchExpiresMs?: number;
+  /** Copies the JetStream cluster keeps of each stream this process creates (default 1; 3 in a 3-server cluster). */
+  streamReplicas?: number;
 }
 
 /** Tries of a consumer operation that another process's stream update can make fail for a moment. */
@@ -82,19 +84,25 @@ export class NatsMessageBus implements MessageBus {
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
     this.fetchExpiresMs = Math.max(1_000, options.fetchExpiresMs ?? 5_000);
     this.js = nc.jetstream();
-    this.streams = new JetStreamStreams(jsm, this.prefix, options.maxAgeMs ?? 7 * 24 * 3_600_000, this.logger);
+    this.streams = new JetStreamStreams(jsm, this.prefix, options.maxAgeMs ?? 7 * 24 * 3_600_000, this.logger, options.streamReplicas ?? 1);
     this.watchConnection().catch(() => undefined);
   }
 
   static async connect(options: NatsBusOptions): Promise<NatsMessageBus> {
     const nc = await connect(await connectionOptions(options));
-    const bus = new NatsMessageBus(nc, await nc.jetstreamManager(), options);
-    // Every subject of a stream in one update: processes that start together then all write the
-    // same list, and none can drop a subject another has just added.
-    const declared = new Map<StreamName, string[]>();
-    for (const def of options.streams ?? []) declared.set(def.stream, [...(declared.get(def.stream) ?? []), ...bus.streamSubjects(def.subject)]);
-    for (const [stream, subjects] of declared) await bus.streams.ensure(stream, subjects);
-    return bus;
+    try {
+      const bus = new NatsMessageBus(nc, await nc.jetstreamManager(), options);
+      // Every subject of a stream in one update: processes that start together then all write the
+      // same list, and none can drop a subject another has just added.
+      const declared = new Map<StreamName, string[]>();
+      for (const def of options.streams ?? []) declared.set(def.stream, [...(declared.get(def.stream) ?? []), ...bus.streamSubjects(def.subject)]);
+      for (const [stream, subjects] of declared) await bus.streams.ensure(stream, subjects);
+      return bus;
+    } catch (err) {
+      // A stream the server refuses (e.g. more replicas than it has servers): no connection left open.
+      await nc.close().catch(() => undefined);
+      throw err;
+    }
   }
 
   async request<Req, Res>(def: RpcDef<Req, Res>, payload: Req, options: RequestOptions = {}): Promise<Res> {

@@ -11,3 +11,4 @@ export * from './learning-config';
 export * from './model-config.dto';
 export * from './saml.dto';
 export * from './kb-standalone.dto';
+export * from './account-limits.dto';

@@ -3,6 +3,8 @@ import type { DataSource } from 'typeorm';
 import type { AuditRecordedEvent, CountAuditEventsRequest, ListAuditEventsRequest } from '@kb/contracts';
 import { Coalescer } from '@kb/platform/messaging';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
+import { BlockingService } from '../usage/blocking.service';
+import { UsageService } from '../usage/usage.service';
 import { feedbackRow, isFeedbackEvent, mergeFeedback, recordDetails, type FeedbackRow } from './activity-record';
 import { ensureMonthPartition, monthOf, monthRange } from './partitions';
 
@@ -18,7 +20,11 @@ export class AuditService {
   /** Months whose partition this process has seen created. */
   private readonly partitions = new Set<string>();
 
-  constructor(@Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource) {}
+  constructor(
+    @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly usage: UsageService,
+    private readonly blocking: BlockingService,
+  ) {}
 
   record(e: AuditRecordedEvent): Promise<void> {
     return this.inserts.submit(e);
@@ -48,16 +54,24 @@ export class AuditService {
       await ensureMonthPartition(this.ds, month);
       this.partitions.add(month);
     }
-    await this.ds.transaction(async (m) => {
+    // The accounts the events' usage counts for, known before the transaction (may ask the accounts service).
+    const accounts = await this.usage.accountsOf(events.filter((e) => !isFeedbackEvent(e)).map((e) => e.kbid));
+    const metered = await this.ds.transaction(async (m) => {
+      let usage: ReturnType<UsageService['rowsOf']> = [];
       if (rows.length > 0) {
-        await m.query(
+        // Only events stored now (not a redelivery of a stored one) count for usage, in the same transaction.
+        const stored: { event_id: string; date: Date | string }[] = await m.query(
           `INSERT INTO reporting.activity_events (${COLUMNS})
            SELECT ${COLUMNS}
              FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text, total_duration integer,
                                                      resource_id text, audit_metadata jsonb, details jsonb, learning_id text)
-           ON CONFLICT (event_id, date) DO NOTHING`,
+           ON CONFLICT (event_id, date) DO NOTHING
+           RETURNING event_id, date`,
           [JSON.stringify(rows)],
         );
+        const fresh = new Set(stored.map((s) => `${s.event_id}@${new Date(s.date).getTime()}`));
+        usage = this.usage.rowsOf(events.filter((e) => fresh.has(`${e.event_id}@${new Date(e.date).getTime()}`) && !isFeedbackEvent(e)), accounts);
+        await this.usage.add(m, usage);
         await m.query(
           `INSERT INTO reporting.activity_months (kbid, type, month)
            SELECT DISTINCT kbid, type, month FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, type text, month text)
@@ -88,7 +102,10 @@ export class AuditService {
           [JSON.stringify(pairs)],
         );
       }
+      return usage;
     });
+    // Blocks follow the counters (never fails: the events are stored and counted already).
+    if (metered.length > 0) await this.blocking.evaluate(metered.map((r) => r.account_id));
     return events.map(() => undefined);
   });
 

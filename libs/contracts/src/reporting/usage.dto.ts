@@ -1,0 +1,54 @@
+import { IsArray, IsDefined, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+
+/** Buckets of Get Usage (spec 4.3), truncated in UTC. */
+export const UsageAggregations = ['hour', 'day', 'week', 'month', 'quarter', 'year', 'millennium'] as const;
+export type UsageAggregation = (typeof UsageAggregations)[number];
+
+/**
+ * Metrics of Get Usage. Counters add up what happened in a bucket; `resources`, `paragraphs_stored`
+ * and `storage_bytes` are net changes in the bucket (stored amounts rise and fall).
+ */
+export const UsageMetrics = [
+  'paragraphs_processed', 'chars_processed', 'docs_no_media_processed', 'media_seconds_processed', 'non_media_files_processed',
+  'paragraphs_stored', 'searches_performed', 'answers_generated', 'pre_processing_time', 'storage_bytes', 'resources',
+] as const;
+export type UsageMetric = (typeof UsageMetrics)[number];
+
+/** Features an exhausted limit blocks (the account's `blocked_features`). */
+export const BlockableFeatures = ['search', 'ask', 'processing', 'storage'] as const;
+export type BlockableFeature = (typeof BlockableFeatures)[number];
+
+/** Get Usage over the bus: the gateway has checked the caller and parsed the query. */
+export class GetUsageRequest {
+  @IsDefined() @IsString() account_id!: string;
+  /** A KB already checked to belong to the account, or none: the account's usage. */
+  @IsOptional() @IsString() @MaxLength(100) kb_id?: string;
+  @IsDefined() @IsString() from!: string;
+  @IsDefined() @IsString() to!: string;
+  @IsDefined() @IsIn(UsageAggregations) aggregation!: UsageAggregation;
+}
+
+export interface UsageMetricDto {
+  name: UsageMetric;
+  value: number;
+  details: unknown[];
+}
+
+export interface UsageBucketDto {
+  timestamp: string;
+  metrics: UsageMetricDto[];
+}
+
+/** An account's blocks in one UTC month: features blocked account-wide, and per KB (storage limits). */
+export class AccountBlockingDto {
+  @IsString() account_id!: string;
+  /** `YYYY-MM`: a block of another month is void (the month turned). */
+  @IsString() month!: string;
+  @IsArray() @IsString({ each: true }) features!: string[];
+  /** KB id → features blocked on that KB only. */
+  @IsOptional() kbs?: Record<string, string[]>;
+  /** `unblocked` or `quota`. */
+  @IsString() blocking_state!: string;
+}
+
+export class ListBlockingRequest {}

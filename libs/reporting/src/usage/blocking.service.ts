@@ -1,0 +1,134 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { AccountsSubjects, ReportingSubjects, type AccountBlockingDto, type EffectiveLimits } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { LOGGER, type Logger } from '@kb/platform/observability';
+import { REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
+import { decideBlocks, type UsageTotals } from './blocking-rules';
+
+const monthNow = (): string => new Date().toISOString().slice(0, 7);
+const monthStart = (month: string): string => `${month}-01T00:00:00.000Z`;
+
+interface Stored {
+  month: string;
+  features: string[];
+  kbs: Record<string, string[]>;
+}
+
+/**
+ * Decides each account's blocks (issue 19) from its counters and limits, after every batch of
+ * usage, when its limits change, and when the month turns; records them and tells the gateway
+ * (which refuses in memory) and the accounts service (which shows them on the account record).
+ */
+@Injectable()
+export class BlockingService implements OnModuleDestroy {
+  private readonly limits = new Map<string, { limits: EffectiveLimits; at: number }>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(REPORTING_OPTIONS) private readonly options: ReportingOptions,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Re-decides blocked accounts whose month has turned (or whose limits went stale) every `blockingSweepMs`. */
+  start(): void {
+    this.timer = setInterval(() => void this.sweep().catch((err: Error) => this.logger.warn({ err: err.message }, 'usage blocking sweep failed')), this.options.blockingSweepMs);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Limits changed: forget the cached ones and decide again. */
+  async limitsChanged(accountId: string): Promise<void> {
+    this.limits.delete(accountId);
+    await this.evaluate([accountId]);
+  }
+
+  async list(): Promise<AccountBlockingDto[]> {
+    const rows: (Stored & { account_id: string })[] = await this.ds.query(
+      `SELECT account_id, month, features, kbs FROM reporting.account_blocks WHERE month = $1 AND (features <> '[]'::jsonb OR kbs <> '{}'::jsonb)`,
+      [monthNow()],
+    );
+    return rows.map((r) => this.dto(r.account_id, r));
+  }
+
+  async sweep(): Promise<void> {
+    const rows: { account_id: string }[] = await this.ds.query(
+      `SELECT account_id FROM reporting.account_blocks WHERE (features <> '[]'::jsonb OR kbs <> '{}'::jsonb) AND (month <> $1 OR updated_at < now() - ($2::int * interval '1 millisecond'))`,
+      [monthNow(), this.options.limitsCacheMs],
+    );
+    for (const r of rows) this.limits.delete(r.account_id);
+    await this.evaluate(rows.map((r) => r.account_id));
+  }
+
+  /** Decides the blocks of these accounts now; publishes those that changed. Never throws (a failure is logged; the sweep retries blocked accounts). */
+  async evaluate(accountIds: string[]): Promise<void> {
+    for (const accountId of new Set(accountIds)) {
+      try {
+        await this.evaluateOne(accountId);
+      } catch (err) {
+        this.logger.warn({ account_id: accountId, err: (err as Error).message }, 'deciding usage blocks failed');
+      }
+    }
+  }
+
+  private async evaluateOne(accountId: string): Promise<void> {
+    const limits = await this.limitsOf(accountId);
+    if (!limits) return;
+    const month = monthNow();
+    const totals = await this.totals(accountId, month);
+    const decided = decideBlocks(limits, totals);
+    const next: Stored = { month, ...decided };
+    const stored: Stored[] = await this.ds.query(`SELECT month, features, kbs FROM reporting.account_blocks WHERE account_id = $1`, [accountId]);
+    const before = stored[0];
+    const changed = !before || before.month !== month || JSON.stringify(before.features) !== JSON.stringify(next.features) || JSON.stringify(before.kbs) !== JSON.stringify(next.kbs);
+    if (!changed) {
+      await this.ds.query(`UPDATE reporting.account_blocks SET updated_at = now() WHERE account_id = $1`, [accountId]);
+      return;
+    }
+    // Nothing to record for an account that never was blocked and is not now.
+    if (!before && next.features.length === 0 && Object.keys(next.kbs).length === 0) return;
+    await this.ds.query(
+      `INSERT INTO reporting.account_blocks (account_id, month, features, kbs, updated_at) VALUES ($1, $2, $3::jsonb, $4::jsonb, now())
+       ON CONFLICT (account_id) DO UPDATE SET month = EXCLUDED.month, features = EXCLUDED.features, kbs = EXCLUDED.kbs, updated_at = now()`,
+      [accountId, month, JSON.stringify(next.features), JSON.stringify(next.kbs)],
+    );
+    await this.bus.publish(ReportingSubjects.blockingChanged, this.dto(accountId, next));
+  }
+
+  private dto(accountId: string, s: Stored): AccountBlockingDto {
+    const blocked = s.features.length > 0 || Object.keys(s.kbs).length > 0;
+    return { account_id: accountId, month: s.month, features: s.features, kbs: s.kbs, blocking_state: blocked ? 'quota' : 'unblocked' };
+  }
+
+  private async limitsOf(accountId: string): Promise<EffectiveLimits | null> {
+    const cached = this.limits.get(accountId);
+    if (cached && Date.now() - cached.at < this.options.limitsCacheMs) return cached.limits;
+    const quota = await this.bus.request(AccountsSubjects.accountQuota, { account_id: accountId });
+    if (!quota.found) {
+      this.limits.delete(accountId);
+      return null;
+    }
+    this.limits.set(accountId, { limits: quota.limits, at: Date.now() });
+    return quota.limits;
+  }
+
+  /** This month's counters of the account, and what each of its KBs holds (all time). */
+  private async totals(accountId: string, month: string): Promise<UsageTotals> {
+    const monthly: { metric: string; value: number }[] = await this.ds.query(
+      `SELECT metric, sum(value)::float8 AS value FROM reporting.usage_hourly WHERE account_id = $1 AND hour >= $2 GROUP BY metric`,
+      [accountId, monthStart(month)],
+    );
+    const stored: { kbid: string; metric: string; value: number }[] = await this.ds.query(
+      `SELECT kbid, metric, sum(value)::float8 AS value FROM reporting.usage_hourly WHERE account_id = $1 AND metric IN ('resources', 'storage_bytes') GROUP BY kbid, metric`,
+      [accountId],
+    );
+    const perKb: UsageTotals['perKb'] = {};
+    for (const r of stored) (perKb[r.kbid] ??= {})[r.metric] = Number(r.value);
+    return { monthly: Object.fromEntries(monthly.map((r) => [r.metric, Number(r.value)])), perKb };
+  }
+}

@@ -1,0 +1,134 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  AccountsSubjects, DomainError, ErrorCodes, UsageMetrics, type AuditRecordedEvent, type GetUsageRequest, type UsageBucketDto, type UsageMetric,
+} from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
+import { bucketStarts, MAX_USAGE_BUCKETS } from './usage-buckets';
+import { hourOf, usageDeltas } from './usage-metrics';
+
+export interface UsageRow {
+  account_id: string;
+  kbid: string;
+  hour: string;
+  metric: UsageMetric;
+  value: number;
+}
+
+/** KB → account pairs kept in memory (a KB never changes account); beyond this many, the table answers. */
+const KB_CACHE_MAX = 100_000;
+
+/**
+ * Usage counters (issue 19): each stored activity event adds its deltas (see usageDeltas) to the
+ * hourly row of its account, KB and metric, in the transaction that stored the event, so an event
+ * counts exactly when it is stored: once. Get Usage sums those rows into buckets.
+ */
+@Injectable()
+export class UsageService {
+  private readonly kbAccounts = new Map<string, string>();
+
+  constructor(
+    @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+  ) {}
+
+  /** A KB was created (accounts' event): its account is known before its first event. */
+  async rememberKb(kbid: string, accountId: string): Promise<void> {
+    await this.ds.query(`INSERT INTO reporting.kb_accounts (kbid, account_id) VALUES ($1, $2) ON CONFLICT (kbid) DO NOTHING`, [kbid, accountId]);
+    this.cache(kbid, accountId);
+  }
+
+  /** The accounts of these KBs: memory, then the table, then the accounts service (remembered). Unknown KBs are left out. */
+  async accountsOf(kbids: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const missing = [...new Set(kbids)].filter((k) => {
+      const a = this.kbAccounts.get(k);
+      if (a) out.set(k, a);
+      return !a;
+    });
+    if (missing.length === 0) return out;
+    const rows: { kbid: string; account_id: string }[] = await this.ds.query(`SELECT kbid, account_id FROM reporting.kb_accounts WHERE kbid = ANY($1::uuid[])`, [missing]);
+    for (const r of rows) {
+      out.set(r.kbid, r.account_id);
+      this.cache(r.kbid, r.account_id);
+    }
+    for (const kbid of missing.filter((k) => !out.has(k))) {
+      const { account_id } = await this.bus.request(AccountsSubjects.kbAccount, { kb_id: kbid });
+      if (!account_id) continue;
+      await this.rememberKb(kbid, account_id);
+      out.set(kbid, account_id);
+    }
+    return out;
+  }
+
+  /** Rows to add for these newly stored events (events of unknown KBs — deleted meanwhile — count nowhere). */
+  rowsOf(events: AuditRecordedEvent[], accounts: Map<string, string>): UsageRow[] {
+    const sums = new Map<string, UsageRow>();
+    for (const e of events) {
+      const account_id = accounts.get(e.kbid);
+      if (!account_id) continue;
+      const hour = hourOf(e.date);
+      for (const [metric, value] of Object.entries(usageDeltas(e)) as [UsageMetric, number][]) {
+        const key = `${e.kbid}/${hour}/${metric}`;
+        const row = sums.get(key);
+        if (row) row.value += value;
+        else sums.set(key, { account_id, kbid: e.kbid, hour, metric, value });
+      }
+    }
+    return [...sums.values()];
+  }
+
+  /** Adds the rows to the counters, inside the caller's transaction. */
+  async add(m: EntityManager, rows: UsageRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await m.query(
+      `INSERT INTO reporting.usage_hourly AS u (account_id, hour, kbid, metric, value)
+       SELECT account_id, hour, kbid, metric, value FROM jsonb_to_recordset($1::jsonb) AS t(account_id uuid, hour timestamptz, kbid uuid, metric text, value double precision)
+       ORDER BY account_id, hour, kbid, metric
+       ON CONFLICT (account_id, hour, kbid, metric) DO UPDATE SET value = u.value + EXCLUDED.value`,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  async get(req: GetUsageRequest): Promise<UsageBucketDto[]> {
+    const from = new Date(req.from);
+    const to = new Date(req.to);
+    if (Number.isNaN(from.getTime())) throw DomainError.validation([{ loc: ['query', 'from'], msg: 'Input should be a valid datetime', type: 'datetime_parsing' }]);
+    if (Number.isNaN(to.getTime())) throw DomainError.validation([{ loc: ['query', 'to'], msg: 'Input should be a valid datetime', type: 'datetime_parsing' }]);
+    if (to <= from) throw DomainError.validation([{ loc: ['query', 'to'], msg: '`to` must be after `from`', type: 'value_error' }]);
+    const starts = bucketStarts(from, to, req.aggregation);
+    if (!starts) {
+      throw DomainError.validation([{ loc: ['query', 'aggregation'], msg: `At most ${MAX_USAGE_BUCKETS} buckets per request: use a coarser aggregation or a shorter range`, type: 'value_error' }]);
+    }
+    if (req.kb_id) {
+      const owner = (await this.accountsOf([req.kb_id])).get(req.kb_id);
+      if (owner !== req.account_id) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in this account');
+    }
+    const params: unknown[] = [req.aggregation, req.account_id, from.toISOString(), to.toISOString()];
+    const kbClause = req.kb_id ? `AND kbid = $${params.push(req.kb_id)}` : '';
+    const rows: { bucket: string; metric: string; value: string | number }[] = await this.ds.query(
+      `SELECT to_char(date_trunc($1, hour AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS bucket, metric, sum(value) AS value
+         FROM reporting.usage_hourly
+        WHERE account_id = $2 AND hour >= $3 AND hour < $4 ${kbClause}
+        GROUP BY 1, 2`,
+      params,
+    );
+    const byBucket = new Map<number, Map<string, number>>();
+    for (const r of rows) {
+      const t = Date.parse(r.bucket);
+      let metrics = byBucket.get(t);
+      if (!metrics) byBucket.set(t, (metrics = new Map()));
+      metrics.set(r.metric, Number(r.value));
+    }
+    return starts.map((s) => {
+      const metrics = byBucket.get(s.getTime());
+      return { timestamp: s.toISOString(), metrics: UsageMetrics.map((name) => ({ name, value: metrics?.get(name) ?? 0, details: [] })) };
+    });
+  }
+
+  private cache(kbid: string, accountId: string): void {
+    if (this.kbAccounts.size >= KB_CACHE_MAX) this.kbAccounts.clear();
+    this.kbAccounts.set(kbid, accountId);
+  }
+}

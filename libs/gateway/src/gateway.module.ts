@@ -10,6 +10,9 @@ import { ResourcesController } from './routes/resources.controller';
 import { SearchController } from './routes/search.controller';
 import { AskController } from './routes/ask.controller';
 import { ActivityController } from './routes/activity.controller';
+import { UsageController } from './routes/usage.controller';
+import { BlockingView } from './quota/blocking-view';
+import { BLOCKING_VIEW, QuotaGuard } from './quota/quota.guard';
 import { ServiceAccountsController } from './routes/service-accounts.controller';
 import { AuthPageController } from './routes/auth-page.controller';
 import { UserController } from './routes/user.controller';
@@ -40,6 +43,8 @@ export interface GatewayOptions {
   accessCacheTtlSeconds: number;
   /** Browser origins allowed on routes that are not a KB's (those follow the KB's allowed_origins). */
   corsOrigins?: string[];
+  /** How often the blocks of exhausted usage limits are fetched whole (changes also arrive as events). */
+  blockingRefreshMs?: number;
 }
 
 export const CORS_POLICY = Symbol('CORS_POLICY');
@@ -50,7 +55,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, UsageController],
       providers: [
         {
           provide: ACCESS_CLIENT,
@@ -62,6 +67,17 @@ export class GatewayModule {
           },
         },
         { provide: APP_GUARD, useClass: AuthGuard },
+        {
+          provide: BLOCKING_VIEW,
+          inject: [MESSAGE_BUS],
+          useFactory: async (bus: MessageBus) => {
+            const view = new BlockingView(bus, { refreshMs: options.blockingRefreshMs ?? 30_000 });
+            await view.start();
+            return view;
+          },
+        },
+        // After the access decision (it names the account): refuses work past an exhausted usage limit, from memory.
+        { provide: APP_GUARD, useClass: QuotaGuard },
         UploadService,
         TusService,
         ProcessingUploadService,

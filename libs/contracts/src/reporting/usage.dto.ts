@@ -1,4 +1,5 @@
-import { IsArray, IsDefined, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsArray, IsDefined, IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 
 /** Buckets of Get Usage (spec 4.3), truncated in UTC. */
 export const UsageAggregations = ['hour', 'day', 'week', 'month', 'quarter', 'year', 'millennium'] as const;
@@ -52,3 +53,22 @@ export class AccountBlockingDto {
 }
 
 export class ListBlockingRequest {}
+
+/** The query of Get Usage at the edge (spec 4.3; API-MAP §1.3: `aggregation` defaults to `millennium`, `to` to now). */
+export class GetUsageQueryDto {
+  @ApiPropertyOptional({ enum: UsageAggregations, default: 'millennium' }) @IsOptional() @IsIn(UsageAggregations) aggregation?: UsageAggregation;
+  @ApiPropertyOptional({ nullable: true, description: 'A Knowledge Box of the account (id); none: the whole account' }) @IsOptional() @IsUUID() knowledgebox?: string;
+  @ApiProperty({ format: 'date-time' }) @IsDefined() @IsISO8601({ strict: true }) from!: string;
+  @ApiPropertyOptional({ format: 'date-time', description: 'Default: now' }) @IsOptional() @IsISO8601({ strict: true }) to?: string;
+}
+
+export class UsageMetricEntryDto {
+  @ApiProperty({ enum: UsageMetrics }) name!: string;
+  @ApiProperty() value!: number;
+  @ApiProperty({ type: 'array', items: { type: 'object' } }) details!: unknown[];
+}
+
+export class UsageBucketEntryDto {
+  @ApiProperty({ format: 'date-time' }) timestamp!: string;
+  @ApiProperty({ type: [UsageMetricEntryDto] }) metrics!: UsageMetricEntryDto[];
+}

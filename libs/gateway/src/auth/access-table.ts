@@ -109,6 +109,9 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/account/:account_id/invite': account('AOWNER'),
   'GET /api/v1/account/:account_id/invites': account('AOWNER'),
   'DELETE /api/v1/account/:account_id/invite/:email': account('AOWNER'),
+  // Usage (issue 19): the account's owners; limits are set by operators (ROOT users, checked by accounts).
+  'GET /api/v1/account/:account_id/usage': account('AOWNER'),
+  'PUT /api/v1/account/:account_id/limits': USER,
   // SSO domain claims and their DNS proof
   'GET /api/v1/account/:account_id/saml/domains': account('AOWNER'),
   'POST /api/v1/account/:account_id/saml/domains': account('AOWNER'),

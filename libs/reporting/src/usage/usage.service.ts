@@ -105,7 +105,8 @@ export class UsageService {
       const owner = (await this.accountsOf([req.kb_id])).get(req.kb_id);
       if (owner !== req.account_id) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in this account');
     }
-    const params: unknown[] = [req.aggregation, req.account_id, from.toISOString(), to.toISOString()];
+    // Whole buckets: from the start of the one holding `from` (hourly rows are whole hours).
+    const params: unknown[] = [req.aggregation, req.account_id, (starts[0] ?? from).toISOString(), to.toISOString()];
     const kbClause = req.kb_id ? `AND kbid = $${params.push(req.kb_id)}` : '';
     const rows: { bucket: string; metric: string; value: string | number }[] = await this.ds.query(
       `SELECT to_char(date_trunc($1, hour AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS bucket, metric, sum(value) AS value

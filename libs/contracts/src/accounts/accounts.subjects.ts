@@ -127,8 +127,8 @@ export const AccountsSubjects = {
   /** An account's effective limits (reporting decides blocks with them). */
   accountQuota: rpc<AccountQuotaRequest, AccountQuotaDto>('accounts.account.quota', AccountQuotaRequest),
   /** Operators (ROOT users) set an account's limits. */
-  setAccountLimits: rpc<SetAccountLimitsRequest, EffectiveLimits>('accounts.account.limits.set', SetAccountLimitsRequest),
-  accountLimitsChanged: event<AccountLimitsChangedEvent>('accounts.account.limits-changed', 'NOTIFICATIONS', AccountLimitsChangedEvent),
+  setAccountLimits: rpc<SetAccountLimitsRequest, EffectiveLimits>('accounts.account-limits.set', SetAccountLimitsRequest),
+  accountLimitsChanged: event<AccountLimitsChangedEvent>('accounts.account-limits.changed', 'NOTIFICATIONS', AccountLimitsChangedEvent),
 
   kbCreated: event<KbEvent>('accounts.kb.created', 'NOTIFICATIONS', KbEvent),
   kbDeleted: event<KbEvent>('accounts.kb.deleted', 'NOTIFICATIONS', KbEvent),

@@ -34,7 +34,7 @@ describe('usage and limits (distributed)', () => {
     await usageReaches(c, { resources: WORKLOAD.resources, searches_performed: WORKLOAD.searches, answers_generated: WORKLOAD.answers }, { knowledgebox: c.kb, from, aggregation: 'hour' }, 'the KB workload metered');
 
     const nats = topology.nats as NonNullable<Topology['nats']>;
-    nc = await connect({ servers: nats.url, ...nats.credentials('content'), maxReconnectAttempts: 0 });
+    nc = await connect({ servers: nats.url, ...nats.credentials('content'), maxReconnectAttempts: 0, inboxPrefix: '_INBOX.content' });
     const duplicated: AuditRecordedEvent = { event_id: randomUUID(), kbid: c.kb, type: 'search', date: new Date().toISOString(), user_type: 'nuakey', details: { query: 'twice' } };
     const js = nc.jetstream();
     const body = new TextEncoder().encode(JSON.stringify(duplicated));

@@ -15,7 +15,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'accounts.account.quota': { account_id: 'acc-1' },
   'accounts.account-limits.set': { account: 'acc-1', user_id: 'u-1', body: { usage: { monthly_limit_hosted_searches_performed: 1000 }, processing: { monthly_limit_chars_processed: -1 } } },
   'accounts.account-limits.changed': { account_id: 'acc-1' },
-  'reporting.usage.get': { account_id: 'acc-1', kb_id: 'kb-1', from: '2026-11-01T00:00:00Z', to: '2026-12-01T00:00:00Z', aggregation: 'day' },
+  'reporting.usage.get': { account_id: '6f1c2d4e-8a9b-4c3d-9e0f-1a2b3c4d5e6f', kb_id: '0b9d8c7a-6f5e-4d3c-8b2a-1f0e9d8c7b6a', from: '2026-11-01T00:00:00Z', to: '2026-12-01T00:00:00Z', aggregation: 'day' },
   'reporting.blocking.list': {},
   'reporting.blocking.changed': { account_id: 'acc-1', month: '2026-11', features: ['search'], kbs: { 'kb-1': ['storage'] }, blocking_state: 'quota' },
   'accounts.kb.cors': { kb_id: 'kb-1' },

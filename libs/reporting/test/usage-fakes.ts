@@ -36,7 +36,7 @@ const quietLogger = { warn: () => undefined, info: () => undefined, error: () =>
 
 export function reportingServices(ds: DataSource, accounts: FakeAccounts = { kbs: new Map(), limits: new Map(), published: [] }) {
   const bus = fakeBus(accounts);
-  const usage = new UsageService(ds, bus);
+  const usage = new UsageService(ds, bus, quietLogger);
   const blocking = new BlockingService(ds, bus, DEFAULT_REPORTING_OPTIONS, quietLogger);
   const audit = new AuditService(ds, usage, blocking);
   return { usage, blocking, audit, accounts };

@@ -103,6 +103,27 @@ describe('usage metering and blocks on the embedded database', () => {
     expect(await svc.usage.get({ account_id: account, from: '2025-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', aggregation: 'hour' })).toHaveLength(8760);
   });
 
+  it('sums a year of hourly rows into hourly buckets', async () => {
+    const yearKb = randomUUID();
+    svc.accounts.kbs.set(yearKb, account);
+    await svc.usage.rememberKb(yearKb, account);
+    await ds.query(
+      `INSERT INTO reporting.usage_hourly (kbid, hour, metric, value)
+       SELECT $1, h, m, 1 FROM generate_series('2024-01-01T00:00:00Z'::timestamptz, '2024-12-31T23:00:00Z', interval '1 hour') AS h,
+                              unnest(ARRAY['searches_performed', 'answers_generated', 'chars_processed']) AS m`,
+      [yearKb],
+    );
+    const started = Date.now();
+    const year = await svc.usage.get({ account_id: account, kb_id: yearKb, from: '2024-01-01T00:00:00Z', to: '2025-01-01T00:00:00Z', aggregation: 'hour' });
+    const took = Date.now() - started;
+    expect(year).toHaveLength(8784);
+    expect(year.every((b) => metric(b, 'searches_performed') === 1 && metric(b, 'chars_processed') === 1 && metric(b, 'resources') === 0)).toBe(true);
+    const quarters = await svc.usage.get({ account_id: account, from: '2024-01-01T00:00:00Z', to: '2025-01-01T00:00:00Z', aggregation: 'quarter' });
+    expect(quarters.map((b) => metric(b, 'answers_generated'))).toEqual([91 * 24, 91 * 24, 92 * 24, 92 * 24]);
+    // Not a benchmark (the machine is shared): a bound that only a pathological plan or loop would break.
+    expect(took).toBeLessThan(5_000);
+  });
+
   it('blocks a feature when this month reaches its limit, per KB for storage, and unblocks when the limit is raised', async () => {
     const now = new Date().toISOString();
     const limits = unlimited();

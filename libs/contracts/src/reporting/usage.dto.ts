@@ -21,9 +21,9 @@ export type BlockableFeature = (typeof BlockableFeatures)[number];
 
 /** Get Usage over the bus: the gateway has checked the caller and parsed the query. */
 export class GetUsageRequest {
-  @IsDefined() @IsString() account_id!: string;
-  /** A KB already checked to belong to the account, or none: the account's usage. */
-  @IsOptional() @IsString() @MaxLength(100) kb_id?: string;
+  @IsDefined() @IsUUID() account_id!: string;
+  /** A KB of the account (checked by reporting: another's is 404), or none: the account's usage. */
+  @IsOptional() @IsUUID() kb_id?: string;
   @IsDefined() @IsString() from!: string;
   @IsDefined() @IsString() to!: string;
   @IsDefined() @IsIn(UsageAggregations) aggregation!: UsageAggregation;

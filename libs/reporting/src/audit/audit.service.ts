@@ -54,8 +54,6 @@ export class AuditService {
       await ensureMonthPartition(this.ds, month);
       this.partitions.add(month);
     }
-    // The accounts the events' usage counts for, known before the transaction (may ask the accounts service).
-    const accounts = await this.usage.accountsOf(events.filter((e) => !isFeedbackEvent(e)).map((e) => e.kbid));
     const metered = await this.ds.transaction(async (m) => {
       let usage: ReturnType<UsageService['rowsOf']> = [];
       if (rows.length > 0) {
@@ -70,7 +68,7 @@ export class AuditService {
           [JSON.stringify(rows)],
         );
         const fresh = new Set(stored.map((s) => `${s.event_id}@${new Date(s.date).getTime()}`));
-        usage = this.usage.rowsOf(events.filter((e) => fresh.has(`${e.event_id}@${new Date(e.date).getTime()}`) && !isFeedbackEvent(e)), accounts);
+        usage = this.usage.rowsOf(events.filter((e) => fresh.has(`${e.event_id}@${new Date(e.date).getTime()}`) && !isFeedbackEvent(e)));
         await this.usage.add(m, usage);
         await m.query(
           `INSERT INTO reporting.activity_months (kbid, type, month)
@@ -104,8 +102,11 @@ export class AuditService {
       }
       return usage;
     });
-    // Blocks follow the counters (never fails: the events are stored and counted already).
-    if (metered.length > 0) await this.blocking.evaluate(metered.map((r) => r.account_id));
+    // Blocks follow the counters, for the accounts of the KBs counted (best effort: the events are stored and counted already).
+    if (metered.length > 0) {
+      const accounts = await this.usage.accountsOf(metered.map((r) => r.kbid)).catch(() => new Map<string, string>());
+      await this.blocking.evaluate([...accounts.values()]);
+    }
     return events.map(() => undefined);
   });
 

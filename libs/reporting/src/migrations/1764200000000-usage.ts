@@ -1,25 +1,25 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Usage metering (issue 19): counters pre-aggregated by UTC hour, account, KB and metric, so Get
- * Usage sums at most one row per hour, KB and metric (a year of hourly buckets of a KB is ~9 k rows
- * per metric, read by one range of the primary key). The account of each KB, learnt from the
- * accounts service, and the blocks decided for each account in a UTC month.
+ * Usage metering (issue 19): counters pre-aggregated by KB, UTC hour and metric, so Get Usage sums
+ * at most one row per hour, KB and metric (a year of hourly buckets of a KB is ~9 k rows per metric,
+ * read by one range of the primary key). The account of each KB (learnt from the accounts service;
+ * not needed to count, so counting never waits for it), and the blocks decided for each account in a
+ * UTC month.
  */
 export class Usage1764200000000 implements MigrationInterface {
   name = 'Usage1764200000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE TABLE reporting.usage_hourly (
-      account_id uuid NOT NULL,
-      hour timestamptz NOT NULL,
       kbid uuid NOT NULL,
+      hour timestamptz NOT NULL,
       metric text NOT NULL,
       value double precision NOT NULL DEFAULT 0,
-      PRIMARY KEY (account_id, hour, kbid, metric)
+      PRIMARY KEY (kbid, hour, metric)
     )`);
-    await q.query(`CREATE INDEX usage_hourly_kb_idx ON reporting.usage_hourly (kbid, hour)`);
     await q.query(`CREATE TABLE reporting.kb_accounts (kbid uuid PRIMARY KEY, account_id uuid NOT NULL)`);
+    await q.query(`CREATE INDEX kb_accounts_account_idx ON reporting.kb_accounts (account_id)`);
     await q.query(`CREATE TABLE reporting.account_blocks (
       account_id uuid PRIMARY KEY,
       month text NOT NULL,

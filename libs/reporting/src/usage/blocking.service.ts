@@ -120,11 +120,13 @@ export class BlockingService implements OnModuleDestroy {
   /** This month's counters of the account, and what each of its KBs holds (all time). */
   private async totals(accountId: string, month: string): Promise<UsageTotals> {
     const monthly: { metric: string; value: number }[] = await this.ds.query(
-      `SELECT metric, sum(value)::float8 AS value FROM reporting.usage_hourly WHERE account_id = $1 AND hour >= $2 GROUP BY metric`,
+      `SELECT metric, sum(value)::float8 AS value FROM reporting.usage_hourly
+        WHERE kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $1) AND hour >= $2 GROUP BY metric`,
       [accountId, monthStart(month)],
     );
     const stored: { kbid: string; metric: string; value: number }[] = await this.ds.query(
-      `SELECT kbid, metric, sum(value)::float8 AS value FROM reporting.usage_hourly WHERE account_id = $1 AND metric IN ('resources', 'storage_bytes') GROUP BY kbid, metric`,
+      `SELECT kbid, metric, sum(value)::float8 AS value FROM reporting.usage_hourly
+        WHERE kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $1) AND metric IN ('resources', 'storage_bytes') GROUP BY kbid, metric`,
       [accountId],
     );
     const perKb: UsageTotals['perKb'] = {};

@@ -4,12 +4,12 @@ import {
   AccountsSubjects, DomainError, ErrorCodes, UsageMetrics, type AuditRecordedEvent, type GetUsageRequest, type UsageBucketDto, type UsageMetric,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { LOGGER, type Logger } from '@kb/platform/observability';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
 import { bucketStarts, MAX_USAGE_BUCKETS } from './usage-buckets';
 import { hourOf, usageDeltas } from './usage-metrics';
 
 export interface UsageRow {
-  account_id: string;
   kbid: string;
   hour: string;
   metric: UsageMetric;
@@ -18,19 +18,25 @@ export interface UsageRow {
 
 /** KB → account pairs kept in memory (a KB never changes account); beyond this many, the table answers. */
 const KB_CACHE_MAX = 100_000;
+/** A KB the accounts service did not know (deleted) is not asked about again for this long. */
+const UNKNOWN_KB_MS = 60_000;
 
 /**
  * Usage counters (issue 19): each stored activity event adds its deltas (see usageDeltas) to the
- * hourly row of its account, KB and metric, in the transaction that stored the event, so an event
- * counts exactly when it is stored: once. Get Usage sums those rows into buckets.
+ * hourly row of its KB and metric, in the transaction that stored the event, so an event counts
+ * exactly when it is stored: once. Counting needs nothing but the event (not the KB's account: an
+ * outage of the accounts service never holds events back). Get Usage sums those rows into buckets;
+ * account-wide, over the account's KBs.
  */
 @Injectable()
 export class UsageService {
   private readonly kbAccounts = new Map<string, string>();
+  private readonly unknownKbs = new Map<string, number>();
 
   constructor(
     @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /** A KB was created (accounts' event): its account is known before its first event. */
@@ -39,13 +45,17 @@ export class UsageService {
     this.cache(kbid, accountId);
   }
 
-  /** The accounts of these KBs: memory, then the table, then the accounts service (remembered). Unknown KBs are left out. */
+  /**
+   * The accounts of these KBs: memory, then the table, then the accounts service (remembered).
+   * KBs nobody knows, or that could not be asked about now, are left out.
+   */
   async accountsOf(kbids: string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
+    const now = Date.now();
     const missing = [...new Set(kbids)].filter((k) => {
       const a = this.kbAccounts.get(k);
       if (a) out.set(k, a);
-      return !a;
+      return !a && !((this.unknownKbs.get(k) ?? 0) > now);
     });
     if (missing.length === 0) return out;
     const rows: { kbid: string; account_id: string }[] = await this.ds.query(`SELECT kbid, account_id FROM reporting.kb_accounts WHERE kbid = ANY($1::uuid[])`, [missing]);
@@ -54,39 +64,45 @@ export class UsageService {
       this.cache(r.kbid, r.account_id);
     }
     for (const kbid of missing.filter((k) => !out.has(k))) {
-      const { account_id } = await this.bus.request(AccountsSubjects.kbAccount, { kb_id: kbid });
-      if (!account_id) continue;
-      await this.rememberKb(kbid, account_id);
-      out.set(kbid, account_id);
+      try {
+        const { account_id } = await this.bus.request(AccountsSubjects.kbAccount, { kb_id: kbid });
+        if (!account_id) {
+          if (this.unknownKbs.size >= KB_CACHE_MAX) this.unknownKbs.clear();
+          this.unknownKbs.set(kbid, now + UNKNOWN_KB_MS);
+          continue;
+        }
+        await this.rememberKb(kbid, account_id);
+        out.set(kbid, account_id);
+      } catch (err) {
+        this.logger.warn({ kbid, err: (err as Error).message }, 'the account of a KB could not be learnt now');
+      }
     }
     return out;
   }
 
-  /** Rows to add for these newly stored events (events of unknown KBs — deleted meanwhile — count nowhere). */
-  rowsOf(events: AuditRecordedEvent[], accounts: Map<string, string>): UsageRow[] {
+  /** Rows to add for these newly stored events, summed per KB, hour and metric. */
+  rowsOf(events: AuditRecordedEvent[]): UsageRow[] {
     const sums = new Map<string, UsageRow>();
     for (const e of events) {
-      const account_id = accounts.get(e.kbid);
-      if (!account_id) continue;
       const hour = hourOf(e.date);
       for (const [metric, value] of Object.entries(usageDeltas(e)) as [UsageMetric, number][]) {
         const key = `${e.kbid}/${hour}/${metric}`;
         const row = sums.get(key);
         if (row) row.value += value;
-        else sums.set(key, { account_id, kbid: e.kbid, hour, metric, value });
+        else sums.set(key, { kbid: e.kbid, hour, metric, value });
       }
     }
     return [...sums.values()];
   }
 
-  /** Adds the rows to the counters, inside the caller's transaction. */
+  /** Adds the rows to the counters, inside the caller's transaction (in key order: concurrent batches never deadlock). */
   async add(m: EntityManager, rows: UsageRow[]): Promise<void> {
     if (rows.length === 0) return;
     await m.query(
-      `INSERT INTO reporting.usage_hourly AS u (account_id, hour, kbid, metric, value)
-       SELECT account_id, hour, kbid, metric, value FROM jsonb_to_recordset($1::jsonb) AS t(account_id uuid, hour timestamptz, kbid uuid, metric text, value double precision)
-       ORDER BY account_id, hour, kbid, metric
-       ON CONFLICT (account_id, hour, kbid, metric) DO UPDATE SET value = u.value + EXCLUDED.value`,
+      `INSERT INTO reporting.usage_hourly AS u (kbid, hour, metric, value)
+       SELECT kbid, hour, metric, value FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, hour timestamptz, metric text, value double precision)
+       ORDER BY kbid, hour, metric
+       ON CONFLICT (kbid, hour, metric) DO UPDATE SET value = u.value + EXCLUDED.value`,
       [JSON.stringify(rows)],
     );
   }
@@ -106,12 +122,14 @@ export class UsageService {
       if (owner !== req.account_id) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in this account');
     }
     // Whole buckets: from the start of the one holding `from` (hourly rows are whole hours).
-    const params: unknown[] = [req.aggregation, req.account_id, (starts[0] ?? from).toISOString(), to.toISOString()];
-    const kbClause = req.kb_id ? `AND kbid = $${params.push(req.kb_id)}` : '';
+    const params: unknown[] = [req.aggregation, (starts[0] ?? from).toISOString(), to.toISOString()];
+    const kbs = req.kb_id
+      ? `kbid = $${params.push(req.kb_id)}`
+      : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $${params.push(req.account_id)})`;
     const rows: { bucket: string; metric: string; value: string | number }[] = await this.ds.query(
       `SELECT to_char(date_trunc($1, hour AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS bucket, metric, sum(value) AS value
          FROM reporting.usage_hourly
-        WHERE account_id = $2 AND hour >= $3 AND hour < $4 ${kbClause}
+        WHERE ${kbs} AND hour >= $2 AND hour < $3
         GROUP BY 1, 2`,
       params,
     );

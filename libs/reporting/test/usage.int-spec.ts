@@ -144,4 +144,14 @@ describe('usage metering and blocks on the embedded database', () => {
     expect(svc.accounts.published.at(-1)).toEqual({ account_id: account, month: now.slice(0, 7), features: [], kbs: {}, blocking_state: 'unblocked' });
     expect(await svc.blocking.list()).toEqual([]);
   });
+
+  it('lifts a block of a month that has ended at the next sweep', async () => {
+    svc.accounts.limits.set(otherAccount, unlimited());
+    await ds.query(`INSERT INTO reporting.account_blocks (account_id, month, features, kbs) VALUES ($1, '2001-01', '["ask"]', '{}')`, [otherAccount]);
+    expect(await svc.blocking.list()).toEqual([]); // another month's block is no block
+    await svc.blocking.sweep();
+    expect(svc.accounts.published.at(-1)).toEqual({ account_id: otherAccount, month: new Date().toISOString().slice(0, 7), features: [], kbs: {}, blocking_state: 'unblocked' });
+    const rows: { month: string; features: string[] }[] = await ds.query(`SELECT month, features FROM reporting.account_blocks WHERE account_id = $1`, [otherAccount]);
+    expect(rows).toEqual([{ month: new Date().toISOString().slice(0, 7), features: [] }]);
+  });
 });

@@ -1,4 +1,4 @@
-import { apiKey } from './support/http-client';
+import { apiKey, bearer } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
 import { runWorkload, totalsOf, usagePath, usageReaches, usageSetup, WORKLOAD, type UsageJourneyContext } from './usage-journey';
 
@@ -15,6 +15,11 @@ describe('usage and limits (standalone)', () => {
   let topology: Topology;
   let c: UsageJourneyContext;
   const hourStart = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000).toISOString();
+  const accountShows = (state: string, features: string[]) =>
+    c.http.eventually(async () => {
+      const a = await c.http.call<Account>('GET', `/api/v1/account/${c.account}`, { credential: c.root });
+      return a.body.blocking_state === state && JSON.stringify(a.body.blocked_features) === JSON.stringify(features) ? a.body : undefined;
+    }, 30_000, `the account showing ${state} ${features.join(',')}`);
 
   beforeAll(async () => {
     topology = await startStandalone({ USAGE_BLOCKING_REFRESH_MS: '1000' });
@@ -138,7 +143,8 @@ describe('usage and limits (standalone)', () => {
       return r.status === 402 ? r : undefined;
     }, 10_000, 'a resource refused');
     expect(refused.body.detail).toMatch(/storage limit/);
-    expect((await c.http.call('GET', `/api/v1/account/${c.account}`, { credential: c.root })).body).toMatchObject({ blocking_state: 'quota', blocked_features: ['storage'] });
+    // The gateway and the account record hear the same broadcast, each in its own time.
+    await accountShows('quota', ['storage']);
     // Reads, searches and deletions go on; the second KB holds one resource and takes more.
     expect((await c.http.call('POST', `/api/v1/kb/${c.kb}/find`, { credential: c.manager, body: { query: 'storm' } })).status).toBe(200);
     expect((await c.http.call('POST', `/api/v1/kb/${c.kb2}/resources`, { credential: c.manager2, body: { title: 'fine' } })).status).toBe(201);
@@ -152,9 +158,40 @@ describe('usage and limits (standalone)', () => {
     }, 10_000, 'resources accepted again');
   });
 
-  it('refuses other credentials on the limits route', async () => {
+  it('blocks writes of the whole account past a monthly processing limit, and the processing push', async () => {
+    const put = (processing: Record<string, number>) => c.http.call('PUT', `/api/v1/account/${c.account}/limits`, { credential: c.root, body: { processing } });
+    expect((await put({ monthly_limit_paragraphs_processed: 1 })).status).toBe(200);
+    const refused = await c.http.eventually(async () => {
+      const r = await c.http.call<{ detail: string }>('POST', `/api/v1/kb/${c.kb2}/resources`, { credential: c.manager2, body: { title: 'over the limit' } });
+      expect([201, 402]).toContain(r.status);
+      return r.status === 402 ? r : undefined;
+    }, 10_000, 'a write refused');
+    expect(refused.body.detail).toMatch(/processing limit/);
+    expect((await c.http.call('PUT', `/api/v1/kb/${c.kb}/resource/${'0'.repeat(8)}-0000-4000-8000-000000000000/text/t`, { credential: c.manager, body: { body: 'x' } })).status).toBe(402);
+    // The gateway and the account record hear the same broadcast, each in its own time.
+    await accountShows('quota', ['processing']);
+    // Searches and deletions are not processing.
+    expect((await c.http.call('POST', `/api/v1/kb/${c.kb}/find`, { credential: c.manager, body: { query: 'storm' } })).status).toBe(200);
+    expect((await put({ monthly_limit_paragraphs_processed: -1 })).status).toBe(200);
+    await c.http.eventually(async () => {
+      const r = await c.http.call('POST', `/api/v1/kb/${c.kb2}/resources`, { credential: c.manager2, body: { title: 'room again' } });
+      return r.status === 201 ? true : undefined;
+    }, 10_000, 'writes accepted again');
+  });
+
+  it('lets operators only set limits, and owners only read usage', async () => {
     expect((await c.http.call('PUT', `/api/v1/account/${c.account}/limits`, { body: { usage: {} } })).status).toBe(401);
     expect((await c.http.call('PUT', `/api/v1/account/${c.account}/limits`, { credential: apiKey('not-a-key'), body: { usage: {} } })).status).toBe(401);
     expect((await c.http.call('PUT', '/api/v1/account/7c3e4c9e-0000-4000-8000-000000000000/limits', { credential: c.root, body: { usage: {} } })).status).toBe(404);
+    // A signed-up user (not an operator) sets no limits, not even on the account they own, and reads no other account's usage.
+    const signup = await c.http.call<{ token: string }>('POST', '/api/v1/auth/signup', { body: { email: `usage-${Date.now()}@example.com`, password: 'a long enough password' } });
+    expect(signup.status).toBe(201);
+    const user = bearer(signup.body.token);
+    const own = await c.http.call<{ id: string }>('POST', '/api/v1/accounts', { credential: user, body: { slug: `usage-user-${Date.now()}` } });
+    expect(own.status).toBe(201);
+    expect((await c.http.call('PUT', `/api/v1/account/${own.body.id}/limits`, { credential: user, body: { usage: { monthly_limit_hosted_searches_performed: -1 } } })).status).toBe(403);
+    expect((await c.http.call('PUT', `/api/v1/account/${c.account}/limits`, { credential: user, body: { usage: {} } })).status).toBe(403);
+    expect((await c.http.call('GET', `/api/v1/account/${c.account}/usage?from=2026-01-01T00:00:00Z`, { credential: user })).status).toBe(403);
+    expect((await c.http.call('GET', `/api/v1/account/${own.body.id}/usage?from=2026-01-01T00:00:00Z&aggregation=year`, { credential: user })).status).toBe(200);
   });
 });

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsArray, IsDefined, IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsArray, IsDefined, IsIn, IsISO8601, IsOptional, IsString, IsUUID } from 'class-validator';
 
 /** Buckets of Get Usage (spec 4.3), truncated in UTC. */
 export const UsageAggregations = ['hour', 'day', 'week', 'month', 'quarter', 'year', 'millennium'] as const;

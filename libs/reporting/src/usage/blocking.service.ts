@@ -23,6 +23,8 @@ interface Stored {
 @Injectable()
 export class BlockingService implements OnModuleDestroy {
   private readonly limits = new Map<string, { limits: EffectiveLimits; at: number }>();
+  /** One decision at a time per account in this process: a decision made with older limits never lands after a newer one. */
+  private readonly deciding = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -57,9 +59,13 @@ export class BlockingService implements OnModuleDestroy {
   }
 
   async sweep(): Promise<void> {
+    // Blocked accounts whose month turned or whose limits may have changed unannounced, and accounts
+    // decided lately (two replicas deciding at once may have left the older decision last).
     const rows: { account_id: string }[] = await this.ds.query(
-      `SELECT account_id FROM reporting.account_blocks WHERE (features <> '[]'::jsonb OR kbs <> '{}'::jsonb) AND (month <> $1 OR updated_at < now() - ($2::int * interval '1 millisecond'))`,
-      [monthNow(), this.options.limitsCacheMs],
+      `SELECT account_id FROM reporting.account_blocks
+        WHERE ((features <> '[]'::jsonb OR kbs <> '{}'::jsonb) AND (month <> $1 OR updated_at < now() - ($2::int * interval '1 millisecond')))
+           OR updated_at > now() - ($3::int * interval '1 millisecond')`,
+      [monthNow(), this.options.limitsCacheMs, 2 * this.options.blockingSweepMs],
     );
     for (const r of rows) this.limits.delete(r.account_id);
     await this.evaluate(rows.map((r) => r.account_id));
@@ -68,11 +74,13 @@ export class BlockingService implements OnModuleDestroy {
   /** Decides the blocks of these accounts now; publishes those that changed. Never throws (a failure is logged; the sweep retries blocked accounts). */
   async evaluate(accountIds: string[]): Promise<void> {
     for (const accountId of new Set(accountIds)) {
-      try {
-        await this.evaluateOne(accountId);
-      } catch (err) {
-        this.logger.warn({ account_id: accountId, err: (err as Error).message }, 'deciding usage blocks failed');
-      }
+      const previous = this.deciding.get(accountId) ?? Promise.resolve();
+      const next = previous.then(() => this.evaluateOne(accountId)).catch((err: Error) => {
+        this.logger.warn({ account_id: accountId, err: err.message }, 'deciding usage blocks failed');
+      });
+      this.deciding.set(accountId, next);
+      await next;
+      if (this.deciding.get(accountId) === next) this.deciding.delete(accountId);
     }
   }
 

@@ -170,6 +170,13 @@ describe('usage and limits (standalone)', () => {
     expect((await c.http.call('PUT', `/api/v1/kb/${c.kb}/resource/${'0'.repeat(8)}-0000-4000-8000-000000000000/text/t`, { credential: c.manager, body: { body: 'x' } })).status).toBe(402);
     // The gateway and the account record hear the same broadcast, each in its own time.
     await accountShows('quota', ['processing']);
+    const ua = await c.http.call<{ token: string }>('POST', `/api/v1/account/${c.account}/nua_clients`, { credential: c.root, body: { contact: 'usage@example.com' } });
+    expect(ua.status).toBe(201);
+    const pushed = await c.http.call<{ detail: string }>('POST', '/api/v1/processing/push', {
+      credential: { header: 'X-SVC-UAKEY', value: `Bearer ${ua.body.token}` }, body: { kbid: c.kb, uuid: null, title: 'Pushed', textfield: { body: { body: 'Pushed text.' } } },
+    });
+    expect(pushed.status).toBe(402);
+    expect(pushed.body.detail).toMatch(/processing limit/);
     // Searches and deletions are not processing.
     expect((await c.http.call('POST', `/api/v1/kb/${c.kb}/find`, { credential: c.manager, body: { query: 'storm' } })).status).toBe(200);
     expect((await put({ monthly_limit_paragraphs_processed: -1 })).status).toBe(200);

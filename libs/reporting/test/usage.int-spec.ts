@@ -67,11 +67,14 @@ describe('usage metering and blocks on the embedded database', () => {
     await Promise.all(events.map((e) => svc.audit.record(e)));
     // The bus delivers at least once: the same events again, alone and in a batch, count nothing more.
     await Promise.all([svc.audit.record(processed), svc.audit.record(search), svc.audit.record(ev('search', '2026-03-02T12:00:00Z'))]);
+    // Both deliveries of a new event in one batch.
+    const twice = ev('search', '2026-03-02T12:30:00Z');
+    await Promise.all([svc.audit.record(twice), svc.audit.record({ ...twice })]);
 
     const hours = await svc.usage.get({ account_id: account, kb_id: kb, from: '2026-03-02T10:00:00Z', to: '2026-03-02T13:00:00Z', aggregation: 'hour' });
     expect(hours.map((b) => b.timestamp)).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T11:00:00.000Z', '2026-03-02T12:00:00.000Z']);
     expect(hours[0]?.metrics.map((m) => m.name)).toContain('pre_processing_time');
-    expect([metric(hours[0], 'searches_performed'), metric(hours[1], 'searches_performed'), metric(hours[2], 'searches_performed')]).toEqual([1, 1, 1]);
+    expect([metric(hours[0], 'searches_performed'), metric(hours[1], 'searches_performed'), metric(hours[2], 'searches_performed')]).toEqual([1, 1, 2]);
     expect([metric(hours[0], 'resources'), metric(hours[1], 'resources')]).toEqual([1, 1]);
     expect(metric(hours[1], 'answers_generated')).toBe(1);
     expect(metric(hours[0], 'paragraphs_processed')).toBe(6);
@@ -87,11 +90,11 @@ describe('usage metering and blocks on the embedded database', () => {
     ]);
     const month = await svc.usage.get({ account_id: account, from: '2026-03-01T00:00:00Z', to: '2026-04-01T00:00:00Z', aggregation: 'month' });
     expect(month).toHaveLength(1);
-    expect(metric(month[0], 'searches_performed')).toBe(3);
+    expect(metric(month[0], 'searches_performed')).toBe(4);
     const week = await svc.usage.get({ account_id: account, from: '2026-03-02T00:00:00Z', to: '2026-03-03T00:00:00Z', aggregation: 'week' });
     expect(week.map((b) => b.timestamp)).toEqual(['2026-03-02T00:00:00.000Z']); // a Monday
     const millennium = await svc.usage.get({ account_id: account, from: '2026-03-02T00:00:00Z', to: '2026-03-03T00:00:00Z', aggregation: 'millennium' });
-    expect(millennium.map((b) => [b.timestamp, metric(b, 'searches_performed')])).toEqual([['2001-01-01T00:00:00.000Z', 3]]);
+    expect(millennium.map((b) => [b.timestamp, metric(b, 'searches_performed')])).toEqual([['2001-01-01T00:00:00.000Z', 4]]);
   });
 
   it('refuses too many buckets, an empty range, and a KB of another account', async () => {

@@ -67,8 +67,9 @@ export class AuditService {
            RETURNING event_id, date`,
           [JSON.stringify(rows)],
         );
+        // Each stored event once, even when both deliveries of it came in this batch.
         const fresh = new Set(stored.map((s) => `${s.event_id}@${new Date(s.date).getTime()}`));
-        usage = this.usage.rowsOf(events.filter((e) => fresh.has(`${e.event_id}@${new Date(e.date).getTime()}`) && !isFeedbackEvent(e)));
+        usage = this.usage.rowsOf(events.filter((e) => !isFeedbackEvent(e) && fresh.delete(`${e.event_id}@${new Date(e.date).getTime()}`)));
         await this.usage.add(m, usage);
         await m.query(
           `INSERT INTO reporting.activity_months (kbid, type, month)

@@ -19,12 +19,18 @@ const WHAT: Record<string, string> = {
  */
 @Injectable()
 export class QuotaGuard implements CanActivate {
+  /** Features per route pattern (as many entries as routes): the patterns are matched once per route, not per request. */
+  private readonly byRoute = new Map<string, readonly string[]>();
+
   constructor(@Inject(BLOCKING_VIEW) private readonly view: BlockingView) {}
 
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<AuthedRequest>();
-    const path = (req.route as { path?: string } | undefined)?.path ?? req.path;
-    const features = quotaFeaturesFor(req.method, path);
+    const route = (req.route as { path?: string } | undefined)?.path;
+    if (!route) return true; // no route matched: a 404 follows
+    const key = `${req.method} ${route}`;
+    let features = this.byRoute.get(key);
+    if (!features) this.byRoute.set(key, (features = quotaFeaturesFor(req.method, route)));
     if (features.length === 0) return true;
     const accountId = req.grant?.account_id ?? req.principal?.account_id;
     const kbid = typeof req.params['kbid'] === 'string' ? req.params['kbid'] : undefined;

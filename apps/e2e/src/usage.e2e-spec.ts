@@ -57,6 +57,9 @@ describe('usage and limits (standalone)', () => {
       expect(month.body[0]?.timestamp).toBe(`${now.toISOString().slice(0, 7)}-01T00:00:00.000Z`);
       expect(totalsOf(month.body)).toEqual(kbTotals);
     }
+    // An empty `knowledgebox` (a client sending null) is the whole account.
+    const empty = await c.http.call<Bucket[]>('GET', usagePath(c, { from, aggregation: 'hour', knowledgebox: '' }), { credential: c.root });
+    expect(totalsOf(empty.body)['resources']).toBe(WORKLOAD.resources + 1);
     // The default aggregation is the millennium.
     const millennium = await c.http.call<Bucket[]>('GET', usagePath(c, { from: c.startedAt.toISOString() }), { credential: c.root });
     expect(millennium.body.map((b) => b.timestamp)).toEqual(['2001-01-01T00:00:00.000Z']);

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsArray, IsDefined, IsIn, IsISO8601, IsOptional, IsString, IsUUID } from 'class-validator';
 
 /** Buckets of Get Usage (spec 4.3), truncated in UTC. */
@@ -57,7 +58,9 @@ export class ListBlockingRequest {}
 /** The query of Get Usage at the edge (spec 4.3; API-MAP §1.3: `aggregation` defaults to `millennium`, `to` to now). */
 export class GetUsageQueryDto {
   @ApiPropertyOptional({ enum: UsageAggregations, default: 'millennium' }) @IsOptional() @IsIn(UsageAggregations) aggregation?: UsageAggregation;
-  @ApiPropertyOptional({ nullable: true, description: 'A Knowledge Box of the account (id); none: the whole account' }) @IsOptional() @IsUUID() knowledgebox?: string;
+  /** `knowledgebox=` (empty, as a client sending null does) is the whole account. */
+  @ApiPropertyOptional({ nullable: true, description: 'A Knowledge Box of the account (id); none or empty: the whole account' })
+  @Transform(({ value }: { value: unknown }) => (value === '' || value === 'null' ? undefined : value)) @IsOptional() @IsUUID() knowledgebox?: string;
   @ApiProperty({ format: 'date-time' }) @IsDefined() @IsISO8601({ strict: true }) from!: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Default: now' }) @IsOptional() @IsISO8601({ strict: true }) to?: string;
 }

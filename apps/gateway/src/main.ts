@@ -15,6 +15,7 @@ runMain(logger, async () => {
   const accessCacheTtlSeconds = reader.int('ACCESS_CACHE_TTL_SECONDS', 5, { min: 0, max: 300 });
   const httpOptions = gatewayHttpEnv(reader);
   const corsOrigins = reader.list('CORS_ORIGINS');
+  const blockingRefreshMs = reader.int('USAGE_BLOCKING_REFRESH_MS', 30_000, { min: 100, max: 3_600_000 });
   reader.done();
   const secret = await serverSecret(env, runtime.dataDir);
   const blobs = await createBlobStore(
@@ -22,7 +23,7 @@ runMain(logger, async () => {
   );
   const bus = await createRuntimeBus(runtime, 'gateway', logger);
   const app = await createHttpApp(
-    serviceAppModule('gateway', logger, bus, [blobStoreHealthCheck(blobs)], [StorageModule.forRoot(blobs), GatewayModule.forRoot({ accessCacheTtlSeconds, corsOrigins })]),
+    serviceAppModule('gateway', logger, bus, [blobStoreHealthCheck(blobs)], [StorageModule.forRoot(blobs), GatewayModule.forRoot({ accessCacheTtlSeconds, corsOrigins, blockingRefreshMs })]),
     logger,
     (a) => configureGatewayHttp(a, { logger, ...httpOptions }),
   );

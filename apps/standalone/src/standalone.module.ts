@@ -30,6 +30,8 @@ export interface StandaloneParts {
   searchMemory?: { budgetBytes: number; maxParagraphs: number };
   /** ACTIVITY_QUERY_TIMEOUT_MS (ReportingOptions.activityQueryTimeoutMs). */
   activityQueryTimeoutMs?: number;
+  /** USAGE_BLOCKING_SWEEP_MS, USAGE_LIMITS_CACHE_MS (ReportingOptions), USAGE_BLOCKING_REFRESH_MS (GatewayOptions.blockingRefreshMs). */
+  usage?: { blockingSweepMs: number; limitsCacheMs: number; blockingRefreshMs: number };
   /** SEARCH_VECTOR_INDEX (ContentOptions.vectorIndex). */
   vectorIndex?: VectorIndexKind;
 }
@@ -55,8 +57,11 @@ export class StandaloneModule {
         AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp, dnsServers: p.dnsServers }),
         ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults, searchMemory: p.searchMemory, vectorIndex: p.vectorIndex }),
         UnderstandingModule.forRoot({ ...p.processing, webhookSigningSecret: p.secret }),
-        ReportingModule.forRoot({ dataSource: p.dataSources.reporting, activityQueryTimeoutMs: p.activityQueryTimeoutMs }),
-        GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins }),
+        ReportingModule.forRoot({
+          dataSource: p.dataSources.reporting, activityQueryTimeoutMs: p.activityQueryTimeoutMs,
+          ...(p.usage ? { blockingSweepMs: p.usage.blockingSweepMs, limitsCacheMs: p.usage.limitsCacheMs } : {}),
+        }),
+        GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins, blockingRefreshMs: p.usage?.blockingRefreshMs }),
       ],
     };
   }

@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { AccountsSubjects } from '@kb/contracts';
+import { AccountsSubjects, ReportingSubjects } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { AccessService } from './access/access.service';
+import { AccountQuotaService } from './accounts/account-quota.service';
 import { AccountUsersService } from './accounts/account-users.service';
 import { AccountsService } from './accounts/accounts.service';
 import { InvitesService } from './invites/invites.service';
@@ -37,6 +38,7 @@ export class AccountsHandlers implements OnModuleInit {
     private readonly saml: SamlService,
     private readonly samlDomains: SamlDomainsService,
     private readonly emailVerification: EmailVerificationService,
+    private readonly quota: AccountQuotaService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -118,6 +120,10 @@ export class AccountsHandlers implements OnModuleInit {
       this.bus.handle(S.sendEmailVerification, (req) => this.emailVerification.send(req)),
       this.bus.handle(S.verifyEmail, (req) => this.emailVerification.verify(req)),
       this.bus.handle(S.acceptInvite, (req) => this.invites.accept(req.token, req.user_id)),
+      this.bus.handle(S.kbAccount, (req) => this.quota.kbAccount(req.kb_id)),
+      this.bus.handle(S.accountQuota, (req) => this.quota.quota(req.account_id)),
+      this.bus.handle(S.setAccountLimits, (req) => this.quota.setLimits(req)),
+      this.bus.subscribe(ReportingSubjects.blockingChanged, (e) => this.quota.applyBlocking(e), { durable: 'accounts-blocking' }),
     ]);
   }
 }

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { AccessService } from './access/access.service';
+import { AccountQuotaService } from './accounts/account-quota.service';
 import { AccountUsersService } from './accounts/account-users.service';
 import { AccountsService } from './accounts/accounts.service';
 import { InvitesService } from './invites/invites.service';
@@ -42,7 +43,7 @@ export class AccountsModule {
         { provide: ACCOUNTS_OPTIONS, useValue: rest },
         { provide: DOMAIN_RESOLVER, useValue: domainResolver ?? systemTxtResolver(rest.dnsServers) },
         AccountsOutbox, UsersRepository, KbsRepository, ServiceAccountsRepository, SamlRepository, SamlService, SamlDomainsRepository, SamlDomainsService, EmailVerificationService,
-        AccessService, KbsService, CallerKbsService, ServiceAccountsService, UsersService, PersonalTokensService, AccountsService, AccountUsersService, InvitesService, KbUsersService, NuaClientsService, ModelConfigService, BootstrapService, AccountsHandlers,
+        AccessService, KbsService, CallerKbsService, ServiceAccountsService, UsersService, PersonalTokensService, AccountsService, AccountUsersService, AccountQuotaService, InvitesService, KbUsersService, NuaClientsService, ModelConfigService, BootstrapService, AccountsHandlers,
       ],
       exports: [BootstrapService, UsersService],
     };

@@ -30,7 +30,9 @@ export interface BusAccess {
  * Requests no HTTP route leads to. `accounts.kb-config.resolve` answers with a KB's provider keys in
  * clear: only the services that call those providers for the KB may ask for it, never the edge.
  */
-export const INTERNAL_CALLS: readonly CallDef[] = [AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery, ContentSubjects.countResources];
+export const INTERNAL_CALLS: readonly CallDef[] = [
+  AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery, ContentSubjects.countResources, AccountsSubjects.kbAccount, AccountsSubjects.accountQuota,
+];
 
 const calls = (subjects: Record<string, { kind: string }>): CallDef[] => Object.values(subjects).filter((d): d is CallDef => d.kind === 'rpc' || d.kind === 'stream');
 
@@ -44,13 +46,18 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
     calls: [...calls(AccountsSubjects), ...calls(ContentSubjects), ...calls(ReportingSubjects)].filter((d) => !INTERNAL_CALLS.includes(d)),
     emits: [],
     // Live KB notifications: each replica subscribes to the KBs its notification readers follow.
-    receives: [AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged, ContentSubjects.kbNotification],
+    // Blocks are kept in memory and read on every admitted request (usage limits).
+    receives: [AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged, ContentSubjects.kbNotification, ReportingSubjects.blockingChanged],
   },
   accounts: {
     serves: calls(AccountsSubjects),
     calls: [],
-    emits: [AccountsSubjects.kbCreated, AccountsSubjects.kbDeleted, AccountsSubjects.semanticModelsChanged, AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged],
-    receives: [],
+    emits: [
+      AccountsSubjects.kbCreated, AccountsSubjects.kbDeleted, AccountsSubjects.semanticModelsChanged, AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged,
+      AccountsSubjects.accountLimitsChanged,
+    ],
+    // The account record shows the blocks reporting decides.
+    receives: [ReportingSubjects.blockingChanged],
   },
   content: {
     serves: calls(ContentSubjects),
@@ -71,8 +78,9 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   },
   reporting: {
     serves: calls(ReportingSubjects),
-    calls: [],
-    emits: [],
-    receives: [ContentSubjects.auditRecorded],
+    // Usage is metered per account, and blocks decided against the account's limits.
+    calls: [AccountsSubjects.kbAccount, AccountsSubjects.accountQuota],
+    emits: [ReportingSubjects.blockingChanged],
+    receives: [ContentSubjects.auditRecorded, AccountsSubjects.kbCreated, AccountsSubjects.accountLimitsChanged],
   },
 };

@@ -10,6 +10,9 @@ import { ResourcesController } from './routes/resources.controller';
 import { SearchController } from './routes/search.controller';
 import { AskController } from './routes/ask.controller';
 import { ActivityController } from './routes/activity.controller';
+import { UsageController } from './routes/usage.controller';
+import { BlockingView } from './quota/blocking-view';
+import { BLOCKING_VIEW, QuotaGuard } from './quota/quota.guard';
 import { ServiceAccountsController } from './routes/service-accounts.controller';
 import { AuthPageController } from './routes/auth-page.controller';
 import { UserController } from './routes/user.controller';
@@ -47,6 +50,8 @@ export interface GatewayOptions {
   corsOrigins?: string[];
   /** Limits of the live notification streams (defaults: DEFAULT_NOTIFICATION_LIMITS). */
   notifications?: Partial<NotificationLimits>;
+  /** How often the blocks of exhausted usage limits are fetched whole (changes also arrive as events). */
+  blockingRefreshMs?: number;
 }
 
 export const CORS_POLICY = Symbol('CORS_POLICY');
@@ -57,7 +62,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController],
       providers: [
         {
           provide: ACCESS_CLIENT,
@@ -69,6 +74,17 @@ export class GatewayModule {
           },
         },
         { provide: APP_GUARD, useClass: AuthGuard },
+        {
+          provide: BLOCKING_VIEW,
+          inject: [MESSAGE_BUS],
+          useFactory: async (bus: MessageBus) => {
+            const view = new BlockingView(bus, { refreshMs: options.blockingRefreshMs ?? 30_000 });
+            await view.start();
+            return view;
+          },
+        },
+        // After the access decision (it names the account): refuses work past an exhausted usage limit, from memory.
+        { provide: APP_GUARD, useClass: QuotaGuard },
         UploadService,
         TusService,
         { provide: NOTIFICATION_LIMITS, useValue: { ...DEFAULT_NOTIFICATION_LIMITS, ...(options.notifications ?? {}) } },

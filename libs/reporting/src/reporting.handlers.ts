@@ -1,8 +1,10 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { ContentSubjects, ReportingSubjects } from '@kb/contracts';
+import { AccountsSubjects, ContentSubjects, ReportingSubjects } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
+import { BlockingService } from './usage/blocking.service';
+import { UsageService } from './usage/usage.service';
 
 @Injectable()
 export class ReportingHandlers implements OnModuleInit {
@@ -10,6 +12,8 @@ export class ReportingHandlers implements OnModuleInit {
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly audit: AuditService,
     private readonly activity: ActivityService,
+    private readonly usage: UsageService,
+    private readonly blocking: BlockingService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -20,6 +24,11 @@ export class ReportingHandlers implements OnModuleInit {
       this.bus.handle(ReportingSubjects.listAuditEvents, (req) => this.audit.list(req)),
       this.bus.handleStream(ReportingSubjects.queryActivity, (req, _context, signal) => this.activity.query(req, signal)),
       this.bus.handle(ReportingSubjects.activityMonths, (req) => this.activity.months(req)),
+      this.bus.subscribe(AccountsSubjects.kbCreated, (e) => this.usage.rememberKb(e.kb_id, e.account_id), { durable: 'reporting-kbs' }),
+      this.bus.subscribe(AccountsSubjects.accountLimitsChanged, (e) => this.blocking.limitsChanged(e.account_id), { durable: 'reporting-limits' }),
+      this.bus.handle(ReportingSubjects.getUsage, (req) => this.usage.get(req)),
+      this.bus.handle(ReportingSubjects.listBlocking, () => this.blocking.list()),
     ]);
+    this.blocking.start();
   }
 }

@@ -3,9 +3,11 @@ import type { DataSource } from 'typeorm';
 import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
 import { ReportingHandlers } from './reporting.handlers';
+import { BlockingService } from './usage/blocking.service';
+import { UsageService } from './usage/usage.service';
 import { DEFAULT_REPORTING_OPTIONS, REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from './reporting.tokens';
 
-/** Root module of the reporting service: activity (audit) logs now; usage and REMi scores later. */
+/** Root module of the reporting service: activity (audit) logs, usage metering and the blocks of exhausted limits; REMi scores later. */
 @Module({})
 export class ReportingModule {
   static forRoot(options: { dataSource: DataSource } & Partial<ReportingOptions>): DynamicModule {
@@ -17,6 +19,8 @@ export class ReportingModule {
         { provide: REPORTING_OPTIONS, useValue: { ...DEFAULT_REPORTING_OPTIONS, ...rest } },
         AuditService,
         ActivityService,
+        UsageService,
+        BlockingService,
         ReportingHandlers,
       ],
     };

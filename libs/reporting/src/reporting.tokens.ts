@@ -4,6 +4,10 @@ export const REPORTING_OPTIONS = Symbol('REPORTING_OPTIONS');
 export interface ReportingOptions {
   /** Statement time limit of an activity query (ACTIVITY_QUERY_TIMEOUT_MS). */
   activityQueryTimeoutMs: number;
+  /** How often blocked accounts are decided again, for the turn of the month (USAGE_BLOCKING_SWEEP_MS). */
+  blockingSweepMs: number;
+  /** How long an account's limits are reused before they are asked for again (USAGE_LIMITS_CACHE_MS). */
+  limitsCacheMs: number;
 }
 
-export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000 };
+export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000, blockingSweepMs: 60_000, limitsCacheMs: 60_000 };

@@ -8,7 +8,9 @@ import { DomainError, type ActivityQueryItem, type AuditRecordedEvent } from '@k
 import { closeServiceDataSource, createServiceDataSource, revertLastMigration, runServiceMigrations } from '@kb/platform/database';
 import { createTestDatabase, type TestDatabase } from '@kb/platform/testing';
 import { ActivityService } from '../src/activity/activity.service';
-import { AuditService } from '../src/audit/audit.service';
+import type { AuditService } from '../src/audit/audit.service';
+import { DEFAULT_REPORTING_OPTIONS } from '../src/reporting.tokens';
+import { reportingServices } from './usage-fakes';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '../src';
 import { ReportingInitial1763800000000 } from '../src/migrations/1763800000000-reporting-initial';
 
@@ -90,8 +92,8 @@ describe.each([['PostgreSQL', postgres], ['PGlite', pglite]] as const)('activity
     );
     await closeServiceDataSource(v1);
     ds = await b.open(REPORTING_MIGRATIONS);
-    audit = new AuditService(ds);
-    activity = new ActivityService(ds, { activityQueryTimeoutMs: 5_000 });
+    audit = reportingServices(ds).audit;
+    activity = new ActivityService(ds, { ...DEFAULT_REPORTING_OPTIONS, activityQueryTimeoutMs: 5_000 });
   });
 
   afterAll(async () => {
@@ -272,7 +274,8 @@ describe.each([['PostgreSQL', postgres], ['PGlite', pglite]] as const)('activity
   });
 
   it('reverts to the first schema and back', async () => {
-    await revertLastMigration(ds);
+    await revertLastMigration(ds); // usage counters
+    await revertLastMigration(ds); // the partitioned activity table
     const rows: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM reporting.audit_events WHERE kbid = $1`, [kb]);
     expect(Number(rows[0]?.n)).toBe(16);
     await runServiceMigrations(ds);

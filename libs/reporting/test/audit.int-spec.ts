@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { AuditRecordedEvent } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
-import { AuditService } from '../src/audit/audit.service';
+import type { AuditService } from '../src/audit/audit.service';
+import { reportingServices } from './usage-fakes';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '../src';
 
 jest.setTimeout(60_000);
@@ -21,7 +22,7 @@ describe('AuditService on the embedded database', () => {
 
   beforeAll(async () => {
     ds = await createServiceDataSource({ service: 'reporting', schema: 'reporting', entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, dataDir, runMigrations: true });
-    audit = new AuditService(ds);
+    audit = reportingServices(ds).audit;
   });
 
   afterAll(async () => {

@@ -32,6 +32,7 @@ function variants(route: string, ids: WalkIds): string[] {
   if (route === '/api/v1/processing/requests') return ['', `?kbid=${ids.kbid}&limit=100`];
   if (route === '/api/v1/processing/pull') return ['?timeout=0&limit=50', '?timeout=0&limit=50&from_cursor=0'];
   if (route.endsWith('/processing-status')) return ['', '?limit=100'];
+  if (route.endsWith('/usage')) return [`?from=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}&aggregation=hour`, `?from=2026-01-01T00:00:00Z&knowledgebox=${ids.kbid}`];
   return [''];
 }
 

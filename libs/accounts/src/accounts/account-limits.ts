@@ -32,6 +32,15 @@ export const DEFAULT_LIMITS: AccountLimits = {
   processing: MONTHLY,
 };
 
+/**
+ * The account made at the first start belongs to the operator of the deployment: no monthly or
+ * storage ceiling (upload sizes keep their defaults). Accounts created later get their type's.
+ */
+export function operatorLimits(): Record<string, unknown> {
+  const unlimited = Object.fromEntries(Object.keys(MONTHLY).map((k) => [k, -1]));
+  return { usage: { ...unlimited }, processing: { ...unlimited } };
+}
+
 type Overrides = { [K in keyof AccountLimits]?: Partial<AccountLimits[K]> };
 
 export function effectiveLimits(overrides: Record<string, unknown> | null | undefined): AccountLimits {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { AccountsSubjects, LEARNING_DEFAULTS } from '@kb/contracts';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
+import { operatorLimits } from '../accounts/account-limits';
 import { generatePassword, hashPassword, issueSecret } from '../credentials/secret-tokens';
 import { AccountUserEntity } from '../entities/account-user.entity';
 import { AccountEntity } from '../entities/account.entity';
@@ -49,7 +50,7 @@ export class BootstrapService {
     };
     const account: AccountEntity = {
       id: randomUUID(), slug: 'default', title: 'Default account', description: '', type: 'stash-trial', domain: null, blockingState: 'unblocked',
-      blockedFeatures: [], maxKbs: 10, maxUsers: 25, limits: {}, createdAt: now, trialExpirationDate: null,
+      blockedFeatures: [], maxKbs: 10, maxUsers: 25, limits: operatorLimits(), createdAt: now, trialExpirationDate: null,
       samlConfig: null, samlEntityId: null, samlSsoUrl: null, samlX509Cert: null,
     };
     const kb: KnowledgeBoxEntity = {

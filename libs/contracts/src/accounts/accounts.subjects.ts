@@ -24,6 +24,7 @@ import {
   ClaimSamlDomainRequest, SamlAccountRef, SamlAcsRequest, SamlDomainsRef, SamlLinkRequest, SamlLoginRequest, SsoDiscoverRequest, VerifySamlDomainRequest,
   type SamlDomainDto, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto,
 } from './saml.dto';
+import { AccountLimitsChangedEvent, AccountQuotaRequest, KbAccountRequest, SetAccountLimitsRequest, type AccountQuotaDto, type EffectiveLimits } from './account-limits.dto';
 import { AccountUploadLimitsRequest, KbCorsRequest, type KbCorsDto, type KbUploadLimitsDto } from './kb.dto';
 import { KbConfigRef, LearningSchemaRequest, SemanticModelChangeRequest, SemanticModelsChangedEvent, SetKbConfigRequest, type KbVectorsetsDto } from './model-config.dto';
 import { CreateKbRequest, GetKbRequest, KbEvent, KbRef, ListKbsRequest, ModifyKbRequest, type IdDto, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto } from './kb.dto';
@@ -126,6 +127,14 @@ export const AccountsSubjects = {
   listSamlDomains: rpc<SamlDomainsRef, SamlDomainDto[]>('accounts.saml-domain.list', SamlDomainsRef),
   claimSamlDomain: rpc<ClaimSamlDomainRequest, SamlDomainDto>('accounts.saml-domain.claim', ClaimSamlDomainRequest),
   verifySamlDomain: rpc<VerifySamlDomainRequest, SamlDomainDto>('accounts.saml-domain.verify', VerifySamlDomainRequest),
+
+  /** The account of a KB (reporting meters usage per account); null when the KB is unknown. */
+  kbAccount: rpc<KbAccountRequest, { account_id: string | null }>('accounts.kb.account', KbAccountRequest),
+  /** An account's effective limits (reporting decides blocks with them). */
+  accountQuota: rpc<AccountQuotaRequest, AccountQuotaDto>('accounts.account.quota', AccountQuotaRequest),
+  /** Operators (ROOT users) set an account's limits. */
+  setAccountLimits: rpc<SetAccountLimitsRequest, EffectiveLimits>('accounts.account-limits.set', SetAccountLimitsRequest),
+  accountLimitsChanged: event<AccountLimitsChangedEvent>('accounts.account-limits.changed', 'NOTIFICATIONS', AccountLimitsChangedEvent),
 
   kbCreated: event<KbEvent>('accounts.kb.created', 'NOTIFICATIONS', KbEvent),
   kbDeleted: event<KbEvent>('accounts.kb.deleted', 'NOTIFICATIONS', KbEvent),

@@ -13,3 +13,4 @@ export * from './saml.dto';
 export * from './kb-standalone.dto';
 export * from './ephemeral-token.dto';
 export * from './zone.dto';
+export * from './account-limits.dto';

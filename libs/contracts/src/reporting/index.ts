@@ -1,1 +1,2 @@
 export * from './reporting.subjects';
+export * from './usage.dto';

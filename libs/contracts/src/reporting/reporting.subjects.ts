@@ -1,5 +1,6 @@
 import { IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { rpc, stream } from '../common/bus';
+import { event, rpc, stream } from '../common/bus';
+import { AccountBlockingDto, GetUsageRequest, ListBlockingRequest, type UsageBucketDto } from './usage.dto';
 import { AuditEventTypes, type AuditEventType, type AuditRecordedEvent } from '../content/audit.event';
 
 export class CountAuditEventsRequest {
@@ -36,4 +37,10 @@ export const ReportingSubjects = {
   queryActivity: stream<ActivityQueryRequest, ActivityQueryItem>('reporting.activity.query', ActivityQueryRequest),
   /** Months (YYYY-MM) in which a KB has events of a type: `{downloads: [...]}`. */
   activityMonths: rpc<ActivityMonthsRequest, { downloads: string[] }>('reporting.activity.months', ActivityMonthsRequest),
+  /** Get Usage (spec 4.3): buckets of an account's (or one of its KB's) metered usage. */
+  getUsage: rpc<GetUsageRequest, UsageBucketDto[]>('reporting.usage.get', GetUsageRequest),
+  /** Every account blocked this month (the gateway's snapshot of what to refuse). */
+  listBlocking: rpc<ListBlockingRequest, AccountBlockingDto[]>('reporting.blocking.list', ListBlockingRequest),
+  /** An account's blocks changed (a limit reached, raised, or the month turned). */
+  blockingChanged: event<AccountBlockingDto>('reporting.blocking.changed', 'USAGE', AccountBlockingDto),
 } as const;

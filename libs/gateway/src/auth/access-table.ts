@@ -123,6 +123,9 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'GET /api/v1/account/:account_id/zones': account('AMEMBER'),
   'GET /api/v1/account/:account_id/status': account('AMEMBER'),
   'GET /api/v1/account/:account_id/index/kbs': account('AMEMBER'),
+  // Usage (issue 19): the account's owners; limits are set by operators (ROOT users, checked by accounts).
+  'GET /api/v1/account/:account_id/usage': account('AOWNER'),
+  'PUT /api/v1/account/:account_id/limits': USER,
   // SSO domain claims and their DNS proof
   'GET /api/v1/account/:account_id/saml/domains': account('AOWNER'),
   'POST /api/v1/account/:account_id/saml/domains': account('AOWNER'),

@@ -1,22 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+
+type Queryable = Pick<DataSource | EntityManager, 'query'>;
 import type { AuditRecordedEvent, CountAuditEventsRequest, ListAuditEventsRequest } from '@kb/contracts';
 import { Coalescer } from '@kb/platform/messaging';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
+import { BlockingService } from '../usage/blocking.service';
+import { UsageService, type UsageDelta } from '../usage/usage.service';
 import { feedbackRow, isFeedbackEvent, mergeFeedback, recordDetails, type FeedbackRow } from './activity-record';
 import { ensureMonthPartition, monthOf, monthRange } from './partitions';
 
 const COLUMNS = 'event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata, details, learning_id';
-
-/** The events (once each) and the months they fall in, in one statement. */
-const INSERT_EVENTS = `
-  WITH t AS MATERIALIZED (
-    SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
-                                                      total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text, month text)
-  ), events AS (
-    INSERT INTO reporting.activity_events (${COLUMNS}) SELECT ${COLUMNS} FROM t ON CONFLICT (event_id, date) DO NOTHING
-  )
-  INSERT INTO reporting.activity_months (kbid, type, month) SELECT DISTINCT kbid, type, month FROM t ON CONFLICT DO NOTHING`;
 
 /**
  * Stores audit events exactly once (JetStream may redeliver: a redelivery has the same id and
@@ -28,15 +22,28 @@ export class AuditService {
   /** Months whose partition this process has seen created. */
   private readonly partitions = new Set<string>();
 
-  constructor(@Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource) {}
+  constructor(
+    @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly usage: UsageService,
+    private readonly blocking: BlockingService,
+  ) {}
 
   record(e: AuditRecordedEvent): Promise<void> {
     return this.inserts.submit(e);
   }
 
   /** Events recorded while an insert runs go together in the next one (see Coalescer); a failed batch is retried event by event. */
-  private readonly inserts = new Coalescer<AuditRecordedEvent, void>(async (events) => {
-    const rows = events.filter((e) => !isFeedbackEvent(e)).map((e) => {
+  private readonly inserts = new Coalescer<AuditRecordedEvent, void>(async (batch) => {
+    // A redelivery in the same batch as its first delivery is the same event: it goes in (and counts) once.
+    const seen = new Set<string>();
+    const events = batch.filter((e) => {
+      const key = `${e.event_id}@${new Date(e.date).getTime()}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    const stored = events.filter((e) => !isFeedbackEvent(e));
+    const rows = stored.map((e) => {
       const { details, learning_id } = recordDetails(e);
       return {
         event_id: e.event_id, kbid: e.kbid, type: e.type, date: new Date(e.date).toISOString(), user_id: e.user_id ?? null, user_type: e.user_type ?? null,
@@ -60,38 +67,74 @@ export class AuditService {
     }
     // Whichever came second (the answer or its feedback) completes the chat record.
     const pairs = [...rows.filter((r) => r.learning_id).map((r) => ({ kbid: r.kbid, learning_id: r.learning_id })), ...[...feedback.values()].map(({ kbid, learning_id }) => ({ kbid, learning_id }))];
+    const insert = (m: Queryable): Promise<string[]> => (rows.length > 0 ? this.insertEvents(m, rows, this.usage.deltasOf(stored)) : Promise.resolve([]));
     // The common batch (no answers, no feedback) is one statement: in the standalone every statement
     // is a turn of the one database thread that also serves the writes (docs/benchmarks.md, issue 16).
-    if (feedback.size === 0 && pairs.length === 0) {
-      if (rows.length > 0) await this.ds.query(INSERT_EVENTS, [JSON.stringify(rows)]);
-      return events.map(() => undefined);
+    const metered =
+      feedback.size === 0 && pairs.length === 0
+        ? await insert(this.ds)
+        : await this.ds.transaction(async (m) => {
+            const kbids = await insert(m);
+            if (feedback.size > 0) {
+              await m.query(
+                `INSERT INTO reporting.chat_feedback AS c (kbid, learning_id, feedback)
+                 SELECT kbid, learning_id, feedback FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, learning_id text, feedback jsonb)
+                 ON CONFLICT (kbid, learning_id) DO UPDATE SET feedback = CASE
+                   WHEN c.feedback ? 'text_blocks' OR EXCLUDED.feedback ? 'text_blocks'
+                   THEN (c.feedback || (EXCLUDED.feedback - 'text_blocks'))
+                        || jsonb_build_object('text_blocks', COALESCE(c.feedback -> 'text_blocks', '{}'::jsonb) || COALESCE(EXCLUDED.feedback -> 'text_blocks', '{}'::jsonb))
+                   ELSE c.feedback || EXCLUDED.feedback END`,
+                [JSON.stringify([...feedback.values()])],
+              );
+            }
+            if (pairs.length > 0) {
+              await m.query(
+                `UPDATE reporting.activity_events e SET feedback = f.feedback
+                   FROM reporting.chat_feedback f, jsonb_to_recordset($1::jsonb) AS t(kbid uuid, learning_id text)
+                  WHERE f.kbid = t.kbid AND f.learning_id = t.learning_id AND e.kbid = f.kbid AND e.learning_id = f.learning_id AND e.type = 'chat'
+                    AND e.feedback IS DISTINCT FROM f.feedback`,
+                [JSON.stringify(pairs)],
+              );
+            }
+            return kbids;
+          });
+    // Blocks follow the counters, for the accounts of the KBs counted (best effort: the events are stored and counted already).
+    if (metered.length > 0) {
+      const accounts = await this.usage.accountsOf(metered).catch(() => new Map<string, string>());
+      await this.blocking.usageAdded([...accounts.values()]);
     }
-    await this.ds.transaction(async (m) => {
-      if (rows.length > 0) await m.query(INSERT_EVENTS, [JSON.stringify(rows)]);
-      if (feedback.size > 0) {
-        await m.query(
-          `INSERT INTO reporting.chat_feedback AS c (kbid, learning_id, feedback)
-           SELECT kbid, learning_id, feedback FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, learning_id text, feedback jsonb)
-           ON CONFLICT (kbid, learning_id) DO UPDATE SET feedback = CASE
-             WHEN c.feedback ? 'text_blocks' OR EXCLUDED.feedback ? 'text_blocks'
-             THEN (c.feedback || (EXCLUDED.feedback - 'text_blocks'))
-                  || jsonb_build_object('text_blocks', COALESCE(c.feedback -> 'text_blocks', '{}'::jsonb) || COALESCE(EXCLUDED.feedback -> 'text_blocks', '{}'::jsonb))
-             ELSE c.feedback || EXCLUDED.feedback END`,
-          [JSON.stringify([...feedback.values()])],
-        );
-      }
-      if (pairs.length > 0) {
-        await m.query(
-          `UPDATE reporting.activity_events e SET feedback = f.feedback
-             FROM reporting.chat_feedback f, jsonb_to_recordset($1::jsonb) AS t(kbid uuid, learning_id text)
-            WHERE f.kbid = t.kbid AND f.learning_id = t.learning_id AND e.kbid = f.kbid AND e.learning_id = f.learning_id AND e.type = 'chat'
-              AND e.feedback IS DISTINCT FROM f.feedback`,
-          [JSON.stringify(pairs)],
-        );
-      }
-    });
-    return events.map(() => undefined);
+    return batch.map(() => undefined);
   });
+
+  /**
+   * One statement: the events (each once: a stored one is not stored again), the months they fall
+   * in, and the usage of the events stored now (joined on what the insert returned, so a redelivery
+   * counts nothing). Returns the KBs whose counters moved.
+   */
+  private async insertEvents(m: Queryable, rows: object[], deltas: UsageDelta[]): Promise<string[]> {
+    const counted: { kbid: string }[] = await m.query(
+      `WITH t AS MATERIALIZED (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
+                                                           total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text, month text)
+       ), events AS (
+         INSERT INTO reporting.activity_events (${COLUMNS}) SELECT ${COLUMNS} FROM t ON CONFLICT (event_id, date) DO NOTHING RETURNING event_id, date
+       ), months AS (
+         INSERT INTO reporting.activity_months (kbid, type, month) SELECT DISTINCT kbid, type, month FROM t ON CONFLICT DO NOTHING
+       ), usage AS (
+         -- in key order: concurrent batches never deadlock
+         INSERT INTO reporting.usage_hourly AS u (kbid, hour, metric, value)
+         SELECT d.kbid, d.hour, d.metric, sum(d.value)
+           FROM jsonb_to_recordset($2::jsonb) AS d(event_id text, date timestamptz, kbid uuid, hour timestamptz, metric text, value double precision)
+           JOIN events e ON e.event_id = d.event_id AND e.date = d.date
+          GROUP BY d.kbid, d.hour, d.metric ORDER BY d.kbid, d.hour, d.metric
+         ON CONFLICT (kbid, hour, metric) DO UPDATE SET value = u.value + EXCLUDED.value
+         RETURNING u.kbid
+       )
+       SELECT DISTINCT kbid::text AS kbid FROM usage`,
+      [JSON.stringify(rows), JSON.stringify(deltas)],
+    );
+    return counted.map((r) => r.kbid);
+  }
 
   async count(req: CountAuditEventsRequest): Promise<{ count: number }> {
     const { sql, params } = this.where(req);

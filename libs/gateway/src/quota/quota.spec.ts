@@ -1,0 +1,85 @@
+import { ACCESS_TABLE } from '../auth/access-table';
+import { BlockingView } from './blocking-view';
+import { quotaFeaturesFor } from './quota-features';
+import type { MessageBus } from '@kb/platform/messaging';
+import type { AccountBlockingDto } from '@kb/contracts';
+
+describe('quotaFeaturesFor', () => {
+  it.each([
+    ['POST', '/api/v1/kb/:kbid/find', ['search']],
+    ['GET', '/api/v1/kb/:kbid/search', ['search']],
+    ['POST', '/api/v1/kb/:kbid/slug/:rslug/ask', ['ask']],
+    ['POST', '/api/v1/kb/:kbid/resources', ['processing', 'storage']],
+    ['PATCH', '/api/v1/kb/:kbid/resource/:rid', ['processing', 'storage']],
+    ['PUT', '/api/v1/kb/:kbid/resource/:rid/text/:field_id', ['processing', 'storage']],
+    ['POST', '/api/v1/kb/:kbid/upload', ['processing', 'storage']],
+    ['POST', '/api/v1/kb/:kbid/tusupload', ['processing', 'storage']],
+    ['POST', '/api/v1/processing/push', ['processing', 'storage']],
+    // Continuations, deletions, reads and suggestions are never refused.
+    ['PATCH', '/api/v1/kb/:kbid/tusupload/:upload_id', []],
+    ['DELETE', '/api/v1/kb/:kbid/resource/:rid', []],
+    ['GET', '/api/v1/kb/:kbid/resource/:rid', []],
+    ['GET', '/api/v1/kb/:kbid/suggest', []],
+    ['POST', '/api/v1/kb/:kbid/resource/:rid/reindex', []],
+    ['GET', '/api/v1/account/:account_id/usage', []],
+  ])('%s %s → %j', (method, path, features) => {
+    expect(quotaFeaturesFor(method, path)).toEqual(features);
+  });
+
+  it('names only routes of the access table', () => {
+    const limited = Object.keys(ACCESS_TABLE).filter((k) => {
+      const [m, p] = k.split(' ') as [string, string];
+      return quotaFeaturesFor(m, p).length > 0;
+    });
+    expect(limited).toEqual(expect.arrayContaining(['POST /api/v1/kb/:kbid/find', 'POST /api/v1/kb/:kbid/ask', 'POST /api/v1/kb/:kbid/resources', 'POST /api/v1/processing/push']));
+    // Reads of a resource are never refused; searching inside one is a search.
+    expect(limited.filter((k) => k.startsWith('DELETE ') || (k.startsWith('GET /api/v1/kb/:kbid/resource') && !k.endsWith('/search')))).toEqual([]);
+    expect(quotaFeaturesFor('GET', '/api/v1/kb/:kbid/resource/:rid/search')).toEqual(['search']);
+  });
+});
+
+describe('BlockingView', () => {
+  const month = new Date().toISOString().slice(0, 7);
+  const block = (account: string, extra: Partial<AccountBlockingDto> = {}): AccountBlockingDto => ({ account_id: account, month, features: ['search'], kbs: {}, blocking_state: 'quota', ...extra });
+
+  function fakeBus(list: () => Promise<AccountBlockingDto[]>) {
+    const handlers: ((e: AccountBlockingDto) => Promise<void>)[] = [];
+    const bus = {
+      subscribe: async (_def: unknown, h: (e: AccountBlockingDto) => Promise<void>) => void handlers.push(h),
+      request: async () => list(),
+    } as unknown as MessageBus;
+    return { bus, emit: (e: AccountBlockingDto) => Promise.all(handlers.map((h) => h(e))) };
+  }
+
+  it('refuses the blocked features of the current month only, per account and per KB', async () => {
+    const { bus, emit } = fakeBus(async () => []);
+    const view = new BlockingView(bus, { refreshMs: 60_000 });
+    await view.start();
+    await emit(block('a'));
+    await emit(block('b', { features: [], kbs: { kb1: ['storage'] } }));
+    await emit(block('c', { month: '2001-01' }));
+    expect(view.blocked('a', 'kb9', ['search'])).toBe('search');
+    expect(view.blocked('a', 'kb9', ['ask'])).toBeNull();
+    expect(view.blocked('b', 'kb1', ['processing', 'storage'])).toBe('storage');
+    expect(view.blocked('b', 'kb2', ['processing', 'storage'])).toBeNull();
+    expect(view.blocked('c', undefined, ['search'])).toBeNull();
+    expect(view.blocked(undefined, undefined, ['search'])).toBeNull();
+    await emit(block('a', { features: [], blocking_state: 'unblocked' }));
+    expect(view.blocked('a', undefined, ['search'])).toBeNull();
+    view.stop();
+  });
+
+  it('keeps an event that arrives while the full list is read', async () => {
+    let release: (l: AccountBlockingDto[]) => void = () => undefined;
+    const { bus, emit } = fakeBus(() => new Promise((r) => (release = r)));
+    const view = new BlockingView(bus, { refreshMs: 60_000 });
+    await view.start();
+    const refreshing = view.refresh();
+    await emit(block('a'));
+    release([block('z')]); // read before a's event
+    await refreshing;
+    expect(view.blocked('a', undefined, ['search'])).toBe('search');
+    expect(view.blocked('z', undefined, ['search'])).toBe('search');
+    view.stop();
+  });
+});

@@ -1,0 +1,143 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import {
+  AccountsSubjects, DomainError, ErrorCodes, UsageMetrics, type AuditRecordedEvent, type GetUsageRequest, type UsageBucketDto, type UsageMetric,
+} from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { LOGGER, type Logger } from '@kb/platform/observability';
+import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
+import { bucketStarts, MAX_USAGE_BUCKETS } from './usage-buckets';
+import { hourOf, usageDeltas } from './usage-metrics';
+
+export interface UsageRow {
+  kbid: string;
+  hour: string;
+  metric: UsageMetric;
+  value: number;
+}
+
+/** One event's addition to one counter. */
+export interface UsageDelta extends UsageRow {
+  event_id: string;
+  date: string;
+}
+
+/** KB → account pairs kept in memory (a KB never changes account); beyond this many, the table answers. */
+const KB_CACHE_MAX = 100_000;
+/** A KB the accounts service did not know (deleted) is not asked about again for this long. */
+const UNKNOWN_KB_MS = 60_000;
+
+/**
+ * Usage counters (issue 19): each stored activity event adds its deltas (see usageDeltas) to the
+ * hourly row of its KB and metric, in the transaction that stored the event, so an event counts
+ * exactly when it is stored: once. Counting needs nothing but the event (not the KB's account: an
+ * outage of the accounts service never holds events back). Get Usage sums those rows into buckets;
+ * account-wide, over the account's KBs.
+ */
+@Injectable()
+export class UsageService {
+  private readonly kbAccounts = new Map<string, string>();
+  private readonly unknownKbs = new Map<string, number>();
+
+  constructor(
+    @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** A KB was created (accounts' event): its account is known before its first event. */
+  async rememberKb(kbid: string, accountId: string): Promise<void> {
+    await this.ds.query(`INSERT INTO reporting.kb_accounts (kbid, account_id) VALUES ($1, $2) ON CONFLICT (kbid) DO NOTHING`, [kbid, accountId]);
+    this.cache(kbid, accountId);
+  }
+
+  /**
+   * The accounts of these KBs: memory, then the table, then the accounts service (remembered).
+   * KBs nobody knows, or that could not be asked about now, are left out.
+   */
+  async accountsOf(kbids: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const now = Date.now();
+    const missing = [...new Set(kbids)].filter((k) => {
+      const a = this.kbAccounts.get(k);
+      if (a) out.set(k, a);
+      return !a && !((this.unknownKbs.get(k) ?? 0) > now);
+    });
+    if (missing.length === 0) return out;
+    const rows: { kbid: string; account_id: string }[] = await this.ds.query(`SELECT kbid, account_id FROM reporting.kb_accounts WHERE kbid = ANY($1::uuid[])`, [missing]);
+    for (const r of rows) {
+      out.set(r.kbid, r.account_id);
+      this.cache(r.kbid, r.account_id);
+    }
+    for (const kbid of missing.filter((k) => !out.has(k))) {
+      try {
+        const { account_id } = await this.bus.request(AccountsSubjects.kbAccount, { kb_id: kbid });
+        if (!account_id) {
+          if (this.unknownKbs.size >= KB_CACHE_MAX) this.unknownKbs.clear();
+          this.unknownKbs.set(kbid, now + UNKNOWN_KB_MS);
+          continue;
+        }
+        await this.rememberKb(kbid, account_id);
+        out.set(kbid, account_id);
+      } catch (err) {
+        this.logger.warn({ kbid, err: (err as Error).message }, 'the account of a KB could not be learnt now');
+      }
+    }
+    return out;
+  }
+
+  /** What each event adds, by event (the insert counts only the events it stored). */
+  deltasOf(events: AuditRecordedEvent[]): UsageDelta[] {
+    const out: UsageDelta[] = [];
+    for (const e of events) {
+      const hour = hourOf(e.date);
+      const date = new Date(e.date).toISOString();
+      for (const [metric, value] of Object.entries(usageDeltas(e)) as [UsageMetric, number][]) out.push({ event_id: e.event_id, date, kbid: e.kbid, hour, metric, value });
+    }
+    return out;
+  }
+
+  async get(req: GetUsageRequest): Promise<UsageBucketDto[]> {
+    const from = new Date(req.from);
+    const to = new Date(req.to);
+    if (Number.isNaN(from.getTime())) throw DomainError.validation([{ loc: ['query', 'from'], msg: 'Input should be a valid datetime', type: 'datetime_parsing' }]);
+    if (Number.isNaN(to.getTime())) throw DomainError.validation([{ loc: ['query', 'to'], msg: 'Input should be a valid datetime', type: 'datetime_parsing' }]);
+    if (to <= from) throw DomainError.validation([{ loc: ['query', 'to'], msg: '`to` must be after `from`', type: 'value_error' }]);
+    const starts = bucketStarts(from, to, req.aggregation);
+    if (!starts) {
+      throw DomainError.validation([{ loc: ['query', 'aggregation'], msg: `At most ${MAX_USAGE_BUCKETS} buckets per request: use a coarser aggregation or a shorter range`, type: 'value_error' }]);
+    }
+    if (req.kb_id) {
+      const owner = (await this.accountsOf([req.kb_id])).get(req.kb_id);
+      if (owner !== req.account_id) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in this account');
+    }
+    // Whole buckets: from the start of the one holding `from` (hourly rows are whole hours).
+    const params: unknown[] = [req.aggregation, (starts[0] ?? from).toISOString(), to.toISOString()];
+    const kbs = req.kb_id
+      ? `kbid = $${params.push(req.kb_id)}`
+      : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $${params.push(req.account_id)})`;
+    const rows: { bucket: string; metric: string; value: string | number }[] = await this.ds.query(
+      `SELECT to_char(date_trunc($1, hour AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS bucket, metric, sum(value) AS value
+         FROM reporting.usage_hourly
+        WHERE ${kbs} AND hour >= $2 AND hour < $3
+        GROUP BY 1, 2`,
+      params,
+    );
+    const byBucket = new Map<number, Map<string, number>>();
+    for (const r of rows) {
+      const t = Date.parse(r.bucket);
+      let metrics = byBucket.get(t);
+      if (!metrics) byBucket.set(t, (metrics = new Map()));
+      metrics.set(r.metric, Number(r.value));
+    }
+    return starts.map((s) => {
+      const metrics = byBucket.get(s.getTime());
+      return { timestamp: s.toISOString(), metrics: UsageMetrics.map((name) => ({ name, value: metrics?.get(name) ?? 0, details: [] })) };
+    });
+  }
+
+  private cache(kbid: string, accountId: string): void {
+    if (this.kbAccounts.size >= KB_CACHE_MAX) this.kbAccounts.clear();
+    this.kbAccounts.set(kbid, accountId);
+  }
+}

@@ -59,6 +59,8 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
     await app.init();
     await bus.consume(UnderstandingSubjects.processField, async (job) => void jobs.push(job), { durable: 'test-jobs' });
     await bus.subscribe(ContentSubjects.auditRecorded, async (e) => void audit.push(e), { durable: 'test-audit' });
+    // Reads' `visited` events go out several to a message.
+    await bus.subscribe(ContentSubjects.auditBatch, async (b) => void audit.push(...b.events), { durable: 'test-audit-batch' });
     await bus.subscribe(ContentSubjects.resourceReindexed, async (e) => void reindexed.push(e), { durable: 'test-reindexed' });
   });
 

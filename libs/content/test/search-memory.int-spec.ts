@@ -463,7 +463,8 @@ describe('search index in memory', () => {
 
   it('publishes the search audit events of a burst together, each once', async () => {
     const seen: { type: string; details: { query?: string } }[] = [];
-    await fx.bus.subscribe(ContentSubjects.auditRecorded, async (e) => void seen.push(e as never));
+    // The events of requests go out several to a message.
+    await fx.bus.subscribe(ContentSubjects.auditBatch, async (b) => void seen.push(...(b.events as never[])));
     await Promise.all(['apollo', 'budget', 'orbit'].map((query) => find({ query: `${query} audit` })));
     await new Promise((r) => setTimeout(r, 1_000));
     expect(seen.filter((e) => e.type === 'search' && e.details.query?.endsWith(' audit')).map((e) => e.details.query).sort()).toEqual(['apollo audit', 'budget audit', 'orbit audit']);

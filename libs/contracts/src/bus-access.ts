@@ -62,7 +62,7 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   content: {
     serves: calls(ContentSubjects),
     calls: [AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery],
-    emits: [ContentSubjects.auditRecorded, ContentSubjects.resourceReindexed, ContentSubjects.kbNotification, ContentSubjects.generateQuestionAnswers, UnderstandingSubjects.processField, UnderstandingSubjects.deliverWebhook],
+    emits: [ContentSubjects.auditRecorded, ContentSubjects.auditBatch, ContentSubjects.resourceReindexed, ContentSubjects.kbNotification, ContentSubjects.generateQuestionAnswers, UnderstandingSubjects.processField, UnderstandingSubjects.deliverWebhook],
     receives: [
       ContentSubjects.resourceReindexed, ContentSubjects.generateQuestionAnswers, AccountsSubjects.kbDeleted, AccountsSubjects.semanticModelsChanged,
       UnderstandingSubjects.fieldProcessed, UnderstandingSubjects.webhookAttempted,
@@ -81,6 +81,6 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
     // Usage is metered per account, and blocks decided against the account's limits.
     calls: [AccountsSubjects.kbAccount, AccountsSubjects.accountQuota],
     emits: [ReportingSubjects.blockingChanged],
-    receives: [ContentSubjects.auditRecorded, AccountsSubjects.kbCreated, AccountsSubjects.accountLimitsChanged],
+    receives: [ContentSubjects.auditRecorded, ContentSubjects.auditBatch, AccountsSubjects.kbCreated, AccountsSubjects.accountLimitsChanged],
   },
 };

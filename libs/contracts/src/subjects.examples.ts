@@ -116,6 +116,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   },
   'content.kb-notification.emitted': { kbid: 'kb-1', type: 'resource_written', data: { resource_uuid: 'r-1', resource_title: 'Tides', seqid: 3, operation: 'created', error: false } },
   'content.audit.recorded': { event_id: 'e-1', kbid: 'kb-1', type: 'new', date: '2026-11-22T10:00:00Z', resource_id: 'r-1', client_type: 'api' },
+  'content.audit.batch': { events: [{ event_id: 'e-2', kbid: 'kb-1', type: 'visited', date: '2026-11-22T10:00:01Z', resource_id: 'r-1', client_type: 'api' }] },
   'understanding.field.process': { processing_id: 'p-1', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 3, value: { body: 'Hello', format: 'PLAIN' } },
   'understanding.field.processed': {
     processing_id: 'p-1', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 3, extracted_key: 'content/kbs/kb-1/r/r-1/f/text/body/extracted/3.json',

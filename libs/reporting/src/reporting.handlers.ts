@@ -20,6 +20,8 @@ export class ReportingHandlers implements OnModuleInit {
     await Promise.all([
       // Events come in bursts (search events are published together): claimed 64 at a time, their rows go in one insert.
       this.bus.subscribe(ContentSubjects.auditRecorded, (e) => this.audit.record(e), { durable: 'reporting-audit', concurrency: 64 }),
+      // The events of requests come several to a message: each is recorded (and batched into the inserts) like one on its own.
+      this.bus.subscribe(ContentSubjects.auditBatch, async (b) => void (await Promise.all(b.events.map((e) => this.audit.record(e)))), { durable: 'reporting-audit-batch', concurrency: 8 }),
       this.bus.handle(ReportingSubjects.countAuditEvents, (req) => this.audit.count(req)),
       this.bus.handle(ReportingSubjects.listAuditEvents, (req) => this.audit.list(req)),
       this.bus.handleStream(ReportingSubjects.queryActivity, (req, _context, signal) => this.activity.query(req, signal)),

@@ -5,7 +5,7 @@ import { LOGGER, type Logger } from '@kb/platform/observability';
 
 /** An event waits at most this long for others to be published with. */
 export const AUDIT_FLUSH_MS = 200;
-/** A batch this large is published at once. */
+/** A batch this large is published at once (at most AUDIT_BATCH_MAX). */
 export const AUDIT_BATCH = 64;
 
 /**
@@ -13,8 +13,10 @@ export const AUDIT_BATCH = 64;
  * batches. Published one by one, each event cost the embedded database ~4 statements (the bus row,
  * its claim, the reporting row, the ack) on the one database thread the reads themselves need: a
  * `visited` event per GET made reading a resource twice as slow (docs/benchmarks.md, issue 17).
- * Published in one turn, the bus and the reporting service write a batch in a few statements; over
- * NATS they go out together too. Never fails the request: an event lost to a bus outage is logged.
+ * Published as one message (`content.audit.batch`), a batch is one bus job and one reporting
+ * statement in the standalone, and one JetStream publish and acknowledgement over NATS (the
+ * distributed read path paid one of each per event). Never fails the request: events lost to a bus
+ * outage are logged.
  * Events still waiting at shutdown are published then.
  *
  * Write events (`new`, `modified`, `deleted`) do not come here: they go through the outbox in the
@@ -40,18 +42,21 @@ export class AuditBatchService implements OnModuleDestroy {
     }
   }
 
-  /** Publishes the waiting events, all in this turn (the buses combine publishes made together). */
+  /** Publishes the waiting events as one message (`content.audit.batch`). */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.pending;
     this.pending = [];
-    const sent = batch.map((event) =>
-      // The event id doubles as the message id: a publish retried by the transport is stored once.
-      this.bus.publish(ContentSubjects.auditRecorded, event, { msgId: event.event_id }).catch((err: unknown) => {
-        this.logger.warn({ err: err instanceof Error ? err.message : String(err), type: event.type, kbid: event.kbid }, 'audit event not published');
+    if (batch.length === 0) return Promise.resolve();
+    const first = batch[0] as AuditRecordedEvent;
+    // Each event is in one batch only: its first event's id and the size name the batch, so a
+    // publish retried by the transport is stored once.
+    const sent = [
+      this.bus.publish(ContentSubjects.auditBatch, { events: batch }, { msgId: `batch:${first.event_id}:${batch.length}` }).catch((err: unknown) => {
+        this.logger.warn({ err: err instanceof Error ? err.message : String(err), events: batch.length, kbid: first.kbid }, 'audit events not published');
       }),
-    );
+    ];
     const all = Promise.all(sent).then(() => undefined);
     this.sending.add(all);
     void all.finally(() => this.sending.delete(all));

@@ -1,4 +1,5 @@
-import { IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
 
 /** Activity event types (spec 6.1 plus the reference system's newer ask/retrieve/augment). */
 export const AuditEventTypes = [
@@ -20,4 +21,18 @@ export class AuditRecordedEvent {
   @IsOptional() @IsObject() audit_metadata?: Record<string, unknown>;
   /** search / suggest / chat details: query, filters, features, resources_count, and for chat the question, answer, context… */
   @IsOptional() @IsObject() details?: Record<string, unknown>;
+}
+
+/** Most events in one batch message (a publisher sends at most this many together). */
+export const AUDIT_BATCH_MAX = 256;
+
+/**
+ * Activity events published together in one message (reads, searches, suggestions, answers: the
+ * events of requests, batched by content). One message instead of one per event: over NATS one
+ * JetStream publish and one acknowledgement for the batch, in the embedded queue one job. Each
+ * event keeps its own id: a consumer stores each once, whichever way it came.
+ */
+export class AuditBatchEvent {
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(AUDIT_BATCH_MAX) @ValidateNested({ each: true }) @Type(() => AuditRecordedEvent)
+  events!: AuditRecordedEvent[];
 }

@@ -2,7 +2,7 @@ import { event, live, queue, rpc, stream } from '../common/bus';
 import { KbNotificationEvent } from './kb-notification.event';
 import { QuestionAnswersJob } from './question-answers.dto';
 import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
-import { AuditRecordedEvent } from './audit.event';
+import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
 import { FeedbackRequest, SearchEnvelope, type AskItem } from './search-requests.dto';
 import {
   CreateResourceRequest, DeleteResourceRequest, GetResourceRequest, KbContentRef, ListResourcesRequest, ModifyResourceRequest, ResourceRef,
@@ -83,6 +83,8 @@ export const ContentSubjects = {
   generateQuestionAnswers: queue<QuestionAnswersJob>('content.field.question-answers', 'PROCESSED', QuestionAnswersJob),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
+  /** The events of requests (visited, search, suggest, chat), several to a message. */
+  auditBatch: event<AuditBatchEvent>('content.audit.batch', 'AUDIT', AuditBatchEvent),
   /** A resource's index rows must be rebuilt from its stored extracted data (the search indexer subscribes). */
   resourceReindexed: event<ResourceReindexedEvent>('content.resource.reindexed', 'NOTIFICATIONS', ResourceReindexedEvent),
   /**

@@ -8,3 +8,4 @@ export { AuditService } from './audit/audit.service';
 export { DEFAULT_REPORTING_OPTIONS } from './reporting.tokens';
 export const REPORTING_ENTITIES = [AuditEventEntity];
 export const REPORTING_MIGRATIONS = [ReportingInitial1763800000000, ActivityEvents1764100000000];
+export { scoreRemi, scoreRemiRaw, type EmbedTexts, type RemiInput, type RemiScores } from './remi/remi-scorer';

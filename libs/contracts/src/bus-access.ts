@@ -70,7 +70,8 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   },
   reporting: {
     serves: calls(ReportingSubjects),
-    calls: [],
+    // The REMi scorer's built-in model vectors (docs/remi.md).
+    calls: [UnderstandingSubjects.embedQuery],
     emits: [],
     receives: [ContentSubjects.auditRecorded],
   },

@@ -3,6 +3,7 @@ import { ContentSubjects, ReportingSubjects } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
+import { RemiService } from './remi/remi.service';
 
 @Injectable()
 export class ReportingHandlers implements OnModuleInit {
@@ -10,6 +11,7 @@ export class ReportingHandlers implements OnModuleInit {
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly audit: AuditService,
     private readonly activity: ActivityService,
+    private readonly remi: RemiService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -20,6 +22,9 @@ export class ReportingHandlers implements OnModuleInit {
       this.bus.handle(ReportingSubjects.listAuditEvents, (req) => this.audit.list(req)),
       this.bus.handleStream(ReportingSubjects.queryActivity, (req, _context, signal) => this.activity.query(req, signal)),
       this.bus.handle(ReportingSubjects.activityMonths, (req) => this.activity.months(req)),
+      this.bus.handle(ReportingSubjects.remiQuery, (req) => this.remi.query(req)),
+      this.bus.handle(ReportingSubjects.remiScores, (req) => this.remi.scores(req)),
+      this.bus.handle(ReportingSubjects.remiEvent, (req) => this.remi.event(req)),
     ]);
   }
 }

@@ -2,10 +2,12 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
+import { RemiWorkerService } from './remi/remi-worker.service';
+import { RemiService } from './remi/remi.service';
 import { ReportingHandlers } from './reporting.handlers';
 import { DEFAULT_REPORTING_OPTIONS, REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from './reporting.tokens';
 
-/** Root module of the reporting service: activity (audit) logs now; usage and REMi scores later. */
+/** Root module of the reporting service: activity (audit) logs and REMi scores of `/ask` answers. */
 @Module({})
 export class ReportingModule {
   static forRoot(options: { dataSource: DataSource } & Partial<ReportingOptions>): DynamicModule {
@@ -17,6 +19,8 @@ export class ReportingModule {
         { provide: REPORTING_OPTIONS, useValue: { ...DEFAULT_REPORTING_OPTIONS, ...rest } },
         AuditService,
         ActivityService,
+        RemiService,
+        RemiWorkerService,
         ReportingHandlers,
       ],
     };

@@ -9,7 +9,7 @@ import { closeServiceDataSource, createServiceDataSource, revertLastMigration, r
 import { createTestDatabase, type TestDatabase } from '@kb/platform/testing';
 import { ActivityService } from '../src/activity/activity.service';
 import { AuditService } from '../src/audit/audit.service';
-import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '../src';
+import { DEFAULT_REPORTING_OPTIONS, REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '../src';
 import { ReportingInitial1763800000000 } from '../src/migrations/1763800000000-reporting-initial';
 
 jest.setTimeout(120_000);
@@ -91,7 +91,7 @@ describe.each([['PostgreSQL', postgres], ['PGlite', pglite]] as const)('activity
     await closeServiceDataSource(v1);
     ds = await b.open(REPORTING_MIGRATIONS);
     audit = new AuditService(ds);
-    activity = new ActivityService(ds, { activityQueryTimeoutMs: 5_000 });
+    activity = new ActivityService(ds, { ...DEFAULT_REPORTING_OPTIONS, activityQueryTimeoutMs: 5_000 });
   });
 
   afterAll(async () => {

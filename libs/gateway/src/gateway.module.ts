@@ -10,6 +10,7 @@ import { ResourcesController } from './routes/resources.controller';
 import { SearchController } from './routes/search.controller';
 import { AskController } from './routes/ask.controller';
 import { ActivityController } from './routes/activity.controller';
+import { RemiController } from './routes/remi.controller';
 import { ServiceAccountsController } from './routes/service-accounts.controller';
 import { AuthPageController } from './routes/auth-page.controller';
 import { UserController } from './routes/user.controller';
@@ -50,7 +51,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, RemiController],
       providers: [
         {
           provide: ACCESS_CLIENT,

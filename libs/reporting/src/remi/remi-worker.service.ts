@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { UnderstandingSubjects } from '@kb/contracts';
+import { BUILTIN_SEMANTIC_MODEL, UnderstandingSubjects } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
 import { scoreRemi, type EmbedTexts, type RemiInput } from './remi-scorer';
 
 /** The built-in semantic model (libs/understanding USE-lite), asked for by name: a KB without it is scored lexically. */
-const BUILT_IN_VECTORSET = 'en-use-lite-2024';
+const BUILT_IN_VECTORSET = BUILTIN_SEMANTIC_MODEL;
 /** Records scored per turn. */
 const BATCH = 20;
 /** Records with ids this far below the cursor are looked at again: ids are taken before their insert commits, so commits may land out of order. */

@@ -20,12 +20,14 @@ import { cliArgs, datasetDir } from './retrieval.bench';
  *               another question's — deliberately wrong, otherwise word for word supported;
  *   near-topic  the sentence of a passage outside the context that shares most words with the
  *               question — an answer from a passage the retrieval did not return (unsupported);
- *   off-topic   the next question's right answer (unsupported and irrelevant).
+ *   off-topic   the next question's right answer (unsupported and irrelevant);
+ *   short       the gold answer alone ("Chief of Protocol."), as a terse generator would answer;
+ *   short-wrong another question's gold answer alone (for yes/no questions the opposite word).
  *
  *   npm run bench -- remi-quality [--dataset hotpotqa-53] [--no-model]
  *
  * Prints per class the answer's groundedness (mean over its sentences) and answer relevance, the
- * AUC of right vs each wrong class, and the context relevance AUC of supporting passages vs random
+ * AUC of right vs each wrong class and of short vs short-wrong, and the context relevance AUC of supporting passages vs random
  * and near-topic ones — on the 0–5 scores the API returns and on the continuous values behind them.
  */
 
@@ -43,6 +45,7 @@ interface Doc {
 
 const sentencesOf = (text: string) => text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
 const words = (s: string) => new Set(normaliseAnswer(s).split(' ').filter((w) => w.length > 2));
+const yesNo = (answer: string) => ['yes', 'no'].includes(normaliseAnswer(answer));
 const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
 
 /** Probability that a positive scores above a negative (ties count half). */
@@ -82,7 +85,7 @@ async function main(): Promise<void> {
   const worker = a['no-model'] ? null : useLiteWorker();
   const embed: EmbedTexts | undefined = worker ? (texts) => worker.embed(texts, { query: true }) : undefined;
   const t0 = performance.now();
-  const classes = ['right', 'swapped', 'near-topic', 'off-topic'] as const;
+  const classes = ['right', 'swapped', 'near-topic', 'off-topic', 'short', 'short-wrong'] as const;
   const ground: Record<string, number[]> = Object.fromEntries(classes.map((c) => [c, []]));
   const groundScore: Record<string, number[]> = Object.fromEntries(classes.map((c) => [c, []]));
   const answerRel: Record<string, number[]> = Object.fromEntries(classes.map((c) => [c, []]));
@@ -108,6 +111,8 @@ async function main(): Promise<void> {
         swapped: swapped(item, right, others),
         'near-topic': sentencesOf(near.text).sort((x, y) => [...words(y)].filter((w) => qWords.has(w)).length - [...words(x)].filter((w) => qWords.has(w)).length)[0] ?? near.text,
         'off-topic': rightAnswer(others[0] as QaItem),
+        short: `${item.answer}.`,
+        'short-wrong': yesNo(item.answer) ? `${normaliseAnswer(item.answer) === 'yes' ? 'No' : 'Yes'}.` : `${others.find((o) => !yesNo(o.answer) && normaliseAnswer(o.answer) !== normaliseAnswer(item.answer))?.answer ?? ''}.`,
       };
       for (const c of classes) {
         const raw = await scoreRemiRaw({ question: item.question, answer: answers[c], context }, embed);
@@ -136,14 +141,22 @@ async function main(): Promise<void> {
   console.log('| answer | groundedness 0–5, mean of sentences | answer relevance 0–5 | answer relevance histogram 0/1/2/3/4/5 |');
   console.log('|---|---|---|---|');
   for (const c of classes) console.log(`| ${c} | ${dist(groundScore[c] as number[])} | ${dist(answerScore[c] as number[])} | ${hist(answerScore[c] as number[])} |`);
-  console.log('\n| right vs | groundedness AUC (0–5 / continuous) | answer relevance AUC (0–5 / continuous) |');
+  console.log('\n| positives vs negatives | groundedness AUC (0–5 / continuous) | answer relevance AUC (0–5 / continuous) |');
   console.log('|---|---|---|');
-  const wrong = classes.filter((c) => c !== 'right');
-  for (const c of [...wrong, 'all wrong'] as const) {
-    const neg = (m: Record<string, number[]>) => (c === 'all wrong' ? wrong.flatMap((w) => m[w] as number[]) : (m[c] as number[]));
+  const wrong = ['swapped', 'near-topic', 'off-topic'];
+  const rows: [string, string[], string[]][] = [
+    ...wrong.map((c): [string, string[], string[]] => [`right vs ${c}`, ['right'], [c]]),
+    ['right vs all three', ['right'], wrong],
+    ['short vs short-wrong', ['short'], ['short-wrong']],
+    ['short vs short-wrong, yes/no questions left out', ['short'], ['short-wrong']],
+    ['right + short vs all wrong', ['right', 'short'], [...wrong, 'short-wrong']],
+  ];
+  for (const [label, pos, neg] of rows) {
+    const open = label.includes('yes/no') ? qa.map((q) => !yesNo(q.answer)) : qa.map(() => true);
+    const pick = (m: Record<string, number[]>, cs: string[]) => cs.flatMap((c) => (m[c] as number[]).filter((_, i) => open[i]));
     console.log(
-      `| ${c} | ${auc(groundScore['right'] as number[], neg(groundScore)).toFixed(3)} / ${auc(ground['right'] as number[], neg(ground)).toFixed(3)} | ` +
-        `${auc(answerScore['right'] as number[], neg(answerScore)).toFixed(3)} / ${auc(answerRel['right'] as number[], neg(answerRel)).toFixed(3)} |`,
+      `| ${label} | ${auc(pick(groundScore, pos), pick(groundScore, neg)).toFixed(3)} / ${auc(pick(ground, pos), pick(ground, neg)).toFixed(3)} | ` +
+        `${auc(pick(answerScore, pos), pick(answerScore, neg)).toFixed(3)} / ${auc(pick(answerRel, pos), pick(answerRel, neg)).toFixed(3)} |`,
     );
   }
   console.log('\n| context piece | context relevance 0–5 | histogram 0/1/2/3/4/5 | AUC vs supporting (0–5 / continuous) |');

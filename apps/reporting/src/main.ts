@@ -11,10 +11,13 @@ runMain(logger, async () => {
   const port = Number(env['PORT'] ?? 8084);
   const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
   const activityQueryTimeoutMs = reader.int('ACTIVITY_QUERY_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 });
+  // The REMi scorer (docs/remi.md).
+  const remiPollMs = reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 });
+  const remiSemantic = reader.bool('REMI_SEMANTIC', true);
   reader.done();
   const db = await serviceDataSource(env, runtime, 'reporting', REPORTING_ENTITIES, REPORTING_MIGRATIONS);
   const bus = await createRuntimeBus(runtime, 'reporting', logger);
-  const app = await createHttpApp(serviceAppModule('reporting', logger, bus, [db.check], [ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs })]), logger);
+  const app = await createHttpApp(serviceAppModule('reporting', logger, bus, [db.check], [ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, remiPollMs, remiSemantic })]), logger);
   closeOnSignals(logger, async () => {
     await app.close();
     await db.close();

@@ -38,6 +38,8 @@ runMain(logger, async () => {
   const searchMemory = { budgetBytes: reader.int('SEARCH_MEMORY_MB', 256, { min: 0, max: 1_048_576 }) * 1024 * 1024, maxParagraphs: reader.int('SEARCH_MEMORY_MAX_PARAGRAPHS', 200_000, { min: 0 }) };
   const corsOrigins = reader.list('CORS_ORIGINS');
   const activityQueryTimeoutMs = reader.int('ACTIVITY_QUERY_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 });
+  // The REMi scorer (docs/remi.md).
+  const remi = { remiPollMs: reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 }), remiSemantic: reader.bool('REMI_SEMANTIC', true) };
   const smtpUrl = reader.optional('SMTP_URL');
   const smtp = smtpUrl ? { url: smtpUrl, from: reader.string('SMTP_FROM', 'Knowledge Box Service <no-reply@localhost>') } : undefined;
   // Where SSO domain verification asks for TXT records (`host` or `host:port`, comma-separated); default: the system's resolvers.
@@ -63,7 +65,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     StandaloneModule.forRoot({
       logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp, dnsServers,
-      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, extractionSandbox }, consumeProcessingResults: true, searchMemory, vectorIndex, activityQueryTimeoutMs,
+      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, extractionSandbox }, consumeProcessingResults: true, searchMemory, vectorIndex, activityQueryTimeoutMs, remi,
     }),
     logger,
     (a) => configureGatewayHttp(a, { logger, ...httpOptions }),

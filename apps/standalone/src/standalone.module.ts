@@ -30,6 +30,8 @@ export interface StandaloneParts {
   searchMemory?: { budgetBytes: number; maxParagraphs: number };
   /** ACTIVITY_QUERY_TIMEOUT_MS (ReportingOptions.activityQueryTimeoutMs). */
   activityQueryTimeoutMs?: number;
+  /** REMI_POLL_MS, REMI_SEMANTIC (ReportingOptions; docs/remi.md). */
+  remi?: { remiPollMs: number; remiSemantic: boolean };
   /** SEARCH_VECTOR_INDEX (ContentOptions.vectorIndex). */
   vectorIndex?: VectorIndexKind;
 }
@@ -55,7 +57,7 @@ export class StandaloneModule {
         AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp, dnsServers: p.dnsServers }),
         ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults, searchMemory: p.searchMemory, vectorIndex: p.vectorIndex }),
         UnderstandingModule.forRoot({ ...p.processing, webhookSigningSecret: p.secret }),
-        ReportingModule.forRoot({ dataSource: p.dataSources.reporting, activityQueryTimeoutMs: p.activityQueryTimeoutMs }),
+        ReportingModule.forRoot({ dataSource: p.dataSources.reporting, activityQueryTimeoutMs: p.activityQueryTimeoutMs, ...p.remi }),
         GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins }),
       ],
     };

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+// Calibrates the reporting service's own scorer with the built-in model, run by hand: it needs that code, not the API.
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import { scoreRemiRaw, type EmbedTexts } from '@kb/reporting';
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import { useLiteWorker } from '@kb/understanding';
 import { percentile } from './ir-metrics';
 import { normaliseAnswer } from './answer-quality.bench';

@@ -104,7 +104,8 @@ export async function scoreRemiRaw(input: RemiInput, embed?: EmbedTexts): Promis
     }
     // A sentence of only stopwords ("Yes.") asserts nothing that could be checked: it is not held against the answer.
     if (sup.share === null) return 1;
-    const value = mix(sup.share, best === null ? null : ranged(best, COSINE_RANGES.groundedness), LEXICAL_WEIGHT.groundedness);
+    // The model may vouch for a paraphrase, never against words the context holds: the mix only raises lexical support.
+    const value = Math.max(sup.share, mix(sup.share, best === null ? null : ranged(best, COSINE_RANGES.groundedness), LEXICAL_WEIGHT.groundedness));
     return value * MISSING_SALIENT_FACTOR ** Math.min(2, sup.missingSalient.length);
   });
 

@@ -89,6 +89,12 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
 
   /** One batch; true when it was full (more may be waiting). */
   async turn(): Promise<boolean> {
+    // Idle turns are one read: the lease (a write) is taken only when there is something to score.
+    const [probe] = (await this.ds.query(
+      `SELECT EXISTS (SELECT 1 FROM reporting.activity_events e, reporting.remi_cursor c
+                       WHERE e.type = 'chat' AND e.id > c.last_row - ${LOOKBACK} AND NOT EXISTS (SELECT 1 FROM reporting.remi_scores s WHERE s.event_row = e.id)) AS pending`,
+    )) as { pending: boolean }[];
+    if (!probe?.pending) return false;
     const lease: { last_row: string }[] = await this.ds.query(
       `UPDATE reporting.remi_cursor SET lease_until = now() + interval '${LEASE_SECONDS} seconds' WHERE lease_until < now() RETURNING last_row`,
     );

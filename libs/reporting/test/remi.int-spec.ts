@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { AuditRecordedEvent } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
+import { createTestDatabase, type TestDatabase } from '@kb/platform/testing';
 import type { MessageBus } from '@kb/platform/messaging';
 import { AuditService } from '../src/audit/audit.service';
 import { RemiWorkerService } from '../src/remi/remi-worker.service';
@@ -18,8 +19,29 @@ const CONTEXT = [
   { key: 'r2/t/b/0-60', text: 'The 1957 Indianapolis 500 was held at the Indianapolis Motor Speedway.' },
 ];
 
-describe('REMi scores on the embedded database', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'kb-remi-'));
+/** Real PostgreSQL (distributed topology) and the embedded PGlite (standalone). */
+const BACKENDS = {
+  PostgreSQL: () => {
+    let db: TestDatabase | undefined;
+    return {
+      open: async () => {
+        db = await createTestDatabase('remi');
+        return createServiceDataSource({ service: 'reporting', schema: 'reporting', url: db.url, entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, runMigrations: true });
+      },
+      cleanup: async () => db?.drop(),
+    };
+  },
+  PGlite: () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'kb-remi-'));
+    return {
+      open: () => createServiceDataSource({ service: 'reporting', schema: 'reporting', entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, dataDir, runMigrations: true }),
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  },
+};
+
+describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) => {
+  const b = backend();
   let ds: DataSource;
   let audit: AuditService;
   let remi: RemiService;
@@ -31,14 +53,14 @@ describe('REMi scores on the embedded database', () => {
   });
 
   beforeAll(async () => {
-    ds = await createServiceDataSource({ service: 'reporting', schema: 'reporting', entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, dataDir, runMigrations: true });
+    ds = await b.open();
     audit = new AuditService(ds);
     remi = new RemiService(ds);
   });
 
   afterAll(async () => {
-    await closeServiceDataSource(ds);
-    rmSync(dataDir, { recursive: true, force: true });
+    if (ds) await closeServiceDataSource(ds);
+    await b.cleanup();
   });
 
   it('scores stored chat records in the background and answers the three routes', async () => {
@@ -52,6 +74,9 @@ describe('REMi scores on the embedded database', () => {
     // Scored once: a second turn finds nothing new.
     await worker.turn();
     expect((await ds.query(`SELECT count(*)::int AS n FROM reporting.remi_scores`))[0].n).toBe(4);
+    // The cursor moved to the last chat record, and the lease is free again.
+    const [cursor] = await ds.query(`SELECT last_row::int AS last, lease_until < now() AS free, (SELECT max(id)::int FROM reporting.activity_events WHERE type = 'chat') AS max FROM reporting.remi_cursor`);
+    expect(cursor).toEqual({ last: cursor.max, free: true, max: expect.any(Number) });
 
     const all = await remi.query({ kbid, body: { month: '2026-11' } });
     expect(all.has_more).toBe(false);
@@ -114,6 +139,19 @@ describe('REMi scores on the embedded database', () => {
     const [lexical] = (await remi.query({ kbid: kb3, body: { month: '2026-11' } })).data;
     expect(lexical?.remi.groundedness).toEqual([5]);
     expect((await remi.event({ kbid: kb3, event_id: String(lexical?.id) })).scorer).toBe('offline:lexical');
+  });
+
+  it('scores while another process holds no lease, and catches records committed behind the cursor', async () => {
+    const kb4 = randomUUID();
+    const worker = new RemiWorkerService(ds, { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false }, {} as MessageBus);
+    await audit.record(chat(7, 'Scott Derrickson is an American director.', {}, kb4));
+    await ds.query(`UPDATE reporting.remi_cursor SET lease_until = now() + interval '1 minute'`);
+    expect(await worker.turn()).toBe(false);
+    expect((await remi.query({ kbid: kb4, body: { month: '2026-11' } })).data).toEqual([]);
+    // The holder's lease ends; the cursor had moved past this record (a later id scored first).
+    await ds.query(`UPDATE reporting.remi_cursor SET lease_until = '-infinity', last_row = (SELECT max(id) + 100 FROM reporting.activity_events)`);
+    await worker.turn();
+    expect((await remi.query({ kbid: kb4, body: { month: '2026-11' } })).data.map((d) => d.answer)).toEqual(['Scott Derrickson is an American director.']);
   });
 
   it('refuses bad queries with every issue at once', async () => {

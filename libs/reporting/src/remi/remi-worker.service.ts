@@ -95,14 +95,16 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
                        WHERE e.type = 'chat' AND e.id > c.last_row - ${LOOKBACK} AND NOT EXISTS (SELECT 1 FROM reporting.remi_scores s WHERE s.event_row = e.id)) AS pending`,
     )) as { pending: boolean }[];
     if (!probe?.pending) return false;
-    const lease: { last_row: string }[] = await this.ds.query(
+    // TypeORM answers an UPDATE … RETURNING on PostgreSQL with [rows, affected].
+    const leased: [{ last_row: string }[], number] = await this.ds.query(
       `UPDATE reporting.remi_cursor SET lease_until = now() + interval '${LEASE_SECONDS} seconds' WHERE lease_until < now() RETURNING last_row`,
     );
-    if (lease.length === 0) return false;
-    let last = Number(lease[0]?.last_row ?? 0);
+    const lease = leased[0];
+    if (!lease?.[0]) return false;
+    let last = Number(lease[0].last_row);
     try {
       const rows: ChatRow[] = await this.ds.query(
-        `SELECT e.id, e.kbid, e.date, e.details FROM reporting.activity_events e
+        `SELECT e.id, e.kbid, e.date::text AS date, e.details FROM reporting.activity_events e
           WHERE e.type = 'chat' AND e.id > $1 AND NOT EXISTS (SELECT 1 FROM reporting.remi_scores s WHERE s.event_row = e.id)
           ORDER BY e.id LIMIT ${BATCH}`,
         [Math.max(0, last - LOOKBACK)],
@@ -131,9 +133,9 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
     const ctx = scores.context_relevance;
     await this.ds.query(
       `INSERT INTO reporting.remi_scores (event_row, kbid, date, status, answer_relevance, answer_reason, context_relevance, groundedness, context_avg, context_min, context_max, groundedness_avg, scorer)
-       VALUES ($1, $2, $3, $4, $5, $6, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::smallint), ARRAY(SELECT jsonb_array_elements_text($8::jsonb)::smallint), $9, $10, $11, $12, $13) ON CONFLICT (event_row) DO NOTHING`,
+       VALUES ($1, $2, $3::timestamptz, $4, $5, $6, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::smallint), ARRAY(SELECT jsonb_array_elements_text($8::jsonb)::smallint), $9, $10, $11, $12, $13) ON CONFLICT (event_row) DO NOTHING`,
       [
-        row.id, row.kbid, new Date(row.date).toISOString(), input.status, scores.answer_relevance.score, scores.answer_relevance.reason, JSON.stringify(ctx), JSON.stringify(scores.groundedness),
+        row.id, row.kbid, row.date, input.status, scores.answer_relevance.score, scores.answer_relevance.reason, JSON.stringify(ctx), JSON.stringify(scores.groundedness),
         avg(ctx), ctx.length ? Math.min(...ctx) : null, ctx.length ? Math.max(...ctx) : null, avg(scores.groundedness), scorer,
       ],
     );

@@ -44,7 +44,7 @@ export class RemiService {
     const rows: (ScoreRow & { id: string; details: Record<string, unknown> })[] = await this.ds.query(
       `SELECT s.event_row AS id, e.details, ${SCORES}
          FROM reporting.remi_scores s
-         JOIN reporting.activity_events e ON e.id = s.event_row AND e.date = s.date AND e.date >= $2::timestamptz AND e.date < $3::timestamptz
+         JOIN reporting.activity_events e ON e.id = s.event_row AND e.date = s.date AND e.type = 'chat' AND e.date >= $2::timestamptz AND e.date < $3::timestamptz
         WHERE ${where.join(' AND ')}
         ORDER BY s.event_row LIMIT ${q.limit + 1}`,
       params,
@@ -84,7 +84,7 @@ export class RemiService {
     if (!UUID.test(req.kbid) || !ROW_ID.test(req.event_id)) throw missing();
     const rows: (ScoreRow & { id: string; date: string; status: string; scorer: string; details: Record<string, unknown>; feedback: Record<string, unknown> | null })[] = await this.ds.query(
       `SELECT s.event_row AS id, s.date, s.status, s.scorer, e.details, e.feedback, ${SCORES}
-         FROM reporting.remi_scores s JOIN reporting.activity_events e ON e.id = s.event_row AND e.date = s.date
+         FROM reporting.remi_scores s JOIN reporting.activity_events e ON e.id = s.event_row AND e.date = s.date AND e.type = 'chat'
         WHERE s.kbid = $1::uuid AND s.event_row = $2`,
       [req.kbid, req.event_id],
     );

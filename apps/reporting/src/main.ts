@@ -13,10 +13,13 @@ runMain(logger, async () => {
   const activityQueryTimeoutMs = reader.int('ACTIVITY_QUERY_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 });
   const blockingSweepMs = reader.int('USAGE_BLOCKING_SWEEP_MS', 60_000, { min: 100, max: 3_600_000 });
   const limitsCacheMs = reader.int('USAGE_LIMITS_CACHE_MS', 60_000, { min: 0, max: 3_600_000 });
+  // The REMi scorer (docs/remi.md).
+  const remiPollMs = reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 });
+  const remiSemantic = reader.bool('REMI_SEMANTIC', true);
   reader.done();
   const db = await serviceDataSource(env, runtime, 'reporting', REPORTING_ENTITIES, REPORTING_MIGRATIONS);
   const bus = await createRuntimeBus(runtime, 'reporting', logger);
-  const app = await createHttpApp(serviceAppModule('reporting', logger, bus, [db.check], [ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, blockingSweepMs, limitsCacheMs })]), logger);
+  const app = await createHttpApp(serviceAppModule('reporting', logger, bus, [db.check], [ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, blockingSweepMs, limitsCacheMs, remiPollMs, remiSemantic })]), logger);
   // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
   shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
     await db.close();

@@ -43,6 +43,8 @@ runMain(logger, async () => {
     limitsCacheMs: reader.int('USAGE_LIMITS_CACHE_MS', 60_000, { min: 0, max: 3_600_000 }),
     blockingRefreshMs: reader.int('USAGE_BLOCKING_REFRESH_MS', 30_000, { min: 100, max: 3_600_000 }),
   };
+  // The REMi scorer (docs/remi.md).
+  const remi = { remiPollMs: reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 }), remiSemantic: reader.bool('REMI_SEMANTIC', true) };
   const smtpUrl = reader.optional('SMTP_URL');
   const smtp = smtpUrl ? { url: smtpUrl, from: reader.string('SMTP_FROM', 'Knowledge Box Service <no-reply@localhost>') } : undefined;
   // Where SSO domain verification asks for TXT records (`host` or `host:port`, comma-separated); default: the system's resolvers.
@@ -68,7 +70,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     StandaloneModule.forRoot({
       logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp, dnsServers,
-      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, extractionSandbox }, consumeProcessingResults: true, searchMemory, vectorIndex, activityQueryTimeoutMs, usage,
+      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, extractionSandbox }, consumeProcessingResults: true, searchMemory, vectorIndex, activityQueryTimeoutMs, usage, remi,
     }),
     logger,
     (a) => configureGatewayHttp(a, { logger, ...httpOptions }),

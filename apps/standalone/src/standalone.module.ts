@@ -32,6 +32,8 @@ export interface StandaloneParts {
   activityQueryTimeoutMs?: number;
   /** USAGE_BLOCKING_SWEEP_MS, USAGE_LIMITS_CACHE_MS (ReportingOptions), USAGE_BLOCKING_REFRESH_MS (GatewayOptions.blockingRefreshMs). */
   usage?: { blockingSweepMs: number; limitsCacheMs: number; blockingRefreshMs: number };
+  /** REMI_POLL_MS, REMI_SEMANTIC (ReportingOptions; docs/remi.md). */
+  remi?: { remiPollMs: number; remiSemantic: boolean };
   /** SEARCH_VECTOR_INDEX (ContentOptions.vectorIndex). */
   vectorIndex?: VectorIndexKind;
 }
@@ -60,6 +62,7 @@ export class StandaloneModule {
         ReportingModule.forRoot({
           dataSource: p.dataSources.reporting, activityQueryTimeoutMs: p.activityQueryTimeoutMs,
           ...(p.usage ? { blockingSweepMs: p.usage.blockingSweepMs, limitsCacheMs: p.usage.limitsCacheMs } : {}),
+          ...p.remi,
         }),
         GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins, blockingRefreshMs: p.usage?.blockingRefreshMs }),
       ],

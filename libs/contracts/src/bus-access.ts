@@ -78,8 +78,8 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   },
   reporting: {
     serves: calls(ReportingSubjects),
-    // Usage is metered per account, and blocks decided against the account's limits.
-    calls: [AccountsSubjects.kbAccount, AccountsSubjects.accountQuota],
+    // Usage is metered per account, and blocks decided against the account's limits; the REMi scorer's built-in model vectors (docs/remi.md).
+    calls: [AccountsSubjects.kbAccount, AccountsSubjects.accountQuota, UnderstandingSubjects.embedQuery],
     emits: [ReportingSubjects.blockingChanged],
     receives: [ContentSubjects.auditRecorded, ContentSubjects.auditBatch, AccountsSubjects.kbCreated, AccountsSubjects.accountLimitsChanged],
   },

@@ -13,6 +13,7 @@ import { ActivityController } from './routes/activity.controller';
 import { UsageController } from './routes/usage.controller';
 import { BlockingView } from './quota/blocking-view';
 import { BLOCKING_VIEW, QuotaGuard } from './quota/quota.guard';
+import { RemiController } from './routes/remi.controller';
 import { ServiceAccountsController } from './routes/service-accounts.controller';
 import { AuthPageController } from './routes/auth-page.controller';
 import { UserController } from './routes/user.controller';
@@ -62,7 +63,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController],
       providers: [
         {
           provide: ACCESS_CLIENT,

@@ -2,12 +2,16 @@ import { AuditEventEntity } from './audit/audit-event.entity';
 import { ReportingInitial1763800000000 } from './migrations/1763800000000-reporting-initial';
 import { ActivityEvents1764100000000 } from './migrations/1764100000000-activity-events';
 import { Usage1764200000000 } from './migrations/1764200000000-usage';
+import { RemiScores1764400000000 } from './migrations/1764400000000-remi-scores';
 
 export * from './reporting.module';
 export { ActivityService } from './activity/activity.service';
 export { AuditService } from './audit/audit.service';
 export { UsageService } from './usage/usage.service';
 export { BlockingService } from './usage/blocking.service';
+export { RemiService } from './remi/remi.service';
+export { RemiWorkerService } from './remi/remi-worker.service';
 export { DEFAULT_REPORTING_OPTIONS } from './reporting.tokens';
 export const REPORTING_ENTITIES = [AuditEventEntity];
-export const REPORTING_MIGRATIONS = [ReportingInitial1763800000000, ActivityEvents1764100000000, Usage1764200000000];
+export const REPORTING_MIGRATIONS = [ReportingInitial1763800000000, ActivityEvents1764100000000, Usage1764200000000, RemiScores1764400000000];
+export { scoreRemi, scoreRemiRaw, type EmbedTexts, type RemiInput, type RemiScores } from './remi/remi-scorer';

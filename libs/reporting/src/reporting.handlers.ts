@@ -5,6 +5,7 @@ import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
 import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
+import { RemiService } from './remi/remi.service';
 
 @Injectable()
 export class ReportingHandlers implements OnModuleInit {
@@ -14,6 +15,7 @@ export class ReportingHandlers implements OnModuleInit {
     private readonly activity: ActivityService,
     private readonly usage: UsageService,
     private readonly blocking: BlockingService,
+    private readonly remi: RemiService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -30,6 +32,9 @@ export class ReportingHandlers implements OnModuleInit {
       this.bus.subscribe(AccountsSubjects.accountLimitsChanged, (e) => this.blocking.limitsChanged(e.account_id), { durable: 'reporting-limits' }),
       this.bus.handle(ReportingSubjects.getUsage, (req) => this.usage.get(req)),
       this.bus.handle(ReportingSubjects.listBlocking, () => this.blocking.list()),
+      this.bus.handle(ReportingSubjects.remiQuery, (req) => this.remi.query(req)),
+      this.bus.handle(ReportingSubjects.remiScores, (req) => this.remi.scores(req)),
+      this.bus.handle(ReportingSubjects.remiEvent, (req) => this.remi.event(req)),
     ]);
     this.blocking.start();
   }

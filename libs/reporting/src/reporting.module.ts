@@ -2,12 +2,14 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
+import { RemiWorkerService } from './remi/remi-worker.service';
+import { RemiService } from './remi/remi.service';
 import { ReportingHandlers } from './reporting.handlers';
 import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
 import { DEFAULT_REPORTING_OPTIONS, REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from './reporting.tokens';
 
-/** Root module of the reporting service: activity (audit) logs, usage metering and the blocks of exhausted limits; REMi scores later. */
+/** Root module of the reporting service: activity (audit) logs, usage metering and the blocks of exhausted limits, REMi scores of `/ask` answers. */
 @Module({})
 export class ReportingModule {
   static forRoot(options: { dataSource: DataSource } & Partial<ReportingOptions>): DynamicModule {
@@ -21,6 +23,8 @@ export class ReportingModule {
         ActivityService,
         UsageService,
         BlockingService,
+        RemiService,
+        RemiWorkerService,
         ReportingHandlers,
       ],
     };

@@ -8,6 +8,10 @@ export interface ReportingOptions {
   blockingSweepMs: number;
   /** How long an account's limits are reused before they are asked for again (USAGE_LIMITS_CACHE_MS). */
   limitsCacheMs: number;
+  /** Pause between two turns of the REMi scorer when it has caught up (REMI_POLL_MS); 0 stops it. */
+  remiPollMs: number;
+  /** Whether the REMi scorer asks for the built-in model's vectors (REMI_SEMANTIC); off: lexical support only. */
+  remiSemantic: boolean;
 }
 
-export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000, blockingSweepMs: 60_000, limitsCacheMs: 60_000 };
+export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000, blockingSweepMs: 60_000, limitsCacheMs: 60_000, remiPollMs: 1000, remiSemantic: true };

@@ -30,6 +30,55 @@ export class ActivityMonthsRequest {
   @IsString() @MaxLength(100) event_type!: string;
 }
 
+/** Query Rag Requests By Scores (spec 4.4): the body as sent, read by the reporting service (422 on every bad member at once). */
+export class RemiQueryRequest {
+  @IsString() @MaxLength(100) kbid!: string;
+  @IsOptional() @IsObject() body?: Record<string, unknown>;
+}
+
+/** REMi scores of one answer: each 0–5 (docs/remi.md). */
+export interface RemiScoresDto {
+  answer_relevance: { score: number; reason: string };
+  context_relevance: number[];
+  groundedness: number[];
+}
+
+export interface RemiQueryResponse {
+  data: { id: number; question: string; answer: string; remi: RemiScoresDto }[];
+  has_more: boolean;
+}
+
+/** Aggregated Remi Scores Across Time: query strings as sent, checked by the reporting service. */
+export class RemiScoresRequest {
+  @IsString() @MaxLength(100) kbid!: string;
+  @IsOptional() @IsString() @MaxLength(100) aggregation?: string;
+  @IsOptional() @IsString() @MaxLength(100) from?: string;
+  @IsOptional() @IsString() @MaxLength(100) to?: string;
+}
+
+export type RemiScoresResponse = { timestamp: string; metrics: { name: string; min: number | null; max: number | null; average: number | null }[] }[];
+
+export class RemiEventRequest {
+  @IsString() @MaxLength(100) kbid!: string;
+  @IsString() @MaxLength(100) event_id!: string;
+}
+
+/** One RAG request with its REMi scores and full context. */
+export interface RemiEventResponse {
+  id: number;
+  date: string;
+  status: 'SUCCESS' | 'ERROR' | 'NO_CONTEXT';
+  question: string;
+  rephrased_question: string | null;
+  answer: string;
+  model: string | null;
+  chat_history: unknown[];
+  feedback: Record<string, unknown> | null;
+  context: { key: string; text: string; context_relevance: number | null }[];
+  remi: RemiScoresDto;
+  scorer: string;
+}
+
 export const ReportingSubjects = {
   countAuditEvents: rpc<CountAuditEventsRequest, { count: number }>('reporting.audit.count', CountAuditEventsRequest),
   listAuditEvents: rpc<ListAuditEventsRequest, AuditRecordedEvent[]>('reporting.audit.list', ListAuditEventsRequest),
@@ -43,4 +92,10 @@ export const ReportingSubjects = {
   listBlocking: rpc<ListBlockingRequest, AccountBlockingDto[]>('reporting.blocking.list', ListBlockingRequest),
   /** An account's blocks changed (a limit reached, raised, or the month turned). */
   blockingChanged: event<AccountBlockingDto>('reporting.blocking.changed', 'USAGE', AccountBlockingDto),
+  /** Scored `/ask` requests of a month, filtered by scores, feedback and status, paged. */
+  remiQuery: rpc<RemiQueryRequest, RemiQueryResponse>('reporting.remi.query', RemiQueryRequest),
+  /** REMi score minimum, maximum and average per time bucket. */
+  remiScores: rpc<RemiScoresRequest, RemiScoresResponse>('reporting.remi.scores', RemiScoresRequest),
+  /** One scored `/ask` request with its context. */
+  remiEvent: rpc<RemiEventRequest, RemiEventResponse>('reporting.remi.event', RemiEventRequest),
 } as const;

@@ -245,6 +245,10 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   // Activity logs (spec 4.4): every caller's questions, answers and user ids, so the KB's managers only
   'POST /api/v1/kb/:kbid/activity/:event_type/query': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/activity/:event_type/months': kb('MANAGER'),
+  // REMi scores (spec 4.4): the scored records carry every caller's questions and answers, so managers only too
+  'POST /api/v1/kb/:kbid/remi/query': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/remi/scores': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/remi/events/:event_id': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/labelset/:labelset': kb('READER'),
   'POST /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),
   'DELETE /api/v1/kb/:kbid/labelset/:labelset': kb('WRITER'),

@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeTinyOnnxModel } from '@kb/platform/testing';
 import { apiKey, bearer, type Credential } from './support/http-client';
+import { REPO_ROOT } from './support/processes';
 import { startStandalone, type Topology } from './support/topologies';
 
 type Row = Record<string, unknown>;
@@ -189,5 +191,33 @@ describe('activity log (standalone)', () => {
     expect(tooMany.status).toBe(422);
     expect((await topology.http.call('POST', `/api/v1/kb/${kb}/activity/nope/query`, { credential: manager, body: { year_month: month, filters: {} } })).status).toBe(422);
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/nope/months`, { credential: manager })).status).toBe(422);
+  });
+  it('seals the log into hash chains that verify online, and offline from an export', async () => {
+    type Report = { verified: number; unsealed: number; head: { seq: number; hash: string } | null; broken: unknown; next_seq: number | null };
+    await atLeast('visited', 2);
+    const report = await eventually(async () => {
+      const r = await topology.http.call<Report>('GET', `/api/v1/kb/${kb}/activity/visited/verify`, { credential: manager });
+      expect(r.status).toBe(200);
+      return r.body.unsealed === 0 && r.body.verified >= 2 ? r.body : undefined;
+    }, 'the visited records sealed');
+    expect(report).toMatchObject({ broken: null, next_seq: null, head: { seq: report.verified } });
+    // An export with the chain members verifies offline against the head.
+    const show = ['event_id', 'user_id', 'user_type', 'client_type', 'total_duration', 'resource_id', 'audit_metadata', 'details', 'chain_seq', 'chain_hash'];
+    const exported = await query('visited', { show, pagination: { limit: 1000 } });
+    expect(exported.records).toHaveLength(report.verified);
+    const file = join(modelDir, 'visited.ndjson');
+    writeFileSync(file, exported.text);
+    const verify = (head: string) => spawnSync(process.execPath, [join(REPO_ROOT, 'tools', 'scripts', 'verify-activity.mjs'), '--kb', kb, '--type', 'visited', '--head', head, file], { encoding: 'utf8' });
+    const offline = verify(report.head?.hash ?? '');
+    expect(offline.status).toBe(0);
+    expect(JSON.parse(offline.stdout)).toMatchObject({ records: report.verified, verified: report.verified, broken: null });
+    writeFileSync(file, exported.text.replace('"user_type":"', '"user_type":"x'));
+    expect(verify(report.head?.hash ?? '').status).toBe(1);
+    // Managers only; bad slices are 422.
+    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/visited/verify`, { credential: reader })).status).toBe(403);
+    const bad = await topology.http.call<{ detail: { loc: string[] }[] }>('GET', `/api/v1/kb/${kb}/activity/visited/verify?from_seq=x&limit=-1`, { credential: manager });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d) => d.loc.join('.'))).toEqual(['query.from_seq', 'query.limit']);
+    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/visited/verify?limit=2000000`, { credential: manager })).status).toBe(422);
   });
 });

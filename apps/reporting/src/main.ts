@@ -16,10 +16,12 @@ runMain(logger, async () => {
   // The REMi scorer (docs/remi.md).
   const remiPollMs = reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 });
   const remiSemantic = reader.bool('REMI_SEMANTIC', true);
+  // The activity log's hash chains (docs/activity.md).
+  const chainSealMs = reader.int('ACTIVITY_CHAIN_SEAL_MS', 1000, { min: 0, max: 3_600_000 });
   reader.done();
   const db = await serviceDataSource(env, runtime, 'reporting', REPORTING_ENTITIES, REPORTING_MIGRATIONS);
   const bus = await createRuntimeBus(runtime, 'reporting', logger);
-  const app = await createHttpApp(serviceAppModule('reporting', logger, bus, [db.check], [ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, blockingSweepMs, limitsCacheMs, remiPollMs, remiSemantic })]), logger);
+  const app = await createHttpApp(serviceAppModule('reporting', logger, bus, [db.check], [ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, blockingSweepMs, limitsCacheMs, remiPollMs, remiSemantic, chainSealMs })]), logger);
   // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
   shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
     await db.close();

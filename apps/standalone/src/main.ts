@@ -44,7 +44,11 @@ runMain(logger, async () => {
     blockingRefreshMs: reader.int('USAGE_BLOCKING_REFRESH_MS', 30_000, { min: 100, max: 3_600_000 }),
   };
   // The REMi scorer (docs/remi.md).
-  const remi = { remiPollMs: reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 }), remiSemantic: reader.bool('REMI_SEMANTIC', true) };
+  const remi = {
+    remiPollMs: reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 }), remiSemantic: reader.bool('REMI_SEMANTIC', true),
+    // The activity log's hash chains (docs/activity.md).
+    chainSealMs: reader.int('ACTIVITY_CHAIN_SEAL_MS', 1000, { min: 0, max: 3_600_000 }),
+  };
   const smtpUrl = reader.optional('SMTP_URL');
   const smtp = smtpUrl ? { url: smtpUrl, from: reader.string('SMTP_FROM', 'Knowledge Box Service <no-reply@localhost>') } : undefined;
   // Where SSO domain verification asks for TXT records (`host` or `host:port`, comma-separated); default: the system's resolvers.

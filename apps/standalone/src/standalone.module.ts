@@ -32,8 +32,8 @@ export interface StandaloneParts {
   activityQueryTimeoutMs?: number;
   /** USAGE_BLOCKING_SWEEP_MS, USAGE_LIMITS_CACHE_MS (ReportingOptions), USAGE_BLOCKING_REFRESH_MS (GatewayOptions.blockingRefreshMs). */
   usage?: { blockingSweepMs: number; limitsCacheMs: number; blockingRefreshMs: number };
-  /** REMI_POLL_MS, REMI_SEMANTIC (ReportingOptions; docs/remi.md). */
-  remi?: { remiPollMs: number; remiSemantic: boolean };
+  /** REMI_POLL_MS, REMI_SEMANTIC (ReportingOptions; docs/remi.md), ACTIVITY_CHAIN_SEAL_MS (docs/activity.md). */
+  remi?: { remiPollMs: number; remiSemantic: boolean; chainSealMs: number };
   /** SEARCH_VECTOR_INDEX (ContentOptions.vectorIndex). */
   vectorIndex?: VectorIndexKind;
 }

@@ -153,6 +153,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'reporting.audit.list': { kbid: 'kb-1', type: 'new' },
   'reporting.activity.query': { kbid: 'kb-1', event_type: 'chat', body: { year_month: '2026-11', show: ['question', 'answer'], filters: { user_type: { eq: 'nuakey' } }, pagination: { limit: 10 } } },
   'reporting.activity.months': { kbid: 'kb-1', event_type: 'search' },
+  'reporting.activity-chain.verify': { kbid: 'kb-1', event_type: 'visited', from_seq: 1, limit: 1000 },
   'reporting.remi.query': { kbid: 'kb-1', body: { month: '2026-11', context_relevance: { value: 3, operation: 'gt', aggregation: 'average' }, pagination: { limit: 10 } } },
   'reporting.remi.scores': { kbid: 'kb-1', aggregation: 'day', from: '2026-11-01T00:00:00Z' },
   'reporting.remi.event': { kbid: 'kb-1', event_id: '42' },

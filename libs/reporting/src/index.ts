@@ -3,6 +3,7 @@ import { ReportingInitial1763800000000 } from './migrations/1763800000000-report
 import { ActivityEvents1764100000000 } from './migrations/1764100000000-activity-events';
 import { Usage1764200000000 } from './migrations/1764200000000-usage';
 import { RemiScores1764400000000 } from './migrations/1764400000000-remi-scores';
+import { ActivityChain1764600000000 } from './migrations/1764600000000-activity-chain';
 
 export * from './reporting.module';
 export { ActivityService } from './activity/activity.service';
@@ -13,5 +14,9 @@ export { RemiService } from './remi/remi.service';
 export { RemiWorkerService } from './remi/remi-worker.service';
 export { DEFAULT_REPORTING_OPTIONS } from './reporting.tokens';
 export const REPORTING_ENTITIES = [AuditEventEntity];
-export const REPORTING_MIGRATIONS = [ReportingInitial1763800000000, ActivityEvents1764100000000, Usage1764200000000, RemiScores1764400000000];
+export const REPORTING_MIGRATIONS = [ReportingInitial1763800000000, ActivityEvents1764100000000, Usage1764200000000, RemiScores1764400000000, ActivityChain1764600000000];
+export { ChainSealerService } from './chain/chain-sealer.service';
+export { ChainVerifyService } from './chain/chain-verify.service';
+export { canonicalJson, chainHash, checkChain, GENESIS_HASH, type ChainRecord } from './chain/chain-hash';
+export { verifyExport } from './chain/chain-export';
 export { scoreRemi, scoreRemiRaw, type EmbedTexts, type RemiInput, type RemiScores } from './remi/remi-scorer';

@@ -3,6 +3,7 @@ import { AccountsSubjects, ContentSubjects, ReportingSubjects } from '@kb/contra
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
+import { ChainVerifyService } from './chain/chain-verify.service';
 import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
 import { RemiService } from './remi/remi.service';
@@ -13,6 +14,7 @@ export class ReportingHandlers implements OnModuleInit {
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     private readonly audit: AuditService,
     private readonly activity: ActivityService,
+    private readonly chain: ChainVerifyService,
     private readonly usage: UsageService,
     private readonly blocking: BlockingService,
     private readonly remi: RemiService,
@@ -28,6 +30,7 @@ export class ReportingHandlers implements OnModuleInit {
       this.bus.handle(ReportingSubjects.listAuditEvents, (req) => this.audit.list(req)),
       this.bus.handleStream(ReportingSubjects.queryActivity, (req, _context, signal) => this.activity.query(req, signal)),
       this.bus.handle(ReportingSubjects.activityMonths, (req) => this.activity.months(req)),
+      this.bus.handle(ReportingSubjects.verifyActivityChain, (req) => this.chain.verify(req)),
       this.bus.subscribe(AccountsSubjects.kbCreated, (e) => this.usage.rememberKb(e.kb_id, e.account_id), { durable: 'reporting-kbs' }),
       this.bus.subscribe(AccountsSubjects.accountLimitsChanged, (e) => this.blocking.limitsChanged(e.account_id), { durable: 'reporting-limits' }),
       this.bus.handle(ReportingSubjects.getUsage, (req) => this.usage.get(req)),

@@ -1,6 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { ActivityService } from './activity/activity.service';
+import { ChainSealerService } from './chain/chain-sealer.service';
+import { ChainVerifyService } from './chain/chain-verify.service';
 import { AuditService } from './audit/audit.service';
 import { RemiWorkerService } from './remi/remi-worker.service';
 import { RemiService } from './remi/remi.service';
@@ -9,7 +11,7 @@ import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
 import { DEFAULT_REPORTING_OPTIONS, REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from './reporting.tokens';
 
-/** Root module of the reporting service: activity (audit) logs, usage metering and the blocks of exhausted limits, REMi scores of `/ask` answers. */
+/** Root module of the reporting service: activity (audit) logs, usage metering and the blocks of exhausted limits, REMi scores of `/ask` answers, the hash chains of the activity log. */
 @Module({})
 export class ReportingModule {
   static forRoot(options: { dataSource: DataSource } & Partial<ReportingOptions>): DynamicModule {
@@ -25,6 +27,8 @@ export class ReportingModule {
         BlockingService,
         RemiService,
         RemiWorkerService,
+        ChainSealerService,
+        ChainVerifyService,
         ReportingHandlers,
       ],
     };

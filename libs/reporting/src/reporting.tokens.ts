@@ -12,6 +12,8 @@ export interface ReportingOptions {
   remiPollMs: number;
   /** Whether the REMi scorer asks for the built-in model's vectors (REMI_SEMANTIC); off: lexical support only. */
   remiSemantic: boolean;
+  /** Pause between two turns of the activity log's sealer once it has caught up (ACTIVITY_CHAIN_SEAL_MS); 0 stops it. */
+  chainSealMs: number;
 }
 
-export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000, blockingSweepMs: 60_000, limitsCacheMs: 60_000, remiPollMs: 1000, remiSemantic: true };
+export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000, blockingSweepMs: 60_000, limitsCacheMs: 60_000, remiPollMs: 1000, remiSemantic: true, chainSealMs: 1000 };

@@ -1,2 +1,3 @@
 export * from './reporting.subjects';
 export * from './usage.dto';
+export * from './activity-chain.dto';

@@ -1,4 +1,5 @@
 import { IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { VerifyActivityChainRequest, type ActivityChainReport } from './activity-chain.dto';
 import { event, rpc, stream } from '../common/bus';
 import { AccountBlockingDto, GetUsageRequest, ListBlockingRequest, type UsageBucketDto } from './usage.dto';
 import { AuditEventTypes, type AuditEventType, type AuditRecordedEvent } from '../content/audit.event';
@@ -86,6 +87,8 @@ export const ReportingSubjects = {
   queryActivity: stream<ActivityQueryRequest, ActivityQueryItem>('reporting.activity.query', ActivityQueryRequest),
   /** Months (YYYY-MM) in which a KB has events of a type: `{downloads: [...]}`. */
   activityMonths: rpc<ActivityMonthsRequest, { downloads: string[] }>('reporting.activity.months', ActivityMonthsRequest),
+  /** Recomputes a KB's activity chain of one event type and reports the first broken link. */
+  verifyActivityChain: rpc<VerifyActivityChainRequest, ActivityChainReport>('reporting.activity-chain.verify', VerifyActivityChainRequest),
   /** Get Usage (spec 4.3): buckets of an account's (or one of its KB's) metered usage. */
   getUsage: rpc<GetUsageRequest, UsageBucketDto[]>('reporting.usage.get', GetUsageRequest),
   /** Every account blocked this month (the gateway's snapshot of what to refuse). */

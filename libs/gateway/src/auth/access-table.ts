@@ -245,6 +245,7 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   // Activity logs (spec 4.4): every caller's questions, answers and user ids, so the KB's managers only
   'POST /api/v1/kb/:kbid/activity/:event_type/query': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/activity/:event_type/months': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/activity/:event_type/verify': kb('MANAGER'),
   // REMi scores (spec 4.4): the scored records carry every caller's questions and answers, so managers only too
   'POST /api/v1/kb/:kbid/remi/query': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/remi/scores': kb('MANAGER'),

@@ -1,7 +1,7 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuditEventTypes, ReportingSubjects } from '@kb/contracts';
+import { AuditEventTypes, DomainError, ReportingSubjects, type ActivityChainReport, type ValidationIssue } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { busContextOf } from '../http/request-context';
@@ -59,5 +59,34 @@ export class ActivityController {
   @ApiResponse({ status: 200, schema: { type: 'object', properties: { downloads: { type: 'array', items: { type: 'string' } } } } })
   months(@Param('kbid') kbid: string, @Param('event_type') eventType: string, @Req() req: AuthedRequest): Promise<{ downloads: string[] }> {
     return this.bus.request(ReportingSubjects.activityMonths, { kbid, event_type: eventType }, busContextOf(req));
+  }
+
+  @Get('verify')
+  @ApiOperation({
+    summary: 'Verify Knowledgebox Activity Chain',
+    description:
+      'Recomputes the hash chain of the Knowledge Box\'s records of this event type (each record\'s hash covers the previous one\'s and every member it was stored with) and reports the first broken link: ' +
+      'a record altered (`hash_mismatch`), a position without its record (`missing_record`), or an end that is not the recorded head (`head_mismatch`). ' +
+      'At most `limit` records (default 100 000, up to 1 000 000) from `from_seq` (default 1); `next_seq` says where the next slice starts. Records stored in the last seconds may not be sealed yet (`unsealed`). ' +
+      'An exported log (the query with `show` including `event_id`, `details`, `chain_seq` and `chain_hash`) can be verified offline with `npm run activity:verify` (docs/activity.md).',
+  })
+  @ApiParam(EVENT_TYPE)
+  @ApiQuery({ name: 'from_seq', required: false, schema: { type: 'integer', minimum: 1 } })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000 } })
+  @ApiResponse({ status: 200, description: 'The verification report (`verified`, `last`, `head`, `unsealed`, `broken`, `next_seq`)' })
+  @ApiResponse({ status: 429, description: 'Two verifications are running in this reporting process already' })
+  verify(
+    @Param('kbid') kbid: string, @Param('event_type') eventType: string, @Query('from_seq') fromSeq: unknown, @Query('limit') limit: unknown, @Req() req: AuthedRequest,
+  ): Promise<ActivityChainReport> {
+    const issues: ValidationIssue[] = [];
+    const int = (value: unknown, name: string): number | undefined => {
+      if (value === undefined) return undefined;
+      if (typeof value === 'string' && /^\d{1,9}$/.test(value)) return Number(value);
+      issues.push({ loc: ['query', name], msg: 'Input should be a valid integer', type: 'int_parsing' });
+      return undefined;
+    };
+    const body = { kbid, event_type: eventType, from_seq: int(fromSeq, 'from_seq'), limit: int(limit, 'limit') };
+    if (issues.length > 0) throw DomainError.validation(issues);
+    return this.bus.request(ReportingSubjects.verifyActivityChain, body, busContextOf(req));
   }
 }

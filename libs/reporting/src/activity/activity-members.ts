@@ -48,6 +48,11 @@ export const MEMBERS: Readonly<Record<string, Member>> = {
   rag_strategies: detail('rag_strategies', 'json', false, CHATS),
   status: detail('status', 'int', true, CHATS),
   time_to_first_char: detail('time_to_first_char', 'int', true, CHATS),
+  // Show only: what an exported log needs to be verified offline (`npm run activity:verify`, docs/activity.md).
+  event_id: { sql: 'e.event_id', kind: 'string', filterable: false },
+  details: { sql: 'e.details', kind: 'json', filterable: false },
+  chain_seq: { sql: 'e.chain_seq', kind: 'int', filterable: false },
+  chain_hash: { sql: 'e.chain_hash', kind: 'string', filterable: false },
 };
 
 /** Members shown when `show` is empty (as the reference: id and date, plus the question and answer where there are some). */
@@ -56,6 +61,9 @@ export function defaultShow(type: AuditEventType): string[] {
   if (SEARCHES.includes(type)) return ['id', 'date', 'question', 'resources_count'];
   return ['id', 'date'];
 }
+
+/** Members shown only when named (not by `show: "all"`): the stored record as a chain hash covers it. */
+export const EXPORT_MEMBERS: ReadonlySet<string> = new Set(['event_id', 'details', 'chain_seq', 'chain_hash']);
 
 export function membersOf(type: AuditEventType): string[] {
   return Object.entries(MEMBERS).filter(([, m]) => !m.types || m.types.includes(type)).map(([name]) => name);

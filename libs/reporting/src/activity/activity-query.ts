@@ -1,6 +1,6 @@
 import { AuditEventTypes, DomainError, type AuditEventType, type ValidationIssue } from '@kb/contracts';
 import { monthRange } from '../audit/partitions';
-import { defaultShow, MEMBERS, membersOf, type Member } from './activity-members';
+import { defaultShow, EXPORT_MEMBERS, MEMBERS, membersOf, type Member } from './activity-members';
 
 /** Bounds on a query, so that one request cannot become an expensive statement (beyond them: 422). */
 export const ACTIVITY_LIMITS = {
@@ -136,7 +136,7 @@ function cursor(v: unknown, loc: Loc, issue: (loc: Loc, msg: string, type?: stri
 function readShow(v: unknown, type: AuditEventType, known: Set<string>, params: Params, issue: (loc: Loc, msg: string, type?: string) => void): ShownColumn[] {
   let names: string[];
   if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) names = AuditEventTypes.includes(type) ? defaultShow(type) : ['id', 'date'];
-  else if (v === 'all') names = [...known];
+  else if (v === 'all') names = [...known].filter((n) => !EXPORT_MEMBERS.has(n));
   else if (!Array.isArray(v)) {
     issue(['body', 'show'], "Input should be a valid list or 'all'", 'list_type');
     names = [];

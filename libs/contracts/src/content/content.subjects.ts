@@ -3,6 +3,7 @@ import { QuestionAnswersJob } from './question-answers.dto';
 import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
 import { AuditRecordedEvent } from './audit.event';
 import { FeedbackRequest, SearchEnvelope, type AskItem } from './search-requests.dto';
+import { FindEnvelope, type FindResponse } from './search/find.dto';
 import {
   CreateResourceRequest, DeleteResourceRequest, GetResourceRequest, KbContentRef, ListResourcesRequest, ModifyResourceRequest, ResourceRef,
 } from './resource-requests.dto';
@@ -39,7 +40,7 @@ export const ContentSubjects = {
   setLabelSet: rpc<SetLabelSetRequest, Record<string, never>>('content.labelset.set', SetLabelSetRequest),
   deleteLabelSet: rpc<LabelSetRef, Record<string, never>>('content.labelset.delete', LabelSetRef),
   /** Hybrid retrieval (API-MAP 2.2): KnowledgeboxFindResults. */
-  find: rpc<SearchEnvelope, Record<string, unknown>>('content.search.find', SearchEnvelope),
+  find: rpc<FindEnvelope, FindResponse>('content.search.find', FindEnvelope),
   /** Separate result lists (API-MAP 2.3): KnowledgeboxSearchResults. */
   search: rpc<SearchEnvelope, Record<string, unknown>>('content.search.search', SearchEnvelope),
   /** Paragraph and entity suggestions (API-MAP 2.5). */

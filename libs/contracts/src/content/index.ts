@@ -16,3 +16,4 @@ export * from './processing-pull.dto';
 export * from './question-answers.dto';
 export * from './synonyms.dto';
 export * from './kb-counters.dto';
+export * from './search';

@@ -1,8 +1,9 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ContentSubjects, DomainError } from '@kb/contracts';
+import { ContentSubjects, DomainError, FindRequest, FindResponse, validatePayload } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
+import { bodyOf } from '../http/dto.pipe';
 import { actorOf, busContextOf } from '../http/request-context';
 
 /** GET query members that are lists, booleans, numbers; and those renamed on the way to the body. */
@@ -67,17 +68,18 @@ export class SearchController {
   @Post('find')
   @HttpCode(200)
   @ApiOperation({ summary: 'Find Knowledge Box', description: 'Hybrid retrieval (keyword BM25 + semantic), fused and ranked paragraphs grouped by resource.' })
-  @ApiBody({ schema: { type: 'object', description: 'FindRequest: query, features (keyword|semantic|relations|graph), graph_query, top_k, filter_expression, filters, fields, min_score, rank_fusion, reranker (predict|noop), security, show…' } })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxFindResults' })
-  findPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.find, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: FindRequest })
+  @ApiResponse({ status: 200, type: FindResponse, description: 'KnowledgeboxFindResults' })
+  findPost(@Param('kbid') kbid: string, @Body(bodyOf(FindRequest)) body: FindRequest, @Req() req: AuthedRequest): Promise<FindResponse> {
+    return this.bus.request(ContentSubjects.find, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('find')
-  @ApiOperation({ summary: 'Find Knowledge Box (GET)' })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxFindResults' })
-  findGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.find, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  @ApiOperation({ summary: 'Find Knowledge Box (GET)', description: 'POST /find with its members as query parameters; lists repeat or are comma-separated, filter_expression is JSON.' })
+  @ApiResponse({ status: 200, type: FindResponse, description: 'KnowledgeboxFindResults' })
+  findGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<FindResponse> {
+    const body = validatePayload(FindRequest, queryToBody(query), { loc: ['query'] });
+    return this.bus.request(ContentSubjects.find, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('catalog')

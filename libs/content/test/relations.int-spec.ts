@@ -48,7 +48,7 @@ describe('relations feature (/find, /search)', () => {
     expect(related.some((r) => r.entity === 'Pierre')).toBe(false);
     const filtered = (await find({ query: 'Marie Curie', features: ['relations'], filter_expression: { field: { prop: 'resource', id: sorbonne } } })).relations;
     expect(filtered.entities['Marie Curie']?.related_to.filter((r) => r.entity_type === 'resource').map((r) => r.resource_id)).toEqual([sorbonne]);
-    const search = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: 'paris', features: ['relations'] } })) as { relations: Relations };
+    const search = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: 'paris', features: ['relations'] } })) as unknown as { relations: Relations };
     expect(Object.keys(search.relations.entities)).toEqual(['Paris']);
     expect((await find({ query: 'nothing named here', features: ['relations'] })).relations).toEqual({ entities: {} });
     await expect(find({ query: 'x', features: ['graph'] })).rejects.toBeInstanceOf(DomainError);

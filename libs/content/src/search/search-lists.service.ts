@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { SEARCH_FEATURES, type SearchResponse, type SuggestResponse } from '@kb/contracts';
 import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { analyzeQuery } from './analysis';
@@ -10,7 +11,6 @@ import { facetCounts } from './query/facets';
 import { SqlParams, likePrefix } from './query/sql';
 import { SearchContextService } from './search-context.service';
 
-const SEARCH_FEATURES = ['fulltext', 'keyword', 'semantic', 'relations'] as const;
 /** Entities /suggest returns at most. */
 const ENTITY_SUGGESTIONS = 20;
 
@@ -32,7 +32,7 @@ export class SearchListsService {
     private readonly context: SearchContextService,
   ) {}
 
-  async search(req: RetrievalRequest): Promise<Record<string, unknown>> {
+  async search(req: RetrievalRequest): Promise<SearchResponse> {
     const started = Date.now();
     const r = new RequestReader(req.body);
     const plan = await this.finder.plan(req, r, { defaultFeatures: ['keyword', 'fulltext', 'semantic'] as never, allowed: SEARCH_FEATURES });
@@ -103,7 +103,7 @@ export class SearchListsService {
     const resources = await this.finder.resources(req.kbid, [...rids], plan.serialization);
     out['resources'] = Object.fromEntries(resources);
     this.finder.audit(req, 'search', started, { query: plan.query, features, resources_count: rids.size }, plan.auditMetadata);
-    return out;
+    return out as unknown as SearchResponse;
   }
 
   /**
@@ -136,7 +136,7 @@ export class SearchListsService {
     return rows.map((r) => r.tag);
   }
 
-  async suggest(req: RetrievalRequest): Promise<Record<string, unknown>> {
+  async suggest(req: RetrievalRequest): Promise<SuggestResponse> {
     const started = Date.now();
     const r = new RequestReader(req.body);
     const raw = r.raw('query');
@@ -184,6 +184,6 @@ export class SearchListsService {
       out['entities'] = { total: entities.length, entities };
     }
     this.finder.audit(req, 'suggest', started, { query, features });
-    return out;
+    return out as unknown as SuggestResponse;
   }
 }

@@ -18,13 +18,18 @@ const CLOSED = Symbol('kb:closed');
  * Declares a member checked by `check` (unions, recursive expressions, lists reported item by
  * item, rules across members: what class-validator's decorators cannot say). `collectIssues` runs
  * the checks of a class and of its nested classes after class-validator, in declaration order,
- * every issue with its full location. The member is kept by the whitelist.
+ * every issue with its full location. The member is kept by the whitelist. A subclass may redeclare
+ * a member: its check replaces the parent's.
  */
 export function Check(check: MemberCheck, o: { whenAbsent?: boolean } = {}): PropertyDecorator {
   return (target, property) => {
     Allow()(target, property);
     const own: DeclaredCheck[] = Reflect.getOwnMetadata(CHECKS, target) ?? [...((Reflect.getMetadata(CHECKS, target) as DeclaredCheck[] | undefined) ?? [])];
-    own.push([String(property), check, o.whenAbsent === true || (check as { whenAbsent?: boolean }).whenAbsent === true]);
+    const declared: DeclaredCheck = [String(property), check, o.whenAbsent === true || (check as { whenAbsent?: boolean }).whenAbsent === true];
+    // A subclass redeclaring a member replaces its check in place.
+    const at = own.findIndex(([p]) => p === declared[0]);
+    if (at >= 0) own[at] = declared;
+    else own.push(declared);
     Reflect.defineMetadata(CHECKS, own, target);
   };
 }

@@ -4,6 +4,8 @@ import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synon
 import { AuditRecordedEvent } from './audit.event';
 import { FeedbackRequest, SearchEnvelope, type AskItem } from './search-requests.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
+import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
+import { CatalogEnvelope, CatalogFacetsEnvelope, type CatalogFacetsResponse, type CatalogResponse } from './search/catalog.dto';
 import {
   CreateResourceRequest, DeleteResourceRequest, GetResourceRequest, KbContentRef, ListResourcesRequest, ModifyResourceRequest, ResourceRef,
 } from './resource-requests.dto';
@@ -42,12 +44,12 @@ export const ContentSubjects = {
   /** Hybrid retrieval (API-MAP 2.2): KnowledgeboxFindResults. */
   find: rpc<FindEnvelope, FindResponse>('content.search.find', FindEnvelope),
   /** Separate result lists (API-MAP 2.3): KnowledgeboxSearchResults. */
-  search: rpc<SearchEnvelope, Record<string, unknown>>('content.search.search', SearchEnvelope),
+  search: rpc<SearchRequestEnvelope, SearchResponse>('content.search.search', SearchRequestEnvelope),
   /** Paragraph and entity suggestions (API-MAP 2.5). */
-  suggest: rpc<SearchEnvelope, Record<string, unknown>>('content.search.suggest', SearchEnvelope),
+  suggest: rpc<SuggestEnvelope, SuggestResponse>('content.search.suggest', SuggestEnvelope),
   /** Resource listing with filters and facets (API-MAP 2.6). */
-  catalog: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog', SearchEnvelope),
-  catalogFacets: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog-facets', SearchEnvelope),
+  catalog: rpc<CatalogEnvelope, CatalogResponse>('content.search.catalog', CatalogEnvelope),
+  catalogFacets: rpc<CatalogFacetsEnvelope, CatalogFacetsResponse>('content.search.catalog-facets', CatalogFacetsEnvelope),
   /** Knowledge-graph queries (API-MAP 2.8): `{paths}`, `{nodes}`, `{relations}`. */
   graphPaths: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph', SearchEnvelope),
   graphNodes: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-nodes', SearchEnvelope),

@@ -1,6 +1,8 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ContentSubjects, DomainError, FindRequest, FindResponse, validatePayload } from '@kb/contracts';
+import {
+  CatalogFacetsRequest, CatalogFacetsResponse, CatalogRequest, CatalogResponse, ContentSubjects, DomainError, FindRequest, FindResponse, SearchRequest, SearchResponse, SuggestRequest, SuggestResponse, validatePayload,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
@@ -85,25 +87,27 @@ export class SearchController {
   @Post('catalog')
   @HttpCode(200)
   @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog)', description: 'Title/slug query, filters, facets, sort and paging over resources.' })
-  @ApiBody({ schema: { type: 'object', description: 'CatalogRequest: query, filter_expression {resource}, filters, faceted, sort, page_number, page_size, hidden, with_status, show…' } })
-  @ApiResponse({ status: 200, description: 'CatalogResponse' })
-  catalogPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.catalog, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: CatalogRequest })
+  @ApiResponse({ status: 200, type: CatalogResponse, description: 'CatalogResponse' })
+  catalogPost(@Param('kbid') kbid: string, @Body(bodyOf(CatalogRequest)) body: CatalogRequest, @Req() req: AuthedRequest): Promise<CatalogResponse> {
+    return this.bus.request(ContentSubjects.catalog, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('catalog')
-  @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog, GET)' })
-  @ApiResponse({ status: 200, description: 'CatalogResponse' })
-  catalogGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.catalog, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog, GET)', description: 'POST /catalog with its members as query parameters (sort_field, sort_order; filter_expression as JSON).' })
+  @ApiResponse({ status: 200, type: CatalogResponse, description: 'CatalogResponse' })
+  catalogGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<CatalogResponse> {
+    const body = validatePayload(CatalogRequest, queryToBody(query), { loc: ['query'] });
+    return this.bus.request(ContentSubjects.catalog, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('catalog/facets')
   @HttpCode(200)
   @ApiOperation({ summary: 'Catalog facets', description: 'Counts of resource tags under each prefix, e.g. {"prefixes": [{"prefix": "/l"}]}.' })
-  @ApiBody({ schema: { type: 'object', description: '{prefixes: [{prefix, depth?}]}' } })
-  catalogFacets(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.catalogFacets, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: CatalogFacetsRequest })
+  @ApiResponse({ status: 200, type: CatalogFacetsResponse })
+  catalogFacets(@Param('kbid') kbid: string, @Body(bodyOf(CatalogFacetsRequest)) body: CatalogFacetsRequest, @Req() req: AuthedRequest): Promise<CatalogFacetsResponse> {
+    return this.bus.request(ContentSubjects.catalogFacets, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('graph')
@@ -136,32 +140,34 @@ export class SearchController {
   @Post('search')
   @HttpCode(200)
   @ApiOperation({ summary: 'Search Knowledge Box', description: 'Separate result lists: paragraphs (BM25), fulltext (fields), sentences (semantic); facets; offset paging.' })
-  @ApiBody({ schema: { type: 'object', description: 'SearchRequest: query, features (fulltext|keyword|semantic), faceted, offset, top_k, filters…' } })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxSearchResults' })
-  searchPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.search, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: SearchRequest })
+  @ApiResponse({ status: 200, type: SearchResponse, description: 'KnowledgeboxSearchResults' })
+  searchPost(@Param('kbid') kbid: string, @Body(bodyOf(SearchRequest)) body: SearchRequest, @Req() req: AuthedRequest): Promise<SearchResponse> {
+    return this.bus.request(ContentSubjects.search, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('search')
-  @ApiOperation({ summary: 'Search Knowledge Box (GET)' })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxSearchResults' })
-  searchGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.search, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  @ApiOperation({ summary: 'Search Knowledge Box (GET)', description: 'POST /search with its members as query parameters.' })
+  @ApiResponse({ status: 200, type: SearchResponse, description: 'KnowledgeboxSearchResults' })
+  searchGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<SearchResponse> {
+    const body = validatePayload(SearchRequest, queryToBody(query), { loc: ['query'] });
+    return this.bus.request(ContentSubjects.search, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('suggest')
   @HttpCode(200)
   @ApiOperation({ summary: 'Suggest on a Knowledge Box', description: 'Paragraphs matching the words typed so far (the last one as a prefix) and entities.' })
-  @ApiBody({ schema: { type: 'object', description: 'SuggestRequest: query, features (paragraph|entities), fields, filters, security…' } })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxSuggestResults' })
-  suggestPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.suggest, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: SuggestRequest })
+  @ApiResponse({ status: 200, type: SuggestResponse, description: 'KnowledgeboxSuggestResults' })
+  suggestPost(@Param('kbid') kbid: string, @Body(bodyOf(SuggestRequest)) body: SuggestRequest, @Req() req: AuthedRequest): Promise<SuggestResponse> {
+    return this.bus.request(ContentSubjects.suggest, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('suggest')
-  @ApiOperation({ summary: 'Suggest on a Knowledge Box (GET)' })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxSuggestResults' })
-  suggestGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.suggest, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  @ApiOperation({ summary: 'Suggest on a Knowledge Box (GET)', description: 'POST /suggest with its members as query parameters.' })
+  @ApiResponse({ status: 200, type: SuggestResponse, description: 'KnowledgeboxSuggestResults' })
+  suggestGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<SuggestResponse> {
+    const body = validatePayload(SuggestRequest, queryToBody(query), { loc: ['query'] });
+    return this.bus.request(ContentSubjects.suggest, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
   }
 }

@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
-import { nestedCheck } from '../../common/validation';
-import { ActorDto } from '../resource-requests.dto';
+import { searchPayloadOf, type SearchPayload } from './search-payload';
 import { Check, checks, Closed } from '../../common/member-checks';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
 import { fieldsCheck, filterExpressionCheck, legacyFiltersCheck, type FilterExpression, type LegacyFilters } from './filter-expression';
@@ -34,18 +33,18 @@ export class SecurityFilter {
 }
 
 /**
- * POST /find (and GET /find, its query turned into this shape): hybrid retrieval of paragraphs
- * grouped by resource. Every member is declared here; the content service reads the plan from it.
+ * The members every retrieval request shares (/find, /search, /suggest, /ask read a retrieval plan
+ * from them), declared as /find has them; /search, /suggest and /ask redeclare what differs
+ * (features, graph_query, query, top_k) and add their own.
  */
-@Closed()
-export class FindRequest {
+export class RetrievalRequestBase {
   @ApiPropertyOptional({ maxLength: REQUEST_LIMITS.queryChars, default: '' })
   @Check(checks.string({ max: REQUEST_LIMITS.queryChars }))
   query?: string;
 
   @ApiPropertyOptional({ enum: FIND_FEATURES, isArray: true, default: FIND_DEFAULT_FEATURES, description: '`relations` and `graph` exclude each other; an empty list means the default.' })
   @Check(enumListCheck(FIND_FEATURES))
-  features?: FindFeature[];
+  features?: string[];
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The graph feature\'s path query (as the `query` of POST /graph); required with that feature.' })
   @Check(graphQueryCheck(FIND_FEATURES, FIND_DEFAULT_FEATURES))
@@ -107,6 +106,17 @@ export class FindRequest {
   @ApiPropertyOptional({ format: 'date-time', deprecated: true }) @Check(checks.date()) range_modification_end?: string;
 }
 
+/**
+ * POST /find (and GET /find, its query turned into this shape): hybrid retrieval of paragraphs
+ * grouped by resource. Every member is declared; any other is refused.
+ */
+@Closed()
+export class FindRequest extends RetrievalRequestBase {
+  @ApiPropertyOptional({ enum: FIND_FEATURES, isArray: true, default: FIND_DEFAULT_FEATURES, description: '`relations` and `graph` exclude each other; an empty list means the default.' })
+  @Check(enumListCheck(FIND_FEATURES))
+  override features?: FindFeature[] = undefined;
+}
+
 /** One edge of the relations result (API-MAP 2.2 `relations.entities.<entity>.related_to[]`). */
 export interface RelatedTo {
   entity: string;
@@ -161,15 +171,6 @@ export class FindResponse {
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) search_after!: null;
 }
 
-/**
- * The /find bus payload: the KB, the caller and the declared request. Every member is a check, so
- * the subject's validation costs what the checks cost (no deep copy of the body).
- */
-export class FindEnvelope {
-  @Check(checks.string({ required: true })) kbid!: string;
-  @Check(nestedCheck(FindRequest)) body!: FindRequest;
-  @Check(checks.string()) rid?: string;
-  @Check(checks.string()) slug?: string;
-  @Check(checks.oneOf(['GET', 'POST'])) method?: 'GET' | 'POST';
-  @Check(nestedCheck(ActorDto, { optional: true })) actor?: ActorDto;
-}
+/** The /find bus payload. */
+export const FindEnvelope = searchPayloadOf(FindRequest, 'FindEnvelope');
+export type FindEnvelope = SearchPayload<FindRequest>;

@@ -2,7 +2,9 @@ import { event, queue, rpc, stream } from '../common/bus';
 import { QuestionAnswersJob } from './question-answers.dto';
 import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
 import { AuditRecordedEvent } from './audit.event';
-import { FeedbackRequest, SearchEnvelope, type AskItem } from './search-requests.dto';
+import { FeedbackRequest, SearchEnvelope } from './search-requests.dto';
+import { AskEnvelope } from './search/ask.dto';
+import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
 import { CatalogEnvelope, CatalogFacetsEnvelope, type CatalogFacetsResponse, type CatalogResponse } from './search/catalog.dto';
@@ -55,7 +57,7 @@ export const ContentSubjects = {
   graphNodes: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-nodes', SearchEnvelope),
   graphRelations: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-relations', SearchEnvelope),
   /** Retrieval-augmented answer, streamed item by item (API-MAP 2.4). */
-  ask: stream<SearchEnvelope, AskItem>('content.ask.stream', SearchEnvelope),
+  ask: stream<AskEnvelope, AskItem>('content.ask.stream', AskEnvelope),
   /** Good/bad feedback on an answer, by its learning id. */
   feedback: rpc<FeedbackRequest, Record<string, never>>('content.ask.feedback', FeedbackRequest),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),

@@ -22,19 +22,14 @@ export class SearchCallContext {
 }
 
 /**
- * A search-side request whose body is not declared yet (search, suggest, catalog, graph, ask):
+ * A search-side request whose body is not declared yet (graph):
  * the client's body (or its GET query turned into the body's shape) travels as-is and the content
  * service reads it member by member, so every mistake comes back as one 422 with its location.
- * /find's payload is FindEnvelope (search/find.dto.ts).
+ * The others are declared in search/ (FindEnvelope, SearchRequestEnvelope, SuggestEnvelope,
+ * CatalogEnvelope, CatalogFacetsEnvelope, AskEnvelope).
  */
 export class SearchEnvelope extends SearchCallContext {
   @IsObject() body!: Record<string, unknown>;
-}
-
-/** One line of the /ask NDJSON stream (API-MAP 2.4): `{"item": {type, ...}}`. */
-export interface AskItem {
-  type: 'answer' | 'reasoning' | 'retrieval' | 'prequeries' | 'status' | 'augmented_context' | 'citations' | 'footnote_citations' | 'metadata' | 'consumption' | 'debug' | 'error';
-  [member: string]: unknown;
 }
 
 /** /feedback body (API-MAP 2.4) with the KB it is about. */

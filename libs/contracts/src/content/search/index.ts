@@ -5,3 +5,5 @@ export * from './find.dto';
 export * from './search-payload';
 export * from './search.dto';
 export * from './catalog.dto';
+export * from './ask.dto';
+export * from './ask-items.dto';

@@ -2,6 +2,7 @@ export * from './common/errors';
 export * from './common/validation';
 export * from './common/map-of';
 export * from './common/member-checks';
+export * from './common/error-responses';
 export * from './common/bus';
 export * from './common/principal';
 export * from './common/paging';

@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nest
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { AskRequest, AskStreamLine, ContentSubjects, SyncAskResponse, type AskItem } from '@kb/contracts';
+import { AskRequest, AskStreamLine, ContentSubjects, ValidationErrorResponse, SyncAskResponse, type AskItem } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
@@ -80,6 +80,7 @@ export function syncAskResponse(items: AskItem[], learningId: string): SyncAskRe
  * Temporal keys with security groups reach these routes only, and their groups replace the body's.
  */
 @ApiTags('Ask')
+@ApiResponse({ status: 422, type: ValidationErrorResponse, description: 'Every mistake of the request, each with its location' })
 @ApiExtraModels(AskStreamLine, SyncAskResponse)
 @Controller('api/v1/kb/:kbid')
 export class AskController {

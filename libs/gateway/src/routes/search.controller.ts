@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
-  CatalogFacetsRequest, CatalogFacetsResponse, CatalogRequest, CatalogResponse, ContentSubjects, DomainError, FindRequest, FindResponse, SearchRequest, SearchResponse, SuggestRequest, SuggestResponse, validatePayload,
+  CatalogFacetsRequest, CatalogFacetsResponse, CatalogQueryParams, CatalogRequest, CatalogResponse, ContentSubjects, ValidationErrorResponse, DomainError, FindQueryParams, FindRequest, FindResponse, SearchQueryParams, SearchRequest,
+  SearchResponse, SuggestQueryParams, SuggestRequest, SuggestResponse, validatePayload,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -63,6 +64,7 @@ export function queryToBody(query: Record<string, unknown>): Record<string, unkn
 
 /** Search routes: thin adapters onto the content service, which owns the search engine. */
 @ApiTags('Search')
+@ApiResponse({ status: 422, type: ValidationErrorResponse, description: 'Every mistake of the request, each with its location' })
 @Controller('api/v1/kb/:kbid')
 export class SearchController {
   constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
@@ -77,6 +79,7 @@ export class SearchController {
   }
 
   @Get('find')
+  @ApiQuery({ type: FindQueryParams, required: false })
   @ApiOperation({ summary: 'Find Knowledge Box (GET)', description: 'POST /find with its members as query parameters; lists repeat or are comma-separated, filter_expression is JSON.' })
   @ApiResponse({ status: 200, type: FindResponse, description: 'KnowledgeboxFindResults' })
   findGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<FindResponse> {
@@ -94,6 +97,7 @@ export class SearchController {
   }
 
   @Get('catalog')
+  @ApiQuery({ type: CatalogQueryParams, required: false })
   @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog, GET)', description: 'POST /catalog with its members as query parameters (sort_field, sort_order; filter_expression as JSON).' })
   @ApiResponse({ status: 200, type: CatalogResponse, description: 'CatalogResponse' })
   catalogGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<CatalogResponse> {
@@ -147,6 +151,7 @@ export class SearchController {
   }
 
   @Get('search')
+  @ApiQuery({ type: SearchQueryParams, required: false })
   @ApiOperation({ summary: 'Search Knowledge Box (GET)', description: 'POST /search with its members as query parameters.' })
   @ApiResponse({ status: 200, type: SearchResponse, description: 'KnowledgeboxSearchResults' })
   searchGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<SearchResponse> {
@@ -164,6 +169,7 @@ export class SearchController {
   }
 
   @Get('suggest')
+  @ApiQuery({ type: SuggestQueryParams, required: false })
   @ApiOperation({ summary: 'Suggest on a Knowledge Box (GET)', description: 'POST /suggest with its members as query parameters.' })
   @ApiResponse({ status: 200, type: SuggestResponse, description: 'KnowledgeboxSuggestResults' })
   suggestGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<SuggestResponse> {

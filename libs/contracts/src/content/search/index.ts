@@ -7,3 +7,4 @@ export * from './search.dto';
 export * from './catalog.dto';
 export * from './ask.dto';
 export * from './ask-items.dto';
+export * from './query-params.dto';

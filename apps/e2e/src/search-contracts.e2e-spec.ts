@@ -5,7 +5,7 @@ type Detail = { detail: { loc: (string | number)[]; type: string }[] };
 
 /**
  * The search and ask routes validate their bodies with the DTOs of libs/contracts at the edge
- * (decision 0016): one 422 with every mistake at its path, GET queries at `query`, undeclared members
+ * (decision 0022): one 422 with every mistake at its path, GET queries at `query`, undeclared members
  * refused; and the served OpenAPI document describes those bodies, parameters and the NDJSON stream.
  */
 describe('search and ask contracts over HTTP', () => {

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
 import { Check, checks, Closed } from '../../common/member-checks';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
@@ -142,8 +142,8 @@ export class FindParagraph {
   @ApiProperty({ description: 'The text, with <mark> around query terms when highlight was asked.' }) text!: string;
   @ApiProperty({ description: '<rid>/<type letter>/<field>/<start>-<end>' }) id!: string;
   @ApiProperty({ type: [String] }) labels!: string[];
-  @ApiProperty({ type: 'object', properties: { page_number: { type: 'integer' }, index: { type: 'integer' }, start: { type: 'integer' }, end: { type: 'integer' }, start_seconds: { type: 'array', items: { type: 'integer' }, nullable: true }, end_seconds: { type: 'array', items: { type: 'integer' }, nullable: true } } })
-  position!: { page_number: number; index: number; start: number; end: number; start_seconds: number[] | null; end_seconds: number[] | null };
+  @ApiProperty({ type: 'object', properties: { page_number: { type: 'integer' }, index: { type: 'integer' }, start: { type: 'integer' }, end: { type: 'integer' }, start_seconds: { type: 'number', nullable: true, description: 'Seconds into the recording (transcripts).' }, end_seconds: { type: 'number', nullable: true } } })
+  position!: { page_number: number; index: number; start: number; end: number; start_seconds: number | null; end_seconds: number | null };
   @ApiProperty() fuzzy_result!: boolean;
   @ApiProperty() page_with_visual!: boolean;
   @ApiProperty({ type: 'string', nullable: true }) reference!: string | null;
@@ -152,6 +152,7 @@ export class FindParagraph {
 }
 
 /** KnowledgeboxFindResults (API-MAP 2.2). */
+@ApiExtraModels(FindParagraph)
 export class FindResponse {
   @ApiProperty({ type: 'object', description: 'By resource id: the resource (as `show` asks) with `fields: {"/<type letter>/<field>": {paragraphs: {<paragraph id>: FindParagraph}}}`.', additionalProperties: { type: 'object' } })
   resources!: Record<string, Record<string, unknown>>;

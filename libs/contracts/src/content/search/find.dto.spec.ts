@@ -56,8 +56,15 @@ describe('FindRequest', () => {
   it('relates the graph feature and graph_query', () => {
     expect(locs({ features: ['graph'], graph_query: { prop: 'path' } })).toEqual([]);
     expect(locs({ graph_query: { prop: 'path' } })).toEqual(['body.graph_query']);
-    expect(locs({ features: ['graph', 'relations'], graph_query: {} })).toEqual(['body.features']);
+    expect(locs({ features: ['graph', 'relations'], graph_query: { prop: 'path' } })).toEqual(['body.features']);
     expect(locs({ features: [], graph_query: {} })).toEqual(['body.graph_query']);
+    // The query itself is checked with the rest of the body, every problem at its path.
+    expect(issuesOf({ top_k: 0, features: ['graph'], graph_query: { and: [{ prop: 'path', source: { value: 1, match: 'fuzzy' } }, { prop: 'node', type: 'planet' }] } }).map((i) => [i.loc.join('.'), i.type])).toEqual([
+      ['body.graph_query.and.0.source.value', 'string_type'],
+      ['body.graph_query.and.0.source', 'value_error'],
+      ['body.graph_query.and.1.type', 'enum'],
+      ['body.top_k', 'greater_than_equal'],
+    ]);
   });
 
   it('bounds lists and expressions before walking them', () => {

@@ -8,3 +8,4 @@ export * from './catalog.dto';
 export * from './ask.dto';
 export * from './ask-items.dto';
 export * from './query-params.dto';
+export * from './graph-query';

@@ -1,5 +1,6 @@
 import type { ValidationIssue } from '../../common/errors';
 import { checks, isPlainObject, whenAbsent, type Loc, type MemberCheck } from '../../common/member-checks';
+import { parseGraphQuery } from './graph-query';
 import { REQUEST_LIMITS } from './request-limits';
 
 /**
@@ -88,8 +89,8 @@ export function featuresOf(owner: Record<string, unknown>, allowed: readonly str
 }
 
 /**
- * `graph_query` (the graph feature's path query): required with the graph feature, refused
- * without it, never with `relations`; bounded before the content service reads its paths.
+ * `graph_query` (the graph feature's path query, the language of graph-query.ts): required with
+ * the graph feature and checked all through, refused without it, never with `relations`.
  */
 export function graphQueryCheck(allowed: readonly string[], dflt: readonly string[]): MemberCheck {
   return whenAbsent((v, loc, issues, owner) => {
@@ -97,7 +98,7 @@ export function graphQueryCheck(allowed: readonly string[], dflt: readonly strin
     const given = v !== undefined && v !== null;
     if (features.includes('graph')) {
       if (!given) issues.push({ loc, msg: 'graph_query is required with the graph feature', type: 'missing' });
-      else if (!isPlainObject(v)) issues.push({ loc, msg: 'Input should be a valid object', type: 'model_type' });
+      else parseGraphQuery(v, loc, { issue: (at, msg, type) => issues.push({ loc: at, msg, type }) });
       if (features.includes('relations')) issues.push({ loc: [...loc.slice(0, -1), 'features'], msg: 'relations and graph cannot be asked together', type: 'value_error' });
     } else if (given) issues.push({ loc, msg: 'graph_query needs the graph feature', type: 'value_error' });
   });

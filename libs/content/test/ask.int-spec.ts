@@ -35,7 +35,7 @@ describe('/ask (retrieval, context, generation, citations)', () => {
     for await (const item of fx.bus.requestStream(ContentSubjects.ask, { kbid: o.kb ?? kbid, body, learning_id: 'l-1', ...(o.forced_groups ? { forced_groups: o.forced_groups } : {}) })) items.push(item);
     return items;
   };
-  const of = <T extends AskItem['type']>(items: AskItem[], type: T) => items.filter((i) => i.type === type);
+  const of = <T extends AskItem['type']>(items: AskItem[], type: T) => items.filter((i): i is Extract<AskItem, { type: T }> => i.type === type) as (Extract<AskItem, { type: T }> & Record<string, unknown>)[];
   const answerOf = (items: AskItem[]) => of(items, 'answer').map((i) => i['text']).join('');
 
   it('answers with the built-in extractive generator: verbatim context, true citations, items in order', async () => {

@@ -102,7 +102,7 @@ describe('knowledge graph queries (/graph, /graph/nodes, /graph/relations)', () 
 
   it("answers /find's graph feature with the paragraphs holding the matching edges, alone or fused", async () => {
     type Found = { best_matches: string[]; resources: Record<string, { fields: Record<string, { paragraphs: Record<string, { score_type: string }> }> }> };
-    const find = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.find, { kbid, body }) as Promise<Found>;
+    const find = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.find, { kbid, body }) as unknown as Promise<Found>;
     const graph_query = { prop: 'path', destination: { value: 'Marie Curie' }, relation: { type: 'ENTITY' } };
     const alone = await find({ features: ['graph'], graph_query, security: { groups: ['other'] } });
     expect(alone.best_matches.map((id) => id.split('/')[0]).sort()).toEqual([curie, sorbonne].sort());

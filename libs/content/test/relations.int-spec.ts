@@ -23,7 +23,7 @@ describe('relations feature (/find, /search)', () => {
     await fx?.close();
   });
 
-  const find = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.find, { kbid, body }) as Promise<{ relations: Relations }>;
+  const find = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.find, { kbid, body }) as unknown as Promise<{ relations: Relations }>;
 
   it('cuts the query into word n-grams', () => {
     expect(queryNgrams('Who was Marie Curie?')).toEqual(expect.arrayContaining(['marie curie', 'marie', 'curie', 'who was marie curie']));
@@ -42,13 +42,13 @@ describe('relations feature (/find, /search)', () => {
   });
 
   it('applies security groups, filters and /search the same way, and finds nothing when no entity is named', async () => {
-    const publicOnly = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: 'Marie Curie', features: ['relations'], security: { groups: ['other'] } } }) as { relations: Relations }).relations;
+    const publicOnly = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: 'Marie Curie', features: ['relations'], security: { groups: ['other'] } } }) as unknown as { relations: Relations }).relations;
     const related = publicOnly.entities['Marie Curie']?.related_to ?? [];
     expect(related.map((r) => r.resource_id).filter(Boolean).sort()).toEqual([curie, sorbonne].sort());
     expect(related.some((r) => r.entity === 'Pierre')).toBe(false);
     const filtered = (await find({ query: 'Marie Curie', features: ['relations'], filter_expression: { field: { prop: 'resource', id: sorbonne } } })).relations;
     expect(filtered.entities['Marie Curie']?.related_to.filter((r) => r.entity_type === 'resource').map((r) => r.resource_id)).toEqual([sorbonne]);
-    const search = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: 'paris', features: ['relations'] } })) as { relations: Relations };
+    const search = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: 'paris', features: ['relations'] } })) as unknown as { relations: Relations };
     expect(Object.keys(search.relations.entities)).toEqual(['Paris']);
     expect((await find({ query: 'nothing named here', features: ['relations'] })).relations).toEqual({ entities: {} });
     await expect(find({ query: 'x', features: ['graph'] })).rejects.toBeInstanceOf(DomainError);

@@ -57,20 +57,20 @@ describe('/catalog, /search and /suggest', () => {
   });
 
   it('/search returns paragraphs, fulltext and sentences lists with paragraph facets and offset paging', async () => {
-    const res = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: 'revenue', faceted: ['/l/dept'], top_k: 1 } })) as Record<string, { results: { rid: string; field_type: string; field: string; labels?: string[] }[]; facets?: Record<string, Record<string, number>>; total?: number; next_page?: boolean }>;
+    const res = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: 'revenue', faceted: ['/l/dept'], top_k: 1 } })) as unknown as Record<string, { results: { rid: string; field_type: string; field: string; labels?: string[] }[]; facets?: Record<string, Record<string, number>>; total?: number; next_page?: boolean }>;
     expect(res['paragraphs']?.results).toHaveLength(1);
     expect(res['paragraphs']?.results[0]).toMatchObject({ field_type: 't', field: 'body' });
     expect(res['paragraphs']?.total).toBe(2);
     expect(res['paragraphs']?.next_page).toBe(true);
     expect(res['paragraphs']?.facets?.['/l/dept']).toEqual({ '/l/dept/finance': 1, '/l/dept/sales': 1 });
     expect(res['fulltext']?.results[0]?.labels?.[0]).toMatch(/^dept\//);
-    const next = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: 'revenue', features: ['keyword'], top_k: 1, offset: 1 } })) as Record<string, { results: { rid: string }[] }>;
+    const next = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: 'revenue', features: ['keyword'], top_k: 1, offset: 1 } })) as unknown as Record<string, { results: { rid: string }[] }>;
     expect(next['paragraphs']?.results[0]?.rid).not.toBe(res['paragraphs']?.results[0]?.rid);
     expect(next['fulltext']).toBeUndefined();
   });
 
   it('/suggest completes the word being typed and suggests entities', async () => {
-    const res = (await fx.bus.request(ContentSubjects.suggest, { kbid, body: { query: 'Eur' } })) as { paragraphs: { results: { rid: string }[] }; entities: { entities: { family: string; value: string }[] } };
+    const res = (await fx.bus.request(ContentSubjects.suggest, { kbid, body: { query: 'Eur' } })) as unknown as { paragraphs: { results: { rid: string }[] }; entities: { entities: { family: string; value: string }[] } };
     expect(res.paragraphs.results.map((r) => r.rid)).toContain(rids['alpha']);
     expect(res.entities.entities).toEqual([{ family: 'LOCATION', value: 'Europe' }]);
     await expect(fx.bus.request(ContentSubjects.suggest, { kbid, body: {} })).rejects.toBeInstanceOf(DomainError);

@@ -210,7 +210,7 @@ describe('search index in memory', () => {
       answered.push(idx !== undefined);
       return idx;
     };
-    const ask = (subject: typeof ContentSubjects.search, body: Record<string, unknown>) => fx.bus.request(subject, { kbid, body });
+    const ask = (subject: typeof ContentSubjects.search | typeof ContentSubjects.suggest, body: Record<string, unknown>): Promise<unknown> => (subject === ContentSubjects.search ? fx.bus.request(ContentSubjects.search, { kbid, body }) : fx.bus.request(ContentSubjects.suggest, { kbid, body }));
     const withoutMemory = async <T,>(run: () => Promise<T>): Promise<T> => {
       const wrapped = memory.current;
       memory.current = async () => undefined;
@@ -234,7 +234,7 @@ describe('search index in memory', () => {
         { faceted: ['/l/topic'], filter_expression: { field: { prop: 'modified', since: '2000-01-01T00:00:00Z' } } },
       ];
       const suggestVariants: Record<string, unknown>[] = [{}, { security: { groups: ['g1'] } }, { show_hidden: true }, { filter_expression: { field: { prop: 'language', language: 'es' } } }, { filter_expression: { field: { not: { prop: 'entity', subtype: 'ORG' } } } }];
-      const requests: [typeof ContentSubjects.search, Record<string, unknown>][] = [];
+      const requests: [typeof ContentSubjects.search | typeof ContentSubjects.suggest, Record<string, unknown>][] = [];
       for (const query of [...queries, '']) for (const v of searchVariants) requests.push([ContentSubjects.search, { query, ...v }]);
       for (const query of [...queries.map((q) => q.slice(0, -2)), 'hou', 'AP', 'zz']) for (const v of suggestVariants) requests.push([ContentSubjects.suggest, { query, ...v }]);
       for (const [subject, body] of requests) {

@@ -1,4 +1,4 @@
-import { ContentSubjects, type ExtractedFieldData } from '@kb/contracts';
+import { ContentSubjects, type ExtractedFieldData, type FindRequest } from '@kb/contracts';
 import { eventually } from '@kb/platform/testing';
 import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
 import { ResourceEntity } from '../src/entities';
@@ -54,7 +54,7 @@ describe('vector index kinds', () => {
 
     it('lifts the cap on exact scans in memory, and /find answers semantically from the memory index', async () => {
       expect(fx.get(SearchMemoryService).exactScanMax).toBe(Number.POSITIVE_INFINITY);
-      const body = { query: 'moon tides', features: ['semantic'], top_k: 3, min_score: { semantic: -1 }, debug: true };
+      const body: FindRequest = { query: 'moon tides', features: ['semantic'], top_k: 3, min_score: { semantic: -1 }, debug: true };
       const r = await eventually(async () => {
         const res = (await fx.bus.request(ContentSubjects.find, { kbid, body })) as unknown as FindResults;
         return res.metrics?.['memory_index'] === 1 ? res : undefined;

@@ -65,7 +65,7 @@ describe('security groups: generated leak test', () => {
       for (const word of WORDS) {
         const find = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: word, top_k: 200, ...security } })) as { resources: Record<string, unknown>; best_matches: string[] };
         check('find', [...Object.keys(find.resources), ...find.best_matches.map((id) => id.split('/')[0] as string)]);
-        const search = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: word, top_k: 200, faceted: ['/l/topic', '/e/ORG'], ...security } })) as Record<string, { results?: { rid: string }[]; facets?: Record<string, Record<string, number>> }>;
+        const search = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: word, top_k: 200, faceted: ['/l/topic', '/e/ORG'], ...security } })) as unknown as Record<string, { results?: { rid: string }[]; facets?: Record<string, Record<string, number>> }>;
         for (const list of ['paragraphs', 'fulltext', 'sentences']) check(`search.${list}`, (search[list]?.results ?? []).map((x) => x.rid));
         check('search.resources', Object.keys(search['resources'] ?? {}));
         // Facet counts must equal what the caller may see.
@@ -108,7 +108,7 @@ describe('security groups: generated leak test', () => {
         if (!owner || !allowed.has(owner.rid)) leaks.push(`graph node ${n.value} with ${JSON.stringify(groups)}`);
       }
       if (graphNodes.nodes.length !== allowed.size + (allowed.size ? 1 : 0)) leaks.push(`graph listed ${graphNodes.nodes.length} ORG nodes with ${JSON.stringify(groups)}`);
-      const catalog = (await fx.bus.request(ContentSubjects.catalog, { kbid, body: { page_size: 200, faceted: ['/l/topic'], ...security } })) as { resources: Record<string, unknown>; fulltext: { results: { rid: string }[]; total: number; facets: Record<string, Record<string, number>> } };
+      const catalog = (await fx.bus.request(ContentSubjects.catalog, { kbid, body: { page_size: 200, faceted: ['/l/topic'], ...security } })) as unknown as { resources: Record<string, unknown>; fulltext: { results: { rid: string }[]; total: number; facets: Record<string, Record<string, number>> } };
       check('catalog', [...Object.keys(catalog.resources), ...catalog.fulltext.results.map((x) => x.rid)]);
       if (catalog.fulltext.total !== allowed.size) leaks.push(`catalog total ${catalog.fulltext.total} != ${allowed.size} with ${JSON.stringify(groups)}`);
       for (let l = 0; l < 4; l++) {

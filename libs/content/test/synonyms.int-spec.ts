@@ -17,7 +17,7 @@ describe('custom synonyms (with_synonyms)', () => {
   });
 
   const find = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.find, { kbid, body }) as Promise<{ resources: Record<string, unknown> }>;
-  const search = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.search, { kbid, body }) as Promise<{ paragraphs: { results: { rid: string }[] } }>;
+  const search = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.search, { kbid, body }) as unknown as Promise<{ paragraphs: { results: { rid: string }[] } }>;
 
   it('stores, returns and deletes a KB\'s synonyms, and refuses malformed ones listing every problem', async () => {
     expect(await fx.bus.request(ContentSubjects.getSynonyms, { kbid })).toEqual({ synonyms: {} });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { AccountsSubjects, DomainError, ErrorCodes, type AskItem, type SearchEnvelope } from '@kb/contracts';
+import { AccountsSubjects, DomainError, ErrorCodes, type AskEnvelope, type AskItem, type FindResponse } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -63,7 +63,7 @@ export class AskService {
    * `signal` aborts when the caller went away: retrieval stops at its next step and the provider
    * call is cancelled (its connection closed), so nobody pays for an answer nobody reads.
    */
-  async *ask(req: SearchEnvelope, signal?: AbortSignal): AsyncGenerator<AskItem> {
+  async *ask(req: AskEnvelope, signal?: AbortSignal): AsyncGenerator<AskItem> {
     const started = Date.now();
     const r = new RequestReader(req.body);
     const query = r.string('query', '', { max: 20_000, required: true });
@@ -159,7 +159,7 @@ export class AskService {
     const genTotal = (Date.now() - genStarted) / 1000;
     yield await retrievalItem();
     if (prequery) {
-      const results: Record<string, unknown> = {};
+      const results: Record<string, FindResponse> = {};
       for (const [id, po] of Object.entries(prequeryResults)) results[id] = await this.finder.findResults(po);
       yield { type: 'prequeries', results };
     }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { CATALOG_MATCHES, CATALOG_STATUSES, type CatalogFacetsResponse, type CatalogResponse } from '@kb/contracts';
 import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { RESOURCE_TARGET, FilterCompiler } from './query/filters';
@@ -9,8 +10,8 @@ import { SqlParams, escapeLike, likePrefix } from './query/sql';
 import { FindService, type RetrievalRequest } from './find.service';
 import { SearchContextService } from './search-context.service';
 
-const STATUSES = ['PENDING', 'PROCESSED', 'ERROR', 'EMPTY', 'BLOCKED', 'EXPIRED'] as const;
-const MATCHES = ['exact', 'words', 'fuzzy', 'starts_with', 'ends_with', 'contains'] as const;
+const STATUSES = CATALOG_STATUSES;
+const MATCHES = CATALOG_MATCHES;
 
 /** Resource-level security on the resources table (access_groups is jsonb there). */
 function resourceSecurity(params: SqlParams, groups: string[] | undefined): string {
@@ -79,7 +80,7 @@ export class CatalogService {
     }
   }
 
-  async catalog(req: RetrievalRequest): Promise<Record<string, unknown>> {
+  async catalog(req: RetrievalRequest): Promise<CatalogResponse> {
     const r = new RequestReader(req.body);
     const params = new SqlParams();
     const kb = params.add(req.kbid);
@@ -133,7 +134,7 @@ export class CatalogService {
   }
 
   /** `/catalog/facets`: `{prefixes: [{prefix, depth?}]}` → `{facets: {tag: count}}` over every resource of the KB. */
-  async catalogFacets(req: RetrievalRequest): Promise<Record<string, unknown>> {
+  async catalogFacets(req: RetrievalRequest): Promise<CatalogFacetsResponse> {
     const r = new RequestReader(req.body);
     const prefixes = r.raw('prefixes');
     const list: { prefix: string; depth?: number }[] = [];

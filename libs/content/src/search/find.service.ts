@@ -4,7 +4,7 @@ import { SynonymsService } from './synonyms.service';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
-import { type ActorDto, type EmbedQueryResponse, type ResourceDto } from '@kb/contracts';
+import { type ActorDto, type EmbedQueryResponse, type FindResponse, type ResourceDto } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FieldEntity } from '../entities/field.entity';
 import { ResourceEntity } from '../entities/resource.entity';
@@ -437,7 +437,7 @@ export class FindService {
   }
 
   /** /find: the KnowledgeboxFindResults shape of API-MAP 2.2. */
-  async find(req: RetrievalRequest): Promise<Record<string, unknown>> {
+  async find(req: RetrievalRequest): Promise<FindResponse> {
     const started = Date.now();
     const r = new RequestReader(req.body);
     const plan = await this.plan(req, r, { defaultFeatures: ['keyword', 'semantic'], allowed: FIND_FEATURES });
@@ -450,7 +450,7 @@ export class FindService {
     return body;
   }
 
-  async findResults(outcome: FindOutcome): Promise<Record<string, unknown>> {
+  async findResults(outcome: FindOutcome): Promise<FindResponse> {
     const { plan, paragraphs } = outcome;
     const rids = [...new Set(paragraphs.map((p) => p.rid))];
     const resources = await this.resources(plan.kbid, rids, plan.serialization);

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { SEARCH_FEATURES, type SearchResponse, type SuggestResponse } from '@kb/contracts';
 import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { analyzeQuery } from './analysis';
@@ -11,7 +12,6 @@ import { SqlParams, likePrefix } from './query/sql';
 import { SearchContextService } from './search-context.service';
 import { EntitiesGroupsService } from '../entities-groups/entities-groups.service';
 
-const SEARCH_FEATURES = ['fulltext', 'keyword', 'semantic', 'relations'] as const;
 /** Entities /suggest returns at most. */
 const ENTITY_SUGGESTIONS = 20;
 
@@ -34,7 +34,7 @@ export class SearchListsService {
     private readonly entitiesGroups: EntitiesGroupsService,
   ) {}
 
-  async search(req: RetrievalRequest): Promise<Record<string, unknown>> {
+  async search(req: RetrievalRequest): Promise<SearchResponse> {
     const started = Date.now();
     const r = new RequestReader(req.body);
     const plan = await this.finder.plan(req, r, { defaultFeatures: ['keyword', 'fulltext', 'semantic'] as never, allowed: SEARCH_FEATURES });
@@ -104,7 +104,7 @@ export class SearchListsService {
     const resources = await this.finder.resources(req.kbid, [...rids], plan.serialization);
     out['resources'] = Object.fromEntries(resources);
     this.finder.audit(req, 'search', started, { query: plan.query, features, resources_count: rids.size }, plan.auditMetadata);
-    return out;
+    return out as unknown as SearchResponse;
   }
 
   /**
@@ -137,7 +137,7 @@ export class SearchListsService {
     return rows.map((r) => r.tag);
   }
 
-  async suggest(req: RetrievalRequest): Promise<Record<string, unknown>> {
+  async suggest(req: RetrievalRequest): Promise<SuggestResponse> {
     const started = Date.now();
     const r = new RequestReader(req.body);
     const raw = r.raw('query');
@@ -187,7 +187,7 @@ export class SearchListsService {
       out['entities'] = { total: entities.length, entities };
     }
     this.finder.audit(req, 'suggest', started, { query, features });
-    return out;
+    return out as unknown as SuggestResponse;
   }
 }
 

@@ -3,6 +3,7 @@ import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import { DomainError, type ValidationIssue } from './errors';
 import { mapOfSpecs } from './map-of';
+import { isClosed, memberChecks, whenAbsent, type MemberCheck } from './member-checks';
 
 type MetadataLookup = (target: Function, schema: string, always: boolean, strictGroups: boolean, groups?: string[]) => unknown[];
 
@@ -106,6 +107,7 @@ export function collectIssues<T extends object>(cls: ClassConstructor<T>, plain:
   if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) {
     return { value: undefined as unknown as T, issues: [{ loc, msg: 'Input should be a valid object', type: 'model_type' }] };
   }
+  if (isCheckedClass(cls)) return collectChecked(cls, plain as Record<string, unknown>, loc, options);
   const value = plainToInstance(cls, plain, { enableImplicitConversion: false, exposeDefaultValues: true });
   const errors = validateSync(value as object, {
     whitelist: true,
@@ -116,6 +118,7 @@ export function collectIssues<T extends object>(cls: ClassConstructor<T>, plain:
   const issues: ValidationIssue[] = [];
   flatten(errors, loc, issues);
   if (issues.length === 0) checkNestedShapes(value as object, loc, issues, 0);
+  runMemberChecks(value as object, plain as Record<string, unknown>, loc, issues, 0);
   validateMaps(value as object, plain as Record<string, unknown>, loc, issues, options);
   return { value, issues };
 }
@@ -141,6 +144,91 @@ function checkNestedShapes(value: object, loc: (string | number)[], issues: Vali
       else checkNestedShapes(item, at, issues, depth + 1);
     }
   }
+}
+
+const knownMembers = new WeakMap<Function, Set<string>>();
+
+/** The members a class declares (any validation decorator), for closed classes. */
+function membersOf(cls: Function): Set<string> {
+  let known = knownMembers.get(cls);
+  if (!known) {
+    const metadatas = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false) as { propertyName: string }[];
+    knownMembers.set(cls, (known = new Set(metadatas.map((m) => m.propertyName))));
+  }
+  return known;
+}
+
+/**
+ * Runs the `@Check` declarations of `value`'s class and reports the members a `@Closed` class does
+ * not declare; then the same for every nested member declared with `@ValidateNested`.
+ */
+function runMemberChecks(value: object, plain: Record<string, unknown>, loc: (string | number)[], issues: ValidationIssue[], depth: number): void {
+  if (depth > 32) return;
+  const cls = value.constructor;
+  const declared = memberChecks(cls.prototype as object);
+  for (const [property, check, always] of declared) {
+    const member = plain[property];
+    if (member !== undefined || always) check(member, [...loc, property], issues, plain);
+  }
+  if (isClosed(cls)) {
+    const known = membersOf(cls);
+    for (const key of Object.keys(plain)) if (!known.has(key)) issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+  }
+  const metadatas = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false) as { type: string; propertyName: string; each?: boolean }[];
+  for (const m of metadatas) {
+    if (m.type !== 'nestedValidation') continue;
+    const member = (value as Record<string, unknown>)[m.propertyName];
+    const raw = plain[m.propertyName];
+    if (!isPlainObject(member) || !isPlainObject(raw) || m.each) continue;
+    runMemberChecks(member, raw as Record<string, unknown>, [...loc, m.propertyName], issues, depth + 1);
+  }
+}
+
+const checkedClasses = new WeakMap<Function, boolean>();
+
+/**
+ * A class whose every member is declared with `@Check` (the search requests: large, nested, on the
+ * hot path). Such a class is validated by its checks alone, without class-transformer's deep copy
+ * and class-validator's walk (about 150 µs for a typical /find body, against a few µs).
+ */
+function isCheckedClass(cls: Function): boolean {
+  let checked = checkedClasses.get(cls);
+  if (checked === undefined) {
+    const metadatas = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false) as { type: string; propertyName: string }[];
+    const declared = new Set(memberChecks(cls.prototype as object).map(([p]) => p));
+    checked = metadatas.length > 0 && metadatas.every((m) => m.type === 'whitelistValidation' && declared.has(m.propertyName)) && Object.keys(mapOfSpecs(cls.prototype as object)).length === 0;
+    checkedClasses.set(cls, checked);
+  }
+  return checked;
+}
+
+function collectChecked<T extends object>(cls: ClassConstructor<T>, plain: Record<string, unknown>, loc: (string | number)[], options: ValidateOptions): { value: T; issues: ValidationIssue[] } {
+  const value = new cls() as Record<string, unknown>;
+  for (const [property] of memberChecks(cls.prototype as object)) {
+    if (Object.prototype.hasOwnProperty.call(plain, property) && plain[property] !== undefined) value[property] = plain[property];
+  }
+  const issues: ValidationIssue[] = [];
+  runMemberChecks(value, plain, loc, issues, 0);
+  if (options.forbidUnknown && !isClosed(cls)) {
+    const known = membersOf(cls);
+    for (const key of Object.keys(plain)) if (!known.has(key)) issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+  }
+  return { value: value as T, issues };
+}
+
+/**
+ * A member holding an object of `cls`, validated as `cls` at the member's location (for checked
+ * classes, whose members class-validator does not walk). Required unless `optional`.
+ */
+export function nestedCheck(cls: ClassConstructor<object>, o: { optional?: boolean } = {}): MemberCheck {
+  const check: MemberCheck = (v, loc, issues) => {
+    if (v === undefined || v === null) {
+      if (!o.optional) issues.push({ loc, msg: 'Field required', type: 'missing' });
+      return;
+    }
+    issues.push(...collectIssues(cls, v, { loc }).issues);
+  };
+  return o.optional ? check : whenAbsent(check);
 }
 
 /** Validates `@MapOf` members: an object whose keys match the pattern and whose values are valid. */

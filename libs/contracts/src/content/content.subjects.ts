@@ -3,7 +3,12 @@ import { KbNotificationEvent } from './kb-notification.event';
 import { QuestionAnswersJob } from './question-answers.dto';
 import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
 import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
-import { FeedbackRequest, SearchEnvelope, type AskItem } from './search-requests.dto';
+import { FeedbackRequest, SearchEnvelope } from './search-requests.dto';
+import { AskEnvelope } from './search/ask.dto';
+import type { AskItem } from './search/ask-items.dto';
+import { FindEnvelope, type FindResponse } from './search/find.dto';
+import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
+import { CatalogEnvelope, CatalogFacetsEnvelope, type CatalogFacetsResponse, type CatalogResponse } from './search/catalog.dto';
 import {
   CreateResourceRequest, DeleteResourceRequest, GetResourceRequest, KbContentRef, ListResourcesRequest, ModifyResourceRequest, ResourceRef,
 } from './resource-requests.dto';
@@ -47,20 +52,20 @@ export const ContentSubjects = {
   updateEntitiesGroup: rpc<UpdateEntitiesGroupRequest, Record<string, never>>('content.entities-group.update', UpdateEntitiesGroupRequest),
   deleteEntitiesGroup: rpc<EntitiesGroupRef, Record<string, never>>('content.entities-group.delete', EntitiesGroupRef),
   /** Hybrid retrieval (API-MAP 2.2): KnowledgeboxFindResults. */
-  find: rpc<SearchEnvelope, Record<string, unknown>>('content.search.find', SearchEnvelope),
+  find: rpc<FindEnvelope, FindResponse>('content.search.find', FindEnvelope),
   /** Separate result lists (API-MAP 2.3): KnowledgeboxSearchResults. */
-  search: rpc<SearchEnvelope, Record<string, unknown>>('content.search.search', SearchEnvelope),
+  search: rpc<SearchRequestEnvelope, SearchResponse>('content.search.search', SearchRequestEnvelope),
   /** Paragraph and entity suggestions (API-MAP 2.5). */
-  suggest: rpc<SearchEnvelope, Record<string, unknown>>('content.search.suggest', SearchEnvelope),
+  suggest: rpc<SuggestEnvelope, SuggestResponse>('content.search.suggest', SuggestEnvelope),
   /** Resource listing with filters and facets (API-MAP 2.6). */
-  catalog: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog', SearchEnvelope),
-  catalogFacets: rpc<SearchEnvelope, Record<string, unknown>>('content.search.catalog-facets', SearchEnvelope),
+  catalog: rpc<CatalogEnvelope, CatalogResponse>('content.search.catalog', CatalogEnvelope),
+  catalogFacets: rpc<CatalogFacetsEnvelope, CatalogFacetsResponse>('content.search.catalog-facets', CatalogFacetsEnvelope),
   /** Knowledge-graph queries (API-MAP 2.8): `{paths}`, `{nodes}`, `{relations}`. */
   graphPaths: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph', SearchEnvelope),
   graphNodes: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-nodes', SearchEnvelope),
   graphRelations: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-relations', SearchEnvelope),
   /** Retrieval-augmented answer, streamed item by item (API-MAP 2.4). */
-  ask: stream<SearchEnvelope, AskItem>('content.ask.stream', SearchEnvelope),
+  ask: stream<AskEnvelope, AskItem>('content.ask.stream', AskEnvelope),
   /** Good/bad feedback on an answer, by its learning id. */
   feedback: rpc<FeedbackRequest, Record<string, never>>('content.ask.feedback', FeedbackRequest),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),

@@ -18,3 +18,4 @@ export * from './synonyms.dto';
 export * from './kb-counters.dto';
 export * from './kb-notification.event';
 export * from './entities-groups.dto';
+export * from './search';

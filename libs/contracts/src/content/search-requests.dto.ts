@@ -3,13 +3,11 @@ import { IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, ValidateNeste
 import { ActorDto } from './resource-requests.dto';
 
 /**
- * A search-side request (find, search, suggest, catalog, ask) as the gateway forwards it: the
- * client's body (or its GET query turned into the body's shape) travels as-is and the content
- * service reads it member by member, so every mistake comes back as one 422 with its location.
+ * What every search-side bus payload (find, search, suggest, catalog, graph, ask) carries besides
+ * its body: the KB, the scope, the caller.
  */
-export class SearchEnvelope {
+export class SearchCallContext {
   @IsString() kbid!: string;
-  @IsObject() body!: Record<string, unknown>;
   /** Scopes the search to one resource (the resource-scoped routes). */
   @IsOptional() @IsString() rid?: string;
   @IsOptional() @IsString() slug?: string;
@@ -23,10 +21,15 @@ export class SearchEnvelope {
   @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
 }
 
-/** One line of the /ask NDJSON stream (API-MAP 2.4): `{"item": {type, ...}}`. */
-export interface AskItem {
-  type: 'answer' | 'reasoning' | 'retrieval' | 'prequeries' | 'status' | 'augmented_context' | 'citations' | 'footnote_citations' | 'metadata' | 'consumption' | 'debug' | 'error';
-  [member: string]: unknown;
+/**
+ * A search-side request whose body is not declared yet (graph):
+ * the client's body (or its GET query turned into the body's shape) travels as-is and the content
+ * service reads it member by member, so every mistake comes back as one 422 with its location.
+ * The others are declared in search/ (FindEnvelope, SearchRequestEnvelope, SuggestEnvelope,
+ * CatalogEnvelope, CatalogFacetsEnvelope, AskEnvelope).
+ */
+export class SearchEnvelope extends SearchCallContext {
+  @IsObject() body!: Record<string, unknown>;
 }
 
 /** /feedback body (API-MAP 2.4) with the KB it is about. */

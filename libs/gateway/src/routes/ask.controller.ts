@@ -1,65 +1,76 @@
 import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { ContentSubjects, type AskItem } from '@kb/contracts';
+import { AskRequest, AskStreamLine, ContentSubjects, ValidationErrorResponse, SyncAskResponse, type AskItem } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
+import { bodyOf } from '../http/dto.pipe';
 import { actorOf, busContextOf } from '../http/request-context';
 
 const truthy = (v: unknown): boolean => String(v ?? '').toLowerCase() === 'true';
 
+/** /ask answers an NDJSON stream of AskStreamLine, or one SyncAskResponse with `x-synchronous: true`. */
+const ASK_RESPONSE = {
+  status: 200,
+  description: 'application/x-ndjson: one {"item": AskItem} per line; application/json (x-synchronous: true): SyncAskResponse',
+  content: {
+    'application/x-ndjson': { schema: { $ref: getSchemaPath(AskStreamLine) } },
+    'application/json': { schema: { $ref: getSchemaPath(SyncAskResponse) } },
+  },
+};
+
 /** Folds the stream items into the SyncAskResponse of API-MAP 2.4 (`x-synchronous: true`). */
-export function syncAskResponse(items: AskItem[], learningId: string): Record<string, unknown> {
-  const out: Record<string, unknown> = { answer: '', status: 'success', learning_id: learningId, citations: {}, retrieval_best_matches: [] };
+export function syncAskResponse(items: AskItem[], learningId: string): SyncAskResponse {
+  const out: SyncAskResponse = { answer: '', status: 'success', learning_id: learningId, citations: {}, retrieval_best_matches: [] };
   let answer = '';
   let reasoning = '';
   for (const item of items) {
     switch (item.type) {
       case 'answer':
-        answer += String(item['text'] ?? '');
+        answer += item.text;
         break;
       case 'reasoning':
-        reasoning += String(item['text'] ?? '');
+        reasoning += item.text;
         break;
       case 'retrieval':
-        out['retrieval_results'] = item['results'];
-        out['retrieval_best_matches'] = item['best_matches'];
+        out.retrieval_results = item.results;
+        out.retrieval_best_matches = item.best_matches;
         break;
       case 'prequeries':
-        out['prequeries'] = item['results'];
+        out.prequeries = item.results;
         break;
       case 'status':
-        out['status'] = item['status'];
-        if (item['details']) out['error_details'] = item['details'];
+        out.status = item.status;
+        if (item.details) out.error_details = item.details;
         break;
       case 'augmented_context':
-        out['augmented_context'] = item['augmented'];
+        out.augmented_context = item.augmented;
         break;
       case 'citations':
-        out['citations'] = item['citations'];
+        out.citations = item.citations;
         break;
       case 'footnote_citations':
-        out['citation_footnote_to_context'] = item['footnote_to_context'];
+        out.citation_footnote_to_context = item.footnote_to_context;
         break;
       case 'metadata':
-        out['metadata'] = { tokens: item['tokens'], timings: item['timings'] };
+        out.metadata = { tokens: item.tokens, timings: item.timings };
         break;
       case 'consumption':
-        out['consumption'] = { normalized_tokens: item['normalized_tokens'], customer_key_tokens: item['customer_key_tokens'] };
+        out.consumption = { normalized_tokens: item.normalized_tokens, customer_key_tokens: item.customer_key_tokens };
         break;
       case 'debug':
-        out['debug'] = { metadata: item['metadata'], metrics: item['metrics'] };
-        out['prompt_context'] = (item['metadata'] as Record<string, unknown> | undefined)?.['prompt_context'];
+        out.debug = { metadata: item.metadata, metrics: item.metrics };
+        out.prompt_context = item.metadata?.prompt_context;
         break;
       case 'error':
-        out['status'] = 'error';
-        out['error_details'] = item['error'];
+        out.status = 'error';
+        out.error_details = item.error;
         break;
     }
   }
-  out['answer'] = answer;
-  if (reasoning) out['reasoning'] = reasoning;
+  out.answer = answer;
+  if (reasoning) out.reasoning = reasoning;
   return out;
 }
 
@@ -69,6 +80,8 @@ export function syncAskResponse(items: AskItem[], learningId: string): Record<st
  * Temporal keys with security groups reach these routes only, and their groups replace the body's.
  */
 @ApiTags('Ask')
+@ApiResponse({ status: 422, type: ValidationErrorResponse, description: 'Every mistake of the request, each with its location' })
+@ApiExtraModels(AskStreamLine, SyncAskResponse)
 @Controller('api/v1/kb/:kbid')
 export class AskController {
   constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
@@ -78,23 +91,27 @@ export class AskController {
   @ApiOperation({ summary: 'Ask Knowledge Box', description: 'Retrieval-augmented answer with citations, streamed as NDJSON unless x-synchronous is true.' })
   @ApiHeader({ name: 'x-synchronous', required: false, description: 'true → one JSON SyncAskResponse instead of the NDJSON stream' })
   @ApiHeader({ name: 'x-show-consumption', required: false, description: 'true → adds a consumption item' })
-  @ApiBody({ schema: { type: 'object', description: 'AskRequest: query (required), chat_history, extra_context, rag_strategies, prompt, citations, max_tokens, features, filters, security…' } })
-  @ApiResponse({ status: 200, description: 'application/x-ndjson stream of {item} lines, or SyncAskResponse' })
-  ask(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  @ApiBody({ type: AskRequest })
+  @ApiResponse(ASK_RESPONSE)
+  ask(@Param('kbid') kbid: string, @Body(bodyOf(AskRequest)) body: AskRequest, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     return this.run(kbid, body, req, res, {});
   }
 
   @Post('resource/:rid/ask')
   @HttpCode(200)
   @ApiOperation({ summary: 'Ask a resource (by id)' })
-  askResource(@Param('kbid') kbid: string, @Param('rid') rid: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  @ApiBody({ type: AskRequest })
+  @ApiResponse(ASK_RESPONSE)
+  askResource(@Param('kbid') kbid: string, @Param('rid') rid: string, @Body(bodyOf(AskRequest)) body: AskRequest, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     return this.run(kbid, body, req, res, { rid });
   }
 
   @Post('slug/:rslug/ask')
   @HttpCode(200)
   @ApiOperation({ summary: 'Ask a resource (by slug)' })
-  askSlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  @ApiBody({ type: AskRequest })
+  @ApiResponse(ASK_RESPONSE)
+  askSlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Body(bodyOf(AskRequest)) body: AskRequest, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     return this.run(kbid, body, req, res, { slug });
   }
 
@@ -106,13 +123,13 @@ export class AskController {
     return this.bus.request(ContentSubjects.feedback, { kbid, body: (body ?? {}) as Record<string, unknown>, actor: actorOf(req) }, busContextOf(req));
   }
 
-  private async run(kbid: string, body: unknown, req: AuthedRequest, res: Response, scope: { rid?: string; slug?: string }): Promise<void> {
+  private async run(kbid: string, body: AskRequest, req: AuthedRequest, res: Response, scope: { rid?: string; slug?: string }): Promise<void> {
     const learningId = randomUUID().replace(/-/g, '');
     const groups = req.principal?.security_groups;
     const stream = this.bus.requestStream(
       ContentSubjects.ask,
       {
-        kbid, body: (body ?? {}) as Record<string, unknown>, ...scope, learning_id: learningId, actor: actorOf(req), show_consumption: truthy(req.headers['x-show-consumption']),
+        kbid, body, ...scope, learning_id: learningId, actor: actorOf(req), show_consumption: truthy(req.headers['x-show-consumption']),
         ...(groups && groups.length ? { forced_groups: groups } : {}),
       },
       busContextOf(req),

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Head, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import {
@@ -15,19 +15,22 @@ import { UploadService } from '../uploads/upload.service';
 import { randomUUID } from 'node:crypto';
 
 export class GetResourceQuery {
+  @ApiPropertyOptional({ enum: ShowOptions, isArray: true, description: 'What to serialize (repeat the parameter or separate with commas).' })
   @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(ShowOptions, { each: true }) show?: ShowOption[];
+  @ApiPropertyOptional({ enum: FieldTypes, isArray: true, description: 'Field types to serialize.' })
   @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(FieldTypes, { each: true }) field_type?: FieldType[];
+  @ApiPropertyOptional({ enum: ExtractedOptions, isArray: true, description: 'Extracted data to serialize (with show=extracted).' })
   @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(ExtractedOptions, { each: true }) extracted?: ExtractedOption[];
 }
 
 export class ReindexQuery {
-  @IsOptional() @QueryBool() @IsBoolean() reindex_vectors?: boolean;
+  @ApiPropertyOptional({ description: 'Also recompute the vectors.' }) @IsOptional() @QueryBool() @IsBoolean() reindex_vectors?: boolean;
 }
 
 export class ListResourcesQuery {
-  @IsOptional() @QueryInt() @IsInt() @Min(0) @Max(100000) page?: number;
-  @IsOptional() @QueryInt() @IsInt() @Min(1) @Max(200) size?: number;
-  @IsOptional() @QueryBool() @IsBoolean() show_hidden?: boolean;
+  @ApiPropertyOptional({ minimum: 0, maximum: 100000, default: 0 }) @IsOptional() @QueryInt() @IsInt() @Min(0) @Max(100000) page?: number;
+  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 20 }) @IsOptional() @QueryInt() @IsInt() @Min(1) @Max(200) size?: number;
+  @ApiPropertyOptional({ description: 'Include hidden resources.' }) @IsOptional() @QueryBool() @IsBoolean() show_hidden?: boolean;
 }
 
 /** Resource routes by id and by slug: thin adapters onto the content service. */

@@ -1,8 +1,12 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ContentSubjects, DomainError, ErrorCodes } from '@kb/contracts';
+import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  CatalogFacetsRequest, CatalogFacetsResponse, CatalogQueryParams, CatalogRequest, CatalogResponse, ContentSubjects, ValidationErrorResponse, DomainError, ErrorCodes, FindQueryParams, FindRequest, FindResponse, SearchQueryParams, SearchRequest,
+  SearchResponse, SuggestQueryParams, SuggestRequest, SuggestResponse, validatePayload,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
+import { bodyOf } from '../http/dto.pipe';
 import { actorOf, busContextOf } from '../http/request-context';
 
 /** GET query members that are lists, booleans, numbers; and those renamed on the way to the body. */
@@ -78,6 +82,7 @@ export function resourceSearchBody(query: Record<string, unknown>, rid: string):
 
 /** Search routes: thin adapters onto the content service, which owns the search engine. */
 @ApiTags('Search')
+@ApiResponse({ status: 422, type: ValidationErrorResponse, description: 'Every mistake of the request, each with its location' })
 @Controller('api/v1/kb/:kbid')
 export class SearchController {
   constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
@@ -85,41 +90,46 @@ export class SearchController {
   @Post('find')
   @HttpCode(200)
   @ApiOperation({ summary: 'Find Knowledge Box', description: 'Hybrid retrieval (keyword BM25 + semantic), fused and ranked paragraphs grouped by resource.' })
-  @ApiBody({ schema: { type: 'object', description: 'FindRequest: query, features (keyword|semantic|relations|graph), graph_query, top_k, filter_expression, filters, fields, min_score, rank_fusion, reranker (predict|noop), security, show…' } })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxFindResults' })
-  findPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.find, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: FindRequest })
+  @ApiResponse({ status: 200, type: FindResponse, description: 'KnowledgeboxFindResults' })
+  findPost(@Param('kbid') kbid: string, @Body(bodyOf(FindRequest)) body: FindRequest, @Req() req: AuthedRequest): Promise<FindResponse> {
+    return this.bus.request(ContentSubjects.find, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('find')
-  @ApiOperation({ summary: 'Find Knowledge Box (GET)' })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxFindResults' })
-  findGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.find, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  @ApiQuery({ type: FindQueryParams, required: false })
+  @ApiOperation({ summary: 'Find Knowledge Box (GET)', description: 'POST /find with its members as query parameters; lists repeat or are comma-separated, filter_expression is JSON.' })
+  @ApiResponse({ status: 200, type: FindResponse, description: 'KnowledgeboxFindResults' })
+  findGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<FindResponse> {
+    const body = validatePayload(FindRequest, queryToBody(query), { loc: ['query'] });
+    return this.bus.request(ContentSubjects.find, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('catalog')
   @HttpCode(200)
   @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog)', description: 'Title/slug query, filters, facets, sort and paging over resources.' })
-  @ApiBody({ schema: { type: 'object', description: 'CatalogRequest: query, filter_expression {resource}, filters, faceted, sort, page_number, page_size, hidden, with_status, show…' } })
-  @ApiResponse({ status: 200, description: 'CatalogResponse' })
-  catalogPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.catalog, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: CatalogRequest })
+  @ApiResponse({ status: 200, type: CatalogResponse, description: 'CatalogResponse' })
+  catalogPost(@Param('kbid') kbid: string, @Body(bodyOf(CatalogRequest)) body: CatalogRequest, @Req() req: AuthedRequest): Promise<CatalogResponse> {
+    return this.bus.request(ContentSubjects.catalog, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('catalog')
-  @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog, GET)' })
-  @ApiResponse({ status: 200, description: 'CatalogResponse' })
-  catalogGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.catalog, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  @ApiQuery({ type: CatalogQueryParams, required: false })
+  @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog, GET)', description: 'POST /catalog with its members as query parameters (sort_field, sort_order; filter_expression as JSON).' })
+  @ApiResponse({ status: 200, type: CatalogResponse, description: 'CatalogResponse' })
+  catalogGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<CatalogResponse> {
+    const body = validatePayload(CatalogRequest, queryToBody(query), { loc: ['query'] });
+    return this.bus.request(ContentSubjects.catalog, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('catalog/facets')
   @HttpCode(200)
   @ApiOperation({ summary: 'Catalog facets', description: 'Counts of resource tags under each prefix, e.g. {"prefixes": [{"prefix": "/l"}]}.' })
-  @ApiBody({ schema: { type: 'object', description: '{prefixes: [{prefix, depth?}]}' } })
-  catalogFacets(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.catalogFacets, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: CatalogFacetsRequest })
+  @ApiResponse({ status: 200, type: CatalogFacetsResponse })
+  catalogFacets(@Param('kbid') kbid: string, @Body(bodyOf(CatalogFacetsRequest)) body: CatalogFacetsRequest, @Req() req: AuthedRequest): Promise<CatalogFacetsResponse> {
+    return this.bus.request(ContentSubjects.catalogFacets, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('graph')
@@ -152,17 +162,19 @@ export class SearchController {
   @Post('search')
   @HttpCode(200)
   @ApiOperation({ summary: 'Search Knowledge Box', description: 'Separate result lists: paragraphs (BM25), fulltext (fields), sentences (semantic); facets; offset paging.' })
-  @ApiBody({ schema: { type: 'object', description: 'SearchRequest: query, features (fulltext|keyword|semantic), faceted, offset, top_k, filters…' } })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxSearchResults' })
-  searchPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.search, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: SearchRequest })
+  @ApiResponse({ status: 200, type: SearchResponse, description: 'KnowledgeboxSearchResults' })
+  searchPost(@Param('kbid') kbid: string, @Body(bodyOf(SearchRequest)) body: SearchRequest, @Req() req: AuthedRequest): Promise<SearchResponse> {
+    return this.bus.request(ContentSubjects.search, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('search')
-  @ApiOperation({ summary: 'Search Knowledge Box (GET)' })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxSearchResults' })
-  searchGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.search, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  @ApiQuery({ type: SearchQueryParams, required: false })
+  @ApiOperation({ summary: 'Search Knowledge Box (GET)', description: 'POST /search with its members as query parameters.' })
+  @ApiResponse({ status: 200, type: SearchResponse, description: 'KnowledgeboxSearchResults' })
+  searchGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<SearchResponse> {
+    const body = validatePayload(SearchRequest, queryToBody(query), { loc: ['query'] });
+    return this.bus.request(ContentSubjects.search, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('resource/:rid/search')
@@ -180,16 +192,18 @@ export class SearchController {
   @Post('suggest')
   @HttpCode(200)
   @ApiOperation({ summary: 'Suggest on a Knowledge Box', description: 'Paragraphs matching the words typed so far (the last one as a prefix) and entities.' })
-  @ApiBody({ schema: { type: 'object', description: 'SuggestRequest: query, features (paragraph|entities), fields, filters, security…' } })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxSuggestResults' })
-  suggestPost(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.suggest, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: SuggestRequest })
+  @ApiResponse({ status: 200, type: SuggestResponse, description: 'KnowledgeboxSuggestResults' })
+  suggestPost(@Param('kbid') kbid: string, @Body(bodyOf(SuggestRequest)) body: SuggestRequest, @Req() req: AuthedRequest): Promise<SuggestResponse> {
+    return this.bus.request(ContentSubjects.suggest, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('suggest')
-  @ApiOperation({ summary: 'Suggest on a Knowledge Box (GET)' })
-  @ApiResponse({ status: 200, description: 'KnowledgeboxSuggestResults' })
-  suggestGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.suggest, { kbid, body: queryToBody(query), method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  @ApiQuery({ type: SuggestQueryParams, required: false })
+  @ApiOperation({ summary: 'Suggest on a Knowledge Box (GET)', description: 'POST /suggest with its members as query parameters.' })
+  @ApiResponse({ status: 200, type: SuggestResponse, description: 'KnowledgeboxSuggestResults' })
+  suggestGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<SuggestResponse> {
+    const body = validatePayload(SuggestRequest, queryToBody(query), { loc: ['query'] });
+    return this.bus.request(ContentSubjects.suggest, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
   }
 }

@@ -2,12 +2,10 @@ import type { EntityManager } from 'typeorm';
 import type { ExtractedFieldData } from '@kb/contracts';
 import type { ResourceEntity } from '../../entities/resource.entity';
 import { arr, obj } from './tags';
+import { NODE_TYPES, RELATION_TYPES, type NodeType, type RelationType } from '@kb/contracts';
 
-/** Relation types and node types of the knowledge graph (API-MAP 2.8; nucliadb_models RelationType, RelationNodeType). */
-export const RELATION_TYPES = ['ABOUT', 'CHILD', 'COLAB', 'ENTITY', 'OTHER', 'SYNONYM'] as const;
-export const NODE_TYPES = ['entity', 'label', 'resource', 'user'] as const;
-export type RelationType = (typeof RELATION_TYPES)[number];
-export type NodeType = (typeof NODE_TYPES)[number];
+/** Relation types and node types of the knowledge graph (API-MAP 2.8; nucliadb_models RelationType, RelationNodeType), declared with the graph query language. */
+export { NODE_TYPES, RELATION_TYPES, type NodeType, type RelationType };
 
 /** The field key of a resource's own relations (user relations and its labels), not a field's. */
 export const RESOURCE_LEVEL = '';

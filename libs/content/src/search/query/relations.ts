@@ -1,20 +1,11 @@
 import type { EntityManager } from 'typeorm';
 import type { RetrievalScope } from './retrievers';
 import { SqlParams } from './sql';
+import type { FindRelations, RelatedTo } from '@kb/contracts';
 
-/** One edge of the relations result (API-MAP 2.2 `relations.entities.<entity>.related_to[]`). */
-export interface RelatedTo {
-  entity: string;
-  entity_type: 'resource' | 'entity';
-  entity_subtype: string;
-  relation: 'ENTITY' | 'OTHER';
-  relation_label: string;
-  direction: 'in' | 'out';
-  metadata: Record<string, unknown> | null;
-  resource_id: string | null;
-}
+export type { RelatedTo } from '@kb/contracts';
 
-export type RelationsResult = { entities: Record<string, { related_to: RelatedTo[] }> };
+export type RelationsResult = FindRelations;
 
 const MAX_NGRAM = 4;
 const MAX_ENTITIES = 10;

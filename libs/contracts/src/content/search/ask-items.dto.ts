@@ -1,0 +1,133 @@
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { FindResponse } from './find.dto';
+
+/**
+ * The items of the /ask NDJSON stream (API-MAP 2.4), one `{"item": <AskItem>}` per line, in this
+ * order: answer and reasoning chunks, retrieval, prequeries, status, augmented_context, citations
+ * or footnote_citations, metadata, consumption (with `x-show-consumption`), debug (with `debug`);
+ * `error` only when the stream fails after its headers went out.
+ */
+export class AskAnswerItem {
+  @ApiProperty({ enum: ['answer'] }) type!: 'answer';
+  @ApiProperty({ description: 'The next chunk of the answer.' }) text!: string;
+}
+
+export class AskReasoningItem {
+  @ApiProperty({ enum: ['reasoning'] }) type!: 'reasoning';
+  @ApiProperty() text!: string;
+}
+
+export class AskBestMatch {
+  @ApiProperty() id!: string;
+  @ApiProperty() score!: number;
+  @ApiProperty() score_type!: string;
+}
+
+export class AskRetrievalItem {
+  @ApiProperty({ enum: ['retrieval'] }) type!: 'retrieval';
+  @ApiProperty({ type: FindResponse }) results!: FindResponse;
+  @ApiProperty({ type: [AskBestMatch] }) best_matches!: AskBestMatch[];
+}
+
+export class AskPrequeriesItem {
+  @ApiProperty({ enum: ['prequeries'] }) type!: 'prequeries';
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FindResponse' }, description: 'By prequery id.' }) results!: Record<string, FindResponse>;
+}
+
+export class AskStatusItem {
+  @ApiProperty({ enum: ['status'] }) type!: 'status';
+  @ApiProperty({ enum: ['0', '-1', '-2', '-3'], description: '0 success, -1 error, -2 no context, -3 no retrieval data.' }) code!: string;
+  @ApiProperty({ enum: ['success', 'error', 'no_context', 'no_retrieval_data'] }) status!: string;
+  @ApiPropertyOptional() details?: string;
+}
+
+export class AskAugmentedContextItem {
+  @ApiProperty({ enum: ['augmented_context'] }) type!: 'augmented_context';
+  @ApiProperty({ type: 'object', properties: { paragraphs: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true } }, fields: { type: 'object', additionalProperties: true } }, description: 'What the RAG strategies and extra_context added to the context.' })
+  augmented!: { paragraphs: Record<string, unknown>; fields: Record<string, unknown> };
+}
+
+export class AskCitationsItem {
+  @ApiProperty({ enum: ['citations'] }) type!: 'citations';
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: { type: 'array', items: { type: 'integer' } } }, description: 'By paragraph id: [start, end] spans of the answer it supports.' })
+  citations!: Record<string, [number, number][]>;
+}
+
+export class AskFootnoteCitationsItem {
+  @ApiProperty({ enum: ['footnote_citations'] }) type!: 'footnote_citations';
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'Footnote → paragraph id.' }) footnote_to_context!: Record<string, string>;
+}
+
+export class AskMetadataItem {
+  @ApiProperty({ enum: ['metadata'] }) type!: 'metadata';
+  @ApiProperty({ type: 'object', properties: { input: { type: 'integer' }, output: { type: 'integer' }, input_nuclia: { type: 'integer' }, output_nuclia: { type: 'integer' } } })
+  tokens!: { input: number; output: number; input_nuclia: number; output_nuclia: number };
+  @ApiProperty({ type: 'object', properties: { generative_first_chunk: { type: 'number', nullable: true }, generative_total: { type: 'number' } }, description: 'Seconds.' })
+  timings!: { generative_first_chunk: number | null; generative_total: number };
+}
+
+const TOKENS = { type: 'object', properties: { input: { type: 'integer' }, output: { type: 'integer' }, image: { type: 'integer' } } } as const;
+
+export class AskConsumptionItem {
+  @ApiProperty({ enum: ['consumption'] }) type!: 'consumption';
+  @ApiProperty(TOKENS) normalized_tokens!: { input: number; output: number; image: number };
+  @ApiProperty(TOKENS) customer_key_tokens!: { input: number; output: number; image: number };
+}
+
+export class AskDebugItem {
+  @ApiProperty({ enum: ['debug'] }) type!: 'debug';
+  @ApiProperty({ type: 'object', additionalProperties: true, description: '{prompt_context, predict_request}' }) metadata!: { prompt_context: string[]; predict_request: Record<string, unknown> };
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' } }) metrics!: Record<string, number>;
+}
+
+export class AskErrorItem {
+  @ApiProperty({ enum: ['error'] }) type!: 'error';
+  @ApiProperty() error!: string;
+}
+
+export type AskItem =
+  | AskAnswerItem
+  | AskReasoningItem
+  | AskRetrievalItem
+  | AskPrequeriesItem
+  | AskStatusItem
+  | AskAugmentedContextItem
+  | AskCitationsItem
+  | AskFootnoteCitationsItem
+  | AskMetadataItem
+  | AskConsumptionItem
+  | AskDebugItem
+  | AskErrorItem;
+
+export const ASK_ITEM_CLASSES = [
+  AskAnswerItem, AskReasoningItem, AskRetrievalItem, AskPrequeriesItem, AskStatusItem, AskAugmentedContextItem, AskCitationsItem, AskFootnoteCitationsItem, AskMetadataItem, AskConsumptionItem, AskDebugItem, AskErrorItem,
+] as const;
+
+/** One line of the /ask NDJSON stream. */
+@ApiExtraModels(...ASK_ITEM_CLASSES)
+export class AskStreamLine {
+  @ApiProperty({
+    oneOf: ASK_ITEM_CLASSES.map((c) => ({ $ref: getSchemaPath(c) })),
+    discriminator: { propertyName: 'type', mapping: Object.fromEntries(ASK_ITEM_CLASSES.map((c) => [c.name.replace(/^Ask|Item$/g, '').replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase(), getSchemaPath(c)])) },
+  })
+  item!: AskItem;
+}
+
+/** SyncAskResponse (API-MAP 2.4): the stream folded into one JSON object (`x-synchronous: true`). */
+export class SyncAskResponse {
+  @ApiProperty() answer!: string;
+  @ApiPropertyOptional() reasoning?: string;
+  @ApiProperty({ enum: ['success', 'error', 'no_context', 'no_retrieval_data'] }) status!: string;
+  @ApiProperty() learning_id!: string;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: { type: 'array', items: { type: 'integer' } } } }) citations!: Record<string, [number, number][]>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) citation_footnote_to_context?: Record<string, string>;
+  @ApiPropertyOptional({ type: FindResponse }) retrieval_results?: FindResponse;
+  @ApiProperty({ type: [AskBestMatch] }) retrieval_best_matches!: AskBestMatch[];
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FindResponse' } }) prequeries?: Record<string, FindResponse>;
+  @ApiPropertyOptional() error_details?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) augmented_context?: AskAugmentedContextItem['augmented'];
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: { tokens: AskMetadataItem['tokens']; timings: AskMetadataItem['timings'] };
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) consumption?: { normalized_tokens: AskConsumptionItem['normalized_tokens']; customer_key_tokens: AskConsumptionItem['customer_key_tokens'] };
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) debug?: { metadata: AskDebugItem['metadata']; metrics: AskDebugItem['metrics'] };
+  @ApiPropertyOptional({ type: [String] }) prompt_context?: string[];
+}

@@ -1,0 +1,206 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Check, checks, Closed, isPlainObject, whenAbsent, type Loc, type MemberCheck } from '../../common/member-checks';
+import type { ValidationIssue } from '../../common/errors';
+import { collectIssues } from '../../common/validation';
+import { RetrievalRequestBase } from './find.dto';
+import { REQUEST_LIMITS } from './request-limits';
+import { enumListCheck, graphQueryCheck } from './retrieval.dto';
+import { searchPayloadOf, type SearchPayload } from './search-payload';
+
+export const ASK_FEATURES = ['keyword', 'semantic', 'relations'] as const;
+export type AskFeature = (typeof ASK_FEATURES)[number];
+export const ASK_DEFAULT_FEATURES: readonly AskFeature[] = ['semantic', 'keyword'];
+export const RAG_STRATEGY_NAMES = ['full_resource', 'field_extension', 'hierarchy', 'neighbouring_paragraphs', 'metadata_extension', 'prequeries', 'conversation', 'graph_beta'] as const;
+export const METADATA_EXTENSION_TYPES = ['origin', 'classification_labels', 'ners', 'extra_metadata'] as const;
+
+const quoted = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
+const given = (v: unknown) => v !== undefined && v !== null;
+
+/** A prequery's request: the retrieval members of /ask (no answer options), nothing else. */
+@Closed()
+export class AskPrequeryRequest extends RetrievalRequestBase {
+  @ApiPropertyOptional({ enum: ASK_FEATURES, isArray: true, default: ASK_DEFAULT_FEATURES }) @Check(enumListCheck(ASK_FEATURES)) override features?: AskFeature[] = undefined;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /ask has no graph feature.' }) @Check(graphQueryCheck(ASK_FEATURES, ASK_DEFAULT_FEATURES)) override graph_query?: Record<string, unknown> = undefined;
+}
+
+/** One strategy of `rag_strategies`, checked by its name. */
+function checkStrategy(s: Record<string, unknown>, loc: Loc, issues: ValidationIssue[]): void {
+  const int = (key: string, min: number, max: number) => {
+    const v = s[key];
+    if (given(v) && (!Number.isInteger(v) || (v as number) < min || (v as number) > max)) issues.push({ loc: [...loc, key], msg: `Input should be an integer between ${min} and ${max}`, type: 'int_type' });
+  };
+  const bool = (key: string) => {
+    if (given(s[key]) && typeof s[key] !== 'boolean') issues.push({ loc: [...loc, key], msg: 'Input should be a valid boolean', type: 'bool_type' });
+  };
+  const strings = (key: string): string[] => {
+    const v = s[key];
+    if (!given(v)) return [];
+    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
+      issues.push({ loc: [...loc, key], msg: 'Input should be a list of strings', type: 'list_type' });
+      return [];
+    }
+    return v as string[];
+  };
+  switch (s['name']) {
+    case 'full_resource':
+      int('count', 1, 1000);
+      bool('include_remaining_text_blocks');
+      return;
+    case 'field_extension': {
+      const fields = strings('fields');
+      if (fields.length === 0) issues.push({ loc: [...loc, 'fields'], msg: 'List at least one field, e.g. t/amend or a/title', type: 'too_short' });
+      fields.forEach((f, j) => {
+        if (!/^[a-z]\/[a-zA-Z0-9:_-]+$/.test(f)) issues.push({ loc: [...loc, 'fields', j], msg: 'A field is <type letter>/<field id>, e.g. t/amend', type: 'value_error' });
+      });
+      if (strings('data_augmentation_field_prefixes').length) issues.push({ loc: [...loc, 'data_augmentation_field_prefixes'], msg: 'Not supported: no data augmentation fields exist here', type: 'not_supported' });
+      return;
+    }
+    case 'hierarchy':
+      int('count', 0, 1_000_000);
+      return;
+    case 'neighbouring_paragraphs':
+      int('before', 0, 50);
+      int('after', 0, 50);
+      return;
+    case 'metadata_extension':
+      strings('types').forEach((t, j) => {
+        if (!(METADATA_EXTENSION_TYPES as readonly string[]).includes(t)) issues.push({ loc: [...loc, 'types', j], msg: `Input should be ${quoted(METADATA_EXTENSION_TYPES)}`, type: 'enum' });
+      });
+      return;
+    case 'prequeries': {
+      const queries = s['queries'];
+      if (!Array.isArray(queries) || queries.length === 0 || queries.length > 15) issues.push({ loc: [...loc, 'queries'], msg: 'Input should be a list of 1 to 15 prequeries', type: 'list_type' });
+      else {
+        queries.forEach((q, j) => {
+          const at = [...loc, 'queries', j];
+          if (!isPlainObject(q) || !isPlainObject(q['request'])) return void issues.push({ loc: [...at, 'request'], msg: 'Input should be a find request object', type: 'model_type' });
+          issues.push(...collectIssues(AskPrequeryRequest, q['request'], { loc: [...at, 'request'] }).issues);
+          const weight = q['weight'] === undefined ? 1 : q['weight'];
+          if (typeof weight !== 'number' || weight < 0) issues.push({ loc: [...at, 'weight'], msg: 'Input should be a non-negative number', type: 'float_type' });
+        });
+      }
+      const mw = s['main_query_weight'] === undefined ? 1 : s['main_query_weight'];
+      if (typeof mw !== 'number' || mw < 0) issues.push({ loc: [...loc, 'main_query_weight'], msg: 'Input should be a non-negative number', type: 'float_type' });
+      return;
+    }
+    case 'conversation':
+      if (s['attachments_images'] === true) issues.push({ loc: [...loc, 'attachments_images'], msg: 'Not supported: images are not sent to generative models', type: 'not_supported' });
+      bool('attachments_text');
+      bool('full');
+      int('max_messages', 1, 1000);
+      return;
+    case 'graph_beta':
+      issues.push({ loc, msg: 'Not supported: the knowledge graph strategy is not available', type: 'not_supported' });
+  }
+}
+
+/**
+ * `rag_strategies` (API-MAP 2.4): at most one of each name; full_resource cannot be combined with
+ * hierarchy, neighbouring_paragraphs or field_extension (it already sends whole resources).
+ */
+const ragStrategiesCheck: MemberCheck = (raw, loc, issues) => {
+  if (!given(raw)) return;
+  if (!Array.isArray(raw)) return void issues.push({ loc, msg: 'Input should be a valid list', type: 'list_type' });
+  const seen = new Set<string>();
+  raw.forEach((s, i) => {
+    const at = [...loc, i];
+    if (!isPlainObject(s) || typeof s['name'] !== 'string' || !(RAG_STRATEGY_NAMES as readonly string[]).includes(s['name'])) {
+      return void issues.push({ loc: [...at, 'name'], msg: `Input should be one of ${quoted(RAG_STRATEGY_NAMES)}`, type: 'union_tag_invalid' });
+    }
+    if (seen.has(s['name'])) issues.push({ loc: at, msg: `rag_strategies may contain ${s['name']} only once`, type: 'value_error' });
+    seen.add(s['name']);
+    checkStrategy(s, at, issues);
+  });
+  if (seen.has('full_resource')) {
+    for (const other of ['hierarchy', 'neighbouring_paragraphs', 'field_extension']) if (seen.has(other)) issues.push({ loc, msg: `full_resource cannot be combined with ${other}`, type: 'value_error' });
+  }
+};
+
+/** The question: required, not blank. */
+const askQueryCheck: MemberCheck = whenAbsent((v, loc, issues) => {
+  checks.string({ max: REQUEST_LIMITS.queryChars, required: true })(v, loc, issues, {});
+  if (typeof v === 'string' && !v.trim()) issues.push({ loc, msg: 'The question must not be empty', type: 'string_too_short' });
+});
+
+/** `chat_history` (or its old name `context`, not both): at most REQUEST_LIMITS.chatTurns turns. */
+const chatHistoryCheck: MemberCheck = whenAbsent((v, loc, issues, owner) => {
+  const history = given(v) ? v : owner['context'];
+  const name = given(v) ? 'chat_history' : 'context';
+  const at = [...loc.slice(0, -1), name];
+  if (given(v) && given(owner['context'])) issues.push({ loc: [...loc.slice(0, -1), 'context'], msg: 'context is the old name of chat_history: send one of them', type: 'value_error' });
+  if (!given(history)) return;
+  if (!Array.isArray(history)) return void issues.push({ loc: at, msg: 'Input should be a valid list', type: 'list_type' });
+  if (history.length > REQUEST_LIMITS.chatTurns) return void issues.push({ loc: at, msg: `List should have at most ${REQUEST_LIMITS.chatTurns} items`, type: 'too_long' });
+  history.forEach((t, i) => {
+    if (!isPlainObject(t) || (t['author'] !== 'USER' && t['author'] !== 'NUCLIA') || typeof t['text'] !== 'string') issues.push({ loc: [...at, i], msg: "Input should be {author: 'USER'|'NUCLIA', text}", type: 'model_type' });
+    else if (t['text'].length > REQUEST_LIMITS.passageChars) issues.push({ loc: [...at, i, 'text'], msg: `String should have at most ${REQUEST_LIMITS.passageChars} characters`, type: 'string_too_long' });
+  });
+});
+
+const citationsCheck: MemberCheck = (v, loc, issues) => {
+  if (given(v) && v !== true && v !== false && v !== 'none' && v !== 'default' && v !== 'llm_footnotes') issues.push({ loc, msg: "Input should be true, false, 'none', 'default' or 'llm_footnotes'", type: 'enum' });
+};
+
+const promptCheck: MemberCheck = (p, loc, issues) => {
+  if (!given(p) || typeof p === 'string') return;
+  if (!isPlainObject(p)) return void issues.push({ loc, msg: 'Input should be a string or {system, user}', type: 'model_type' });
+  for (const k of Object.keys(p)) {
+    if (k !== 'system' && k !== 'user' && k !== 'rephrase') issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+    else if (given(p[k]) && typeof p[k] !== 'string') issues.push({ loc: [...loc, k], msg: 'Input should be a valid string', type: 'string_type' });
+  }
+  if (typeof p['rephrase'] === 'string') issues.push({ loc: [...loc, 'rephrase'], msg: 'Not supported: query rephrasing is not available', type: 'not_supported' });
+};
+
+const positiveInt = (v: unknown, loc: Loc, issues: ValidationIssue[]) => {
+  if (given(v) && (!Number.isInteger(v) || (v as number) < 1)) issues.push({ loc, msg: 'Input should be a positive integer', type: 'int_type' });
+};
+
+const maxTokensCheck: MemberCheck = (mt, loc, issues) => {
+  if (!given(mt)) return;
+  if (typeof mt === 'number') return positiveInt(mt, loc, issues);
+  if (!isPlainObject(mt)) return void issues.push({ loc, msg: 'Input should be an integer or {context, answer}', type: 'model_type' });
+  for (const k of Object.keys(mt)) if (k !== 'context' && k !== 'answer') issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+  positiveInt(mt['context'], [...loc, 'context'], issues);
+  positiveInt(mt['answer'], [...loc, 'answer'], issues);
+};
+
+const seedCheck: MemberCheck = (v, loc, issues) => {
+  if (given(v) && !Number.isInteger(v)) issues.push({ loc, msg: 'Input should be a valid integer', type: 'int_type' });
+};
+
+const emptyOrAbsent = (v: unknown) => !given(v) || (Array.isArray(v) && v.length === 0);
+
+/** POST /ask (and the resource-scoped asks): retrieval members, then how to answer. */
+@Closed()
+export class AskRequest extends RetrievalRequestBase {
+  @ApiProperty({ maxLength: REQUEST_LIMITS.queryChars, description: 'The question; not blank.' }) @Check(askQueryCheck) override query?: string = undefined;
+  @ApiPropertyOptional({ enum: ASK_FEATURES, isArray: true, default: ASK_DEFAULT_FEATURES }) @Check(enumListCheck(ASK_FEATURES)) override features?: AskFeature[] = undefined;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /ask has no graph feature.' }) @Check(graphQueryCheck(ASK_FEATURES, ASK_DEFAULT_FEATURES)) override graph_query?: Record<string, unknown> = undefined;
+  @ApiPropertyOptional({ description: 'The generative model (else the KB\'s).' }) @Check(checks.string()) override generative_model?: string = undefined;
+
+  @ApiPropertyOptional({ oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['none', 'default', 'llm_footnotes'] }], default: 'default' }) @Check(citationsCheck) citations?: boolean | 'none' | 'default' | 'llm_footnotes';
+  @ApiPropertyOptional({ minimum: 0, maximum: 1, default: 0.4 }) @Check(checks.number({ min: 0, max: 1 })) citation_threshold?: number;
+  @ApiPropertyOptional({ type: 'array', maxItems: REQUEST_LIMITS.chatTurns, items: { type: 'object', properties: { author: { type: 'string', enum: ['USER', 'NUCLIA'] }, text: { type: 'string', maxLength: REQUEST_LIMITS.passageChars } }, required: ['author', 'text'] } })
+  @Check(chatHistoryCheck)
+  chat_history?: { author: 'USER' | 'NUCLIA'; text: string }[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, deprecated: true, description: 'The old name of chat_history.' }) @Check(checks.any()) context?: { author: 'USER' | 'NUCLIA'; text: string }[];
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 }) @Check(checks.number({ min: 0, max: 1 })) chat_history_relevance_threshold?: number;
+  @ApiPropertyOptional({ type: [String], maxItems: REQUEST_LIMITS.listItems, description: `Passages of at most ${REQUEST_LIMITS.passageChars} characters added to the context.` })
+  @Check(checks.stringList({ maxItems: REQUEST_LIMITS.listItems, max: REQUEST_LIMITS.passageChars }))
+  extra_context?: string[];
+  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'object', properties: { system: { type: 'string' }, user: { type: 'string' } } }] }) @Check(promptCheck) prompt?: string | { system?: string; user?: string };
+  @ApiPropertyOptional({ type: 'integer' }) @Check(seedCheck) generative_model_seed?: number;
+  @ApiPropertyOptional({ oneOf: [{ type: 'integer', minimum: 1 }, { type: 'object', properties: { context: { type: 'integer', minimum: 1 }, answer: { type: 'integer', minimum: 1 } } }] }) @Check(maxTokensCheck) max_tokens?: number | { context?: number; answer?: number };
+  @ApiPropertyOptional() @Check(checks.bool()) prefer_markdown?: boolean;
+  @ApiPropertyOptional({ default: true }) @Check(checks.bool()) generate_answer?: boolean;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', properties: { name: { type: 'string', enum: [...RAG_STRATEGY_NAMES] } }, required: ['name'], additionalProperties: true }, description: 'At most one of each; graph_beta is not supported.' })
+  @Check(ragStrategiesCheck)
+  rag_strategies?: ({ name: (typeof RAG_STRATEGY_NAMES)[number] } & Record<string, unknown>)[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' }) @Check(checks.unsupported('images are not sent to generative models', emptyOrAbsent)) extra_context_images?: unknown[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' }) @Check(checks.unsupported('image strategies are not available', emptyOrAbsent)) rag_images_strategies?: unknown[];
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('structured (JSON schema) answers are not available')) answer_json_schema?: null;
+  @ApiPropertyOptional({ type: 'boolean', enum: [false], description: 'Not supported.' }) @Check(checks.unsupported('reasoning output is not available', (v) => !given(v) || v === false)) reasoning?: false;
+}
+
+export const AskEnvelope = searchPayloadOf(AskRequest, 'AskEnvelope');
+export type AskEnvelope = SearchPayload<AskRequest>;

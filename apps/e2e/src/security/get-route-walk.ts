@@ -48,6 +48,8 @@ function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: s
     group: 'EMAIL',
     // A user the walk did not create: the route is still read (its 404 must not leak either).
     user_id: '00000000-0000-4000-8000-000000000000',
+    // A scored answer's activity record id (REMi): the walk's first records, or a 404 that must not leak.
+    event_id: '1',
   };
   const params = [...route.matchAll(/[:*]([a-z_]+)/g)].map((m) => m[1] as string);
   const perResource = new Set(['rid', 'rslug', 'field_type', 'field_id']);

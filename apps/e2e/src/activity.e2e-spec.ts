@@ -220,4 +220,66 @@ describe('activity log (standalone)', () => {
     expect(bad.body.detail.map((d) => d.loc.join('.'))).toEqual(['query.from_seq', 'query.limit']);
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/visited/verify?limit=2000000`, { credential: manager })).status).toBe(422);
   });
+  it('prepares NDJSON and CSV downloads of a query behind a signed link, and the legacy month CSV', async () => {
+    type Download = { request_id: string; download_type: string; download_format: string; event_type: string; kb_id: string; download_url: string | null; status: string; records: number | null };
+    const request = (accept: string | undefined, body: Row, credential: NonNullable<Credential> = manager) =>
+      fetch(`${topology.http.baseUrl}/api/v1/kb/${kb}/activity/search/query/download`, {
+        method: 'POST', headers: { 'content-type': 'application/json', ...(accept ? { accept } : {}), [credential.header]: credential.value }, body: JSON.stringify(body),
+      });
+    const status = (id: string) => topology.http.call<Download>('GET', `/api/v1/kb/${kb}/activity/download_request/${id}`, { credential: manager });
+    const ready = (id: string) => eventually(async () => {
+      const r = await status(id);
+      return r.body.status === 'done' ? r.body : undefined;
+    }, 'the file');
+    // The link is signed for the service's public address: fetched here through the test's own.
+    const fetchLink = (url: string) => fetch(`${topology.http.baseUrl}${new URL(url).pathname}${new URL(url).search}`);
+    const body = { year_month: month, show: ['question', 'resources_count'], filters: {} };
+    const expected = (await query('search', { ...body, pagination: { limit: 1000 } })).records;
+    expect(expected.length).toBeGreaterThan(0);
+
+    const nd = await request('application/x-ndjson', body);
+    expect(nd.status).toBe(202);
+    const asked = (await nd.json()) as Download;
+    expect(asked).toMatchObject({ download_type: 'query', download_format: 'ndjson', event_type: 'search', kb_id: kb, download_url: null });
+    const done = await ready(asked.request_id);
+    expect(done.records).toBe(expected.length);
+    const file = await fetchLink(done.download_url as string);
+    expect(file.status).toBe(200);
+    expect(file.headers.get('x-content-type-options')).toBe('nosniff');
+    expect((await file.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row)).toEqual(expected);
+    // Another object, or an altered link, opens nothing.
+    const forged = new URL(done.download_url as string);
+    forged.searchParams.set('expires', String(Number(forged.searchParams.get('expires')) + 3600));
+    expect((await fetchLink(forged.toString())).status).toBe(401);
+
+    const csv = await request('text/csv; charset=utf-8', body);
+    expect(csv.status).toBe(202);
+    const csvDone = await ready(((await csv.json()) as Download).request_id);
+    const bytes = Buffer.from(await (await fetchLink(csvDone.download_url as string)).arrayBuffer());
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]); // the UTF-8 byte order mark (Response.text() would drop it)
+    const text = bytes.subarray(3).toString('utf8');
+    expect(text.startsWith('id,date,question,resources_count\r\n')).toBe(true);
+    expect(text.trim().split('\r\n')).toHaveLength(expected.length + 1);
+
+    // The legacy download: one month of one type, every member, as CSV.
+    const legacy = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kb}/activity/download?type=search&month=${month}`, { headers: { [manager.header]: manager.value } });
+    expect(legacy.status).toBe(200);
+    expect(legacy.headers.get('content-type')).toContain('text/csv');
+    expect(legacy.headers.get('content-disposition')).toContain(`activity-search-${month}.csv`);
+    const legacyRows = (await legacy.text()).trim().split('\r\n');
+    expect(legacyRows).toHaveLength(expected.length + 1);
+    expect(legacyRows[0]).toContain('question');
+
+    // Bad requests.
+    const noAccept = await request(undefined, body);
+    expect(noAccept.status).toBe(422);
+    expect(((await noAccept.json()) as { detail: { loc: string[] }[] }).detail[0]?.loc).toEqual(['header', 'accept']);
+    const bad = await request('text/csv', { year_month: '2026-1', filters: {}, pagination: { limit: 5 }, notify_via_email: true });
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { detail: { loc: string[] }[] }).detail.map((d) => d.loc.join('.'))).toEqual(['body.year_month', 'body.notify_via_email', 'body.pagination']);
+    expect((await request('text/csv', body, reader)).status).toBe(403);
+    expect((await status('00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await status('nope')).status).toBe(404);
+    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/download?type=search`, { credential: manager })).status).toBe(422);
+  });
 });

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { createLogger } from '@kb/platform/observability';
-import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, shutdownOnSignals, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
+import { join } from 'node:path';
+import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, shutdownOnSignals, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
+import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS, ReportingModule } from '@kb/reporting';
 
 /** Reporting (activity logs, usage, answer-quality scores) as its own process. */
@@ -20,10 +22,22 @@ runMain(logger, async () => {
   const chainSealMs = reader.int('ACTIVITY_CHAIN_SEAL_MS', 1000, { min: 0, max: 3_600_000 });
   reader.done();
   const db = await serviceDataSource(env, runtime, 'reporting', REPORTING_ENTITIES, REPORTING_MIGRATIONS);
+  // Activity downloads are written to the blob store; their links are signed like every other file's.
+  const secret = await serverSecret(env, runtime.dataDir);
+  const blobs = await createBlobStore(
+    blobStoreConfigFromEnv(env, { driver: 'fs', fsRoot: join(runtime.dataDir, 'blobs'), signingSecret: `blob:${secret}`, publicBaseUrl: runtime.publicBaseUrl }),
+  );
   const bus = await createRuntimeBus(runtime, 'reporting', logger);
-  const app = await createHttpApp(serviceAppModule('reporting', logger, bus, [db.check], [ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, blockingSweepMs, limitsCacheMs, remiPollMs, remiSemantic, chainSealMs })]), logger);
+  const app = await createHttpApp(
+    serviceAppModule('reporting', logger, bus, [db.check, blobStoreHealthCheck(blobs)], [
+      StorageModule.forRoot(blobs),
+      ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, blockingSweepMs, limitsCacheMs, remiPollMs, remiSemantic, chainSealMs }),
+    ]),
+    logger,
+  );
   // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
   shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
+    await blobs.close();
     await db.close();
   });
   await app.listen(port, env['HOST'] ?? '0.0.0.0');

@@ -4,6 +4,7 @@ import { ActivityEvents1764100000000 } from './migrations/1764100000000-activity
 import { Usage1764200000000 } from './migrations/1764200000000-usage';
 import { RemiScores1764400000000 } from './migrations/1764400000000-remi-scores';
 import { ActivityChain1764600000000 } from './migrations/1764600000000-activity-chain';
+import { ActivityDownloads1764700000000 } from './migrations/1764700000000-activity-downloads';
 
 export * from './reporting.module';
 export { ActivityService } from './activity/activity.service';
@@ -14,7 +15,8 @@ export { RemiService } from './remi/remi.service';
 export { RemiWorkerService } from './remi/remi-worker.service';
 export { DEFAULT_REPORTING_OPTIONS } from './reporting.tokens';
 export const REPORTING_ENTITIES = [AuditEventEntity];
-export const REPORTING_MIGRATIONS = [ReportingInitial1763800000000, ActivityEvents1764100000000, Usage1764200000000, RemiScores1764400000000, ActivityChain1764600000000];
+export const REPORTING_MIGRATIONS = [ReportingInitial1763800000000, ActivityEvents1764100000000, Usage1764200000000, RemiScores1764400000000, ActivityChain1764600000000, ActivityDownloads1764700000000];
+export { ActivityDownloadsService } from './downloads/activity-downloads.service';
 export { ChainSealerService } from './chain/chain-sealer.service';
 export { ChainVerifyService } from './chain/chain-verify.service';
 export { canonicalJson, chainHash, checkChain, GENESIS_HASH, type ChainRecord } from './chain/chain-hash';

@@ -4,6 +4,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
 import { ChainVerifyService } from './chain/chain-verify.service';
+import { ActivityDownloadsService } from './downloads/activity-downloads.service';
 import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
 import { RemiService } from './remi/remi.service';
@@ -15,6 +16,7 @@ export class ReportingHandlers implements OnModuleInit {
     private readonly audit: AuditService,
     private readonly activity: ActivityService,
     private readonly chain: ChainVerifyService,
+    private readonly downloads: ActivityDownloadsService,
     private readonly usage: UsageService,
     private readonly blocking: BlockingService,
     private readonly remi: RemiService,
@@ -31,6 +33,9 @@ export class ReportingHandlers implements OnModuleInit {
       this.bus.handleStream(ReportingSubjects.queryActivity, (req, _context, signal) => this.activity.query(req, signal)),
       this.bus.handle(ReportingSubjects.activityMonths, (req) => this.activity.months(req)),
       this.bus.handle(ReportingSubjects.verifyActivityChain, (req) => this.chain.verify(req)),
+      this.bus.handle(ReportingSubjects.requestActivityDownload, (req) => this.downloads.request(req)),
+      this.bus.handle(ReportingSubjects.activityDownloadStatus, (req) => this.downloads.status(req)),
+      this.bus.handleStream(ReportingSubjects.activityMonthCsv, (req, _context, signal) => this.downloads.monthCsv(req, signal)),
       this.bus.subscribe(AccountsSubjects.kbCreated, (e) => this.usage.rememberKb(e.kb_id, e.account_id), { durable: 'reporting-kbs' }),
       this.bus.subscribe(AccountsSubjects.accountLimitsChanged, (e) => this.blocking.limitsChanged(e.account_id), { durable: 'reporting-limits' }),
       this.bus.handle(ReportingSubjects.getUsage, (req) => this.usage.get(req)),

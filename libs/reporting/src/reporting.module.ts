@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { ActivityService } from './activity/activity.service';
 import { ChainSealerService } from './chain/chain-sealer.service';
 import { ChainVerifyService } from './chain/chain-verify.service';
+import { ActivityDownloadsService } from './downloads/activity-downloads.service';
 import { AuditService } from './audit/audit.service';
 import { RemiWorkerService } from './remi/remi-worker.service';
 import { RemiService } from './remi/remi.service';
@@ -29,6 +30,7 @@ export class ReportingModule {
         RemiWorkerService,
         ChainSealerService,
         ChainVerifyService,
+        ActivityDownloadsService,
         ReportingHandlers,
       ],
     };

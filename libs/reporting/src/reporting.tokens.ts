@@ -14,6 +14,8 @@ export interface ReportingOptions {
   remiSemantic: boolean;
   /** Pause between two turns of the activity log's sealer once it has caught up (ACTIVITY_CHAIN_SEAL_MS); 0 stops it. */
   chainSealMs: number;
+  /** Pause between two looks for activity downloads to prepare (a request also starts one at once); 0 stops the worker. */
+  downloadPollMs: number;
 }
 
-export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000, blockingSweepMs: 60_000, limitsCacheMs: 60_000, remiPollMs: 1000, remiSemantic: true, chainSealMs: 1000 };
+export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000, blockingSweepMs: 60_000, limitsCacheMs: 60_000, remiPollMs: 1000, remiSemantic: true, chainSealMs: 1000, downloadPollMs: 5000 };

@@ -48,7 +48,7 @@ describe('access table', () => {
     expect(Object.keys(ACCESS_TABLE).filter((k) => !routes.includes(k))).toEqual([]);
   });
 
-  it('requires a credential on every route except health, metrics and signing in (password or SAML) and the e-mail verification link', () => {
+  it('requires a credential on every route except health, metrics and signing in (password or SAML), the e-mail verification link and signed file links', () => {
     const open = Object.entries(ACCESS_TABLE).filter(([, rule]) => rule.scope === 'public').map(([k]) => k);
     const tusInfo = [
       ...['', 'resource/:rid/file/:field_id/', 'slug/:rslug/file/:field_id/'].flatMap((b) => [`OPTIONS /api/v1/kb/:kbid/${b}tusupload`, `OPTIONS /api/v1/kb/:kbid/${b}tusupload/:upload_id`]),
@@ -59,6 +59,7 @@ describe('access table', () => {
       'POST /api/v1/auth/login', 'POST /api/v1/auth/signup',
       'POST /auth', 'POST /auth/invite/login', 'POST /auth/invite/signup', 'POST /auth/login', 'POST /auth/signup', 'POST /auth/signup-form',
       'GET /api/v1/saml/:account_id/login', 'GET /api/v1/saml/:account_id/metadata', 'POST /api/v1/saml/:account_id/acs', ...tusInfo,
+      'GET /api/v1/blobs/*key',
     ].sort());
   });
 });

@@ -69,6 +69,8 @@ const RESOURCE_ROUTES = (by: string): Record<string, AccessRule> => ({
 });
 
 export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
+  // Signed links of the fs blob driver (activity downloads): the signature is the credential.
+  'GET /api/v1/blobs/*key': PUBLIC,
   'GET /health/live': PUBLIC,
   'GET /health/ready': PUBLIC,
   'GET /metrics': PUBLIC,
@@ -246,6 +248,9 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/kb/:kbid/activity/:event_type/query': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/activity/:event_type/months': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/activity/:event_type/verify': kb('MANAGER'),
+  'POST /api/v1/kb/:kbid/activity/:event_type/query/download': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/activity/download_request/:request_id': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/activity/download': kb('MANAGER'),
   // REMi scores (spec 4.4): the scored records carry every caller's questions and answers, so managers only too
   'POST /api/v1/kb/:kbid/remi/query': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/remi/scores': kb('MANAGER'),

@@ -1,3 +1,4 @@
+import type { PresignedUrlQuery, PresignedUrlVerdict } from './presigned-url';
 import type { Readable } from 'node:stream';
 
 export type BlobDriver = 'fs' | 's3';
@@ -84,6 +85,11 @@ export interface BlobStore {
   copy(from: string, to: string): Promise<void>;
   /** A URL anyone holding it may GET until it expires. Does not check that the object exists. */
   presignGet(key: string, options: PresignGetOptions): Promise<string>;
+  /**
+   * Whether a link this store signed (`presignGet`) for `key` is valid now: the fs driver's links
+   * are served by the gateway, which asks here; S3's are served by S3 (always invalid here).
+   */
+  verifyPresignedGet(key: string, query: PresignedUrlQuery): PresignedUrlVerdict;
   isHealthy(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -6,13 +6,13 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { blobNotFound, isNodeError } from './blob-errors';
 import { validatePresignOptions, validatePutOptions, resolveRange } from './blob-input';
-import { assertValidBlobKey, assertValidBlobPrefix } from './blob-key';
+import { assertValidBlobKey, assertValidBlobPrefix, isValidBlobKey } from './blob-key';
 import { BlobMeter } from './blob-meter';
 import { toReadable } from './blob-body';
 import { countObjectFiles, listObjectFiles } from './fs-blob-listing';
 import type { BlobBody, BlobGetResult, BlobListItem, BlobStat, BlobStore, GetOptions, PresignGetOptions, PutOptions } from './blob-store';
 import { encodeTrailer, OBJECT_FILE_SUFFIX, readTrailer, type FsBlobDescription, type FsBlobTrailer } from './fs-blob-file';
-import { buildPresignedBlobUrl } from './presigned-url';
+import { buildPresignedBlobUrl, verifyPresignedBlobUrl, type PresignedUrlQuery, type PresignedUrlVerdict } from './presigned-url';
 
 export interface FsBlobStoreConfig {
   driver: 'fs';
@@ -189,6 +189,11 @@ export class FsBlobStore implements BlobStore {
       await fsp.rm(tmp, { force: true });
       throw err;
     }
+  }
+
+  verifyPresignedGet(key: string, query: PresignedUrlQuery): PresignedUrlVerdict {
+    if (!isValidBlobKey(key)) return { valid: false, reason: 'malformed' };
+    return verifyPresignedBlobUrl(this.config.signingSecret, key, query);
   }
 
   async presignGet(key: string, options: PresignGetOptions): Promise<string> {

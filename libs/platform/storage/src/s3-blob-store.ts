@@ -1,4 +1,5 @@
 import * as http from 'node:http';
+import type { PresignedUrlVerdict } from './presigned-url';
 import * as https from 'node:https';
 import { pipeline } from 'node:stream';
 import { Client, CopyDestinationOptions, CopySourceOptions, type BucketItemStat } from 'minio';
@@ -152,6 +153,11 @@ export class S3BlobStore implements BlobStore {
     } catch (err) {
       throw MISSING.has(s3Code(err) ?? '') ? blobNotFound(from) : err;
     }
+  }
+
+  /** S3 serves its own presigned links: none is ours to serve. */
+  verifyPresignedGet(): PresignedUrlVerdict {
+    return { valid: false, reason: 'malformed' };
   }
 
   async presignGet(key: string, options: PresignGetOptions): Promise<string> {

@@ -20,6 +20,7 @@ function fakeStore(): BlobStore & { close: jest.Mock; isHealthy: jest.Mock } {
     exists: unused,
     delete: unused,
     deletePrefix: unused,
+    verifyPresignedGet: unused,
     list: unused,
     copy: unused,
     presignGet: unused,

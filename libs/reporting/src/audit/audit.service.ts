@@ -21,6 +21,8 @@ const COLUMNS = 'event_id, kbid, type, date, user_id, user_type, client_type, to
 export class AuditService {
   /** Months whose partition this process has seen created. */
   private readonly partitions = new Set<string>();
+  /** `kbid/type/month` triples this process has listed in activity_months. */
+  private readonly knownMonths = new Set<string>();
 
   constructor(
     @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
@@ -67,14 +69,14 @@ export class AuditService {
     }
     // Whichever came second (the answer or its feedback) completes the chat record.
     const pairs = [...rows.filter((r) => r.learning_id).map((r) => ({ kbid: r.kbid, learning_id: r.learning_id })), ...[...feedback.values()].map(({ kbid, learning_id }) => ({ kbid, learning_id }))];
-    const insert = (m: Queryable): Promise<string[]> => (rows.length > 0 ? this.insertEvents(m, rows, this.usage.deltasOf(stored)) : Promise.resolve([]));
+    const insert = (m: Queryable) => (rows.length > 0 ? this.insertEvents(m, rows, this.usage.deltasOf(stored)) : Promise.resolve({ kbids: [], months: [] }));
     // The common batch (no answers, no feedback) is one statement: in the standalone every statement
     // is a turn of the one database thread that also serves the writes (docs/benchmarks.md, issue 16).
-    const metered =
+    const done =
       feedback.size === 0 && pairs.length === 0
         ? await insert(this.ds)
         : await this.ds.transaction(async (m) => {
-            const kbids = await insert(m);
+            const inserted = await insert(m);
             if (feedback.size > 0) {
               await m.query(
                 `INSERT INTO reporting.chat_feedback AS c (kbid, learning_id, feedback)
@@ -96,8 +98,11 @@ export class AuditService {
                 [JSON.stringify(pairs)],
               );
             }
-            return kbids;
+            return inserted;
           });
+    // Listed once committed (a batch rolled back lists nothing).
+    for (const key of done.months) this.knownMonths.add(key);
+    const metered = done.kbids;
     // Blocks follow the counters, for the accounts of the KBs counted (best effort: the events are stored and counted already).
     if (metered.length > 0) {
       const accounts = await this.usage.accountsOf(metered).catch(() => new Map<string, string>());
@@ -111,7 +116,12 @@ export class AuditService {
    * in, and the usage of the events stored now (joined on what the insert returned, so a redelivery
    * counts nothing). Returns the KBs whose counters moved.
    */
-  private async insertEvents(m: Queryable, rows: object[], deltas: UsageDelta[]): Promise<string[]> {
+  private async insertEvents(m: Queryable, rows: { kbid: string; type: string; month: string }[], deltas: UsageDelta[]): Promise<{ kbids: string[]; months: string[] }> {
+    // The months a KB has events of a type in, inserted once per process: nearly every batch falls in months already listed.
+    if (this.knownMonths.size > 100_000) this.knownMonths.clear();
+    const months = [...new Map(rows.map((r) => [`${r.kbid}/${r.type}/${r.month}`, { kbid: r.kbid, type: r.type, month: r.month }])).entries()]
+      .filter(([key]) => !this.knownMonths.has(key))
+      .map(([, v]) => v);
     const counted: { kbid: string }[] = await m.query(
       `WITH t AS MATERIALIZED (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
@@ -119,7 +129,8 @@ export class AuditService {
        ), events AS (
          INSERT INTO reporting.activity_events (${COLUMNS}) SELECT ${COLUMNS} FROM t ON CONFLICT (event_id, date) DO NOTHING RETURNING event_id, date
        ), months AS (
-         INSERT INTO reporting.activity_months (kbid, type, month) SELECT DISTINCT kbid, type, month FROM t ON CONFLICT DO NOTHING
+         INSERT INTO reporting.activity_months (kbid, type, month)
+         SELECT kbid, type, month FROM jsonb_to_recordset($3::jsonb) AS m(kbid uuid, type text, month text) ON CONFLICT DO NOTHING
        ), usage AS (
          -- in key order: concurrent batches never deadlock
          INSERT INTO reporting.usage_hourly AS u (kbid, hour, metric, value)
@@ -131,9 +142,9 @@ export class AuditService {
          RETURNING u.kbid
        )
        SELECT DISTINCT kbid::text AS kbid FROM usage`,
-      [JSON.stringify(rows), JSON.stringify(deltas)],
+      [JSON.stringify(rows), JSON.stringify(deltas), JSON.stringify(months)],
     );
-    return counted.map((r) => r.kbid);
+    return { kbids: counted.map((r) => r.kbid), months: months.map((m) => `${m.kbid}/${m.type}/${m.month}`) };
   }
 
   async count(req: CountAuditEventsRequest): Promise<{ count: number }> {

@@ -10,6 +10,13 @@ import { UsageService, type UsageDelta } from '../usage/usage.service';
 import { feedbackRow, isFeedbackEvent, mergeFeedback, recordDetails, type FeedbackRow } from './activity-record';
 import { ensureMonthPartition, monthOf, monthRange } from './partitions';
 
+/**
+ * An event waits this long for others before its batch is stored: events come from the queue one
+ * by one, and a statement per two or three events cost the standalone's one database thread more
+ * than the events themselves (docs/benchmarks.md, issue 16).
+ */
+export const AUDIT_LINGER_MS = 25;
+
 const COLUMNS = 'event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata, details, learning_id';
 
 /**
@@ -109,7 +116,7 @@ export class AuditService {
       await this.blocking.usageAdded([...accounts.values()]);
     }
     return batch.map(() => undefined);
-  });
+  }, 256, { lingerMs: AUDIT_LINGER_MS });
 
   /**
    * One statement: the events (each once: a stored one is not stored again), the months they fall
@@ -123,11 +130,11 @@ export class AuditService {
       .filter(([key]) => !this.knownMonths.has(key))
       .map(([, v]) => v);
     const counted: { kbid: string }[] = await m.query(
-      `WITH t AS MATERIALIZED (
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
-                                                           total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text, month text)
-       ), events AS (
-         INSERT INTO reporting.activity_events (${COLUMNS}) SELECT ${COLUMNS} FROM t ON CONFLICT (event_id, date) DO NOTHING RETURNING event_id, date
+      `WITH events AS (
+         INSERT INTO reporting.activity_events (${COLUMNS})
+         SELECT ${COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
+                                                                 total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text)
+         ON CONFLICT (event_id, date) DO NOTHING RETURNING event_id, date
        ), months AS (
          INSERT INTO reporting.activity_months (kbid, type, month)
          SELECT kbid, type, month FROM jsonb_to_recordset($3::jsonb) AS m(kbid uuid, type text, month text) ON CONFLICT DO NOTHING

@@ -50,4 +50,16 @@ describe('Coalescer', () => {
     const results = await Promise.allSettled([c.submit(1), c.submit(2)]);
     expect(results.every((r) => r.status === 'rejected')).toBe(true);
   });
+
+  it('with a linger, gathers the items that arrive one by one within it into one batch', async () => {
+    const batches: number[][] = [];
+    const c = new Coalescer<number, number>(async (items) => (batches.push(items), items), 256, { lingerMs: 30 });
+    const first = c.submit(1);
+    await new Promise((r) => setTimeout(r, 5));
+    const second = c.submit(2);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(batches).toEqual([]); // still lingering
+    expect(await Promise.all([first, second, c.submit(3)])).toEqual([1, 2, 3]);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
 });

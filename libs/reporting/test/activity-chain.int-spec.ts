@@ -50,16 +50,13 @@ describe.each(Object.entries(BACKENDS))('the activity log hash chains on %s', (_
     event_id: `${type}-${i}-${kb.slice(0, 4)}`, kbid: kb, type, date: new Date(Date.UTC(2026, 10, 3, 10, i, 0)).toISOString(), user_id: `u${i % 3}`, user_type: 'user', client_type: 'api',
     resource_id: `r${i}`, audit_metadata: { n: i, nested: { b: 2, a: 1 } }, ...extra,
   });
-  const sealAll = async () => {
-    while (await sealer.seal()) {
-      // a full batch: more may be waiting
-    }
-  };
+  const sealAll = () => sealer.sealAll();
 
   beforeAll(async () => {
     ds = await b.open();
-    audit = reportingServices(ds).audit;
-    sealer = new ChainSealerService(ds, { ...DEFAULT_REPORTING_OPTIONS, chainSealMs: 0 });
+    const svc = reportingServices(ds);
+    audit = svc.audit;
+    sealer = svc.sealer;
     verifier = new ChainVerifyService(ds);
     activity = new ActivityService(ds, DEFAULT_REPORTING_OPTIONS);
   });

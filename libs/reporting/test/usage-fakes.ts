@@ -4,6 +4,7 @@ import type { Logger } from '@kb/platform/observability';
 import type { MessageBus } from '@kb/platform/messaging';
 import { DEFAULT_REPORTING_OPTIONS } from '../src/reporting.tokens';
 import { AuditService } from '../src/audit/audit.service';
+import { ChainSealerService } from '../src/chain/chain-sealer.service';
 import { BlockingService } from '../src/usage/blocking.service';
 import { UsageService } from '../src/usage/usage.service';
 
@@ -38,6 +39,8 @@ export function reportingServices(ds: DataSource, accounts: FakeAccounts = { kbs
   const bus = fakeBus(accounts);
   const usage = new UsageService(ds, bus, quietLogger);
   const blocking = new BlockingService(ds, bus, DEFAULT_REPORTING_OPTIONS, quietLogger);
-  const audit = new AuditService(ds, usage, blocking);
-  return { usage, blocking, audit, accounts };
+  const audit = new AuditService(ds);
+  // Usage is metered when records are sealed: tests seal on demand (`meter`), no timer.
+  const sealer = new ChainSealerService(ds, { ...DEFAULT_REPORTING_OPTIONS, chainSealMs: 0 }, usage, blocking);
+  return { usage, blocking, audit, sealer, accounts, meter: () => sealer.sealAll() };
 }

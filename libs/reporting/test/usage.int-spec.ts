@@ -65,11 +65,14 @@ describe('usage metering and blocks on the embedded database', () => {
       ev('indexed', '2026-03-02T10:16:00Z', { audit_metadata: { paragraphs: 4 } }),
     ];
     await Promise.all(events.map((e) => svc.audit.record(e)));
+    await svc.meter();
     // The bus delivers at least once: the same events again, alone and in a batch, count nothing more.
     await Promise.all([svc.audit.record(processed), svc.audit.record(search), svc.audit.record(ev('search', '2026-03-02T12:00:00Z'))]);
+    await svc.meter();
     // Both deliveries of a new event in one batch.
     const twice = ev('search', '2026-03-02T12:30:00Z');
     await Promise.all([svc.audit.record(twice), svc.audit.record({ ...twice })]);
+    await svc.meter();
 
     const hours = await svc.usage.get({ account_id: account, kb_id: kb, from: '2026-03-02T10:00:00Z', to: '2026-03-02T13:00:00Z', aggregation: 'hour' });
     expect(hours.map((b) => b.timestamp)).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T11:00:00.000Z', '2026-03-02T12:00:00.000Z']);
@@ -137,9 +140,11 @@ describe('usage metering and blocks on the embedded database', () => {
     // Earlier months' searches do not count; resources held do (all time): kb holds 1 (2 created, 1 deleted in March), kb2 holds 1.
     expect(svc.accounts.published.at(-1)).toEqual({ account_id: account, month: now.slice(0, 7), features: [], kbs: { [kb]: ['storage'], [kb2]: ['storage'] }, blocking_state: 'quota' });
     await svc.audit.record(ev('search', now));
+    await svc.meter();
     await svc.blocking.settled();
     expect(svc.accounts.published).toHaveLength(1);
     await svc.audit.record(ev('search', now));
+    await svc.meter();
     // Decided at once, or at the end of the account's decision interval when the last one was that recent.
     await svc.blocking.settled();
     expect(svc.accounts.published.at(-1)?.features).toEqual(['search']);

@@ -5,8 +5,6 @@ type Queryable = Pick<DataSource | EntityManager, 'query'>;
 import type { AuditRecordedEvent, CountAuditEventsRequest, ListAuditEventsRequest } from '@kb/contracts';
 import { Coalescer } from '@kb/platform/messaging';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
-import { BlockingService } from '../usage/blocking.service';
-import { UsageService, type UsageDelta } from '../usage/usage.service';
 import { feedbackRow, isFeedbackEvent, mergeFeedback, recordDetails, type FeedbackRow } from './activity-record';
 import { ensureMonthPartition, monthOf, monthRange } from './partitions';
 
@@ -31,11 +29,7 @@ export class AuditService {
   /** `kbid/type/month` triples this process has listed in activity_months. */
   private readonly knownMonths = new Set<string>();
 
-  constructor(
-    @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
-    private readonly usage: UsageService,
-    private readonly blocking: BlockingService,
-  ) {}
+  constructor(@Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource) {}
 
   record(e: AuditRecordedEvent): Promise<void> {
     return this.inserts.submit(e);
@@ -51,8 +45,7 @@ export class AuditService {
       seen.add(key);
       return true;
     });
-    const stored = events.filter((e) => !isFeedbackEvent(e));
-    const rows = stored.map((e) => {
+    const rows = events.filter((e) => !isFeedbackEvent(e)).map((e) => {
       const { details, learning_id } = recordDetails(e);
       return {
         event_id: e.event_id, kbid: e.kbid, type: e.type, date: new Date(e.date).toISOString(), user_id: e.user_id ?? null, user_type: e.user_type ?? null,
@@ -76,7 +69,7 @@ export class AuditService {
     }
     // Whichever came second (the answer or its feedback) completes the chat record.
     const pairs = [...rows.filter((r) => r.learning_id).map((r) => ({ kbid: r.kbid, learning_id: r.learning_id })), ...[...feedback.values()].map(({ kbid, learning_id }) => ({ kbid, learning_id }))];
-    const insert = (m: Queryable) => (rows.length > 0 ? this.insertEvents(m, rows, this.usage.deltasOf(stored)) : Promise.resolve({ kbids: [], months: [] }));
+    const insert = (m: Queryable) => (rows.length > 0 ? this.insertEvents(m, rows) : Promise.resolve({ months: [] as string[] }));
     // The common batch (no answers, no feedback) is one statement: in the standalone every statement
     // is a turn of the one database thread that also serves the writes (docs/benchmarks.md, issue 16).
     const done =
@@ -109,49 +102,31 @@ export class AuditService {
           });
     // Listed once committed (a batch rolled back lists nothing).
     for (const key of done.months) this.knownMonths.add(key);
-    const metered = done.kbids;
-    // Blocks follow the counters, for the accounts of the KBs counted (best effort: the events are stored and counted already).
-    if (metered.length > 0) {
-      const accounts = await this.usage.accountsOf(metered).catch(() => new Map<string, string>());
-      await this.blocking.usageAdded([...accounts.values()]);
-    }
     return batch.map(() => undefined);
   }, 256, { lingerMs: AUDIT_LINGER_MS });
 
   /**
-   * One statement: the events (each once: a stored one is not stored again), the months they fall
-   * in, and the usage of the events stored now (joined on what the insert returned, so a redelivery
-   * counts nothing). Returns the KBs whose counters moved.
+   * One statement: the events (each once: a stored one is not stored again) and the months they
+   * fall in. Usage is metered when the sealer seals them (ChainSealerService), exactly once each.
    */
-  private async insertEvents(m: Queryable, rows: { kbid: string; type: string; month: string }[], deltas: UsageDelta[]): Promise<{ kbids: string[]; months: string[] }> {
+  private async insertEvents(m: Queryable, rows: { kbid: string; type: string; month: string }[]): Promise<{ months: string[] }> {
     // The months a KB has events of a type in, inserted once per process: nearly every batch falls in months already listed.
     if (this.knownMonths.size > 100_000) this.knownMonths.clear();
     const months = [...new Map(rows.map((r) => [`${r.kbid}/${r.type}/${r.month}`, { kbid: r.kbid, type: r.type, month: r.month }])).entries()]
       .filter(([key]) => !this.knownMonths.has(key))
       .map(([, v]) => v);
-    const counted: { kbid: string }[] = await m.query(
-      `WITH events AS (
-         INSERT INTO reporting.activity_events (${COLUMNS})
-         SELECT ${COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
-                                                                 total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text)
-         ON CONFLICT (event_id, date) DO NOTHING RETURNING event_id, date
-       ), months AS (
+    await m.query(
+      `WITH months AS (
          INSERT INTO reporting.activity_months (kbid, type, month)
-         SELECT kbid, type, month FROM jsonb_to_recordset($3::jsonb) AS m(kbid uuid, type text, month text) ON CONFLICT DO NOTHING
-       ), usage AS (
-         -- in key order: concurrent batches never deadlock
-         INSERT INTO reporting.usage_hourly AS u (kbid, hour, metric, value)
-         SELECT d.kbid, d.hour, d.metric, sum(d.value)
-           FROM jsonb_to_recordset($2::jsonb) AS d(event_id text, date timestamptz, kbid uuid, hour timestamptz, metric text, value double precision)
-           JOIN events e ON e.event_id = d.event_id AND e.date = d.date
-          GROUP BY d.kbid, d.hour, d.metric ORDER BY d.kbid, d.hour, d.metric
-         ON CONFLICT (kbid, hour, metric) DO UPDATE SET value = u.value + EXCLUDED.value
-         RETURNING u.kbid
+         SELECT kbid, type, month FROM jsonb_to_recordset($2::jsonb) AS m(kbid uuid, type text, month text) ON CONFLICT DO NOTHING
        )
-       SELECT DISTINCT kbid::text AS kbid FROM usage`,
-      [JSON.stringify(rows), JSON.stringify(deltas), JSON.stringify(months)],
+       INSERT INTO reporting.activity_events (${COLUMNS})
+       SELECT ${COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
+                                                               total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text)
+       ON CONFLICT (event_id, date) DO NOTHING`,
+      [JSON.stringify(rows), JSON.stringify(months)],
     );
-    return { kbids: counted.map((r) => r.kbid), months: months.map((m) => `${m.kbid}/${m.type}/${m.month}`) };
+    return { months: months.map((m) => `${m.kbid}/${m.type}/${m.month}`) };
   }
 
   async count(req: CountAuditEventsRequest): Promise<{ count: number }> {

@@ -1,6 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { AuditRecordedEvent } from '@kb/contracts';
 import { REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
+import { BlockingService } from '../usage/blocking.service';
+import { UsageService } from '../usage/usage.service';
 import { chainHash, GENESIS_HASH } from './chain-hash';
 import { CHAIN_COLUMNS, type StoredChainRow } from './chain-rows';
 
@@ -16,6 +19,11 @@ const SEALER_LOCK = 0x41435443;
  * sealed in the background, in the order they committed (not their id order: ids are taken before
  * commit), a batch per transaction under an advisory lock, so that of several reporting processes
  * one seals at a time and a chain never forks. An idle turn is one indexed read.
+ *
+ * Sealing is also when usage is metered (issue 19): a record is sealed exactly once, and its usage
+ * is added to the hourly counters in the same transaction, so every stored event counts once (a
+ * redelivered one is never stored twice) — a second's batch of up to BATCH events in one upsert,
+ * instead of an upsert per insert batch on the write path (docs/benchmarks.md, docs/usage.md).
  */
 @Injectable()
 export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
@@ -27,6 +35,8 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(REPORTING_OPTIONS) private readonly options: ReportingOptions,
+    private readonly usage: UsageService,
+    private readonly blocking: BlockingService,
   ) {}
 
   onModuleInit(): void {
@@ -52,11 +62,12 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
     this.timer.unref();
   }
 
-  /** Seals one batch; true when it was full (more may be waiting). */
+  /** Seals one batch and meters its usage; true when it was full (more may be waiting). */
   async seal(): Promise<boolean> {
     const [probe] = (await this.ds.query(`SELECT EXISTS (SELECT 1 FROM reporting.activity_events WHERE chain_seq IS NULL) AS pending`)) as { pending: boolean }[];
     if (!probe?.pending) return false;
-    return this.ds.transaction(async (m) => {
+    let metered: string[] = [];
+    const full = await this.ds.transaction(async (m) => {
       const [lock] = (await m.query(`SELECT pg_try_advisory_xact_lock($1) AS ok`, [SEALER_LOCK])) as { ok: boolean }[];
       if (!lock?.ok) return false;
       const rows: StoredChainRow[] = await m.query(
@@ -79,6 +90,17 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
           WHERE e.id = u.id AND e.date = u.date AND e.chain_seq IS NULL`,
         [sealed.map((s) => s.id), sealed.map((s) => s.date), sealed.map((s) => s.seq), sealed.map((s) => s.hash)],
       );
+      const deltas = this.usage.rowsOf(rows.map(asEvent));
+      if (deltas.length > 0) {
+        await m.query(
+          `INSERT INTO reporting.usage_hourly AS u (kbid, hour, metric, value)
+           SELECT kbid, hour, metric, value FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, hour timestamptz, metric text, value double precision)
+           ORDER BY kbid, hour, metric
+           ON CONFLICT (kbid, hour, metric) DO UPDATE SET value = u.value + EXCLUDED.value`,
+          [JSON.stringify(deltas)],
+        );
+      }
+      metered = [...new Set(deltas.map((d) => d.kbid))];
       const ends = [...heads.entries()].map(([key, h]) => ({ kbid: key.slice(0, key.indexOf('/')), type: key.slice(key.indexOf('/') + 1), ...h }));
       await m.query(
         `INSERT INTO reporting.activity_chain_heads AS h (kbid, type, seq, hash)
@@ -88,6 +110,19 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
       );
       return rows.length === BATCH;
     });
+    // Blocks follow the counters, for the accounts of the KBs counted (best effort: the usage is counted already).
+    if (metered.length > 0) {
+      const accounts = await this.usage.accountsOf(metered).catch(() => new Map<string, string>());
+      await this.blocking.usageAdded([...accounts.values()]);
+    }
+    return full;
+  }
+
+  /** Seals and meters everything stored so far (tests; the timer does it every `chainSealMs`). */
+  async sealAll(): Promise<void> {
+    while (await this.seal()) {
+      // a full batch: more may be waiting
+    }
   }
 
   private async heads(m: EntityManager, rows: StoredChainRow[]): Promise<Map<string, { seq: number; hash: string }>> {
@@ -99,4 +134,13 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
     );
     return new Map(found.map((h) => [`${h.kbid}/${h.type}`, { seq: Number(h.seq), hash: h.hash }]));
   }
+}
+
+/** A stored record as the event it was (what usage metering reads of it). */
+function asEvent(row: StoredChainRow): AuditRecordedEvent {
+  return {
+    event_id: row.event_id, kbid: row.kbid, type: row.type as AuditRecordedEvent['type'], date: new Date(row.date).toISOString(),
+    ...(typeof row.total_duration === 'number' ? { total_duration: row.total_duration } : {}),
+    audit_metadata: (row.audit_metadata ?? {}) as Record<string, unknown>, details: (row.details ?? {}) as Record<string, unknown>,
+  };
 }

@@ -18,8 +18,9 @@ export function usageDeltas(e: AuditRecordedEvent): Deltas {
       return { searches_performed: 1 };
     case 'chat': {
       if (isFeedbackEvent(e)) return {};
-      // An answer the generator failed to give is not one generated.
-      return e.details?.['status'] === 'error' ? {} : { answers_generated: 1 };
+      // An answer the generator failed to give is not one generated (`error` as sent, its code -1 as stored).
+      const status = e.details?.['status'];
+      return status === 'error' || status === -1 || status === '-1' ? {} : { answers_generated: 1 };
     }
     case 'new':
       return { resources: 1 };

@@ -16,12 +16,6 @@ export interface UsageRow {
   value: number;
 }
 
-/** One event's addition to one counter. */
-export interface UsageDelta extends UsageRow {
-  event_id: string;
-  date: string;
-}
-
 /** KB → account pairs kept in memory (a KB never changes account); beyond this many, the table answers. */
 const KB_CACHE_MAX = 100_000;
 /** A KB the accounts service did not know (deleted) is not asked about again for this long. */
@@ -86,15 +80,19 @@ export class UsageService {
     return out;
   }
 
-  /** What each event adds, by event (the insert counts only the events it stored). */
-  deltasOf(events: AuditRecordedEvent[]): UsageDelta[] {
-    const out: UsageDelta[] = [];
+  /** Rows to add for these newly sealed events, summed per KB, hour and metric. */
+  rowsOf(events: AuditRecordedEvent[]): UsageRow[] {
+    const sums = new Map<string, UsageRow>();
     for (const e of events) {
       const hour = hourOf(e.date);
-      const date = new Date(e.date).toISOString();
-      for (const [metric, value] of Object.entries(usageDeltas(e)) as [UsageMetric, number][]) out.push({ event_id: e.event_id, date, kbid: e.kbid, hour, metric, value });
+      for (const [metric, value] of Object.entries(usageDeltas(e)) as [UsageMetric, number][]) {
+        const key = `${e.kbid}/${hour}/${metric}`;
+        const row = sums.get(key);
+        if (row) row.value += value;
+        else sums.set(key, { kbid: e.kbid, hour, metric, value });
+      }
     }
-    return out;
+    return [...sums.values()];
   }
 
   async get(req: GetUsageRequest): Promise<UsageBucketDto[]> {

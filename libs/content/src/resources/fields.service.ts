@@ -145,6 +145,7 @@ export class FieldsService {
     }
     const writes = fieldWritesOf({ files: { [req.field_id]: file as never } }, new Date().toISOString());
     writes.forEach((w) => ((w.value['file'] as Record<string, unknown>)['size'] = req.file.size));
+    if (req.extract_strategy) await this.configs.assertStrategies(req.kbid, [{ kind: 'extract', id: req.extract_strategy, loc: ['header', 'x-extract-strategy'] }]);
     const { seqid } = await this.write({ kbid: req.kbid, rid: req.rid }, 'modified', req.actor, async (_m, resource, s, now) => pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), s, now));
     return { uuid: req.rid, seqid, field_id: req.field_id };
   }

@@ -8,8 +8,6 @@ import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
 import { busContextOf } from '../http/request-context';
 
-const STRATEGY_BODY = { split: SplitStrategyDto, extract: ExtractStrategyDto } as const;
-
 /**
  * A KB's saved configurations (API-MAP 3 "KB configuration services"; docs/kb-configuration.md):
  * search configurations applied by `/find` and `/ask` (`search_configuration`), key-value schemas,
@@ -182,7 +180,7 @@ export class KbConfigController {
   }
 
   /** The reference answers with the id as a JSON string. */
-  private async createStrategy(kind: StrategyKind, kbid: string, body: (typeof STRATEGY_BODY)[StrategyKind]['prototype'], req: AuthedRequest): Promise<string> {
+  private async createStrategy(kind: StrategyKind, kbid: string, body: SplitStrategyDto | ExtractStrategyDto, req: AuthedRequest): Promise<string> {
     const { id } = await this.bus.request(ContentSubjects.createStrategy, { kbid, kind, body }, busContextOf(req));
     return JSON.stringify(id);
   }

@@ -70,8 +70,7 @@ export class KbConfigsService {
     const saved = typeof name === 'string' ? await this.repo.get<SearchConfigurationDto>(kbid, 'search', name) : undefined;
     if (!saved) throw DomainError.validation([{ loc, msg: `Search configuration ${String(name)} does not exist`, type: 'value_error' }]);
     if (saved.kind !== kind) throw DomainError.validation([{ loc, msg: `Search configuration ${String(name)} is a ${saved.kind} configuration, not ${kind}`, type: 'value_error' }]);
-    const merged: Record<string, unknown> = { ...saved.config };
-    for (const [key, value] of Object.entries(request)) if (value !== undefined && key !== 'search_configuration') merged[key] = value;
+    const merged = mergeSearchBody(saved.config, request);
     validatePayload(kind === 'find' ? FindRequest : AskRequest, merged, { loc: ['body'] });
     return merged;
   }
@@ -177,6 +176,13 @@ export class KbConfigsService {
     }
     if (issues.length > 0) throw DomainError.validation(issues);
   }
+}
+
+/** The merge rule: the saved members, each member the request gives replacing the saved one whole. */
+export function mergeSearchBody(saved: Record<string, unknown>, request: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...saved };
+  for (const [key, value] of Object.entries(request)) if (value !== undefined && key !== 'search_configuration') merged[key] = value;
+  return merged;
 }
 
 function checkName(name: string): void {

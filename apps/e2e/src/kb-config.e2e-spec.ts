@@ -266,7 +266,7 @@ describe('KB configurations', () => {
       expect((await http.call<{ resources: unknown[] }>('GET', `${path()}/resources?size=100`, { credential: pat })).body.resources.length).toBe(before);
       // A strategy of another KB is unknown here too.
       const theirs = (await http.call<string>('POST', `${path(otherKb)}/split_strategies`, { credential: pat, body: { name: 'theirs', split: { max_paragraph: 100 } } })).body;
-      const rid = (await http.call<{ uuid: string }>('GET', `${path()}/slug/tides`, { credential: pat })).body.uuid;
+      const rid = (await http.call<{ id: string }>('GET', `${path()}/slug/tides`, { credential: pat })).body.id;
       const put = await http.call('PUT', `${path()}/resource/${rid}/text/body`, { credential: pat, body: { body: 'x', split_strategy: theirs } });
       expect([put.status, locs(put.body)]).toEqual([422, ['body.split_strategy']]);
     });

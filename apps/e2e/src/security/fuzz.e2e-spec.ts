@@ -197,10 +197,10 @@ describe('security: fuzzing never gets a 5xx, and refused writes change nothing'
       out['configuration'] = await get(`/api/v1/kb/${ctx.kbid}/configuration`, ctx.api);
       out['synonyms'] = await get(`/api/v1/kb/${ctx.kbid}/custom-synonyms`, ctx.api);
       out['entitiesgroups'] = await get(`/api/v1/kb/${ctx.kbid}/entitiesgroups`, ctx.api);
-      out['searchConfigurations'] = await get(`/api/v1/kb/${ctx.kbid}/search_configurations`, ctx.api);
-      out['kvSchemas'] = await get(`/api/v1/kb/${ctx.kbid}/kv-schemas`, ctx.api);
-      out['splitStrategies'] = await get(`/api/v1/kb/${ctx.kbid}/split_strategies`, ctx.api);
-      out['extractStrategies'] = await get(`/api/v1/kb/${ctx.kbid}/extract_strategies`, ctx.api);
+      // Saved configurations, read together (the snapshot runs around every refused write).
+      [out['searchConfigurations'], out['kvSchemas'], out['splitStrategies'], out['extractStrategies']] = await Promise.all(
+        ['search_configurations', 'kv-schemas', 'split_strategies', 'extract_strategies'].map((p) => get(`/api/v1/kb/${ctx.kbid}/${p}`, ctx.api)),
+      );
     }
     if (scope !== 'kb') {
       out['account'] = await get(`/api/v1/account/${ctx.account}`, ctx.pat);

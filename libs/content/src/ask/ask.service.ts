@@ -67,8 +67,7 @@ export class AskService {
    */
   async *ask(request: AskEnvelope, signal?: AbortSignal): AsyncGenerator<AskItem> {
     const started = Date.now();
-    // A named search configuration is the base of the body (docs/kb-configuration.md).
-    const req = { ...request, body: (await this.configs.applySearch(request.kbid, request.body, 'ask')) as AskEnvelope['body'] };
+    const req = { ...request, body: (await this.configs.applySearch(request.kbid, request.body, 'ask')) as AskEnvelope['body'] }; // docs/kb-configuration.md
     const r = new RequestReader(req.body);
     const query = r.string('query', '', { max: 20_000, required: true });
     if (r.has('query') && !query.trim()) r.issue('query', 'The question must not be empty', 'string_too_short');

@@ -2290,7 +2290,7 @@ export interface paths {
         put?: never;
         /**
          * Send feedback on an answer
-         * @description {ident: <learning id>, good, task: CHAT, feedback?, text_block_id?}
+         * @description Good or bad, with an optional comment, on the answer of a learning id (the `nuclia-learning-id` header of /ask).
          */
         post: operations["Ask_feedback"];
         delete?: never;
@@ -2740,7 +2740,7 @@ export interface components {
             entity_id: string;
             x509_cert: string;
             /** @default exact */
-            authn_context: string;
+            authn_context?: string;
         };
         AccountDto: {
             id: string;
@@ -3021,11 +3021,11 @@ export interface components {
             contact: string;
             title?: string;
             /** @default  */
-            description: string;
+            description?: string;
             client_id?: Record<string, never> | null;
             processing_webhook?: components["schemas"]["ProcessingWebhookDto"];
             /** @default false */
-            allow_kb_management: boolean;
+            allow_kb_management?: boolean;
         };
         NuaClientKeyDto: {
             /** @description Shown once; only a salted hash is stored. */
@@ -3082,7 +3082,7 @@ export interface components {
         };
         CreateTemporalKeyDto: {
             /** @default 10 */
-            ttl: number;
+            ttl?: number;
             /** @description With groups the key opens only the /ask endpoints, and its groups replace those of the request */
             security_groups?: string[] | null;
         };
@@ -3153,7 +3153,7 @@ export interface components {
         };
         ProcessingOptionsDto: {
             /** @default true */
-            ml_text: boolean;
+            ml_text?: boolean;
         };
         CreateResourceDto: {
             title?: string;
@@ -3269,7 +3269,7 @@ export interface components {
              * @default PLAIN
              * @enum {string}
              */
-            format: "PLAIN" | "HTML" | "RST" | "MARKDOWN" | "JSON" | "KEEP_MARKDOWN" | "JSONL" | "PLAIN_BLANKLINE_SPLIT";
+            format?: "PLAIN" | "HTML" | "RST" | "MARKDOWN" | "JSON" | "KEEP_MARKDOWN" | "JSONL" | "PLAIN_BLANKLINE_SPLIT";
             extract_strategy?: string;
             split_strategy?: string;
         };
@@ -3340,9 +3340,9 @@ export interface components {
         LabelSetDto: {
             title?: string;
             /** @default blue */
-            color: string;
+            color?: string;
             /** @default true */
-            multiple: boolean;
+            multiple?: boolean;
             kind?: ("RESOURCES" | "PARAGRAPHS" | "SENTENCES" | "SELECTIONS")[];
             labels?: components["schemas"]["LabelDto"][];
         };
@@ -3355,9 +3355,9 @@ export interface components {
         EntityDto: {
             value: string;
             /** @default false */
-            merged: boolean;
+            merged?: boolean;
             /** @default [] */
-            represents: string[];
+            represents?: string[];
         };
         EntitiesGroupDto: {
             title?: string | null;
@@ -3418,7 +3418,7 @@ export interface components {
         };
         PushProcessingOptionsDto: {
             /** @default true */
-            ml_text: boolean;
+            ml_text?: boolean;
             extract_strategy?: string;
         };
         PushLearningConfigDto: {
@@ -3435,7 +3435,7 @@ export interface components {
             slug?: string | null;
             userid?: string | null;
             /** @default [] */
-            labels: string[];
+            labels?: string[];
             source?: number | null;
             genericfield?: {
                 [key: string]: components["schemas"]["TextFieldInputDto"];
@@ -3504,9 +3504,9 @@ export interface components {
              * @description long-poll seconds (0–30)
              * @default 0
              */
-            timeout: number;
+            timeout?: number;
             /** @default 1 */
-            limit: number;
+            limit?: number;
             /** @description ack tokens of handled messages */
             ack?: string[];
         };
@@ -3556,7 +3556,7 @@ export interface components {
         };
         FindRequest: {
             /** @default  */
-            query: string;
+            query?: string;
             /**
              * @description `relations` and `graph` exclude each other; an empty list means the default.
              * @default [
@@ -3564,13 +3564,13 @@ export interface components {
              *       "semantic"
              *     ]
              */
-            features: ("keyword" | "semantic" | "relations" | "graph")[];
+            features?: ("keyword" | "semantic" | "relations" | "graph")[];
             /** @description The graph feature's path query (as the `query` of POST /graph); required with that feature. */
             graph_query?: {
                 [key: string]: unknown;
             };
             /** @default 20 */
-            top_k: number;
+            top_k?: number;
             min_score?: number | {
                 semantic?: number;
                 bm25?: number;
@@ -3595,25 +3595,25 @@ export interface components {
                 window?: number;
             };
             /** @default false */
-            with_duplicates: boolean;
+            with_duplicates?: boolean;
             /** @default false */
-            highlight: boolean;
+            highlight?: boolean;
             /** @default false */
-            debug: boolean;
+            debug?: boolean;
             /** @default false */
-            show_hidden: boolean;
+            show_hidden?: boolean;
             /**
              * @description The KB's custom synonyms of the query's terms join its keyword query.
              * @default false
              */
-            with_synonyms: boolean;
+            with_synonyms?: boolean;
             security?: components["schemas"]["SecurityFilter"];
             /**
              * @default [
              *       "basic"
              *     ]
              */
-            show: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
+            show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
             field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
@@ -3652,7 +3652,7 @@ export interface components {
                  * @default and
                  * @enum {string}
                  */
-                operator: "and" | "or";
+                operator?: "and" | "or";
             };
             /**
              * @deprecated
@@ -3756,12 +3756,12 @@ export interface components {
                  * @default title
                  * @enum {string}
                  */
-                field: "title" | "slug";
+                field?: "title" | "slug";
                 /**
                  * @default exact
                  * @enum {string}
                  */
-                match: "exact" | "words" | "fuzzy" | "starts_with" | "ends_with" | "contains";
+                match?: "exact" | "words" | "fuzzy" | "starts_with" | "ends_with" | "contains";
                 query: string;
             };
             filter_expression?: {
@@ -3803,21 +3803,21 @@ export interface components {
                  * @default created
                  * @enum {string}
                  */
-                field: "created" | "modified" | "title";
+                field?: "created" | "modified" | "title";
                 /**
                  * @default desc
                  * @enum {string}
                  */
-                order: "asc" | "desc";
+                order?: "asc" | "desc";
             };
             /** @default 0 */
-            page_number: number;
+            page_number?: number;
             /** @default 20 */
-            page_size: number;
+            page_size?: number;
             /** @description Only hidden (true) or only visible (false) resources. */
             hidden?: boolean;
             /** @default true */
-            show_hidden: boolean;
+            show_hidden?: boolean;
             /** @enum {string} */
             with_status?: "PENDING" | "PROCESSED" | "ERROR" | "EMPTY" | "BLOCKED" | "EXPIRED";
             security?: {
@@ -3828,7 +3828,7 @@ export interface components {
              *       "basic"
              *     ]
              */
-            show: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
+            show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
             field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
@@ -3882,9 +3882,149 @@ export interface components {
                 [key: string]: number;
             };
         };
+        GraphNodePattern: {
+            value?: string;
+            /**
+             * @description fuzzy: within one edit (up to five characters), two above; needs a value of 3 characters or more.
+             * @default exact
+             * @enum {string}
+             */
+            match?: "exact" | "fuzzy";
+            /**
+             * @description null: any type.
+             * @default entity
+             * @enum {string|null}
+             */
+            type?: "entity" | "label" | "resource" | "user" | null;
+            /** @description The entity group, e.g. PERSON. */
+            group?: string;
+        };
+        GraphRelationPattern: {
+            label?: string;
+            /** @enum {string} */
+            type?: "ABOUT" | "CHILD" | "COLAB" | "ENTITY" | "OTHER" | "SYNONYM";
+        };
+        GraphQueryExpression: {
+            and?: components["schemas"]["GraphQueryExpression"][];
+            or?: components["schemas"]["GraphQueryExpression"][];
+            not?: components["schemas"]["GraphQueryExpression"];
+            /** @enum {string} */
+            prop?: "path" | "source_node" | "destination_node" | "node" | "relation" | "generated";
+            /** @description node conditions */
+            value?: string;
+            /**
+             * @description node conditions
+             * @enum {string}
+             */
+            match?: "exact" | "fuzzy";
+            /** @description node conditions: entity, label, resource, user or null (any); relation conditions: ABOUT, CHILD, COLAB, ENTITY, OTHER, SYNONYM */
+            type?: string | null;
+            /** @description node conditions */
+            group?: string;
+            /** @description relation conditions */
+            label?: string;
+            /** @description path conditions */
+            source?: components["schemas"]["GraphNodePattern"];
+            /** @description path conditions */
+            destination?: components["schemas"]["GraphNodePattern"];
+            /** @description path conditions */
+            relation?: components["schemas"]["GraphRelationPattern"];
+            /**
+             * @description path conditions: match either direction
+             * @default false
+             */
+            undirected?: boolean;
+            /**
+             * @description generated conditions
+             * @enum {string}
+             */
+            by?: "data-augmentation" | "processor" | "user";
+            /** @description generated conditions, by data-augmentation only */
+            da_task?: string;
+        };
+        GraphPathsRequest: {
+            /** @default 50 */
+            top_k?: number;
+            /** @description Only the edges seen in paragraphs of the matching fields. */
+            filter_expression?: {
+                /** @description Expression on resources and fields (the /find filter_expression language). */
+                field?: {
+                    [key: string]: unknown;
+                };
+            };
+            security?: {
+                groups?: string[];
+            };
+            /** @default false */
+            show_hidden?: boolean;
+            /** @description Conditions: path, source_node, destination_node, node, relation, generated. */
+            query: components["schemas"]["GraphQueryExpression"];
+        };
+        GraphNode: {
+            value: string;
+            /** @enum {string} */
+            type: "entity" | "label" | "resource" | "user";
+            /** @description The entity group; empty for other types. */
+            group: string;
+        };
+        GraphRelation: {
+            label: string;
+            /** @enum {string} */
+            type: "ABOUT" | "CHILD" | "COLAB" | "ENTITY" | "OTHER" | "SYNONYM";
+        };
+        GraphPath: {
+            source: components["schemas"]["GraphNode"];
+            relation: components["schemas"]["GraphRelation"];
+            destination: components["schemas"]["GraphNode"];
+        };
+        GraphPathsResponse: {
+            paths: components["schemas"]["GraphPath"][];
+        };
+        GraphNodesRequest: {
+            /** @default 50 */
+            top_k?: number;
+            /** @description Only the edges seen in paragraphs of the matching fields. */
+            filter_expression?: {
+                /** @description Expression on resources and fields (the /find filter_expression language). */
+                field?: {
+                    [key: string]: unknown;
+                };
+            };
+            security?: {
+                groups?: string[];
+            };
+            /** @default false */
+            show_hidden?: boolean;
+            /** @description Conditions: node, generated. */
+            query: components["schemas"]["GraphQueryExpression"];
+        };
+        GraphNodesResponse: {
+            nodes: components["schemas"]["GraphNode"][];
+        };
+        GraphRelationsRequest: {
+            /** @default 50 */
+            top_k?: number;
+            /** @description Only the edges seen in paragraphs of the matching fields. */
+            filter_expression?: {
+                /** @description Expression on resources and fields (the /find filter_expression language). */
+                field?: {
+                    [key: string]: unknown;
+                };
+            };
+            security?: {
+                groups?: string[];
+            };
+            /** @default false */
+            show_hidden?: boolean;
+            /** @description Conditions: relation, generated. */
+            query: components["schemas"]["GraphQueryExpression"];
+        };
+        GraphRelationsResponse: {
+            relations: components["schemas"]["GraphRelation"][];
+        };
         SearchRequest: {
             /** @default  */
-            query: string;
+            query?: string;
             /**
              * @description An empty list means the default.
              * @default [
@@ -3893,13 +4033,13 @@ export interface components {
              *       "semantic"
              *     ]
              */
-            features: ("fulltext" | "keyword" | "semantic" | "relations")[];
+            features?: ("fulltext" | "keyword" | "semantic" | "relations")[];
             /** @description Refused: /search has no graph feature. */
             graph_query?: {
                 [key: string]: unknown;
             };
             /** @default 20 */
-            top_k: number;
+            top_k?: number;
             min_score?: number | {
                 semantic?: number;
                 bm25?: number;
@@ -3924,25 +4064,25 @@ export interface components {
                 window?: number;
             };
             /** @default false */
-            with_duplicates: boolean;
+            with_duplicates?: boolean;
             /** @default false */
-            highlight: boolean;
+            highlight?: boolean;
             /** @default false */
-            debug: boolean;
+            debug?: boolean;
             /** @default false */
-            show_hidden: boolean;
+            show_hidden?: boolean;
             /**
              * @description The KB's custom synonyms of the query's terms join its keyword query.
              * @default false
              */
-            with_synonyms: boolean;
+            with_synonyms?: boolean;
             security?: components["schemas"]["SecurityFilter"];
             /**
              * @default [
              *       "basic"
              *     ]
              */
-            show: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
+            show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
             field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
@@ -3981,7 +4121,7 @@ export interface components {
                  * @default and
                  * @enum {string}
                  */
-                operator: "and" | "or";
+                operator?: "and" | "or";
             };
             /**
              * @deprecated
@@ -4019,7 +4159,7 @@ export interface components {
             /** @description Tag prefixes whose tags are counted over the matching paragraphs. */
             faceted?: string[];
             /** @default 0 */
-            offset: number;
+            offset?: number;
             /** @description Only by score. */
             sort?: {
                 /** @enum {string} */
@@ -4051,7 +4191,7 @@ export interface components {
              * @description The words typed so far; the last one is a prefix.
              * @default
              */
-            query: string;
+            query?: string;
             /**
              * @description `relations` and `graph` exclude each other; an empty list means the default.
              * @default [
@@ -4059,7 +4199,7 @@ export interface components {
              *       "entities"
              *     ]
              */
-            features: ("paragraph" | "entities")[];
+            features?: ("paragraph" | "entities")[];
             /** @description Refused: /suggest has no graph feature. */
             graph_query?: {
                 [key: string]: unknown;
@@ -4068,7 +4208,7 @@ export interface components {
              * @description Accepted without effect: /suggest returns at most 10 paragraphs.
              * @default 20
              */
-            top_k: number;
+            top_k?: number;
             min_score?: number | {
                 semantic?: number;
                 bm25?: number;
@@ -4093,25 +4233,25 @@ export interface components {
                 window?: number;
             };
             /** @default false */
-            with_duplicates: boolean;
+            with_duplicates?: boolean;
             /** @default false */
-            highlight: boolean;
+            highlight?: boolean;
             /** @default false */
-            debug: boolean;
+            debug?: boolean;
             /** @default false */
-            show_hidden: boolean;
+            show_hidden?: boolean;
             /**
              * @description The KB's custom synonyms of the query's terms join its keyword query.
              * @default false
              */
-            with_synonyms: boolean;
+            with_synonyms?: boolean;
             security?: components["schemas"]["SecurityFilter"];
             /**
              * @default [
              *       "basic"
              *     ]
              */
-            show: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
+            show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
             field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
@@ -4150,7 +4290,7 @@ export interface components {
                  * @default and
                  * @enum {string}
                  */
-                operator: "and" | "or";
+                operator?: "and" | "or";
             };
             /**
              * @deprecated
@@ -4391,7 +4531,7 @@ export interface components {
              * @description The question; not blank.
              * @default
              */
-            query: string;
+            query?: string;
             /**
              * @description `relations` and `graph` exclude each other; an empty list means the default.
              * @default [
@@ -4399,13 +4539,13 @@ export interface components {
              *       "keyword"
              *     ]
              */
-            features: ("keyword" | "semantic" | "relations")[];
+            features?: ("keyword" | "semantic" | "relations")[];
             /** @description Refused: /ask has no graph feature. */
             graph_query?: {
                 [key: string]: unknown;
             };
             /** @default 20 */
-            top_k: number;
+            top_k?: number;
             min_score?: number | {
                 semantic?: number;
                 bm25?: number;
@@ -4430,25 +4570,25 @@ export interface components {
                 window?: number;
             };
             /** @default false */
-            with_duplicates: boolean;
+            with_duplicates?: boolean;
             /** @default false */
-            highlight: boolean;
+            highlight?: boolean;
             /** @default false */
-            debug: boolean;
+            debug?: boolean;
             /** @default false */
-            show_hidden: boolean;
+            show_hidden?: boolean;
             /**
              * @description The KB's custom synonyms of the query's terms join its keyword query.
              * @default false
              */
-            with_synonyms: boolean;
+            with_synonyms?: boolean;
             security?: components["schemas"]["SecurityFilter"];
             /**
              * @default [
              *       "basic"
              *     ]
              */
-            show: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
+            show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
             field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
@@ -4487,7 +4627,7 @@ export interface components {
                  * @default and
                  * @enum {string}
                  */
-                operator: "and" | "or";
+                operator?: "and" | "or";
             };
             /**
              * @deprecated
@@ -4523,9 +4663,9 @@ export interface components {
              */
             range_modification_end?: string;
             /** @default default */
-            citations: boolean | ("none" | "default" | "llm_footnotes");
+            citations?: boolean | ("none" | "default" | "llm_footnotes");
             /** @default 0.4 */
-            citation_threshold: number;
+            citation_threshold?: number;
             chat_history?: {
                 /** @enum {string} */
                 author: "USER" | "NUCLIA";
@@ -4552,7 +4692,7 @@ export interface components {
             };
             prefer_markdown?: boolean;
             /** @default true */
-            generate_answer: boolean;
+            generate_answer?: boolean;
             /** @description At most one of each; graph_beta is not supported. */
             rag_strategies?: ({
                 /** @enum {string} */
@@ -4578,6 +4718,20 @@ export interface components {
              */
             reasoning?: false;
         };
+        FeedbackRequest: {
+            /** @description The learning id of the answer (the `nuclia-learning-id` header of /ask). */
+            ident: string;
+            good: boolean;
+            /**
+             * @default CHAT
+             * @enum {string}
+             */
+            task?: "CHAT" | "SEARCH" | "INTENT";
+            /** @description A comment. */
+            feedback?: string;
+            /** @description The paragraph of the answer the feedback is about. */
+            text_block_id?: string;
+        };
         CreateEphemeralTokenDto: {
             /** @description Free label of the browser session the token is for (kept in the token, not interpreted) */
             agent_session?: Record<string, never>;
@@ -4585,7 +4739,7 @@ export interface components {
              * @description Seconds the token lives
              * @default 300
              */
-            ttl: Record<string, never>;
+            ttl?: Record<string, never>;
         };
         EphemeralTokenDto: {
             /** @description Read-only token for the eph-token query parameter of the KB's download routes */
@@ -7413,6 +7567,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description id of an extraction strategy of the KB */
+                "x-extract-strategy"?: string;
                 /** @description true: the file goes to processing and is not kept */
                 "x-skip-store"?: string;
                 "x-language"?: string;
@@ -7427,7 +7583,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The file's bytes; `Content-Type` names its media type (any, `application/octet-stream` when unknown). */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
         responses: {
             201: {
                 headers: {
@@ -7443,6 +7604,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description id of an extraction strategy of the KB */
+                "x-extract-strategy"?: string;
                 /** @description true: the file goes to processing and is not kept */
                 "x-skip-store"?: string;
                 "x-language"?: string;
@@ -7459,7 +7622,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The file's bytes; `Content-Type` names its media type (any, `application/octet-stream` when unknown). */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
         responses: {
             201: {
                 headers: {
@@ -7475,6 +7643,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description id of an extraction strategy of the KB */
+                "x-extract-strategy"?: string;
                 /** @description true: the file goes to processing and is not kept */
                 "x-skip-store"?: string;
                 "x-language"?: string;
@@ -7491,7 +7661,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The file's bytes; `Content-Type` names its media type (any, `application/octet-stream` when unknown). */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
         responses: {
             201: {
                 headers: {
@@ -8479,16 +8654,18 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["GraphPathsRequest"];
             };
         };
         responses: {
-            /** @description GraphSearchResponse {paths: [{source: {value, type, group}, relation: {label, type}, destination}]} */
+            /** @description GraphSearchResponse */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["GraphPathsResponse"];
+                };
             };
             /** @description Every mistake of the request, each with its location */
             422: {
@@ -8512,16 +8689,18 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["GraphNodesRequest"];
             };
         };
         responses: {
-            /** @description GraphNodesSearchResponse {nodes: [{value, type, group}]} */
+            /** @description GraphNodesSearchResponse */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["GraphNodesResponse"];
+                };
             };
             /** @description Every mistake of the request, each with its location */
             422: {
@@ -8545,16 +8724,18 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["GraphRelationsRequest"];
             };
         };
         responses: {
-            /** @description GraphRelationsSearchResponse {relations: [{label, type}]} */
+            /** @description GraphRelationsSearchResponse */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["GraphRelationsResponse"];
+                };
             };
             /** @description Every mistake of the request, each with its location */
             422: {
@@ -8944,15 +9125,18 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["FeedbackRequest"];
             };
         };
         responses: {
+            /** @description Recorded: an empty object */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": Record<string, never>;
+                };
             };
             /** @description Every mistake of the request, each with its location */
             422: {

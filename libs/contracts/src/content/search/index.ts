@@ -9,3 +9,5 @@ export * from './ask.dto';
 export * from './ask-items.dto';
 export * from './query-params.dto';
 export * from './graph-query';
+export * from './graph.dto';
+export * from './feedback.dto';

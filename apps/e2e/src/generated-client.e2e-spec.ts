@@ -23,7 +23,8 @@ async function ndjsonLines(response: Response): Promise<AskStreamLine[]> {
 /**
  * A newcomer's journey through `@kb/client` only (types generated from openapi.json, calls through
  * openapi-fetch): sign in, give a KB a service account and an API key, write a text resource and a
- * file, find them with filters, ask with a streamed answer, mint a temporal key, revoke the key.
+ * file, find them with filters, ask with a streamed answer and send feedback, query the graph, mint a
+ * temporal key, revoke the key.
  * Every call is typed by the document: a path, parameter or body the document does not declare
  * would not compile.
  */
@@ -127,16 +128,34 @@ describe('the generated client against a standalone service', () => {
     expect(bad.error!.detail.map((d) => d.loc.join('.'))).toEqual(['body.top_k']);
   });
 
-  it('asks with a streamed answer: NDJSON items read from the raw response, ending with a status', async () => {
+  it('asks with a streamed answer: NDJSON items read from the raw response, ending with a status; then sends feedback on it', async () => {
     const { response } = await keyed.POST('/api/v1/kb/{kbid}/ask', { params: { path: { kbid } }, body: { query: 'When are spring tides?', features: ['keyword'] }, parseAs: 'stream' });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('application/x-ndjson');
     const lines = await ndjsonLines(response);
-    const types = lines.map((line) => line.item.type);
-    expect(types).toContain('retrieval');
-    const retrieval = lines.find((line) => line.item.type === 'retrieval')?.item as components['schemas']['AskRetrievalItem'];
-    expect(Object.keys(retrieval.results.resources)).toContain(textRid);
-    expect(types.at(-1) === 'status' || types.includes('status')).toBe(true);
+    const retrieval = lines.map((line) => line.item).find((item): item is components['schemas']['AskRetrievalItem'] => item.type === 'retrieval');
+    expect(Object.keys(retrieval!.results.resources)).toContain(textRid);
+    const status = lines.map((line) => line.item).find((item): item is components['schemas']['AskStatusItem'] => item.type === 'status');
+    expect(status?.status).toEqual(expect.any(String));
+
+    const ident = response.headers.get('nuclia-learning-id')!;
+    expect(ident).toBeTruthy();
+    const feedback = await keyed.POST('/api/v1/kb/{kbid}/feedback', { params: { path: { kbid } }, body: { ident, good: true, task: 'CHAT', feedback: 'clear' } });
+    expect([feedback.response.status, feedback.data]).toEqual([200, {}]);
+    const bad = await keyed.POST('/api/v1/kb/{kbid}/feedback', { params: { path: { kbid } }, body: { ident, good: 'yes' as unknown as boolean, rating: 5 } as never });
+    expect(bad.response.status).toBe(422);
+    expect((bad.error as { detail: { loc: string[] }[] }).detail.map((d) => d.loc.join('.'))).toEqual(['body.good', 'body.rating']);
+  });
+
+  it('queries the knowledge graph with a typed body, and gets every mistake of a bad one at its path', async () => {
+    const paths = await keyed.POST('/api/v1/kb/{kbid}/graph', { params: { path: { kbid } }, body: { query: { prop: 'path', source: { value: 'Moon', type: 'entity' }, undirected: true }, top_k: 10 } });
+    expect(paths.response.status).toBe(200);
+    expect(Array.isArray(paths.data!.paths)).toBe(true);
+    const nodes = await keyed.POST('/api/v1/kb/{kbid}/graph/nodes', { params: { path: { kbid } }, body: { query: { prop: 'node', value: 'Moon', match: 'fuzzy' } } });
+    expect([nodes.response.status, Array.isArray(nodes.data!.nodes)]).toEqual([200, true]);
+    const bad = await keyed.POST('/api/v1/kb/{kbid}/graph/relations', { params: { path: { kbid } }, body: { query: { prop: 'node', value: 'Moon' }, top_k: 0 } });
+    expect(bad.response.status).toBe(422);
+    expect((bad.error as { detail: { loc: string[] }[] }).detail.map((d) => d.loc.join('.'))).toEqual(['body.top_k', 'body.query']);
   });
 
   it('mints a temporal key from the API key, which reads the KB as its parent key', async () => {

@@ -3546,6 +3546,67 @@ export interface components {
         ValidationErrorResponse: {
             detail: components["schemas"]["ValidationIssueDto"][];
         };
+        FilterExpressionNode: {
+            and?: components["schemas"]["FilterExpressionNode"][];
+            or?: components["schemas"]["FilterExpressionNode"][];
+            not?: components["schemas"]["FilterExpressionNode"];
+            /**
+             * @description `field`, `keyword` and `field_mimetype` filter fields (not the catalog's resources); `kind` paragraphs only.
+             * @enum {string}
+             */
+            prop?: "resource" | "field" | "keyword" | "created" | "modified" | "label" | "resource_mimetype" | "field_mimetype" | "entity" | "language" | "origin_tag" | "origin_metadata" | "origin_path" | "origin_source" | "origin_collaborator" | "generated" | "kind" | "status";
+            /** @description resource: its id; origin_source: the source id */
+            id?: string;
+            /** @description resource: its slug (instead of id) */
+            slug?: string;
+            /**
+             * Format: date-time
+             * @description created, modified
+             */
+            since?: string;
+            /**
+             * Format: date-time
+             * @description created, modified
+             */
+            until?: string;
+            /** @description label */
+            labelset?: string;
+            /** @description label */
+            label?: string;
+            /** @description resource_mimetype, field_mimetype: the media type (e.g. application); field: text, file, link, conversation, generic, key_value */
+            type?: string;
+            /** @description resource_mimetype, field_mimetype: the subtype (e.g. pdf); entity: the entity group */
+            subtype?: string;
+            /** @description field: the field id */
+            name?: string;
+            /** @description keyword */
+            word?: string;
+            /** @description entity, origin_metadata */
+            value?: string;
+            /** @description language */
+            language?: string;
+            /** @description language: the main language only */
+            only_primary?: boolean;
+            /** @description origin_tag */
+            tag?: string;
+            /** @description origin_metadata: the metadata key */
+            field?: string;
+            /** @description origin_path */
+            prefix?: string;
+            /** @description origin_collaborator */
+            collaborator?: string;
+            /**
+             * @description generated
+             * @enum {string}
+             */
+            by?: "data-augmentation";
+            /** @description generated */
+            da_task?: string;
+            /** @description status: PENDING, PROCESSED, ERROR, … */
+            status?: string;
+            /** @description kind: the paragraph kind */
+            kind?: string;
+        };
         SecurityFilter: {
             groups?: string[];
             /**
@@ -3641,13 +3702,9 @@ export interface components {
             /** @description Boolean expressions ({and: [...]}, {or: [...]}, {not: ...}) over conditions {prop: resource|field|keyword|created|modified|label|resource_mimetype|field_mimetype|entity|language|origin_tag|origin_metadata|origin_path|origin_source|origin_collaborator|generated|kind|status, ...}; 16 levels and 1000 values at most. */
             filter_expression?: {
                 /** @description Expression on resources and fields. */
-                field?: {
-                    [key: string]: unknown;
-                };
+                field?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression on paragraphs (adds prop kind). */
-                paragraph?: {
-                    [key: string]: unknown;
-                };
+                paragraph?: components["schemas"]["FilterExpressionNode"];
                 /**
                  * @default and
                  * @enum {string}
@@ -3766,9 +3823,7 @@ export interface components {
             };
             filter_expression?: {
                 /** @description Expression on resources (the filter_expression language without field, keyword, field_mimetype and kind). */
-                resource?: {
-                    [key: string]: unknown;
-                };
+                resource?: components["schemas"]["FilterExpressionNode"];
             };
             /** @deprecated */
             filters?: (string | {
@@ -3948,9 +4003,7 @@ export interface components {
             /** @description Only the edges seen in paragraphs of the matching fields. */
             filter_expression?: {
                 /** @description Expression on resources and fields (the /find filter_expression language). */
-                field?: {
-                    [key: string]: unknown;
-                };
+                field?: components["schemas"]["FilterExpressionNode"];
             };
             security?: {
                 groups?: string[];
@@ -3986,9 +4039,7 @@ export interface components {
             /** @description Only the edges seen in paragraphs of the matching fields. */
             filter_expression?: {
                 /** @description Expression on resources and fields (the /find filter_expression language). */
-                field?: {
-                    [key: string]: unknown;
-                };
+                field?: components["schemas"]["FilterExpressionNode"];
             };
             security?: {
                 groups?: string[];
@@ -4007,9 +4058,7 @@ export interface components {
             /** @description Only the edges seen in paragraphs of the matching fields. */
             filter_expression?: {
                 /** @description Expression on resources and fields (the /find filter_expression language). */
-                field?: {
-                    [key: string]: unknown;
-                };
+                field?: components["schemas"]["FilterExpressionNode"];
             };
             security?: {
                 groups?: string[];
@@ -4110,13 +4159,9 @@ export interface components {
             /** @description Boolean expressions ({and: [...]}, {or: [...]}, {not: ...}) over conditions {prop: resource|field|keyword|created|modified|label|resource_mimetype|field_mimetype|entity|language|origin_tag|origin_metadata|origin_path|origin_source|origin_collaborator|generated|kind|status, ...}; 16 levels and 1000 values at most. */
             filter_expression?: {
                 /** @description Expression on resources and fields. */
-                field?: {
-                    [key: string]: unknown;
-                };
+                field?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression on paragraphs (adds prop kind). */
-                paragraph?: {
-                    [key: string]: unknown;
-                };
+                paragraph?: components["schemas"]["FilterExpressionNode"];
                 /**
                  * @default and
                  * @enum {string}
@@ -4279,13 +4324,9 @@ export interface components {
             /** @description Boolean expressions ({and: [...]}, {or: [...]}, {not: ...}) over conditions {prop: resource|field|keyword|created|modified|label|resource_mimetype|field_mimetype|entity|language|origin_tag|origin_metadata|origin_path|origin_source|origin_collaborator|generated|kind|status, ...}; 16 levels and 1000 values at most. */
             filter_expression?: {
                 /** @description Expression on resources and fields. */
-                field?: {
-                    [key: string]: unknown;
-                };
+                field?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression on paragraphs (adds prop kind). */
-                paragraph?: {
-                    [key: string]: unknown;
-                };
+                paragraph?: components["schemas"]["FilterExpressionNode"];
                 /**
                  * @default and
                  * @enum {string}
@@ -4616,13 +4657,9 @@ export interface components {
             /** @description Boolean expressions ({and: [...]}, {or: [...]}, {not: ...}) over conditions {prop: resource|field|keyword|created|modified|label|resource_mimetype|field_mimetype|entity|language|origin_tag|origin_metadata|origin_path|origin_source|origin_collaborator|generated|kind|status, ...}; 16 levels and 1000 values at most. */
             filter_expression?: {
                 /** @description Expression on resources and fields. */
-                field?: {
-                    [key: string]: unknown;
-                };
+                field?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression on paragraphs (adds prop kind). */
-                paragraph?: {
-                    [key: string]: unknown;
-                };
+                paragraph?: components["schemas"]["FilterExpressionNode"];
                 /**
                  * @default and
                  * @enum {string}

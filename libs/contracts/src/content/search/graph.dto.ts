@@ -1,6 +1,7 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type MemberCheck } from '../../common/member-checks';
 import { filterExpressionCheck, withinExpressionLimits } from './filter-expression';
+import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { NODE_TYPES, parseGraphExpr, RELATION_TYPES, type GraphKind, type NodeType, type RelationType } from './graph-query';
 import { REQUEST_LIMITS } from './request-limits';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
@@ -67,12 +68,12 @@ export class GraphQueryExpression {
 }
 
 /** The members every /graph* body shares besides `query`, which each route declares with its own conditions. */
-@ApiExtraModels(GraphQueryExpression)
+@ApiExtraModels(GraphQueryExpression, FilterExpressionNode)
 export class GraphRequestBase {
   @ApiPropertyOptional({ minimum: 1, maximum: GRAPH_MAX_TOP_K, default: 50 }) @Check(checks.int(1, GRAPH_MAX_TOP_K)) top_k?: number;
   @ApiPropertyOptional({
     type: 'object',
-    properties: { field: { type: 'object', additionalProperties: true, description: 'Expression on resources and fields (the /find filter_expression language).' } },
+    properties: { field: filterExpressionMember('Expression on resources and fields (the /find filter_expression language).') },
     additionalProperties: false,
     description: 'Only the edges seen in paragraphs of the matching fields.',
   })

@@ -11,3 +11,4 @@ export * from './query-params.dto';
 export * from './graph-query';
 export * from './graph.dto';
 export * from './feedback.dto';
+export * from './filter-expression.schema';

@@ -77,7 +77,7 @@ describe('the generated client against a standalone service', () => {
     expect([kb.response.status, kb.data?.uuid]).toEqual([200, kbid]);
   });
 
-  it('refuses a service account with an unknown role, with the 422 body the document declares', async () => {
+  it('refuses a service account with an unknown role (422, the role named in the error)', async () => {
     const bad = await user.POST('/api/v1/account/{account_id}/kb/{kb_id}/service_accounts', {
       params: { path: { account_id: accountId, kb_id: kbid } },
       body: { title: 'x', role: 'SGOD' as 'SOWNER' },

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { AccountsSubjects, DomainError, ErrorCodes, type AskEnvelope, type AskItem, type FindResponse } from '@kb/contracts';
+import { AccountsSubjects, DomainError, ErrorCodes, type AskEnvelope, type AskItem, type FeedbackEnvelope, type FindResponse } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -384,7 +384,7 @@ export class AskService {
   }
 
   /** `/feedback`: good/bad (+ comment) on an answer, recorded against its learning id for reporting. */
-  async feedback(req: { kbid: string; body: Record<string, unknown>; actor?: { user?: string; client_type?: string } }): Promise<Record<string, never>> {
+  async feedback(req: FeedbackEnvelope): Promise<Record<string, never>> {
     const r = new RequestReader(req.body);
     const ident = r.string('ident', '', { required: true, max: 200 });
     const good = r.raw('good');

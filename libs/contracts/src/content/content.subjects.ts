@@ -3,12 +3,13 @@ import { KbNotificationEvent } from './kb-notification.event';
 import { QuestionAnswersJob } from './question-answers.dto';
 import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
 import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
-import { FeedbackRequest, SearchEnvelope } from './search-requests.dto';
 import { AskEnvelope } from './search/ask.dto';
 import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
 import { CatalogEnvelope, CatalogFacetsEnvelope, type CatalogFacetsResponse, type CatalogResponse } from './search/catalog.dto';
+import { GraphNodesEnvelope, GraphPathsEnvelope, GraphRelationsEnvelope, type GraphNodesResponse, type GraphPathsResponse, type GraphRelationsResponse } from './search/graph.dto';
+import { FeedbackEnvelope } from './search/feedback.dto';
 import {
   CreateResourceRequest, DeleteResourceRequest, GetResourceRequest, KbContentRef, ListResourcesRequest, ModifyResourceRequest, ResourceRef,
 } from './resource-requests.dto';
@@ -65,13 +66,13 @@ export const ContentSubjects = {
   catalog: rpc<CatalogEnvelope, CatalogResponse>('content.search.catalog', CatalogEnvelope),
   catalogFacets: rpc<CatalogFacetsEnvelope, CatalogFacetsResponse>('content.search.catalog-facets', CatalogFacetsEnvelope),
   /** Knowledge-graph queries (API-MAP 2.8): `{paths}`, `{nodes}`, `{relations}`. */
-  graphPaths: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph', SearchEnvelope),
-  graphNodes: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-nodes', SearchEnvelope),
-  graphRelations: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-relations', SearchEnvelope),
+  graphPaths: rpc<GraphPathsEnvelope, GraphPathsResponse>('content.search.graph', GraphPathsEnvelope),
+  graphNodes: rpc<GraphNodesEnvelope, GraphNodesResponse>('content.search.graph-nodes', GraphNodesEnvelope),
+  graphRelations: rpc<GraphRelationsEnvelope, GraphRelationsResponse>('content.search.graph-relations', GraphRelationsEnvelope),
   /** Retrieval-augmented answer, streamed item by item (API-MAP 2.4). */
   ask: stream<AskEnvelope, AskItem>('content.ask.stream', AskEnvelope),
   /** Good/bad feedback on an answer, by its learning id. */
-  feedback: rpc<FeedbackRequest, Record<string, never>>('content.ask.feedback', FeedbackRequest),
+  feedback: rpc<FeedbackEnvelope, Record<string, never>>('content.ask.feedback', FeedbackEnvelope),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),
   /** `GET /kb/{kbid}/counters`: resources, fields, paragraphs, sentences and index size of a KB. */
   kbCounters: rpc<KbContentRef, KbCountersDto>('content.kb.counters', KbContentRef),

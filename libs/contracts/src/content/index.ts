@@ -9,7 +9,6 @@ export * from './labelset.dto';
 export * from './file-keys';
 export * from './reindex-resource.dto';
 export * from './resource-reindexed.event';
-export * from './search-requests.dto';
 export * from './processing-status.dto';
 export * from './processing-push.dto';
 export * from './processing-pull.dto';

@@ -3,6 +3,7 @@ import { searchPayloadOf, type SearchPayload } from './search-payload';
 import { Check, checks, Closed } from '../../common/member-checks';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
 import { fieldsCheck, filterExpressionCheck, legacyFiltersCheck, type FilterExpression, type LegacyFilters } from './filter-expression';
+import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { REQUEST_LIMITS } from './request-limits';
 import { configNameCheck } from './config-name';
 import { auditMetadataCheck, enumListCheck, graphQueryCheck, minScoreCheck, rankFusionCheck, rerankerCheck, securityCheck, stringListCheck, vectorCheck } from './retrieval.dto';
@@ -20,8 +21,8 @@ const FILTER_EXPRESSION_SCHEMA: ApiPropertyOptions = {
     'Boolean expressions ({and: [...]}, {or: [...]}, {not: ...}) over conditions {prop: resource|field|keyword|created|modified|label|resource_mimetype|field_mimetype|entity|language|origin_tag|origin_metadata|origin_path|origin_source|origin_collaborator|generated|kind|status, ...}; ' +
     `${REQUEST_LIMITS.expressionDepth} levels and ${REQUEST_LIMITS.expressionNodes} values at most.`,
   properties: {
-    field: { type: 'object', additionalProperties: true, description: 'Expression on resources and fields.' },
-    paragraph: { type: 'object', additionalProperties: true, description: 'Expression on paragraphs (adds prop kind).' },
+    field: filterExpressionMember('Expression on resources and fields.'),
+    paragraph: filterExpressionMember('Expression on paragraphs (adds prop kind).'),
     operator: { type: 'string', enum: ['and', 'or'], default: 'and' },
   },
   additionalProperties: false,
@@ -38,6 +39,7 @@ export class SecurityFilter {
  * from them), declared as /find has them; /search, /suggest and /ask redeclare what differs
  * (features, graph_query, query, top_k) and add their own.
  */
+@ApiExtraModels(FilterExpressionNode)
 export class RetrievalRequestBase {
   @ApiPropertyOptional({ maxLength: REQUEST_LIMITS.queryChars, default: '' })
   @Check(checks.string({ max: REQUEST_LIMITS.queryChars }))

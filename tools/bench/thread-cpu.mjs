@@ -10,6 +10,8 @@
 // microseconds per request. CPU per request is what a code change moves; the rate also moves with the
 // machine's mood, which is why trees alternate within each round.
 //
+// THREAD_CPU_NODE_ARGS passes options to each standalone's node (a CPU profile: `--cpu-prof --cpu-prof-dir=<dir>`).
+//
 // Thread groups: `main` (the event loop: gateway, services, bus), `db` (the embedded database's worker
 // thread, which runs every statement), `gc` (V8's helper threads), `libuv` (the file and DNS pool), `other`.
 import autocannon from 'autocannon';
@@ -86,7 +88,8 @@ async function waitReady(url, child) {
 async function once(tree) {
   const dataDir = mkdtempSync(join(tmpdir(), 'thread-cpu-'));
   const port = await freePort();
-  const child = spawn(process.execPath, [join(tree, 'dist/apps/standalone/src/main.js')], {
+  const nodeArgs = (process.env['THREAD_CPU_NODE_ARGS'] ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof --cpu-prof-dir=…
+  const child = spawn(process.execPath, [...nodeArgs, join(tree, 'dist/apps/standalone/src/main.js')], {
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), DATA_DIR: dataDir, ACCESS_CACHE_TTL_SECONDS: '5' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

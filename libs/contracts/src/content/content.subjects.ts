@@ -24,6 +24,10 @@ import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
 import type { KbCountersDto } from './kb-counters.dto';
 import { CreateEntitiesGroupRequest, EntitiesGroupRef, UpdateEntitiesGroupRequest, type EntitiesGroupDto, type KnowledgeBoxEntitiesDto } from './entities-groups.dto';
+import {
+  KbTransferRef, PeekKbArchiveRequest, StartKbExportRequest, StartKbImportRequest,
+  type KbArchiveHeadDto, type KbExportCreatedDto, type KbExportFileDto, type KbImportCreatedDto, type KbTransferStatusDto,
+} from './kb-transfer.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
 
 export const ContentSubjects = {
@@ -86,6 +90,15 @@ export const ContentSubjects = {
   processingWebhooks: rpc<WebhookDeliveriesRequest, WebhookDeliveriesDto>('content.processing.webhooks', WebhookDeliveriesRequest),
   /** Question/answer pairs of a processed field, by the KB's generative model (when it has a provider). */
   generateQuestionAnswers: queue<QuestionAnswersJob>('content.field.question-answers', 'PROCESSED', QuestionAnswersJob),
+
+  /** Export and import of a KB (API-MAP 3, docs/export-format.md): jobs run in the background by content. */
+  startKbExport: rpc<StartKbExportRequest, KbExportCreatedDto>('content.kb-export.start', StartKbExportRequest),
+  kbExportStatus: rpc<KbTransferRef, KbTransferStatusDto>('content.kb-export.status', KbTransferRef),
+  kbExportFile: rpc<KbTransferRef, KbExportFileDto>('content.kb-export.file', KbTransferRef),
+  /** Reads the manifest and KB configuration of a staged archive (to create the KB it goes into). */
+  peekKbArchive: rpc<PeekKbArchiveRequest, KbArchiveHeadDto>('content.kb-import.peek', PeekKbArchiveRequest),
+  startKbImport: rpc<StartKbImportRequest, KbImportCreatedDto>('content.kb-import.start', StartKbImportRequest),
+  kbImportStatus: rpc<KbTransferRef, KbTransferStatusDto>('content.kb-import.status', KbTransferRef),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
   /** The events of requests (visited, search, suggest, chat), several to a message. */

@@ -18,4 +18,5 @@ export * from './synonyms.dto';
 export * from './kb-counters.dto';
 export * from './kb-notification.event';
 export * from './entities-groups.dto';
+export * from './kb-transfer.dto';
 export * from './search';

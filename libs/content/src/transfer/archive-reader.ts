@@ -42,7 +42,7 @@ export async function* readArchive(source: Readable, limits: ArchiveLimits): Asy
     if (!extract.write(chunk)) gunzip.pause();
   });
   extract.on('drain', () => gunzip.resume());
-  gunzip.on('end', () => extract.end());
+  gunzip.on('end', () => extract.end(undefined));
   source.pipe(gunzip);
 
   let count = 0;

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import { pack as tarPack, type Headers } from 'tar-stream';
+import { pack as tarPack, type Header } from 'tar-stream';
+type Headers = Partial<Header> & { name: string };
 import { DEFAULT_ARCHIVE_LIMITS, parseEntryName, type ArchiveLimits } from './archive-format';
 import { checkKbConfig, checkManifest, checkResource } from './archive-lines';
 import { entryLines, entryText, readArchive } from './archive-reader';

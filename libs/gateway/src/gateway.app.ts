@@ -12,7 +12,7 @@ import { ClientRateLimiter, type ClientRateLimitOptions } from './http/client-ra
 import { inspectInput, inspectPath } from './http/input-inspection';
 
 /** Routes whose request body is a file stream. */
-const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$/;
+const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$|^\/api\/v1\/(kb\/[^/]+|kbs)\/import$/i;
 /**
  * JSON routes that carry content (inline base64 files, long texts, conversations): resource create
  * and modify, field writes, processing push. Every other JSON body is small.

@@ -167,6 +167,14 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'PATCH /api/v1/kb/:kbid': kb('MANAGER'),
   'DELETE /api/v1/kb/:kbid': kb('MANAGER', USERS),
   'GET /api/v1/kb/:kbid/counters': kb('READER'),
+  // Export and import (API-MAP 3): an archive holds everything in the KB and an import writes all of it
+  'POST /api/v1/kb/:kbid/export': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/export/:export_id/status': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/export/:export_id': kb('MANAGER'),
+  'POST /api/v1/kb/:kbid/import': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/import/:import_id/status': kb('MANAGER'),
+  // A new KB from an archive: like POST /api/v1/kbs, an account owner's
+  'POST /api/v1/kbs/import': USER,
   // Live notifications (resource written, processed, indexed): what any reader of the KB may see
   'GET /api/v1/kb/:kbid/notifications': kb('READER'),
   // Browser tokens for the download routes (eph-token): by a reader of the KB, or the KB's API key

@@ -25,13 +25,16 @@ function tarHeader(name: string, size: number): Buffer {
   return h;
 }
 
+/** One entry: its header, its bytes and the padding to 512. */
+function tarGzEntry(name: string, body: string | Buffer): Buffer {
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
+  return Buffer.concat([tarHeader(name, bytes.length), bytes, Buffer.alloc((512 - (bytes.length % 512)) % 512)]);
+}
+
 /** A gzipped tar of the entries (each padded to 512 bytes), with the two closing zero blocks. */
 function tarGz(entries: [string, string | Buffer][], trailer = true): Buffer {
   const parts: Buffer[] = [];
-  for (const [name, body] of entries) {
-    const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
-    parts.push(tarHeader(name, bytes.length), bytes, Buffer.alloc((512 - (bytes.length % 512)) % 512));
-  }
+  for (const [name, body] of entries) parts.push(tarGzEntry(name, body));
   if (trailer) parts.push(Buffer.alloc(1024));
   return gzipSync(Buffer.concat(parts));
 }
@@ -201,7 +204,7 @@ describe('KB export and import', () => {
       ['traversal', tarGz([['manifest.json', manifest(src)], ['../../etc/passwd', 'x'], ['end.json', '{"resources":0,"blobs":0}']]), /is not allowed/],
       ['traversal in a blob path', tarGz([['manifest.json', manifest(src)], [`blobs/${rid}/../../x`, 'x'], ['end.json', '{"resources":0,"blobs":0}']]), /is not allowed/],
       // A header claiming 8 GiB, more than the account's 5 GiB file limit: refused before any byte is read.
-      ['oversized entry', gzipSync(Buffer.concat([tarHeader('manifest.json', 2), Buffer.from('{}'), Buffer.alloc(510), tarHeader(`blobs/${rid}/big`, 0o77777777777), Buffer.alloc(4096)])), /more than the \d+ allowed/],
+      ['oversized entry', gzipSync(Buffer.concat([tarGzEntry('manifest.json', manifest(src)), tarHeader(`blobs/${rid}/big`, 0o77777777777), Buffer.alloc(4096)])), /has 8589934591 bytes, more than the \d+ allowed/],
       ['unknown version', tarGz([['manifest.json', JSON.stringify({ format: 'kb-archive', version: 99, exported_at: new Date().toISOString(), source: { kbid: src } })], ['end.json', '{"resources":0,"blobs":0}']]), /unsupported archive version 99/],
       ['truncated', tarGz([['manifest.json', manifest(src)], ['kb.json', '{}']], false), /ends before end.json/],
     ];

@@ -23,6 +23,7 @@ import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
 import { SearchReindexService } from './search/index/search-reindex.service';
 import { KbTransfersService } from './transfer/kb-transfers.service';
+import { KbBackupsService } from './transfer/kb-backups.service';
 
 @Injectable()
 export class ContentHandlers implements OnModuleInit {
@@ -50,6 +51,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly synonyms: SynonymsService,
     private readonly entitiesGroups: EntitiesGroupsService,
     private readonly transfers: KbTransfersService,
+    private readonly backups: KbBackupsService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -106,6 +108,10 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.peekKbArchive, (req) => this.transfers.peek(req)),
       this.bus.handle(S.startKbImport, (req) => this.transfers.startImport(req)),
       this.bus.handle(S.kbImportStatus, (req) => this.transfers.status('import', req)),
+      this.bus.handle(S.startBackup, (req) => this.backups.start(req)),
+      this.bus.handle(S.listBackups, (req) => this.backups.list(req)),
+      this.bus.handle(S.deleteBackup, (req) => this.backups.delete(req)),
+      this.bus.handle(S.stageRestore, (req) => this.backups.stageRestore(req)),
       this.bus.subscribe(S.resourceReindexed, (event) => this.reindexer.onReindexed(event), { durable: 'content-search-reindex' }),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
       // Reprocessing a large KB outlasts an ack wait: the live handler keeps its event for up to 6 hours.

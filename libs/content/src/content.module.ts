@@ -34,6 +34,7 @@ import { SearchMemoryService } from './search/memory/search-memory.service';
 import { KbExporter } from './transfer/kb-exporter';
 import { KbImporter } from './transfer/kb-importer';
 import { KbTransfersService } from './transfer/kb-transfers.service';
+import { KbBackupsService } from './transfer/kb-backups.service';
 
 /** Root module of the content service (resources, fields, and later search and ask). */
 @Module({})
@@ -48,7 +49,7 @@ export class ContentModule {
         ResourcesRepository, OutboxService, AuditBatchService, KbNotifier, ResourcesService, FieldsService, LabelSetsService, EntitiesGroupsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
-        KbExporter, KbImporter, KbTransfersService,
+        KbExporter, KbImporter, KbTransfersService, KbBackupsService,
       ],
     };
   }

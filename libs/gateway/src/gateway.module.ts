@@ -44,6 +44,7 @@ import { TusService } from './uploads/tus.service';
 import { UploadService } from './uploads/upload.service';
 import { KbArchivesService } from './uploads/kb-archives.service';
 import { KbTransfersController } from './routes/kb-transfers.controller';
+import { AccountBackupsController } from './routes/account-backups.controller';
 import { NotificationsController } from './routes/notifications.controller';
 import { EphemeralTokensController } from './routes/ephemeral-tokens.controller';
 import { DEFAULT_NOTIFICATION_LIMITS, NOTIFICATION_LIMITS, NotificationsHub, type NotificationLimits } from './notifications/notifications-hub';
@@ -67,7 +68,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController, ActivityDownloadsController, PresignedBlobsController, KbTransfersController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController, ActivityDownloadsController, PresignedBlobsController, KbTransfersController, AccountBackupsController],
       providers: [
         {
           provide: ACCESS_CLIENT,

@@ -135,13 +135,16 @@ export class KbImporter {
         await this.blobs.put(`${resourceBlobPrefix(job.kbid, rid)}${name.path}`, stream(entry), { size: entry.size, maxBytes: limits.maxBlobBytes });
       } else if (name.kind === 'resources') {
         for await (const { line, n } of entryLines(entry, limits.maxLineBytes)) {
-          const oldRid = (parseJson(line, `${entry.path} line ${n}`) as { rid: string }).rid;
+          const original = parseJson(line, `${entry.path} line ${n}`) as { rid: string; slug: string };
+          const oldRid = original.rid;
           const rid = await this.targetRid(job.kbid, oldRid);
           ids.set(oldRid, rid);
           // Ids are rewritten in the text: blob addresses, paragraph keys and vectors all name them.
           let text = line.split(checked.sourceKbid).join(job.kbid);
           if (rid !== oldRid) text = text.split(oldRid).join(rid);
-          await this.insert(job, checkResource(parseJson(text, `${entry.path} line ${n}`), `${entry.path} line ${n}`, limits));
+          const resource = checkResource(parseJson(text, `${entry.path} line ${n}`), `${entry.path} line ${n}`, limits);
+          // Slugs are kept as they were, even one that was the old id (a resource's default slug).
+          await this.insert(job, { ...resource, slug: original.slug });
           written++;
         }
         await progress(written);

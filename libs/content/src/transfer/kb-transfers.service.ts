@@ -24,7 +24,7 @@ const KEEP_DAYS = 7;
 interface TransferRow {
   id: string;
   kbid: string;
-  kind: 'export' | 'import';
+  kind: TransferKind;
   status: KbTransferStatusDto['status'];
   blob_key: string;
   params: Record<string, unknown>;
@@ -33,6 +33,8 @@ interface TransferRow {
   attempts: number;
   error: string | null;
 }
+
+export type TransferKind = 'export' | 'import' | 'backup';
 
 export const exportBlobKey = (kbid: string, id: string) => `content/kbs/${kbid}/exports/${id}.tar.gz`;
 
@@ -111,14 +113,17 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private async record(id: string, kbid: string, kind: 'export' | 'import', blobKey: string, params: Record<string, unknown>): Promise<void> {
+  /** Records a job (429 when the KB has too many waiting) and wakes the worker. */
+  async record(id: string, kbid: string, kind: TransferKind, blobKey: string, params: Record<string, unknown>, accountId?: string): Promise<void> {
     const [waiting] = (await this.ds.query(
       `SELECT count(*)::int AS n FROM content.kb_transfers WHERE kbid = $1 AND status IN ('scheduled', 'running')`, [kbid],
     )) as { n: number }[];
     if ((waiting?.n ?? 0) >= MAX_PENDING_PER_KB) {
       throw new DomainError(ErrorCodes.RATE_LIMITED, `At most ${MAX_PENDING_PER_KB} exports and imports of a Knowledge Box run at once: wait for one to finish`, { try_after: 10 });
     }
-    await this.ds.query(`INSERT INTO content.kb_transfers (id, kbid, kind, blob_key, params) VALUES ($1, $2, $3, $4, $5::jsonb)`, [id, kbid, kind, blobKey, JSON.stringify(params)]);
+    await this.ds.query(
+      `INSERT INTO content.kb_transfers (id, kbid, kind, blob_key, params, account_id) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`, [id, kbid, kind, blobKey, JSON.stringify(params), accountId ?? null],
+    );
     this.kick();
   }
 
@@ -164,8 +169,9 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
     const job = (Array.isArray(claimed[0]) ? claimed[0] : claimed)[0] as TransferRow | undefined;
     if (!job) return false;
     try {
-      if (job.kind === 'export') await this.runExport(job);
-      else await this.runImport(job);
+      // A backup is an export kept for the account.
+      if (job.kind === 'import') await this.runImport(job);
+      else await this.runExport(job);
     } catch (err) {
       const final = err instanceof ArchiveError || job.attempts >= MAX_ATTEMPTS;
       const message = (err instanceof ArchiveError ? `Invalid archive: ${err.message}` : (err as Error).message).slice(0, 1000);
@@ -217,7 +223,7 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
 
   private async expire(): Promise<void> {
     const old = (await this.ds.query(
-      `SELECT * FROM content.kb_transfers WHERE created_at < now() - interval '${KEEP_DAYS} days' AND status IN ('finished', 'errored') LIMIT 20`,
+      `SELECT * FROM content.kb_transfers WHERE created_at < now() - interval '${KEEP_DAYS} days' AND status IN ('finished', 'errored') AND kind <> 'backup' LIMIT 20`,
     )) as TransferRow[];
     for (const o of old) {
       if (o.kind === 'export') await this.cleanupBlob(o);

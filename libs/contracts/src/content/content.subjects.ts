@@ -25,7 +25,8 @@ import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } 
 import type { KbCountersDto } from './kb-counters.dto';
 import { CreateEntitiesGroupRequest, EntitiesGroupRef, UpdateEntitiesGroupRequest, type EntitiesGroupDto, type KnowledgeBoxEntitiesDto } from './entities-groups.dto';
 import {
-  KbTransferRef, PeekKbArchiveRequest, StartKbExportRequest, StartKbImportRequest,
+  AccountBackupRef, AccountBackupsRef, KbTransferRef, PeekKbArchiveRequest, StartBackupRequest, StartKbExportRequest, StartKbImportRequest,
+  type BackupCreatedDto, type BackupDto, type StagedRestoreDto,
   type KbArchiveHeadDto, type KbExportCreatedDto, type KbExportFileDto, type KbImportCreatedDto, type KbTransferStatusDto,
 } from './kb-transfer.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
@@ -99,6 +100,11 @@ export const ContentSubjects = {
   peekKbArchive: rpc<PeekKbArchiveRequest, KbArchiveHeadDto>('content.kb-import.peek', PeekKbArchiveRequest),
   startKbImport: rpc<StartKbImportRequest, KbImportCreatedDto>('content.kb-import.start', StartKbImportRequest),
   kbImportStatus: rpc<KbTransferRef, KbTransferStatusDto>('content.kb-import.status', KbTransferRef),
+  /** Account backups: an export of one KB kept for the account (it outlives the KB) and restored into a new KB. */
+  startBackup: rpc<StartBackupRequest, BackupCreatedDto>('content.backup.start', StartBackupRequest),
+  listBackups: rpc<AccountBackupsRef, BackupDto[]>('content.backup.list', AccountBackupsRef),
+  deleteBackup: rpc<AccountBackupRef, Record<string, never>>('content.backup.delete', AccountBackupRef),
+  stageRestore: rpc<AccountBackupRef, StagedRestoreDto>('content.backup.stage-restore', AccountBackupRef),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
   /** The events of requests (visited, search, suggest, chat), several to a message. */

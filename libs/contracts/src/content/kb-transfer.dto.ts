@@ -72,3 +72,64 @@ export class KbArchiveHeadDto {
   source_kbid!: string;
   kb!: Record<string, unknown>;
 }
+
+/** What a backup says of its KB (the reference's `KBDataResponse`), taken when the backup was made. */
+export class BackupKbDataDto {
+  @ApiProperty({ format: 'uuid' }) @IsString() @Matches(UUID) id!: string;
+  @ApiProperty() @IsString() @MaxLength(250) slug!: string;
+  @ApiProperty() @IsString() @MaxLength(250) title!: string;
+  @ApiProperty({ format: 'date-time' }) @IsString() @MaxLength(64) created!: string;
+}
+
+/** `POST /account/{account_id}/backups` body (the reference's `BackupCreate`). */
+export class CreateBackupDto {
+  @ApiProperty({ format: 'uuid' }) @IsDefined() @IsString() @Matches(UUID, { message: 'kb_id must be a UUID' }) kb_id!: string;
+}
+
+/** `POST /account/{account_id}/backups` → (the reference's `BackupCreateResponse`). */
+export class BackupCreatedDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+}
+
+/** One backup of `GET /account/{account_id}/backups` (the reference's `BackupResponse`). */
+export class BackupDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid' }) account_id!: string;
+  @ApiProperty({ format: 'date-time' }) started_at!: string;
+  @ApiProperty({ type: BackupKbDataDto }) kb_data!: BackupKbDataDto;
+  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String, description: 'Set once the backup is complete' }) finished_at!: string | null;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: 'Bytes of the backup, once complete' }) size!: number | null;
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'Why the backup failed (it is then never finished)' }) error!: string | null;
+}
+
+/** `POST /account/{account_id}/backup/{backup_id}/restore` body (the reference's `BackupRestore`). */
+export class RestoreBackupDto {
+  @ApiProperty({ pattern: '^[a-z0-9_-]+$' }) @IsDefined() @IsString() @MaxLength(250) @Matches(/^[a-z0-9_-]+$/, { message: 'slug must match ^[a-z0-9_-]+$' }) slug!: string;
+  @ApiProperty() @IsDefined() @IsString() @MaxLength(250) title!: string;
+}
+
+/** `POST …/restore` → the new KB (the reference's `KnowledgeBoxCreated`) and the import filling it. */
+export class BackupRestoredDto {
+  @ApiProperty({ format: 'uuid' }) id!: string;
+  @ApiProperty({ format: 'uuid', description: 'Poll GET /api/v1/kb/{id}/import/{import_id}/status' }) import_id!: string;
+}
+
+export class StartBackupRequest {
+  @IsDefined() @IsString() @Matches(UUID) account_id!: string;
+  @IsDefined() @IsObject() kb_config!: Record<string, unknown>;
+  @IsDefined() @IsObject() kb_data!: BackupKbDataDto;
+}
+
+export class AccountBackupsRef {
+  @IsDefined() @IsString() @MaxLength(64) account_id!: string;
+}
+
+export class AccountBackupRef extends AccountBackupsRef {
+  @IsDefined() @IsString() @MaxLength(64) backup_id!: string;
+}
+
+/** A finished backup copied to the staging key of a new import (content answers its id and size). */
+export class StagedRestoreDto {
+  import_id!: string;
+  size_bytes!: number;
+}

@@ -151,6 +151,11 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
 
   // Knowledge Boxes (zone host, account layer)
   'POST /api/v1/account/:account_id/kbs': account('AOWNER'),
+  // Account backups: a backup holds a whole KB and a restore creates one, so owners only
+  'GET /api/v1/account/:account_id/backups': account('AOWNER'),
+  'POST /api/v1/account/:account_id/backups': account('AOWNER'),
+  'DELETE /api/v1/account/:account_id/backup/:backup_id': account('AOWNER'),
+  'POST /api/v1/account/:account_id/backup/:backup_id/restore': account('AOWNER'),
   'GET /api/v1/account/:account_id/kbs': account('AMEMBER'),
   // The reference JS client reads its KB record with the KB's own API key.
   'GET /api/v1/account/:account_id/kb/:kb_id': accountKb('READER', [...USERS, 'api_key']),

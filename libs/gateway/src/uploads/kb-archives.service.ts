@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, stagedImportKey,
-  type BusContext, type KbImportCreatedDto, type KbUploadLimitsDto, type NewImportedKbDto,
+  type BackupCreatedDto, type BackupRestoredDto, type BusContext, type KbImportCreatedDto, type KbUploadLimitsDto, type NewImportedKbDto, type RestoreBackupDto,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
@@ -65,6 +65,30 @@ export class KbArchivesService {
     return { kbid: created.uuid, slug: created.slug, import_id: importId };
   }
 
+  /** `POST /account/{id}/backups`: a backup of one of the account's KBs (404 for a KB outside it). */
+  async backup(accountId: string, kbid: string, context: BusContext): Promise<BackupCreatedDto> {
+    const kb = await this.bus.request(AccountsSubjects.getKb, { account_id: accountId, kb_id: kbid }, { context });
+    const kbConfig = await this.kbConfig(accountId, kbid, context);
+    return this.bus.request(ContentSubjects.startBackup, { account_id: kb.account_id, kb_config: kbConfig, kb_data: { id: kb.id, slug: kb.slug, title: kb.title, created: kb.created } }, { context });
+  }
+
+  /** `POST /account/{id}/backup/{backup_id}/restore`: a new KB with the given slug and title, filled from the backup. */
+  async restore(accountId: string, userId: string | undefined, backupId: string, body: RestoreBackupDto, context: BusContext): Promise<BackupRestoredDto> {
+    const limit = largest(await this.bus.request(AccountsSubjects.accountUploadLimits, { account_id: accountId }, { context }));
+    const staged = await this.bus.request(ContentSubjects.stageRestore, { account_id: accountId, backup_id: backupId }, { context });
+    let kbid: string;
+    try {
+      const head = await this.bus.request(ContentSubjects.peekKbArchive, { import_id: staged.import_id }, { context });
+      const kb = { ...head.kb, slug: body.slug, title: body.title };
+      kbid = (await this.bus.request(AccountsSubjects.createKb, { account_id: accountId, ...(userId ? { actor_user_id: userId } : {}), body: this.newKbBody(kb) }, { context })).id;
+    } catch (err) {
+      await this.blobs.delete(stagedImportKey(staged.import_id)).catch(() => undefined);
+      throw err;
+    }
+    await this.start(kbid, staged.import_id, staged.size_bytes, limit, context);
+    return { id: kbid, import_id: staged.import_id };
+  }
+
   private async stage(upload: ArchiveUpload, limit: number): Promise<{ importId: string; size: number }> {
     if (upload.declaredSize !== undefined && limit >= 0 && upload.declaredSize > limit) {
       throw new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, `The archive is larger than this account's limit of ${limit} bytes`);
@@ -101,23 +125,30 @@ export class KbArchivesService {
     throw DomainError.validation([{ loc: ['query', 'account_id'], msg, type: 'missing' }]);
   }
 
-  /** The archive's slug when it is free in the account, else a new one; its semantic models (chosen only at creation). */
-  private async createKb(userId: string, accountId: string, kb: Record<string, unknown>, context: BusContext): Promise<{ uuid: string; slug: string }> {
+  /** A new KB's members from an archive's configuration: its semantic models are chosen only at creation. */
+  private newKbBody(kb: Record<string, unknown>): { title: string; slug?: string; description?: string; allowed_origins?: string[]; learning_configuration: Record<string, unknown> } {
     const learning = (kb['learning_configuration'] ?? {}) as Record<string, unknown>;
-    const models = Array.isArray(learning['semantic_models']) ? { semantic_models: learning['semantic_models'] as string[], ...(typeof learning['default_semantic_model'] === 'string' ? { default_semantic_model: learning['default_semantic_model'] } : {}) } : {};
-    const body = {
-      account_id: accountId,
+    const models = Array.isArray(learning['semantic_models'])
+      ? { semantic_models: learning['semantic_models'] as string[], ...(typeof learning['default_semantic_model'] === 'string' ? { default_semantic_model: learning['default_semantic_model'] } : {}) }
+      : {};
+    return {
       title: typeof kb['title'] === 'string' ? kb['title'] : 'Imported Knowledge Box',
+      ...(typeof kb['slug'] === 'string' ? { slug: kb['slug'] } : {}),
       ...(typeof kb['description'] === 'string' ? { description: kb['description'] } : {}),
       ...(Array.isArray(kb['allowed_origins']) ? { allowed_origins: kb['allowed_origins'] as string[] } : {}),
       learning_configuration: models,
     };
-    const slug = typeof kb['slug'] === 'string' ? kb['slug'] : undefined;
+  }
+
+  /** The archive's slug when it is free in the account, else the slug with a random suffix. */
+  private async createKb(userId: string, accountId: string, kb: Record<string, unknown>, context: BusContext): Promise<{ uuid: string; slug: string }> {
+    const { slug, ...body } = this.newKbBody(kb);
+    const request = (s: string | undefined) => this.bus.request(AccountsSubjects.createKbForCaller, { user_id: userId, body: { ...body, account_id: accountId, ...(s ? { slug: s } : {}) } }, { context });
     try {
-      return await this.bus.request(AccountsSubjects.createKbForCaller, { user_id: userId, body: { ...body, ...(slug ? { slug } : {}) } }, { context });
+      return await request(slug);
     } catch (err) {
       if (!(err instanceof DomainError) || err.code !== ErrorCodes.KB_SLUG_CONFLICT || !slug) throw err;
-      return this.bus.request(AccountsSubjects.createKbForCaller, { user_id: userId, body: { ...body, slug: `${slug.slice(0, 240)}-${randomUUID().slice(0, 8)}` } }, { context });
+      return request(`${slug.slice(0, 240)}-${randomUUID().slice(0, 8)}`);
     }
   }
 }

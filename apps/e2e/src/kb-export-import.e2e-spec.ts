@@ -181,6 +181,34 @@ describe('KB export and import', () => {
     }
   }, 180_000);
 
+  it('backs a KB up for its account, lists, restores into a new KB and deletes the backup', async () => {
+    const created = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/backups`, { credential: pat, body: { kb_id: kb } });
+    expect(created.status).toBe(201);
+    type Backup = { id: string; account_id: string; started_at: string; kb_data: { id: string; slug: string; title: string; created: string }; finished_at: string | null; size: number | null; error: string | null };
+    const done = await http.eventually(async () => {
+      const list = await http.call<Backup[]>('GET', `/api/v1/account/${account}/backups`, { credential: pat });
+      const mine = list.body.find((b) => b.id === created.body.id);
+      return mine?.finished_at ? mine : undefined;
+    }, 120_000, 'the backup');
+    expect(done).toMatchObject({ account_id: account, kb_data: { id: kb, slug: `export-src-${run}` }, error: null });
+    expect(done.size).toBeGreaterThan(0);
+
+    expect((await http.call('POST', `/api/v1/account/${account}/backup/${done.id}/restore`, { credential: pat, body: { slug: 'Not A Slug', title: 'x' } })).status).toBe(422);
+    const restored = await http.call<{ id: string; import_id: string }>('POST', `/api/v1/account/${account}/backup/${done.id}/restore`, { credential: pat, body: { slug: `restored-${run}`, title: 'Restored' } });
+    expect(restored.status).toBe(201);
+    expect(await waitFor(`/api/v1/kb/${restored.body.id}/import/${restored.body.import_id}/status`, 'the restore')).toMatchObject({ status: 'finished', total: 4, processed: 4 });
+    const kbRecord = await http.call<{ slug: string; title: string }>('GET', `/api/v1/kb/${restored.body.id}`, { credential: pat });
+    expect([kbRecord.body.slug, kbRecord.body.title]).toEqual([`restored-${run}`, 'Restored']);
+    expect(await count(restored.body.id)).toBe(4);
+
+    // Another tenant sees no account; a KB outside the account cannot be backed up.
+    expect((await http.call('GET', `/api/v1/account/${account}/backups`, { credential: stranger })).status).toBe(404);
+    expect((await http.call('POST', `/api/v1/account/${account}/backups`, { credential: pat, body: { kb_id: '6f1a0b4b-0c1e-4c39-9f43-2a1f6f2b7d10' } })).status).toBe(404);
+    expect((await http.call('DELETE', `/api/v1/account/${account}/backup/${done.id}`, { credential: pat })).status).toBe(204);
+    expect((await http.call<Backup[]>('GET', `/api/v1/account/${account}/backups`, { credential: pat })).body.map((b) => b.id)).not.toContain(done.id);
+    expect((await http.call('POST', `/api/v1/account/${account}/backup/${done.id}/restore`, { credential: pat, body: { slug: `again-${run}`, title: 'x' } })).status).toBe(404);
+  }, 300_000);
+
   it('refuses export and import to a reader (403) and answers 404 to another tenant and for another KB\'s jobs', async () => {
     expect((await http.call('POST', `/api/v1/kb/${kb}/export`, { credential: reader })).status).toBe(403);
     expect((await http.call('GET', `/api/v1/kb/${kb}/export/${exportId}/status`, { credential: reader })).status).toBe(403);

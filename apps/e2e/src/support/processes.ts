@@ -64,7 +64,7 @@ export class ServiceProcess {
   }
 
   /** Waits until `url` answers 200, failing early with the process output if it dies. */
-  async waitReady(url: string, timeoutMs = 240_000): Promise<void> {
+  async waitReady(url: string, timeoutMs = Number(process.env['E2E_READY_TIMEOUT_MS'] ?? 60_000)): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let dead = false;
     void this.exited?.then(() => (dead = true));

@@ -201,8 +201,9 @@ describe('KB export and import', () => {
     expect([kbRecord.body.slug, kbRecord.body.title]).toEqual([`restored-${run}`, 'Restored']);
     expect(await count(restored.body.id)).toBe(4);
 
-    // Another tenant sees no account; a KB outside the account cannot be backed up.
-    expect((await http.call('GET', `/api/v1/account/${account}/backups`, { credential: stranger })).status).toBe(404);
+    // Another tenant is refused the account (as on every account route); a KB outside the account cannot be backed up.
+    expect((await http.call('GET', `/api/v1/account/${account}/backups`, { credential: stranger })).status).toBe(403);
+    expect((await http.call('POST', `/api/v1/account/${account}/backup/${done.id}/restore`, { credential: stranger, body: { slug: `stolen-${run}`, title: 'x' } })).status).toBe(403);
     expect((await http.call('POST', `/api/v1/account/${account}/backups`, { credential: pat, body: { kb_id: '6f1a0b4b-0c1e-4c39-9f43-2a1f6f2b7d10' } })).status).toBe(404);
     expect((await http.call('DELETE', `/api/v1/account/${account}/backup/${done.id}`, { credential: pat })).status).toBe(204);
     expect((await http.call<Backup[]>('GET', `/api/v1/account/${account}/backups`, { credential: pat })).body.map((b) => b.id)).not.toContain(done.id);

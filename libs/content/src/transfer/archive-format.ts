@@ -1,9 +1,9 @@
 /**
  * The KB archive (docs/export-format.md): a gzipped tar whose entries come in this order —
- * `manifest.json`, `kb.json`, `labelsets.jsonl`, `entities-groups.jsonl`, `synonyms.json`,
- * `blobs/<rid>/<path>` (the stored files of each resource), `resources/<n>.jsonl` (resources with
- * their fields, extracted data and vectors, a bounded number per part), and `end.json` with the
- * counts, so a truncated archive is told from a complete one.
+ * `manifest.json`, `kb.json`, `labelsets.jsonl`, `entities-groups.jsonl`, `synonyms.json`, then
+ * `resources/<n>.jsonl` parts (resources with their fields, extracted data and vectors, a bounded
+ * number per part) each followed by `blobs/<rid>/<path>` (the stored files of its resources), and
+ * `end.json` with the counts, so a truncated archive is told from a complete one.
  */
 export const ARCHIVE_FORMAT = 'kb-archive';
 export const ARCHIVE_VERSION = 1;

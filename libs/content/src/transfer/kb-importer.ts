@@ -26,7 +26,16 @@ export interface ImportJob {
   id: string;
   kbid: string;
   blob_key: string;
+  /** Aborted when the service stops: the job is left for the next attempt (which first undoes this one). */
+  signal?: AbortSignal;
 }
+
+/** The service is stopping: not a failure of the archive. */
+export class ImportStopped extends Error {}
+
+const checkStop = (job: ImportJob) => {
+  if (job.signal?.aborted) throw new ImportStopped('the service is stopping');
+};
 
 /** What the first pass learnt: the archive is whole and valid, and how many resources it holds. */
 export interface CheckedArchive {
@@ -89,6 +98,7 @@ export class KbImporter {
     const blobsPerRid = new Map<string, number>();
     let blobs = 0;
     for await (const entry of await this.open(job, limits)) {
+      checkStop(job);
       const name = entry.name;
       if (name.kind === 'blob') {
         if (!rids.has(name.rid)) throw new ArchiveError(`${entry.path} belongs to no resource written before it`);
@@ -128,6 +138,7 @@ export class KbImporter {
     const ids = new Map<string, string>();
     let written = 0;
     for await (const entry of await this.open(job, limits)) {
+      checkStop(job);
       const name = entry.name;
       if (name.kind === 'blob') {
         const rid = ids.get(name.rid);
@@ -135,6 +146,7 @@ export class KbImporter {
         await this.blobs.put(`${resourceBlobPrefix(job.kbid, rid)}${name.path}`, stream(entry), { size: entry.size, maxBytes: limits.maxBlobBytes });
       } else if (name.kind === 'resources') {
         for await (const { line, n } of entryLines(entry, limits.maxLineBytes)) {
+          checkStop(job);
           const original = parseJson(line, `${entry.path} line ${n}`) as { rid: string; slug: string };
           const oldRid = original.rid;
           const rid = await this.targetRid(job.kbid, oldRid);

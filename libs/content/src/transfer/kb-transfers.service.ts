@@ -168,11 +168,22 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
     )) as [TransferRow[], number] | TransferRow[];
     const job = (Array.isArray(claimed[0]) ? claimed[0] : claimed)[0] as TransferRow | undefined;
     if (!job) return false;
+    // The lease is renewed while the job runs, so a long check pass is never taken up twice.
+    const heartbeat = setInterval(() => {
+      this.ds.query(`UPDATE content.kb_transfers SET lease_until = now() + interval '${LEASE_MINUTES} minutes' WHERE id = $1 AND status = 'running'`, [job.id])
+        .catch((err: Error) => this.logger.warn({ id: job.id, err: err.message }, 'could not renew a KB transfer lease'));
+    }, 60_000);
+    heartbeat.unref();
     try {
       // A backup is an export kept for the account.
       if (job.kind === 'import') await this.runImport(job);
       else await this.runExport(job);
     } catch (err) {
+      if (this.stop.signal.aborted) {
+        // Stopping: the job is handed on at once; its next attempt removes what this one wrote.
+        await this.ds.query(`UPDATE content.kb_transfers SET lease_until = now() WHERE id = $1`, [job.id]).catch(() => undefined);
+        return false;
+      }
       const final = err instanceof ArchiveError || job.attempts >= MAX_ATTEMPTS;
       const message = (err instanceof ArchiveError ? `Invalid archive: ${err.message}` : (err as Error).message).slice(0, 1000);
       this.logger.warn({ id: job.id, kind: job.kind, err: message }, 'KB transfer failed');
@@ -182,6 +193,8 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
         `UPDATE content.kb_transfers SET status = $2, error = $3, lease_until = NULL, processed = CASE WHEN kind = 'import' THEN 0 ELSE processed END WHERE id = $1`,
         [job.id, final ? 'errored' : 'scheduled', message],
       );
+    } finally {
+      clearInterval(heartbeat);
     }
     return true;
   }
@@ -204,9 +217,10 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
       // A compressed archive inflates by a bounded ratio; far more than that is a bomb.
       maxTotalBytes: Math.min(this.limits.maxTotalBytes, Math.max(1024 ** 3, size * 50)),
     };
-    const checked = await this.importer.check(job, limits);
+    const work = { ...job, signal: this.stop.signal };
+    const checked = await this.importer.check(work, limits);
     await this.ds.query(`UPDATE content.kb_transfers SET total = $2, processed = 0 WHERE id = $1`, [job.id, checked.resources]);
-    await this.importer.write(job, checked, limits, (n) => this.progress(job.id, n));
+    await this.importer.write(work, checked, limits, (n) => this.progress(job.id, n));
     await this.ds.query(`DELETE FROM content.kb_import_resources WHERE import_id = $1`, [job.id]);
     await this.ds.query(`UPDATE content.kb_transfers SET status = 'finished', finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1`, [job.id]);
     await this.cleanupBlob(job);

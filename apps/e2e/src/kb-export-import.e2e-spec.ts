@@ -1,4 +1,4 @@
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { apiKey, bearer, type Credential, type HttpClient } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
 
@@ -57,6 +57,7 @@ describe('KB export and import', () => {
   let archive: Buffer;
   let exportId: string;
   const run = Date.now().toString(36);
+  const secret = `sk-export-secret-${run}`;
   const fileBytes = Buffer.from('Glaciers carve fjords as they slide toward the sea. Moraines mark where the ice stood.\n');
 
   const raw = async (method: string, path: string, credential: NonNullable<Credential>, body?: Buffer, headers: Record<string, string> = {}) => {
@@ -91,6 +92,9 @@ describe('KB export and import', () => {
     const signup = await http.call<{ token: string }>('POST', '/api/v1/auth/signup', { body: { email: `stranger-${run}@example.com`, password: 'a long enough password' } });
     stranger = bearer(signup.body.token);
 
+    // A provider key on the KB: it must never reach an archive.
+    const config = await http.call('PATCH', `/api/v1/kb/${kb}/configuration`, { credential: pat, body: { user_keys: { openai_compatible: { key: secret, model: 'toy', url: 'https://llm.example/v1' } } } });
+    expect([200, 204]).toContain(config.status);
     expect((await http.call('POST', `/api/v1/kb/${kb}/labelset/topic`, { credential: pat, body: { title: 'Topic', labels: [{ title: 'ice' }, { title: 'sea' }] } })).status).toBe(200);
     expect((await http.call('PUT', `/api/v1/kb/${kb}/custom-synonyms`, { credential: pat, body: { synonyms: { glacier: ['ice sheet'] } } })).status).toBe(204);
     const texts = [
@@ -132,6 +136,21 @@ describe('KB export and import', () => {
     expect(download.headers.get('content-type')).toBe('application/gzip');
     archive = download.bytes;
     expect(archive.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+    // The tar's entry names (ustar headers at 512-byte boundaries), in the documented order; no secret anywhere.
+    const tar = gunzipSync(archive);
+    expect(tar.includes(secret)).toBe(false);
+    const names: string[] = [];
+    for (let at = 0; at + 512 <= tar.length;) {
+      const name = tar.subarray(at, at + 100).toString('utf8').replace(/\0.*$/s, '');
+      if (!name) break;
+      const size = parseInt(tar.subarray(at + 124, at + 136).toString('utf8').replace(/\0.*$/s, '').trim(), 8);
+      names.push(name);
+      at += 512 + Math.ceil(size / 512) * 512;
+    }
+    expect(names.slice(0, 5)).toEqual(['manifest.json', 'kb.json', 'labelsets.jsonl', 'entities-groups.jsonl', 'synonyms.json']);
+    expect(names[5]).toBe('resources/000001.jsonl');
+    expect(names.filter((n) => n.startsWith('blobs/') && n.endsWith('/original'))).toHaveLength(1);
+    expect(names[names.length - 1]).toBe('end.json');
   });
 
   it('imports the archive as a new KB that answers /find as the original does', async () => {

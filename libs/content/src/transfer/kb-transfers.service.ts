@@ -10,7 +10,7 @@ import { LOGGER, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, type ContentOptions } from '../content.tokens';
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, UUID, type ArchiveLimits } from './archive-format';
-import { KbExporter } from './kb-exporter';
+import { KbExporter, type ExportJob } from './kb-exporter';
 import { KbImporter } from './kb-importer';
 
 /** A job whose process died is taken up again after this long; after this many tries it errors. */
@@ -202,7 +202,8 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
   private async runExport(job: TransferRow): Promise<void> {
     const total = await this.exporter.count(job.kbid);
     await this.ds.query(`UPDATE content.kb_transfers SET total = $2, processed = 0 WHERE id = $1`, [job.id, total]);
-    const size = await this.exporter.write(job as never, (n) => this.progress(job.id, n), this.stop.signal);
+    const exportJob: ExportJob = { id: job.id, kbid: job.kbid, blob_key: job.blob_key, params: job.params as ExportJob['params'] };
+    const size = await this.exporter.write(exportJob, (n) => this.progress(job.id, n), this.stop.signal);
     await this.ds.query(`UPDATE content.kb_transfers SET status = 'finished', size_bytes = $2, finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1`, [job.id, size]);
   }
 

@@ -35,6 +35,9 @@ import { KbExporter } from './transfer/kb-exporter';
 import { KbImporter } from './transfer/kb-importer';
 import { KbTransfersService } from './transfer/kb-transfers.service';
 import { KbBackupsService } from './transfer/kb-backups.service';
+import { KbConfigsRepository } from './kb-config/kb-configs.repository';
+import { KbConfigsService } from './kb-config/kb-configs.service';
+import { KbConfigHandlers } from './kb-config/kb-config.handlers';
 
 /** Root module of the content service (resources, fields, and later search and ask). */
 @Module({})
@@ -50,6 +53,7 @@ export class ContentModule {
         SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
         KbExporter, KbImporter, KbTransfersService, KbBackupsService,
+        KbConfigsRepository, KbConfigsService, KbConfigHandlers,
       ],
     };
   }

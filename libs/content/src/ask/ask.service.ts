@@ -7,6 +7,7 @@ import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FindService, PARAGRAPH_COLUMNS, type FindOutcome, type ParagraphRow, type RankedParagraph } from '../search/find.service';
 import { REQUEST_LIMITS } from '../search/query/request-limits';
 import { RequestReader, isObject } from '../search/query/request-reader';
+import { KbConfigsService } from '../kb-config/kb-configs.service';
 import {
   computeCitations, createGenerator, estimateTokens, footnoteCitations, GenerationError, supportScore, trimContext,
   type ChatTurn, type CitationMode, type GenerationContext, type GenerationEvent,
@@ -56,6 +57,7 @@ export class AskService {
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly finder: FindService,
+    private readonly configs: KbConfigsService,
   ) {}
 
   /**
@@ -63,8 +65,9 @@ export class AskService {
    * `signal` aborts when the caller went away: retrieval stops at its next step and the provider
    * call is cancelled (its connection closed), so nobody pays for an answer nobody reads.
    */
-  async *ask(req: AskEnvelope, signal?: AbortSignal): AsyncGenerator<AskItem> {
+  async *ask(request: AskEnvelope, signal?: AbortSignal): AsyncGenerator<AskItem> {
     const started = Date.now();
+    const req = { ...request, body: (await this.configs.applySearch(request.kbid, request.body, 'ask')) as AskEnvelope['body'] }; // docs/kb-configuration.md
     const r = new RequestReader(req.body);
     const query = r.string('query', '', { max: 20_000, required: true });
     if (r.has('query') && !query.trim()) r.issue('query', 'The question must not be empty', 'string_too_short');

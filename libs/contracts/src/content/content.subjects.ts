@@ -29,6 +29,10 @@ import {
   type BackupCreatedDto, type BackupDto, type StagedRestoreDto,
   type KbArchiveHeadDto, type KbExportCreatedDto, type KbExportFileDto, type KbImportCreatedDto, type KbTransferStatusDto,
 } from './kb-transfer.dto';
+import {
+  CreateKvSchemaRequest, CreateStrategyRequest, KbSettingsRef, KvSchemaRef, ResolveStrategiesRequest, SearchConfigurationRef, SetSearchConfigurationRequest, StrategiesRef, StrategyRef,
+  UpdateKvSchemaRequest, type ExtractStrategyDto, type KbKvSchemasDto, type KvSchemaDto, type ResolvedStrategies, type SearchConfigurationDto, type SplitStrategyDto,
+} from './kb-config.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
 
 export const ContentSubjects = {
@@ -88,6 +92,25 @@ export const ContentSubjects = {
   getSynonyms: rpc<KbSynonymsRef, KbSynonymsDto>('content.synonyms.get', KbSynonymsRef),
   setSynonyms: rpc<SetKbSynonymsRequest, Record<string, never>>('content.synonyms.set', SetKbSynonymsRequest),
   deleteSynonyms: rpc<KbSynonymsRef, Record<string, never>>('content.synonyms.delete', KbSynonymsRef),
+  /** Saved search configurations (find/ask presets applied by `search_configuration`). */
+  listSearchConfigurations: rpc<KbSettingsRef, Record<string, SearchConfigurationDto>>('content.search-configurations.list', KbSettingsRef),
+  getSearchConfiguration: rpc<SearchConfigurationRef, SearchConfigurationDto>('content.search-configurations.get', SearchConfigurationRef),
+  createSearchConfiguration: rpc<SetSearchConfigurationRequest, Record<string, never>>('content.search-configurations.create', SetSearchConfigurationRequest),
+  updateSearchConfiguration: rpc<SetSearchConfigurationRequest, Record<string, never>>('content.search-configurations.update', SetSearchConfigurationRequest),
+  deleteSearchConfiguration: rpc<SearchConfigurationRef, Record<string, never>>('content.search-configurations.delete', SearchConfigurationRef),
+  /** Key-value schemas. */
+  listKvSchemas: rpc<KbSettingsRef, KbKvSchemasDto>('content.kv-schemas.list', KbSettingsRef),
+  getKvSchema: rpc<KvSchemaRef, KvSchemaDto>('content.kv-schemas.get', KvSchemaRef),
+  createKvSchema: rpc<CreateKvSchemaRequest, KvSchemaDto>('content.kv-schemas.create', CreateKvSchemaRequest),
+  updateKvSchema: rpc<UpdateKvSchemaRequest, KvSchemaDto>('content.kv-schemas.update', UpdateKvSchemaRequest),
+  deleteKvSchema: rpc<KvSchemaRef, Record<string, never>>('content.kv-schemas.delete', KvSchemaRef),
+  /** Split and extract strategies (`kind`), applied by processing to the fields naming them. */
+  listStrategies: rpc<StrategiesRef, Record<string, SplitStrategyDto | ExtractStrategyDto>>('content.strategies.list', StrategiesRef),
+  getStrategy: rpc<StrategyRef, SplitStrategyDto | ExtractStrategyDto>('content.strategies.get', StrategyRef),
+  createStrategy: rpc<CreateStrategyRequest, { id: string }>('content.strategies.create', CreateStrategyRequest),
+  deleteStrategy: rpc<StrategyRef, Record<string, never>>('content.strategies.delete', StrategyRef),
+  /** Internal: the strategies a processing job's field names, for the understanding workers. */
+  resolveStrategies: rpc<ResolveStrategiesRequest, ResolvedStrategies>('content.strategies.resolve', ResolveStrategiesRequest),
   processingWebhooks: rpc<WebhookDeliveriesRequest, WebhookDeliveriesDto>('content.processing.webhooks', WebhookDeliveriesRequest),
   /** Question/answer pairs of a processed field, by the KB's generative model (when it has a provider). */
   generateQuestionAnswers: queue<QuestionAnswersJob>('content.field.question-answers', 'PROCESSED', QuestionAnswersJob),

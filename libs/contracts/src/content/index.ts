@@ -20,3 +20,4 @@ export * from './kb-notification.event';
 export * from './entities-groups.dto';
 export * from './kb-transfer.dto';
 export * from './search';
+export * from './kb-config.dto';

@@ -9,3 +9,4 @@ export * from './ask.dto';
 export * from './ask-items.dto';
 export * from './query-params.dto';
 export * from './graph-query';
+export * from './config-name';

@@ -22,6 +22,8 @@ import { GraphService } from './search/graph.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
 import { SearchReindexService } from './search/index/search-reindex.service';
+import { KbTransfersService } from './transfer/kb-transfers.service';
+import { KbBackupsService } from './transfer/kb-backups.service';
 
 @Injectable()
 export class ContentHandlers implements OnModuleInit {
@@ -48,6 +50,8 @@ export class ContentHandlers implements OnModuleInit {
     private readonly vectorsets: VectorsetsService,
     private readonly synonyms: SynonymsService,
     private readonly entitiesGroups: EntitiesGroupsService,
+    private readonly transfers: KbTransfersService,
+    private readonly backups: KbBackupsService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -98,6 +102,16 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.graphRelations, (req, _context, signal) => this.graph.search('relations', { ...req, signal })),
       this.bus.handle(S.countResources, (req) => this.reader.count(req.kbid)),
       this.bus.handle(S.kbCounters, (req) => this.reader.counters(req.kbid)),
+      this.bus.handle(S.startKbExport, (req) => this.transfers.startExport(req)),
+      this.bus.handle(S.kbExportStatus, (req) => this.transfers.status('export', req)),
+      this.bus.handle(S.kbExportFile, (req) => this.transfers.exportFile(req)),
+      this.bus.handle(S.peekKbArchive, (req) => this.transfers.peek(req)),
+      this.bus.handle(S.startKbImport, (req) => this.transfers.startImport(req)),
+      this.bus.handle(S.kbImportStatus, (req) => this.transfers.status('import', req)),
+      this.bus.handle(S.startBackup, (req) => this.backups.start(req)),
+      this.bus.handle(S.listBackups, (req) => this.backups.list(req)),
+      this.bus.handle(S.deleteBackup, (req) => this.backups.delete(req)),
+      this.bus.handle(S.stageRestore, (req) => this.backups.stageRestore(req)),
       this.bus.subscribe(S.resourceReindexed, (event) => this.reindexer.onReindexed(event), { durable: 'content-search-reindex' }),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
       // Reprocessing a large KB outlasts an ack wait: the live handler keeps its event for up to 6 hours.

@@ -31,6 +31,10 @@ import { SearchMaintenanceService } from './search/index/search-maintenance.serv
 import { SearchContextService } from './search/search-context.service';
 import { GraphService } from './search/graph.service';
 import { SearchMemoryService } from './search/memory/search-memory.service';
+import { KbExporter } from './transfer/kb-exporter';
+import { KbImporter } from './transfer/kb-importer';
+import { KbTransfersService } from './transfer/kb-transfers.service';
+import { KbBackupsService } from './transfer/kb-backups.service';
 import { KbConfigsRepository } from './kb-config/kb-configs.repository';
 import { KbConfigsService } from './kb-config/kb-configs.service';
 import { KbConfigHandlers } from './kb-config/kb-config.handlers';
@@ -48,6 +52,7 @@ export class ContentModule {
         ResourcesRepository, OutboxService, AuditBatchService, KbNotifier, ResourcesService, FieldsService, LabelSetsService, EntitiesGroupsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
+        KbExporter, KbImporter, KbTransfersService, KbBackupsService,
         KbConfigsRepository, KbConfigsService, KbConfigHandlers,
       ],
     };

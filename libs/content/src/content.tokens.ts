@@ -22,6 +22,10 @@ export interface ContentOptions {
    * SQL otherwise. Existing HNSW indexes are left as they are.
    */
   vectorIndex?: VectorIndexKind;
+  /** Milliseconds between polls of the KB export/import worker (default 2 s; 0 = no worker, jobs run by `drain`). */
+  transferPollMs?: number;
+  /** Bounds of archives read by imports (docs/export-format.md); the defaults suit production. */
+  archiveLimits?: Partial<import('./transfer/archive-format').ArchiveLimits>;
 }
 
 export const VECTOR_INDEX_KINDS = ['hnsw', 'none'] as const;

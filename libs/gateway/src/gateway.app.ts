@@ -13,7 +13,7 @@ import { inspectInput, inspectPath } from './http/input-inspection';
 import { declarePathParameters } from './openapi-paths';
 
 /** Routes whose request body is a file stream. */
-const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$/;
+const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$|^\/api\/v1\/(kb\/[^/]+|kbs)\/import$/i;
 /**
  * JSON routes that carry content (inline base64 files, long texts, conversations): resource create
  * and modify, field writes, processing push. Every other JSON body is small.

@@ -43,6 +43,9 @@ import { ProcessingUploadService } from './uploads/processing-upload.service';
 import { StagedUploadsSweeper } from './uploads/staged-uploads.sweeper';
 import { TusService } from './uploads/tus.service';
 import { UploadService } from './uploads/upload.service';
+import { KbArchivesService } from './uploads/kb-archives.service';
+import { KbTransfersController } from './routes/kb-transfers.controller';
+import { AccountBackupsController } from './routes/account-backups.controller';
 import { NotificationsController } from './routes/notifications.controller';
 import { EphemeralTokensController } from './routes/ephemeral-tokens.controller';
 import { DEFAULT_NOTIFICATION_LIMITS, NOTIFICATION_LIMITS, NotificationsHub, type NotificationLimits } from './notifications/notifications-hub';
@@ -66,7 +69,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, KbConfigController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController, ActivityDownloadsController, PresignedBlobsController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, KbConfigController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController, ActivityDownloadsController, PresignedBlobsController, KbTransfersController, AccountBackupsController],
       providers: [
         {
           provide: ACCESS_CLIENT,
@@ -90,6 +93,7 @@ export class GatewayModule {
         // After the access decision (it names the account): refuses work past an exhausted usage limit, from memory.
         { provide: APP_GUARD, useClass: QuotaGuard },
         UploadService,
+        KbArchivesService,
         TusService,
         { provide: NOTIFICATION_LIMITS, useValue: { ...DEFAULT_NOTIFICATION_LIMITS, ...(options.notifications ?? {}) } },
         NotificationsHub,

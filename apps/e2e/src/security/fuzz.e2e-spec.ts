@@ -20,7 +20,7 @@ const FOCUS = new Set([
   'POST /api/v1/kb/:kbid/suggest', 'POST /api/v1/kb/:kbid/ask', 'POST /api/v1/kb/:kbid/graph', 'POST /api/v1/kb/:kbid/labelset/:labelset', 'PATCH /api/v1/kb/:kbid/configuration',
 ]);
 /** Bodies are files or forms there, not JSON: their own specs cover them. */
-const NOT_JSON = /(upload|tusupload)(\/|$)|^POST \/auth|\/saml\//;
+const NOT_JSON = /(upload|tusupload)(\/|$)|\/import$|^POST \/auth|\/saml\//;
 /** Reads with a body: no snapshot needed. */
 const READS = /\/(find|search|catalog|catalog\/facets|suggest|ask|graph|graph\/nodes|graph\/relations|feedback|activity\/[a-z]+\/query)$|processing\/pull$|auth\/login$|temporal_key$/;
 

@@ -55,6 +55,8 @@ function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: s
     // An activity download nobody asked for, and a signed link nobody made: 404 and 401 that must not leak.
     request_id: '00000000-0000-4000-8000-000000000000',
     key: 'reporting/kbs/none/activity-downloads/none.csv',
+    // An export or import nobody started: 404s that must not leak.
+    export_id: '00000000-0000-4000-8000-000000000000', import_id: '00000000-0000-4000-8000-000000000000',
   };
   const params = [...route.matchAll(/[:*]([a-z_]+)/g)].map((m) => m[1] as string);
   const perResource = new Set(['rid', 'rslug', 'field_type', 'field_id']);

@@ -2775,6 +2775,181 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/kb/{kbid}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start An Export
+         * @description Writes an archive of the KB in the background. The archive is a gzipped tar of JSON Lines and stored files, documented in docs/export-format.md. Poll the status, then download it (kept 7 days).
+         */
+        post: operations["KbTransfers_startExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/export/{export_id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Export Status */
+        get: operations["KbTransfers_exportStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/export/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download An Export
+         * @description The archive, streamed (Range supported). 409 until the export is finished. The archive is a gzipped tar of JSON Lines and stored files, documented in docs/export-format.md.
+         */
+        get: operations["KbTransfers_download"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start An Import
+         * @description Imports an archive (the raw body, any content type) into this KB in the background; nothing is written unless the whole archive is valid, and a failure removes what the import wrote. The archive may be as large as the account's largest file limit. The archive is a gzipped tar of JSON Lines and stored files, documented in docs/export-format.md.
+         */
+        post: operations["KbTransfers_importInto"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/import/{import_id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Import Status */
+        get: operations["KbTransfers_importStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kbs/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create A Knowledge Box From An Export
+         * @description Creates a KB configured as the archive says (its slug when free, title, description, semantic models; never secrets) and imports the archive into it in the background. The archive is a gzipped tar of JSON Lines and stored files, documented in docs/export-format.md.
+         */
+        post: operations["KbTransfers_importAsNewKb"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/{account_id}/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Backups
+         * @description The account's backups, newest first.
+         */
+        get: operations["AccountBackups_list"];
+        put?: never;
+        /**
+         * Create A Backup
+         * @description Backs up one KB of the account in the background; `finished_at` and `size` appear in the list once it is complete. At most 100 backups per account.
+         */
+        post: operations["AccountBackups_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/{account_id}/backup/{backup_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete A Backup */
+        delete: operations["AccountBackups_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/account/{account_id}/backup/{backup_id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore A Backup
+         * @description Creates a KB with the given slug and title (and the backed-up KB's configuration) and imports the backup into it in the background. 409 while the backup is not finished.
+         */
+        post: operations["AccountBackups_restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5051,6 +5226,83 @@ export interface components {
             upload?: components["schemas"]["UploadLimitsPatchDto"];
             usage?: components["schemas"]["MonthlyLimitsPatchDto"];
             processing?: components["schemas"]["MonthlyLimitsPatchDto"];
+        };
+        KbExportCreatedDto: {
+            /** Format: uuid */
+            export_id: string;
+        };
+        KbTransferStatusDto: {
+            /** @enum {string} */
+            status: "scheduled" | "running" | "finished" | "errored";
+            /** @description Resources to export or import (known once counted) */
+            total: number;
+            /** @description Resources exported or imported so far */
+            processed: number;
+            /** @description Attempts after the first (a job whose process stopped is taken up again) */
+            retries: number;
+            /** @description Why the job errored */
+            error?: string | null;
+        };
+        KbImportCreatedDto: {
+            /** Format: uuid */
+            import_id: string;
+        };
+        NewImportedKbDto: {
+            /** Format: uuid */
+            kbid: string;
+            slug: string;
+            /**
+             * Format: uuid
+             * @description Poll GET /api/v1/kb/{kbid}/import/{import_id}/status
+             */
+            import_id: string;
+        };
+        CreateBackupDto: {
+            /** Format: uuid */
+            kb_id: string;
+        };
+        BackupCreatedDto: {
+            /** Format: uuid */
+            id: string;
+        };
+        BackupKbDataDto: {
+            /** Format: uuid */
+            id: string;
+            slug: string;
+            title: string;
+            /** Format: date-time */
+            created: string;
+        };
+        BackupDto: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            started_at: string;
+            kb_data: components["schemas"]["BackupKbDataDto"];
+            /**
+             * Format: date-time
+             * @description Set once the backup is complete
+             */
+            finished_at?: string | null;
+            /** @description Bytes of the backup, once complete */
+            size?: number | null;
+            /** @description Why the backup failed (it is then never finished) */
+            error?: string | null;
+        };
+        RestoreBackupDto: {
+            slug: string;
+            title: string;
+        };
+        BackupRestoredDto: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Poll GET /api/v1/kb/{id}/import/{import_id}/status
+             */
+            import_id: string;
         };
     };
     responses: never;
@@ -10594,6 +10846,248 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    KbTransfers_startExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbExportCreatedDto"];
+                };
+            };
+            /** @description Three exports or imports of this KB are already under way */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    KbTransfers_exportStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbTransferStatusDto"];
+                };
+            };
+        };
+    };
+    KbTransfers_download: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description application/gzip */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The export is not finished */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    KbTransfers_importInto: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbImportCreatedDto"];
+                };
+            };
+            /** @description The archive is larger than the account's file limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    KbTransfers_importStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+                import_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbTransferStatusDto"];
+                };
+            };
+        };
+    };
+    KbTransfers_importAsNewKb: {
+        parameters: {
+            query?: {
+                /** @description Account (id or slug) for the new KB; needed only when you own several */
+                account_id?: unknown;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewImportedKbDto"];
+                };
+            };
+        };
+    };
+    AccountBackups_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupDto"][];
+                };
+            };
+        };
+    };
+    AccountBackups_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBackupDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupCreatedDto"];
+                };
+            };
+        };
+    };
+    AccountBackups_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: string;
+                backup_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    AccountBackups_restore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: string;
+                backup_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestoreBackupDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupRestoredDto"];
+                };
             };
         };
     };

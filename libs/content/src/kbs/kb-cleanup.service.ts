@@ -23,6 +23,9 @@ export class KbCleanupService {
       await m.query(`DELETE FROM content.kb_synonyms WHERE kbid = $1`, [event.kb_id]);
       await m.query(`DELETE FROM content.entities_groups WHERE kbid = $1`, [event.kb_id]);
       await m.query(`DELETE FROM content.kb_configs WHERE kbid = $1`, [event.kb_id]);
+      // Export and import jobs go with the KB (export files are under its blob prefix); its
+      // account's backups stay, to be restored or deleted by the account.
+      await m.query(`DELETE FROM content.kb_transfers WHERE kbid = $1 AND kind <> 'backup'`, [event.kb_id]);
       return this.outbox.add(m, [{ kind: 'blob_cleanup', target: kbBlobPrefix(event.kb_id) }]);
     });
     await this.outbox.relay(rows);

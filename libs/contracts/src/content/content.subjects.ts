@@ -26,6 +26,11 @@ import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } 
 import type { KbCountersDto } from './kb-counters.dto';
 import { CreateEntitiesGroupRequest, EntitiesGroupRef, UpdateEntitiesGroupRequest, type EntitiesGroupDto, type KnowledgeBoxEntitiesDto } from './entities-groups.dto';
 import {
+  AccountBackupRef, AccountBackupsRef, KbTransferRef, PeekKbArchiveRequest, StartBackupRequest, StartKbExportRequest, StartKbImportRequest,
+  type BackupCreatedDto, type BackupDto, type StagedRestoreDto,
+  type KbArchiveHeadDto, type KbExportCreatedDto, type KbExportFileDto, type KbImportCreatedDto, type KbTransferStatusDto,
+} from './kb-transfer.dto';
+import {
   CreateKvSchemaRequest, CreateStrategyRequest, KbSettingsRef, KvSchemaRef, ResolveStrategiesRequest, SearchConfigurationRef, SetSearchConfigurationRequest, StrategiesRef, StrategyRef,
   UpdateKvSchemaRequest, type ExtractStrategyDto, type KbKvSchemasDto, type KvSchemaDto, type ResolvedStrategies, type SearchConfigurationDto, type SplitStrategyDto,
 } from './kb-config.dto';
@@ -110,6 +115,20 @@ export const ContentSubjects = {
   processingWebhooks: rpc<WebhookDeliveriesRequest, WebhookDeliveriesDto>('content.processing.webhooks', WebhookDeliveriesRequest),
   /** Question/answer pairs of a processed field, by the KB's generative model (when it has a provider). */
   generateQuestionAnswers: queue<QuestionAnswersJob>('content.field.question-answers', 'PROCESSED', QuestionAnswersJob),
+
+  /** Export and import of a KB (API-MAP 3, docs/export-format.md): jobs run in the background by content. */
+  startKbExport: rpc<StartKbExportRequest, KbExportCreatedDto>('content.kb-export.start', StartKbExportRequest),
+  kbExportStatus: rpc<KbTransferRef, KbTransferStatusDto>('content.kb-export.status', KbTransferRef),
+  kbExportFile: rpc<KbTransferRef, KbExportFileDto>('content.kb-export.file', KbTransferRef),
+  /** Reads the manifest and KB configuration of a staged archive (to create the KB it goes into). */
+  peekKbArchive: rpc<PeekKbArchiveRequest, KbArchiveHeadDto>('content.kb-import.peek', PeekKbArchiveRequest),
+  startKbImport: rpc<StartKbImportRequest, KbImportCreatedDto>('content.kb-import.start', StartKbImportRequest),
+  kbImportStatus: rpc<KbTransferRef, KbTransferStatusDto>('content.kb-import.status', KbTransferRef),
+  /** Account backups: an export of one KB kept for the account (it outlives the KB) and restored into a new KB. */
+  startBackup: rpc<StartBackupRequest, BackupCreatedDto>('content.backup.start', StartBackupRequest),
+  listBackups: rpc<AccountBackupsRef, BackupDto[]>('content.backup.list', AccountBackupsRef),
+  deleteBackup: rpc<AccountBackupRef, Record<string, never>>('content.backup.delete', AccountBackupRef),
+  stageRestore: rpc<AccountBackupRef, StagedRestoreDto>('content.backup.stage-restore', AccountBackupRef),
 
   auditRecorded: event<AuditRecordedEvent>('content.audit.recorded', 'AUDIT', AuditRecordedEvent),
   /** The events of requests (visited, search, suggest, chat), several to a message. */

@@ -17,5 +17,6 @@ export * from './synonyms.dto';
 export * from './kb-counters.dto';
 export * from './kb-notification.event';
 export * from './entities-groups.dto';
+export * from './kb-transfer.dto';
 export * from './search';
 export * from './kb-config.dto';

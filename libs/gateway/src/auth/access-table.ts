@@ -151,6 +151,11 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
 
   // Knowledge Boxes (zone host, account layer)
   'POST /api/v1/account/:account_id/kbs': account('AOWNER'),
+  // Account backups: a backup holds a whole KB and a restore creates one, so owners only
+  'GET /api/v1/account/:account_id/backups': account('AOWNER'),
+  'POST /api/v1/account/:account_id/backups': account('AOWNER'),
+  'DELETE /api/v1/account/:account_id/backup/:backup_id': account('AOWNER'),
+  'POST /api/v1/account/:account_id/backup/:backup_id/restore': account('AOWNER'),
   'GET /api/v1/account/:account_id/kbs': account('AMEMBER'),
   // The reference JS client reads its KB record with the KB's own API key.
   'GET /api/v1/account/:account_id/kb/:kb_id': accountKb('READER', [...USERS, 'api_key']),
@@ -167,6 +172,14 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'PATCH /api/v1/kb/:kbid': kb('MANAGER'),
   'DELETE /api/v1/kb/:kbid': kb('MANAGER', USERS),
   'GET /api/v1/kb/:kbid/counters': kb('READER'),
+  // Export and import (API-MAP 3): an archive holds everything in the KB and an import writes all of it
+  'POST /api/v1/kb/:kbid/export': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/export/:export_id/status': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/export/:export_id': kb('MANAGER'),
+  'POST /api/v1/kb/:kbid/import': kb('MANAGER'),
+  'GET /api/v1/kb/:kbid/import/:import_id/status': kb('MANAGER'),
+  // A new KB from an archive: like POST /api/v1/kbs, an account owner's
+  'POST /api/v1/kbs/import': USER,
   // Live notifications (resource written, processed, indexed): what any reader of the KB may see
   'GET /api/v1/kb/:kbid/notifications': kb('READER'),
   // Browser tokens for the download routes (eph-token): by a reader of the KB, or the KB's API key

@@ -19,3 +19,4 @@ export * from './kb-counters.dto';
 export * from './kb-notification.event';
 export * from './entities-groups.dto';
 export * from './search';
+export * from './predict.dto';

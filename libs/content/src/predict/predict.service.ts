@@ -40,7 +40,10 @@ export class PredictService {
       yield { type: 'done', model: generator.model };
       return;
     }
-    yield* this.run(generator, req, signal);
+    // The extractive model answers from context only: a chat without context (OpenAI-compatible
+    // chats) answers from its system messages.
+    const context = generator.model === EXTRACTIVE_MODEL && req.context.length === 0 && req.system?.trim() ? [{ key: 'system', text: req.system }] : req.context;
+    yield* this.run(generator, { ...req, context }, signal);
   }
 
   private async *run(generator: Generator, req: PredictGenerateRequest, signal?: AbortSignal): AsyncGenerator<PredictGenerateItem> {

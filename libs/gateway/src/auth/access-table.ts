@@ -244,6 +244,17 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/kb/:kbid/resource/:rid/ask': ask,
   'POST /api/v1/kb/:kbid/slug/:rslug/ask': ask,
   'POST /api/v1/kb/:kbid/feedback': kb('READER'),
+  // The predict API (docs/predict.md): the KB's models for its readers, the built-in ones for understanding-API keys
+  'GET /api/v1/kb/:kbid/predict/:endpoint': kb('READER'),
+  'POST /api/v1/kb/:kbid/predict/:endpoint': kb('READER'),
+  'POST /api/v1/kb/:kbid/predict/compat/chat/completions': kb('READER'),
+  'POST /api/v1/kb/:kbid/predict/compat/embeddings': kb('READER'),
+  'GET /api/v1/kb/:kbid/predict/compat/models': kb('READER'),
+  'GET /api/v1/predict/:endpoint': { scope: 'ua-key' },
+  'POST /api/v1/predict/:endpoint': { scope: 'ua-key' },
+  'POST /api/v1/predict/compat/chat/completions': { scope: 'ua-key' },
+  'POST /api/v1/predict/compat/embeddings': { scope: 'ua-key' },
+  'GET /api/v1/predict/compat/models': { scope: 'ua-key' },
   // Activity logs (spec 4.4): every caller's questions, answers and user ids, so the KB's managers only
   'POST /api/v1/kb/:kbid/activity/:event_type/query': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/activity/:event_type/months': kb('MANAGER'),

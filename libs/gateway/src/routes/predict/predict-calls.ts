@@ -21,8 +21,8 @@ export function unknownEndpoint(method: 'GET' | 'POST', endpoint: string): Domai
 }
 
 /**
- * Generation failures as HTTP answers: a configuration the KB cannot use is 412, a provider that
- * failed 502 (429 when it limited us, 504 when it timed out). Messages are the generators' own
+ * Generation failures as HTTP answers: a configuration the KB cannot use is 422, a provider that
+ * failed 503 (429 when it limited us, 504 when it timed out). Messages are the generators' own
  * (status and kind, never the provider's body).
  */
 export function generationFailure(err: unknown): unknown {

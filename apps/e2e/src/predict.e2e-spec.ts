@@ -37,9 +37,9 @@ describe('predict API through the gateway (standalone)', () => {
     pat = bearer(boot.personal_access_token.token);
     kb = boot.kb.id;
     const createKb = async (slug: string, learning_configuration: Record<string, unknown>) => {
-      const res = await call<{ uuid: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, pat, { slug, title: slug, learning_configuration });
+      const res = await call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, pat, { slug, title: slug, learning_configuration });
       expect(res.status).toBe(201);
-      return res.body.uuid;
+      return (res.body.uuid ?? res.body.id) as string;
     };
     llmKb = await createKb('predict-llm', { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: llm.openAiUrl, key: 'sk-predict', timeout_ms: 5000 } } });
     brokenKb = await createKb('predict-broken', { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: broken.openAiUrl, key: 'sk-broken', timeout_ms: 5000 } } });
@@ -53,7 +53,7 @@ describe('predict API through the gateway (standalone)', () => {
     brokenReader = await readerKey(brokenKb);
     const client = await call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/nua_clients`, pat, { contact: 'predict@example.com' });
     ua = { header: 'X-SVC-UAKEY', value: `Bearer ${client.body.token}` };
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await topology?.stop();
@@ -215,6 +215,20 @@ describe('predict API through the gateway (standalone)', () => {
     expect((await byPat.models.list()).data.length).toBe(2);
   });
 
+  it('lists the KB\'s models: generative_providers, models and one model', async () => {
+    const providers = await call<Record<string, string[]>>('GET', `/api/v1/kb/${llmKb}/generative_providers`, llmReader);
+    expect(providers.status).toBe(200);
+    expect(providers.body).toEqual({ builtin: ['extractive'], openai: ['chatgpt-4o-mini'] });
+    expect((await call('GET', `/api/v1/kb/${kb}/generative_providers`, reader)).body).toEqual({ builtin: ['extractive'] });
+    const models = await call<{ model_id: string; model_type: string; default: boolean }[]>('GET', `/api/v1/kb/${llmKb}/models`, llmReader);
+    expect(models.body).toEqual([
+      { model_id: 'chatgpt-4o-mini', model_type: 'generative', title: 'chatgpt-4o-mini', default: true },
+      { model_id: 'en-use-lite-2024', model_type: 'semantic', title: 'en-use-lite-2024', default: true },
+    ]);
+    expect((await call('GET', `/api/v1/kb/${llmKb}/model/en-use-lite-2024`, llmReader)).body).toMatchObject({ model_type: 'semantic' });
+    expect((await call('GET', `/api/v1/kb/${llmKb}/model/no-such-model`, llmReader)).status).toBe(404);
+  });
+
   it('serves understanding-API keys with the built-in models at /api/v1/predict', async () => {
     const tokens = await call<{ tokens: { ner: string }[] }>('GET', `/api/v1/predict/tokens?text=${encodeURIComponent('Write to ada@example.com')}`, ua);
     expect(tokens.status).toBe(200);
@@ -232,7 +246,7 @@ describe('predict API through the gateway (standalone)', () => {
     ['an unknown endpoint', 'GET', 'predict/summarize?text=x', undefined, ['path', 'endpoint']],
     ['an unknown POST endpoint', 'POST', 'predict/sentence', { text: 'x' }, ['path', 'endpoint']],
     ['no text', 'GET', 'predict/sentence', undefined, ['query', 'text']],
-    ['a text over 20 000 characters', 'GET', `predict/tokens?text=${'a'.repeat(20_001)}`, undefined, ['query', 'text']],
+    ['a text over 20 000 characters', 'POST', 'predict/query', { text: 'a'.repeat(20_001) }, ['body', 'text']],
     ['101 sentences', 'POST', 'predict/sentences', { texts: Array.from({ length: 101 }, () => 'x') }, ['body', 'texts']],
     ['max_tokens over 4096', 'POST', 'predict/chat', { question: 'q', max_tokens: 5000 }, ['body', 'max_tokens']],
     ['201 context pieces', 'POST', 'predict/chat', { question: 'q', query_context: Array.from({ length: 201 }, () => 'x') }, ['body', 'query_context']],
@@ -250,10 +264,11 @@ describe('predict API through the gateway (standalone)', () => {
     expect(res.body.detail.map((d) => d.loc)).toContainEqual(loc);
   });
 
-  it('refuses callers without access: none 401, another KB\'s key 404, a UA key on a KB route and a KB key on the UA routes 403', async () => {
+  it('refuses callers without access: none 401, a KB outside the user\'s accounts 404, another KB\'s key, a UA key on a KB route and a KB key on the UA routes 403', async () => {
     expect((await call('GET', `/api/v1/kb/${kb}/predict/tokens?text=x`, null)).status).toBe(401);
-    expect((await call('GET', `/api/v1/kb/${kb}/predict/tokens?text=x`, llmReader)).status).toBe(404);
-    expect((await call('POST', `/api/v1/kb/${llmKb}/predict/compat/chat/completions`, reader, { messages: [{ role: 'user', content: 'hi' }] })).status).toBe(404);
+    expect((await call('GET', '/api/v1/kb/00000000-0000-4000-8000-000000000000/predict/tokens?text=x', pat)).status).toBe(404);
+    expect((await call('GET', `/api/v1/kb/${kb}/predict/tokens?text=x`, llmReader)).status).toBe(403);
+    expect((await call('POST', `/api/v1/kb/${llmKb}/predict/compat/chat/completions`, reader, { messages: [{ role: 'user', content: 'hi' }] })).status).toBe(403);
     expect((await call('GET', `/api/v1/kb/${kb}/predict/compat/models`, ua)).status).toBe(403);
     expect((await call('GET', '/api/v1/predict/tokens?text=x', reader)).status).toBe(403);
     expect(llm.requests).toHaveLength(0);

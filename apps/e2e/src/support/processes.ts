@@ -64,7 +64,8 @@ export class ServiceProcess {
   }
 
   /** Waits until `url` answers 200, failing early with the process output if it dies. */
-  async waitReady(url: string, timeoutMs = 60_000): Promise<void> {
+  /** `E2E_READY_TIMEOUT_MS` lengthens the wait on a loaded machine (a start takes 50–80 s when the cores are shared). */
+  async waitReady(url: string, timeoutMs = Number(process.env['E2E_READY_TIMEOUT_MS'] ?? 60_000)): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let dead = false;
     void this.exited?.then(() => (dead = true));

@@ -31,9 +31,16 @@ describe('PredictService', () => {
   });
 
   it('names the KB\'s models, its generative model first, and the built-in ones without a KB', async () => {
-    expect(await new PredictService(busWith({ generative_model: 'chatgpt-4o-mini', semantic_models: ['a', 'b'], default_semantic_model: 'b' })).models({ kbid: 'kb' })).toEqual({ generative: 'chatgpt-4o-mini', semantic: ['b', 'a'] });
+    const configured = busWith({
+      generative_model: 'chatgpt-4o-mini', semantic_models: ['a', 'b'], default_semantic_model: 'b',
+      user_keys: { openai: { key: 'sk-x' }, anthropic: { key: 'k', model: 'claude-3-5-haiku-latest' }, openai_compatible: { url: 'http://e', model: 'toy-embed' } },
+    });
+    expect(await new PredictService(configured).models({ kbid: 'kb' })).toEqual({
+      generative: 'chatgpt-4o-mini', semantic: ['b', 'a'],
+      generative_providers: { builtin: ['extractive'], openai_compatible: ['chatgpt-4o-mini'] },
+    });
     const bus = busWith({});
-    expect(await new PredictService(bus).models({})).toEqual({ generative: 'extractive', semantic: ['en-use-lite-2024'] });
+    expect(await new PredictService(bus).models({})).toEqual({ generative: 'extractive', semantic: ['en-use-lite-2024'], generative_providers: { builtin: ['extractive'] } });
     expect(bus.request).not.toHaveBeenCalled();
   });
 

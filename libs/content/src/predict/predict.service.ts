@@ -83,7 +83,17 @@ export class PredictService {
     const semantic = Array.isArray(config['semantic_models']) ? (config['semantic_models'] as unknown[]).filter((m): m is string => typeof m === 'string') : [];
     const dflt = typeof config['default_semantic_model'] === 'string' ? config['default_semantic_model'] : (semantic[0] ?? BUILTIN_SEMANTIC_MODEL);
     const generative = typeof config['generative_model'] === 'string' && config['generative_model'] ? config['generative_model'] : EXTRACTIVE_MODEL;
-    return { generative, semantic: [...new Set([dflt, ...semantic])] };
+    // The built-in model, and the configured one under the entry of `user_keys` that serves it (the
+    // entry createGenerator picks); entries' other members are not listed (an OpenAI-compatible entry
+    // may configure an embedder).
+    const providers: Record<string, string[]> = { builtin: [EXTRACTIVE_MODEL] };
+    if (generative !== EXTRACTIVE_MODEL) {
+      const keys = typeof config['user_keys'] === 'object' && config['user_keys'] !== null ? (config['user_keys'] as Record<string, unknown>) : {};
+      const order = /^claude|^anthropic$/i.test(generative) ? ['anthropic'] : /azure/i.test(generative) ? ['azure_openai', 'azure', 'openai_compat', 'openai_compatible'] : ['openai_compat', 'openai_compatible', 'openai', 'azure_openai'];
+      const owner = order.find((p) => keys[p] !== undefined && keys[p] !== null);
+      if (owner) providers[owner] = [generative];
+    }
+    return { generative, semantic: [...new Set([dflt, ...semantic])], generative_providers: providers };
   }
 
   /** The KB's learning configuration (with its provider keys: they stay in this service); none without a KB. */

@@ -302,4 +302,14 @@ export class PredictRemiRequest extends PredictKbRef {
 export interface PredictModelsDto {
   generative: string;
   semantic: string[];
+  /** Generative models the KB can use, by provider (`builtin`, and each provider entry of `user_keys` naming a model). */
+  generative_providers: Record<string, string[]>;
+}
+
+/** One model of a KB (`GET /kb/{kbid}/models`, `GET /kb/{kbid}/model/{model_id}`). */
+export class KbModelDto {
+  @ApiProperty() model_id!: string;
+  @ApiProperty({ enum: ['generative', 'semantic'] }) model_type!: 'generative' | 'semantic';
+  @ApiProperty() title!: string;
+  @ApiProperty({ description: 'The KB uses it by default for its type' }) default!: boolean;
 }

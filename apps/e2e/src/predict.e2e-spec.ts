@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { startFakeLlmServer, type FakeLlmServer } from '@kb/platform/testing';
+import { startFakeEmbeddingServer, startFakeLlmServer, type FakeEmbeddingServer, type FakeLlmServer } from '@kb/platform/testing';
 import { apiKey, bearer, type Credential } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
 
@@ -15,6 +15,9 @@ describe('predict API through the gateway (standalone)', () => {
   let topology: Topology;
   let llm: FakeLlmServer;
   let broken: FakeLlmServer;
+  let embeddings: FakeEmbeddingServer;
+  let embedKb: string;
+  let embedReader: NonNullable<Credential>;
   let kb: string;
   let llmKb: string;
   let brokenKb: string;
@@ -31,6 +34,7 @@ describe('predict API through the gateway (standalone)', () => {
   beforeAll(async () => {
     llm = await startFakeLlmServer();
     broken = await startFakeLlmServer({ status: 500, errorMessage: 'upstream-secret-body-7f3a' });
+    embeddings = await startFakeEmbeddingServer(64);
     topology = await startStandalone();
     baseUrl = topology.http.baseUrl;
     const boot = topology.bootstrap();
@@ -48,7 +52,12 @@ describe('predict API through the gateway (standalone)', () => {
       const key = await call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${kbid}/service_account/${sa.body.id}/keys`, pat, { expires: new Date(Date.now() + 86_400_000).toISOString() });
       return apiKey(key.body.token);
     };
+    embedKb = await createKb('predict-embed', {
+      semantic_models: ['hf_embedding', 'en-use-lite-2024'], default_semantic_model: 'hf_embedding',
+      user_keys: { openai_compatible: { url: embeddings.url, key: 'sk-embed', model: 'toy-embed', size: 64 } },
+    });
     reader = await readerKey(kb);
+    embedReader = await readerKey(embedKb);
     llmReader = await readerKey(llmKb);
     brokenReader = await readerKey(brokenKb);
     const client = await call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/nua_clients`, pat, { contact: 'predict@example.com' });
@@ -59,6 +68,7 @@ describe('predict API through the gateway (standalone)', () => {
     await topology?.stop();
     await llm?.close();
     await broken?.close();
+    await embeddings?.close();
   }, 60_000);
 
   beforeEach(() => llm.reset());
@@ -75,6 +85,25 @@ describe('predict API through the gateway (standalone)', () => {
     expect(batch.body.data[0]).toHaveLength(one.body.data.length);
     const cos = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * (b[i] as number), 0);
     expect(cos(one.body.data, batch.body.data[0] as number[])).toBeGreaterThan(cos(one.body.data, batch.body.data[1] as number[]));
+  });
+
+  it('embeds with the KB\'s OpenAI-compatible provider model (by its id or the provider\'s name) and its other semantic model', async () => {
+    const before = embeddings.requests.length;
+    const dflt = await call<{ data: number[] }>('GET', `/api/v1/kb/${embedKb}/predict/sentence?text=tides`, embedReader);
+    expect(dflt.status).toBe(200);
+    expect(dflt.body.data).toHaveLength(64);
+    expect(embeddings.requests.slice(before).map((r) => r.authorization)).toContain('Bearer sk-embed');
+    for (const model of ['hf_embedding', 'toy-embed']) {
+      const res = await call<{ data: number[][]; model: string }>('POST', `/api/v1/kb/${embedKb}/predict/sentences`, embedReader, { texts: ['tides'], model });
+      expect([model, res.status, res.body.data[0]?.length]).toEqual([model, 200, 64]);
+    }
+    const builtIn = await call<{ data: number[] }>('GET', `/api/v1/kb/${embedKb}/predict/sentence?text=tides&model=en-use-lite-2024`, embedReader);
+    expect(builtIn.body.data).toHaveLength(512);
+    const compat = await call<{ data: { embedding: number[] }[]; model: string }>('POST', `/api/v1/kb/${embedKb}/predict/compat/embeddings`, embedReader, { input: 'tides', model: 'hf_embedding' });
+    expect(compat.status).toBe(200);
+    expect(compat.body.data[0]?.embedding).toHaveLength(64);
+    const models = await call<{ data: { id: string }[] }>('GET', `/api/v1/kb/${embedKb}/predict/compat/models`, embedReader);
+    expect(models.body.data.map((m) => m.id)).toEqual(['extractive', 'hf_embedding', 'en-use-lite-2024']);
   });
 
   it('finds entities (tokens) and answers query with language, threshold, entities and vector', async () => {

@@ -30,7 +30,8 @@ export class PredictService implements OnModuleInit {
 
   async embed(req: PredictEmbedRequest): Promise<PredictEmbedResponse> {
     const all: Embedder[] = req.kbid ? await this.embedders.all(req.kbid) : [await (this.options.embedderFactory ?? defaultEmbedderFactory)('')];
-    const embedder = req.vectorset ? all.find((e) => e.model === req.vectorset) : all[0];
+    // A KB's model is named by its configured id or by the model its provider reports (as /find's `vectorset`).
+    const embedder = req.kbid ? await this.embedders.forVectorset(req.kbid, req.vectorset) : req.vectorset ? all.find((e) => e.model === req.vectorset) : all[0];
     if (!embedder) {
       throw DomainError.validation([{ loc: ['query', 'model'], msg: `Unknown model ${req.vectorset}; the available ones are ${all.map((e) => e.model).join(', ')}`, type: 'value_error' }]);
     }

@@ -1,7 +1,7 @@
 import {
   ContentSubjects, DomainError, ErrorCodes, PREDICT_GET_ENDPOINTS, PREDICT_LIMITS, PREDICT_POST_ENDPOINTS, PredictChatBody, PredictQueryBody, PredictRemiBody,
   PredictRephraseBody, PredictRerankBody, PredictSentencesBody, PredictSummarizeBody, PredictSummarizeResource, PredictTextQuery, ReportingSubjects,
-  UnderstandingSubjects, validatePayload, type BusContext, type PredictGenerateItem, type PredictGenerateRequest, type PredictQueryResponse,
+  UnderstandingSubjects, validatePayload, type BusContext, type PredictEmbedRequest, type PredictEmbedResponse, type PredictGenerateItem, type PredictGenerateRequest, type PredictQueryResponse,
   type PredictSentenceResponse, type PredictSentencesResponse, type PredictSummarizeResponse, type PredictTokensResponse,
 } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
@@ -60,7 +60,7 @@ export class PredictCalls {
       case 'sentences': {
         const b = validatePayload(PredictSentencesBody, input, { loc: ['body'] });
         const started = performance.now();
-        const res = await this.bus.request(UnderstandingSubjects.predictEmbed, { kbid, texts: b.texts, vectorset: b.model, input: 'passage' }, o);
+        const res = await this.embed({ kbid, texts: b.texts, vectorset: b.model, input: 'passage' }, o);
         return { data: res.vectors, model: res.model, time: seconds(started) } satisfies PredictSentencesResponse;
       }
       case 'query':
@@ -120,9 +120,16 @@ export class PredictCalls {
     return { text, done };
   }
 
+  /** The KB's embedder; a provider's failure is a 503 (or 429/504) with the embedder's own message. */
+  private embed(req: PredictEmbedRequest, o: CallOptions): Promise<PredictEmbedResponse> {
+    return this.bus.request(UnderstandingSubjects.predictEmbed, req, o).catch((err: unknown) => {
+      throw generationFailure(err);
+    });
+  }
+
   private async sentence(kbid: string | undefined, text: string, model: string | undefined, o: CallOptions): Promise<PredictSentenceResponse> {
     const started = performance.now();
-    const res = await this.bus.request(UnderstandingSubjects.predictEmbed, { kbid, texts: [text], vectorset: model, input: 'query' }, o);
+    const res = await this.embed({ kbid, texts: [text], vectorset: model, input: 'query' }, o);
     return { data: res.vectors[0] ?? [], time: seconds(started) };
   }
 
@@ -135,7 +142,7 @@ export class PredictCalls {
   private async query(kbid: string | undefined, q: PredictTextQuery, o: CallOptions): Promise<PredictQueryResponse> {
     const started = performance.now();
     const [embedded, tokens] = await Promise.all([
-      this.bus.request(UnderstandingSubjects.predictEmbed, { kbid, texts: [q.text], vectorset: q.semantic_model ?? q.model, input: 'query' }, o),
+      this.embed({ kbid, texts: [q.text], vectorset: q.semantic_model ?? q.model, input: 'query' }, o),
       this.bus.request(UnderstandingSubjects.predictTokens, { text: q.text }, o),
     ]);
     const time = seconds(started);

@@ -64,7 +64,7 @@ function concretePath(route: string, ids: { kbid: string; account: string }): st
   return route
     .replace(':kbid', ids.kbid).replace(':kb_id', ids.kbid).replace(':account_id', ids.account)
     .replace(':rid', randomUUID()).replace(':rslug', 'no-such-slug').replace(':sa_id', randomUUID()).replace(':sa_key_id', randomUUID())
-    .replace(':token_id', randomUUID()).replace(':labelset', 'no-such-set').replace(':field_type', 'text').replace(':field_id', 'no-such-field').replace(':message_ident', 'm0').replace(':client_id', 'no-such-client').replace(':email', 'nobody@example.com').replace(':processing_id', 'no-such-job').replace(':slug', 'no-such-kb').replace(':group', 'no-such-group').replace(':model_id', 'no-such-model').replace(':user_id', randomUUID()).replace(':event_id', '1').replace(':request_id', randomUUID());
+    .replace(':token_id', randomUUID()).replace(':labelset', 'no-such-set').replace(':field_type', 'text').replace(':field_id', 'no-such-field').replace(':message_ident', 'm0').replace(':client_id', 'no-such-client').replace(':email', 'nobody@example.com').replace(':processing_id', 'no-such-job').replace(':slug', 'no-such-kb').replace(':group', 'no-such-group').replace(':model_id', 'no-such-model').replace(':user_id', randomUUID()).replace(':event_id', '1').replace(':request_id', randomUUID()).replace(':endpoint', 'tokens');
 }
 
 export function describeAccessMatrix(start: () => Promise<Topology>): void {

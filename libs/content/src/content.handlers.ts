@@ -21,6 +21,7 @@ import { CatalogService } from './search/catalog.service';
 import { GraphService } from './search/graph.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
+import { PredictService } from './predict/predict.service';
 import { SearchReindexService } from './search/index/search-reindex.service';
 import { KbTransfersService } from './transfer/kb-transfers.service';
 import { KbBackupsService } from './transfer/kb-backups.service';
@@ -41,6 +42,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly graph: GraphService,
     private readonly lists: SearchListsService,
     private readonly asker: AskService,
+    private readonly predictor: PredictService,
     private readonly reindexer: SearchReindexService,
     private readonly processingStatus: ProcessingStatusService,
     private readonly processingPush: ProcessingPushService,
@@ -96,6 +98,9 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.suggest, (req, _context, signal) => this.lists.suggest({ ...req, signal })),
       this.bus.handleStream(S.ask, (req, _context, signal) => this.asker.ask(req, signal)),
       this.bus.handle(S.feedback, (req) => this.asker.feedback(req)),
+      this.bus.handleStream(S.predictGenerate, (req, _context, signal) => this.predictor.generate(req, signal)),
+      this.bus.handle(S.predictRerank, async (req) => this.predictor.rerank(req)),
+      this.bus.handle(S.predictModels, (req) => this.predictor.models(req)),
       this.bus.handle(S.catalogFacets, (req) => this.catalog.catalogFacets(req)),
       this.bus.handle(S.graphPaths, (req, _context, signal) => this.graph.search('paths', { ...req, signal })),
       this.bus.handle(S.graphNodes, (req, _context, signal) => this.graph.search('nodes', { ...req, signal })),

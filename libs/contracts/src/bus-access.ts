@@ -44,7 +44,8 @@ const calls = (subjects: Record<string, { kind: string }>): CallDef[] => Object.
 export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   gateway: {
     serves: [],
-    calls: [...calls(AccountsSubjects), ...calls(ContentSubjects), ...calls(ReportingSubjects)].filter((d) => !INTERNAL_CALLS.includes(d)),
+    // The predict API's vectors and entities carry no secrets: the edge asks understanding for them.
+    calls: [...calls(AccountsSubjects), ...calls(ContentSubjects), ...calls(ReportingSubjects), UnderstandingSubjects.predictEmbed, UnderstandingSubjects.predictTokens].filter((d) => !INTERNAL_CALLS.includes(d)),
     emits: [],
     // Live KB notifications: each replica subscribes to the KBs its notification readers follow.
     // Blocks are kept in memory and read on every admitted request (usage limits).
@@ -70,7 +71,7 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
     ],
   },
   understanding: {
-    serves: [UnderstandingSubjects.embedQuery],
+    serves: [UnderstandingSubjects.embedQuery, UnderstandingSubjects.predictEmbed, UnderstandingSubjects.predictTokens],
     // The KB's embedding and transcription providers are called with the KB's own keys; the split
     // and extract strategies a field names are read from content (docs/kb-configuration.md).
     calls: [AccountsSubjects.resolveKbConfig, ContentSubjects.resolveStrategies],

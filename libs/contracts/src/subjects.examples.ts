@@ -185,4 +185,10 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'reporting.remi.query': { kbid: 'kb-1', body: { month: '2026-11', context_relevance: { value: 3, operation: 'gt', aggregation: 'average' }, pagination: { limit: 10 } } },
   'reporting.remi.scores': { kbid: 'kb-1', aggregation: 'day', from: '2026-11-01T00:00:00Z' },
   'reporting.remi.event': { kbid: 'kb-1', event_id: '42' },
+  'reporting.predict.remi': { kbid: 'kb-1', question: 'what causes tides?', answer: 'The moon.', contexts: ['The moon pulls the oceans.'] },
+  'content.predict.generate': { kbid: 'kb-1', task: 'chat', question: 'what causes tides?', context: [{ key: '0', text: 'The moon pulls the oceans.' }], chat_history: [] },
+  'content.predict.rerank': { question: 'what causes tides?', context: { a: 'The moon pulls the oceans.' } },
+  'content.predict.models': { kbid: 'kb-1' },
+  'understanding.predict.embed': { kbid: 'kb-1', texts: ['what causes tides?'], input: 'query' },
+  'understanding.predict.tokens': { text: 'Ada Lovelace lived in London.' },
 };

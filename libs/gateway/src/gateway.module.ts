@@ -14,6 +14,9 @@ import { UsageController } from './routes/usage.controller';
 import { BlockingView } from './quota/blocking-view';
 import { BLOCKING_VIEW, QuotaGuard } from './quota/quota.guard';
 import { RemiController } from './routes/remi.controller';
+import { PredictController } from './routes/predict/predict.controller';
+import { PredictCompatController } from './routes/predict/predict-compat.controller';
+import { KbModelsController } from './routes/predict/kb-models.controller';
 import { ActivityDownloadsController } from './routes/activity-downloads.controller';
 import { PresignedBlobsController } from './routes/presigned-blobs.controller';
 import { ServiceAccountsController } from './routes/service-accounts.controller';
@@ -69,7 +72,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, KbConfigController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController, ActivityDownloadsController, PresignedBlobsController, KbTransfersController, AccountBackupsController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, KbConfigController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController, ActivityDownloadsController, PresignedBlobsController, KbTransfersController, AccountBackupsController, PredictController, PredictCompatController, KbModelsController],
       providers: [
         {
           provide: ACCESS_CLIENT,

@@ -8,6 +8,7 @@ import { ActivityDownloadsService } from './downloads/activity-downloads.service
 import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
 import { RemiService } from './remi/remi.service';
+import { RemiPredictService } from './remi/remi-predict.service';
 
 @Injectable()
 export class ReportingHandlers implements OnModuleInit {
@@ -20,6 +21,7 @@ export class ReportingHandlers implements OnModuleInit {
     private readonly usage: UsageService,
     private readonly blocking: BlockingService,
     private readonly remi: RemiService,
+    private readonly remiPredict: RemiPredictService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -43,6 +45,7 @@ export class ReportingHandlers implements OnModuleInit {
       this.bus.handle(ReportingSubjects.remiQuery, (req) => this.remi.query(req)),
       this.bus.handle(ReportingSubjects.remiScores, (req) => this.remi.scores(req)),
       this.bus.handle(ReportingSubjects.remiEvent, (req) => this.remi.event(req)),
+      this.bus.handle(ReportingSubjects.predictRemi, (req) => this.remiPredict.evaluate(req)),
     ]);
     this.blocking.start();
   }

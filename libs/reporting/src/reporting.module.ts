@@ -7,6 +7,7 @@ import { ActivityDownloadsService } from './downloads/activity-downloads.service
 import { AuditService } from './audit/audit.service';
 import { RemiWorkerService } from './remi/remi-worker.service';
 import { RemiService } from './remi/remi.service';
+import { RemiPredictService } from './remi/remi-predict.service';
 import { ReportingHandlers } from './reporting.handlers';
 import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
@@ -27,6 +28,7 @@ export class ReportingModule {
         UsageService,
         BlockingService,
         RemiService,
+        RemiPredictService,
         RemiWorkerService,
         ChainSealerService,
         ChainVerifyService,

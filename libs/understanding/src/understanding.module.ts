@@ -6,6 +6,7 @@ import { FieldProcessorService } from './pipeline/field-processor.service';
 import { ProcessingWorkerService } from './pipeline/processing-worker.service';
 import { QueryEmbeddingService } from './query/query-embedding.service';
 import { KbEmbeddersService } from './query/kb-embedders.service';
+import { PredictService } from './query/predict.service';
 import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from './understanding.tokens';
 
 /** Needs the application's BLOB_STORE (StorageModule): files are read from it, results written to it. */
@@ -14,7 +15,7 @@ export class UnderstandingModule {
   static forRoot(options: UnderstandingOptions): DynamicModule {
     return {
       module: UnderstandingModule,
-      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, KbEmbeddersService, KbTranscribersService, WebhookWorkerService, ModelFilesPublisher],
+      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, PredictService, KbEmbeddersService, KbTranscribersService, WebhookWorkerService, ModelFilesPublisher],
     };
   }
 }

@@ -22,7 +22,7 @@ const FOCUS = new Set([
 /** Bodies are files or forms there, not JSON: their own specs cover them. */
 const NOT_JSON = /(upload|tusupload)(\/|$)|\/import$|^POST \/auth|\/saml\//;
 /** Reads with a body: no snapshot needed. */
-const READS = /\/(find|search|catalog|catalog\/facets|suggest|ask|graph|graph\/nodes|graph\/relations|feedback|activity\/[a-z]+\/query)$|processing\/pull$|auth\/login$|temporal_key$/;
+const READS = /\/(find|search|catalog|catalog\/facets|suggest|ask|graph|graph\/nodes|graph\/relations|feedback|activity\/[a-z]+\/query)$|\/predict\/|processing\/pull$|auth\/login$|temporal_key$/;
 
 interface Ctx {
   kbid: string;
@@ -104,6 +104,12 @@ const VALID: Record<string, (c: Ctx) => unknown> = {
   'POST /api/v1/account/:account_id/kb/:kb_id/service_account/:sa_id/keys': () => ({ expires: '2030-01-01T00:00:00Z' }),
   'POST /api/v1/account/:account_id/models/:kb_id': () => ({ id: 'model-x' }),
   'POST /api/v1/models/:kbid': () => ({ id: 'model-x' }),
+  'POST /api/v1/kb/:kbid/predict/:endpoint': () => ({ question: 'what about the sea', user_id: 'u', context: { a: 'The sea is wide.', b: 'Bread.' } }),
+  'POST /api/v1/predict/:endpoint': () => ({ question: 'what about the sea', context: { a: 'The sea is wide.' } }),
+  'POST /api/v1/kb/:kbid/predict/compat/chat/completions': () => ({ model: 'extractive', messages: [{ role: 'system', content: 'The sea is wide.' }, { role: 'user', content: 'How is the sea?' }], max_tokens: 50 }),
+  'POST /api/v1/predict/compat/chat/completions': () => ({ messages: [{ role: 'user', content: 'hi' }] }),
+  'POST /api/v1/kb/:kbid/predict/compat/embeddings': () => ({ input: ['The sea.', 'Bread.'], encoding_format: 'base64' }),
+  'POST /api/v1/predict/compat/embeddings': () => ({ input: 'The sea.' }),
   'POST /api/v1/processing/push': (c) => ({ kbid: c.kbid, uuid: null, title: 'Pushed', labels: ['l'], textfield: { body: { body: 'Pushed text.' } }, processing_options: { ml_text: true } }),
   'POST /api/v2/processing/pull': () => ({ timeout: 0, limit: 1 }),
   'POST /api/v1/auth/login': () => ({ email: 'nobody@example.com', password: 'a wrong password' }),
@@ -114,7 +120,7 @@ function fill(route: string, c: Ctx, id?: string): string {
   return route
     .replace(':kbid', c.kbid).replace(':kb_id', c.kbid).replace(':account_id', c.account).replace(':rid', c.rid).replace(':rslug', 'existing')
     .replace(':field_id', 'fz').replace(':labelset', 'fuzz').replace(':sa_id', c.saId).replace(':client_id', c.victimClient).replace(':vectorset_id', 'no-such-model')
-    .replace(':group', 'FUZZ').replace(':message_ident', 'm1').replace(':field_type', 'text').replace(':event_type', 'chat').replace(/:[a-z_]+/g, id ?? 'x').replace('*download_field', 'x');
+    .replace(':group', 'FUZZ').replace(':message_ident', 'm1').replace(':field_type', 'text').replace(':event_type', 'chat').replace(':endpoint', 'rerank').replace(/:[a-z_]+/g, id ?? 'x').replace('*download_field', 'x');
 }
 
 function credentialFor(rule: (typeof ACCESS_TABLE)[string], c: Ctx): Credential {

@@ -32,6 +32,7 @@ function variants(route: string, ids: WalkIds): string[] {
   if (route === '/api/v1/processing/requests') return ['', `?kbid=${ids.kbid}&limit=100`];
   if (route === '/api/v1/processing/pull') return ['?timeout=0&limit=50', '?timeout=0&limit=50&from_cursor=0'];
   if (route.endsWith('/processing-status')) return ['', '?limit=100'];
+  if (route.endsWith('/predict/:endpoint')) return ['?text=secret'];
   // The legacy activity download: this month's visited records (the walk's own reads), every member.
   if (route.endsWith('/activity/download')) return [`?type=visited&month=${new Date().toISOString().slice(0, 7)}`];
   if (route.endsWith('/usage')) return [`?from=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}&aggregation=hour`, `?from=2026-01-01T00:00:00Z&knowledgebox=${ids.kbid}`];
@@ -57,6 +58,8 @@ function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: s
     key: 'reporting/kbs/none/activity-downloads/none.csv',
     // An export or import nobody started: 404s that must not leak.
     export_id: '00000000-0000-4000-8000-000000000000', import_id: '00000000-0000-4000-8000-000000000000',
+    // The predict API's GET endpoint that returns the most (vector, entities, thresholds): a model's answer, never a stored value.
+    endpoint: 'query',
   };
   const params = [...route.matchAll(/[:*]([a-z_]+)/g)].map((m) => m[1] as string);
   const perResource = new Set(['rid', 'rslug', 'field_type', 'field_id']);

@@ -64,6 +64,7 @@ export class ServiceProcess {
   }
 
   /** Waits until `url` answers 200, failing early with the process output if it dies. */
+  /** `KB_E2E_READY_TIMEOUT_MS` lengthens the wait on a loaded machine (a start takes 50–80 s when the cores are shared). */
   async waitReady(url: string, timeoutMs = Number(process.env['KB_E2E_READY_TIMEOUT_MS'] ?? 60_000)): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let dead = false;

@@ -2950,6 +2950,213 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/kb/{kbid}/predict/{endpoint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Predict API Proxy (GET)
+         * @description One of sentence, tokens, query, with `?text=` (≤ 20 000 characters) and optional `model`/`semantic_model` (a semantic model of the KB). `sentence` → {data: vector, time}; `tokens` → {tokens: [{text, ner, start, end}], time}; `query` → {language, stop_words, semantic_threshold, semantic_thresholds, visual_llm, max_context, entities, sentence, query}.
+         */
+        get: operations["Predict_kbGet"];
+        put?: never;
+        /**
+         * Predict API Proxy (POST)
+         * @description One of sentences, query, chat, summarize, rephrase, rerank, remi. Bodies: sentences {texts[≤100], model?} → {data: vectors, model, time}; query as GET; chat {question, query_context (list or map), chat_history, system, user_prompt, generative_model, max_tokens ≤ 4096} → NDJSON {"chunk": {type: text|meta|status}}; summarize {resources: {id: {fields: {id: text}}}} → {resources: {id: {summary, tokens}}, summary}; rephrase {question, context|chat_history} → a JSON string; rerank {question, context: {id: text}} → {context_scores}; remi {question?, answer?, contexts?} → {time, answer_relevance, context_relevance, groundedness}.
+         */
+        post: operations["Predict_kbPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/{endpoint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Predict (understanding API, built-in models; GET)
+         * @description One of sentence, tokens, query, with `?text=` (≤ 20 000 characters) and optional `model`/`semantic_model` (a semantic model of the KB). `sentence` → {data: vector, time}; `tokens` → {tokens: [{text, ner, start, end}], time}; `query` → {language, stop_words, semantic_threshold, semantic_thresholds, visual_llm, max_context, entities, sentence, query}.
+         */
+        get: operations["Predict_nuaGet"];
+        put?: never;
+        /**
+         * Predict (understanding API, built-in models; POST)
+         * @description One of sentences, query, chat, summarize, rephrase, rerank, remi. Bodies: sentences {texts[≤100], model?} → {data: vectors, model, time}; query as GET; chat {question, query_context (list or map), chat_history, system, user_prompt, generative_model, max_tokens ≤ 4096} → NDJSON {"chunk": {type: text|meta|status}}; summarize {resources: {id: {fields: {id: text}}}} → {resources: {id: {summary, tokens}}, summary}; rephrase {question, context|chat_history} → a JSON string; rerank {question, context: {id: text}} → {context_scores}; remi {question?, answer?, contexts?} → {time, answer_relevance, context_relevance, groundedness}.
+         */
+        post: operations["Predict_nuaPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/predict/compat/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible chat completions (the KB's generative model) */
+        post: operations["PredictCompat_kbChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/compat/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible chat completions (built-in model) */
+        post: operations["PredictCompat_nuaChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/predict/compat/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible embeddings (the KB's semantic models) */
+        post: operations["PredictCompat_kbEmbeddings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/compat/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible embeddings (built-in model) */
+        post: operations["PredictCompat_nuaEmbeddings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/predict/compat/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OpenAI-compatible model list (the KB's generative and semantic models) */
+        get: operations["PredictCompat_kbModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/compat/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OpenAI-compatible model list (built-in models) */
+        get: operations["PredictCompat_nuaModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/generative_providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Generative models of the KB by provider
+         * @description `{<provider>: [<model id>]}`: `builtin` (the extractive model) and the provider entry of `user_keys` serving the configured generative model.
+         */
+        get: operations["KbModels_generativeProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Models of the KB
+         * @description Its generative model, then its semantic models (the default first).
+         */
+        get: operations["KbModels_models"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/model/{model_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One model of the KB */
+        get: operations["KbModels_model"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5303,6 +5510,185 @@ export interface components {
              * @description Poll GET /api/v1/kb/{id}/import/{import_id}/status
              */
             import_id: string;
+        };
+        PredictSentencesBody: {
+            texts: string[];
+            model?: string;
+        };
+        PredictQueryBody: {
+            text: string;
+            model?: string;
+            semantic_model?: string;
+            generative_model?: string;
+            token_model?: string;
+        };
+        PredictUserPrompt: {
+            prompt: string;
+        };
+        PredictMessage: {
+            /** @enum {string} */
+            author: "USER" | "NUCLIA";
+            text: string;
+        };
+        PredictChatBody: {
+            question: string;
+            user_id?: string;
+            retrieval?: boolean;
+            system?: string;
+            user_prompt?: components["schemas"]["PredictUserPrompt"];
+            chat_history?: components["schemas"]["PredictMessage"][];
+            query_context?: string[] | {
+                [key: string]: string;
+            };
+            generative_model?: string;
+            max_tokens?: number;
+            prefer_markdown?: boolean;
+            seed?: number;
+        };
+        PredictSummarizeBody: {
+            resources: {
+                [key: string]: components["schemas"]["PredictSummarizeResource"];
+            };
+            /** @enum {string} */
+            summary_kind?: "simple" | "extended";
+            generative_model?: string;
+        };
+        PredictRephraseBody: {
+            question: string;
+            user_id?: string;
+            context?: components["schemas"]["PredictMessage"][];
+            chat_history?: components["schemas"]["PredictMessage"][];
+            user_context?: string[];
+            prompt?: string;
+            generative_model?: string;
+        };
+        PredictRerankBody: {
+            question: string;
+            user_id?: string;
+            context: {
+                [key: string]: string;
+            };
+        };
+        PredictRemiBody: {
+            user_id?: string;
+            question?: string;
+            answer?: string;
+            contexts?: string[];
+        };
+        PredictSentenceResponse: {
+            data: number[];
+            time: number;
+        };
+        PredictSentencesResponse: {
+            data: number[][];
+            model: string;
+            time: number;
+        };
+        PredictToken: {
+            text: string;
+            ner: string;
+            start: number;
+            end: number;
+        };
+        PredictTokensResponse: {
+            tokens: components["schemas"]["PredictToken"][];
+            time: number;
+        };
+        PredictQueryResponse: {
+            language: string;
+            stop_words: string[];
+            semantic_threshold: number;
+            semantic_thresholds: {
+                [key: string]: number;
+            };
+            visual_llm: boolean;
+            max_context: number;
+            entities: components["schemas"]["PredictTokensResponse"];
+            sentence: components["schemas"]["PredictSentenceResponse"];
+            query: string;
+        };
+        PredictSummarizeResponse: {
+            resources: {
+                [key: string]: components["schemas"]["PredictSummarizedResource"];
+            };
+            summary: string;
+        };
+        PredictRerankResponse: {
+            context_scores: {
+                [key: string]: number;
+            };
+        };
+        PredictAnswerRelevance: {
+            score: number;
+            reason: string;
+        };
+        PredictRemiResponse: {
+            time: number;
+            answer_relevance?: components["schemas"]["PredictAnswerRelevance"];
+            context_relevance?: number[];
+            groundedness?: number[];
+        };
+        PredictSummarizeResource: {
+            fields: {
+                [key: string]: string;
+            };
+        };
+        PredictSummarizedResource: {
+            summary: string;
+            tokens: number;
+        };
+        PredictTextQuery: {
+            text: string;
+            model?: string;
+            semantic_model?: string;
+            generative_model?: string;
+            token_model?: string;
+        };
+        CompatChatMessage: {
+            /** @enum {string} */
+            role: "system" | "developer" | "user" | "assistant";
+            content: string | {
+                type?: string;
+                text?: string;
+            }[];
+        };
+        CompatChatCompletionsBody: {
+            model?: string;
+            messages: components["schemas"]["CompatChatMessage"][];
+            stream?: boolean;
+            max_tokens?: number;
+            max_completion_tokens?: number;
+            temperature?: number;
+            /** @enum {number} */
+            n?: 1;
+            seed?: number;
+        };
+        CompatEmbeddingsBody: {
+            input: string | string[];
+            model?: string;
+            /** @enum {string} */
+            encoding_format?: "float" | "base64";
+            user?: string;
+        };
+        CompatModel: {
+            id: string;
+            /** @enum {string} */
+            object: "model";
+            created: number;
+            owned_by: string;
+        };
+        CompatModelsResponse: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["CompatModel"][];
+        };
+        KbModelDto: {
+            model_id: string;
+            /** @enum {string} */
+            model_type: "generative" | "semantic";
+            title: string;
+            /** @description The KB uses it by default for its type */
+            default: boolean;
         };
     };
     responses: never;
@@ -11088,6 +11474,393 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["BackupRestoredDto"];
                 };
+            };
+        };
+    };
+    Predict_kbGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+                endpoint: "sentence" | "tokens" | "query";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PredictSentenceResponse"] | components["schemas"]["PredictTokensResponse"] | components["schemas"]["PredictQueryResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    Predict_kbPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+                endpoint: "sentences" | "query" | "chat" | "summarize" | "rephrase" | "rerank" | "remi";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PredictSentencesBody"] | components["schemas"]["PredictQueryBody"] | components["schemas"]["PredictChatBody"] | components["schemas"]["PredictSummarizeBody"] | components["schemas"]["PredictRephraseBody"] | components["schemas"]["PredictRerankBody"] | components["schemas"]["PredictRemiBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PredictSentenceResponse"] | components["schemas"]["PredictSentencesResponse"] | components["schemas"]["PredictTokensResponse"] | components["schemas"]["PredictQueryResponse"] | components["schemas"]["PredictSummarizeResponse"] | components["schemas"]["PredictRerankResponse"] | components["schemas"]["PredictRemiResponse"] | string;
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    Predict_nuaGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint: "sentence" | "tokens" | "query";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PredictSentenceResponse"] | components["schemas"]["PredictTokensResponse"] | components["schemas"]["PredictQueryResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    Predict_nuaPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint: "sentences" | "query" | "chat" | "summarize" | "rephrase" | "rerank" | "remi";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PredictSentencesBody"] | components["schemas"]["PredictQueryBody"] | components["schemas"]["PredictChatBody"] | components["schemas"]["PredictSummarizeBody"] | components["schemas"]["PredictRephraseBody"] | components["schemas"]["PredictRerankBody"] | components["schemas"]["PredictRemiBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PredictSentenceResponse"] | components["schemas"]["PredictSentencesResponse"] | components["schemas"]["PredictTokensResponse"] | components["schemas"]["PredictQueryResponse"] | components["schemas"]["PredictSummarizeResponse"] | components["schemas"]["PredictRerankResponse"] | components["schemas"]["PredictRemiResponse"] | string;
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_kbChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatChatCompletionsBody"];
+            };
+        };
+        responses: {
+            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk with stream: true */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_nuaChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatChatCompletionsBody"];
+            };
+        };
+        responses: {
+            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk with stream: true */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_kbEmbeddings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatEmbeddingsBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_nuaEmbeddings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatEmbeddingsBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_kbModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatModelsResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_nuaModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatModelsResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    KbModels_generativeProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: string[];
+                    };
+                };
+            };
+        };
+    };
+    KbModels_models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbModelDto"][];
+                };
+            };
+        };
+    };
+    KbModels_model: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+                model_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KbModelDto"];
+                };
+            };
+            /** @description The KB has no such model */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

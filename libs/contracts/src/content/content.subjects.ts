@@ -17,6 +17,7 @@ import {
   AppendMessagesRequest, DeleteFieldRequest, DeleteMessageRequest, GetFieldRequest, Md5Request, PutFieldRequest, RegisterUploadRequest, ReprocessRequest,
 } from './field-requests.dto';
 import { ReindexResourceRequest } from './reindex-resource.dto';
+import { PredictGenerateRequest, PredictKbRef, PredictRerankRequest, type PredictGenerateItem, type PredictModelsDto, type PredictRerankResponse } from './predict.dto';
 import { ProcessingRequestRef, ProcessingRequestsQuery, ProcessingStatusRequest, type ProcessingStatusPage, type ProcessingStatusRecord } from './processing-status.dto';
 import { ProcessingPullRequest, type ProcessingPullResult } from './processing-pull.dto';
 import { WebhookDeliveriesRequest, type WebhookDeliveriesDto } from '../understanding/webhook.dto';
@@ -76,6 +77,12 @@ export const ContentSubjects = {
   graphRelations: rpc<GraphRelationsEnvelope, GraphRelationsResponse>('content.search.graph-relations', GraphRelationsEnvelope),
   /** Retrieval-augmented answer, streamed item by item (API-MAP 2.4). */
   ask: stream<AskEnvelope, AskItem>('content.ask.stream', AskEnvelope),
+  /** The predict API's generations (chat, summarize, rephrase) with the KB's generative model (docs/predict.md). */
+  predictGenerate: stream<PredictGenerateRequest, PredictGenerateItem>('content.predict.generate', PredictGenerateRequest),
+  /** The built-in lexical reranker's scores of context pieces for a question. */
+  predictRerank: rpc<PredictRerankRequest, PredictRerankResponse>('content.predict.rerank', PredictRerankRequest),
+  /** The generative and semantic models of a KB (or the built-in ones). */
+  predictModels: rpc<PredictKbRef, PredictModelsDto>('content.predict.models', PredictKbRef),
   /** Good/bad feedback on an answer, by its learning id. */
   feedback: rpc<FeedbackEnvelope, Record<string, never>>('content.ask.feedback', FeedbackEnvelope),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),

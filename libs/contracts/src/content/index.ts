@@ -20,3 +20,4 @@ export * from './entities-groups.dto';
 export * from './kb-transfer.dto';
 export * from './search';
 export * from './kb-config.dto';
+export * from './predict.dto';

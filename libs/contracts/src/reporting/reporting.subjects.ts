@@ -1,3 +1,4 @@
+import { PredictRemiRequest, type PredictRemiResponse } from '../content/predict.dto';
 import { IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { VerifyActivityChainRequest, type ActivityChainReport } from './activity-chain.dto';
 import { ActivityDownloadRef, ActivityMonthDownloadRequest, RequestActivityDownloadRequest, type ActivityCsvChunk, type ActivityDownloadDto } from './activity-download.dto';
@@ -108,4 +109,6 @@ export const ReportingSubjects = {
   remiScores: rpc<RemiScoresRequest, RemiScoresResponse>('reporting.remi.scores', RemiScoresRequest),
   /** One scored `/ask` request with its context. */
   remiEvent: rpc<RemiEventRequest, RemiEventResponse>('reporting.remi.event', RemiEventRequest),
+  /** The predict API's REMi: the offline scorer on a question, answer and contexts given by the caller. */
+  predictRemi: rpc<PredictRemiRequest, PredictRemiResponse>('reporting.predict.remi', PredictRemiRequest),
 } as const;

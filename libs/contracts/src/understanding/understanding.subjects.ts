@@ -1,6 +1,7 @@
 import { queue, rpc } from '../common/bus';
 import { FieldProcessedResult, ProcessFieldJob } from './processing.dto';
 import { EmbedQueryRequest, type EmbedQueryResponse } from './query.dto';
+import { PredictEmbedRequest, PredictTokensRequest, type PredictEmbedResponse, type PredictTokensResult } from '../content/predict.dto';
 import { DeliverWebhookJob, WebhookAttemptDto } from './webhook.dto';
 
 export const UnderstandingSubjects = {
@@ -10,6 +11,10 @@ export const UnderstandingSubjects = {
   fieldProcessed: queue<FieldProcessedResult>('understanding.field.processed', 'PROCESSED', FieldProcessedResult),
   /** Embeds a search query with the KB's semantic model (the predict/query step of /find and /ask). */
   embedQuery: rpc<EmbedQueryRequest, EmbedQueryResponse>('understanding.query.embed', EmbedQueryRequest),
+  /** The predict API's vectors: a batch of texts with a KB's semantic model (or the built-in one). */
+  predictEmbed: rpc<PredictEmbedRequest, PredictEmbedResponse>('understanding.predict.embed', PredictEmbedRequest),
+  /** The predict API's named entities and language of a text. */
+  predictTokens: rpc<PredictTokensRequest, PredictTokensResult>('understanding.predict.tokens', PredictTokensRequest),
   /** Webhook calls of completed jobs, retried with backoff by the bus (docs/webhooks.md). */
   deliverWebhook: queue<DeliverWebhookJob>('understanding.webhook.deliver', 'PROCESSING', DeliverWebhookJob),
   /** The outcome of each webhook attempt, stored by content for the client to see. */

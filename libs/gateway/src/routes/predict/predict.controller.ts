@@ -1,0 +1,137 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import {
+  PREDICT_GET_ENDPOINTS, PREDICT_POST_ENDPOINTS, PredictChatBody, PredictQueryBody, PredictQueryResponse, PredictRemiBody, PredictRemiResponse, PredictRephraseBody,
+  PredictRerankBody, PredictRerankResponse, PredictSentenceResponse, PredictSentencesBody, PredictSentencesResponse, PredictSummarizeBody, PredictSummarizeResource,
+  PredictSummarizeResponse, PredictSummarizedResource, PredictTextQuery, PredictTokensResponse, ValidationErrorResponse,
+} from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import type { AuthedRequest } from '../../auth/auth.guard';
+import { busContextOf } from '../../http/request-context';
+import { generationFailure, PredictCalls, type CallOptions } from './predict-calls';
+
+const GET_DESCRIPTION = `One of ${PREDICT_GET_ENDPOINTS.join(', ')}, with \`?text=\` (≤ 20 000 characters) and optional \`model\`/\`semantic_model\` (a semantic model of the KB). ` +
+  '`sentence` → {data: vector, time}; `tokens` → {tokens: [{text, ner, start, end}], time}; `query` → {language, stop_words, semantic_threshold, semantic_thresholds, visual_llm, max_context, entities, sentence, query}.';
+const POST_DESCRIPTION = `One of ${PREDICT_POST_ENDPOINTS.join(', ')}. Bodies: sentences {texts[≤100], model?} → {data: vectors, model, time}; query as GET; ` +
+  'chat {question, query_context (list or map), chat_history, system, user_prompt, generative_model, max_tokens ≤ 4096} → NDJSON {"chunk": {type: text|meta|status}}; ' +
+  'summarize {resources: {id: {fields: {id: text}}}} → {resources: {id: {summary, tokens}}, summary}; rephrase {question, context|chat_history} → a JSON string; ' +
+  'rerank {question, context: {id: text}} → {context_scores}; remi {question?, answer?, contexts?} → {time, answer_relevance, context_relevance, groundedness}.';
+const POST_BODIES = [PredictSentencesBody, PredictQueryBody, PredictChatBody, PredictSummarizeBody, PredictRephraseBody, PredictRerankBody, PredictRemiBody];
+const RESPONSES = [PredictSentenceResponse, PredictSentencesResponse, PredictTokensResponse, PredictQueryResponse, PredictSummarizeResponse, PredictRerankResponse, PredictRemiResponse];
+
+/**
+ * The predict API (API-MAP 1.5, docs/predict.md): the KB's models as a service at
+ * `/api/v1/kb/{kbid}/predict/{endpoint}` (Reader), and the built-in models for understanding-API
+ * keys at `/api/v1/predict/{endpoint}`. Every endpoint runs on the models the services already
+ * use; nothing is stored.
+ */
+@ApiTags('Predict')
+@ApiExtraModels(...POST_BODIES, ...RESPONSES, PredictSummarizeResource, PredictSummarizedResource, PredictTextQuery)
+@ApiResponse({ status: 422, type: ValidationErrorResponse, description: 'Every mistake of the request, each with its location' })
+@Controller('api/v1')
+export class PredictController {
+  private readonly calls: PredictCalls;
+
+  constructor(@Inject(MESSAGE_BUS) bus: MessageBus) {
+    this.calls = new PredictCalls(bus);
+  }
+
+  // anyOf, not oneOf: which body or answer applies is decided by the endpoint in the path, and several shapes share members.
+  @Get('kb/:kbid/predict/:endpoint')
+  @ApiOperation({ summary: 'Predict API Proxy (GET)', description: GET_DESCRIPTION })
+  @ApiParam({ name: 'endpoint', enum: PREDICT_GET_ENDPOINTS })
+  @ApiResponse({ status: 200, schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) } })
+  kbGet(@Param('kbid') kbid: string, @Param('endpoint') endpoint: string, @Query() query: unknown, @Req() req: AuthedRequest): Promise<unknown> {
+    return this.calls.get(kbid, endpoint, query, busContextOf(req));
+  }
+
+  @Post('kb/:kbid/predict/:endpoint')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Predict API Proxy (POST)', description: POST_DESCRIPTION })
+  @ApiParam({ name: 'endpoint', enum: PREDICT_POST_ENDPOINTS })
+  @ApiBody({ schema: { anyOf: POST_BODIES.map((c) => ({ $ref: getSchemaPath(c) })) } })
+  @ApiResponse({ status: 200, schema: { anyOf: [...RESPONSES.map((c) => ({ $ref: getSchemaPath(c) })), { type: 'string', description: 'rephrase' }] } })
+  kbPost(@Param('kbid') kbid: string, @Param('endpoint') endpoint: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    return this.post(kbid, endpoint, body, req, res);
+  }
+
+  @Get('predict/:endpoint')
+  @ApiOperation({ summary: 'Predict (understanding API, built-in models; GET)', description: GET_DESCRIPTION })
+  @ApiParam({ name: 'endpoint', enum: PREDICT_GET_ENDPOINTS })
+  @ApiResponse({ status: 200, schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) } })
+  nuaGet(@Param('endpoint') endpoint: string, @Query() query: unknown, @Req() req: AuthedRequest): Promise<unknown> {
+    return this.calls.get(undefined, endpoint, query, busContextOf(req));
+  }
+
+  @Post('predict/:endpoint')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Predict (understanding API, built-in models; POST)', description: POST_DESCRIPTION })
+  @ApiParam({ name: 'endpoint', enum: PREDICT_POST_ENDPOINTS })
+  @ApiBody({ schema: { anyOf: POST_BODIES.map((c) => ({ $ref: getSchemaPath(c) })) } })
+  @ApiResponse({ status: 200, schema: { anyOf: [...RESPONSES.map((c) => ({ $ref: getSchemaPath(c) })), { type: 'string', description: 'rephrase' }] } })
+  nuaPost(@Param('endpoint') endpoint: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+    return this.post(undefined, endpoint, body, req, res);
+  }
+
+  private async post(kbid: string | undefined, endpoint: string, body: unknown, req: AuthedRequest, res: Response): Promise<void> {
+    const o = busContextOf(req);
+    if (endpoint === 'chat') return this.chat(kbid, body, o, res);
+    const out = await this.calls.post(kbid, endpoint, body, o);
+    res.status(200).json(out);
+  }
+
+  /**
+   * `chat` streams NDJSON lines `{"chunk": {...}}` (the reference's GenerativeChunk): `text` chunks,
+   * then `meta` (tokens, timings) and `status` (code "0"; "-1" with details when the model failed
+   * after the first chunk). A failure before the first chunk is an HTTP error.
+   */
+  private async chat(kbid: string | undefined, body: unknown, o: CallOptions, res: Response): Promise<void> {
+    const started = performance.now();
+    const request = this.calls.chatRequest(kbid, body);
+    const iterator = this.calls.generate(request, o)[Symbol.asyncIterator]();
+    let first: IteratorResult<unknown>;
+    try {
+      first = await iterator.next();
+    } catch (err) {
+      throw generationFailure(err);
+    }
+    const learningId = randomUUID().replace(/-/g, '');
+    res.status(200);
+    res.setHeader('Content-Type', 'application/x-ndjson');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.setHeader('NUCLIA-LEARNING-ID', learningId);
+    res.setHeader('X-SVC-LEARNING-ID', learningId);
+    res.flushHeaders();
+    let closed = false;
+    res.on('close', () => {
+      closed = true;
+    });
+    const write = (chunk: Record<string, unknown>) => res.write(`${JSON.stringify({ chunk })}\n`);
+    let firstChunk: number | undefined;
+    let status: Record<string, unknown> = { type: 'status', code: '0' };
+    try {
+      for (let n = first; !n.done && !closed; n = await iterator.next()) {
+        const item = n.value as { type: string; text?: string; input_tokens?: number; output_tokens?: number };
+        if (item.type === 'text' && item.text) {
+          firstChunk ??= seconds(started);
+          write({ type: 'text', text: item.text });
+        } else if (item.type === 'reasoning') write({ type: 'reasoning', text: item.text });
+        else if (item.type === 'done') {
+          write({ type: 'meta', input_tokens: item.input_tokens ?? 0, output_tokens: item.output_tokens ?? 0, timings: { generative_first_chunk: firstChunk ?? seconds(started), generative: seconds(started) } });
+        }
+      }
+    } catch (err) {
+      const failure = generationFailure(err) as Error;
+      status = { type: 'status', code: '-1', details: failure.message };
+    } finally {
+      if (closed) await iterator.return?.(undefined);
+      else write(status);
+      res.end();
+    }
+  }
+}
+
+const seconds = (since: number) => Math.round(performance.now() - since) / 1000;

@@ -7,6 +7,7 @@ import { ActivityDownloadsService } from './downloads/activity-downloads.service
 import { AuditService } from './audit/audit.service';
 import { RemiWorkerService } from './remi/remi-worker.service';
 import { RemiService } from './remi/remi.service';
+import { KbCleanupService } from './kb-cleanup.service';
 import { ReportingHandlers } from './reporting.handlers';
 import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
@@ -31,6 +32,7 @@ export class ReportingModule {
         ChainSealerService,
         ChainVerifyService,
         ActivityDownloadsService,
+        KbCleanupService,
         ReportingHandlers,
       ],
     };

@@ -134,6 +134,11 @@ export class UsageService {
     });
   }
 
+  /** A deleted KB: no longer an account's (Get Usage of it is 404 from now on). */
+  forgetKb(kbid: string): void {
+    this.kbAccounts.delete(kbid);
+  }
+
   private cache(kbid: string, accountId: string): void {
     if (this.kbAccounts.size >= KB_CACHE_MAX) this.kbAccounts.clear();
     this.kbAccounts.set(kbid, accountId);

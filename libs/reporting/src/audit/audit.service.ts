@@ -125,11 +125,13 @@ export class AuditService {
        )
        INSERT INTO reporting.activity_events (${COLUMNS})
        SELECT ${COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
-                                                               total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text)
+                                                               total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text, ord integer)
         -- An event of a KB deleted meanwhile (late in the bus) is not stored again (KbCleanupService).
         WHERE NOT EXISTS (SELECT 1 FROM reporting.deleted_kbs d WHERE d.kbid = t.kbid)
+        -- Ids in the batch's order: the anti-join above may reorder rows.
+        ORDER BY t.ord
        ON CONFLICT (event_id, date) DO NOTHING`,
-      [JSON.stringify(rows), JSON.stringify(months)],
+      [JSON.stringify(rows.map((r, ord) => ({ ...r, ord }))), JSON.stringify(months)],
     );
     return { months: months.map((m) => `${m.kbid}/${m.type}/${m.month}`) };
   }

@@ -125,3 +125,20 @@ export function expectExact(totals: Totals, keptBytes: number): void {
   // Seconds of extraction: measured, so only known to be there.
   expect(totals['pre_processing_time']).toBeGreaterThan(0);
 }
+
+/**
+ * The KB deleted through the gateway: reporting deletes its data (Get Usage of it 404, its activity
+ * gone with it) while the account keeps what the KB did — only what it held (`resources`,
+ * `storage_bytes`) leaves the account's totals.
+ */
+export async function expectDeletedKbUsage(run: ExactRun, before: Totals): Promise<void> {
+  const { http } = run;
+  const usageOf = (query: Record<string, string>) => http.call<Bucket[]>('GET', `/api/v1/account/${run.account}/usage?${new URLSearchParams({ from: run.from, aggregation: 'hour', ...query }).toString()}`, { credential: run.root });
+  expect((await http.call('DELETE', `/api/v1/account/${run.account}/kb/${run.kb}`, { credential: run.root })).status).toBe(204);
+  await http.eventually(async () => ((await usageOf({ knowledgebox: run.kb })).status === 404 ? true : undefined), 60_000, 'Get Usage of the deleted KB 404');
+  const account = await http.eventually(async () => {
+    const totals = totalsOf((await usageOf({})).body);
+    return totals['resources'] === 0 ? totals : undefined;
+  }, 60_000, 'the deleted KB\'s rows gone from the account');
+  expect(account).toEqual({ ...before, resources: 0, storage_bytes: 0 });
+}

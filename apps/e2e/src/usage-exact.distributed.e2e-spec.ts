@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from 'nats';
 import { ContentSubjects } from '@kb/contracts';
 import { startDistributed, type Topology } from './support/topologies';
-import { expectExact, runExactWorkload, settledUsage, type ExactRun } from './usage-exact-journey';
+import { expectDeletedKbUsage, expectExact, runExactWorkload, settledUsage, type ExactRun } from './usage-exact-journey';
 
 /**
  * Exact usage counts across processes (issue 19): the workload of usage-exact-journey with the
@@ -34,5 +34,7 @@ describe('usage counted exactly (distributed)', () => {
   it('gives exactly the workload\'s numbers, the duplicate counted once, across the restart', async () => {
     const { totals } = await settledUsage(run);
     expectExact(totals, run.keptBytes);
-  }, 180_000);
+    // Then the KB is deleted: its data goes, the account's counters stay.
+    await expectDeletedKbUsage(run, totals);
+  }, 300_000);
 });

@@ -54,13 +54,20 @@ export async function runExactWorkload(topology: Topology, publishTwice: Publish
   const search = async (query: string) => expect((await http.call('POST', `/api/v1/kb/${kb}/find`, { credential: manager, body: { query } })).status).toBe(200);
   const ask = async (query: string) => expect((await http.call('POST', `/api/v1/kb/${kb}/ask`, { credential: manager, headers: { 'x-synchronous': 'true' }, body: { query } })).status).toBe(200);
 
-  // Before the restart: two texts, both files, two searches, one answer — not waited for.
+  const processed = (n: number) => http.eventually(async () => {
+    const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: manager });
+    return list.body.resources.length === n && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
+  }, 180_000, `${n} resources processed`);
+
+  // Before the restart: two texts, both files (processed first: searches under a loaded machine's
+  // processing can time out), two searches, one answer — their events not waited for.
   for (const [i, body] of TEXTS.slice(0, 2).entries()) {
     expect((await http.call('POST', `/api/v1/kb/${kb}/resources`, { credential: manager, body: { title: `t${i}`, texts: { body: { body } } } })).status).toBe(201);
   }
   const kept = Buffer.from('Owls hunt mice at night and sleep by day.\n');
   await upload(kept);
   const doomed = await upload(Buffer.from('Foxes are clever and quick.\n'.repeat(5)));
+  await processed(4);
   await search('storm rain');
   await search('cats');
   await ask('What does a storm bring?');
@@ -75,10 +82,7 @@ export async function runExactWorkload(topology: Topology, publishTwice: Publish
   await search('owls');
   await ask('When do cats hunt?');
 
-  await http.eventually(async () => {
-    const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: manager });
-    return list.body.resources.length === EXACT.texts + EXACT.files && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
-  }, 180_000, 'every resource processed');
+  await processed(EXACT.texts + EXACT.files);
   expect((await http.call('DELETE', `/api/v1/kb/${kb}/resource/${doomed}`, { credential: manager })).status).toBe(204);
   return { http, account: boot.account.id, kb, manager, root, from, keptBytes: kept.length, duplicate };
 }

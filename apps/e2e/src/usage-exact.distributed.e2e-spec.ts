@@ -16,7 +16,10 @@ describe('usage counted exactly (distributed)', () => {
   let nc: NatsConnection | undefined;
 
   beforeAll(async () => {
-    topology = await startDistributed();
+    // Exact counts need every request served: a search timed out at the gateway (504) may still be
+    // counted. Cold searches on a loaded shared machine took over the default 15 s.
+    const slow = { BUS_REQUEST_TIMEOUT_MS: '120000' };
+    topology = await startDistributed({ gateway: slow, content: slow, reporting: slow });
     const nats = topology.nats as NonNullable<Topology['nats']>;
     nc = await connect({ servers: nats.url, ...nats.credentials('content'), maxReconnectAttempts: 0, inboxPrefix: '_INBOX.content' });
     const js = nc.jetstream();

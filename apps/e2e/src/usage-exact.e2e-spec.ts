@@ -13,7 +13,9 @@ describe('usage counted exactly (standalone)', () => {
   let run: ExactRun;
 
   beforeAll(async () => {
-    topology = await startStandalone();
+    // Exact counts need every request served: a search timed out at the gateway (504) may still be
+    // counted. Cold searches on a loaded shared machine took over the default 15 s.
+    topology = await startStandalone({ BUS_REQUEST_TIMEOUT_MS: '120000' });
     run = await runExactWorkload(topology, async (event, db) => {
       const query = db.query as NonNullable<typeof db.query>;
       const consumers = await query(`SELECT subject FROM bus.consumers WHERE consumer = 'reporting-audit'`);

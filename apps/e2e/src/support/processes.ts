@@ -63,8 +63,11 @@ export class ServiceProcess {
     this.child = child;
   }
 
-  /** Waits until `url` answers 200, failing early with the process output if it dies. */
-  async waitReady(url: string, timeoutMs = 60_000): Promise<void> {
+  /**
+   * Waits until `url` answers 200, failing early with the process output if it dies. Generous: on
+   * the shared 2-core machine under load a cold standalone took 71 s to be ready (2026-11-27).
+   */
+  async waitReady(url: string, timeoutMs = 180_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let dead = false;
     void this.exited?.then(() => (dead = true));

@@ -23,7 +23,9 @@ export default [
             { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:platform', 'type:contracts'] },
             { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:platform', 'type:contracts'] },
             { sourceTag: 'type:edge', onlyDependOnLibsWithTags: ['type:platform', 'type:contracts'] },
-            { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:platform', 'type:contracts', 'type:edge'] },
+            // The generated client stands alone: what a newcomer would install, the OpenAPI document's types.
+            { sourceTag: 'type:client', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:platform', 'type:contracts', 'type:edge', 'type:client'] },
             { sourceTag: 'scope:standalone', onlyDependOnLibsWithTags: ['type:service', 'type:edge', 'type:platform', 'type:contracts'] },
             ...scopes.map((s) => ({
               sourceTag: `scope:${s}`,

@@ -62,4 +62,24 @@ describe('KB API over NATS (distributed)', () => {
     expect((await http.call('GET', `/api/v1/account/${account}/index/kbs`, { credential: pat })).body).toContainEqual({ account_id: account, kb_id: kb, zone_id: zone });
     expect((await http.call('GET', `/api/v1/account/${account}/kb/${kb}/permissions`, { credential: pat })).body).toEqual({ account_id: account, kb_id: kb, role: 'SOWNER', permissions: ['READER', 'WRITER', 'MANAGER'] });
   });
+
+  it('saved configurations: a search configuration applied by /find, a split strategy applied by the workers (asked of content over NATS)', async () => {
+    const preset = { kind: 'find', config: { query: 'harbour crane', features: ['keyword'], top_k: 1 } };
+    expect((await http.call('POST', `/api/v1/kb/${kb}/search_configurations/crane`, { credential: pat, body: preset })).status).toBe(201);
+    const inline = await http.call<{ best_matches: string[] }>('POST', `/api/v1/kb/${kb}/find`, { credential: pat, body: preset.config });
+    const saved = await http.call<{ best_matches: string[] }>('POST', `/api/v1/kb/${kb}/find`, { credential: pat, body: { search_configuration: 'crane' } });
+    expect(saved.body.best_matches).toHaveLength(1);
+    expect(saved.body.best_matches).toEqual(inline.body.best_matches);
+    const id = (await http.call<string>('POST', `/api/v1/kb/${kb}/split_strategies`, { credential: pat, body: { name: 'small', split: { max_paragraph: 100 } } })).body;
+    const text = Array.from({ length: 10 }, (_, i) => `Crane ${i + 1} lifts the containers off the ships in the harbour.`).join(' ');
+    const split = (await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Cranes', texts: { body: { body: text, split_strategy: id } } } })).body.uuid;
+    type Extracted = { metadata: { status: string }; data: { texts: Record<string, { extracted?: { metadata?: { metadata: { paragraphs: { start: number; end: number }[] } } } }> } };
+    const done = await http.eventually(async () => {
+      const r = await http.call<Extracted>('GET', `/api/v1/kb/${kb}/resource/${split}?show=basic&show=extracted&extracted=metadata`, { credential: pat });
+      return r.body.metadata?.status === 'PROCESSED' ? r.body : undefined;
+    }, 90_000, 'the split resource processed');
+    const paragraphs = done.data.texts['body']?.extracted?.metadata?.metadata.paragraphs ?? [];
+    expect(paragraphs.length).toBeGreaterThanOrEqual(text.length / 100);
+    for (const p of paragraphs) expect(p.end - p.start).toBeLessThanOrEqual(100);
+  });
 });

@@ -31,6 +31,9 @@ import { SearchMaintenanceService } from './search/index/search-maintenance.serv
 import { SearchContextService } from './search/search-context.service';
 import { GraphService } from './search/graph.service';
 import { SearchMemoryService } from './search/memory/search-memory.service';
+import { KbConfigsRepository } from './kb-config/kb-configs.repository';
+import { KbConfigsService } from './kb-config/kb-configs.service';
+import { KbConfigHandlers } from './kb-config/kb-config.handlers';
 
 /** Root module of the content service (resources, fields, and later search and ask). */
 @Module({})
@@ -45,6 +48,7 @@ export class ContentModule {
         ResourcesRepository, OutboxService, AuditBatchService, KbNotifier, ResourcesService, FieldsService, LabelSetsService, EntitiesGroupsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
         SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
+        KbConfigsRepository, KbConfigsService, KbConfigHandlers,
       ],
     };
   }

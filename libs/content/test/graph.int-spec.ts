@@ -38,9 +38,9 @@ describe('knowledge graph queries (/graph, /graph/nodes, /graph/relations)', () 
     await fx?.close();
   });
 
-  const paths = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.graphPaths, { kbid, body }) as Promise<{ paths: Path[] }>;
-  const nodes = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.graphNodes, { kbid, body }) as Promise<{ nodes: Node[] }>;
-  const relations = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.graphRelations, { kbid, body }) as Promise<{ relations: { label: string; type: string }[] }>;
+  const paths = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.graphPaths, { kbid, body: body as never }) as Promise<{ paths: Path[] }>;
+  const nodes = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.graphNodes, { kbid, body: body as never }) as Promise<{ nodes: Node[] }>;
+  const relations = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.graphRelations, { kbid, body: body as never }) as Promise<{ relations: { label: string; type: string }[] }>;
   const issues = async (p: Promise<unknown>) => {
     const err = await p.then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);

@@ -17,6 +17,7 @@ import { eventually } from '@kb/platform/testing';
 import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
 import { ResourcesRepository } from '../src/resources/resources.repository';
 import { ResourceEntity } from '../src/entities/resource.entity';
+import { AUDIT_BATCH } from '../src/audit/audit-batch.service';
 
 @Module({})
 class Host {}
@@ -205,7 +206,7 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
 
     it('every read of a burst is recorded exactly once, batched with the others (AuditBatchService)', async () => {
       const { uuid } = await bus.request(ContentSubjects.createResource, { kbid, body: { title: 'Read by many' } });
-      const reads = 150; // more than one batch (AUDIT_BATCH 64), fewer than three
+      const reads = AUDIT_BATCH + 94; // more than one batch, fewer than two full ones
       await Promise.all(Array.from({ length: reads }, (_, i) => bus.request(ContentSubjects.getResource, { kbid, rid: uuid, actor: { user: `u${i}`, client_type: 'api' } })));
       const visits = await eventually(async () => {
         const found = audit.filter((e) => e.type === 'visited' && e.resource_id === uuid);

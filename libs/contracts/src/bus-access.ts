@@ -32,6 +32,7 @@ export interface BusAccess {
  */
 export const INTERNAL_CALLS: readonly CallDef[] = [
   AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery, ContentSubjects.countResources, AccountsSubjects.kbAccount, AccountsSubjects.accountQuota,
+  ContentSubjects.resolveStrategies,
 ];
 
 const calls = (subjects: Record<string, { kind: string }>): CallDef[] => Object.values(subjects).filter((d): d is CallDef => d.kind === 'rpc' || d.kind === 'stream');
@@ -70,8 +71,9 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   },
   understanding: {
     serves: [UnderstandingSubjects.embedQuery],
-    // The KB's embedding and transcription providers are called with the KB's own keys.
-    calls: [AccountsSubjects.resolveKbConfig],
+    // The KB's embedding and transcription providers are called with the KB's own keys; the split
+    // and extract strategies a field names are read from content (docs/kb-configuration.md).
+    calls: [AccountsSubjects.resolveKbConfig, ContentSubjects.resolveStrategies],
     // Only the processing workers publish processing results.
     emits: [UnderstandingSubjects.fieldProcessed, UnderstandingSubjects.webhookAttempted],
     receives: [UnderstandingSubjects.processField, UnderstandingSubjects.deliverWebhook, AccountsSubjects.semanticModelsChanged],

@@ -10,6 +10,7 @@ import type { CorsPolicy } from './cors/cors-policy';
 import { CORS_POLICY } from './gateway.module';
 import { ClientRateLimiter, type ClientRateLimitOptions } from './http/client-rate-limit';
 import { inspectInput, inspectPath } from './http/input-inspection';
+import { declarePathParameters } from './openapi-paths';
 
 /** Routes whose request body is a file stream. */
 const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$/;
@@ -143,13 +144,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Knowledge Box Service')
     .setDescription('Knowledge Boxes, resources, processing, search and grounded answers. Exactly one credential header per request.')
     .setVersion('v1')
+    .addServer('/', 'The host serving this document')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-SVC-SERVICEACCOUNT', description: 'Bearer <API key>' }, 'apiKey')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-SVC-UAKEY', description: 'Bearer <UA key>' }, 'uaKey')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'User token or personal access token' }, 'bearer')
     .addSecurityRequirements('apiKey')
     .addSecurityRequirements('bearer')
     .build();
-  return SwaggerModule.createDocument(app, config, { deepScanRoutes: true, operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
+  return declarePathParameters(SwaggerModule.createDocument(app, config, { deepScanRoutes: true, operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` }));
 }
 
 /** The edge's HTTP settings from the environment (both the gateway and the standalone process). */

@@ -36,6 +36,7 @@ import { AccountInfoController } from './routes/account-info.controller';
 import { ProcessingRequestsController, ProcessingStatusController } from './routes/processing-status.controller';
 import { ProcessingPullController } from './routes/processing-pull.controller';
 import { SynonymsController } from './routes/synonyms.controller';
+import { KbConfigController } from './routes/kb-config.controller';
 import { ProcessingUploadsController } from './routes/processing-uploads.controller';
 import { TusController } from './routes/tus.controller';
 import { ProcessingUploadService } from './uploads/processing-upload.service';
@@ -65,7 +66,7 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController, ActivityDownloadsController, PresignedBlobsController],
+      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, KbConfigController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController, ActivityDownloadsController, PresignedBlobsController],
       providers: [
         {
           provide: ACCESS_CLIENT,

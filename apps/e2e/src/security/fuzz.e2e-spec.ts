@@ -77,6 +77,12 @@ const VALID: Record<string, (c: Ctx) => unknown> = {
   'POST /api/v1/kb/:kbid/entitiesgroups': () => ({ group: 'FUZZ', title: 'Fuzz', color: 'red', entities: { sea: { value: 'sea', merged: false, represents: ['ocean'] } } }),
   'PATCH /api/v1/kb/:kbid/entitiesgroup/:group': () => ({ title: 'Fuzz', add: { land: { value: 'land' } }, update: { sea: { value: 'Sea' } }, delete: ['x'] }),
   'PUT /api/v1/kb/:kbid/custom-synonyms': () => ({ synonyms: { planet: ['globe', 'world'], sea: ['ocean'] } }),
+  'POST /api/v1/kb/:kbid/search_configurations/:config_name': () => ({ kind: 'find', config: { query: 'sea', top_k: 3, features: ['keyword'], filter_expression: { field: { prop: 'label', labelset: 'topics', label: 'sea' } } } }),
+  'PATCH /api/v1/kb/:kbid/search_configurations/:config_name': () => ({ kind: 'ask', config: { top_k: 2, citations: true, rag_strategies: [{ name: 'neighbouring_paragraphs', before: 1, after: 1 }] } }),
+  'POST /api/v1/kb/:kbid/kv-schemas': () => ({ name: 'fuzz', description: 'd', fields: [{ key: 'total', type: 'float', range: true }, { key: 'who', type: 'text', required: false }] }),
+  'PUT /api/v1/kb/:kbid/kv-schemas/:schema_id': () => ({ description: 'd', fields: [{ key: 'k', type: 'date', range: true }] }),
+  'POST /api/v1/kb/:kbid/split_strategies': () => ({ name: 'small', split: { max_paragraph: 200, overlap: 20 } }),
+  'POST /api/v1/kb/:kbid/extract_strategies': () => ({ name: 'no-ocr', ocr: false, split: { max_paragraph: 500 } }),
   'POST /api/v1/kb/:kbid/resource/:rid/reindex': () => ({ reindex_vectors: false }),
   'POST /api/v1/service_account_temporal_key': () => ({ ttl: 5, security_groups: ['g1'] }),
   'PATCH /api/v1/user': () => ({ name: 'Admin', language: 'en' }),
@@ -191,6 +197,10 @@ describe('security: fuzzing never gets a 5xx, and refused writes change nothing'
       out['configuration'] = await get(`/api/v1/kb/${ctx.kbid}/configuration`, ctx.api);
       out['synonyms'] = await get(`/api/v1/kb/${ctx.kbid}/custom-synonyms`, ctx.api);
       out['entitiesgroups'] = await get(`/api/v1/kb/${ctx.kbid}/entitiesgroups`, ctx.api);
+      // Saved configurations, read together (the snapshot runs around every refused write).
+      [out['searchConfigurations'], out['kvSchemas'], out['splitStrategies'], out['extractStrategies']] = await Promise.all(
+        ['search_configurations', 'kv-schemas', 'split_strategies', 'extract_strategies'].map((p) => get(`/api/v1/kb/${ctx.kbid}/${p}`, ctx.api)),
+      );
     }
     if (scope !== 'kb') {
       out['account'] = await get(`/api/v1/account/${ctx.account}`, ctx.pat);

@@ -64,10 +64,11 @@ export class ServiceProcess {
   }
 
   /**
-   * Waits until `url` answers 200, failing early with the process output if it dies. Generous: on
-   * the shared 2-core machine under load a cold standalone took 71 s to be ready (2026-11-27).
+   * Waits until `url` answers 200, failing early with the process output if it dies. Generous by
+   * default: on the shared 2-core machine under load a cold standalone took 71 s to be ready
+   * (2026-11-27); KB_E2E_READY_TIMEOUT_MS overrides it.
    */
-  async waitReady(url: string, timeoutMs = 180_000): Promise<void> {
+  async waitReady(url: string, timeoutMs = Number(process.env['KB_E2E_READY_TIMEOUT_MS'] ?? 180_000)): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let dead = false;
     void this.exited?.then(() => (dead = true));

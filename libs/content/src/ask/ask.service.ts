@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { AccountsSubjects, DomainError, ErrorCodes, type AskEnvelope, type AskItem, type FindResponse } from '@kb/contracts';
+import { AccountsSubjects, DomainError, ErrorCodes, type AskEnvelope, type AskItem, type FeedbackEnvelope, type FindResponse } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FindService, PARAGRAPH_COLUMNS, type FindOutcome, type ParagraphRow, type RankedParagraph } from '../search/find.service';
 import { REQUEST_LIMITS } from '../search/query/request-limits';
 import { RequestReader, isObject } from '../search/query/request-reader';
+import { KbConfigsService } from '../kb-config/kb-configs.service';
 import {
   computeCitations, createGenerator, estimateTokens, footnoteCitations, GenerationError, supportScore, trimContext,
   type ChatTurn, type CitationMode, type GenerationContext, type GenerationEvent,
@@ -56,6 +57,7 @@ export class AskService {
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly finder: FindService,
+    private readonly configs: KbConfigsService,
   ) {}
 
   /**
@@ -63,8 +65,9 @@ export class AskService {
    * `signal` aborts when the caller went away: retrieval stops at its next step and the provider
    * call is cancelled (its connection closed), so nobody pays for an answer nobody reads.
    */
-  async *ask(req: AskEnvelope, signal?: AbortSignal): AsyncGenerator<AskItem> {
+  async *ask(request: AskEnvelope, signal?: AbortSignal): AsyncGenerator<AskItem> {
     const started = Date.now();
+    const req = { ...request, body: (await this.configs.applySearch(request.kbid, request.body, 'ask')) as AskEnvelope['body'] }; // docs/kb-configuration.md
     const r = new RequestReader(req.body);
     const query = r.string('query', '', { max: 20_000, required: true });
     if (r.has('query') && !query.trim()) r.issue('query', 'The question must not be empty', 'string_too_short');
@@ -381,7 +384,7 @@ export class AskService {
   }
 
   /** `/feedback`: good/bad (+ comment) on an answer, recorded against its learning id for reporting. */
-  async feedback(req: { kbid: string; body: Record<string, unknown>; actor?: { user?: string; client_type?: string } }): Promise<Record<string, never>> {
+  async feedback(req: FeedbackEnvelope): Promise<Record<string, never>> {
     const r = new RequestReader(req.body);
     const ident = r.string('ident', '', { required: true, max: 200 });
     const good = r.raw('good');

@@ -1,12 +1,12 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { ContentSubjects, type AuditRecordedEvent } from '@kb/contracts';
+import { AUDIT_BATCH_MAX, ContentSubjects, type AuditRecordedEvent } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 
 /** An event waits at most this long for others to be published with. */
 export const AUDIT_FLUSH_MS = 200;
-/** A batch this large is published at once (at most AUDIT_BATCH_MAX). */
-export const AUDIT_BATCH = 64;
+/** A batch this large is published at once: the most one message may carry. */
+export const AUDIT_BATCH = AUDIT_BATCH_MAX;
 
 /**
  * Activity events of reads and searches (`visited`, `search`, `suggest`, `chat`), published in

@@ -22,6 +22,7 @@ export class KbCleanupService {
       await m.query(`DELETE FROM content.resources WHERE kbid = $1`, [event.kb_id]);
       await m.query(`DELETE FROM content.kb_synonyms WHERE kbid = $1`, [event.kb_id]);
       await m.query(`DELETE FROM content.entities_groups WHERE kbid = $1`, [event.kb_id]);
+      await m.query(`DELETE FROM content.kb_configs WHERE kbid = $1`, [event.kb_id]);
       return this.outbox.add(m, [{ kind: 'blob_cleanup', target: kbBlobPrefix(event.kb_id) }]);
     });
     await this.outbox.relay(rows);

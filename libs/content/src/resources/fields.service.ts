@@ -15,6 +15,7 @@ import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
 import { ResourcesService } from './resources.service';
 import { auditEntry, pendingFieldRows, processingJobs, replacedBytes, storedBytes } from './write-effects';
+import { KbConfigsService } from '../kb-config/kb-configs.service';
 import { attachmentIssues, isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { KbNotifier } from '../notifications/kb-notifier.service';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
@@ -38,11 +39,13 @@ export class FieldsService {
     private readonly resources: ResourcesService,
     private readonly indexer: SearchIndexerService,
     private readonly notifier: KbNotifier,
+    private readonly configs: KbConfigsService,
   ) {}
 
   async put(req: PutFieldRequest): Promise<SeqIdDto> {
     const input = validatePayload(INPUT[req.field_type].cls, req.value, { loc: ['body'] });
     const writes = fieldWritesOf({ [INPUT[req.field_type].map]: { [req.field_id]: input } }, new Date().toISOString());
+    await this.configs.assertFieldStrategies(req.kbid, writes, () => ['body']);
     return this.write(req, 'modified', req.actor, async (m, resource, seqid, now) => {
       const kept = writesCarryMask(writes) ? keepStoredSecrets(writes, await this.repo.fieldsOf(resource.id, m)) : writes;
       return pendingFieldRows(resource, prepareFileWrites(resource, kept, req.skip_store, () => ['body']), seqid, now);
@@ -143,6 +146,7 @@ export class FieldsService {
     }
     const writes = fieldWritesOf({ files: { [req.field_id]: file as never } }, new Date().toISOString());
     writes.forEach((w) => ((w.value['file'] as Record<string, unknown>)['size'] = req.file.size));
+    if (req.extract_strategy) await this.configs.assertStrategies(req.kbid, [{ kind: 'extract', id: req.extract_strategy, loc: ['header', 'x-extract-strategy'] }]);
     const { seqid } = await this.write({ kbid: req.kbid, rid: req.rid }, 'modified', req.actor, async (_m, resource, s, now) => pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), s, now));
     return { uuid: req.rid, seqid, field_id: req.field_id };
   }

@@ -14,6 +14,11 @@ import { OutboxService } from '../outbox/outbox.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
 import { fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } from './field-values';
 import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent, replacedBytes, storedBytes } from './write-effects';
+import { KbConfigsService } from '../kb-config/kb-configs.service';
+
+const FIELD_MAPS: Record<string, string> = { text: 'texts', link: 'links', file: 'files', conversation: 'conversations' };
+/** Where a field of a resource body was sent: `['body', 'texts', <id>]`. */
+const fieldLoc = (w: { fieldType: string; fieldId: string }): string[] => ['body', FIELD_MAPS[w.fieldType] ?? w.fieldType, w.fieldId];
 import { isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
@@ -41,6 +46,7 @@ export class ResourcesService {
     private readonly labelsets: LabelSetsService,
     private readonly indexer: SearchIndexerService,
     private readonly notifier: KbNotifier,
+    private readonly configs: KbConfigsService,
   ) {}
 
   /** `fileSizes` records the byte size of uploaded files (known to the edge that stored them). */
@@ -51,6 +57,7 @@ export class ResourcesService {
     const rid = req.rid ?? randomUUID();
     await this.assertLabels(req.kbid, body);
     const writes = fieldWritesOf(body, now.toISOString());
+    await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
     for (const w of writes) if (w.fieldType === 'file' && fileSizes[w.fieldId] !== undefined) (w.value['file'] as Record<string, unknown>)['size'] = fileSizes[w.fieldId];
     // Taken outside the write: a sequence value is never rolled back, so nothing is gained inside.
     const seqid = await this.repo.nextSeqid();
@@ -112,6 +119,7 @@ export class ResourcesService {
     const body = req.body;
     await this.assertLabels(req.kbid, body);
     const writes = fieldWritesOf(body, now.toISOString());
+    await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
     const result = await translateUniqueViolation(
       () =>
         this.ds.transaction(async (m) => {

@@ -22,6 +22,7 @@ import type { FilterMask, KbMemoryIndex, MemoryFilter } from './memory/kb-memory
 import { memoryKeywordSearch, memorySemanticSearch } from './memory/memory-retrievers';
 import { AuditBatchService } from '../audit/audit-batch.service';
 import { SearchMemoryService } from './memory/search-memory.service';
+import { KbConfigsService } from '../kb-config/kb-configs.service';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
 type Feature = 'keyword' | 'semantic' | 'relations' | 'graph';
@@ -144,6 +145,7 @@ export class FindService {
     private readonly graph: GraphService,
     private readonly memory: SearchMemoryService,
     private readonly auditBatch: AuditBatchService,
+    private readonly configs: KbConfigsService,
   ) {}
 
   /** The built-in `predict` reranker (a cross-encoder would be another Reranker). */
@@ -437,8 +439,10 @@ export class FindService {
   }
 
   /** /find: the KnowledgeboxFindResults shape of API-MAP 2.2. */
-  async find(req: RetrievalRequest): Promise<FindResponse> {
+  async find(request: RetrievalRequest): Promise<FindResponse> {
     const started = Date.now();
+    // A named search configuration is the base of the body (docs/kb-configuration.md).
+    const req = { ...request, body: await this.configs.applySearch(request.kbid, request.body, 'find') };
     const r = new RequestReader(req.body);
     const plan = await this.plan(req, r, { defaultFeatures: ['keyword', 'semantic'], allowed: FIND_FEATURES });
     r.finish();

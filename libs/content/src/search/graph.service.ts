@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { parseGraphExpr, type GraphExpr, type GraphKind, type NodePattern, type RelationPattern, type SearchEnvelope } from '@kb/contracts';
+import {
+  parseGraphExpr, type GraphExpr, type GraphKind, type GraphNodesResponse, type GraphPathsResponse, type GraphRelationsResponse, type GraphRequestBase, type NodePattern, type RelationPattern, type SearchPayload,
+} from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { PARAGRAPH_TARGET, FilterCompiler, readSecurityGroups, securityCondition } from './query/filters';
 import type { RetrieverHit } from './query/fusion';
@@ -13,6 +15,8 @@ import { SearchContextService } from './search-context.service';
 export { parseGraphQuery, type GraphExpr, type GraphKind } from '@kb/contracts';
 
 const MAX_TOP_K = 500;
+
+type GraphPayload = SearchPayload<GraphRequestBase & { query: unknown }> & { signal?: AbortSignal };
 
 /**
  * Graph queries over the knowledge graph of a KB (API-MAP 2.8): `/graph` answers paths
@@ -29,8 +33,14 @@ export class GraphService {
     private readonly context: SearchContextService,
   ) {}
 
-  /** `signal`: the caller went away; the fuzzy look-ups (one query per value) stop early. */
-  async search(kind: GraphKind, req: SearchEnvelope & { signal?: AbortSignal }): Promise<Record<string, unknown>> {
+  /**
+   * `req.body` was validated by its DTO (GraphPathsRequest, GraphNodesRequest, GraphRelationsRequest);
+   * `signal`: the caller went away; the fuzzy look-ups (one query per value) stop early.
+   */
+  async search(kind: 'paths', req: GraphPayload): Promise<GraphPathsResponse>;
+  async search(kind: 'nodes', req: GraphPayload): Promise<GraphNodesResponse>;
+  async search(kind: 'relations', req: GraphPayload): Promise<GraphRelationsResponse>;
+  async search(kind: GraphKind, req: GraphPayload): Promise<GraphPathsResponse | GraphNodesResponse | GraphRelationsResponse> {
     const r = new RequestReader(req.body);
     const topK = r.int('top_k', 50, 1, MAX_TOP_K);
     const raw = r.raw('query');

@@ -3,12 +3,13 @@ import { KbNotificationEvent } from './kb-notification.event';
 import { QuestionAnswersJob } from './question-answers.dto';
 import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
 import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
-import { FeedbackRequest, SearchEnvelope } from './search-requests.dto';
 import { AskEnvelope } from './search/ask.dto';
 import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
 import { CatalogEnvelope, CatalogFacetsEnvelope, type CatalogFacetsResponse, type CatalogResponse } from './search/catalog.dto';
+import { GraphNodesEnvelope, GraphPathsEnvelope, GraphRelationsEnvelope, type GraphNodesResponse, type GraphPathsResponse, type GraphRelationsResponse } from './search/graph.dto';
+import { FeedbackEnvelope } from './search/feedback.dto';
 import {
   CreateResourceRequest, DeleteResourceRequest, GetResourceRequest, KbContentRef, ListResourcesRequest, ModifyResourceRequest, ResourceRef,
 } from './resource-requests.dto';
@@ -24,6 +25,10 @@ import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
 import type { KbCountersDto } from './kb-counters.dto';
 import { CreateEntitiesGroupRequest, EntitiesGroupRef, UpdateEntitiesGroupRequest, type EntitiesGroupDto, type KnowledgeBoxEntitiesDto } from './entities-groups.dto';
+import {
+  CreateKvSchemaRequest, CreateStrategyRequest, KbSettingsRef, KvSchemaRef, ResolveStrategiesRequest, SearchConfigurationRef, SetSearchConfigurationRequest, StrategiesRef, StrategyRef,
+  UpdateKvSchemaRequest, type ExtractStrategyDto, type KbKvSchemasDto, type KvSchemaDto, type ResolvedStrategies, type SearchConfigurationDto, type SplitStrategyDto,
+} from './kb-config.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
 
 export const ContentSubjects = {
@@ -61,13 +66,13 @@ export const ContentSubjects = {
   catalog: rpc<CatalogEnvelope, CatalogResponse>('content.search.catalog', CatalogEnvelope),
   catalogFacets: rpc<CatalogFacetsEnvelope, CatalogFacetsResponse>('content.search.catalog-facets', CatalogFacetsEnvelope),
   /** Knowledge-graph queries (API-MAP 2.8): `{paths}`, `{nodes}`, `{relations}`. */
-  graphPaths: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph', SearchEnvelope),
-  graphNodes: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-nodes', SearchEnvelope),
-  graphRelations: rpc<SearchEnvelope, Record<string, unknown>>('content.search.graph-relations', SearchEnvelope),
+  graphPaths: rpc<GraphPathsEnvelope, GraphPathsResponse>('content.search.graph', GraphPathsEnvelope),
+  graphNodes: rpc<GraphNodesEnvelope, GraphNodesResponse>('content.search.graph-nodes', GraphNodesEnvelope),
+  graphRelations: rpc<GraphRelationsEnvelope, GraphRelationsResponse>('content.search.graph-relations', GraphRelationsEnvelope),
   /** Retrieval-augmented answer, streamed item by item (API-MAP 2.4). */
   ask: stream<AskEnvelope, AskItem>('content.ask.stream', AskEnvelope),
   /** Good/bad feedback on an answer, by its learning id. */
-  feedback: rpc<FeedbackRequest, Record<string, never>>('content.ask.feedback', FeedbackRequest),
+  feedback: rpc<FeedbackEnvelope, Record<string, never>>('content.ask.feedback', FeedbackEnvelope),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),
   /** `GET /kb/{kbid}/counters`: resources, fields, paragraphs, sentences and index size of a KB. */
   kbCounters: rpc<KbContentRef, KbCountersDto>('content.kb.counters', KbContentRef),
@@ -83,6 +88,25 @@ export const ContentSubjects = {
   getSynonyms: rpc<KbSynonymsRef, KbSynonymsDto>('content.synonyms.get', KbSynonymsRef),
   setSynonyms: rpc<SetKbSynonymsRequest, Record<string, never>>('content.synonyms.set', SetKbSynonymsRequest),
   deleteSynonyms: rpc<KbSynonymsRef, Record<string, never>>('content.synonyms.delete', KbSynonymsRef),
+  /** Saved search configurations (find/ask presets applied by `search_configuration`). */
+  listSearchConfigurations: rpc<KbSettingsRef, Record<string, SearchConfigurationDto>>('content.search-configurations.list', KbSettingsRef),
+  getSearchConfiguration: rpc<SearchConfigurationRef, SearchConfigurationDto>('content.search-configurations.get', SearchConfigurationRef),
+  createSearchConfiguration: rpc<SetSearchConfigurationRequest, Record<string, never>>('content.search-configurations.create', SetSearchConfigurationRequest),
+  updateSearchConfiguration: rpc<SetSearchConfigurationRequest, Record<string, never>>('content.search-configurations.update', SetSearchConfigurationRequest),
+  deleteSearchConfiguration: rpc<SearchConfigurationRef, Record<string, never>>('content.search-configurations.delete', SearchConfigurationRef),
+  /** Key-value schemas. */
+  listKvSchemas: rpc<KbSettingsRef, KbKvSchemasDto>('content.kv-schemas.list', KbSettingsRef),
+  getKvSchema: rpc<KvSchemaRef, KvSchemaDto>('content.kv-schemas.get', KvSchemaRef),
+  createKvSchema: rpc<CreateKvSchemaRequest, KvSchemaDto>('content.kv-schemas.create', CreateKvSchemaRequest),
+  updateKvSchema: rpc<UpdateKvSchemaRequest, KvSchemaDto>('content.kv-schemas.update', UpdateKvSchemaRequest),
+  deleteKvSchema: rpc<KvSchemaRef, Record<string, never>>('content.kv-schemas.delete', KvSchemaRef),
+  /** Split and extract strategies (`kind`), applied by processing to the fields naming them. */
+  listStrategies: rpc<StrategiesRef, Record<string, SplitStrategyDto | ExtractStrategyDto>>('content.strategies.list', StrategiesRef),
+  getStrategy: rpc<StrategyRef, SplitStrategyDto | ExtractStrategyDto>('content.strategies.get', StrategyRef),
+  createStrategy: rpc<CreateStrategyRequest, { id: string }>('content.strategies.create', CreateStrategyRequest),
+  deleteStrategy: rpc<StrategyRef, Record<string, never>>('content.strategies.delete', StrategyRef),
+  /** Internal: the strategies a processing job's field names, for the understanding workers. */
+  resolveStrategies: rpc<ResolveStrategiesRequest, ResolvedStrategies>('content.strategies.resolve', ResolveStrategiesRequest),
   processingWebhooks: rpc<WebhookDeliveriesRequest, WebhookDeliveriesDto>('content.processing.webhooks', WebhookDeliveriesRequest),
   /** Question/answer pairs of a processed field, by the KB's generative model (when it has a provider). */
   generateQuestionAnswers: queue<QuestionAnswersJob>('content.field.question-answers', 'PROCESSED', QuestionAnswersJob),

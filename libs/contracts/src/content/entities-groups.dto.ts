@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 
@@ -26,12 +26,16 @@ export class EntityDto {
   represents?: string[];
 }
 
+/** A map of entities by their id, as the document declares it. */
+const ENTITY_MAP = { type: 'object', additionalProperties: { $ref: getSchemaPath(EntityDto) } } as const;
+
 /** A group as `GET /entitiesgroup/{group}` returns it: its stored entities and those processing found. */
+@ApiExtraModels(EntityDto)
 export class EntitiesGroupDto {
-  @ApiPropertyOptional({ nullable: true }) title!: string | null;
-  @ApiPropertyOptional({ nullable: true }) color!: string | null;
+  @ApiPropertyOptional({ type: 'string', nullable: true }) title!: string | null;
+  @ApiPropertyOptional({ type: 'string', nullable: true }) color!: string | null;
   @ApiProperty({ description: 'True when a user created the group, false when it comes from processing' }) custom!: boolean;
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/EntityDto' } }) entities!: Record<string, EntityDto>;
+  @ApiProperty(ENTITY_MAP) entities!: Record<string, EntityDto>;
 }
 
 /** `GET /entitiesgroups`: every group of the KB, without its entities (read them per group). */
@@ -41,21 +45,23 @@ export class KnowledgeBoxEntitiesDto {
 }
 
 /** `POST /entitiesgroups`. Entity maps are checked by content (keys, values and counts), every problem at once. */
+@ApiExtraModels(EntityDto)
 export class CreateEntitiesGroupDto {
   @ApiProperty({ pattern: ENTITIES_GROUP_ID_PATTERN.source, maxLength: ENTITIES_LIMITS.groupIdChars })
   @IsDefined() @IsString() @MaxLength(ENTITIES_LIMITS.groupIdChars) @Matches(ENTITIES_GROUP_ID_PATTERN, { message: 'group may only hold letters, digits, ":", "_" and "-"' })
   group!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(ENTITIES_LIMITS.valueChars) title?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) color?: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/EntityDto' } }) @IsOptional() @IsObject() entities?: Record<string, unknown>;
+  @ApiPropertyOptional(ENTITY_MAP) @IsOptional() @IsObject() entities?: Record<string, unknown>;
 }
 
 /** `PATCH /entitiesgroup/{group}`: title and colour, entities added, replaced and deleted. */
+@ApiExtraModels(EntityDto)
 export class UpdateEntitiesGroupDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(ENTITIES_LIMITS.valueChars) title?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) color?: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/EntityDto' } }) @IsOptional() @IsObject() add?: Record<string, unknown>;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/EntityDto' } }) @IsOptional() @IsObject() update?: Record<string, unknown>;
+  @ApiPropertyOptional(ENTITY_MAP) @IsOptional() @IsObject() add?: Record<string, unknown>;
+  @ApiPropertyOptional(ENTITY_MAP) @IsOptional() @IsObject() update?: Record<string, unknown>;
   @ApiPropertyOptional({ type: [String] })
   @IsOptional() @IsArray() @ArrayMaxSize(ENTITIES_LIMITS.deletesPerRequest) @IsString({ each: true }) @MaxLength(ENTITIES_LIMITS.valueChars, { each: true })
   delete?: string[];

@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nest
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { AskRequest, AskStreamLine, ContentSubjects, ValidationErrorResponse, SyncAskResponse, type AskItem } from '@kb/contracts';
+import { AskRequest, AskStreamLine, ContentSubjects, FeedbackRequest, ValidationErrorResponse, SyncAskResponse, type AskItem } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
@@ -117,10 +117,11 @@ export class AskController {
 
   @Post('feedback')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Send feedback on an answer', description: '{ident: <learning id>, good, task: CHAT, feedback?, text_block_id?}' })
-  @ApiBody({ schema: { type: 'object' } })
-  async feedback(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, never>> {
-    return this.bus.request(ContentSubjects.feedback, { kbid, body: (body ?? {}) as Record<string, unknown>, actor: actorOf(req) }, busContextOf(req));
+  @ApiOperation({ summary: 'Send feedback on an answer', description: 'Good or bad, with an optional comment, on the answer of a learning id (the `nuclia-learning-id` header of /ask).' })
+  @ApiBody({ type: FeedbackRequest })
+  @ApiResponse({ status: 200, description: 'Recorded: an empty object', schema: { type: 'object', properties: {}, additionalProperties: false } })
+  async feedback(@Param('kbid') kbid: string, @Body(bodyOf(FeedbackRequest)) body: FeedbackRequest, @Req() req: AuthedRequest): Promise<Record<string, never>> {
+    return this.bus.request(ContentSubjects.feedback, { kbid, body, actor: actorOf(req) }, busContextOf(req));
   }
 
   private async run(kbid: string, body: AskRequest, req: AuthedRequest, res: Response, scope: { rid?: string; slug?: string }): Promise<void> {

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from
 import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
   CatalogFacetsRequest, CatalogFacetsResponse, CatalogQueryParams, CatalogRequest, CatalogResponse, ContentSubjects, ValidationErrorResponse, DomainError, ErrorCodes, FindQueryParams, FindRequest, FindResponse, SearchQueryParams, SearchRequest,
+  GraphNodesRequest, GraphNodesResponse, GraphPathsRequest, GraphPathsResponse, GraphRelationsRequest, GraphRelationsResponse,
   SearchResponse, SuggestQueryParams, SuggestRequest, SuggestResponse, validatePayload,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
@@ -135,28 +136,28 @@ export class SearchController {
   @Post('graph')
   @HttpCode(200)
   @ApiOperation({ summary: 'Search Knowledge Box graph paths', description: 'Edges (source node → relation → destination node) of the KB\'s knowledge graph matching a boolean query over paths, nodes, relations and who generated them.' })
-  @ApiBody({ schema: { type: 'object', required: ['query'], description: 'GraphSearchRequest: query ({prop: path|source_node|destination_node|node|relation|generated} or {and|or|not}), top_k (≤ 500, default 50), filter_expression {field}, security, show_hidden' } })
-  @ApiResponse({ status: 200, description: 'GraphSearchResponse {paths: [{source: {value, type, group}, relation: {label, type}, destination}]}' })
-  graphPaths(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.graphPaths, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: GraphPathsRequest })
+  @ApiResponse({ status: 200, type: GraphPathsResponse, description: 'GraphSearchResponse' })
+  graphPaths(@Param('kbid') kbid: string, @Body(bodyOf(GraphPathsRequest)) body: GraphPathsRequest, @Req() req: AuthedRequest): Promise<GraphPathsResponse> {
+    return this.bus.request(ContentSubjects.graphPaths, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('graph/nodes')
   @HttpCode(200)
   @ApiOperation({ summary: 'Search Knowledge Box graph nodes', description: 'Nodes of the KB\'s knowledge graph matching a boolean query over nodes (exact or fuzzy value, type, group) and who generated their edges.' })
-  @ApiBody({ schema: { type: 'object', required: ['query'], description: 'GraphNodesSearchRequest: query ({prop: node|generated} or {and|or|not}), top_k, filter_expression {field}, security, show_hidden' } })
-  @ApiResponse({ status: 200, description: 'GraphNodesSearchResponse {nodes: [{value, type, group}]}' })
-  graphNodes(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.graphNodes, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: GraphNodesRequest })
+  @ApiResponse({ status: 200, type: GraphNodesResponse, description: 'GraphNodesSearchResponse' })
+  graphNodes(@Param('kbid') kbid: string, @Body(bodyOf(GraphNodesRequest)) body: GraphNodesRequest, @Req() req: AuthedRequest): Promise<GraphNodesResponse> {
+    return this.bus.request(ContentSubjects.graphNodes, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('graph/relations')
   @HttpCode(200)
   @ApiOperation({ summary: 'Search Knowledge Box graph relations', description: 'Relation kinds (label and type) of the KB\'s knowledge graph matching a boolean query.' })
-  @ApiBody({ schema: { type: 'object', required: ['query'], description: 'GraphRelationsSearchRequest: query ({prop: relation|generated} or {and|or|not}), top_k, filter_expression {field}, security, show_hidden' } })
-  @ApiResponse({ status: 200, description: 'GraphRelationsSearchResponse {relations: [{label, type}]}' })
-  graphRelations(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
-    return this.bus.request(ContentSubjects.graphRelations, { kbid, body: (body ?? {}) as Record<string, unknown>, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  @ApiBody({ type: GraphRelationsRequest })
+  @ApiResponse({ status: 200, type: GraphRelationsResponse, description: 'GraphRelationsSearchResponse' })
+  graphRelations(@Param('kbid') kbid: string, @Body(bodyOf(GraphRelationsRequest)) body: GraphRelationsRequest, @Req() req: AuthedRequest): Promise<GraphRelationsResponse> {
+    return this.bus.request(ContentSubjects.graphRelations, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('search')

@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { ApiConsumes, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiProperty } from '@nestjs/swagger';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { actorOf, busContextOf, skipStoreOf } from '../http/request-context';
@@ -17,6 +17,9 @@ export const header = (req: AuthedRequest, name: string): string | undefined => 
   return typeof v === 'string' && v !== '' ? v : undefined;
 };
 
+/** The raw body of both upload routes. */
+const FILE_BODY = { description: 'The file\'s bytes; `Content-Type` names its media type (any, `application/octet-stream` when unknown).', schema: { type: 'string', format: 'binary' } } as const;
+
 /** Raw file uploads, streamed from the request to the blob store. */
 @ApiTags('Uploads')
 @ApiHeader({ name: 'x-filename', required: false, description: 'plain, URL-encoded or base64' })
@@ -24,6 +27,7 @@ export const header = (req: AuthedRequest, name: string): string | undefined => 
 @ApiHeader({ name: 'x-password', required: false })
 @ApiHeader({ name: 'x-language', required: false })
 @ApiHeader({ name: 'x-skip-store', required: false, description: 'true: the file goes to processing and is not kept' })
+@ApiHeader({ name: 'x-extract-strategy', required: false, description: 'id of an extraction strategy of the KB' })
 @ApiConsumes('application/octet-stream')
 @Controller('api/v1/kb/:kbid')
 export class UploadsController {
@@ -41,6 +45,7 @@ export class UploadsController {
   @Post('upload')
   @HttpCode(201)
   @ApiOperation({ summary: 'Upload a file as a new resource (raw body)' })
+  @ApiBody(FILE_BODY)
   @ApiResponse({ status: 201, type: ResourceFileUploadedDto })
   upload(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<ResourceFileUploadedDto> {
     return this.uploads.upload(this.input(req, kbid));
@@ -49,6 +54,7 @@ export class UploadsController {
   @Post(['resource/:rid/file/:field_id/upload', 'slug/:rslug/file/:field_id/upload'])
   @HttpCode(201)
   @ApiOperation({ summary: 'Upload a file into a file field of an existing resource (raw body)' })
+  @ApiBody(FILE_BODY)
   @ApiResponse({ status: 201, type: ResourceFileUploadedDto })
   uploadToField(@Param('kbid') kbid: string, @Param('field_id') fieldId: string, @Req() req: AuthedRequest): Promise<ResourceFileUploadedDto> {
     const target = req.params['rid'] ? { rid: String(req.params['rid']) } : { slug: String(req.params['rslug']) };

@@ -6,7 +6,7 @@ export { backoffDelay, resolveConsumeOptions, DEFAULT_ACK_WAIT_MS, DEFAULT_BACKO
 export { type DeadLetter, deadLetterDef, deadLetterSubject, defaultQueueGroup } from './shared/dead-letter';
 export { type ReplyEnvelope } from './shared/envelope';
 export { InProcessMessageBus, type InProcessBusOptions } from './inprocess/in-process-bus';
-export { QUEUE_CONSUMER, type QueueStore, type NewMessage, type ClaimRequest, type ClaimedJob, type DeadJob } from './inprocess/queue-store';
+export { QUEUE_CONSUMER, type QueueStore, type NewMessage, type ClaimRequest, type ClaimedJob, type ConsumerKey, type DeadJob } from './inprocess/queue-store';
 export { MemoryQueueStore } from './inprocess/memory-queue-store';
 export { SqlQueueStore, pgExecutor, type SqlExecutor, type SqlQueueStoreOptions } from './inprocess/sql-queue-store';
 export { busSchemaStatements } from './inprocess/bus-schema';

@@ -41,6 +41,26 @@ describe('InProcessMessageBus', () => {
     expect(ranInside).toBe(false);
   });
 
+  it('an idle worker does not claim on every poll: one question per tick finds nothing due, and a job inserted by another bus on the store is still taken', async () => {
+    const def = queue<{ v: number }>('idle.job.run', 'PROCESSING');
+    const seen: number[] = [];
+    const claim = jest.spyOn(store, 'claim');
+    const due = jest.spyOn(store, 'due');
+    await bus.consume(def, async ({ v }) => void seen.push(v), { durable: 'w' });
+    await bus.consume(queue<{ v: number }>('idle.other.run', 'PROCESSING'), async () => undefined, { durable: 'w' });
+    await waitFor(() => claim.mock.calls.length === 2, 3_000, 'the first claim of each worker');
+    const ticks = due.mock.calls.length;
+    await waitFor(() => due.mock.calls.length >= ticks + 3, 3_000, 'three polls');
+    expect(claim).toHaveBeenCalledTimes(2);
+    // Another process sharing the tables: nothing wakes this bus's worker but the poll.
+    const other = new InProcessMessageBus({ store, logger: silentLogger });
+    await other.enqueue(def, { v: 7 });
+    await waitFor(() => seen.includes(7), 3_000, 'the job inserted by the other bus');
+    // Only the worker with a due row claimed (a second time after its job, its claim having been full).
+    expect(new Set(claim.mock.calls.slice(2).map(([request]) => request.subject))).toEqual(new Set(['idle.job.run']));
+    await other.close();
+  });
+
   it('redelivers a job whose handler hangs past the ack wait, and keeps dead letters in the store', async () => {
     const def = queue<{ v: number }>('hang.job.run', 'PROCESSING');
     const deliveries: number[] = [];

@@ -23,7 +23,11 @@ async function exerciseStore(store: QueueStore): Promise<void> {
   await store.registerConsumer('s.e', 'a');
   expect(await store.insertFanout(message('s.e', 3))).toBe(2);
 
+  const key = (k: { subject: string; consumer: string }) => `${k.subject}|${k.consumer}`;
+  expect((await store.due()).map(key).sort()).toEqual(['s.e|a', 's.e|b', `s.q|${QUEUE_CONSUMER}`]);
   const [job] = await store.claim({ subject: 's.q', consumer: QUEUE_CONSUMER, limit: 5, leaseMs: 60_000, token: 't1' });
+  // A claimed row under its lease is not due; the other consumers' rows still are.
+  expect((await store.due()).map(key).sort()).toEqual(['s.e|a', 's.e|b']);
   expect(job).toMatchObject({ msgId: 'm1', body: '{"i":1}', context: { requestId: 'r1' }, deliveryCount: 1 });
   expect(await store.claim({ subject: 's.q', consumer: QUEUE_CONSUMER, limit: 5, leaseMs: 60_000, token: 't2' })).toEqual([]);
   expect(await store.release(job!.id, 'wrong-token', 0, null)).toBe(false);
@@ -36,6 +40,7 @@ async function exerciseStore(store: QueueStore): Promise<void> {
   const forA = await store.claim({ subject: 's.e', consumer: 'a', limit: 5, leaseMs: 1, token: 'ta' });
   expect(forA.map((j) => j.msgId)).toEqual(['m3']);
   await new Promise((resolve) => setTimeout(resolve, 20));
+  expect((await store.due()).map(key)).toContain('s.e|a');
   // The 1 ms lease ran out: the row is claimable again, and the stale token can no longer ack it.
   const retaken = await store.claim({ subject: 's.e', consumer: 'a', limit: 5, leaseMs: 60_000, token: 'ta2' });
   expect(retaken[0]?.deliveryCount).toBe(2);

@@ -1,7 +1,7 @@
 import type { ExtractedVector } from '@kb/contracts';
 import { detectLanguage, entityRelations, extractEntities, extractiveSummary, sentenceSpans, toSpecNer, type Embedder, type RelationRecord, type SpecNer } from './analysis';
 import type { ExtractedParagraph } from './extractors';
-import { splitParagraphs, type Span } from './split';
+import { chunkSpans, splitParagraphs, type ChunkSizes, type Span } from './split';
 
 /** Paragraph record of `extracted.metadata` (spec 2.3 "Paragraph shape"). */
 export interface SpecParagraph {
@@ -36,6 +36,8 @@ export interface AnalyseOptions {
   rid: string;
   /** `rid/<letter>/<field>[/<split>]`, the prefix of paragraph ids (API-MAP 4.3). */
   fieldKey: string;
+  /** A split strategy: longer paragraphs are cut into chunks of this size. */
+  chunks?: ChunkSizes;
 }
 
 /** 'en-US' → 'en': the analysers know primary subtags only. */
@@ -46,9 +48,10 @@ export function normaliseLanguage(language: string | undefined): string | undefi
 
 export function analyseText(text: string, options: AnalyseOptions): AnalysedText {
   const language = normaliseLanguage(options.language) ?? detectLanguage(text);
-  const spans: (Span & { kind?: string; page?: number; is_a_table?: boolean; start_seconds?: number; end_seconds?: number })[] = options.paragraphs?.length
+  const found: (Span & { kind?: string; page?: number; is_a_table?: boolean; start_seconds?: number; end_seconds?: number })[] = options.paragraphs?.length
     ? options.paragraphs
     : splitParagraphs(text);
+  const spans = options.chunks ? chunkSpans(text, found, options.chunks) : found;
   const allSentences: Span[] = [];
   const paragraphs = spans.map((p): SpecParagraph => {
     const sentences = sentenceSpans(text, p.start, p.end, language);

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { fieldBlobPrefix, TextFormats, type ExtractedFieldData, type ProcessFieldErrorDto, type ProcessFieldJob, type TextFormat } from '@kb/contracts';
+import { ContentSubjects, fieldBlobPrefix, TextFormats, type ExtractedFieldData, type ProcessFieldErrorDto, type ProcessFieldJob, type ResolvedStrategies, type TextFormat } from '@kb/contracts';
+import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { UNDERSTANDING_OPTIONS, type EmbedderFactory, type UnderstandingOptions } from '../understanding.tokens';
 import { analyseText, normaliseLanguage, paragraphVectors, type AnalysedText } from './analyse-text';
@@ -17,6 +18,9 @@ import { KbTranscribersService } from '../query/kb-transcribers.service';
 import { defaultEmbedderFactory } from './analysis/default-embedder';
 import { appendNested } from './nested-files';
 import { closeExtractionSandbox, configureExtractionSandbox, extractionSandbox } from './extractors/sandbox/extraction-sandbox';
+
+/** A job with the strategies its field names, resolved. */
+type Job = ProcessFieldJob & { strategies: ResolvedStrategies };
 
 /** What processing one field gives: its `extracted` record, or a permanent error for the field. */
 export type FieldOutcome = { extracted: ExtractedFieldData; language?: string } | { error: ProcessFieldErrorDto };
@@ -49,6 +53,7 @@ export class FieldProcessorService implements OnModuleDestroy {
     @Optional() @Inject(BLOB_STORE) private readonly blobs?: BlobStore,
     @Optional() kbEmbedders?: KbEmbeddersService,
     @Optional() private readonly kbTranscribers?: KbTranscribersService,
+    @Optional() @Inject(MESSAGE_BUS) private readonly bus?: MessageBus,
   ) {
     const one: EmbedderFactory | undefined = options.embedderFactory ?? (kbEmbedders ? undefined : defaultEmbedderFactory);
     this.embedders = one ? async (kbid) => [await one(kbid)] : (kbid) => (kbEmbedders as KbEmbeddersService).all(kbid);
@@ -70,7 +75,7 @@ export class FieldProcessorService implements OnModuleDestroy {
     const started = new Date().toISOString();
     const clock = performance.now();
     try {
-      const extracted = await this.extract(job, started);
+      const extracted = await this.extract({ ...job, strategies: await this.strategiesOf(job) }, started);
       // Metered as `pre_processing_time` (milliseconds kept: a short text takes a few).
       extracted.processing_seconds = Math.round(performance.now() - clock) / 1000;
       const language = extracted.metadata.metadata['language'];
@@ -82,7 +87,18 @@ export class FieldProcessorService implements OnModuleDestroy {
     }
   }
 
-  private extract(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+  /**
+   * The split and extract strategies the field names, read from content (docs/kb-configuration.md);
+   * an unknown or deleted one leaves the defaults. A failure to ask is transient (the job is retried).
+   */
+  private async strategiesOf(job: ProcessFieldJob): Promise<ResolvedStrategies> {
+    const split = str(job.value['split_strategy']);
+    const extract = str(job.value['extract_strategy']);
+    if ((!split && !extract) || !this.bus) return {};
+    return this.bus.request(ContentSubjects.resolveStrategies, { kbid: job.kbid, ...(split ? { split } : {}), ...(extract ? { extract } : {}) });
+  }
+
+  private extract(job: Job, started: string): Promise<ExtractedFieldData> {
     switch (job.field_type) {
       case 'text':
         return this.text(job, started);
@@ -95,7 +111,7 @@ export class FieldProcessorService implements OnModuleDestroy {
     }
   }
 
-  private async text(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+  private async text(job: Job, started: string): Promise<ExtractedFieldData> {
     const body = str(job.value['body']) ?? '';
     const rawFormat = job.value['format'];
     const format: TextFormat = typeof rawFormat === 'string' && (TextFormats as readonly string[]).includes(rawFormat) ? (rawFormat as TextFormat) : 'PLAIN';
@@ -103,11 +119,11 @@ export class FieldProcessorService implements OnModuleDestroy {
     return this.single(job, analysed, { mime_type: TEXT_MIME[format] ?? 'text/plain', started });
   }
 
-  private async file(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+  private async file(job: Job, started: string): Promise<ExtractedFieldData> {
     const source = (job.value['file'] ?? {}) as FileSource;
     const language = str(job.value['language']) ?? job.language;
     const info = {
-      contentType: source.content_type, filename: source.filename, password: str(job.value['password']), ocr: this.getOcr(), language, ...this.mediaInfo(job),
+      contentType: source.content_type, filename: source.filename, password: str(job.value['password']), ocr: this.ocrFor(job), language, ...this.mediaInfo(job),
     };
     const { doc, md5 } = await this.fileDocument(source, info);
     const { document, nestedPositions } = await appendNested(doc, (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }), {
@@ -156,12 +172,12 @@ export class FieldProcessorService implements OnModuleDestroy {
     return { transcriber: this.transcriberOf(job), ...(this.options.transcriptionChunkSeconds ? { chunkSeconds: this.options.transcriptionChunkSeconds } : {}) };
   }
 
-  private async link(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+  private async link(job: Job, started: string): Promise<ExtractedFieldData> {
     const uri = str(job.value['uri']) ?? '';
     // A link to a recording streams it to disk; pages and documents are read into memory.
     const page = await fetchPage(uri, { headers: strMap(job.value['headers']), cookies: strMap(job.value['cookies']), http: this.options.outbound, media: {} });
     const selectors = { css_selector: str(job.value['css_selector']), xpath: str(job.value['xpath']) };
-    const fileInfo = { contentType: page.contentType, ocr: this.getOcr(), language: str(job.value['language']) ?? job.language, ...this.mediaInfo(job) };
+    const fileInfo = { contentType: page.contentType, ocr: this.ocrFor(job), language: str(job.value['language']) ?? job.language, ...this.mediaInfo(job) };
     const doc = page.kind === 'html'
       ? await extractWebPage(page.html, page.finalUrl, selectors)
       : page.kind === 'media' ? (await this.mediaDocument(page, fileInfo)).doc : await extractFile(page.data, fileInfo);
@@ -179,7 +195,7 @@ export class FieldProcessorService implements OnModuleDestroy {
     return extracted;
   }
 
-  private async conversation(job: ProcessFieldJob, started: string): Promise<ExtractedFieldData> {
+  private async conversation(job: Job, started: string): Promise<ExtractedFieldData> {
     const messages = Array.isArray(job.value['messages']) ? (job.value['messages'] as Message[]) : [];
     const splits: { ident: string; analysed: AnalysedText }[] = [];
     let mediaSeconds = 0;
@@ -206,21 +222,24 @@ export class FieldProcessorService implements OnModuleDestroy {
    * Attachments carried inline or stored as blobs are read; an external address is not fetched
    * here (a conversation can hold thousands of them), and an unreadable one adds no text.
    */
-  private async attachmentText(attachment: FileSource, job: ProcessFieldJob): Promise<Pick<ExtractedDocument, 'text' | 'media_seconds'>> {
+  private async attachmentText(attachment: FileSource, job: Job): Promise<Pick<ExtractedDocument, 'text' | 'media_seconds'>> {
     if (attachment.payload === undefined && !attachment.uri?.startsWith('blob:')) return { text: '' };
     try {
       const bytes = await readFileSource(this.blobs, attachment, {});
       // Voice messages are transcribed when the KB has a transcriber.
-      return await extractFile(bytes.data, { contentType: bytes.contentType, filename: attachment.filename, ocr: this.getOcr(), language: job.language, ...this.mediaInfo(job) });
+      return await extractFile(bytes.data, { contentType: bytes.contentType, filename: attachment.filename, ocr: this.ocrFor(job), language: job.language, ...this.mediaInfo(job) });
     } catch (err) {
       if (extractedError(err)) return { text: '' };
       throw err;
     }
   }
 
-  private analyse(job: ProcessFieldJob, text: string, o: { paragraphs?: ExtractedDocument['paragraphs']; language?: string; split?: string }): AnalysedText {
+  private analyse(job: Job, text: string, o: { paragraphs?: ExtractedDocument['paragraphs']; language?: string; split?: string }): AnalysedText {
     const fieldKey = `${job.rid}/${FIELD_LETTER[job.field_type]}/${job.field_id}${o.split ? `/${o.split}` : ''}`;
-    return analyseText(text, { paragraphs: o.paragraphs, language: normaliseLanguage(o.language), rid: job.rid, fieldKey });
+    // The field's split strategy, else its extract strategy's split, cuts long paragraphs.
+    const split = job.strategies.split ?? job.strategies.extract?.split;
+    const chunks = split ? { max: split.max_paragraph, overlap: split.overlap ?? 0 } : undefined;
+    return analyseText(text, { paragraphs: o.paragraphs, language: normaliseLanguage(o.language), rid: job.rid, fieldKey, chunks });
   }
 
   private async single(job: ProcessFieldJob, analysed: AnalysedText, extras: MetadataExtras): Promise<ExtractedFieldData> {
@@ -255,6 +274,11 @@ export class FieldProcessorService implements OnModuleDestroy {
   }
 
   /** One tesseract worker per process, started on the first scanned page or image. */
+  /** OCR unless the field's extract strategy turns it off (`ocr: false`). */
+  private ocrFor(job: Job): Ocr | undefined {
+    return job.strategies.extract?.ocr === false ? undefined : this.getOcr();
+  }
+
   private getOcr(): Ocr | undefined {
     if (this.options.ocrFactory === null) return undefined;
     this.ocr ??= (this.options.ocrFactory ?? (() => createTesseractOcr()))();

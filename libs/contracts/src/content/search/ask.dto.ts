@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type Loc, type MemberCheck } from '../../common/member-checks';
 import type { ValidationIssue } from '../../common/errors';
 import { collectIssues } from '../../common/validation';
+import { configNameCheck } from './config-name';
 import { RetrievalRequestBase } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
@@ -177,6 +178,9 @@ export class AskRequest extends RetrievalRequestBase {
   @ApiPropertyOptional({ enum: ASK_FEATURES, isArray: true, default: ASK_DEFAULT_FEATURES }) @Check(enumListCheck(ASK_FEATURES)) override features?: AskFeature[] = undefined;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /ask has no graph feature.' }) @Check(graphQueryCheck(ASK_FEATURES, ASK_DEFAULT_FEATURES)) override graph_query?: Record<string, unknown> = undefined;
   @ApiPropertyOptional({ description: 'The generative model (else the KB\'s).' }) @Check(checks.string()) override generative_model?: string = undefined;
+  @ApiPropertyOptional({ type: 'string', pattern: '^[a-zA-Z0-9:_-]{1,64}$', description: 'A saved search configuration of kind ask: its body is used with this request\'s members replacing its members (docs/kb-configuration.md). Unknown → 422.' })
+  @Check(configNameCheck)
+  override search_configuration?: string = undefined;
 
   @ApiPropertyOptional({ oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['none', 'default', 'llm_footnotes'] }], default: 'default' }) @Check(citationsCheck) citations?: boolean | 'none' | 'default' | 'llm_footnotes';
   @ApiPropertyOptional({ minimum: 0, maximum: 1, default: 0.4 }) @Check(checks.number({ min: 0, max: 1 })) citation_threshold?: number;

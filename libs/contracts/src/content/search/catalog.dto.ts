@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { Check, checks, Closed, isPlainObject, type MemberCheck } from '../../common/member-checks';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
 import { filterExpressionCheck, legacyFiltersCheck, type CatalogFilterExpression, type LegacyFilters } from './filter-expression';
@@ -43,6 +44,7 @@ const catalogSortCheck: MemberCheck = (s, loc, issues) => {
 
 /** POST /catalog (and GET, its query in this shape): resources by title or slug, filters, facets, sort and pages. */
 @Closed()
+@ApiExtraModels(FilterExpressionNode)
 export class CatalogRequest {
   @ApiPropertyOptional({
     oneOf: [
@@ -53,7 +55,7 @@ export class CatalogRequest {
   @Check(catalogQueryCheck)
   query?: string | { field?: 'title' | 'slug'; match?: CatalogMatch; query: string };
 
-  @ApiPropertyOptional({ type: 'object', properties: { resource: { type: 'object', additionalProperties: true, description: 'Expression on resources (the filter_expression language without field, keyword, field_mimetype and kind).' } }, additionalProperties: false })
+  @ApiPropertyOptional({ type: 'object', properties: { resource: filterExpressionMember('Expression on resources (the filter_expression language without field, keyword, field_mimetype and kind).') }, additionalProperties: false })
   @Check(filterExpressionCheck('resource'))
   filter_expression?: CatalogFilterExpression;
 

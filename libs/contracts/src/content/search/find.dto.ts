@@ -3,7 +3,9 @@ import { searchPayloadOf, type SearchPayload } from './search-payload';
 import { Check, checks, Closed } from '../../common/member-checks';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
 import { fieldsCheck, filterExpressionCheck, legacyFiltersCheck, type FilterExpression, type LegacyFilters } from './filter-expression';
+import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { REQUEST_LIMITS } from './request-limits';
+import { configNameCheck } from './config-name';
 import { auditMetadataCheck, enumListCheck, graphQueryCheck, minScoreCheck, rankFusionCheck, rerankerCheck, securityCheck, stringListCheck, vectorCheck } from './retrieval.dto';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
@@ -19,8 +21,8 @@ const FILTER_EXPRESSION_SCHEMA: ApiPropertyOptions = {
     'Boolean expressions ({and: [...]}, {or: [...]}, {not: ...}) over conditions {prop: resource|field|keyword|created|modified|label|resource_mimetype|field_mimetype|entity|language|origin_tag|origin_metadata|origin_path|origin_source|origin_collaborator|generated|kind|status, ...}; ' +
     `${REQUEST_LIMITS.expressionDepth} levels and ${REQUEST_LIMITS.expressionNodes} values at most.`,
   properties: {
-    field: { type: 'object', additionalProperties: true, description: 'Expression on resources and fields.' },
-    paragraph: { type: 'object', additionalProperties: true, description: 'Expression on paragraphs (adds prop kind).' },
+    field: filterExpressionMember('Expression on resources and fields.'),
+    paragraph: filterExpressionMember('Expression on paragraphs (adds prop kind).'),
     operator: { type: 'string', enum: ['and', 'or'], default: 'and' },
   },
   additionalProperties: false,
@@ -37,6 +39,7 @@ export class SecurityFilter {
  * from them), declared as /find has them; /search, /suggest and /ask redeclare what differs
  * (features, graph_query, query, top_k) and add their own.
  */
+@ApiExtraModels(FilterExpressionNode)
 export class RetrievalRequestBase {
   @ApiPropertyOptional({ maxLength: REQUEST_LIMITS.queryChars, default: '' })
   @Check(checks.string({ max: REQUEST_LIMITS.queryChars }))
@@ -88,7 +91,7 @@ export class RetrievalRequestBase {
   rephrase?: false;
   @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('query rephrasing is not available')) rephrase_prompt?: null;
   @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('image queries are not available')) query_image?: null;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('stored search configurations are not available')) search_configuration?: null;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('stored search configurations are not available')) search_configuration?: string | null;
   @ApiPropertyOptional({ type: 'array', items: { type: 'string' }, nullable: true, description: 'Not supported: raise top_k.' }) @Check(checks.unsupported('cursor pagination is not available; raise top_k')) search_after?: null;
   @ApiPropertyOptional({ type: 'string', description: 'Accepted without effect (it only serves rephrasing).' }) @Check(checks.any()) generative_model?: unknown;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'At most 10 KB; stored with the activity event.' }) @Check(auditMetadataCheck) audit_metadata?: Record<string, unknown>;
@@ -115,6 +118,10 @@ export class FindRequest extends RetrievalRequestBase {
   @ApiPropertyOptional({ enum: FIND_FEATURES, isArray: true, default: FIND_DEFAULT_FEATURES, description: '`relations` and `graph` exclude each other; an empty list means the default.' })
   @Check(enumListCheck(FIND_FEATURES))
   override features?: FindFeature[] = undefined;
+
+  @ApiPropertyOptional({ type: 'string', pattern: '^[a-zA-Z0-9:_-]{1,64}$', description: 'A saved search configuration of kind find: its body is used with this request\'s members replacing its members (docs/kb-configuration.md). Unknown → 422.' })
+  @Check(configNameCheck)
+  override search_configuration?: string = undefined;
 }
 
 /** One edge of the relations result (API-MAP 2.2 `relations.entities.<entity>.related_to[]`). */

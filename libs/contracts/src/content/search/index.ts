@@ -9,3 +9,7 @@ export * from './ask.dto';
 export * from './ask-items.dto';
 export * from './query-params.dto';
 export * from './graph-query';
+export * from './config-name';
+export * from './graph.dto';
+export * from './feedback.dto';
+export * from './filter-expression.schema';

@@ -57,7 +57,7 @@ function queryClass(name: string, specs: Spec[]): new () => object {
   return cls;
 }
 
-export const FindQueryParams = queryClass('FindQueryParams', [['features', enumList(FIND_FEATURES)], ...RETRIEVAL]);
+export const FindQueryParams = queryClass('FindQueryParams', [['features', enumList(FIND_FEATURES)], ['search_configuration', { type: 'string', description: 'A saved search configuration of kind find (docs/kb-configuration.md).' }], ...RETRIEVAL]);
 export const SearchQueryParams = queryClass('SearchQueryParams', [
   ['features', enumList(SEARCH_FEATURES)], ...RETRIEVAL, ['faceted', list('Tag prefixes to count.')], ['offset', { type: 'integer', minimum: 0, maximum: 1000 }], ['sort_field', { type: 'string', enum: ['score'] }],
 ]);

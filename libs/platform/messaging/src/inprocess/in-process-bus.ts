@@ -368,8 +368,25 @@ export class InProcessMessageBus implements MessageBus {
     this.pollTimer.unref();
   }
 
+  /**
+   * Each store is asked once which of its consumers have due rows (retries come due, leases of a
+   * dead process run out, another process sharing the tables inserted), and only those workers wake.
+   * If the store cannot answer, every worker of it wakes, as a claim would have told each the same.
+   */
   private poll(): void {
-    for (const worker of this.workers) worker.wake();
+    for (const store of new Set(this.workers.map((worker) => worker.store))) {
+      const workers = this.workers.filter((worker) => worker.store === store);
+      store.due().then(
+        (keys) => {
+          const due = new Set(keys.map((k) => `${k.subject}\u0000${k.consumer}`));
+          for (const worker of workers) if (due.has(`${worker.storedSubject}\u0000${worker.consumer}`)) worker.wake();
+        },
+        (err: unknown) => {
+          this.logger.warn('Polling for due jobs failed; waking every worker', { err: describeError(err) });
+          for (const worker of workers) worker.wake();
+        },
+      );
+    }
     if (Date.now() - this.lastPurge < 30_000) return;
     this.lastPurge = Date.now();
     for (const store of [this.store, this.ephemeralStore]) {

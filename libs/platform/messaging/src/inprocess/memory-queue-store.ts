@@ -1,5 +1,5 @@
 import type { DomainErrorJson } from '@kb/contracts';
-import { QUEUE_CONSUMER, type ClaimedJob, type ClaimRequest, type DeadJob, type NewMessage, type QueueStore } from './queue-store';
+import { QUEUE_CONSUMER, type ClaimedJob, type ConsumerKey, type ClaimRequest, type DeadJob, type NewMessage, type QueueStore } from './queue-store';
 
 interface Row {
   id: number;
@@ -40,6 +40,16 @@ export class MemoryQueueStore implements QueueStore {
     const set = this.consumers.get(subject) ?? new Set<string>();
     set.add(consumer);
     this.consumers.set(subject, set);
+  }
+
+  async due(): Promise<ConsumerKey[]> {
+    const now = Date.now();
+    const keys = new Map<string, ConsumerKey>();
+    for (const row of this.rows.values()) {
+      if (row.status !== 'pending' || row.availableAt > now || row.lockedUntil > now) continue;
+      keys.set(`${row.message.subject}\u0000${row.consumer}`, { subject: row.message.subject, consumer: row.consumer });
+    }
+    return [...keys.values()];
   }
 
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {

@@ -45,6 +45,12 @@ export interface DeadJob {
   error: DomainErrorJson | null;
 }
 
+/** A (subject, consumer) pair of the store, as claims name it. */
+export interface ConsumerKey {
+  subject: string;
+  consumer: string;
+}
+
 /** Queue jobs are stored without a consumer: any durable consuming the subject may take them. */
 export const QUEUE_CONSUMER = '';
 
@@ -60,6 +66,12 @@ export interface QueueStore {
   /** Stores one copy of an event per durable consumer registered for its subject right now. */
   insertFanout(message: NewMessage): Promise<number>;
   registerConsumer(subject: string, consumer: string): Promise<void>;
+  /**
+   * The (subject, consumer) pairs that have at least one due row (pending, available, lease free or
+   * expired): the bus's poll asks this once per tick and wakes only those workers, instead of every
+   * worker claiming on every tick (on the embedded database, an idle claim is a planned statement).
+   */
+  due(): Promise<ConsumerKey[]>;
   /** Takes due rows (pending, available, lease free or expired), oldest first. */
   claim(request: ClaimRequest): Promise<ClaimedJob[]>;
   /** Keeps a claimed row's lease for `leaseMs` more while its handler still runs; false once the lease is lost. */

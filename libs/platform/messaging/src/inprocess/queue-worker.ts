@@ -36,6 +36,12 @@ export class QueueWorker<T> {
   private closed = false;
   private closing?: Promise<void>;
   private aborted = false;
+  /**
+   * The last claim may have left due rows behind: it was cut short by the concurrency limit, or a
+   * wake came while every slot was busy. Then a finishing job claims again; otherwise the queue was
+   * drained and only a wake (an insert here, or the bus's poll) makes the worker claim.
+   */
+  private backlog = false;
   private readonly running = new Set<Promise<void>>();
   /** Jobs claimed and not yet settled: handed back if a shutdown's drain runs out. */
   private readonly claimed = new Map<string, ClaimedJob>();
@@ -44,6 +50,10 @@ export class QueueWorker<T> {
   private readonly heartbeats = new Set<NodeJS.Timeout>();
 
   constructor(private readonly config: QueueWorkerConfig<T>) {}
+
+  get store(): QueueStore {
+    return this.config.store;
+  }
 
   get storedSubject(): string {
     return this.config.storedSubject;
@@ -110,13 +120,18 @@ export class QueueWorker<T> {
     this.again = false;
     const { store, storedSubject, consumer, options } = this.config;
     try {
+      if (this.inFlight >= options.concurrency) this.backlog = true;
       while (!this.closed && this.inFlight < options.concurrency) {
         const token = randomUUID();
-        const jobs = await store.claim({ subject: storedSubject, consumer, limit: options.concurrency - this.inFlight, leaseMs: options.ackWaitMs, token });
-        if (jobs.length === 0) return;
+        const limit = options.concurrency - this.inFlight;
+        const jobs = await store.claim({ subject: storedSubject, consumer, limit, leaseMs: options.ackWaitMs, token });
         for (const job of jobs) this.start(job);
+        this.backlog = jobs.length === limit;
+        // Fewer than asked: nothing else was due a moment ago, so no second claim to find it empty.
+        if (jobs.length < limit) return;
       }
     } catch (err) {
+      this.backlog = true;
       this.config.logger.warn('Claiming jobs failed; will poll again', { subject: this.config.subject, err: describeError(err) });
     }
   }
@@ -130,7 +145,7 @@ export class QueueWorker<T> {
         this.inFlight--;
         this.claimed.delete(job.id);
         this.running.delete(run);
-        this.wake();
+        if (this.backlog) this.wake();
       });
     this.running.add(run);
   }

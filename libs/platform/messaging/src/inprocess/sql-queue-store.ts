@@ -1,7 +1,7 @@
 import type { BusContext, DomainErrorJson } from '@kb/contracts';
 import { assertSchemaName, busSchemaStatements } from './bus-schema';
 import { Coalescer } from '../shared/coalescer';
-import { QUEUE_CONSUMER, type ClaimedJob, type ClaimRequest, type DeadJob, type NewMessage, type QueueStore } from './queue-store';
+import { QUEUE_CONSUMER, type ClaimedJob, type ConsumerKey, type ClaimRequest, type DeadJob, type NewMessage, type QueueStore } from './queue-store';
 
 /** The one thing the store needs from a database: a TypeORM DataSource fits as is. */
 export interface SqlExecutor {
@@ -77,11 +77,11 @@ export class SqlQueueStore implements QueueStore {
     const batch = firstByKey(messages, (m) => (m.dedupKey === undefined ? undefined : `${m.subject}\u0000${m.dedupKey}`));
     const rows = await this.select(
       `INSERT INTO ${this.schema}.jobs (msg_id, subject, consumer, body, context, dedup_key)
-       SELECT t.msg_id, t.subject, $2, t.body, t.context, t.dedup_key
-         FROM unnest($1::jsonb[]) AS m(j), jsonb_to_record(m.j) AS t(msg_id text, subject text, body text, context jsonb, dedup_key text)
+       SELECT t.msg_id, t.subject, $6, t.body, t.context, t.dedup_key
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[]) AS t(msg_id, subject, body, context, dedup_key)
        ON CONFLICT (subject, consumer, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
        RETURNING msg_id, subject`,
-      [batch.unique.map(messageJson), QUEUE_CONSUMER],
+      [...columns(batch.unique), QUEUE_CONSUMER],
     );
     const inserted = new Set(rows.map((r) => `${String(r['subject'])}\u0000${String(r['msg_id'])}`));
     return messages.map((m, i) => !batch.duplicate[i] && inserted.has(`${m.subject}\u0000${m.msgId}`));
@@ -93,11 +93,11 @@ export class SqlQueueStore implements QueueStore {
     const rows = await this.select(
       `INSERT INTO ${this.schema}.jobs (msg_id, subject, consumer, body, context, dedup_key)
        SELECT t.msg_id, c.subject, c.consumer, t.body, t.context, t.dedup_key
-         FROM unnest($1::jsonb[]) AS m(j), jsonb_to_record(m.j) AS t(msg_id text, subject text, body text, context jsonb, dedup_key text)
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[]) AS t(msg_id, subject, body, context, dedup_key)
          JOIN ${this.schema}.consumers c ON c.subject = t.subject
        ON CONFLICT (subject, consumer, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
        RETURNING msg_id, subject`,
-      [batch.unique.map(messageJson)],
+      columns(batch.unique),
     );
     const counts = new Map<string, number>();
     for (const r of rows) {
@@ -109,6 +109,34 @@ export class SqlQueueStore implements QueueStore {
 
   async registerConsumer(subject: string, consumer: string): Promise<void> {
     await this.db.query(`INSERT INTO ${this.schema}.consumers (subject, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [subject, consumer]);
+  }
+
+  /**
+   * One statement for every worker's poll. It walks the pending index's distinct (subject, consumer)
+   * pairs (a skip scan: one index probe per pair, however long a backlog is) and keeps the pairs
+   * with a due row.
+   */
+  async due(): Promise<ConsumerKey[]> {
+    const s = this.schema;
+    const rows = await this.select(
+      `WITH RECURSIVE pairs(subject, consumer) AS (
+         (SELECT subject, consumer FROM ${s}.jobs WHERE status = 'pending' ORDER BY subject, consumer LIMIT 1)
+         UNION ALL
+         SELECT n.subject, n.consumer FROM pairs p, LATERAL (
+           SELECT subject, consumer FROM ${s}.jobs
+            WHERE status = 'pending' AND (subject, consumer) > (p.subject, p.consumer)
+            ORDER BY subject, consumer LIMIT 1
+         ) n
+       )
+       SELECT subject, consumer FROM pairs p
+        WHERE EXISTS (
+          SELECT 1 FROM ${s}.jobs j
+           WHERE j.status = 'pending' AND j.subject = p.subject AND j.consumer = p.consumer
+             AND j.available_at <= now() AND (j.locked_until IS NULL OR j.locked_until <= now())
+        )`,
+      [],
+    );
+    return rows.map((row) => ({ subject: String(row['subject']), consumer: String(row['consumer']) }));
   }
 
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
@@ -224,8 +252,19 @@ export class SqlQueueStore implements QueueStore {
   }
 }
 
-function messageJson(m: NewMessage): string {
-  return JSON.stringify({ msg_id: m.msgId, subject: m.subject, body: m.body, context: m.context, dedup_key: m.dedupKey ?? null });
+/**
+ * Messages as one array per column. A body is stored as sent: wrapping each message in a JSON
+ * document would make the database parse every body (often kilobytes of JSON text) as JSON again
+ * only to take it back out as text.
+ */
+function columns(messages: NewMessage[]): [string[], string[], string[], string[], (string | null)[]] {
+  return [
+    messages.map((m) => m.msgId),
+    messages.map((m) => m.subject),
+    messages.map((m) => m.body),
+    messages.map((m) => JSON.stringify(m.context)),
+    messages.map((m) => m.dedupKey ?? null),
+  ];
 }
 
 /** Marks every item whose key was already seen earlier in the list (items without a key never repeat). */

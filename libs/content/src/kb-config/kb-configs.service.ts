@@ -1,0 +1,205 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import {
+  AskRequest, CONFIG_NAME_PATTERN, DomainError, ErrorCodes, ExtractStrategyDto, FindRequest, KB_CONFIG_LIMITS, KvSchemaDto, SearchConfigurationDto, SplitStrategyDto, STRATEGY_ID_PATTERN,
+  UpdateKvSchemaDto, validatePayload, type KbKvSchemasDto, type ResolvedStrategies, type SearchConfigurationKind, type StrategyKind,
+} from '@kb/contracts';
+import { KbConfigsRepository } from './kb-configs.repository';
+
+type Strategy = SplitStrategyDto | ExtractStrategyDto;
+
+const notFound = (what: string) => new DomainError(ErrorCodes.NOT_FOUND, `${what} does not exist`);
+const STRATEGY_NAMES: Record<StrategyKind, string> = { split: 'Split strategy', extract: 'Extract strategy' };
+
+/**
+ * A KB's saved configurations (docs/kb-configuration.md): search configurations and the request
+ * bodies they make, key-value schemas, and split and extract strategies with what processing
+ * reads of them. Every body is checked by the DTO of its route (saved search bodies by the live
+ * /find and /ask DTOs), and every kind is bounded per KB.
+ */
+@Injectable()
+export class KbConfigsService {
+  constructor(private readonly repo: KbConfigsRepository) {}
+
+  // ---- search configurations ----------------------------------------------------------------
+
+  async listSearch(kbid: string): Promise<Record<string, SearchConfigurationDto>> {
+    const rows = await this.repo.list<SearchConfigurationDto>(kbid, 'search', KB_CONFIG_LIMITS.searchConfigurations);
+    return Object.fromEntries(rows.map((r) => [r.id, r.body]));
+  }
+
+  async getSearch(kbid: string, name: string): Promise<SearchConfigurationDto> {
+    const found = await this.repo.get<SearchConfigurationDto>(kbid, 'search', name);
+    if (!found) throw notFound('Search configuration');
+    return found;
+  }
+
+  async createSearch(kbid: string, name: string, body: unknown): Promise<Record<string, never>> {
+    checkName(name);
+    const config = searchConfigurationOf(body);
+    await this.repo.insert(kbid, 'search', name, config, {
+      max: KB_CONFIG_LIMITS.searchConfigurations, conflict: 'Search configuration already exists',
+      tooMany: { loc: ['path', 'config_name'], msg: `A Knowledge Box keeps at most ${KB_CONFIG_LIMITS.searchConfigurations} search configurations` },
+    });
+    return {};
+  }
+
+  async updateSearch(kbid: string, name: string, body: unknown): Promise<Record<string, never>> {
+    const config = searchConfigurationOf(body);
+    if (!(await this.repo.update(kbid, 'search', name, config))) throw notFound('Search configuration');
+    return {};
+  }
+
+  async deleteSearch(kbid: string, name: string): Promise<Record<string, never>> {
+    if (!(await this.repo.delete(kbid, 'search', name))) throw notFound('Search configuration');
+    return {};
+  }
+
+  /**
+   * The body a /find or /ask request stands for. Without `search_configuration` it is the request
+   * itself. With one, the saved body of that name (of the same kind) is the base and every member
+   * the request gives replaces the saved member whole (objects and lists are not merged); the
+   * result is checked again by the live DTO. An unknown name, or one of the other kind, is 422.
+   */
+  async applySearch(kbid: string, body: unknown, kind: SearchConfigurationKind): Promise<unknown> {
+    if (!body || typeof body !== 'object') return body;
+    const request = body as Record<string, unknown>;
+    const name = request['search_configuration'];
+    if (name === undefined || name === null) return body;
+    const loc = ['body', 'search_configuration'];
+    const saved = typeof name === 'string' ? await this.repo.get<SearchConfigurationDto>(kbid, 'search', name) : undefined;
+    if (!saved) throw DomainError.validation([{ loc, msg: `Search configuration ${String(name)} does not exist`, type: 'value_error' }]);
+    if (saved.kind !== kind) throw DomainError.validation([{ loc, msg: `Search configuration ${String(name)} is a ${saved.kind} configuration, not ${kind}`, type: 'value_error' }]);
+    const merged = mergeSearchBody(saved.config, request);
+    validatePayload(kind === 'find' ? FindRequest : AskRequest, merged, { loc: ['body'] });
+    return merged;
+  }
+
+  // ---- key-value schemas --------------------------------------------------------------------
+
+  async listKv(kbid: string): Promise<KbKvSchemasDto> {
+    const rows = await this.repo.list<KvSchemaDto>(kbid, 'kv_schema', KB_CONFIG_LIMITS.kvSchemas);
+    return { schemas: Object.fromEntries(rows.map((r) => [r.id, r.body])) };
+  }
+
+  async getKv(kbid: string, id: string): Promise<KvSchemaDto> {
+    const found = await this.repo.get<KvSchemaDto>(kbid, 'kv_schema', id);
+    if (!found) throw notFound('Key-value schema');
+    return found;
+  }
+
+  async createKv(kbid: string, body: unknown): Promise<KvSchemaDto> {
+    const dto = validatePayload(KvSchemaDto, body ?? {}, { loc: ['body'] });
+    const schema = kvSchema(dto.name, dto.description, dto.fields);
+    await this.repo.insert(kbid, 'kv_schema', schema.name, schema, {
+      max: KB_CONFIG_LIMITS.kvSchemas, conflict: `Key-value schema ${schema.name} already exists`,
+      tooMany: { loc: ['body', 'name'], msg: `A Knowledge Box keeps at most ${KB_CONFIG_LIMITS.kvSchemas} key-value schemas` },
+    });
+    return schema;
+  }
+
+  async updateKv(kbid: string, id: string, body: unknown): Promise<KvSchemaDto> {
+    const dto = validatePayload(UpdateKvSchemaDto, body ?? {}, { loc: ['body'] });
+    const current = await this.getKv(kbid, id);
+    const schema = kvSchema(current.name, dto.description ?? current.description, dto.fields ?? current.fields);
+    if (!(await this.repo.update(kbid, 'kv_schema', id, schema))) throw notFound('Key-value schema');
+    return schema;
+  }
+
+  async deleteKv(kbid: string, id: string): Promise<Record<string, never>> {
+    if (!(await this.repo.delete(kbid, 'kv_schema', id))) throw notFound('Key-value schema');
+    return {};
+  }
+
+  // ---- split and extract strategies ---------------------------------------------------------
+
+  async listStrategies(kbid: string, kind: StrategyKind): Promise<Record<string, Strategy>> {
+    const rows = await this.repo.list<Strategy>(kbid, kind, KB_CONFIG_LIMITS.strategies);
+    return Object.fromEntries(rows.map((r) => [r.id, r.body]));
+  }
+
+  async getStrategy(kbid: string, kind: StrategyKind, id: string): Promise<Strategy> {
+    const found = STRATEGY_ID_PATTERN.test(id) ? await this.repo.get<Strategy>(kbid, kind, id) : undefined;
+    if (!found) throw notFound(STRATEGY_NAMES[kind]);
+    return found;
+  }
+
+  async createStrategy(kbid: string, kind: StrategyKind, body: unknown): Promise<{ id: string }> {
+    const dto: Strategy = kind === 'split' ? validatePayload(SplitStrategyDto, body ?? {}, { loc: ['body'] }) : validatePayload(ExtractStrategyDto, body ?? {}, { loc: ['body'] });
+    const id = randomUUID().replace(/-/g, '');
+    await this.repo.insert(kbid, kind, id, JSON.parse(JSON.stringify(dto)), {
+      max: KB_CONFIG_LIMITS.strategies, conflict: `${STRATEGY_NAMES[kind]} ${id} already exists`,
+      tooMany: { loc: ['body'], msg: `A Knowledge Box keeps at most ${KB_CONFIG_LIMITS.strategies} ${kind} strategies` },
+    });
+    return { id };
+  }
+
+  async deleteStrategy(kbid: string, kind: StrategyKind, id: string): Promise<Record<string, never>> {
+    if (!STRATEGY_ID_PATTERN.test(id) || !(await this.repo.delete(kbid, kind, id))) throw notFound(STRATEGY_NAMES[kind]);
+    return {};
+  }
+
+  /** What processing applies to a field naming these strategies (unknown or deleted ones: the defaults). */
+  async resolveStrategies(kbid: string, names: { split?: string; extract?: string }): Promise<ResolvedStrategies> {
+    const out: ResolvedStrategies = {};
+    const split = names.split && STRATEGY_ID_PATTERN.test(names.split) ? await this.repo.get<SplitStrategyDto>(kbid, 'split', names.split) : undefined;
+    const extract = names.extract && STRATEGY_ID_PATTERN.test(names.extract) ? await this.repo.get<ExtractStrategyDto>(kbid, 'extract', names.extract) : undefined;
+    if (split) out.split = split.split;
+    if (extract) out.extract = { ...(extract.ocr !== undefined ? { ocr: extract.ocr } : {}), ...(extract.split ? { split: extract.split } : {}) };
+    return out;
+  }
+
+  /** `assertStrategies` for field writes: `locOf` says where each write's members were sent. */
+  async assertFieldStrategies(kbid: string, writes: { fieldType: string; fieldId: string; value: Record<string, unknown> }[], locOf: (w: { fieldType: string; fieldId: string }) => (string | number)[]): Promise<void> {
+    const named: { kind: StrategyKind; id: string; loc: (string | number)[] }[] = [];
+    for (const w of writes) {
+      for (const kind of ['split', 'extract'] as const) {
+        const id = w.value[`${kind}_strategy`];
+        if (typeof id === 'string' && id) named.push({ kind, id, loc: [...locOf(w), `${kind}_strategy`] });
+      }
+    }
+    await this.assertStrategies(kbid, named);
+  }
+
+  /**
+   * Field writes naming strategies the KB does not have are refused (422 at each naming member),
+   * so a typo is not silently processed with the defaults.
+   */
+  async assertStrategies(kbid: string, named: { kind: StrategyKind; id: string; loc: (string | number)[] }[]): Promise<void> {
+    if (named.length === 0) return;
+    const issues = [];
+    for (const kind of ['split', 'extract'] as const) {
+      const wanted = named.filter((n) => n.kind === kind);
+      if (wanted.length === 0) continue;
+      const found = await this.repo.getMany(kbid, kind, [...new Set(wanted.map((n) => n.id))]);
+      for (const n of wanted) if (!found.has(n.id)) issues.push({ loc: n.loc, msg: `${STRATEGY_NAMES[kind]} ${n.id} does not exist in this Knowledge Box`, type: 'value_error' });
+    }
+    if (issues.length > 0) throw DomainError.validation(issues);
+  }
+}
+
+/** The merge rule: the saved members, each member the request gives replacing the saved one whole. */
+export function mergeSearchBody(saved: Record<string, unknown>, request: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...saved };
+  for (const [key, value] of Object.entries(request)) if (value !== undefined && key !== 'search_configuration') merged[key] = value;
+  return merged;
+}
+
+function checkName(name: string): void {
+  if (!CONFIG_NAME_PATTERN.test(name)) {
+    throw DomainError.validation([{ loc: ['path', 'config_name'], msg: `String should match pattern '${CONFIG_NAME_PATTERN.source}'`, type: 'string_pattern_mismatch' }]);
+  }
+}
+
+/** The body as stored: kind and the saved request members that were given. */
+function searchConfigurationOf(body: unknown): SearchConfigurationDto {
+  const dto = validatePayload(SearchConfigurationDto, body ?? {}, { loc: ['body'] });
+  return { kind: dto.kind, config: JSON.parse(JSON.stringify(dto.config)) as Record<string, unknown> };
+}
+
+function kvSchema(name: string, description: string | undefined, fields: KvSchemaDto['fields']): KvSchemaDto {
+  return {
+    name, description: description ?? '',
+    fields: (fields ?? []).map((f) => ({ key: f.key, type: f.type, description: f.description ?? '', required: f.required ?? true, range: f.range ?? false })),
+  };
+}

@@ -20,6 +20,9 @@ runMain(logger, async () => {
   const remiSemantic = reader.bool('REMI_SEMANTIC', true);
   // The activity log's hash chains (docs/activity.md).
   const chainSealMs = reader.int('ACTIVITY_CHAIN_SEAL_MS', 1000, { min: 0, max: 3_600_000 });
+  // The e-mail notice of a ready activity download (docs/activity.md); without SMTP it is refused.
+  const smtpUrl = reader.optional('SMTP_URL');
+  const smtp = smtpUrl ? { url: smtpUrl, from: reader.string('SMTP_FROM', 'Knowledge Box Service <no-reply@localhost>') } : undefined;
   reader.done();
   const db = await serviceDataSource(env, runtime, 'reporting', REPORTING_ENTITIES, REPORTING_MIGRATIONS);
   // Activity downloads are written to the blob store; their links are signed like every other file's.
@@ -31,7 +34,7 @@ runMain(logger, async () => {
   const app = await createHttpApp(
     serviceAppModule('reporting', logger, bus, [db.check, blobStoreHealthCheck(blobs)], [
       StorageModule.forRoot(blobs),
-      ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, blockingSweepMs, limitsCacheMs, remiPollMs, remiSemantic, chainSealMs }),
+      ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, blockingSweepMs, limitsCacheMs, remiPollMs, remiSemantic, chainSealMs, smtp }),
     ]),
     logger,
   );

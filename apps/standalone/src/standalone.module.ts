@@ -63,6 +63,7 @@ export class StandaloneModule {
           dataSource: p.dataSources.reporting, activityQueryTimeoutMs: p.activityQueryTimeoutMs,
           ...(p.usage ? { blockingSweepMs: p.usage.blockingSweepMs, limitsCacheMs: p.usage.limitsCacheMs } : {}),
           ...p.remi,
+          smtp: p.smtp,
         }),
         GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins, blockingRefreshMs: p.usage?.blockingRefreshMs }),
       ],

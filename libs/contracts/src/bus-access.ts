@@ -84,6 +84,6 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
     // Usage is metered per account, and blocks decided against the account's limits; the REMi scorer's built-in model vectors (docs/remi.md).
     calls: [AccountsSubjects.kbAccount, AccountsSubjects.accountQuota, UnderstandingSubjects.embedQuery],
     emits: [ReportingSubjects.blockingChanged],
-    receives: [ContentSubjects.auditRecorded, ContentSubjects.auditBatch, AccountsSubjects.kbCreated, AccountsSubjects.accountLimitsChanged],
+    receives: [ContentSubjects.auditRecorded, ContentSubjects.auditBatch, AccountsSubjects.kbCreated, AccountsSubjects.kbDeleted, AccountsSubjects.accountLimitsChanged],
   },
 };

@@ -5,6 +5,7 @@ import { ActivityService } from './activity/activity.service';
 import { AuditService } from './audit/audit.service';
 import { ChainVerifyService } from './chain/chain-verify.service';
 import { ActivityDownloadsService } from './downloads/activity-downloads.service';
+import { KbCleanupService } from './kb-cleanup.service';
 import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
 import { RemiService } from './remi/remi.service';
@@ -22,6 +23,7 @@ export class ReportingHandlers implements OnModuleInit {
     private readonly blocking: BlockingService,
     private readonly remi: RemiService,
     private readonly remiPredict: RemiPredictService,
+    private readonly cleanup: KbCleanupService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -39,6 +41,11 @@ export class ReportingHandlers implements OnModuleInit {
       this.bus.handle(ReportingSubjects.activityDownloadStatus, (req) => this.downloads.status(req)),
       this.bus.handleStream(ReportingSubjects.activityMonthCsv, (req, _context, signal) => this.downloads.monthCsv(req, signal)),
       this.bus.subscribe(AccountsSubjects.kbCreated, (e) => this.usage.rememberKb(e.kb_id, e.account_id), { durable: 'reporting-kbs' }),
+      // A deleted KB's activity, scores, chains, downloads and usage rows go with it (its counters stay the account's).
+      this.bus.subscribe(AccountsSubjects.kbDeleted, async (e) => {
+        await this.cleanup.onKbDeleted(e);
+        await this.blocking.limitsChanged(e.account_id);
+      }, { durable: 'reporting-kb-cleanup' }),
       this.bus.subscribe(AccountsSubjects.accountLimitsChanged, (e) => this.blocking.limitsChanged(e.account_id), { durable: 'reporting-limits' }),
       this.bus.handle(ReportingSubjects.getUsage, (req) => this.usage.get(req)),
       this.bus.handle(ReportingSubjects.listBlocking, () => this.blocking.list()),

@@ -8,6 +8,7 @@ import { AuditService } from './audit/audit.service';
 import { RemiWorkerService } from './remi/remi-worker.service';
 import { RemiService } from './remi/remi.service';
 import { RemiPredictService } from './remi/remi-predict.service';
+import { KbCleanupService } from './kb-cleanup.service';
 import { ReportingHandlers } from './reporting.handlers';
 import { BlockingService } from './usage/blocking.service';
 import { UsageService } from './usage/usage.service';
@@ -33,6 +34,7 @@ export class ReportingModule {
         ChainSealerService,
         ChainVerifyService,
         ActivityDownloadsService,
+        KbCleanupService,
         ReportingHandlers,
       ],
     };

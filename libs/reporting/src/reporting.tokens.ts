@@ -16,6 +16,8 @@ export interface ReportingOptions {
   chainSealMs: number;
   /** Pause between two looks for activity downloads to prepare (a request also starts one at once); 0 stops the worker. */
   downloadPollMs: number;
+  /** SMTP for the e-mail notice of a ready download (SMTP_URL, SMTP_FROM); without it `notify_via_email: true` is refused. */
+  smtp?: { url: string; from: string };
 }
 
 export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000, blockingSweepMs: 60_000, limitsCacheMs: 60_000, remiPollMs: 1000, remiSemantic: true, chainSealMs: 1000, downloadPollMs: 5000 };

@@ -32,6 +32,13 @@ export interface Topology {
   /** Starts whatever crashContent/stopProcessing stopped, with processing enabled. */
   recover(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Stops the process holding the reporting service — distributed: reporting alone, killed
+   * (SIGKILL, mid-stream); standalone: the one process (SIGTERM: content flushes what it batched) —
+   * runs `whileDown`, then starts it again. Standalone, `whileDown` gets the process's database
+   * (served from its data directory meanwhile), e.g. to put messages on its bus.
+   */
+  restartReporting(whileDown?: (db: { query?: (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]> }) => Promise<void>): Promise<void>;
   /** Process id of the process serving HTTP (standalone: the one process; distributed: the gateway). */
   edgePid(): number | undefined;
   /** Distributed: the NATS server the apps use (per-app users and permissions), for tests of the bus itself. */
@@ -75,6 +82,11 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
     crashContent: async () => proc?.stop('SIGKILL'),
     crashProcessing: async () => proc?.stop('SIGKILL'),
     recoverProcessing: () => launch(),
+    restartReporting: async (whileDown) => {
+      await proc?.stop('SIGTERM');
+      if (whileDown) await withDatabase(join(dataDir, 'pg'), dataDir, whileDown);
+      await launch();
+    },
     edgePid: () => proc?.pid,
     recover: () => launch(),
     stop: async () => {
@@ -83,6 +95,28 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
       if (!process.env['KB_E2E_KEEP']) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Serves a stopped standalone's PGlite directory (the same server the distributed topology uses) while `fn` runs. */
+async function withDatabase(
+  pgDir: string, logDir: string, fn: (db: { query: (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]> }) => Promise<void>,
+): Promise<void> {
+  const server = new ServiceProcess('pglite-offline', join(REPO_ROOT, 'dist', 'libs', 'platform', 'database', 'src', 'bin', 'pglite-server.js'), {
+    PGLITE_DATA_DIR: pgDir, PGLITE_PORT: String(await freePort()),
+  }, logDir);
+  server.start();
+  try {
+    const line = await server.waitForOutput(/pglite listening/);
+    const client = new Client({ connectionString: (JSON.parse(line) as { url: string }).url });
+    await client.connect();
+    try {
+      await fn({ query: async (sql, params) => (await client.query(sql, params)).rows as Record<string, unknown>[] });
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await server.stop('SIGTERM');
+  }
 }
 
 /**
@@ -168,6 +202,11 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
     crashContent: async () => procs['content']?.stop('SIGKILL'),
     crashProcessing: async () => procs['understanding']?.stop('SIGKILL'),
     recoverProcessing: () => launch('understanding'),
+    restartReporting: async (whileDown) => {
+      await procs['reporting']?.stop('SIGKILL');
+      await whileDown?.({});
+      await launch('reporting');
+    },
     edgePid: () => procs['gateway']?.pid,
     nats: { url: nats.url, prefix, credentials: (app) => nats.credentials(app) },
     recover: async () => {

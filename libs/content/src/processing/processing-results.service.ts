@@ -13,6 +13,7 @@ import { resourceSummaryPatch } from '../resources/resource-summary';
 import { ResourcesRepository } from '../resources/resources.repository';
 import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-result';
 import { releaseUnstored } from '../resources/unstored-files';
+import { storedBytes } from '../resources/write-effects';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 import { WebhookDeliveriesService, type CompletedJob } from './webhook-deliveries.service';
 import { KbNotifier } from '../notifications/kb-notifier.service';
@@ -105,7 +106,11 @@ export class ProcessingResultsService {
         target: ContentSubjects.auditRecorded.subject,
         payload: {
           event_id: randomUUID(), kbid: result.kbid, type: 'processed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing',
-          audit_metadata: { processing_id: result.processing_id, field: `${result.field_type}/${result.field_id}`, status: patch.status, ...('extracted' in loaded ? { usage: usageOf(loaded.extracted) } : {}) },
+          audit_metadata: {
+            processing_id: result.processing_id, field: `${result.field_type}/${result.field_id}`, status: patch.status, ...('extracted' in loaded ? { usage: usageOf(loaded.extracted) } : {}),
+            // The unstored file deleted now leaves the KB's stored bytes.
+            ...(released && storedBytes([field]) > 0 ? { bytes: -storedBytes([field]) } : {}),
+          },
         },
       }, ...('extracted' in loaded ? [{
         kind: 'event' as const,
@@ -148,7 +153,7 @@ export class ProcessingResultsService {
  * What processing one field amounted to, for usage reporting (the account limits of spec 1.2:
  * paragraphs, characters, pages, media seconds, documents with or without media).
  */
-export function usageOf(data: ExtractedFieldData): { paragraphs: number; characters: number; pages: number; media_seconds: number; documents: number; media: boolean } {
+export function usageOf(data: ExtractedFieldData): { paragraphs: number; characters: number; pages: number; media_seconds: number; documents: number; media: boolean; processing_seconds: number } {
   const metas = [data.metadata?.metadata, ...Object.values(data.metadata?.split_metadata ?? {})];
   const paragraphs = metas.reduce((n, m) => n + (Array.isArray(m?.['paragraphs']) ? (m['paragraphs'] as unknown[]).length : 0), 0);
   const characters = (data.text?.text ?? '').length + Object.values(data.text?.split_text ?? {}).reduce((n, t) => n + t.length, 0);
@@ -156,5 +161,6 @@ export function usageOf(data: ExtractedFieldData): { paragraphs: number; charact
   const pages = Number(fileMeta['pages'] ?? 0) || 0;
   // Results written before `media_seconds` existed carry the length in the file's metadata only.
   const mediaSeconds = data.media_seconds ?? (Number(fileMeta['duration_seconds'] ?? 0) || 0);
-  return { paragraphs, characters, pages, media_seconds: mediaSeconds, documents: 1, media: mediaSeconds > 0 };
+  const processingSeconds = typeof data.processing_seconds === 'number' && Number.isFinite(data.processing_seconds) && data.processing_seconds > 0 ? data.processing_seconds : 0;
+  return { paragraphs, characters, pages, media_seconds: mediaSeconds, documents: 1, media: mediaSeconds > 0, processing_seconds: processingSeconds };
 }

@@ -14,7 +14,7 @@ import { fieldWritesOf, keepStoredSecrets, publicFieldValue, writesCarryMask } f
 import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
 import { ResourcesService } from './resources.service';
-import { auditEntry, pendingFieldRows, processingJobs } from './write-effects';
+import { auditEntry, pendingFieldRows, processingJobs, replacedBytes, storedBytes } from './write-effects';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 import { attachmentIssues, isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { KbNotifier } from '../notifications/kb-notifier.service';
@@ -76,13 +76,14 @@ export class FieldsService {
     const started = Date.now();
     const rows = await this.ds.transaction(async (m) => {
       const resource = await this.repo.lockByRef(m, req);
-      const deleted = await m.delete(FieldEntity, { rid: resource.id, fieldType: req.field_type, fieldId: req.field_id });
-      if ((deleted.affected ?? 0) === 0) throw new DomainError(ErrorCodes.FIELD_NOT_FOUND, 'Field not found');
+      const field = await this.repo.findField(resource.id, req.field_type, req.field_id, m);
+      if (!field) throw new DomainError(ErrorCodes.FIELD_NOT_FOUND, 'Field not found');
+      await m.delete(FieldEntity, { rid: resource.id, fieldType: req.field_type, fieldId: req.field_id });
       await this.indexer.unindexField(m, req.kbid, resource.id, req.field_type, req.field_id);
       await this.refreshStatus(m, resource, await this.repo.nextSeqid(m));
       return this.outbox.add(m, [
         { kind: 'blob_cleanup', target: `content/kbs/${req.kbid}/r/${resource.id}/f/${req.field_type}/${req.field_id}/` },
-        auditEntry(req.kbid, 'modified', resource.id, req.actor, started),
+        auditEntry(req.kbid, 'modified', resource.id, req.actor, started, -storedBytes([field])),
       ]);
     });
     this.outbox.relayInBackground(rows);
@@ -169,7 +170,7 @@ export class FieldsService {
       const previous = fields.some((f) => f.fieldType === 'file') ? await this.repo.fieldsOf(resource.id, m) : [];
       await this.repo.upsertFields(m, fields);
       await this.refreshStatus(m, resource, seqid, now);
-      const entries = [...processingJobs(resource, fields), ...supersededUnstored(previous, fields), auditEntry(ref.kbid, type, resource.id, actor, started)];
+      const entries = [...processingJobs(resource, fields), ...supersededUnstored(previous, fields), auditEntry(ref.kbid, type, resource.id, actor, started, replacedBytes(previous, fields))];
       return { seqid, resource: { id: resource.id, title: resource.title }, rows: await this.outbox.add(m, entries) };
     });
     this.outbox.relayInBackground(result.rows);

@@ -13,7 +13,7 @@ import type { ResourceEntity } from '../entities/resource.entity';
 import { OutboxService } from '../outbox/outbox.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
 import { fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } from './field-values';
-import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent } from './write-effects';
+import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent, replacedBytes, storedBytes } from './write-effects';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 
 const FIELD_MAPS: Record<string, string> = { text: 'texts', link: 'links', file: 'files', conversation: 'conversations' };
@@ -85,7 +85,7 @@ export class ResourcesService {
     };
     resource.searchTags = resourceTags(resource);
     const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now);
-    const outboxRows = this.outbox.rowsFor([...processingJobs(resource, fields, req.processing_labels, req.processing_webhook), auditEntry(req.kbid, 'new', rid, req.actor, started)]);
+    const outboxRows = this.outbox.rowsFor([...processingJobs(resource, fields, req.processing_labels, req.processing_webhook), auditEntry(req.kbid, 'new', rid, req.actor, started, storedBytes(fields))]);
     await translateUniqueViolation(
       async () => {
         // With fields, the resource, its fields and its outbox rows go in one statement; the title
@@ -132,7 +132,7 @@ export class ResourcesService {
           patch.status = deriveResourceStatus(allFields.map((f) => f.status));
           await this.repo.updateResource(m, current.id, { ...patch, modifiedAt: now, lastSeqid: seqid });
           await this.indexer.syncResource(m, { ...current, ...patch, modifiedAt: now, lastSeqid: seqid });
-          const entries = [...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook), ...supersededUnstored(previous, fields), auditEntry(req.kbid, 'modified', current.id, req.actor, started)];
+          const entries = [...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook), ...supersededUnstored(previous, fields), auditEntry(req.kbid, 'modified', current.id, req.actor, started, replacedBytes(previous, fields))];
           return { seqid, resource: { id: current.id, title: patch.title ?? current.title }, rows: await this.outbox.add(m, entries) };
         }),
       { code: ErrorCodes.SLUG_CONFLICT, message: `Slug already exists: ${body.slug}` },
@@ -148,12 +148,13 @@ export class ResourcesService {
     const rows = await this.ds.transaction(async (m) => {
       const current = await this.repo.lockByRef(m, req);
       deleted = current;
+      const bytes = storedBytes(await this.repo.fieldsOf(current.id, m));
       await this.indexer.unindexResource(m, req.kbid, current.id);
       await this.repo.deleteResource(m, current.id);
       // Blobs go after the rows: the cleanup is recorded in the same transaction, so it cannot be forgotten.
       return this.outbox.add(m, [
         { kind: 'blob_cleanup', target: resourceBlobPrefix(req.kbid, current.id) },
-        auditEntry(req.kbid, 'deleted', current.id, req.actor, started),
+        auditEntry(req.kbid, 'deleted', current.id, req.actor, started, -bytes),
       ]);
     });
     this.outbox.relayInBackground(rows);

@@ -92,4 +92,6 @@ export interface ExtractedFieldData {
    * the voice messages of a conversation), for usage. Not part of the served `extracted` record.
    */
   media_seconds?: number;
+  /** Wall-clock seconds the extraction of this field took in the worker (pre-processing time, for usage). Not served either. */
+  processing_seconds?: number;
 }

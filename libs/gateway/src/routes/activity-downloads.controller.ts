@@ -41,7 +41,7 @@ export class ActivityDownloadsController {
     description:
       'Records a download of every record the query matches (the body of Query Knowledgebox Activity Logs without `pagination`), as NDJSON or CSV per the Accept header. ' +
       'A background job writes the file; Get Download Status gives its link once ready. CSV: RFC 4180 with a header row and a UTF-8 byte order mark; nested values as JSON text. ' +
-      'E-mail notification is not available (`notify_via_email: true` is refused). At most 5 downloads of a Knowledge Box are prepared at once (429 beyond). Files are kept 7 days.',
+      'With `notify_via_email: true` and an `email_address`, a notice with the link is e-mailed once the file is ready (422 when the service has no SMTP configured). At most 5 downloads of a Knowledge Box are prepared at once (429 beyond). Files are kept 7 days.',
   })
   @ApiParam({ name: 'event_type', enum: [...AuditEventTypes] })
   @ApiHeader({ name: 'accept', required: true, enum: Object.keys(FORMATS) })

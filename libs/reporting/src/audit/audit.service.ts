@@ -81,6 +81,7 @@ export class AuditService {
               await m.query(
                 `INSERT INTO reporting.chat_feedback AS c (kbid, learning_id, feedback)
                  SELECT kbid, learning_id, feedback FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, learning_id text, feedback jsonb)
+                  WHERE NOT EXISTS (SELECT 1 FROM reporting.deleted_kbs d WHERE d.kbid = t.kbid)
                  ON CONFLICT (kbid, learning_id) DO UPDATE SET feedback = CASE
                    WHEN c.feedback ? 'text_blocks' OR EXCLUDED.feedback ? 'text_blocks'
                    THEN (c.feedback || (EXCLUDED.feedback - 'text_blocks'))
@@ -118,13 +119,19 @@ export class AuditService {
     await m.query(
       `WITH months AS (
          INSERT INTO reporting.activity_months (kbid, type, month)
-         SELECT kbid, type, month FROM jsonb_to_recordset($2::jsonb) AS m(kbid uuid, type text, month text) ON CONFLICT DO NOTHING
+         SELECT kbid, type, month FROM jsonb_to_recordset($2::jsonb) AS m(kbid uuid, type text, month text)
+          WHERE NOT EXISTS (SELECT 1 FROM reporting.deleted_kbs d WHERE d.kbid = m.kbid)
+         ON CONFLICT DO NOTHING
        )
        INSERT INTO reporting.activity_events (${COLUMNS})
        SELECT ${COLUMNS} FROM jsonb_to_recordset($1::jsonb) AS t(event_id text, kbid uuid, type text, date timestamptz, user_id text, user_type text, client_type text,
-                                                               total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text)
+                                                               total_duration integer, resource_id text, audit_metadata jsonb, details jsonb, learning_id text, ord integer)
+        -- An event of a KB deleted meanwhile (late in the bus) is not stored again (KbCleanupService).
+        WHERE NOT EXISTS (SELECT 1 FROM reporting.deleted_kbs d WHERE d.kbid = t.kbid)
+        -- Ids in the batch's order: the anti-join above may reorder rows.
+        ORDER BY t.ord
        ON CONFLICT (event_id, date) DO NOTHING`,
-      [JSON.stringify(rows), JSON.stringify(months)],
+      [JSON.stringify(rows.map((r, ord) => ({ ...r, ord }))), JSON.stringify(months)],
     );
     return { months: months.map((m) => `${m.kbid}/${m.type}/${m.month}`) };
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { AuditEventTypes, DomainError, ErrorCodes, type ActivityChainReport, type VerifyActivityChainRequest, type AuditEventType } from '@kb/contracts';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
 import { checkChain, GENESIS_HASH, type ChainBreak } from './chain-hash';
@@ -39,26 +39,27 @@ export class ChainVerifyService {
     if (this.running >= MAX_RUNNING) throw new DomainError(ErrorCodes.RATE_LIMITED, 'Another verification is running: try again when it has finished', { try_after: 5 });
     this.running++;
     try {
-      return await this.run(req.kbid.toLowerCase(), type, from, limit, empty);
+      // One snapshot: read at different moments, a seal committing in between would show records the head does not name yet.
+      return await this.ds.transaction('REPEATABLE READ', (m) => this.run(m, req.kbid.toLowerCase(), type, from, limit, empty));
     } finally {
       this.running--;
     }
   }
 
-  private async run(kbid: string, type: string, from: number, limit: number, report: ActivityChainReport): Promise<ActivityChainReport> {
-    const [head] = (await this.ds.query(`SELECT seq, hash FROM reporting.activity_chain_heads WHERE kbid = $1 AND type = $2`, [kbid, type])) as { seq: string; hash: string }[];
-    const [pending] = (await this.ds.query(`SELECT count(*)::int AS n FROM reporting.activity_events WHERE kbid = $1 AND type = $2 AND chain_seq IS NULL`, [kbid, type])) as { n: number }[];
+  private async run(m: EntityManager, kbid: string, type: string, from: number, limit: number, report: ActivityChainReport): Promise<ActivityChainReport> {
+    const [head] = (await m.query(`SELECT seq, hash FROM reporting.activity_chain_heads WHERE kbid = $1 AND type = $2`, [kbid, type])) as { seq: string; hash: string }[];
+    const [pending] = (await m.query(`SELECT count(*)::int AS n FROM reporting.activity_events WHERE kbid = $1 AND type = $2 AND chain_seq IS NULL`, [kbid, type])) as { n: number }[];
     report.head = head ? { seq: Number(head.seq), hash: head.hash } : null;
     report.unsealed = pending?.n ?? 0;
     let previous = { seq: from - 1, hash: GENESIS_HASH };
     if (from > 1) {
-      const [before] = (await this.ds.query(`SELECT chain_hash FROM reporting.activity_events WHERE kbid = $1 AND type = $2 AND chain_seq = $3`, [kbid, type, from - 1])) as { chain_hash: string }[];
+      const [before] = (await m.query(`SELECT chain_hash FROM reporting.activity_events WHERE kbid = $1 AND type = $2 AND chain_seq = $3`, [kbid, type, from - 1])) as { chain_hash: string }[];
       if (!before) return { ...report, broken: { seq: from - 1, reason: 'missing_record' } };
       previous = { seq: from - 1, hash: before.chain_hash };
     }
     const end = from + limit - 1;
     while (previous.seq < end) {
-      const rows: (StoredChainRow & { chain_seq: number; chain_hash: string })[] = await this.ds.query(
+      const rows: (StoredChainRow & { chain_seq: number; chain_hash: string })[] = await m.query(
         `SELECT ${CHAIN_COLUMNS}, e.chain_seq::float8 AS chain_seq, e.chain_hash FROM reporting.activity_events e
           WHERE e.kbid = $1 AND e.type = $2 AND e.chain_seq > $3 AND e.chain_seq <= $4 ORDER BY e.chain_seq LIMIT ${PAGE}`,
         [kbid, type, previous.seq, end],

@@ -11,6 +11,7 @@ import { ActivityService } from '../activity/activity.service';
 import { parseActivityQuery } from '../activity/activity-query';
 import { REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
 import { allRecords, csvText, ndjsonText } from './activity-files';
+import { DownloadMailer } from './download-mailer';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A download link is valid this long from the status answer that gave it. */
@@ -20,6 +21,8 @@ const KEEP_DAYS = 7;
 /** A job whose process died is taken up again after this long; after this many tries it fails. */
 const LEASE_MINUTES = 10;
 const MAX_ATTEMPTS = 3;
+/** The link in the e-mail notice of a ready download is valid this long (a status answer gives a fresh one). */
+const MAIL_LINK_SECONDS = 24 * 3600;
 /** Requests waiting per KB: more is refused (429) until some are done. */
 const MAX_PENDING_PER_KB = 5;
 
@@ -36,6 +39,9 @@ interface DownloadRow {
   records: number | null;
   size_bytes: string | number | null;
   error: string | null;
+  email_address: string | null;
+  notify: boolean;
+  notified_at: Date | string | null;
 }
 
 /**
@@ -52,13 +58,16 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private readonly stop = new AbortController();
+  private readonly mailer?: DownloadMailer;
 
   constructor(
     @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(REPORTING_OPTIONS) private readonly options: ReportingOptions,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly activity: ActivityService,
-  ) {}
+  ) {
+    if (options.smtp) this.mailer = new DownloadMailer(options.smtp);
+  }
 
   onModuleInit(): void {
     if (this.options.downloadPollMs > 0) this.schedule();
@@ -68,6 +77,7 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
     this.stop.abort();
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    this.mailer?.close();
   }
 
   async request(req: RequestActivityDownloadRequest): Promise<ActivityDownloadDto> {
@@ -78,8 +88,10 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
       issues.push({ loc: ['body', 'email_address'], msg: 'Input should be a valid e-mail address or null', type: 'value_error' });
     }
     if (notify !== undefined && typeof notify !== 'boolean') issues.push({ loc: ['body', 'notify_via_email'], msg: 'Input should be a valid boolean', type: 'bool_type' });
-    if (notify === true) {
+    if (notify === true && !this.mailer) {
       issues.push({ loc: ['body', 'notify_via_email'], msg: 'E-mail notification of downloads is not available: poll Get Download Status for the link', type: 'value_error' });
+    } else if (notify === true && (typeof email !== 'string' || email === '')) {
+      issues.push({ loc: ['body', 'email_address'], msg: 'An e-mail address is required to be notified by e-mail', type: 'missing' });
     }
     if ('pagination' in query) issues.push({ loc: ['body', 'pagination'], msg: 'A download holds every matching record: pagination is not accepted', type: 'extra_forbidden' });
     // The query's own checks (year_month, show, filters, the event type), every problem at once.
@@ -99,8 +111,8 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
       throw new DomainError(ErrorCodes.RATE_LIMITED, `At most ${MAX_PENDING_PER_KB} downloads of a Knowledge Box are prepared at once: wait for one to finish`, { try_after: 10 });
     }
     const rows: DownloadRow[] = await this.ds.query(
-      `INSERT INTO reporting.activity_downloads (request_id, kbid, event_type, format, query, email_address) VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING *`,
-      [randomUUID(), req.kbid, req.event_type.toLowerCase(), req.format, JSON.stringify(query), typeof email === 'string' ? email : null],
+      `INSERT INTO reporting.activity_downloads (request_id, kbid, event_type, format, query, email_address, notify) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING *`,
+      [randomUUID(), req.kbid, req.event_type.toLowerCase(), req.format, JSON.stringify(query), typeof email === 'string' ? email : null, notify === true],
     );
     this.kick();
     return this.dto(rows[0] as DownloadRow);
@@ -200,6 +212,24 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
       `UPDATE reporting.activity_downloads SET status = 'done', blob_key = $2, records = $3, size_bytes = $4, finished_at = now(), lease_until = NULL, error = NULL WHERE request_id = $1`,
       [job.request_id, key, count, stat.size],
     );
+    if (job.notify && job.email_address) await this.notify(job, key, count);
+  }
+
+  /**
+   * The e-mail notice: sent once the file is complete, to the address given with the request. A
+   * failed send is logged and not retried (the file and Get Download Status are unaffected).
+   */
+  private async notify(job: DownloadRow, key: string, records: number): Promise<void> {
+    if (!this.mailer || !job.email_address) return;
+    const month = typeof job.query['year_month'] === 'string' ? job.query['year_month'] : 'activity';
+    const expires = new Date(Date.now() + MAIL_LINK_SECONDS * 1000);
+    try {
+      const link = await this.blobs.presignGet(key, { expiresInSeconds: MAIL_LINK_SECONDS, filename: `activity-${job.event_type}-${month}.${job.format}` });
+      await this.mailer.send({ to: job.email_address, eventType: job.event_type, month, link, expires, records });
+      await this.ds.query(`UPDATE reporting.activity_downloads SET notified_at = now() WHERE request_id = $1`, [job.request_id]);
+    } catch (err) {
+      this.logger.warn(`the e-mail notice of activity download ${job.request_id} was not sent: ${(err as Error).message}`);
+    }
   }
 
   /** Files older than KEEP_DAYS go, with their requests (a few per turn). */

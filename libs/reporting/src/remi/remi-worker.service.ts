@@ -133,7 +133,11 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
     const ctx = scores.context_relevance;
     await this.ds.query(
       `INSERT INTO reporting.remi_scores (event_row, kbid, date, status, answer_relevance, answer_reason, context_relevance, groundedness, context_avg, context_min, context_max, groundedness_avg, scorer)
-       VALUES ($1, $2, $3::timestamptz, $4, $5, $6, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::smallint), ARRAY(SELECT jsonb_array_elements_text($8::jsonb)::smallint), $9, $10, $11, $12, $13) ON CONFLICT (event_row) DO NOTHING`,
+       SELECT $1::bigint, $2::uuid, $3::timestamptz, $4::text, $5::smallint, $6::text, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::smallint), ARRAY(SELECT jsonb_array_elements_text($8::jsonb)::smallint),
+              $9::real, $10::real, $11::real, $12::real, $13::text
+        -- The KB was deleted while the answer was being scored: its scores went with it.
+        WHERE NOT EXISTS (SELECT 1 FROM reporting.deleted_kbs d WHERE d.kbid = $2::uuid)
+       ON CONFLICT (event_row) DO NOTHING`,
       [
         row.id, row.kbid, row.date, input.status, scores.answer_relevance.score, scores.answer_relevance.reason, JSON.stringify(ctx), JSON.stringify(scores.groundedness),
         avg(ctx), ctx.length ? Math.min(...ctx) : null, ctx.length ? Math.max(...ctx) : null, avg(scores.groundedness), scorer,

@@ -4,11 +4,16 @@ import { isFeedbackEvent } from '../audit/activity-record';
 type Deltas = Partial<Record<UsageMetric, number>>;
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
+/** A signed whole number of bytes (a write adds, a deletion takes away), 0 when absent or not one. */
+const bytesOf = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) ? v : 0);
+/** Only set when non-zero, so an event adds no row for what it did not change. */
+const withBytes = (deltas: Deltas, bytes: number): Deltas => (bytes !== 0 ? { ...deltas, storage_bytes: bytes } : deltas);
 
 /**
  * What one activity event adds to the usage counters (issue 19): a search, an answer, a resource
  * created or deleted, a field processed (paragraphs, characters, media seconds, documents and files
- * without media, the time it took) or indexed (paragraphs stored). Called once per stored event, so
+ * without media, the seconds its extraction took) or indexed (paragraphs stored), and the bytes of
+ * stored files a write added or took away (`audit_metadata.bytes`, signed: see docs/usage.md). Called once per stored event, so
  * a redelivered event (stored once) counts once.
  */
 export function usageDeltas(e: AuditRecordedEvent): Deltas {
@@ -23,14 +28,16 @@ export function usageDeltas(e: AuditRecordedEvent): Deltas {
       return status === 'error' || status === -1 || status === '-1' ? {} : { answers_generated: 1 };
     }
     case 'new':
-      return { resources: 1 };
+      return withBytes({ resources: 1 }, bytesOf(meta['bytes']));
     case 'deleted':
-      return { resources: -1 };
+      return withBytes({ resources: -1 }, bytesOf(meta['bytes']));
+    case 'modified':
+      return withBytes({}, bytesOf(meta['bytes']));
     case 'indexed':
       return num(meta['paragraphs']) > 0 ? { paragraphs_stored: num(meta['paragraphs']) } : {};
     case 'processed': {
       const usage = meta['usage'];
-      if (!usage || typeof usage !== 'object') return {};
+      if (!usage || typeof usage !== 'object') return withBytes({}, bytesOf(meta['bytes']));
       const u = usage as Record<string, unknown>;
       const media = u['media'] === true;
       const isFile = typeof meta['field'] === 'string' && meta['field'].startsWith('file/');
@@ -40,8 +47,9 @@ export function usageDeltas(e: AuditRecordedEvent): Deltas {
         media_seconds_processed: num(u['media_seconds']),
         docs_no_media_processed: media ? 0 : num(u['documents']),
         non_media_files_processed: isFile && !media ? 1 : 0,
-        pre_processing_time: num(u['processing_seconds']) || num(e.total_duration) / 1000,
-        storage_bytes: num(u['bytes']),
+        pre_processing_time: num(u['processing_seconds']),
+        // An unstored file (x-skip-store) deleted once processed: negative.
+        storage_bytes: bytesOf(meta['bytes']),
       };
       return Object.fromEntries(Object.entries(deltas).filter(([, v]) => v !== 0)) as Deltas;
     }

@@ -39,6 +39,19 @@ describe('usage deltas of an event', () => {
     expect(usageDeltas({ ...base, type: 'processed', audit_metadata: { field: 'file/v', usage: { paragraphs: -3, characters: 'x', media_seconds: 12, documents: 1, media: true } } }))
       .toEqual({ media_seconds_processed: 12 });
   });
+
+  it('meters stored bytes, signed, from writes, deletions and released files, and the seconds of extraction', () => {
+    expect(usageDeltas({ ...base, type: 'new', audit_metadata: { bytes: 2048 } })).toEqual({ resources: 1, storage_bytes: 2048 });
+    expect(usageDeltas({ ...base, type: 'modified', audit_metadata: { bytes: -48 } })).toEqual({ storage_bytes: -48 });
+    expect(usageDeltas({ ...base, type: 'modified' })).toEqual({});
+    expect(usageDeltas({ ...base, type: 'deleted', audit_metadata: { bytes: -2000 } })).toEqual({ resources: -1, storage_bytes: -2000 });
+    // Not a whole number of bytes: ignored, never half-counted.
+    expect(usageDeltas({ ...base, type: 'new', audit_metadata: { bytes: 1.5 } })).toEqual({ resources: 1 });
+    expect(usageDeltas({ ...base, type: 'new', audit_metadata: { bytes: '9' } })).toEqual({ resources: 1 });
+    expect(usageDeltas({ ...base, type: 'processed', audit_metadata: { field: 'file/f', status: 'ERROR', bytes: -100 } })).toEqual({ storage_bytes: -100 });
+    expect(usageDeltas({ ...base, type: 'processed', audit_metadata: { field: 'text/t', usage: { paragraphs: 1, characters: 5, documents: 1, media: false, processing_seconds: 0.25 } } }))
+      .toEqual({ paragraphs_processed: 1, chars_processed: 5, docs_no_media_processed: 1, pre_processing_time: 0.25 });
+  });
 });
 
 describe('decideBlocks', () => {

@@ -110,28 +110,54 @@ export class UsageService {
       if (owner !== req.account_id) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in this account');
     }
     // Whole buckets: from the start of the one holding `from` (hourly rows are whole hours).
-    const params: unknown[] = [req.aggregation, (starts[0] ?? from).toISOString(), to.toISOString()];
-    const kbs = req.kb_id
-      ? `kbid = $${params.push(req.kb_id)}`
-      : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $${params.push(req.account_id)})`;
-    const rows: { bucket: string; metric: string; value: string | number }[] = await this.ds.query(
-      `SELECT to_char(date_trunc($1, hour AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS bucket, metric, sum(value) AS value
-         FROM reporting.usage_hourly
-        WHERE ${kbs} AND hour >= $2 AND hour < $3
-        GROUP BY 1, 2`,
-      params,
-    );
-    const byBucket = new Map<number, Map<string, number>>();
-    for (const r of rows) {
-      const t = Date.parse(r.bucket);
-      let metrics = byBucket.get(t);
-      if (!metrics) byBucket.set(t, (metrics = new Map()));
-      metrics.set(r.metric, Number(r.value));
+    const sums = await this.sums(req, (starts[0] ?? from).toISOString(), to.toISOString());
+    // [bucket start (epoch s), metric index from 1, sum, …]
+    const flat = JSON.parse(`[${sums ?? ''}]`) as number[];
+    const byBucket = new Map<number, number[]>();
+    for (let i = 0; i + 2 < flat.length; i += 3) {
+      const t = (flat[i] as number) * 1000;
+      let values = byBucket.get(t);
+      if (!values) byBucket.set(t, (values = new Array<number>(UsageMetrics.length).fill(0)));
+      values[(flat[i + 1] as number) - 1] = flat[i + 2] as number;
     }
     return starts.map((s) => {
-      const metrics = byBucket.get(s.getTime());
-      return { timestamp: s.toISOString(), metrics: UsageMetrics.map((name) => ({ name, value: metrics?.get(name) ?? 0, details: [] })) };
+      const values = byBucket.get(s.getTime());
+      return { timestamp: s.toISOString(), metrics: UsageMetrics.map((name, i) => ({ name, value: values ? (values[i] as number) : 0, details: [] })) };
     });
+  }
+
+  /**
+   * The non-zero sums of the range as one text, `<bucket start, epoch s>,<metric index from 1>,<sum>`
+   * comma-separated (the inside of a JSON array of numbers): a year of hourly buckets of a KB is up
+   * to 8 784 × 11 = 96 624 sums, and as rows (or built JSON) they cost more than the query itself
+   * (docs/benchmarks.md, "Reporting"). Hourly buckets of one KB are its rows as stored (one per KB,
+   * hour and metric): no grouping.
+   */
+  private async sums(req: GetUsageRequest, from: string, to: string): Promise<string | null> {
+    // A double prints as JSON reads it (shortest exact digits; never NaN or Infinity: sums of finite deltas).
+    const item = (bucket: string, metric: string, value: string) => `${bucket}::bigint || ',' || array_position($3::text[], ${metric}) || ',' || ${value}`;
+    if (req.kb_id && req.aggregation === 'hour') {
+      const rows: { s: string | null }[] = await this.ds.query(
+        `SELECT string_agg(${item('extract(epoch FROM hour)', 'metric', 'value')}, ',') AS s
+           FROM reporting.usage_hourly WHERE kbid = $4 AND hour >= $1 AND hour < $2 AND value <> 0`,
+        [from, to, UsageMetrics, req.kb_id],
+      );
+      return rows[0]?.s ?? null;
+    }
+    const kbs = req.kb_id ? `kbid = $5` : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $5)`;
+    const rows: { s: string | null }[] = await this.ds.query(
+      `SELECT string_agg(${item('b', 'metric', 'v')}, ',') AS s
+         FROM (SELECT extract(epoch FROM date_trunc($4, hour AT TIME ZONE 'UTC')) AS b, metric, sum(value) AS v
+                 FROM reporting.usage_hourly WHERE ${kbs} AND hour >= $1 AND hour < $2 AND value <> 0
+                GROUP BY 1, 2) s`,
+      [from, to, UsageMetrics, req.aggregation, req.kb_id ?? req.account_id],
+    );
+    return rows[0]?.s ?? null;
+  }
+
+  /** A deleted KB: no longer an account's (Get Usage of it is 404 from now on). */
+  forgetKb(kbid: string): void {
+    this.kbAccounts.delete(kbid);
   }
 
   private cache(kbid: string, accountId: string): void {

@@ -73,8 +73,11 @@ export class FieldProcessorService implements OnModuleDestroy {
 
   async process(job: ProcessFieldJob): Promise<FieldOutcome> {
     const started = new Date().toISOString();
+    const clock = performance.now();
     try {
       const extracted = await this.extract({ ...job, strategies: await this.strategiesOf(job) }, started);
+      // Metered as `pre_processing_time` (milliseconds kept: a short text takes a few).
+      extracted.processing_seconds = Math.round(performance.now() - clock) / 1000;
       const language = extracted.metadata.metadata['language'];
       return { extracted, ...(typeof language === 'string' && language ? { language } : {}) };
     } catch (err) {

@@ -33,6 +33,12 @@ export function syncAskResponse(items: AskItem[], learningId: string): SyncAskRe
       case 'reasoning':
         reasoning += item.text;
         break;
+      case 'answer_json':
+        out.answer_json = item.object;
+        break;
+      case 'relations':
+        out.relations = item.relations;
+        break;
       case 'retrieval':
         out.retrieval_results = item.results;
         out.retrieval_best_matches = item.best_matches;

@@ -4,6 +4,7 @@ import { Check, checks, Closed } from '../../common/member-checks';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
 import { fieldsCheck, filterExpressionCheck, legacyFiltersCheck, type FilterExpression, type LegacyFilters } from './filter-expression';
 import { REQUEST_LIMITS } from './request-limits';
+import { ASK_OPTION_LIMITS, rephrasePromptIssues } from './ask-options';
 import { auditMetadataCheck, enumListCheck, graphQueryCheck, minScoreCheck, rankFusionCheck, rerankerCheck, securityCheck, stringListCheck, vectorCheck } from './retrieval.dto';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
@@ -85,8 +86,8 @@ export class RetrievalRequestBase {
 
   @ApiPropertyOptional({ type: 'boolean', enum: [false], description: 'Not supported: send the rephrased query instead.' })
   @Check(checks.unsupported('query rephrasing needs a generative model; send the rephrased query instead', notRephrasing))
-  rephrase?: false;
-  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('query rephrasing is not available')) rephrase_prompt?: null;
+  rephrase?: boolean;
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('query rephrasing is not available')) rephrase_prompt?: string | null;
   @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('image queries are not available')) query_image?: null;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('stored search configurations are not available')) search_configuration?: null;
   @ApiPropertyOptional({ type: 'array', items: { type: 'string' }, nullable: true, description: 'Not supported: raise top_k.' }) @Check(checks.unsupported('cursor pagination is not available; raise top_k')) search_after?: null;
@@ -115,6 +116,13 @@ export class FindRequest extends RetrievalRequestBase {
   @ApiPropertyOptional({ enum: FIND_FEATURES, isArray: true, default: FIND_DEFAULT_FEATURES, description: '`relations` and `graph` exclude each other; an empty list means the default.' })
   @Check(enumListCheck(FIND_FEATURES))
   override features?: FindFeature[] = undefined;
+  @ApiPropertyOptional({ default: false, description: 'Rewrite the query for retrieval with the generative model (`generative_model`, else the KB\'s); the built-in rewriting without one. The result is `rephrased_query`.' })
+  @Check(checks.bool())
+  override rephrase?: boolean = undefined;
+  @ApiPropertyOptional({ type: 'string', maxLength: ASK_OPTION_LIMITS.rephrasePromptChars, description: 'The rephrasing instructions for the model; must contain {question}.' })
+  @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
+  override rephrase_prompt?: string = undefined;
+  @ApiPropertyOptional({ type: 'string', description: 'The model that rephrases (else the KB\'s).' }) @Check(checks.string()) override generative_model?: string = undefined;
 }
 
 /** One edge of the relations result (API-MAP 2.2 `relations.entities.<entity>.related_to[]`). */

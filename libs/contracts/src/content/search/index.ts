@@ -5,6 +5,7 @@ export * from './find.dto';
 export * from './search-payload';
 export * from './search.dto';
 export * from './catalog.dto';
+export * from './ask-options';
 export * from './ask.dto';
 export * from './ask-items.dto';
 export * from './query-params.dto';

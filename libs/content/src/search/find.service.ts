@@ -464,7 +464,7 @@ export class FindService {
     if (plan.features.includes('relations')) outcome.relations = await this.relations(plan);
     plan.signal?.throwIfAborted();
     const body = await this.findResults(outcome);
-    this.audit(req, 'search', started, { query: plan.originalQuery ?? plan.query, ...(plan.originalQuery !== undefined ? { rephrased_query: plan.query } : {}), features: plan.features, resources_count: Object.keys(body['resources'] as object).length, filters: (req.body as Record<string, unknown>)['filter_expression'] ?? (req.body as Record<string, unknown>)['filters'] ?? null }, plan.auditMetadata);
+    this.audit(req, 'search', started, { query: plan.originalQuery ?? plan.query, ...(plan.originalQuery !== undefined ? { rephrased_question: plan.query } : {}), features: plan.features, resources_count: Object.keys(body['resources'] as object).length, filters: (req.body as Record<string, unknown>)['filter_expression'] ?? (req.body as Record<string, unknown>)['filters'] ?? null }, plan.auditMetadata);
     return body;
   }
 

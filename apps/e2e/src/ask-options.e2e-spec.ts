@@ -18,6 +18,8 @@ describe('ask options through the gateway (standalone)', () => {
   let openaiKb: string;
   let anthropicKb: string;
   const month = new Date().toISOString().slice(0, 7);
+  /** Resource ids of each KB, in creation order (Presidents, Bread). */
+  const rids: Record<string, string[]> = {};
 
   beforeAll(async () => {
     llm = await startFakeLlmServer();
@@ -25,19 +27,23 @@ describe('ask options through the gateway (standalone)', () => {
     const boot = topology.bootstrap();
     pat = bearer(boot.personal_access_token.token);
     const createKb = async (slug: string, learning_configuration: Record<string, unknown>) => {
-      const res = await topology.http.call<{ uuid: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, { credential: pat, body: { slug, title: slug, learning_configuration } });
+      const res = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, { credential: pat, body: { slug, title: slug, learning_configuration } });
       expect(res.status).toBe(201);
-      return res.body.uuid;
+      return (res.body.uuid ?? res.body.id) as string;
     };
     offlineKb = await createKb('offline-kb', {});
     openaiKb = await createKb('openai-kb', { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: llm.openAiUrl, key: 'sk-chat', timeout_ms: 5000 } } });
-    anthropicKb = await createKb('anthropic-kb', { generative_model: 'claude-test', user_keys: { anthropic: { url: llm.url, key: 'sk-ant', timeout_ms: 5000 } } });
+    anthropicKb = await createKb('anthropic-kb', { generative_model: 'claude-3-5-haiku', user_keys: { anthropic: { url: llm.url, key: 'sk-ant', timeout_ms: 5000 } } });
     const texts = [
       ['Presidents', 'Barack Obama met Angela Merkel in Berlin.\n\nHe gave a speech at the Brandenburg Gate.'],
       ['Bread', 'Yeast ferments the dough so the bread rises.'],
     ];
     for (const kb of [offlineKb, openaiKb, anthropicKb]) {
-      for (const [title, body] of texts) expect((await topology.http.call('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title, texts: { body: { body } } } })).status).toBe(201);
+      for (const [title, body] of texts) {
+        const created = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title, texts: { body: { body } } } });
+        expect(created.status).toBe(201);
+        (rids[kb] ??= []).push(created.body.uuid);
+      }
       await topology.http.eventually(async () => {
         const list = await topology.http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: pat });
         return list.body.resources.length === texts.length && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
@@ -45,7 +51,7 @@ describe('ask options through the gateway (standalone)', () => {
     }
     // The provider KBs' fields get question/answer pairs from the fake provider: those calls end before the tests script its answers.
     await topology.http.eventually(async () => (llm.requests.filter((r) => JSON.stringify(r.body).includes('question and answer pairs')).length >= 4 ? true : undefined), 30_000, 'question/answer calls');
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await topology?.stop();
@@ -54,7 +60,7 @@ describe('ask options through the gateway (standalone)', () => {
   beforeEach(() => llm.reset());
 
   const ask = async (kb: string, body: Record<string, unknown>): Promise<Line['item'][]> => {
-    const res = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kb}/ask`, { method: 'POST', headers: { [pat.header]: pat.value, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kb}/ask`, { method: 'POST', headers: { [pat!.header]: pat!.value, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(res.status).toBe(200);
     return (await res.text()).trim().split('\n').map((l) => (JSON.parse(l) as Line).item);
   };
@@ -73,7 +79,7 @@ describe('ask options through the gateway (standalone)', () => {
     expect(items.find((i) => i.type === 'status')?.status).toBe('success');
     const logged = await topology.http.eventually(async () => {
       const res = await fetch(`${topology.http.baseUrl}/api/v1/kb/${offlineKb}/activity/chat/query`, {
-        method: 'POST', headers: { 'content-type': 'application/json', [pat.header]: pat.value }, body: JSON.stringify({ year_month: month, filters: {}, show: ['question', 'rephrased_question'] }),
+        method: 'POST', headers: { 'content-type': 'application/json', [pat!.header]: pat!.value }, body: JSON.stringify({ year_month: month, filters: {}, show: ['question', 'rephrased_question'] }),
       });
       const rows = (await res.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { question?: string; rephrased_question?: string });
       return rows.find((r) => r.rephrased_question === 'Where did Barack Obama meet Angela Merkel?');
@@ -109,14 +115,15 @@ describe('ask options through the gateway (standalone)', () => {
     const sync = await syncAsk(anthropicKb, { query: 'Where did Barack Obama meet Angela Merkel?', answer_json_schema: schema });
     expect(sync.status).toBe(200);
     expect(sync.body).toMatchObject({ answer_json: { city: 'Berlin' }, status: 'success', citations: {} });
-    expect((llm.requests[0]?.body as { tool_choice: unknown }).tool_choice).toEqual({ type: 'tool', name: 'meeting' });
+    expect((llm.requests[1]?.body as { tool_choice: unknown }).tool_choice).toEqual({ type: 'tool', name: 'meeting' });
   });
 
   it('answer_json_schema: refused without a provider, and when unbounded or pointing outside itself', async () => {
     expect(await refused(offlineKb, { query: 'q', answer_json_schema: { type: 'object' } })).toEqual([['body.answer_json_schema', 'not_supported']]);
     let deep: Record<string, unknown> = { type: 'string' };
-    for (let i = 0; i < 20; i++) deep = { type: 'object', properties: { x: deep } };
+    for (let i = 0; i < 10; i++) deep = { type: 'object', properties: { x: deep } };
     expect(await refused(openaiKb, { query: 'q', answer_json_schema: deep })).toEqual([['body.answer_json_schema', 'too_long']]);
+    expect(await refused(openaiKb, { query: 'q', answer_json_schema: { type: 'object', description: 'x'.repeat(20_000) } })).toEqual([['body.answer_json_schema', 'too_long']]);
     expect(await refused(openaiKb, { query: 'q', answer_json_schema: { type: 'object', properties: { a: { $ref: 'https://example.org/s.json' } } } })).toEqual([['body.answer_json_schema', 'value_error']]);
     expect(llm.requests).toHaveLength(0);
   });
@@ -143,5 +150,30 @@ describe('ask options through the gateway (standalone)', () => {
     const sync = await syncAsk(offlineKb, { query: 'Where did Barack Obama go?', features: ['keyword', 'relations'] });
     expect(sync.body['relations']).toEqual(relations);
     expect(await refused(offlineKb, { query: 'q', features: ['graph'] })).toEqual([['body.features.0', 'enum']]);
+  });
+
+  it('summarize: extractive summaries without a provider, the provider\'s with one; unknown resources 404, bad input 422', async () => {
+    type Summaries = { resources: Record<string, { summary: string; tokens: number }>; summary: string; consumption: unknown };
+    const [presidents, bread] = rids[offlineKb] as [string, string];
+    const offline = await topology.http.call<Summaries>('POST', `/api/v1/kb/${offlineKb}/summarize`, { credential: pat, body: { resources: [presidents, bread] } });
+    expect(offline.status).toBe(200);
+    expect(offline.body.resources[presidents]?.summary).toContain('Barack Obama met Angela Merkel in Berlin.');
+    expect(offline.body.resources[bread]?.summary).toBe('Yeast ferments the dough so the bread rises.');
+    expect(offline.body.summary).toContain('Barack Obama');
+    expect(offline.body.consumption).toBeNull();
+    const [p2] = rids[openaiKb] as [string];
+    llm.enqueue({ chunks: ['Obama met Merkel', ' in Berlin.'], usage: { input: 50, output: 6 } });
+    const viaModel = await topology.http.call<Summaries>('POST', `/api/v1/kb/${openaiKb}/summarize`, { credential: pat, body: { resources: [p2], summary_kind: 'extended', user_prompt: 'One line, please.' } });
+    expect(viaModel.status).toBe(200);
+    expect(viaModel.body).toMatchObject({ resources: { [p2]: { summary: 'Obama met Merkel in Berlin.', tokens: 6 } }, summary: 'Obama met Merkel in Berlin.', consumption: { normalized_tokens: { input: 50, output: 6, image: 0 } } });
+    expect(JSON.stringify(llm.requests[0]?.body)).toContain('One line, please.');
+    expect(JSON.stringify(llm.requests[0]?.body)).toContain('Brandenburg Gate');
+    const missing = await topology.http.call('POST', `/api/v1/kb/${offlineKb}/summarize`, { credential: pat, body: { resources: [p2] } });
+    expect(missing.status).toBe(404);
+    const bad = await topology.http.call<Detail>('POST', `/api/v1/kb/${offlineKb}/summarize`, { credential: pat, body: { resources: ['x', 3], summary_kind: 'short', other: 1 } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d) => [d.loc.join('.'), d.type])).toEqual([['body.resources.0', 'uuid_parsing'], ['body.resources.1', 'uuid_parsing'], ['body.summary_kind', 'enum'], ['body.other', 'extra_forbidden']]);
+    expect((await topology.http.call<Detail>('POST', `/api/v1/kb/${offlineKb}/summarize`, { credential: pat, body: { resources: Array(21).fill(presidents) } })).status).toBe(422);
+    expect((await topology.http.call('POST', `/api/v1/kb/${offlineKb}/summarize`, { body: { resources: [presidents] } })).status).toBe(401);
   });
 });

@@ -21,6 +21,7 @@ import { CatalogService } from './search/catalog.service';
 import { GraphService } from './search/graph.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
+import { SummarizeService } from './ask/summarize.service';
 import { SearchReindexService } from './search/index/search-reindex.service';
 
 @Injectable()
@@ -39,6 +40,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly graph: GraphService,
     private readonly lists: SearchListsService,
     private readonly asker: AskService,
+    private readonly summarizer: SummarizeService,
     private readonly reindexer: SearchReindexService,
     private readonly processingStatus: ProcessingStatusService,
     private readonly processingPush: ProcessingPushService,
@@ -92,6 +94,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.suggest, (req, _context, signal) => this.lists.suggest({ ...req, signal })),
       this.bus.handleStream(S.ask, (req, _context, signal) => this.asker.ask(req, signal)),
       this.bus.handle(S.feedback, (req) => this.asker.feedback(req)),
+      this.bus.handle(S.summarize, (req, _context, signal) => this.summarizer.summarize(req, signal)),
       this.bus.handle(S.catalogFacets, (req) => this.catalog.catalogFacets(req)),
       this.bus.handle(S.graphPaths, (req, _context, signal) => this.graph.search('paths', { ...req, signal })),
       this.bus.handle(S.graphNodes, (req, _context, signal) => this.graph.search('nodes', { ...req, signal })),

@@ -64,7 +64,8 @@ export class ServiceProcess {
   }
 
   /** Waits until `url` answers 200, failing early with the process output if it dies. */
-  async waitReady(url: string, timeoutMs = 60_000): Promise<void> {
+  /** `E2E_READY_TIMEOUT_MS` raises the default wait on a loaded machine (the default is 60 s). */
+  async waitReady(url: string, timeoutMs = Number(process.env['E2E_READY_TIMEOUT_MS'] ?? 60_000)): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let dead = false;
     void this.exited?.then(() => (dead = true));

@@ -5,6 +5,7 @@ import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synon
 import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
 import { FeedbackRequest, SearchEnvelope } from './search-requests.dto';
 import { AskEnvelope } from './search/ask.dto';
+import { SummarizeEnvelope, type SummarizeResponse } from './search/summarize.dto';
 import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
@@ -68,6 +69,8 @@ export const ContentSubjects = {
   ask: stream<AskEnvelope, AskItem>('content.ask.stream', AskEnvelope),
   /** Good/bad feedback on an answer, by its learning id. */
   feedback: rpc<FeedbackRequest, Record<string, never>>('content.ask.feedback', FeedbackRequest),
+  /** Summaries of chosen resources, each and together (API-MAP 2.8 `/summarize`). */
+  summarize: rpc<SummarizeEnvelope, SummarizeResponse>('content.ask.summarize', SummarizeEnvelope),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),
   /** `GET /kb/{kbid}/counters`: resources, fields, paragraphs, sentences and index size of a KB. */
   kbCounters: rpc<KbContentRef, KbCountersDto>('content.kb.counters', KbContentRef),

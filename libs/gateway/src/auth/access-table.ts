@@ -244,6 +244,7 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/kb/:kbid/resource/:rid/ask': ask,
   'POST /api/v1/kb/:kbid/slug/:rslug/ask': ask,
   'POST /api/v1/kb/:kbid/feedback': kb('READER'),
+  'POST /api/v1/kb/:kbid/summarize': kb('READER'),
   // Activity logs (spec 4.4): every caller's questions, answers and user ids, so the KB's managers only
   'POST /api/v1/kb/:kbid/activity/:event_type/query': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/activity/:event_type/months': kb('MANAGER'),

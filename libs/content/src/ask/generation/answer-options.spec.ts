@@ -2,7 +2,7 @@ import { OutboundHttp } from '@kb/platform/net';
 import { startFakeLlmServer, type FakeLlmServer } from '@kb/platform/testing';
 import { AnthropicGenerator } from './anthropic.generator';
 import { ExtractiveGenerator } from './extractive.generator';
-import { collectAnswer, type GenerationEvent, type GenerationRequest } from './generator';
+import { collectAnswer, type GenerationEvent, type GenerationRequest, type Generator } from './generator';
 import { OpenAiCompatibleGenerator } from './openai-compatible.generator';
 
 /** The fake provider is on loopback: this client's policy names it (as OUTBOUND_ALLOW_CIDRS would). */
@@ -100,6 +100,6 @@ describe('answer options on the provider generators', () => {
   it('says which generators can answer following a schema', () => {
     expect(openai().structuredAnswers).toBe(true);
     expect(anthropic().structuredAnswers).toBe(true);
-    expect(new ExtractiveGenerator().structuredAnswers).toBeFalsy();
+    expect((new ExtractiveGenerator() as Generator).structuredAnswers).toBeFalsy();
   });
 });

@@ -8,5 +8,6 @@ export * from './catalog.dto';
 export * from './ask-options';
 export * from './ask.dto';
 export * from './ask-items.dto';
+export * from './summarize.dto';
 export * from './query-params.dto';
 export * from './graph-query';

@@ -27,6 +27,8 @@ import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
 import { PredictService } from './predict/predict.service';
+import { QueryRephraser } from './ask/query-rephraser.service';
+import { SummarizeService } from './ask/summarize.service';
 import { SearchReindexService } from './search/index/search-reindex.service';
 import { SearchMaintenanceService } from './search/index/search-maintenance.service';
 import { SearchContextService } from './search/search-context.service';
@@ -51,7 +53,7 @@ export class ContentModule {
         { provide: CONTENT_DATA_SOURCE, useValue: dataSource },
         { provide: CONTENT_OPTIONS, useValue: rest },
         ResourcesRepository, OutboxService, AuditBatchService, KbNotifier, ResourcesService, FieldsService, LabelSetsService, EntitiesGroupsService, ResourceReaderService, ProcessingResultsService, KbCleanupService, ContentHandlers,
-        SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, PredictService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
+        SearchIndexerService, SearchContextService, FindService, CatalogService, GraphService, SearchListsService, AskService, PredictService, QueryRephraser, SummarizeService, SearchReindexService, SearchMaintenanceService, SearchMemoryService,
         ProcessingStatusService, ProcessingPushService, PushFilesService, ProcessingPullService, WebhookDeliveriesService, QuestionAnswersService, VectorsetsService, SynonymsService,
         KbExporter, KbImporter, KbTransfersService, KbBackupsService,
         KbConfigsRepository, KbConfigsService, KbConfigHandlers,

@@ -169,6 +169,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'content.search.graph-relations': { kbid: 'kb-1', body: { query: { prop: 'relation', type: 'ENTITY' } } },
   'content.ask.stream': { kbid: 'kb-1', body: { query: 'what causes tides?' }, learning_id: 'l-1' },
   'content.ask.feedback': { kbid: 'kb-1', body: { ident: 'l-1', good: true, task: 'CHAT' } },
+  'content.ask.summarize': { kbid: 'kb-1', body: { resources: ['0f3c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b'], summary_kind: 'simple' } },
   'understanding.webhook.deliver': {
     delivery_id: 'd-1', processing_id: 'p-1', event: 'processing.completed', uri: 'https://example.com/hook', client: 'c-1', body: { id: 'd-1', status: 'PROCESSED' },
   },

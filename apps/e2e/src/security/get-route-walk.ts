@@ -60,6 +60,8 @@ function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: s
     export_id: '00000000-0000-4000-8000-000000000000', import_id: '00000000-0000-4000-8000-000000000000',
     // The predict API's GET endpoint that returns the most (vector, entities, thresholds): a model's answer, never a stored value.
     endpoint: 'query',
+    // Saved KB configurations (a preset, a key-value schema, a strategy) that may not exist: a 404 must not leak either.
+    config_name: 'walk', schema_id: 'walk', strategy_id: '00000000-0000-4000-8000-000000000000',
   };
   const params = [...route.matchAll(/[:*]([a-z_]+)/g)].map((m) => m[1] as string);
   const perResource = new Set(['rid', 'rslug', 'field_type', 'field_id']);

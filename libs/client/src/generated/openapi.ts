@@ -2475,6 +2475,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/kb/{kbid}/summarize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Summarize resources
+         * @description A summary of each named resource and one of them together: the generative model, else the built-in extractive summaries.
+         */
+        post: operations["Ask_summarize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/kb/{kbid}/activity/{event_type}/query": {
         parameters: {
             query?: never;
@@ -4301,11 +4321,12 @@ export interface components {
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
-             * @description Not supported: send the rephrased query instead.
+             * @description Rewrite the query for retrieval with the generative model (`generative_model`, else the KB's); the built-in rewriting without one. The result is `rephrased_query`.
+             * @default false
              * @enum {boolean}
              */
             rephrase?: false;
-            /** @description Not supported. */
+            /** @description The rephrasing instructions for the model; must contain {question}. */
             rephrase_prompt?: string | null;
             /** @description Not supported. */
             query_image?: string | null;
@@ -4313,7 +4334,7 @@ export interface components {
             search_configuration?: string | null;
             /** @description Not supported: raise top_k. */
             search_after?: string[] | null;
-            /** @description Accepted without effect (it only serves rephrasing). */
+            /** @description The model that rephrases (else the KB's). */
             generative_model?: string;
             /** @description At most 10 KB; stored with the activity event. */
             audit_metadata?: {
@@ -5015,6 +5036,17 @@ export interface components {
             type: "reasoning";
             text: string;
         };
+        AskAnswerJsonItem: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "answer_json";
+            /** @description The answer, following answer_json_schema. */
+            object: {
+                [key: string]: unknown;
+            };
+        };
         AskBestMatch: {
             id: string;
             score: number;
@@ -5130,6 +5162,17 @@ export interface components {
                 image?: number;
             };
         };
+        AskRelationsItem: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "relations";
+            /** @description {entities: {<entity>: {related_to: [{entity, entity_type, entity_subtype, relation, relation_label, direction, metadata, resource_id}]}}} */
+            relations: {
+                [key: string]: unknown;
+            };
+        };
         AskDebugItem: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -5153,11 +5196,19 @@ export interface components {
             error: string;
         };
         AskStreamLine: {
-            item: components["schemas"]["AskAnswerItem"] | components["schemas"]["AskReasoningItem"] | components["schemas"]["AskRetrievalItem"] | components["schemas"]["AskPrequeriesItem"] | components["schemas"]["AskStatusItem"] | components["schemas"]["AskAugmentedContextItem"] | components["schemas"]["AskCitationsItem"] | components["schemas"]["AskFootnoteCitationsItem"] | components["schemas"]["AskMetadataItem"] | components["schemas"]["AskConsumptionItem"] | components["schemas"]["AskDebugItem"] | components["schemas"]["AskErrorItem"];
+            item: components["schemas"]["AskAnswerItem"] | components["schemas"]["AskReasoningItem"] | components["schemas"]["AskAnswerJsonItem"] | components["schemas"]["AskRetrievalItem"] | components["schemas"]["AskPrequeriesItem"] | components["schemas"]["AskStatusItem"] | components["schemas"]["AskAugmentedContextItem"] | components["schemas"]["AskCitationsItem"] | components["schemas"]["AskFootnoteCitationsItem"] | components["schemas"]["AskMetadataItem"] | components["schemas"]["AskConsumptionItem"] | components["schemas"]["AskRelationsItem"] | components["schemas"]["AskDebugItem"] | components["schemas"]["AskErrorItem"];
         };
         SyncAskResponse: {
             answer: string;
             reasoning?: string;
+            /** @description With answer_json_schema: the answer as JSON. */
+            answer_json?: {
+                [key: string]: unknown;
+            };
+            /** @description {entities: {<entity>: {related_to: [{entity, entity_type, entity_subtype, relation, relation_label, direction, metadata, resource_id}]}}} */
+            relations?: {
+                [key: string]: unknown;
+            };
             /** @enum {string} */
             status: "success" | "error" | "no_context" | "no_retrieval_data";
             learning_id: string;
@@ -5186,6 +5237,11 @@ export interface components {
                 [key: string]: unknown;
             };
             prompt_context?: string[];
+        };
+        SummarizedResource: {
+            summary: string;
+            /** @description Tokens of the summary (estimated for the built-in model). */
+            tokens: number;
         };
         AskRequest: {
             /**
@@ -5254,11 +5310,12 @@ export interface components {
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
-             * @description Not supported: send the rephrased query instead.
+             * @description Rewrite the question with the chat history for retrieval (the generative model, or the built-in rewriting without one); reported as rephrased_query.
+             * @default false
              * @enum {boolean}
              */
             rephrase?: false;
-            /** @description Not supported. */
+            /** @description Another name of prompt.rephrase; must contain {question}. */
             rephrase_prompt?: string | null;
             /** @description Not supported. */
             query_image?: string | null;
@@ -5339,6 +5396,8 @@ export interface components {
             prompt?: string | {
                 system?: string;
                 user?: string;
+                /** @description Rephrasing instructions (with rephrase: true); must contain {question}. */
+                rephrase?: string;
             };
             generative_model_seed?: number;
             max_tokens?: number | {
@@ -5363,15 +5422,18 @@ export interface components {
             rag_images_strategies?: {
                 [key: string]: unknown;
             }[];
-            /** @description Not supported. */
+            /** @description A JSON schema (object root) or {name, description, parameters: <schema>}: the answer is one JSON object (answer_json) instead of text, without citations. Needs a generative provider. At most 16384 characters, 16 levels, local $refs only. */
             answer_json_schema?: {
                 [key: string]: unknown;
             } | null;
-            /**
-             * @description Not supported.
-             * @enum {boolean}
-             */
-            reasoning?: false;
+            /** @description Ask the provider to reason (OpenAI-compatible reasoning_effort, Anthropic thinking); its reasoning streams as reasoning items unless display is false. */
+            reasoning?: boolean | {
+                /** @default true */
+                display?: boolean;
+                /** @enum {string} */
+                effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
+                budget_tokens?: number;
+            };
         };
         FeedbackRequest: {
             /** @description The learning id of the answer (the `nuclia-learning-id` header of /ask). */
@@ -5386,6 +5448,32 @@ export interface components {
             feedback?: string;
             /** @description The paragraph of the answer the feedback is about. */
             text_block_id?: string;
+        };
+        SummarizeRequest: {
+            /** @description Resource ids of the KB. */
+            resources: string[];
+            /** @description The generative model (else the KB's; the built-in extractive summaries without one). */
+            generative_model?: string;
+            /** @description Instructions for a generative model (the built-in model ignores them). */
+            user_prompt?: string;
+            /**
+             * @description simple: a few sentences; extended: a longer summary.
+             * @default simple
+             * @enum {string}
+             */
+            summary_kind?: "simple" | "extended";
+        };
+        SummarizeResponse: {
+            /** @description By resource id. */
+            resources: {
+                [key: string]: components["schemas"]["SummarizedResource"];
+            };
+            /** @description All the resources together. */
+            summary: string;
+            /** @description {normalized_tokens, customer_key_tokens} */
+            consumption?: {
+                [key: string]: unknown;
+            } | null;
         };
         CreateEphemeralTokenDto: {
             /** @description Free label of the browser session the token is for (kept in the token, not interpreted) */
@@ -10705,6 +10793,47 @@ export interface operations {
                 content: {
                     "application/json": Record<string, never>;
                 };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    Ask_summarize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SummarizeRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SummarizeResponse"];
+                };
+            };
+            /** @description A named resource is not in the KB */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Every mistake of the request, each with its location */
             422: {

@@ -1,23 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { AccountsSubjects, DomainError, ErrorCodes, type AskEnvelope, type AskItem, type FeedbackEnvelope, type FindResponse } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { DomainError, ErrorCodes, type AskEnvelope, type AskItem, type FeedbackEnvelope, type FindResponse } from '@kb/contracts';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FindService, PARAGRAPH_COLUMNS, type FindOutcome, type ParagraphRow, type RankedParagraph } from '../search/find.service';
-import { REQUEST_LIMITS } from '../search/query/request-limits';
 import { RequestReader, isObject } from '../search/query/request-reader';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
+import { QueryRephraser } from './query-rephraser.service';
 import {
-  computeCitations, createGenerator, estimateTokens, footnoteCitations, GenerationError, supportScore, trimContext,
-  type ChatTurn, type CitationMode, type GenerationContext, type GenerationEvent,
+  computeCitations, estimateTokens, footnoteCitations, GenerationError, trimContext,
+  type GenerationContext, type GenerationEvent, type Generator,
 } from './generation';
-import { readRagStrategies, type RagStrategy } from './rag-strategies';
+import { readAskOptions } from './ask-options';
+import { type RagStrategy } from './rag-strategies';
 
 export const NOT_ENOUGH_CONTEXT_ANSWER = 'Not enough data to answer this.';
 const ASK_FEATURES = ['keyword', 'semantic', 'relations'] as const;
-/** Context budget when the request sets none (tokens): enough for top_k paragraphs of a typical KB. */
-const DEFAULT_CONTEXT_TOKENS = 12_000;
 
 interface ContextItem extends GenerationContext {
   rid: string;
@@ -27,19 +25,16 @@ interface ContextItem extends GenerationContext {
   position?: { start: number; end: number; index: number; page_number: number };
 }
 
-interface AskOptions {
-  citations: CitationMode;
-  citationThreshold: number;
-  chatHistory: ChatTurn[];
-  extraContext: string[];
-  prompt: { system?: string; user?: string };
-  generativeModel?: string;
-  seed?: number;
-  maxAnswerTokens?: number;
-  maxContextTokens: number;
-  preferMarkdown?: boolean;
-  generateAnswer: boolean;
-  strategies: RagStrategy[];
+
+/** The model's structured answer as an object (some models wrap it in a ```json fence); undefined when it is not one. */
+export function parseAnswerObject(text: string): Record<string, unknown> | undefined {
+  const body = text.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
+  try {
+    const v: unknown = JSON.parse(body);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const status = (code: string, name: string, details?: string): AskItem => ({ type: 'status', code, status: name, ...(details ? { details } : {}) });
@@ -54,7 +49,7 @@ const status = (code: string, name: string, details?: string): AskItem => ({ typ
 export class AskService {
   constructor(
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly rephraser: QueryRephraser,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly finder: FindService,
     private readonly configs: KbConfigsService,
@@ -72,20 +67,32 @@ export class AskService {
     const query = r.string('query', '', { max: 20_000, required: true });
     if (r.has('query') && !query.trim()) r.issue('query', 'The question must not be empty', 'string_too_short');
     const retrieval = { kbid: req.kbid, body: req.body, forced_groups: req.forced_groups, actor: req.actor, signal };
-    const plan = await this.finder.plan(retrieval, r, { defaultFeatures: ['semantic', 'keyword'], allowed: ASK_FEATURES });
-    const o = this.readOptions(r);
+    const plan = await this.finder.plan(retrieval, r, { defaultFeatures: ['semantic', 'keyword'], allowed: ASK_FEATURES, rephrase: true });
+    const o = readAskOptions(r);
+    // The generator is known before the request is accepted: what only a provider can do is refused with the rest.
+    const config = await this.rephraser.kbConfig(req.kbid, signal);
+    signal?.throwIfAborted();
+    let generator: Generator | undefined;
+    let configError: unknown;
+    try {
+      generator = this.rephraser.generator(config, o.generativeModel);
+    } catch (err) {
+      configError = err;
+    }
+    if (o.answerJsonSchema && generator && !generator.structuredAnswers) {
+      r.issue('answer_json_schema', 'Not supported by the built-in extractive model: structured answers need a generative provider (generative_model with user_keys)', 'not_supported');
+    }
     r.finish();
+    if (!generator) throw configError;
     if (req.rid || req.slug) {
       const rows = (await this.ds.query(`SELECT id::text AS id FROM content.resources WHERE kbid = $1 AND ${req.rid ? 'id::text = $2' : 'slug = $2'}`, [req.kbid, req.rid ?? req.slug])) as { id: string }[];
       if (!rows[0]) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
       plan.where += ` AND p.rid = ${plan.params.add(rows[0].id)}::uuid`;
     }
-    const config = await this.bus.request(AccountsSubjects.resolveKbConfig, { kb_id: req.kbid }, { signal }).catch(() => ({}) as Record<string, unknown>);
-    signal?.throwIfAborted();
-    const generator = createGenerator({
-      generative_model: o.generativeModel ?? (config['generative_model'] as string | undefined),
-      user_keys: (config['user_keys'] as Record<string, Record<string, unknown>> | null | undefined) ?? null,
-    });
+    if (plan.rephrase) {
+      const prompt = o.rephrasePrompt ?? plan.rephrase.prompt;
+      this.finder.rephrased(plan, await this.rephraser.rephrase(generator, { kbid: req.kbid, question: query, history: o.chatHistory, prompt, signal }));
+    }
     const userPrompts = isObject(config['user_prompts']) ? (config['user_prompts'][generator.model] as Record<string, unknown> | undefined) : undefined;
     const systemPrompt = o.prompt.system ?? (typeof userPrompts?.['system'] === 'string' ? userPrompts['system'] : undefined);
     const userPrompt = o.prompt.user ?? (typeof userPrompts?.['prompt'] === 'string' ? userPrompts['prompt'] : undefined);
@@ -105,6 +112,8 @@ export class AskService {
       if (prequery.queries.some((q) => q.prefilter)) plan.where += ` AND p.rid = ANY(${plan.params.add([...new Set(prefilter)])}::uuid[])`;
     }
     const outcome = await this.finder.run(plan);
+    // The relations feature: the entities of the question with the resources and entities around them (API-MAP 2.4 `relations`).
+    if (plan.features.includes('relations')) outcome.relations = await this.finder.relations(plan);
     const ranked = prequery && prequery.name === 'prequeries' ? this.mergePrequeries(outcome.paragraphs, prequery, prequeryResults) : outcome.paragraphs;
     const retrievalItem = async (): Promise<AskItem> => {
       const results = await this.finder.findResults({ ...outcome, paragraphs: ranked });
@@ -114,7 +123,8 @@ export class AskService {
     const extra: ContextItem[] = o.extraContext.map((text, i) => ({ key: `extra_context/${i}`, text, rid: '', augmentation: 'extra_context' }));
     let context = [...extra, ...(await this.assemble(ranked, o.strategies))];
     context = trimContext(context, o.maxContextTokens) as ContextItem[];
-    const details = { question: query, rephrased_question: null, chat_history: chatHistory, model: generator.model, strategies: o.strategies.map((s) => s.name), rag_strategies: (req.body as Record<string, unknown>)['rag_strategies'] ?? [], learning_id: req.learning_id };
+    const rephrasedQuestion = plan.originalQuery !== undefined ? plan.query : null;
+    const details = { question: query, rephrased_question: rephrasedQuestion, chat_history: chatHistory, model: generator.model, strategies: o.strategies.map((s) => s.name), rag_strategies: (req.body as Record<string, unknown>)['rag_strategies'] ?? [], learning_id: req.learning_id };
 
     if (ranked.length === 0 && extra.length === 0) {
       yield status('-3', 'no_retrieval_data');
@@ -133,18 +143,36 @@ export class AskService {
     const genStarted = Date.now();
     let firstChunk: number | undefined;
     let answer = '';
+    // With answer_json_schema the answer is one JSON object, sent whole once complete (API-MAP 2.4: no chunks, no citations).
+    let json = '';
+    const structured = o.answerJsonSchema !== undefined;
+    const showReasoning = o.reasoning?.display !== false;
     let meta: Extract<GenerationEvent, { type: 'metadata' }> | undefined;
+    let failure: string | undefined;
     try {
       for await (const ev of generator.generate({
         question: query, context: context.map((c) => ({ key: c.key, text: c.text })), chatHistory, systemPrompt, userPrompt,
-        maxAnswerTokens: o.maxAnswerTokens, preferMarkdown, citations: o.citations, seed: o.seed, signal,
+        maxAnswerTokens: o.maxAnswerTokens, preferMarkdown, citations: structured ? 'none' : o.citations, seed: o.seed, signal,
+        answerJsonSchema: o.answerJsonSchema, reasoning: o.reasoning ? { effort: o.reasoning.effort, budgetTokens: o.reasoning.budgetTokens } : undefined,
       })) {
         if (ev.type === 'text') {
           firstChunk ??= Date.now();
           answer += ev.text;
-          yield { type: 'answer', text: ev.text };
-        } else if (ev.type === 'reasoning') yield { type: 'reasoning', text: ev.text };
-        else meta = ev;
+          if (!structured) yield { type: 'answer', text: ev.text };
+        } else if (ev.type === 'json') {
+          firstChunk ??= Date.now();
+          json += ev.text;
+        } else if (ev.type === 'reasoning') {
+          if (showReasoning) yield { type: 'reasoning', text: ev.text };
+        } else meta = ev;
+      }
+      if (structured) {
+        const object = parseAnswerObject(json || answer);
+        if (!object) failure = 'provider: the model\'s structured answer is not a JSON object';
+        else {
+          answer = JSON.stringify(object);
+          yield { type: 'answer_json', object };
+        }
       }
     } catch (err) {
       if (signal?.aborted) {
@@ -152,11 +180,13 @@ export class AskService {
         this.finder.audit(retrieval, 'chat', started, { ...details, answer, status: 'error', error: 'cancelled by the caller', retrieved_context: context.map((c) => c.key) }, plan.auditMetadata);
         return;
       }
-      const message = err instanceof GenerationError ? `${err.kind}: ${err.message}` : (err as Error).message;
-      if (!(err instanceof GenerationError)) this.logger.error({ err: message, kbid: req.kbid }, 'ask generation failed');
+      failure = err instanceof GenerationError ? `${err.kind}: ${err.message}` : (err as Error).message;
+      if (!(err instanceof GenerationError)) this.logger.error({ err: failure, kbid: req.kbid }, 'ask generation failed');
+    }
+    if (failure) {
       yield await retrievalItem();
-      yield status('-1', 'error', message);
-      this.finder.audit(retrieval, 'chat', started, { ...details, answer, status: 'error', error: message, retrieved_context: context.map((c) => c.key) }, plan.auditMetadata);
+      yield status('-1', 'error', failure);
+      this.finder.audit(retrieval, 'chat', started, { ...details, answer, status: 'error', error: failure, retrieved_context: context.map((c) => c.key) }, plan.auditMetadata);
       return;
     }
     const genTotal = (Date.now() - genStarted) / 1000;
@@ -170,7 +200,9 @@ export class AskService {
     yield noContext ? status('-2', 'no_context') : status('0', 'success');
     yield this.augmented(context);
     const citable = context.filter((c) => !c.key.startsWith('extra_context/'));
-    if (o.citations === 'default') yield { type: 'citations', citations: computeCitations(answer, citable, o.citationThreshold) };
+    if (structured) {
+      // No citations: the answer is an object, not text to align.
+    } else if (o.citations === 'default') yield { type: 'citations', citations: computeCitations(answer, citable, o.citationThreshold) };
     else if (o.citations === 'llm_footnotes') {
       const footnotes = Object.fromEntries(citable.map((c, i) => [String(i + 1 + extra.length), c.key]));
       yield { type: 'footnote_citations', footnote_to_context: footnoteCitations(answer, footnotes) };
@@ -186,93 +218,14 @@ export class AskService {
       const customer = generator.model !== 'extractive' && config['user_keys'] ? { input: inputTokens, output: outputTokens, image: 0 } : { input: 0, output: 0, image: 0 };
       yield { type: 'consumption', normalized_tokens: { input: inputTokens, output: outputTokens, image: 0 }, customer_key_tokens: customer };
     }
+    if (outcome.relations && !noContext) yield { type: 'relations', relations: outcome.relations };
     if (plan.debug) {
-      yield { type: 'debug', metadata: { prompt_context: context.map((c) => c.text), predict_request: { model: generator.model, question: query, citations: o.citations } }, metrics: outcome.timings };
+      yield { type: 'debug', metadata: { prompt_context: context.map((c) => c.text), predict_request: { model: generator.model, question: query, rephrased_question: rephrasedQuestion, citations: o.citations } }, metrics: outcome.timings };
     }
     this.finder.audit(retrieval, 'chat', started, {
       ...details, answer, status: noContext ? 'no_context' : 'success', retrieved_context: context.map((c) => ({ key: c.key, text: c.text.slice(0, 2000) })),
       time_to_first_char: firstChunk ? firstChunk - started : null,
     }, plan.auditMetadata);
-  }
-
-  private readOptions(r: RequestReader): AskOptions {
-    const citationsRaw = r.raw('citations');
-    let citations: CitationMode = 'default';
-    if (citationsRaw === false || citationsRaw === 'none') citations = 'none';
-    else if (citationsRaw === 'llm_footnotes') citations = 'llm_footnotes';
-    else if (citationsRaw !== undefined && citationsRaw !== null && citationsRaw !== true && citationsRaw !== 'default') {
-      r.issue('citations', "Input should be true, false, 'none', 'default' or 'llm_footnotes'", 'enum');
-    }
-    const threshold = r.raw('citation_threshold');
-    const citationThreshold = r.number('citation_threshold', threshold, { min: 0, max: 1 }) ?? 0.4;
-    const history = r.has('chat_history') ? r.raw('chat_history') : r.raw('context');
-    if (r.has('chat_history') && r.has('context')) r.issue('context', 'context is the old name of chat_history: send one of them', 'value_error');
-    const chatHistory: ChatTurn[] = [];
-    if (history !== undefined && history !== null) {
-      const name = r.has('chat_history') ? 'chat_history' : 'context';
-      if (!Array.isArray(history)) r.issue(name, 'Input should be a valid list', 'list_type');
-      else if (history.length > REQUEST_LIMITS.chatTurns) r.issue(name, `List should have at most ${REQUEST_LIMITS.chatTurns} items`, 'too_long');
-      else {
-        history.forEach((t, i) => {
-          if (!isObject(t) || (t['author'] !== 'USER' && t['author'] !== 'NUCLIA') || typeof t['text'] !== 'string') {
-            r.issue([name, i], "Input should be {author: 'USER'|'NUCLIA', text}", 'model_type');
-          } else if (t['text'].length > REQUEST_LIMITS.passageChars) {
-            r.issue([name, i, 'text'], `String should have at most ${REQUEST_LIMITS.passageChars} characters`, 'string_too_long');
-          } else chatHistory.push({ author: t['author'], text: t['text'] });
-        });
-      }
-    }
-    const relevance = r.number('chat_history_relevance_threshold', r.raw('chat_history_relevance_threshold'), { min: 0, max: 1 });
-    const query = typeof r.body['query'] === 'string' ? r.body['query'] : '';
-    const keptHistory = relevance === undefined ? chatHistory : chatHistory.filter((t) => supportScore(query, t.text) >= relevance || supportScore(t.text, query) >= relevance);
-    const extraContext = r.stringList('extra_context', { max: REQUEST_LIMITS.passageChars }) ?? [];
-    const prompt: AskOptions['prompt'] = {};
-    const p = r.raw('prompt');
-    if (typeof p === 'string') prompt.user = p;
-    else if (isObject(p)) {
-      for (const k of Object.keys(p)) {
-        if (k !== 'system' && k !== 'user' && k !== 'rephrase') r.issue(['prompt', k], 'Extra inputs are not permitted', 'extra_forbidden');
-        else if (p[k] !== null && p[k] !== undefined && typeof p[k] !== 'string') r.issue(['prompt', k], 'Input should be a valid string', 'string_type');
-      }
-      if (typeof p['system'] === 'string') prompt.system = p['system'];
-      if (typeof p['user'] === 'string') prompt.user = p['user'];
-      if (typeof p['rephrase'] === 'string') r.issue(['prompt', 'rephrase'], 'Not supported: query rephrasing is not available', 'not_supported');
-    } else if (p !== undefined && p !== null) r.issue('prompt', 'Input should be a string or {system, user}', 'model_type');
-    const generativeModel = r.optionalString('generative_model');
-    const seedRaw = r.raw('generative_model_seed');
-    const seed = seedRaw === undefined || seedRaw === null ? undefined : Number.isInteger(seedRaw) ? (seedRaw as number) : (r.issue('generative_model_seed', 'Input should be a valid integer', 'int_type'), undefined);
-    let maxAnswerTokens: number | undefined;
-    let maxContextTokens = DEFAULT_CONTEXT_TOKENS;
-    const mt = r.raw('max_tokens');
-    if (typeof mt === 'number') {
-      if (!Number.isInteger(mt) || mt < 1) r.issue('max_tokens', 'Input should be a positive integer', 'int_type');
-      else maxAnswerTokens = mt;
-    } else if (isObject(mt)) {
-      for (const k of Object.keys(mt)) if (k !== 'context' && k !== 'answer') r.issue(['max_tokens', k], 'Extra inputs are not permitted', 'extra_forbidden');
-      const c = mt['context'];
-      const a = mt['answer'];
-      if (c !== undefined && c !== null) {
-        if (!Number.isInteger(c) || (c as number) < 1) r.issue(['max_tokens', 'context'], 'Input should be a positive integer', 'int_type');
-        else maxContextTokens = c as number;
-      }
-      if (a !== undefined && a !== null) {
-        if (!Number.isInteger(a) || (a as number) < 1) r.issue(['max_tokens', 'answer'], 'Input should be a positive integer', 'int_type');
-        else maxAnswerTokens = a as number;
-      }
-    } else if (mt !== undefined && mt !== null) r.issue('max_tokens', 'Input should be an integer or {context, answer}', 'model_type');
-    const preferRaw = r.raw('prefer_markdown');
-    if (preferRaw !== undefined && preferRaw !== null && typeof preferRaw !== 'boolean') r.issue('prefer_markdown', 'Input should be a valid boolean', 'bool_type');
-    const generateAnswer = r.bool('generate_answer', true);
-    const strategies = readRagStrategies(r);
-    const empty = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
-    r.unsupported('extra_context_images', 'images are not sent to generative models', empty);
-    r.unsupported('rag_images_strategies', 'image strategies are not available', empty);
-    r.unsupported('answer_json_schema', 'structured (JSON schema) answers are not available', (v) => v === undefined || v === null);
-    r.unsupported('reasoning', 'reasoning output is not available', (v) => v === undefined || v === null || v === false);
-    return {
-      citations, citationThreshold, chatHistory: keptHistory, extraContext, prompt, generativeModel, seed, maxAnswerTokens, maxContextTokens,
-      preferMarkdown: typeof preferRaw === 'boolean' ? preferRaw : undefined, generateAnswer, strategies,
-    };
   }
 
   /** Prequery results join the main ones by weighted reciprocal rank (each list counts by its weight). */

@@ -63,7 +63,8 @@ export class PredictService {
     let done: PredictGenerateItem = { type: 'done', model: generator.model };
     for await (const event of events) {
       if (event.type === 'metadata') done = { type: 'done', model: generator.model, input_tokens: event.inputTokens, output_tokens: event.outputTokens, stop_reason: event.stopReason };
-      else yield event;
+      // No answer schema is asked for here, so a structured (`json`) answer never comes.
+      else if (event.type === 'text' || event.type === 'reasoning') yield event;
     }
     yield done;
   }

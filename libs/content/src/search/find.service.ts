@@ -4,7 +4,7 @@ import { SynonymsService } from './synonyms.service';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
-import { type ActorDto, type EmbedQueryResponse, type FindResponse, type ResourceDto } from '@kb/contracts';
+import { rephrasePromptIssues, type ActorDto, type EmbedQueryResponse, type FindResponse, type ResourceDto } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FieldEntity } from '../entities/field.entity';
 import { ResourceEntity } from '../entities/resource.entity';
@@ -23,6 +23,7 @@ import { memoryKeywordSearch, memorySemanticSearch } from './memory/memory-retri
 import { AuditBatchService } from '../audit/audit-batch.service';
 import { SearchMemoryService } from './memory/search-memory.service';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
+import { QueryRephraser } from '../ask/query-rephraser.service';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
 type Feature = 'keyword' | 'semantic' | 'relations' | 'graph';
@@ -83,6 +84,10 @@ export interface FindPlan {
   memoryFilter: (MemoryFilter & { where: string }) | null;
   auditMetadata?: Record<string, unknown>;
   signal?: AbortSignal;
+  /** `rephrase: true` (on /find and /ask): the query is to be rephrased, with these instructions if given. */
+  rephrase?: { prompt?: string };
+  /** Set once the query was rephrased: the caller's query (`query` is then the rephrased one). */
+  originalQuery?: string;
 }
 
 export interface ParagraphRow {
@@ -146,13 +151,14 @@ export class FindService {
     private readonly memory: SearchMemoryService,
     private readonly auditBatch: AuditBatchService,
     private readonly configs: KbConfigsService,
+    private readonly rephraser: QueryRephraser,
   ) {}
 
   /** The built-in `predict` reranker (a cross-encoder would be another Reranker). */
   private readonly reranker: Reranker = new LexicalReranker();
 
   /** Reads a /find body (or /ask's retrieval members) into a plan; every problem → one 422. */
-  async plan(req: RetrievalRequest, r: RequestReader, o: { defaultFeatures: Feature[]; allowed: readonly string[] }): Promise<FindPlan> {
+  async plan(req: RetrievalRequest, r: RequestReader, o: { defaultFeatures: Feature[]; allowed: readonly string[]; rephrase?: boolean }): Promise<FindPlan> {
     const params = new SqlParams();
     const languages = await this.context.kbLanguages(req.kbid);
     const query = r.string('query', '', { max: 20_000 });
@@ -193,12 +199,19 @@ export class FindService {
     const groups = readSecurityGroups(r, req.forced_groups);
     const serialization = readSerialization(r);
     const withSynonyms = r.bool('with_synonyms', false);
-    r.unsupported('rephrase', 'query rephrasing needs a generative model; send the rephrased query instead');
-    r.unsupported('rephrase_prompt', 'query rephrasing is not available', (v) => v === undefined || v === null);
+    let rephrase: FindPlan['rephrase'];
+    if (o.rephrase) {
+      const prompt = r.raw('rephrase_prompt');
+      for (const issue of rephrasePromptIssues(prompt, [...r.loc, 'rephrase_prompt'])) r.issues.push(issue);
+      if (r.bool('rephrase', false)) rephrase = typeof prompt === 'string' ? { prompt } : {};
+    } else {
+      r.unsupported('rephrase', 'query rephrasing is available on /find and /ask only');
+      r.unsupported('rephrase_prompt', 'query rephrasing is available on /find and /ask only', (v) => v === undefined || v === null);
+    }
     r.unsupported('query_image', 'image queries are not available', (v) => v === undefined || v === null);
     r.unsupported('search_configuration', 'stored search configurations are not available', (v) => v === undefined || v === null);
     r.unsupported('search_after', 'cursor pagination is not available; raise top_k', (v) => v === undefined || v === null);
-    // Accepted without effect: `extracted` is deprecated (read above), `generative_model` only serves rephrasing.
+    // `extracted` is deprecated (read above) and accepted without effect; `generative_model` is read by /find (rephrasing) and /ask.
     r.accept('generative_model');
     const auditMetadata = r.object('audit_metadata');
     if (auditMetadata && JSON.stringify(auditMetadata).length > 10_240) r.issue('audit_metadata', 'audit_metadata must be at most 10 KB', 'value_error');
@@ -211,7 +224,7 @@ export class FindService {
     if (!showHidden) conds.push('NOT p.hidden');
     return {
       kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, reranker, graphQuery, withDuplicates, withSynonyms, highlight, debug,
-      groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata, signal: req.signal,
+      groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata, signal: req.signal, rephrase,
       memoryFilter: filter.match ? { groups, showHidden, match: filterSql === 'TRUE' ? undefined : filter.match, where: conds.join(' AND ') } : null,
     };
   }
@@ -444,14 +457,25 @@ export class FindService {
     // A named search configuration is the base of the body (docs/kb-configuration.md).
     const req = { ...request, body: await this.configs.applySearch(request.kbid, request.body, 'find') };
     const r = new RequestReader(req.body);
-    const plan = await this.plan(req, r, { defaultFeatures: ['keyword', 'semantic'], allowed: FIND_FEATURES });
+    const plan = await this.plan(req, r, { defaultFeatures: ['keyword', 'semantic'], allowed: FIND_FEATURES, rephrase: true });
+    const generativeModel = r.optionalString('generative_model');
     r.finish();
+    if (plan.rephrase) {
+      const generator = this.rephraser.generator(await this.rephraser.kbConfig(req.kbid, req.signal), generativeModel);
+      this.rephrased(plan, await this.rephraser.rephrase(generator, { kbid: req.kbid, question: plan.query, history: [], prompt: plan.rephrase.prompt, signal: req.signal }));
+    }
     const outcome = await this.run(plan);
     if (plan.features.includes('relations')) outcome.relations = await this.relations(plan);
     plan.signal?.throwIfAborted();
     const body = await this.findResults(outcome);
-    this.audit(req, 'search', started, { query: plan.query, features: plan.features, resources_count: Object.keys(body['resources'] as object).length, filters: (req.body as Record<string, unknown>)['filter_expression'] ?? (req.body as Record<string, unknown>)['filters'] ?? null }, plan.auditMetadata);
+    this.audit(req, 'search', started, { query: plan.originalQuery ?? plan.query, ...(plan.originalQuery !== undefined ? { rephrased_question: plan.query } : {}), features: plan.features, resources_count: Object.keys(body['resources'] as object).length, filters: (req.body as Record<string, unknown>)['filter_expression'] ?? (req.body as Record<string, unknown>)['filters'] ?? null }, plan.auditMetadata);
     return body;
+  }
+
+  /** Retrieval uses the rephrased query from now on; the response reports both. */
+  rephrased(plan: FindPlan, query: string): void {
+    plan.originalQuery ??= plan.query;
+    plan.query = query;
   }
 
   async findResults(outcome: FindOutcome): Promise<FindResponse> {
@@ -471,8 +495,8 @@ export class FindService {
     return {
       resources: out,
       relations: outcome.relations ?? { entities: {} },
-      query: plan.query,
-      rephrased_query: null,
+      query: plan.originalQuery ?? plan.query,
+      rephrased_query: plan.originalQuery !== undefined ? plan.query : null,
       total: paragraphs.length,
       page_number: 0,
       page_size: plan.topK,

@@ -4,6 +4,7 @@ import { QuestionAnswersJob } from './question-answers.dto';
 import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
 import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
 import { AskEnvelope } from './search/ask.dto';
+import { SummarizeEnvelope, type SummarizeResponse } from './search/summarize.dto';
 import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
@@ -85,6 +86,8 @@ export const ContentSubjects = {
   predictModels: rpc<PredictKbRef, PredictModelsDto>('content.predict.models', PredictKbRef),
   /** Good/bad feedback on an answer, by its learning id. */
   feedback: rpc<FeedbackEnvelope, Record<string, never>>('content.ask.feedback', FeedbackEnvelope),
+  /** Summaries of chosen resources, each and together (API-MAP 2.8 `/summarize`). */
+  summarize: rpc<SummarizeEnvelope, SummarizeResponse>('content.ask.summarize', SummarizeEnvelope),
   countResources: rpc<KbContentRef, { resources: number }>('content.kb.count', KbContentRef),
   /** `GET /kb/{kbid}/counters`: resources, fields, paragraphs, sentences and index size of a KB. */
   kbCounters: rpc<KbContentRef, KbCountersDto>('content.kb.counters', KbContentRef),

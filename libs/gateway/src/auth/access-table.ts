@@ -290,6 +290,7 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/predict/compat/chat/completions': { scope: 'ua-key' },
   'POST /api/v1/predict/compat/embeddings': { scope: 'ua-key' },
   'GET /api/v1/predict/compat/models': { scope: 'ua-key' },
+  'POST /api/v1/kb/:kbid/summarize': kb('READER'),
   // Activity logs (spec 4.4): every caller's questions, answers and user ids, so the KB's managers only
   'POST /api/v1/kb/:kbid/activity/:event_type/query': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/activity/:event_type/months': kb('MANAGER'),

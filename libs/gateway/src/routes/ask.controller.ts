@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nest
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { AskRequest, AskStreamLine, ContentSubjects, FeedbackRequest, ValidationErrorResponse, SyncAskResponse, type AskItem } from '@kb/contracts';
+import { AskRequest, AskStreamLine, ContentSubjects, FeedbackRequest, ValidationErrorResponse, SummarizedResource, SummarizeRequest, SummarizeResponse, SyncAskResponse, type AskItem } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
@@ -32,6 +32,12 @@ export function syncAskResponse(items: AskItem[], learningId: string): SyncAskRe
         break;
       case 'reasoning':
         reasoning += item.text;
+        break;
+      case 'answer_json':
+        out.answer_json = item.object;
+        break;
+      case 'relations':
+        out.relations = item.relations;
         break;
       case 'retrieval':
         out.retrieval_results = item.results;
@@ -81,7 +87,7 @@ export function syncAskResponse(items: AskItem[], learningId: string): SyncAskRe
  */
 @ApiTags('Ask')
 @ApiResponse({ status: 422, type: ValidationErrorResponse, description: 'Every mistake of the request, each with its location' })
-@ApiExtraModels(AskStreamLine, SyncAskResponse)
+@ApiExtraModels(AskStreamLine, SyncAskResponse, SummarizedResource)
 @Controller('api/v1/kb/:kbid')
 export class AskController {
   constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
@@ -122,6 +128,16 @@ export class AskController {
   @ApiResponse({ status: 200, description: 'Recorded: an empty object', schema: { type: 'object', properties: {}, additionalProperties: false } })
   async feedback(@Param('kbid') kbid: string, @Body(bodyOf(FeedbackRequest)) body: FeedbackRequest, @Req() req: AuthedRequest): Promise<Record<string, never>> {
     return this.bus.request(ContentSubjects.feedback, { kbid, body, actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('summarize')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Summarize resources', description: 'A summary of each named resource and one of them together: the generative model, else the built-in extractive summaries.' })
+  @ApiBody({ type: SummarizeRequest })
+  @ApiResponse({ status: 200, type: SummarizeResponse })
+  @ApiResponse({ status: 404, description: 'A named resource is not in the KB' })
+  summarize(@Param('kbid') kbid: string, @Body(bodyOf(SummarizeRequest)) body: SummarizeRequest, @Req() req: AuthedRequest): Promise<SummarizeResponse> {
+    return this.bus.request(ContentSubjects.summarize, { kbid, body, actor: actorOf(req) }, busContextOf(req));
   }
 
   private async run(kbid: string, body: AskRequest, req: AuthedRequest, res: Response, scope: { rid?: string; slug?: string }): Promise<void> {

@@ -38,6 +38,12 @@ export interface FakeLlmScript {
   lineEnding?: '\n' | '\r\n';
   /** Answer with one JSON document even when the request asked to stream (as some proxies do). */
   ignoreStream?: boolean;
+  /**
+   * Anthropic only: when the request offers tools, answer by calling this one (default: the tool
+   * `tool_choice` names, else the first) — the chunks are its `input_json_delta`s. OpenAI structured
+   * outputs (`response_format: json_schema`) need nothing: the chunks are the JSON content.
+   */
+  toolName?: string;
 }
 
 export interface FakeLlmRequest {
@@ -141,6 +147,7 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
     return;
   }
   const chunks = s.chunks ?? ['Hello', ' world'];
+  const tool = protocol === 'anthropic' ? answerTool(body, s) : undefined;
   const usage = s.usage ?? { input: Math.ceil(bodyLength / 4), output: chunks.length };
   const model = typeof body['model'] === 'string' ? body['model'] : 'fake-model';
 
@@ -153,8 +160,12 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
             usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
           }
         : {
-            id: 'msg_fake', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: chunks.join('') }],
-            stop_reason: s.stopReason ?? 'end_turn', stop_sequence: null, usage: { input_tokens: usage.input, output_tokens: usage.output },
+            id: 'msg_fake', type: 'message', role: 'assistant', model,
+            content: [
+              ...(s.reasoning ? [{ type: 'thinking', thinking: s.reasoning.join(''), signature: 'fake-signature' }] : []),
+              tool ? { type: 'tool_use', id: 'toolu_fake', name: tool, input: JSON.parse(chunks.join('')) as unknown } : { type: 'text', text: chunks.join('') },
+            ],
+            stop_reason: s.stopReason ?? (tool ? 'tool_use' : 'end_turn'), stop_sequence: null, usage: { input_tokens: usage.input, output_tokens: usage.output },
           };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(whole));
     return;
@@ -194,9 +205,15 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
       if (protocol === 'openai') await send(undefined, openai({ reasoning_content: r }));
       else await send('content_block_delta', { type: 'content_block_delta', index: block, delta: { type: 'thinking_delta', thinking: r } });
     }
-    if (protocol === 'anthropic') await send('content_block_stop', { type: 'content_block_stop', index: block++ });
+    if (protocol === 'anthropic') {
+      await send('content_block_delta', { type: 'content_block_delta', index: block, delta: { type: 'signature_delta', signature: 'fake-signature' } });
+      await send('content_block_stop', { type: 'content_block_stop', index: block++ });
+    }
   }
-  if (protocol === 'anthropic') await send('content_block_start', { type: 'content_block_start', index: block, content_block: { type: 'text', text: '' } });
+  if (protocol === 'anthropic') {
+    const start = tool ? { type: 'tool_use', id: 'toolu_fake', name: tool, input: {} } : { type: 'text', text: '' };
+    await send('content_block_start', { type: 'content_block_start', index: block, content_block: start });
+  }
   for (let i = 0; i <= chunks.length; i++) {
     if (s.midStreamError && s.midStreamError.afterChunks === i) {
       const message = s.errorMessage ?? 'fake mid-stream failure';
@@ -214,6 +231,7 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
     await pause();
     const text = chunks[i] as string;
     if (protocol === 'openai') await send(undefined, openai({ content: text }));
+    else if (tool) await send('content_block_delta', { type: 'content_block_delta', index: block, delta: { type: 'input_json_delta', partial_json: text } });
     else await send('content_block_delta', { type: 'content_block_delta', index: block, delta: { type: 'text_delta', text } });
   }
   if (s.omitEnd) {
@@ -229,10 +247,18 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
     await send(undefined, '[DONE]');
   } else {
     await send('content_block_stop', { type: 'content_block_stop', index: block });
-    await send('message_delta', { type: 'message_delta', delta: { stop_reason: s.stopReason ?? 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output } });
+    await send('message_delta', { type: 'message_delta', delta: { stop_reason: s.stopReason ?? (tool ? 'tool_use' : 'end_turn'), stop_sequence: null }, usage: { output_tokens: usage.output } });
     await send('message_stop', { type: 'message_stop' });
   }
   res.end();
+}
+
+/** The tool an Anthropic answer calls: none unless the request offers tools. */
+function answerTool(body: Record<string, unknown>, s: FakeLlmScript): string | undefined {
+  const tools = Array.isArray(body['tools']) ? (body['tools'] as { name?: string }[]) : [];
+  if (!tools.length) return undefined;
+  const choice = body['tool_choice'] as { type?: string; name?: string } | undefined;
+  return s.toolName ?? (choice?.type === 'tool' ? choice.name : undefined) ?? tools[0]?.name;
 }
 
 function anthropicErrorType(status: number): string {

@@ -26,13 +26,33 @@ export interface AnthropicGeneratorOptions {
 
 interface MessagesEvent {
   type?: string;
+  index?: number;
   message?: { usage?: { input_tokens?: number; output_tokens?: number } };
-  delta?: { type?: string; text?: string; thinking?: string; stop_reason?: string | null };
+  content_block?: { type?: string; name?: string };
+  delta?: { type?: string; text?: string; thinking?: string; partial_json?: string; stop_reason?: string | null };
   usage?: { input_tokens?: number; output_tokens?: number };
   error?: { type?: string; message?: string };
   /** Members of a whole (non-streamed) message. */
-  content?: { type?: string; text?: string }[];
+  content?: { type?: string; text?: string; thinking?: string; name?: string; input?: unknown }[];
   stop_reason?: string | null;
+}
+
+/** Thinking budget (tokens) of each reasoning effort when the request names no budget; `none` turns thinking off. */
+const EFFORT_BUDGET: Record<string, number> = { minimal: 1024, low: 2048, medium: 4096, high: 16_384, xhigh: 32_768 };
+
+/** The Messages API request members for reasoning (extended thinking) and structured answers (a forced tool). */
+function answerOptions(req: GenerationRequest, answerTokens: number, system: string): Record<string, unknown> {
+  const budget = req.reasoning && req.reasoning.effort !== 'none' ? (req.reasoning.budgetTokens ?? EFFORT_BUDGET[req.reasoning.effort ?? 'medium'] ?? 4096) : undefined;
+  const schema = req.answerJsonSchema;
+  const out: Record<string, unknown> = { max_tokens: answerTokens + (budget ?? 0), system };
+  if (budget) out['thinking'] = { type: 'enabled', budget_tokens: budget };
+  if (schema) {
+    out['tools'] = [{ name: schema.name, description: schema.description ?? 'Gives the answer in the required structure.', input_schema: schema.schema }];
+    // Extended thinking cannot be combined with a forced tool: the model is then told to call it.
+    out['tool_choice'] = budget ? { type: 'auto' } : { type: 'tool', name: schema.name };
+    out['system'] = `${system}\n\nGive the answer by calling the tool ${schema.name}; its input is the answer.`;
+  }
+  return out;
 }
 
 /**
@@ -42,6 +62,7 @@ interface MessagesEvent {
  */
 export class AnthropicGenerator implements Generator {
   readonly model: string;
+  readonly structuredAnswers = true;
   private readonly endpoint: string;
 
   constructor(private readonly options: AnthropicGeneratorOptions) {
@@ -57,14 +78,17 @@ export class AnthropicGenerator implements Generator {
   private async *stream(req: GenerationRequest): AsyncGenerator<GenerationEvent> {
     const o = this.options;
     const prompt = buildPrompt(fitContext(req, o.maxInputTokens));
+    const options = answerOptions(req, req.maxAnswerTokens ?? o.defaultMaxTokens ?? 1024, prompt.system);
     const body = {
       model: this.model,
-      max_tokens: req.maxAnswerTokens ?? o.defaultMaxTokens ?? 1024,
-      system: prompt.system,
+      ...options,
       messages: alternatingMessages(prompt.history, prompt.user),
       stream: true,
-      ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+      // Extended thinking accepts no temperature but the default.
+      ...(o.temperature !== undefined && !options['thinking'] ? { temperature: o.temperature } : {}),
     };
+    // The index of the answer tool's block: its input_json_delta chunks are the JSON answer.
+    let toolBlock: number | undefined;
     const headers = { 'x-api-key': o.key, 'anthropic-version': o.version ?? ANTHROPIC_VERSION, ...o.headers };
     const provider = `generative provider ${new URL(this.endpoint).host}`;
     let inputTokens: number | undefined;
@@ -83,9 +107,12 @@ export class AnthropicGenerator implements Generator {
       if (type === 'message_start') {
         inputTokens = event.message?.usage?.input_tokens ?? inputTokens;
         outputTokens = event.message?.usage?.output_tokens ?? outputTokens;
+      } else if (type === 'content_block_start') {
+        if (event.content_block?.type === 'tool_use' && req.answerJsonSchema && event.content_block.name === req.answerJsonSchema.name) toolBlock ??= event.index;
       } else if (type === 'content_block_delta') {
         if (event.delta?.type === 'text_delta' && event.delta.text) yield { type: 'text', text: event.delta.text };
         else if (event.delta?.type === 'thinking_delta' && event.delta.thinking) yield { type: 'reasoning', text: event.delta.thinking };
+        else if (event.delta?.type === 'input_json_delta' && event.delta.partial_json && toolBlock !== undefined && event.index === toolBlock) yield { type: 'json', text: event.delta.partial_json };
       } else if (type === 'message_delta') {
         // message_delta usage is cumulative for the message.
         stopReason = event.delta?.stop_reason ?? stopReason;
@@ -96,7 +123,11 @@ export class AnthropicGenerator implements Generator {
         break;
       } else if (type === 'message') {
         // A proxy that ignored `stream: true` answers with the whole message.
-        for (const block of event.content ?? []) if (block.type === 'text' && block.text) yield { type: 'text', text: block.text };
+        for (const block of event.content ?? []) {
+          if (block.type === 'text' && block.text) yield { type: 'text', text: block.text };
+          else if (block.type === 'thinking' && block.thinking) yield { type: 'reasoning', text: block.thinking };
+          else if (block.type === 'tool_use' && req.answerJsonSchema && block.name === req.answerJsonSchema.name) yield { type: 'json', text: JSON.stringify(block.input ?? {}) };
+        }
         stopReason = event.stop_reason ?? undefined;
         inputTokens = event.usage?.input_tokens;
         outputTokens = event.usage?.output_tokens;

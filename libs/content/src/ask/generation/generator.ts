@@ -1,4 +1,4 @@
-import { DomainError } from '@kb/contracts';
+import { DomainError, type AnswerJsonSchema } from '@kb/contracts';
 
 /** One retrieved paragraph given to the model; `key` is its paragraph id (`<rid>/t/body/0-120`). */
 export interface GenerationContext {
@@ -26,6 +26,10 @@ export interface GenerationRequest {
   preferMarkdown?: boolean;
   citations: CitationMode;
   seed?: number;
+  /** The answer is one JSON object following this schema, delivered as `json` events (generators with `structuredAnswers` only). */
+  answerJsonSchema?: AnswerJsonSchema;
+  /** Ask the model to reason first: OpenAI-compatible `reasoning_effort`, Anthropic `thinking` with a token budget. */
+  reasoning?: { effort?: string; budgetTokens?: number };
   /** Aborting ends the stream with a GenerationError of kind `aborted`. */
   signal?: AbortSignal;
 }
@@ -35,6 +39,8 @@ export type GenerationEvent =
   | { type: 'text'; text: string }
   /** A chunk of the model's reasoning (reasoning models only); never part of the answer. */
   | { type: 'reasoning'; text: string }
+  /** A chunk of the JSON answer (with `answerJsonSchema`); the object is the concatenation of every chunk. */
+  | { type: 'json'; text: string }
   /** At most one, after the last text event. */
   | { type: 'metadata'; inputTokens?: number; outputTokens?: number; stopReason?: string };
 
@@ -42,6 +48,8 @@ export type GenerationEvent =
 export interface Generator {
   /** The model id as the provider knows it (`gpt-4o-mini`, `claude-3-5-haiku-latest`, `extractive`). */
   readonly model: string;
+  /** True when the generator can answer following a JSON schema (`answerJsonSchema`). */
+  readonly structuredAnswers?: boolean;
   /**
    * Streams the answer. The iterable is lazy (nothing is sent before the first `next()`), single
    * use, and throws GenerationError on any failure; breaking out of the loop cancels the request.
@@ -76,14 +84,16 @@ export class GenerationError extends DomainError {
 }
 
 /** Concatenates a stream's text events: for callers that want the whole answer at once. */
-export async function collectAnswer(events: AsyncIterable<GenerationEvent>): Promise<{ answer: string; reasoning: string; metadata?: Extract<GenerationEvent, { type: 'metadata' }> }> {
+export async function collectAnswer(events: AsyncIterable<GenerationEvent>): Promise<{ answer: string; reasoning: string; json: string; metadata?: Extract<GenerationEvent, { type: 'metadata' }> }> {
   let answer = '';
   let reasoning = '';
+  let json = '';
   let metadata: Extract<GenerationEvent, { type: 'metadata' }> | undefined;
   for await (const event of events) {
     if (event.type === 'text') answer += event.text;
     else if (event.type === 'reasoning') reasoning += event.text;
+    else if (event.type === 'json') json += event.text;
     else metadata = event;
   }
-  return { answer, reasoning, metadata };
+  return { answer, reasoning, json, metadata };
 }

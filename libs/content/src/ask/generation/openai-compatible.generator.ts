@@ -36,7 +36,11 @@ export interface OpenAiCompatibleGeneratorOptions {
 }
 
 interface ChatChunk {
-  choices?: { delta?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null }; message?: { content?: string | null }; finish_reason?: string | null }[];
+  choices?: {
+    delta?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null };
+    message?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null };
+    finish_reason?: string | null;
+  }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
   error?: string | { message?: string; code?: unknown };
 }
@@ -48,6 +52,7 @@ interface ChatChunk {
  */
 export class OpenAiCompatibleGenerator implements Generator {
   readonly model: string;
+  readonly structuredAnswers = true;
   private readonly endpoint: string;
 
   constructor(private readonly options: OpenAiCompatibleGeneratorOptions) {
@@ -81,6 +86,11 @@ export class OpenAiCompatibleGenerator implements Generator {
       ...(maxTokens ? { [o.maxTokensField ?? 'max_tokens']: maxTokens } : {}),
       ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
       ...(req.seed !== undefined ? { seed: req.seed } : {}),
+      // Structured outputs: the content is then the JSON object, streamed like text.
+      ...(req.answerJsonSchema
+        ? { response_format: { type: 'json_schema', json_schema: { name: req.answerJsonSchema.name, ...(req.answerJsonSchema.description ? { description: req.answerJsonSchema.description } : {}), schema: req.answerJsonSchema.schema } } }
+        : {}),
+      ...(req.reasoning ? { reasoning_effort: req.reasoning.effort ?? 'medium' } : {}),
     };
     const authHeader: Record<string, string> = !o.key ? {} : o.auth === 'api-key' ? { 'api-key': o.key } : { authorization: `Bearer ${o.key}` };
     const provider = `generative provider ${new URL(this.endpoint).host}`;
@@ -97,10 +107,11 @@ export class OpenAiCompatibleGenerator implements Generator {
       // The provider's own words are not passed on (see statusReason in platform/net).
       if (chunk.error) throw new GenerationError('provider', `${provider} reported an error mid-stream`);
       const choice = chunk.choices?.[0];
-      const reasoning = choice?.delta?.reasoning_content ?? choice?.delta?.reasoning;
+      const part = message.event === WHOLE_JSON_BODY ? choice?.message : choice?.delta;
+      const reasoning = part?.reasoning_content ?? part?.reasoning;
       if (reasoning) yield { type: 'reasoning', text: reasoning };
-      const text = message.event === WHOLE_JSON_BODY ? choice?.message?.content : choice?.delta?.content;
-      if (text) yield { type: 'text', text };
+      const text = part?.content;
+      if (text) yield { type: req.answerJsonSchema ? 'json' : 'text', text };
       if (choice?.finish_reason) stopReason = choice.finish_reason;
       if (chunk.usage) usage = chunk.usage;
       if (message.event === WHOLE_JSON_BODY) done = true;

@@ -1,10 +1,11 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { FindResponse } from './find.dto';
+import { FindResponse, type FindRelations } from './find.dto';
 
 /**
  * The items of the /ask NDJSON stream (API-MAP 2.4), one `{"item": <AskItem>}` per line, in this
- * order: answer and reasoning chunks, retrieval, prequeries, status, augmented_context, citations
- * or footnote_citations, metadata, consumption (with `x-show-consumption`), debug (with `debug`);
+ * order: answer and reasoning chunks (or, with `answer_json_schema`, one answer_json), retrieval,
+ * prequeries, status, augmented_context, citations or footnote_citations, metadata, consumption
+ * (with `x-show-consumption`), relations (with the relations feature), debug (with `debug`);
  * `error` only when the stream fails after its headers went out.
  */
 export class AskAnswerItem {
@@ -15,6 +16,18 @@ export class AskAnswerItem {
 export class AskReasoningItem {
   @ApiProperty({ enum: ['reasoning'] }) type!: 'reasoning';
   @ApiProperty() text!: string;
+}
+
+export class AskAnswerJsonItem {
+  @ApiProperty({ enum: ['answer_json'] }) type!: 'answer_json';
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The answer, following answer_json_schema.' }) object!: Record<string, unknown>;
+}
+
+const RELATIONS_SCHEMA = { type: 'object', additionalProperties: true, description: '{entities: {<entity>: {related_to: [{entity, entity_type, entity_subtype, relation, relation_label, direction, metadata, resource_id}]}}}' } as const;
+
+export class AskRelationsItem {
+  @ApiProperty({ enum: ['relations'] }) type!: 'relations';
+  @ApiProperty(RELATIONS_SCHEMA) relations!: FindRelations;
 }
 
 export class AskBestMatch {
@@ -88,6 +101,7 @@ export class AskErrorItem {
 export type AskItem =
   | AskAnswerItem
   | AskReasoningItem
+  | AskAnswerJsonItem
   | AskRetrievalItem
   | AskPrequeriesItem
   | AskStatusItem
@@ -96,11 +110,13 @@ export type AskItem =
   | AskFootnoteCitationsItem
   | AskMetadataItem
   | AskConsumptionItem
+  | AskRelationsItem
   | AskDebugItem
   | AskErrorItem;
 
 export const ASK_ITEM_CLASSES = [
-  AskAnswerItem, AskReasoningItem, AskRetrievalItem, AskPrequeriesItem, AskStatusItem, AskAugmentedContextItem, AskCitationsItem, AskFootnoteCitationsItem, AskMetadataItem, AskConsumptionItem, AskDebugItem, AskErrorItem,
+  AskAnswerItem, AskReasoningItem, AskAnswerJsonItem, AskRetrievalItem, AskPrequeriesItem, AskStatusItem, AskAugmentedContextItem, AskCitationsItem, AskFootnoteCitationsItem, AskMetadataItem, AskConsumptionItem,
+  AskRelationsItem, AskDebugItem, AskErrorItem,
 ] as const;
 
 /** One line of the /ask NDJSON stream. */
@@ -117,6 +133,8 @@ export class AskStreamLine {
 export class SyncAskResponse {
   @ApiProperty() answer!: string;
   @ApiPropertyOptional() reasoning?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'With answer_json_schema: the answer as JSON.' }) answer_json?: Record<string, unknown>;
+  @ApiPropertyOptional(RELATIONS_SCHEMA) relations?: FindRelations;
   @ApiProperty({ enum: ['success', 'error', 'no_context', 'no_retrieval_data'] }) status!: string;
   @ApiProperty() learning_id!: string;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: { type: 'array', items: { type: 'integer' } } } }) citations!: Record<string, [number, number][]>;

@@ -6,6 +6,7 @@ import { configNameCheck } from './config-name';
 import { RetrievalRequestBase } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
+import { answerJsonSchemaIssues, ASK_OPTION_LIMITS, REASONING_EFFORTS, reasoningIssues, rephrasePromptIssues } from './ask-options';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
 
 export const ASK_FEATURES = ['keyword', 'semantic', 'relations'] as const;
@@ -149,7 +150,7 @@ const promptCheck: MemberCheck = (p, loc, issues) => {
     if (k !== 'system' && k !== 'user' && k !== 'rephrase') issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
     else if (given(p[k]) && typeof p[k] !== 'string') issues.push({ loc: [...loc, k], msg: 'Input should be a valid string', type: 'string_type' });
   }
-  if (typeof p['rephrase'] === 'string') issues.push({ loc: [...loc, 'rephrase'], msg: 'Not supported: query rephrasing is not available', type: 'not_supported' });
+  if (typeof p['rephrase'] === 'string') issues.push(...rephrasePromptIssues(p['rephrase'], [...loc, 'rephrase']));
 };
 
 const positiveInt = (v: unknown, loc: Loc, issues: ValidationIssue[]) => {
@@ -192,7 +193,17 @@ export class AskRequest extends RetrievalRequestBase {
   @ApiPropertyOptional({ type: [String], maxItems: REQUEST_LIMITS.listItems, description: `Passages of at most ${REQUEST_LIMITS.passageChars} characters added to the context.` })
   @Check(checks.stringList({ maxItems: REQUEST_LIMITS.listItems, max: REQUEST_LIMITS.passageChars }))
   extra_context?: string[];
-  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'object', properties: { system: { type: 'string' }, user: { type: 'string' } } }] }) @Check(promptCheck) prompt?: string | { system?: string; user?: string };
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'string' }, { type: 'object', properties: { system: { type: 'string' }, user: { type: 'string' }, rephrase: { type: 'string', maxLength: ASK_OPTION_LIMITS.rephrasePromptChars, description: 'Rephrasing instructions (with rephrase: true); must contain {question}.' } } }],
+  })
+  @Check(promptCheck)
+  prompt?: string | { system?: string; user?: string; rephrase?: string };
+  @ApiPropertyOptional({ default: false, description: 'Rewrite the question with the chat history for retrieval (the generative model, or the built-in rewriting without one); reported as rephrased_query.' })
+  @Check(checks.bool())
+  override rephrase?: boolean = undefined;
+  @ApiPropertyOptional({ type: 'string', maxLength: ASK_OPTION_LIMITS.rephrasePromptChars, description: 'Another name of prompt.rephrase; must contain {question}.' })
+  @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
+  override rephrase_prompt?: string = undefined;
   @ApiPropertyOptional({ type: 'integer' }) @Check(seedCheck) generative_model_seed?: number;
   @ApiPropertyOptional({ oneOf: [{ type: 'integer', minimum: 1 }, { type: 'object', properties: { context: { type: 'integer', minimum: 1 }, answer: { type: 'integer', minimum: 1 } } }] }) @Check(maxTokensCheck) max_tokens?: number | { context?: number; answer?: number };
   @ApiPropertyOptional() @Check(checks.bool()) prefer_markdown?: boolean;
@@ -202,8 +213,21 @@ export class AskRequest extends RetrievalRequestBase {
   rag_strategies?: ({ name: (typeof RAG_STRATEGY_NAMES)[number] } & Record<string, unknown>)[];
   @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' }) @Check(checks.unsupported('images are not sent to generative models', emptyOrAbsent)) extra_context_images?: unknown[];
   @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' }) @Check(checks.unsupported('image strategies are not available', emptyOrAbsent)) rag_images_strategies?: unknown[];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('structured (JSON schema) answers are not available')) answer_json_schema?: null;
-  @ApiPropertyOptional({ type: 'boolean', enum: [false], description: 'Not supported.' }) @Check(checks.unsupported('reasoning output is not available', (v) => !given(v) || v === false)) reasoning?: false;
+  @ApiPropertyOptional({
+    type: 'object', additionalProperties: true, nullable: true,
+    description: `A JSON schema (object root) or {name, description, parameters: <schema>}: the answer is one JSON object (answer_json) instead of text, without citations. Needs a generative provider. At most ${ASK_OPTION_LIMITS.answerSchemaChars} characters, ${REQUEST_LIMITS.expressionDepth} levels, local $refs only.`,
+  })
+  @Check((v, loc, issues) => void issues.push(...answerJsonSchemaIssues(v, loc)))
+  answer_json_schema?: Record<string, unknown> | null;
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'boolean' },
+      { type: 'object', properties: { display: { type: 'boolean', default: true }, effort: { type: 'string', enum: [...REASONING_EFFORTS] }, budget_tokens: { type: 'integer', minimum: ASK_OPTION_LIMITS.minBudgetTokens, maximum: ASK_OPTION_LIMITS.maxBudgetTokens } } },
+    ],
+    description: 'Ask the provider to reason (OpenAI-compatible reasoning_effort, Anthropic thinking); its reasoning streams as reasoning items unless display is false.',
+  })
+  @Check((v, loc, issues) => void issues.push(...reasoningIssues(v, loc)))
+  reasoning?: boolean | { display?: boolean; effort?: (typeof REASONING_EFFORTS)[number]; budget_tokens?: number };
 }
 
 export const AskEnvelope = searchPayloadOf(AskRequest, 'AskEnvelope');

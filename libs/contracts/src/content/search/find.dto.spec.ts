@@ -21,7 +21,7 @@ describe('FindRequest', () => {
   it('reports every mistake at once, each at its location, with the types clients know', () => {
     const issues = issuesOf({
       query: 5, top_k: 500, features: ['keyword', 'graph', {}, 'nope'], bogus: 1, min_score: { semantic: 'x', other: 1 }, rank_fusion: { name: 'x', window: 0 },
-      reranker: { name: 'predict', window: 1 }, security: { groups: [1] }, rephrase: true, search_after: 'c', range_creation_end: 'yesterday',
+      reranker: { name: 'predict', window: 1 }, security: { groups: [1] }, rephrase: 'yes', rephrase_prompt: 'Rewrite it', search_after: 'c', range_creation_end: 'yesterday',
       filter_expression: { field: { and: [{ prop: 'nope' }, { prop: 'resource' }, { prop: 'field', type: 'pdf' }] }, resource: {}, key_value: {} }, filters: ['/l/x'],
       fields: ['???'], show: ['everything'],
     });
@@ -38,7 +38,8 @@ describe('FindRequest', () => {
       ['body.reranker.window', 'value_error'],
       ['body.security.groups', 'list_type'],
       ['body.show.0', 'enum'],
-      ['body.rephrase', 'not_supported'],
+      ['body.rephrase', 'bool_type'],
+      ['body.rephrase_prompt', 'value_error'],
       ['body.search_after', 'not_supported'],
       ['body.filter_expression.field.and.0.prop', 'union_tag_invalid'],
       ['body.filter_expression.field.and.1', 'value_error'],
@@ -51,6 +52,14 @@ describe('FindRequest', () => {
       ['body.bogus', 'extra_forbidden'],
     ]);
     expect(issues.find((i) => i.loc.join('.') === 'body.reranker.window')?.msg).toBe('Input should be an integer between top_k (20) and 200');
+  });
+
+  it('accepts rephrasing with a prompt that places the question, bounded', () => {
+    expect(locs({ query: 'tides', rephrase: true, rephrase_prompt: 'Rewrite for search: {question}', generative_model: 'chatgpt-4o-mini' })).toEqual([]);
+    expect(issuesOf({ rephrase_prompt: `{question}${'x'.repeat(10_000)}`, generative_model: 3 }).map((i) => [i.loc.join('.'), i.type])).toEqual([
+      ['body.rephrase_prompt', 'string_too_long'],
+      ['body.generative_model', 'string_type'],
+    ]);
   });
 
   it('relates the graph feature and graph_query', () => {

@@ -6,6 +6,7 @@ import { fieldsCheck, filterExpressionCheck, legacyFiltersCheck, type FilterExpr
 import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { REQUEST_LIMITS } from './request-limits';
 import { configNameCheck } from './config-name';
+import { ASK_OPTION_LIMITS, rephrasePromptIssues } from './ask-options';
 import { auditMetadataCheck, enumListCheck, graphQueryCheck, minScoreCheck, rankFusionCheck, rerankerCheck, securityCheck, stringListCheck, vectorCheck } from './retrieval.dto';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
@@ -88,8 +89,8 @@ export class RetrievalRequestBase {
 
   @ApiPropertyOptional({ type: 'boolean', enum: [false], description: 'Not supported: send the rephrased query instead.' })
   @Check(checks.unsupported('query rephrasing needs a generative model; send the rephrased query instead', notRephrasing))
-  rephrase?: false;
-  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('query rephrasing is not available')) rephrase_prompt?: null;
+  rephrase?: boolean;
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('query rephrasing is not available')) rephrase_prompt?: string | null;
   @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('image queries are not available')) query_image?: null;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('stored search configurations are not available')) search_configuration?: string | null;
   @ApiPropertyOptional({ type: 'array', items: { type: 'string' }, nullable: true, description: 'Not supported: raise top_k.' }) @Check(checks.unsupported('cursor pagination is not available; raise top_k')) search_after?: null;
@@ -122,6 +123,13 @@ export class FindRequest extends RetrievalRequestBase {
   @ApiPropertyOptional({ type: 'string', pattern: '^[a-zA-Z0-9:_-]{1,64}$', description: 'A saved search configuration of kind find: its body is used with this request\'s members replacing its members (docs/kb-configuration.md). Unknown → 422.' })
   @Check(configNameCheck)
   override search_configuration?: string = undefined;
+  @ApiPropertyOptional({ default: false, description: 'Rewrite the query for retrieval with the generative model (`generative_model`, else the KB\'s); the built-in rewriting without one. The result is `rephrased_query`.' })
+  @Check(checks.bool())
+  override rephrase?: boolean = undefined;
+  @ApiPropertyOptional({ type: 'string', maxLength: ASK_OPTION_LIMITS.rephrasePromptChars, description: 'The rephrasing instructions for the model; must contain {question}.' })
+  @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
+  override rephrase_prompt?: string = undefined;
+  @ApiPropertyOptional({ type: 'string', description: 'The model that rephrases (else the KB\'s).' }) @Check(checks.string()) override generative_model?: string = undefined;
 }
 
 /** One edge of the relations result (API-MAP 2.2 `relations.entities.<entity>.related_to[]`). */

@@ -82,7 +82,7 @@ describe('Pull (understanding API, content.processing.pull)', () => {
     const mine = events.filter((e) => e.resource_id === done.rid);
     expect(mine.find((e) => e.type === 'processed')?.audit_metadata).toEqual({
       processing_id: done.processingId, field: 'text/body', status: 'PROCESSED',
-      usage: { paragraphs: 1, characters: 'Usage counts one paragraph of text.'.length, pages: 0, media_seconds: 0, documents: 1, media: false },
+      usage: { paragraphs: 1, characters: 'Usage counts one paragraph of text.'.length, pages: 0, media_seconds: 0, documents: 1, media: false, processing_seconds: expect.any(Number) },
     });
     expect(mine.find((e) => e.type === 'indexed')?.audit_metadata).toEqual({ processing_id: done.processingId, field: 'text/body', paragraphs: 1 });
   });

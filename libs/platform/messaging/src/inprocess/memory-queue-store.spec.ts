@@ -20,10 +20,14 @@ describe('MemoryQueueStore.due', () => {
     expect(await store.ack(jobs[1]!.id, 't')).toBe(true);
     expect(await keys(store)).toEqual(['e|a']);
 
-    const [leased] = await store.claim({ subject: 'e', consumer: 'a', limit: 1, leaseMs: 1, token: 'u' });
-    expect(await keys(store)).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(await keys(store)).toEqual(['e|a']);
+    const [leased] = await store.claim({ subject: 'e', consumer: 'a', limit: 1, leaseMs: 60_000, token: 'u' });
     expect(leased?.msgId).toBe('m3');
+    expect(await keys(store)).toEqual([]);
+    // A minute later the lease has run out and the delayed job is due.
+    const now = Date.now();
+    jest.spyOn(Date, 'now').mockReturnValue(now + 61_000);
+    expect(await keys(store)).toEqual(['e|a', `q|${QUEUE_CONSUMER}`]);
   });
+
+  afterEach(() => jest.restoreAllMocks());
 });

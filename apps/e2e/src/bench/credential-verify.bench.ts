@@ -16,13 +16,17 @@ import { startStandalone } from '../support/topologies';
  * (2) Over HTTP on the standalone: p50 of the same authenticated GET with the cache on and off.
  * `npm run bench -- credential-verify`
  */
+// The edge refuses ids that are not UUIDs before any credential is looked at.
+const KB = '00000000-0000-4000-8000-000000000001';
+const RID = '00000000-0000-4000-8000-000000000002';
+
 async function guardMicro(iterations: number): Promise<{ p50_us: number; p99_us: number }> {
-  const grant: AccessGrant = { principal: { id: 'sa', kind: 'api_key', credential_id: 'k', kb_id: 'kb1', key_role: 'SMEMBER' }, kb_role: 'SMEMBER', kb_found: true };
+  const grant: AccessGrant = { principal: { id: 'sa', kind: 'api_key', credential_id: 'k', kb_id: KB, key_role: 'SMEMBER' }, kb_role: 'SMEMBER', kb_found: true };
   const bus = { request: async (_d: unknown, _r: CheckAccessRequest) => grant, subscribe: async () => undefined } as unknown as MessageBus;
   const client = new AccessClient(bus, { ttlSeconds: 3600, maxEntries: 1000 });
   const guard = new AuthGuard(client);
   const token = 'kbk_' + 'a'.repeat(32) + '_' + 'b'.repeat(43);
-  const req = { method: 'GET', route: { path: '/api/v1/kb/:kbid/resource/:rid' }, path: '/x', params: { kbid: 'kb1', rid: 'r' }, headers: { 'x-svc-serviceaccount': `Bearer ${token}` } };
+  const req = { method: 'GET', route: { path: '/api/v1/kb/:kbid/resource/:rid' }, path: '/x', params: { kbid: KB, rid: RID }, headers: { 'x-svc-serviceaccount': `Bearer ${token}` } };
   const ctx = { switchToHttp: () => ({ getRequest: () => req }) } as unknown as ExecutionContext;
   const samples: number[] = [];
   for (let i = 0; i < iterations; i++) {

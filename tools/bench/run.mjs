@@ -7,7 +7,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = join(root, 'dist', 'apps', 'e2e', 'src', 'bench');
-const available = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.bench.js')).map((f) => f.replace('.bench.js', '')) : [];
+const available = existsSync(dir)
+  ? readdirSync(dir)
+      .filter((f) => f.endsWith('.bench.js'))
+      .map((f) => f.replace('.bench.js', ''))
+  : [];
 const name = process.argv[2];
 if (!name || !available.includes(name)) {
   console.error(`usage: npm run bench -- <${available.join('|')}>`);

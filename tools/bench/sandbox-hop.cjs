@@ -6,7 +6,9 @@ const dist = join(__dirname, '..', '..', 'dist', 'libs');
 const { buildSimpleDocx } = require(join(dist, 'platform/testing/src/bombs.js'));
 const { extractDocx } = require(join(dist, 'understanding/src/pipeline/extractors/office.extractor.js'));
 const { extractFile } = require(join(dist, 'understanding/src/pipeline/extractors/extract-file.js'));
-const { ExtractionSandbox, closeExtractionSandbox } = require(join(dist, 'understanding/src/pipeline/extractors/sandbox/extraction-sandbox.js'));
+const { ExtractionSandbox, closeExtractionSandbox } = require(
+  join(dist, 'understanding/src/pipeline/extractors/sandbox/extraction-sandbox.js'),
+);
 const { DEFAULT_SANDBOX_LIMITS } = require(join(dist, 'understanding/src/pipeline/extractors/sandbox/sandbox-limits.js'));
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -35,7 +37,16 @@ async function main() {
   }
   const perJob = since(t) / fresh;
   await closeExtractionSandbox();
-  console.table([{ docx_bytes: docx.length, in_process_ms: inProcess.toFixed(2), pooled_ms: pooled.toFixed(2), hop_ms: (pooled - inProcess).toFixed(2), first_parse_ms: firstMs.toFixed(0), worker_per_job_ms: perJob.toFixed(0) }]);
+  console.table([
+    {
+      docx_bytes: docx.length,
+      in_process_ms: inProcess.toFixed(2),
+      pooled_ms: pooled.toFixed(2),
+      hop_ms: (pooled - inProcess).toFixed(2),
+      first_parse_ms: firstMs.toFixed(0),
+      worker_per_job_ms: perJob.toFixed(0),
+    },
+  ]);
 }
 
 void main();

@@ -17,8 +17,23 @@ const usage = () => {
   return process.memoryUsage();
 };
 (async () => {
-  const ds = await createServiceDataSource({ service: 'content', schema: 'content', dataDir: join(dir, 'pg'), entities: CONTENT_ENTITIES, migrations: CONTENT_MIGRATIONS, runMigrations: false });
-  const logger = { info() {}, warn: console.warn, error: console.error, debug() {}, child() { return this; } };
+  const ds = await createServiceDataSource({
+    service: 'content',
+    schema: 'content',
+    dataDir: join(dir, 'pg'),
+    entities: CONTENT_ENTITIES,
+    migrations: CONTENT_MIGRATIONS,
+    runMigrations: false,
+  });
+  const logger = {
+    info() {},
+    warn: console.warn,
+    error: console.error,
+    debug() {},
+    child() {
+      return this;
+    },
+  };
   const memory = new SearchMemoryService(ds, { outboxSweepMs: 0, consumeProcessingResults: false }, logger);
   await ds.query('SELECT 1');
   const before = usage();
@@ -28,10 +43,19 @@ const usage = () => {
   const after = usage();
   if (!idx) throw new Error('the index was not built (above the limits, or written meanwhile)');
   const postings = [...idx.data.postings.values()].reduce((n, p) => n + p.ords.length, 0);
-  console.log(JSON.stringify({
-    build_ms: ms, paragraphs: idx.size, terms: idx.data.postings.size, postings, accounted_mb: mb(idx.bytes),
-    heap_used_mb: mb(after.heapUsed - before.heapUsed), external_mb: mb(after.external - before.external), array_buffers_mb: mb(after.arrayBuffers - before.arrayBuffers), rss_mb: mb(after.rss - before.rss),
-  }));
+  console.log(
+    JSON.stringify({
+      build_ms: ms,
+      paragraphs: idx.size,
+      terms: idx.data.postings.size,
+      postings,
+      accounted_mb: mb(idx.bytes),
+      heap_used_mb: mb(after.heapUsed - before.heapUsed),
+      external_mb: mb(after.external - before.external),
+      array_buffers_mb: mb(after.arrayBuffers - before.arrayBuffers),
+      rss_mb: mb(after.rss - before.rss),
+    }),
+  );
   await closeServiceDataSource(ds);
 })().catch((err) => {
   console.error(err);

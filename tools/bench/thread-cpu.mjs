@@ -99,8 +99,13 @@ async function once(tree) {
     const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
     const headers = { 'X-SVC-SERVICEACCOUNT': `Bearer ${boot.api_key.token}`, 'content-type': 'application/json' };
     const res = await fetch(`${base}/api/v1/kb/${boot.kb.id}/resources`, {
-      method: 'POST', headers,
-      body: JSON.stringify({ title: 'Benchmark resource', slug: `bench-${Date.now()}`, texts: { body: { body: 'Some text to read back.' } } }),
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        title: 'Benchmark resource',
+        slug: `bench-${Date.now()}`,
+        texts: { body: { body: 'Some text to read back.' } },
+      }),
     });
     if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
     const { uuid } = await res.json();
@@ -120,7 +125,9 @@ async function once(tree) {
     const after = threads(child.pid);
     if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
     const used = [...after].map(([tid, t]) => [tid, t.comm, t.ticks - (before.get(tid)?.ticks ?? 0)]);
-    const dbTid = used.filter(([tid, comm]) => tid !== String(child.pid) && !/^V8 |^DelayedTask|^libuv/.test(comm)).sort((a, b) => b[2] - a[2])[0]?.[0];
+    const dbTid = used
+      .filter(([tid, comm]) => tid !== String(child.pid) && !/^V8 |^DelayedTask|^libuv/.test(comm))
+      .sort((a, b) => b[2] - a[2])[0]?.[0];
     const requests = result.requests.total;
     const cpu = {};
     for (const [tid, comm, ticks] of used) {
@@ -129,7 +136,9 @@ async function once(tree) {
     }
     if (process.env['THREAD_CPU_VERBOSE']) {
       for (const [tid, comm, ticks] of used.filter((u) => u[2] > 0).sort((a, b) => b[2] - a[2])) {
-        console.log(`  ${tid} ${comm.padEnd(16)} ${group(tid, comm, child.pid, dbTid).padEnd(6)} ${((ticks * TICK_US) / requests).toFixed(0)} µs/request`);
+        console.log(
+          `  ${tid} ${comm.padEnd(16)} ${group(tid, comm, child.pid, dbTid).padEnd(6)} ${((ticks * TICK_US) / requests).toFixed(0)} µs/request`,
+        );
       }
     }
     return { rate: result.requests.average, p99: result.latency.p99, cpu };
@@ -150,7 +159,9 @@ for (let r = 0; r < rounds; r++) {
   for (const tree of trees) {
     const run = await once(tree);
     runs.get(tree).push(run);
-    const cpu = Object.entries(run.cpu).map(([g, us]) => `${g} ${us.toFixed(0)}`).join(', ');
+    const cpu = Object.entries(run.cpu)
+      .map(([g, us]) => `${g} ${us.toFixed(0)}`)
+      .join(', ');
     console.log(`round ${r + 1} ${tree}: ${run.rate.toFixed(0)} req/s, p99 ${run.p99} ms, µs/request: ${cpu}`);
   }
 }

@@ -11,8 +11,15 @@ execFileSync(
   process.execPath,
   [
     join(root, 'node_modules', '@swc', 'cli', 'bin', 'swc.js'),
-    'apps', 'libs', '-d', 'dist', '--config-file', '.swcrc', '--quiet',
-    '--ignore', '**/*.spec.ts,**/*.int-spec.ts,**/*.e2e-spec.ts,**/test/**,**/*.js',
+    'apps',
+    'libs',
+    '-d',
+    'dist',
+    '--config-file',
+    '.swcrc',
+    '--quiet',
+    '--ignore',
+    '**/*.spec.ts,**/*.int-spec.ts,**/*.e2e-spec.ts,**/test/**,**/*.js',
   ],
   { cwd: root, stdio: 'inherit' },
 );

@@ -8,7 +8,9 @@ import { parseArgs } from 'node:util';
 import { BaseResolver, createConfig, lintDocument, makeDocumentFromString } from '@redocly/openapi-core';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { values } = parseArgs({ options: { json: { type: 'boolean', default: false }, document: { type: 'string', default: join(root, 'openapi.json') } } });
+const { values } = parseArgs({
+  options: { json: { type: 'boolean', default: false }, document: { type: 'string', default: join(root, 'openapi.json') } },
+});
 const path = resolve(values.document);
 
 // The recommended ruleset as it is: nothing is turned off (its warnings are listed and accepted,
@@ -22,6 +24,8 @@ if (values.json) {
   process.stdout.write(JSON.stringify(problems));
 } else {
   for (const p of problems) console.log(`${p.severity} ${p.ruleId} ${p.pointer}: ${p.message}`);
-  console.log(`${problems.filter((p) => p.severity === 'error').length} errors, ${problems.filter((p) => p.severity === 'warn').length} warnings`);
+  console.log(
+    `${problems.filter((p) => p.severity === 'error').length} errors, ${problems.filter((p) => p.severity === 'warn').length} warnings`,
+  );
   process.exitCode = problems.some((p) => p.severity === 'error') ? 1 : 0;
 }

@@ -56,7 +56,9 @@ const runJest = () =>
       clearInterval(watch);
       // Whatever a test started and did not stop goes with it.
       killGroup('SIGKILL');
-      console.log(`[jest] ${code === 0 ? 'ok' : code === null ? `stopped (${signal})` : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      console.log(
+        `[jest] ${code === 0 ? 'ok' : code === null ? `stopped (${signal})` : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
       resolve(code);
     });
   });

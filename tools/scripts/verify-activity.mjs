@@ -10,7 +10,10 @@ import { createRequire } from 'node:module';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(import.meta.url);
 const { verifyExport } = require(join(root, 'dist', 'libs', 'reporting', 'src', 'chain', 'chain-export.js'));
-const { values, positionals } = parseArgs({ options: { kb: { type: 'string' }, type: { type: 'string' }, head: { type: 'string' }, after: { type: 'string' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  options: { kb: { type: 'string' }, type: { type: 'string' }, head: { type: 'string' }, after: { type: 'string' } },
+  allowPositionals: true,
+});
 if (!values.kb || !values.type || positionals.length !== 1) {
   console.error('usage: npm run activity:verify -- --kb <kbid> --type <event type> [--head <hash>] [--after <seq>:<hash>] <file.ndjson>');
   process.exit(2);

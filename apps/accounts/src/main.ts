@@ -3,7 +3,16 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS, AccountsModule, BootstrapService } from '@kb/accounts';
 import { createLogger } from '@kb/platform/observability';
-import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
+import {
+  createHttpApp,
+  createRuntimeBus,
+  readRuntimeEnv,
+  runMain,
+  shutdownOnSignals,
+  serverSecret,
+  serviceAppModule,
+  serviceDataSource,
+} from '@kb/platform/runtime';
 
 /** The accounts service as its own process (distributed topology). HTTP serves health and metrics only. */
 const logger = createLogger({ service: 'accounts', level: process.env['LOG_LEVEL'] ?? 'info' });
@@ -22,7 +31,23 @@ runMain(logger, async () => {
   const db = await serviceDataSource(env, runtime, 'accounts', ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS);
   const bus = await createRuntimeBus(runtime, 'accounts', logger);
   const app = await createHttpApp(
-    serviceAppModule('accounts', logger, bus, [db.check], [AccountsModule.forRoot({ dataSource: db.dataSource, zone: runtime.zone, secret, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp, dnsServers })]),
+    serviceAppModule(
+      'accounts',
+      logger,
+      bus,
+      [db.check],
+      [
+        AccountsModule.forRoot({
+          dataSource: db.dataSource,
+          zone: runtime.zone,
+          secret,
+          userTokenTtlSeconds: 3600,
+          publicBaseUrl: runtime.publicBaseUrl,
+          smtp,
+          dnsServers,
+        }),
+      ],
+    ),
     logger,
   );
   // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
@@ -37,7 +62,10 @@ runMain(logger, async () => {
     const file = join(runtime.dataDir, 'bootstrap.json');
     await writeFile(file, JSON.stringify(bootstrap, null, 2) + '\n', { mode: 0o600 });
     await chmod(file, 0o600);
-    logger.info({ file, account_id: bootstrap.account.id, kb_id: bootstrap.kb.id }, 'first start: bootstrap credentials written (shown once)');
+    logger.info(
+      { file, account_id: bootstrap.account.id, kb_id: bootstrap.kb.id },
+      'first start: bootstrap credentials written (shown once)',
+    );
   }
   await app.listen(port, env['HOST'] ?? '0.0.0.0');
   logger.info({ port }, 'accounts service ready');

@@ -27,10 +27,19 @@ interface Caller {
 const RANK = { SMEMBER: 1, SCONTRIBUTOR: 2, SOWNER: 3 } as const;
 const NEED: Record<RouteRole, number> = { READER: 1, WRITER: 2, MANAGER: 3 };
 /** Routes whose success would destroy the fixtures the walk stands on: only their refusals are walked. */
-const DESTRUCTIVE = new Set(['DELETE /api/v1/account/:account_id', 'DELETE /api/v1/account/:account_id/kb/:kb_id', 'DELETE /api/v1/kb/:kbid', 'DELETE /api/v1/user']);
+const DESTRUCTIVE = new Set([
+  'DELETE /api/v1/account/:account_id',
+  'DELETE /api/v1/account/:account_id/kb/:kb_id',
+  'DELETE /api/v1/kb/:kbid',
+  'DELETE /api/v1/user',
+]);
 
 /** The /ask routes: the only ones a temporal key with security groups opens (spec 5). Kept apart from the guard's own flag on purpose. */
-const GROUP_SCOPED = new Set(['POST /api/v1/kb/:kbid/ask', 'POST /api/v1/kb/:kbid/resource/:rid/ask', 'POST /api/v1/kb/:kbid/slug/:rslug/ask']);
+const GROUP_SCOPED = new Set([
+  'POST /api/v1/kb/:kbid/ask',
+  'POST /api/v1/kb/:kbid/resource/:rid/ask',
+  'POST /api/v1/kb/:kbid/slug/:rslug/ask',
+]);
 
 export function expectedOutcome(rule: AccessRule, c: Caller, key = ''): Outcome {
   if (c.broken === 'two') return 400;
@@ -62,9 +71,28 @@ export function expectedOutcome(rule: AccessRule, c: Caller, key = ''): Outcome 
 
 function concretePath(route: string, ids: { kbid: string; account: string }): string {
   return route
-    .replace(':kbid', ids.kbid).replace(':kb_id', ids.kbid).replace(':account_id', ids.account)
-    .replace(':rid', randomUUID()).replace(':rslug', 'no-such-slug').replace(':sa_id', randomUUID()).replace(':sa_key_id', randomUUID())
-    .replace(':token_id', randomUUID()).replace(':labelset', 'no-such-set').replace(':field_type', 'text').replace(':field_id', 'no-such-field').replace(':message_ident', 'm0').replace(':client_id', 'no-such-client').replace(':email', 'nobody@example.com').replace(':processing_id', 'no-such-job').replace(':slug', 'no-such-kb').replace(':group', 'no-such-group').replace(':model_id', 'no-such-model').replace(':user_id', randomUUID()).replace(':event_id', '1').replace(':request_id', randomUUID()).replace(':endpoint', 'tokens');
+    .replace(':kbid', ids.kbid)
+    .replace(':kb_id', ids.kbid)
+    .replace(':account_id', ids.account)
+    .replace(':rid', randomUUID())
+    .replace(':rslug', 'no-such-slug')
+    .replace(':sa_id', randomUUID())
+    .replace(':sa_key_id', randomUUID())
+    .replace(':token_id', randomUUID())
+    .replace(':labelset', 'no-such-set')
+    .replace(':field_type', 'text')
+    .replace(':field_id', 'no-such-field')
+    .replace(':message_ident', 'm0')
+    .replace(':client_id', 'no-such-client')
+    .replace(':email', 'nobody@example.com')
+    .replace(':processing_id', 'no-such-job')
+    .replace(':slug', 'no-such-kb')
+    .replace(':group', 'no-such-group')
+    .replace(':model_id', 'no-such-model')
+    .replace(':user_id', randomUUID())
+    .replace(':event_id', '1')
+    .replace(':request_id', randomUUID())
+    .replace(':endpoint', 'tokens');
 }
 
 export function describeAccessMatrix(start: () => Promise<Topology>): void {
@@ -79,15 +107,24 @@ export function describeAccessMatrix(start: () => Promise<Topology>): void {
     const boot = topology.bootstrap();
     const pat = bearer(boot.personal_access_token.token);
     const account = boot.account.id;
-    const newKb = async (slug: string) => (await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kbs`, { credential: pat, body: { slug } })).body.id;
+    const newKb = async (slug: string) =>
+      (await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kbs`, { credential: pat, body: { slug } })).body.id;
     const kbA = await newKb(`matrix-a-${Date.now()}`);
     const kbB = await newKb(`matrix-b-${Date.now()}`);
     ids = { kbid: kbA, account };
     const key = async (kb: string, role: string, expiresInMs = 3600_000) => {
-      const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kb/${kb}/service_accounts`, { credential: pat, body: { role } });
-      const k = await http.call<{ id: string; token: string }>('POST', `/api/v1/account/${account}/kb/${kb}/service_account/${sa.body.id}/keys`, {
-        credential: pat, body: { expires: new Date(Date.now() + expiresInMs).toISOString() },
+      const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kb/${kb}/service_accounts`, {
+        credential: pat,
+        body: { role },
       });
+      const k = await http.call<{ id: string; token: string }>(
+        'POST',
+        `/api/v1/account/${account}/kb/${kb}/service_account/${sa.body.id}/keys`,
+        {
+          credential: pat,
+          body: { expires: new Date(Date.now() + expiresInMs).toISOString() },
+        },
+      );
       return { ...k.body, sa: sa.body.id, kb };
     };
     const reader = await key(kbA, 'SMEMBER');
@@ -97,13 +134,23 @@ export function describeAccessMatrix(start: () => Promise<Topology>): void {
     const expiring = await key(kbA, 'SOWNER', 1500);
     const revoked = await key(kbA, 'SOWNER');
     await http.call('DELETE', `/api/v1/account/${account}/kb/${kbA}/service_account/${revoked.sa}/key/${revoked.id}`, { credential: pat });
-    const login = await http.call<{ token: string }>('POST', '/api/v1/auth/login', { body: { email: boot.user.email, password: boot.user.password } });
-    const ua = await http.call<{ token: string }>('POST', `/api/v1/account/${account}/nua_clients`, { credential: pat, body: { contact: 'ops@example.com' } });
+    const login = await http.call<{ token: string }>('POST', '/api/v1/auth/login', {
+      body: { email: boot.user.email, password: boot.user.password },
+    });
+    const ua = await http.call<{ token: string }>('POST', `/api/v1/account/${account}/nua_clients`, {
+      credential: pat,
+      body: { contact: 'ops@example.com' },
+    });
     const temporal = async (groups?: string[]) => {
-      const res = await http.call<{ token: string }>('POST', '/api/v1/service_account_temporal_key', { credential: apiKey(manager.token), body: groups ? { security_groups: groups } : {} });
+      const res = await http.call<{ token: string }>('POST', '/api/v1/service_account_temporal_key', {
+        credential: apiKey(manager.token),
+        body: groups ? { security_groups: groups } : {},
+      });
       return res.body.token;
     };
-    const ephemeral = async () => (await http.call<{ token: string }>('POST', `/api/v1/account/${account}/kb/${kbA}/ephemeral_tokens`, { credential: pat, body: {} })).body.token;
+    const ephemeral = async () =>
+      (await http.call<{ token: string }>('POST', `/api/v1/account/${account}/kb/${kbA}/ephemeral_tokens`, { credential: pat, body: {} }))
+        .body.token;
     const h = (c: Credential): Record<string, string> => (c ? { [c.header]: c.value } : {});
     callers.push(
       { name: 'user token', kind: 'user_token', kbRole: 'SOWNER', header: async () => h(bearer(login.body.token)) },
@@ -113,9 +160,26 @@ export function describeAccessMatrix(start: () => Promise<Topology>): void {
       { name: 'Manager key', kind: 'api_key', kbRole: 'SOWNER', header: async () => h(apiKey(manager.token)) },
       { name: "another KB's key", kind: 'api_key', otherKb: true, header: async () => h(apiKey(other.token)) },
       { name: 'temporal key', kind: 'temporal_key', kbRole: 'SOWNER', header: async () => h(apiKey(await temporal())) },
-      { name: 'temporal key with groups', kind: 'temporal_key', kbRole: 'SOWNER', groups: true, header: async () => h(apiKey(await temporal(['g1']))) },
-      { name: 'ephemeral token', kind: 'ephemeral_token', kbRole: 'SMEMBER', header: async () => ({}), query: async () => `eph-token=${encodeURIComponent(await ephemeral())}` },
-      { name: 'ephemeral token and a header', broken: 'two', header: async () => h(pat), query: async () => `eph-token=${encodeURIComponent(await ephemeral())}` },
+      {
+        name: 'temporal key with groups',
+        kind: 'temporal_key',
+        kbRole: 'SOWNER',
+        groups: true,
+        header: async () => h(apiKey(await temporal(['g1']))),
+      },
+      {
+        name: 'ephemeral token',
+        kind: 'ephemeral_token',
+        kbRole: 'SMEMBER',
+        header: async () => ({}),
+        query: async () => `eph-token=${encodeURIComponent(await ephemeral())}`,
+      },
+      {
+        name: 'ephemeral token and a header',
+        broken: 'two',
+        header: async () => h(pat),
+        query: async () => `eph-token=${encodeURIComponent(await ephemeral())}`,
+      },
       { name: 'UA key', kind: 'ua_key', header: async () => ({ 'X-SVC-UAKEY': `Bearer ${ua.body.token}` }) },
       { name: 'no credential', broken: 'none', header: async () => ({}) },
       { name: 'two credentials', broken: 'two', header: async () => ({ ...h(pat), ...h(apiKey(reader.token)) }) },
@@ -141,7 +205,10 @@ export function describeAccessMatrix(start: () => Promise<Topology>): void {
         const withBody = ['POST', 'PATCH', 'PUT'].includes(method) && !route.startsWith('/auth');
         const query = caller.query ? `?${await caller.query()}` : '';
         const res = await fetch(`${http.baseUrl}${concretePath(route, ids)}${query}`, {
-          method, headers: { ...(await caller.header()), ...(withBody ? { 'content-type': 'application/json' } : {}) }, body: withBody ? '[]' : undefined, redirect: 'manual',
+          method,
+          headers: { ...(await caller.header()), ...(withBody ? { 'content-type': 'application/json' } : {}) },
+          body: withBody ? '[]' : undefined,
+          redirect: 'manual',
         });
         // The notifications stream does not end by itself: its status is all the walk needs.
         if (res.status === 200 && route.endsWith('/notifications')) await res.body?.cancel();

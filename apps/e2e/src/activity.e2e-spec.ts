@@ -29,12 +29,25 @@ describe('activity log (standalone)', () => {
   const month = new Date().toISOString().slice(0, 7);
 
   /** The query route answers NDJSON, one record per line, and says in `has-more` whether more follow. */
-  const query = async (eventType: string, body: Row, credential: Credential = manager, kbid = kb): Promise<{ status: number; records: Row[]; hasMore: string | null; type: string | null; text: string }> => {
+  const query = async (
+    eventType: string,
+    body: Row,
+    credential: Credential = manager,
+    kbid = kb,
+  ): Promise<{ status: number; records: Row[]; hasMore: string | null; type: string | null; text: string }> => {
     const res = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kbid}/activity/${eventType}/query`, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...(credential ? { [credential.header]: credential.value } : {}) }, body: JSON.stringify({ year_month: month, filters: {}, ...body }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(credential ? { [credential.header]: credential.value } : {}) },
+      body: JSON.stringify({ year_month: month, filters: {}, ...body }),
     });
     const text = await res.text();
-    const records = res.status === 200 ? text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Row) : [];
+    const records =
+      res.status === 200
+        ? text
+            .split('\n')
+            .filter((l) => l !== '')
+            .map((l) => JSON.parse(l) as Row)
+        : [];
     return { status: res.status, records, hasMore: res.headers.get('has-more'), type: res.headers.get('content-type'), text };
   };
   const eventually = <T>(probe: () => Promise<T | undefined>, what: string): Promise<T> => topology.http.eventually(probe, 60_000, what);
@@ -53,44 +66,103 @@ describe('activity log (standalone)', () => {
     userId = boot.user.id;
     manager = apiKey(boot.api_key.token);
     pat = bearer(boot.personal_access_token.token);
-    const login = await topology.http.call<{ token: string }>('POST', '/api/v1/auth/login', { body: { email: boot.user.email, password: boot.user.password } });
-    userToken = bearer(login.body.token);
-    const sa = await topology.http.call<{ id: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${kb}/service_accounts`, { credential: pat, body: { title: 'reader', role: 'SMEMBER' } });
-    const key = await topology.http.call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${kb}/service_account/${sa.body.id}/keys`, {
-      credential: pat, body: { expires: new Date(Date.now() + 86_400_000).toISOString() },
+    const login = await topology.http.call<{ token: string }>('POST', '/api/v1/auth/login', {
+      body: { email: boot.user.email, password: boot.user.password },
     });
+    userToken = bearer(login.body.token);
+    const sa = await topology.http.call<{ id: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${kb}/service_accounts`, {
+      credential: pat,
+      body: { title: 'reader', role: 'SMEMBER' },
+    });
+    const key = await topology.http.call<{ token: string }>(
+      'POST',
+      `/api/v1/account/${boot.account.id}/kb/${kb}/service_account/${sa.body.id}/keys`,
+      {
+        credential: pat,
+        body: { expires: new Date(Date.now() + 86_400_000).toISOString() },
+      },
+    );
     reader = apiKey(key.body.token);
-    const other = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, { credential: pat, body: { slug: 'other-kb', title: 'other' } });
+    const other = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
+      credential: pat,
+      body: { slug: 'other-kb', title: 'other' },
+    });
     otherKb = (other.body.uuid ?? other.body.id) as string;
 
     // The workload.
     const byKey = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
-      credential: manager, headers: { 'x-svcdb-user': 'end-user-7', 'x-ndb-client': 'widget' }, body: { title: 'Storms', texts: { body: { body: 'A storm brings rain, wind and thunder over the sea.' } } },
+      credential: manager,
+      headers: { 'x-svcdb-user': 'end-user-7', 'x-ndb-client': 'widget' },
+      body: { title: 'Storms', texts: { body: { body: 'A storm brings rain, wind and thunder over the sea.' } } },
     });
     expect(byKey.status).toBe(201);
-    const byUser = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: userToken, body: { title: 'Cats', texts: { body: { body: 'Cats sleep most of the day and hunt at night.' } } } });
+    const byUser = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: userToken,
+      body: { title: 'Cats', texts: { body: { body: 'Cats sleep most of the day and hunt at night.' } } },
+    });
     expect(byUser.status).toBe(201);
-    const scratch = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Scratch' } });
+    const scratch = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: pat,
+      body: { title: 'Scratch' },
+    });
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/resource/${byKey.body.uuid}`, { credential: manager })).status).toBe(200);
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/resource/${byUser.body.uuid}`, { credential: userToken })).status).toBe(200);
-    expect((await topology.http.call('PATCH', `/api/v1/kb/${kb}/resource/${byUser.body.uuid}`, { credential: userToken, body: { title: 'Cats and kittens' } })).status).toBe(200);
-    expect((await topology.http.call('DELETE', `/api/v1/kb/${kb}/resource/${scratch.body.uuid}`, { credential: manager })).status).toBe(204);
+    expect(
+      (
+        await topology.http.call('PATCH', `/api/v1/kb/${kb}/resource/${byUser.body.uuid}`, {
+          credential: userToken,
+          body: { title: 'Cats and kittens' },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await topology.http.call('DELETE', `/api/v1/kb/${kb}/resource/${scratch.body.uuid}`, { credential: manager })).status).toBe(
+      204,
+    );
     await eventually(async () => {
-      const list = await topology.http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: pat });
+      const list = await topology.http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, {
+        credential: pat,
+      });
       return list.body.resources.length === 2 && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
     }, 'both resources processed');
-    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/find`, { credential: manager, body: { query: 'storm rain', audit_metadata: { team: 'blue' } } })).status).toBe(200);
-    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/find`, { credential: userToken, body: { query: 'cats' } })).status).toBe(200);
+    expect(
+      (
+        await topology.http.call('POST', `/api/v1/kb/${kb}/find`, {
+          credential: manager,
+          body: { query: 'storm rain', audit_metadata: { team: 'blue' } },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/find`, { credential: userToken, body: { query: 'cats' } })).status).toBe(
+      200,
+    );
     const ask = await topology.http.call<{ answer: string }>('POST', `/api/v1/kb/${kb}/ask`, {
-      credential: userToken, headers: { 'x-synchronous': 'true' },
-      body: { query: 'What does a storm bring?', chat_history: [{ author: 'USER', text: 'Tell me about the weather' }], rag_strategies: [{ name: 'neighbouring_paragraphs', before: 1, after: 1 }] },
+      credential: userToken,
+      headers: { 'x-synchronous': 'true' },
+      body: {
+        query: 'What does a storm bring?',
+        chat_history: [{ author: 'USER', text: 'Tell me about the weather' }],
+        rag_strategies: [{ name: 'neighbouring_paragraphs', before: 1, after: 1 }],
+      },
     });
     expect(ask.status).toBe(200);
     learningId = ask.headers.get('x-svc-learning-id') as string;
-    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/feedback`, { credential: userToken, body: { ident: learningId, good: false, task: 'CHAT', feedback: 'too vague' } })).status).toBe(200);
-    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/vectorsets/${encodeURIComponent('local:topics')}`, { credential: manager })).status).toBeLessThan(300);
+    expect(
+      (
+        await topology.http.call('POST', `/api/v1/kb/${kb}/feedback`, {
+          credential: userToken,
+          body: { ident: learningId, good: false, task: 'CHAT', feedback: 'too vague' },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await topology.http.call('POST', `/api/v1/kb/${kb}/vectorsets/${encodeURIComponent('local:topics')}`, { credential: manager }))
+        .status,
+    ).toBeLessThan(300);
     // The other KB's activity.
-    expect((await topology.http.call('POST', `/api/v1/kb/${otherKb}/find`, { credential: pat, body: { query: 'secret other question' } })).status).toBe(200);
+    expect(
+      (await topology.http.call('POST', `/api/v1/kb/${otherKb}/find`, { credential: pat, body: { query: 'secret other question' } }))
+        .status,
+    ).toBe(200);
   }, 240_000);
 
   afterAll(async () => {
@@ -100,30 +172,51 @@ describe('activity log (standalone)', () => {
 
   it('records writes and reads with who acted, as a key (nuakey) or as a user', async () => {
     const created = await atLeast('new', 3);
-    expect(created.find((r) => r['user_id'] === 'end-user-7')).toMatchObject({ user_type: 'nuakey', client_type: 'widget', resource_id: expect.any(String) });
+    expect(created.find((r) => r['user_id'] === 'end-user-7')).toMatchObject({
+      user_type: 'nuakey',
+      client_type: 'widget',
+      resource_id: expect.any(String),
+    });
     expect(created.filter((r) => r['user_id'] === userId).map((r) => r['user_type'])).toEqual(['user', 'user']);
     const visited = await atLeast('visited', 2);
     expect(visited.map((r) => r['user_type']).sort()).toEqual(['nuakey', 'user']);
     expect((await atLeast('modified', 1))[0]).toMatchObject({ user_type: 'user', user_id: userId });
     expect((await atLeast('deleted', 1))[0]).toMatchObject({ user_type: 'nuakey' });
     const processed = await atLeast('processed', 2);
-    expect(processed[0]).toMatchObject({ user_type: 'nuakey', client_type: 'processing', audit_metadata: expect.objectContaining({ field: expect.stringContaining('body') }) });
+    expect(processed[0]).toMatchObject({
+      user_type: 'nuakey',
+      client_type: 'processing',
+      audit_metadata: expect.objectContaining({ field: expect.stringContaining('body') }),
+    });
     await atLeast('indexed', 2);
   });
 
   it('keeps the details of searches and answers, with the feedback merged into its answer', async () => {
     const searches = await atLeast('search', 2);
     expect(searches.map((r) => r['question'])).toEqual(expect.arrayContaining(['storm rain', 'cats']));
-    expect(searches.find((r) => r['question'] === 'storm rain')).toMatchObject({ user_type: 'nuakey', audit_metadata: { team: 'blue' }, resources_count: expect.any(Number) });
+    expect(searches.find((r) => r['question'] === 'storm rain')).toMatchObject({
+      user_type: 'nuakey',
+      audit_metadata: { team: 'blue' },
+      resources_count: expect.any(Number),
+    });
     expect(JSON.stringify(searches)).not.toContain('secret other question');
     const [chat] = await eventually(async () => {
       const r = await atLeast('chat', 1);
       return r[0]?.['feedback_good'] === false ? r : undefined;
     }, 'the feedback merged');
     expect(chat).toMatchObject({
-      user_type: 'user', user_id: userId, question: 'What does a storm bring?', answer: expect.stringMatching(/\S/), learning_id: learningId, model: 'extractive',
-      chat_history: [{ author: 'USER', text: 'Tell me about the weather' }], rag_strategies_names: ['neighbouring_paragraphs'],
-      rag_strategies: [{ name: 'neighbouring_paragraphs', before: 1, after: 1 }], status: 0, feedback_good: false, feedback_comment: 'too vague',
+      user_type: 'user',
+      user_id: userId,
+      question: 'What does a storm bring?',
+      answer: expect.stringMatching(/\S/),
+      learning_id: learningId,
+      model: 'extractive',
+      chat_history: [{ author: 'USER', text: 'Tell me about the weather' }],
+      rag_strategies_names: ['neighbouring_paragraphs'],
+      rag_strategies: [{ name: 'neighbouring_paragraphs', before: 1, after: 1 }],
+      status: 0,
+      feedback_good: false,
+      feedback_comment: 'too vague',
     });
     expect((chat?.['retrieved_context'] as unknown[]).length).toBeGreaterThan(0);
   });
@@ -141,23 +234,31 @@ describe('activity log (standalone)', () => {
     expect(first.status).toBe(200);
     expect(first.type).toContain('application/x-ndjson');
     expect(first.hasMore).toBe('true');
-    expect(first.records.map((r) => Object.keys(r).sort())).toEqual([['date', 'id'], ['date', 'id']]);
+    expect(first.records.map((r) => Object.keys(r).sort())).toEqual([
+      ['date', 'id'],
+      ['date', 'id'],
+    ]);
     const rest = await query('new', { pagination: { limit: 2, starting_after: first.records[1]?.['id'] } });
     expect(rest.hasMore).toBe('false');
     expect(rest.records).toHaveLength(1);
     const back = await query('new', { pagination: { limit: 5, ending_before: rest.records[0]?.['id'] } });
     expect(back.records).toEqual(first.records);
-    const keyed = await query('new', { show: ['user_id', 'client_type'], filters: { user_type: { eq: 'nuakey' }, client_type: { like: 'wid%' } } });
+    const keyed = await query('new', {
+      show: ['user_id', 'client_type'],
+      filters: { user_type: { eq: 'nuakey' }, client_type: { like: 'wid%' } },
+    });
     expect(keyed.records).toEqual([{ id: expect.any(Number), date: expect.any(String), user_id: 'end-user-7', client_type: 'widget' }]);
     const meta = await query('search', { show: ['question'], filters: { audit_metadata: [{ key: 'team', eq: 'blue' }] } });
     expect(meta.records.map((r) => r['question'])).toEqual(['storm rain']);
     expect((await query('search', { filters: { question: { ilike: 'STORM%' } } })).records).toHaveLength(1);
     expect((await query('new', { year_month: '2001-01' })).records).toEqual([]);
-    const months = await topology.http.call<{ downloads: string[] }>('GET', `/api/v1/kb/${kb}/activity/chat/months`, { credential: manager });
+    const months = await topology.http.call<{ downloads: string[] }>('GET', `/api/v1/kb/${kb}/activity/chat/months`, {
+      credential: manager,
+    });
     expect(months.body).toEqual({ downloads: [month] });
   });
 
-  it('is for the KB\'s managers, and only of their KB', async () => {
+  it("is for the KB's managers, and only of their KB", async () => {
     expect((await query('new', {}, reader)).status).toBe(403);
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/new/months`, { credential: reader })).status).toBe(403);
     expect((await query('new', {}, null)).status).toBe(401);
@@ -167,15 +268,23 @@ describe('activity log (standalone)', () => {
     const other = await eventually(async () => {
       const r = await query('search', { show: ['question'] }, pat, otherKb);
       return r.records.length > 0 ? r.records : undefined;
-    }, 'the other KB\'s search');
+    }, "the other KB's search");
     expect(other.map((r) => r['question'])).toEqual(['secret other question']);
   });
 
   it('refuses bad queries with 422, listing every invalid member', async () => {
-    const bad = await topology.http.call<{ detail: { loc: (string | number)[]; type: string }[] }>('POST', `/api/v1/kb/${kb}/activity/search/query`, {
-      credential: manager,
-      body: { year_month: '2026-1', filters: { date: { eq: 'x' }, question: { like: 'x'.repeat(500) }, total_duration: { gt: 'slow' }, answer: { eq: 'a' } }, pagination: { limit: 5000 } },
-    });
+    const bad = await topology.http.call<{ detail: { loc: (string | number)[]; type: string }[] }>(
+      'POST',
+      `/api/v1/kb/${kb}/activity/search/query`,
+      {
+        credential: manager,
+        body: {
+          year_month: '2026-1',
+          filters: { date: { eq: 'x' }, question: { like: 'x'.repeat(500) }, total_duration: { gt: 'slow' }, answer: { eq: 'a' } },
+          pagination: { limit: 5000 },
+        },
+      },
+    );
     expect(bad.status).toBe(422);
     expect(bad.body.detail.map((d) => [d.loc.join('.'), d.type])).toEqual([
       ['body.year_month', 'value_error'],
@@ -186,14 +295,31 @@ describe('activity log (standalone)', () => {
       ['body.pagination.limit', 'less_than_equal'],
     ]);
     const tooMany = await topology.http.call('POST', `/api/v1/kb/${kb}/activity/search/query`, {
-      credential: manager, body: { year_month: month, filters: { audit_metadata: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, eq: 'a', ne: 'b', gt: 'c' })) } },
+      credential: manager,
+      body: {
+        year_month: month,
+        filters: { audit_metadata: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, eq: 'a', ne: 'b', gt: 'c' })) },
+      },
     });
     expect(tooMany.status).toBe(422);
-    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/activity/nope/query`, { credential: manager, body: { year_month: month, filters: {} } })).status).toBe(422);
+    expect(
+      (
+        await topology.http.call('POST', `/api/v1/kb/${kb}/activity/nope/query`, {
+          credential: manager,
+          body: { year_month: month, filters: {} },
+        })
+      ).status,
+    ).toBe(422);
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/nope/months`, { credential: manager })).status).toBe(422);
   });
   it('seals the log into hash chains that verify online, and offline from an export', async () => {
-    type Report = { verified: number; unsealed: number; head: { seq: number; hash: string } | null; broken: unknown; next_seq: number | null };
+    type Report = {
+      verified: number;
+      unsealed: number;
+      head: { seq: number; hash: string } | null;
+      broken: unknown;
+      next_seq: number | null;
+    };
     await atLeast('visited', 2);
     const report = await eventually(async () => {
       const r = await topology.http.call<Report>('GET', `/api/v1/kb/${kb}/activity/visited/verify`, { credential: manager });
@@ -202,12 +328,28 @@ describe('activity log (standalone)', () => {
     }, 'the visited records sealed');
     expect(report).toMatchObject({ broken: null, next_seq: null, head: { seq: report.verified } });
     // An export with the chain members verifies offline against the head.
-    const show = ['event_id', 'user_id', 'user_type', 'client_type', 'total_duration', 'resource_id', 'audit_metadata', 'details', 'chain_seq', 'chain_hash'];
+    const show = [
+      'event_id',
+      'user_id',
+      'user_type',
+      'client_type',
+      'total_duration',
+      'resource_id',
+      'audit_metadata',
+      'details',
+      'chain_seq',
+      'chain_hash',
+    ];
     const exported = await query('visited', { show, pagination: { limit: 1000 } });
     expect(exported.records).toHaveLength(report.verified);
     const file = join(modelDir, 'visited.ndjson');
     writeFileSync(file, exported.text);
-    const verify = (head: string) => spawnSync(process.execPath, [join(REPO_ROOT, 'tools', 'scripts', 'verify-activity.mjs'), '--kb', kb, '--type', 'visited', '--head', head, file], { encoding: 'utf8' });
+    const verify = (head: string) =>
+      spawnSync(
+        process.execPath,
+        [join(REPO_ROOT, 'tools', 'scripts', 'verify-activity.mjs'), '--kb', kb, '--type', 'visited', '--head', head, file],
+        { encoding: 'utf8' },
+      );
     const offline = verify(report.head?.hash ?? '');
     expect(offline.status).toBe(0);
     expect(JSON.parse(offline.stdout)).toMatchObject({ records: report.verified, verified: report.verified, broken: null });
@@ -215,22 +357,41 @@ describe('activity log (standalone)', () => {
     expect(verify(report.head?.hash ?? '').status).toBe(1);
     // Managers only; bad slices are 422.
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/visited/verify`, { credential: reader })).status).toBe(403);
-    const bad = await topology.http.call<{ detail: { loc: string[] }[] }>('GET', `/api/v1/kb/${kb}/activity/visited/verify?from_seq=x&limit=-1`, { credential: manager });
+    const bad = await topology.http.call<{ detail: { loc: string[] }[] }>(
+      'GET',
+      `/api/v1/kb/${kb}/activity/visited/verify?from_seq=x&limit=-1`,
+      { credential: manager },
+    );
     expect(bad.status).toBe(422);
     expect(bad.body.detail.map((d) => d.loc.join('.'))).toEqual(['query.from_seq', 'query.limit']);
-    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/visited/verify?limit=2000000`, { credential: manager })).status).toBe(422);
+    expect(
+      (await topology.http.call('GET', `/api/v1/kb/${kb}/activity/visited/verify?limit=2000000`, { credential: manager })).status,
+    ).toBe(422);
   });
   it('prepares NDJSON and CSV downloads of a query behind a signed link, and the legacy month CSV', async () => {
-    type Download = { request_id: string; download_type: string; download_format: string; event_type: string; kb_id: string; download_url: string | null; status: string; records: number | null };
+    type Download = {
+      request_id: string;
+      download_type: string;
+      download_format: string;
+      event_type: string;
+      kb_id: string;
+      download_url: string | null;
+      status: string;
+      records: number | null;
+    };
     const request = (accept: string | undefined, body: Row, credential: NonNullable<Credential> = manager) =>
       fetch(`${topology.http.baseUrl}/api/v1/kb/${kb}/activity/search/query/download`, {
-        method: 'POST', headers: { 'content-type': 'application/json', ...(accept ? { accept } : {}), [credential.header]: credential.value }, body: JSON.stringify(body),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(accept ? { accept } : {}), [credential.header]: credential.value },
+        body: JSON.stringify(body),
       });
-    const status = (id: string) => topology.http.call<Download>('GET', `/api/v1/kb/${kb}/activity/download_request/${id}`, { credential: manager });
-    const ready = (id: string) => eventually(async () => {
-      const r = await status(id);
-      return r.body.status === 'done' ? r.body : undefined;
-    }, 'the file');
+    const status = (id: string) =>
+      topology.http.call<Download>('GET', `/api/v1/kb/${kb}/activity/download_request/${id}`, { credential: manager });
+    const ready = (id: string) =>
+      eventually(async () => {
+        const r = await status(id);
+        return r.body.status === 'done' ? r.body : undefined;
+      }, 'the file');
     // The link is signed for the service's public address: fetched here through the test's own.
     const fetchLink = (url: string) => fetch(`${topology.http.baseUrl}${new URL(url).pathname}${new URL(url).search}`);
     const body = { year_month: month, show: ['question', 'resources_count'], filters: {} };
@@ -246,7 +407,12 @@ describe('activity log (standalone)', () => {
     const file = await fetchLink(done.download_url as string);
     expect(file.status).toBe(200);
     expect(file.headers.get('x-content-type-options')).toBe('nosniff');
-    expect((await file.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row)).toEqual(expected);
+    expect(
+      (await file.text())
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Row),
+    ).toEqual(expected);
     // Another object, or an altered link, opens nothing.
     const forged = new URL(done.download_url as string);
     forged.searchParams.set('expires', String(Number(forged.searchParams.get('expires')) + 3600));
@@ -262,7 +428,9 @@ describe('activity log (standalone)', () => {
     expect(text.trim().split('\r\n')).toHaveLength(expected.length + 1);
 
     // The legacy download: one month of one type, every member, as CSV.
-    const legacy = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kb}/activity/download?type=search&month=${month}`, { headers: { [manager.header]: manager.value } });
+    const legacy = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kb}/activity/download?type=search&month=${month}`, {
+      headers: { [manager.header]: manager.value },
+    });
     expect(legacy.status).toBe(200);
     expect(legacy.headers.get('content-type')).toContain('text/csv');
     expect(legacy.headers.get('content-disposition')).toContain(`activity-search-${month}.csv`);
@@ -276,7 +444,11 @@ describe('activity log (standalone)', () => {
     expect(((await noAccept.json()) as { detail: { loc: string[] }[] }).detail[0]?.loc).toEqual(['header', 'accept']);
     const bad = await request('text/csv', { year_month: '2026-1', filters: {}, pagination: { limit: 5 }, notify_via_email: true });
     expect(bad.status).toBe(422);
-    expect(((await bad.json()) as { detail: { loc: string[] }[] }).detail.map((d) => d.loc.join('.'))).toEqual(['body.year_month', 'body.notify_via_email', 'body.pagination']);
+    expect(((await bad.json()) as { detail: { loc: string[] }[] }).detail.map((d) => d.loc.join('.'))).toEqual([
+      'body.year_month',
+      'body.notify_via_email',
+      'body.pagination',
+    ]);
     expect((await request('text/csv', body, reader)).status).toBe(403);
     expect((await status('00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await status('nope')).status).toBe(404);

@@ -3,13 +3,28 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { createTestIdp, startFakeDnsServer, startTestIdpServer, type FakeDnsServer, type TestIdp, type TestIdpServer } from '@kb/platform/testing';
+import {
+  createTestIdp,
+  startFakeDnsServer,
+  startTestIdpServer,
+  type FakeDnsServer,
+  type TestIdp,
+  type TestIdpServer,
+} from '@kb/platform/testing';
 import { bearer } from './support/http-client';
 import { REPO_ROOT } from './support/processes';
 import { startStandalone, type Topology } from './support/topologies';
 
 /** Debian's chromium (DEPENDENCIES.md): never a downloaded browser. */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const PASSWORD = 'correct horse battery staple';
 const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
 
@@ -94,7 +109,10 @@ describe('the sign-in page in a browser (standalone)', () => {
     await topology.http.call('POST', '/api/v1/auth/signup', { body: { email, password: PASSWORD } });
     await enterEmail(email);
     await page.fill('#password', 'not the password at all');
-    const [response] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/auth/login')), page.click('button:has-text("Sign in")')]);
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/auth/login')),
+      page.click('button:has-text("Sign in")'),
+    ]);
     expect(response.status()).toBe(401);
     await expect(page.locator('[role=alert]').textContent()).resolves.toContain('Wrong e-mail address or password');
     await expect(page.locator('#token').count()).resolves.toBe(0);
@@ -105,18 +123,28 @@ describe('the sign-in page in a browser (standalone)', () => {
     const domain = `${unique('sso')}.test`;
     const configured = await topology.http.call('PATCH', `/api/v1/account/${boot.account.slug}`, {
       credential: bearer(boot.personal_access_token.token),
-      body: { saml_config: { domains: [domain], sso_url: idpServer.ssoUrl, entity_id: idp.entityId, x509_cert: idp.cert, authn_context: 'exact' } },
+      body: {
+        saml_config: { domains: [domain], sso_url: idpServer.ssoUrl, entity_id: idp.entityId, x509_cert: idp.cert, authn_context: 'exact' },
+      },
     });
     expect(configured.status).toBeLessThan(300);
     // The account proves it controls the domain: its TXT record published, then verified.
-    const claims = await topology.http.call<{ domain: string; record: { name: string; value: string } }[]>('GET', `/api/v1/account/${boot.account.slug}/saml/domains`, {
-      credential: bearer(boot.personal_access_token.token),
-    });
+    const claims = await topology.http.call<{ domain: string; record: { name: string; value: string } }[]>(
+      'GET',
+      `/api/v1/account/${boot.account.slug}/saml/domains`,
+      {
+        credential: bearer(boot.personal_access_token.token),
+      },
+    );
     const claim = claims.body.find((c) => c.domain === domain)!;
     dns.addTxt(claim.record.name, claim.record.value);
-    const verified = await topology.http.call<{ status: string }>('POST', `/api/v1/account/${boot.account.slug}/saml/domains/${domain}/verify`, {
-      credential: bearer(boot.personal_access_token.token),
-    });
+    const verified = await topology.http.call<{ status: string }>(
+      'POST',
+      `/api/v1/account/${boot.account.slug}/saml/domains/${domain}/verify`,
+      {
+        credential: bearer(boot.personal_access_token.token),
+      },
+    );
     expect(verified.body.status).toBe('verified');
     ssoEmail = `jo@${domain}`;
 
@@ -127,7 +155,9 @@ describe('the sign-in page in a browser (standalone)', () => {
     const token = await shownToken();
     expect(page.url()).toMatch(new RegExp(`/api/v1/saml/${boot.account.id}/acs$`));
     expect(idpServer.requests).toHaveLength(1);
-    const me = await topology.http.call<{ preferences: { email: string }; accounts: string[] }>('GET', '/api/v1/user', { credential: bearer(token) });
+    const me = await topology.http.call<{ preferences: { email: string }; accounts: string[] }>('GET', '/api/v1/user', {
+      credential: bearer(token),
+    });
     expect(me.body.preferences.email).toBe(ssoEmail);
     expect(me.body.accounts).toContain(boot.account.slug);
 

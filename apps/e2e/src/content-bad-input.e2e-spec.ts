@@ -48,7 +48,11 @@ describe('content API — bad input changes nothing', () => {
 
   beforeAll(async () => {
     blobRoot = mkdtempSync(join(tmpdir(), 'kb-e2e-bad-input-blobs-'));
-    topology = await startStandalone({ JSON_BODY_LIMIT: `${JSON_LIMIT}b`, HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS), BLOB_FS_ROOT: blobRoot });
+    topology = await startStandalone({
+      JSON_BODY_LIMIT: `${JSON_LIMIT}b`,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS),
+      BLOB_FS_ROOT: blobRoot,
+    });
     http = topology.http;
     const boot = topology.bootstrap();
     kbid = boot.kb.id;
@@ -58,20 +62,35 @@ describe('content API — bad input changes nothing', () => {
     // The KB the bad requests aim at: a processed resource with every kind of field, and a taken slug.
     const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
       credential: key,
-      body: { title: 'Existing', slug: 'existing', texts: { body: { body: 'Some text.' } }, conversations: { chat: { messages: [{ ident: 'm1', content: { text: 'Hello' } }] } } },
+      body: {
+        title: 'Existing',
+        slug: 'existing',
+        texts: { body: { body: 'Some text.' } },
+        conversations: { chat: { messages: [{ ident: 'm1', content: { text: 'Hello' } }] } },
+      },
     });
     rid = created.body.uuid;
     const doc = Buffer.from('A stored file.\n');
     docMd5 = createHash('md5').update(doc).digest('hex');
     const uploaded = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/resource/${rid}/file/doc/upload`, {
-      method: 'POST', headers: { [key.header]: key.value, 'content-type': 'text/plain', 'x-md5': docMd5 }, body: new Uint8Array(doc),
+      method: 'POST',
+      headers: { [key.header]: key.value, 'content-type': 'text/plain', 'x-md5': docMd5 },
+      body: new Uint8Array(doc),
     });
     expect(uploaded.status).toBe(201);
-    expect((await http.call('POST', `/api/v1/kb/${kbid}/resources`, { credential: key, body: { title: 'Taken', slug: 'taken' } })).status).toBe(201);
-    await http.eventually(async () => {
-      const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kbid}/resources`, { credential: key });
-      return list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
-    }, 90_000, 'the fixtures to be processed');
+    expect(
+      (await http.call('POST', `/api/v1/kb/${kbid}/resources`, { credential: key, body: { title: 'Taken', slug: 'taken' } })).status,
+    ).toBe(201);
+    await http.eventually(
+      async () => {
+        const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kbid}/resources`, {
+          credential: key,
+        });
+        return list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
+      },
+      90_000,
+      'the fixtures to be processed',
+    );
   }, 180_000);
 
   afterAll(async () => {
@@ -85,7 +104,9 @@ describe('content API — bad input changes nothing', () => {
     for await (const item of blobs.list('')) objects.push(`${item.key} ${item.size}`);
     return {
       resources: (await http.call('GET', `/api/v1/kb/${kbid}/resources?size=200`, { credential: key })).body,
-      existing: (await http.call('GET', `/api/v1/kb/${kbid}/resource/${rid}?show=basic&show=values&show=errors&show=extracted`, { credential: key })).body,
+      existing: (
+        await http.call('GET', `/api/v1/kb/${kbid}/resource/${rid}?show=basic&show=values&show=errors&show=extracted`, { credential: key })
+      ).body,
       labelsets: (await http.call('GET', `/api/v1/kb/${kbid}/labelsets`, { credential: key })).body,
       objects: objects.sort(),
     };
@@ -94,7 +115,8 @@ describe('content API — bad input changes nothing', () => {
   const send = async (row: Row): Promise<{ status: number; body: unknown }> => {
     const url = `${http.baseUrl}/api/v1/kb/${kbid}${row.path}`;
     const headers: Record<string, string> = { [key.header]: key.value, ...(row.headers ?? {}) };
-    if (row.declaredLength !== undefined) return announceOnly(url, row.method, { ...headers, 'content-length': String(row.declaredLength) });
+    if (row.declaredLength !== undefined)
+      return announceOnly(url, row.method, { ...headers, 'content-length': String(row.declaredLength) });
     let body: string | undefined;
     if (row.raw !== undefined) body = row.raw;
     else if (row.json !== undefined) {
@@ -109,28 +131,150 @@ describe('content API — bad input changes nothing', () => {
   const fileWith = (file: Record<string, unknown>) => ({ file: { filename: 'f.txt', content_type: 'text/plain', ...file } });
   const rows: Row[] = [
     // Wrong types and values in JSON bodies: 422 with every invalid member located.
-    { name: 'create: title of the wrong type', method: 'POST', path: '/resources', json: { title: 5 }, status: 422, loc: ['body', 'title'] },
-    { name: 'create: text body of the wrong type', method: 'POST', path: '/resources', json: { texts: { a: { body: 5 } } }, status: 422, loc: ['body', 'texts', 'a', 'body'] },
-    { name: 'create: unknown text format', method: 'POST', path: '/resources', json: { texts: { a: { body: 'x', format: 'WORD' } } }, status: 422, loc: ['body', 'texts', 'a', 'format'] },
-    { name: 'create: field id with a space', method: 'POST', path: '/resources', json: { texts: { 'bad id': { body: 'x' } } }, status: 422, loc: ['body', 'texts'] },
-    { name: 'create: link that is not a URL', method: 'POST', path: '/resources', json: { links: { l: { uri: 'not a url' } } }, status: 422, loc: ['body', 'links', 'l', 'uri'] },
+    {
+      name: 'create: title of the wrong type',
+      method: 'POST',
+      path: '/resources',
+      json: { title: 5 },
+      status: 422,
+      loc: ['body', 'title'],
+    },
+    {
+      name: 'create: text body of the wrong type',
+      method: 'POST',
+      path: '/resources',
+      json: { texts: { a: { body: 5 } } },
+      status: 422,
+      loc: ['body', 'texts', 'a', 'body'],
+    },
+    {
+      name: 'create: unknown text format',
+      method: 'POST',
+      path: '/resources',
+      json: { texts: { a: { body: 'x', format: 'WORD' } } },
+      status: 422,
+      loc: ['body', 'texts', 'a', 'format'],
+    },
+    {
+      name: 'create: field id with a space',
+      method: 'POST',
+      path: '/resources',
+      json: { texts: { 'bad id': { body: 'x' } } },
+      status: 422,
+      loc: ['body', 'texts'],
+    },
+    {
+      name: 'create: link that is not a URL',
+      method: 'POST',
+      path: '/resources',
+      json: { links: { l: { uri: 'not a url' } } },
+      status: 422,
+      loc: ['body', 'links', 'l', 'uri'],
+    },
     { name: 'create: bad slug', method: 'POST', path: '/resources', json: { slug: 'bad slug!' }, status: 422, loc: ['body', 'slug'] },
     { name: 'create: a list instead of an object', method: 'POST', path: '/resources', json: [], status: 422, loc: ['body'] },
-    { name: 'create: broken base64', method: 'POST', path: '/resources', json: { files: { f: fileWith({ payload: 'not base64!!' }) } }, status: 422, loc: ['body', 'files', 'f', 'file', 'payload'] },
-    { name: 'create: a blob of another KB', method: 'POST', path: '/resources', json: { files: { f: fileWith({ uri: 'blob:content/kbs/other/r/x/f/file/f/original' }) } }, status: 422, loc: ['body', 'files', 'f', 'file', 'uri'] },
-    { name: 'create: unsupported inline file type', method: 'POST', path: '/resources', json: { files: { f: { file: { filename: 'setup.exe', content_type: 'application/x-msdownload', payload: 'TVqQAA==' } } } }, status: 415, detail: /Unsupported file type/ },
-    { name: 'create: slug taken', method: 'POST', path: '/resources', json: { title: 'x', slug: 'taken' }, status: 409, detail: /slug taken already exists/ },
+    {
+      name: 'create: broken base64',
+      method: 'POST',
+      path: '/resources',
+      json: { files: { f: fileWith({ payload: 'not base64!!' }) } },
+      status: 422,
+      loc: ['body', 'files', 'f', 'file', 'payload'],
+    },
+    {
+      name: 'create: a blob of another KB',
+      method: 'POST',
+      path: '/resources',
+      json: { files: { f: fileWith({ uri: 'blob:content/kbs/other/r/x/f/file/f/original' }) } },
+      status: 422,
+      loc: ['body', 'files', 'f', 'file', 'uri'],
+    },
+    {
+      name: 'create: unsupported inline file type',
+      method: 'POST',
+      path: '/resources',
+      json: { files: { f: { file: { filename: 'setup.exe', content_type: 'application/x-msdownload', payload: 'TVqQAA==' } } } },
+      status: 415,
+      detail: /Unsupported file type/,
+    },
+    {
+      name: 'create: slug taken',
+      method: 'POST',
+      path: '/resources',
+      json: { title: 'x', slug: 'taken' },
+      status: 409,
+      detail: /slug taken already exists/,
+    },
     // Bodies that are not (valid) JSON.
-    { name: 'create: malformed JSON', method: 'POST', path: '/resources', raw: '{"title": ', headers: { 'content-type': 'application/json' }, status: 422, loc: ['body'] },
-    { name: 'create: text/plain body', method: 'POST', path: '/resources', raw: '{"title": "x"}', headers: { 'content-type': 'text/plain' }, status: 415, detail: /content type text\/plain/ },
-    { name: 'modify: form body', method: 'PATCH', path: `/resource/{rid}`, raw: 'title=x', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415, detail: /application\/json/ },
-    { name: 'create: body over the JSON limit', method: 'POST', path: '/resources', json: { texts: { a: { body: 'x'.repeat(JSON_LIMIT + 1) } } }, status: 413, detail: /larger than the limit/ },
+    {
+      name: 'create: malformed JSON',
+      method: 'POST',
+      path: '/resources',
+      raw: '{"title": ',
+      headers: { 'content-type': 'application/json' },
+      status: 422,
+      loc: ['body'],
+    },
+    {
+      name: 'create: text/plain body',
+      method: 'POST',
+      path: '/resources',
+      raw: '{"title": "x"}',
+      headers: { 'content-type': 'text/plain' },
+      status: 415,
+      detail: /content type text\/plain/,
+    },
+    {
+      name: 'modify: form body',
+      method: 'PATCH',
+      path: `/resource/{rid}`,
+      raw: 'title=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      status: 415,
+      detail: /application\/json/,
+    },
+    {
+      name: 'create: body over the JSON limit',
+      method: 'POST',
+      path: '/resources',
+      json: { texts: { a: { body: 'x'.repeat(JSON_LIMIT + 1) } } },
+      status: 413,
+      detail: /larger than the limit/,
+    },
     // Resources that do not exist, and slug conflicts.
-    { name: 'modify: slug to a taken one', method: 'PATCH', path: `/resource/{rid}`, json: { slug: 'taken' }, status: 409, detail: /Slug already exists: taken/ },
-    { name: 'modify: hidden of the wrong type', method: 'PATCH', path: `/resource/{rid}`, json: { hidden: 'yes' }, status: 422, loc: ['body', 'hidden'] },
-    { name: 'modify: unknown resource', method: 'PATCH', path: `/resource/${MISSING}`, json: { title: 'x' }, status: 404, detail: /Resource not found/ },
+    {
+      name: 'modify: slug to a taken one',
+      method: 'PATCH',
+      path: `/resource/{rid}`,
+      json: { slug: 'taken' },
+      status: 409,
+      detail: /Slug already exists: taken/,
+    },
+    {
+      name: 'modify: hidden of the wrong type',
+      method: 'PATCH',
+      path: `/resource/{rid}`,
+      json: { hidden: 'yes' },
+      status: 422,
+      loc: ['body', 'hidden'],
+    },
+    {
+      name: 'modify: unknown resource',
+      method: 'PATCH',
+      path: `/resource/${MISSING}`,
+      json: { title: 'x' },
+      status: 404,
+      detail: /Resource not found/,
+    },
     { name: 'modify: unknown slug', method: 'PATCH', path: '/slug/nope', json: { title: 'x' }, status: 404, detail: /Resource not found/ },
-    { name: 'modify: unknown resource with an inline file', method: 'PATCH', path: `/resource/${MISSING}`, json: { files: { f: fileWith({ payload: 'aGk=' }) } }, status: 404, detail: /Resource not found/ },
+    {
+      name: 'modify: unknown resource with an inline file',
+      method: 'PATCH',
+      path: `/resource/${MISSING}`,
+      json: { files: { f: fileWith({ payload: 'aGk=' }) } },
+      status: 404,
+      detail: /Resource not found/,
+    },
     { name: 'get: unknown resource', method: 'GET', path: `/resource/${MISSING}`, status: 404, detail: /Resource not found/ },
     { name: 'get: unknown slug', method: 'GET', path: '/slug/nope', status: 404, detail: /Resource not found/ },
     { name: 'get: unknown show value', method: 'GET', path: `/resource/{rid}?show=everything`, status: 422, loc: ['query', 'show'] },
@@ -138,49 +282,298 @@ describe('content API — bad input changes nothing', () => {
     { name: 'list: size too large', method: 'GET', path: '/resources?size=1000', status: 422, loc: ['query', 'size'] },
     { name: 'delete: unknown resource', method: 'DELETE', path: `/resource/${MISSING}`, status: 404, detail: /Resource not found/ },
     { name: 'reindex: unknown resource', method: 'POST', path: `/resource/${MISSING}/reindex`, status: 404, detail: /Resource not found/ },
-    { name: 'reindex: flag that is not a boolean', method: 'POST', path: `/resource/{rid}/reindex?reindex_vectors=maybe`, status: 422, loc: ['query', 'reindex_vectors'] },
-    { name: 'reprocess: unknown resource', method: 'POST', path: `/resource/${MISSING}/reprocess`, status: 404, detail: /Resource not found/ },
+    {
+      name: 'reindex: flag that is not a boolean',
+      method: 'POST',
+      path: `/resource/{rid}/reindex?reindex_vectors=maybe`,
+      status: 422,
+      loc: ['query', 'reindex_vectors'],
+    },
+    {
+      name: 'reprocess: unknown resource',
+      method: 'POST',
+      path: `/resource/${MISSING}/reprocess`,
+      status: 404,
+      detail: /Resource not found/,
+    },
     // Fields: unknown types, bad ids, wrong shapes.
     { name: 'field: unknown type (read)', method: 'GET', path: `/resource/{rid}/widget/x`, status: 422, loc: ['path', 'field_type'] },
     { name: 'field: unknown type (delete)', method: 'DELETE', path: `/resource/{rid}/widget/x`, status: 422, loc: ['path', 'field_type'] },
-    { name: 'field: unknown type (reprocess)', method: 'POST', path: `/resource/{rid}/widget/x/reprocess`, status: 422, loc: ['path', 'field_type'] },
-    { name: 'field: unknown type (write)', method: 'PUT', path: `/resource/{rid}/widget/x`, json: { body: 'x' }, status: 404, detail: /Cannot PUT/ },
-    { name: 'field: bad field id', method: 'PUT', path: `/resource/{rid}/text/bad%20id`, json: { body: 'x' }, status: 422, loc: ['path', 'field_id'] },
-    { name: 'field: bad file field id', method: 'PUT', path: `/resource/{rid}/file/a.b`, json: fileWith({ payload: 'aGk=' }), status: 422, loc: ['path', 'field_id'] },
+    {
+      name: 'field: unknown type (reprocess)',
+      method: 'POST',
+      path: `/resource/{rid}/widget/x/reprocess`,
+      status: 422,
+      loc: ['path', 'field_type'],
+    },
+    {
+      name: 'field: unknown type (write)',
+      method: 'PUT',
+      path: `/resource/{rid}/widget/x`,
+      json: { body: 'x' },
+      status: 404,
+      detail: /Cannot PUT/,
+    },
+    {
+      name: 'field: bad field id',
+      method: 'PUT',
+      path: `/resource/{rid}/text/bad%20id`,
+      json: { body: 'x' },
+      status: 422,
+      loc: ['path', 'field_id'],
+    },
+    {
+      name: 'field: bad file field id',
+      method: 'PUT',
+      path: `/resource/{rid}/file/a.b`,
+      json: fileWith({ payload: 'aGk=' }),
+      status: 422,
+      loc: ['path', 'field_id'],
+    },
     { name: 'field: text without a body', method: 'PUT', path: `/resource/{rid}/text/t`, json: {}, status: 422, loc: ['body', 'body'] },
-    { name: 'field: broken base64', method: 'PUT', path: `/resource/{rid}/file/f`, json: fileWith({ payload: '@@@' }), status: 422, loc: ['body', 'file', 'payload'] },
-    { name: 'field: a blob of another resource', method: 'PUT', path: `/resource/{rid}/file/f`, json: fileWith({ uri: `blob:content/kbs/{kbid}/r/${MISSING}/f/file/f/original` }), status: 422, loc: ['body', 'file', 'uri'] },
+    {
+      name: 'field: broken base64',
+      method: 'PUT',
+      path: `/resource/{rid}/file/f`,
+      json: fileWith({ payload: '@@@' }),
+      status: 422,
+      loc: ['body', 'file', 'payload'],
+    },
+    {
+      name: 'field: a blob of another resource',
+      method: 'PUT',
+      path: `/resource/{rid}/file/f`,
+      json: fileWith({ uri: `blob:content/kbs/{kbid}/r/${MISSING}/f/file/f/original` }),
+      status: 422,
+      loc: ['body', 'file', 'uri'],
+    },
     { name: 'field: unknown field', method: 'GET', path: `/resource/{rid}/text/nope`, status: 404, detail: /Field not found/ },
     { name: 'field: delete an unknown field', method: 'DELETE', path: `/resource/{rid}/text/nope`, status: 404, detail: /Field not found/ },
-    { name: 'field: into an unknown resource', method: 'PUT', path: `/resource/${MISSING}/text/t`, json: { body: 'x' }, status: 404, detail: /Resource not found/ },
-    { name: 'conversation: messages not a list', method: 'PUT', path: `/resource/{rid}/conversation/chat/messages`, json: { ident: 'm2' }, status: 422, loc: ['body'] },
-    { name: 'conversation: message ident taken', method: 'PUT', path: `/resource/{rid}/conversation/chat/messages`, json: [{ ident: 'm1', content: { text: 'again' } }], status: 422, loc: ['body', 0, 'ident'] },
-    { name: 'conversation: unknown message', method: 'DELETE', path: `/resource/{rid}/conversation/chat/messages/nope`, status: 404, detail: /Message not found/ },
-    { name: 'download: unknown field', method: 'GET', path: `/resource/{rid}/file/nope/download/field`, status: 404, detail: /Field not found/ },
-    { name: 'download: unknown extracted file', method: 'GET', path: `/resource/{rid}/file/doc/download/extracted/nothing`, status: 404, detail: /no extracted file/ },
-    { name: 'labelset: duplicate labels', method: 'POST', path: '/labelset/dupes', json: { labels: [{ title: 'a' }, { title: 'A' }] }, status: 422, loc: ['body', 'labels'] },
+    {
+      name: 'field: into an unknown resource',
+      method: 'PUT',
+      path: `/resource/${MISSING}/text/t`,
+      json: { body: 'x' },
+      status: 404,
+      detail: /Resource not found/,
+    },
+    {
+      name: 'conversation: messages not a list',
+      method: 'PUT',
+      path: `/resource/{rid}/conversation/chat/messages`,
+      json: { ident: 'm2' },
+      status: 422,
+      loc: ['body'],
+    },
+    {
+      name: 'conversation: message ident taken',
+      method: 'PUT',
+      path: `/resource/{rid}/conversation/chat/messages`,
+      json: [{ ident: 'm1', content: { text: 'again' } }],
+      status: 422,
+      loc: ['body', 0, 'ident'],
+    },
+    {
+      name: 'conversation: unknown message',
+      method: 'DELETE',
+      path: `/resource/{rid}/conversation/chat/messages/nope`,
+      status: 404,
+      detail: /Message not found/,
+    },
+    {
+      name: 'download: unknown field',
+      method: 'GET',
+      path: `/resource/{rid}/file/nope/download/field`,
+      status: 404,
+      detail: /Field not found/,
+    },
+    {
+      name: 'download: unknown extracted file',
+      method: 'GET',
+      path: `/resource/{rid}/file/doc/download/extracted/nothing`,
+      status: 404,
+      detail: /no extracted file/,
+    },
+    {
+      name: 'labelset: duplicate labels',
+      method: 'POST',
+      path: '/labelset/dupes',
+      json: { labels: [{ title: 'a' }, { title: 'A' }] },
+      status: 422,
+      loc: ['body', 'labels'],
+    },
     // Raw uploads.
-    { name: 'upload: unsupported type', method: 'POST', path: '/upload', raw: 'MZ', headers: { 'content-type': 'application/x-msdownload', 'x-filename': 'setup.exe' }, status: 415, detail: /Unsupported file type/ },
-    { name: 'upload: malformed x-md5', method: 'POST', path: '/upload', raw: 'hello', headers: { 'content-type': 'text/plain', 'x-md5': 'not-an-md5' }, status: 422, loc: ['header', 'x-md5'] },
-    { name: 'upload: x-md5 not matching the bytes', method: 'POST', path: '/upload', raw: 'hello', headers: { 'content-type': 'text/plain', 'x-md5': '0'.repeat(32) }, status: 422, loc: ['header', 'x-md5'] },
-    { name: 'upload: x-md5 already in the KB', method: 'POST', path: '/upload', raw: 'A stored file.\n', headers: { 'content-type': 'text/plain', 'x-md5': '{md5}' }, status: 409, detail: /already exists/ },
-    { name: 'upload: announced size over the account limit', method: 'POST', path: '/upload', headers: { 'content-type': 'text/plain' }, declaredLength: 600 * 1024 * 1024, status: 413, detail: /larger than/ },
-    { name: 'upload: into an unknown resource', method: 'POST', path: `/resource/${MISSING}/file/x/upload`, raw: 'x', headers: { 'content-type': 'text/plain' }, status: 404, detail: /not found/ },
-    { name: 'upload: into an unknown slug', method: 'POST', path: '/slug/nope/file/x/upload', raw: 'x', headers: { 'content-type': 'text/plain' }, status: 404, detail: /not found/ },
+    {
+      name: 'upload: unsupported type',
+      method: 'POST',
+      path: '/upload',
+      raw: 'MZ',
+      headers: { 'content-type': 'application/x-msdownload', 'x-filename': 'setup.exe' },
+      status: 415,
+      detail: /Unsupported file type/,
+    },
+    {
+      name: 'upload: malformed x-md5',
+      method: 'POST',
+      path: '/upload',
+      raw: 'hello',
+      headers: { 'content-type': 'text/plain', 'x-md5': 'not-an-md5' },
+      status: 422,
+      loc: ['header', 'x-md5'],
+    },
+    {
+      name: 'upload: x-md5 not matching the bytes',
+      method: 'POST',
+      path: '/upload',
+      raw: 'hello',
+      headers: { 'content-type': 'text/plain', 'x-md5': '0'.repeat(32) },
+      status: 422,
+      loc: ['header', 'x-md5'],
+    },
+    {
+      name: 'upload: x-md5 already in the KB',
+      method: 'POST',
+      path: '/upload',
+      raw: 'A stored file.\n',
+      headers: { 'content-type': 'text/plain', 'x-md5': '{md5}' },
+      status: 409,
+      detail: /already exists/,
+    },
+    {
+      name: 'upload: announced size over the account limit',
+      method: 'POST',
+      path: '/upload',
+      headers: { 'content-type': 'text/plain' },
+      declaredLength: 600 * 1024 * 1024,
+      status: 413,
+      detail: /larger than/,
+    },
+    {
+      name: 'upload: into an unknown resource',
+      method: 'POST',
+      path: `/resource/${MISSING}/file/x/upload`,
+      raw: 'x',
+      headers: { 'content-type': 'text/plain' },
+      status: 404,
+      detail: /not found/,
+    },
+    {
+      name: 'upload: into an unknown slug',
+      method: 'POST',
+      path: '/slug/nope/file/x/upload',
+      raw: 'x',
+      headers: { 'content-type': 'text/plain' },
+      status: 404,
+      detail: /not found/,
+    },
     // Malformed TUS headers.
-    { name: 'tus: neither Upload-Length nor Upload-Defer-Length', method: 'POST', path: '/tusupload', status: 422, loc: ['header', 'upload-length'] },
-    { name: 'tus: Upload-Defer-Length other than 1', method: 'POST', path: '/tusupload', headers: { 'upload-defer-length': 'yes' }, status: 422, loc: ['header', 'upload-length'] },
-    { name: 'tus: Upload-Length not a number', method: 'POST', path: '/tusupload', headers: { 'upload-length': 'ten' }, status: 422, loc: ['header', 'upload-length'] },
-    { name: 'tus: Upload-Length negative', method: 'POST', path: '/tusupload', headers: { 'upload-length': '-1' }, status: 422, loc: ['header', 'upload-length'] },
-    { name: 'tus: Upload-Length over Tus-Max-Size', method: 'POST', path: '/tusupload', headers: { 'upload-length': String(6 * 1024 ** 3) }, status: 413, detail: /Tus-Max-Size/ },
-    { name: 'tus: Upload-Metadata value not base64', method: 'POST', path: '/tusupload', headers: { 'upload-length': '4', 'upload-metadata': 'filename not*base64' }, status: 422, loc: ['header', 'upload-metadata', 'filename'] },
-    { name: 'tus: Upload-Metadata malformed key', method: 'POST', path: '/tusupload', headers: { 'upload-length': '4', 'upload-metadata': 'file*name YQ==' }, status: 422, loc: ['header', 'upload-metadata'] },
-    { name: 'tus: creation body of the wrong type', method: 'POST', path: '/tusupload', headers: { 'upload-length': '4' }, json: { title: 5 }, status: 422, loc: ['body', 'title'] },
-    { name: 'tus: into an unknown resource', method: 'POST', path: `/resource/${MISSING}/file/x/tusupload`, headers: { 'upload-length': '4' }, status: 404, detail: /not found/ },
-    { name: 'tus: chunk for an unknown upload', method: 'PATCH', path: `/tusupload/${'a'.repeat(32)}`, raw: 'data', headers: { 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, status: 404, detail: /Upload not found/ },
-    { name: 'tus: malformed upload id', method: 'PATCH', path: '/tusupload/not-an-id', raw: 'data', headers: { 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, status: 404, detail: /Upload not found/ },
-    { name: 'tus: Upload-Offset not a number', method: 'PATCH', path: `/tusupload/${'a'.repeat(32)}`, raw: 'data', headers: { 'upload-offset': 'zero' }, status: 422, loc: ['header', 'upload-offset'] },
-    { name: 'tus: Upload-Offset missing', method: 'PATCH', path: `/tusupload/${'a'.repeat(32)}`, raw: 'data', status: 422, loc: ['header', 'upload-offset'] },
+    {
+      name: 'tus: neither Upload-Length nor Upload-Defer-Length',
+      method: 'POST',
+      path: '/tusupload',
+      status: 422,
+      loc: ['header', 'upload-length'],
+    },
+    {
+      name: 'tus: Upload-Defer-Length other than 1',
+      method: 'POST',
+      path: '/tusupload',
+      headers: { 'upload-defer-length': 'yes' },
+      status: 422,
+      loc: ['header', 'upload-length'],
+    },
+    {
+      name: 'tus: Upload-Length not a number',
+      method: 'POST',
+      path: '/tusupload',
+      headers: { 'upload-length': 'ten' },
+      status: 422,
+      loc: ['header', 'upload-length'],
+    },
+    {
+      name: 'tus: Upload-Length negative',
+      method: 'POST',
+      path: '/tusupload',
+      headers: { 'upload-length': '-1' },
+      status: 422,
+      loc: ['header', 'upload-length'],
+    },
+    {
+      name: 'tus: Upload-Length over Tus-Max-Size',
+      method: 'POST',
+      path: '/tusupload',
+      headers: { 'upload-length': String(6 * 1024 ** 3) },
+      status: 413,
+      detail: /Tus-Max-Size/,
+    },
+    {
+      name: 'tus: Upload-Metadata value not base64',
+      method: 'POST',
+      path: '/tusupload',
+      headers: { 'upload-length': '4', 'upload-metadata': 'filename not*base64' },
+      status: 422,
+      loc: ['header', 'upload-metadata', 'filename'],
+    },
+    {
+      name: 'tus: Upload-Metadata malformed key',
+      method: 'POST',
+      path: '/tusupload',
+      headers: { 'upload-length': '4', 'upload-metadata': 'file*name YQ==' },
+      status: 422,
+      loc: ['header', 'upload-metadata'],
+    },
+    {
+      name: 'tus: creation body of the wrong type',
+      method: 'POST',
+      path: '/tusupload',
+      headers: { 'upload-length': '4' },
+      json: { title: 5 },
+      status: 422,
+      loc: ['body', 'title'],
+    },
+    {
+      name: 'tus: into an unknown resource',
+      method: 'POST',
+      path: `/resource/${MISSING}/file/x/tusupload`,
+      headers: { 'upload-length': '4' },
+      status: 404,
+      detail: /not found/,
+    },
+    {
+      name: 'tus: chunk for an unknown upload',
+      method: 'PATCH',
+      path: `/tusupload/${'a'.repeat(32)}`,
+      raw: 'data',
+      headers: { 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      status: 404,
+      detail: /Upload not found/,
+    },
+    {
+      name: 'tus: malformed upload id',
+      method: 'PATCH',
+      path: '/tusupload/not-an-id',
+      raw: 'data',
+      headers: { 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      status: 404,
+      detail: /Upload not found/,
+    },
+    {
+      name: 'tus: Upload-Offset not a number',
+      method: 'PATCH',
+      path: `/tusupload/${'a'.repeat(32)}`,
+      raw: 'data',
+      headers: { 'upload-offset': 'zero' },
+      status: 422,
+      loc: ['header', 'upload-offset'],
+    },
+    {
+      name: 'tus: Upload-Offset missing',
+      method: 'PATCH',
+      path: `/tusupload/${'a'.repeat(32)}`,
+      raw: 'data',
+      status: 422,
+      loc: ['header', 'upload-offset'],
+    },
   ];
 
   it('covers every category, against a KB whose state the snapshot sees', async () => {
@@ -193,7 +586,9 @@ describe('content API — bad input changes nothing', () => {
 
   it.each(rows.map((r) => [r.name, r] as const))('%s', async (_name, template) => {
     // The rows name fixtures by placeholder: they are only known once the KB is set up.
-    const filled = JSON.parse(JSON.stringify(template).replaceAll('{rid}', rid).replaceAll('{kbid}', kbid).replaceAll('{md5}', docMd5)) as Row;
+    const filled = JSON.parse(
+      JSON.stringify(template).replaceAll('{rid}', rid).replaceAll('{kbid}', kbid).replaceAll('{md5}', docMd5),
+    ) as Row;
     const row: Row = { ...filled, detail: template.detail };
     const before = await snapshot();
     const res = await send(row);

@@ -17,7 +17,10 @@ async function eventually<T>(probe: () => Promise<T | undefined>, what: string, 
 /** The NDJSON lines of a streamed /ask, read from the client's raw response. */
 async function ndjsonLines(response: Response): Promise<AskStreamLine[]> {
   const text = await response.text();
-  return text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as AskStreamLine);
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as AskStreamLine);
 }
 
 /**
@@ -46,7 +49,9 @@ describe('the generated client against a standalone service', () => {
     const boot = topology.bootstrap();
     accountId = boot.account.id;
     kbid = boot.kb.id;
-    const { data, response } = await createKbClient({ baseUrl }).POST('/api/v1/auth/login', { body: { email: boot.user.email, password: boot.user.password } });
+    const { data, response } = await createKbClient({ baseUrl }).POST('/api/v1/auth/login', {
+      body: { email: boot.user.email, password: boot.user.password },
+    });
     expect(response.status).toBe(200);
     user = createKbClient({ baseUrl, token: data!.token });
   }, 300_000);
@@ -57,11 +62,17 @@ describe('the generated client against a standalone service', () => {
 
   it('gives the KB a service account with an API key, listed without its secret', async () => {
     const path = { account_id: accountId, kb_id: kbid };
-    const created = await user.POST('/api/v1/account/{account_id}/kb/{kb_id}/service_accounts', { params: { path }, body: { title: 'newcomer', role: 'SCONTRIBUTOR' } });
+    const created = await user.POST('/api/v1/account/{account_id}/kb/{kb_id}/service_accounts', {
+      params: { path },
+      body: { title: 'newcomer', role: 'SCONTRIBUTOR' },
+    });
     expect(created.response.status).toBe(201);
     saId = created.data!.id;
     const expires = new Date(Date.now() + 24 * 3600_000).toISOString();
-    const key = await user.POST('/api/v1/account/{account_id}/kb/{kb_id}/service_account/{sa_id}/keys', { params: { path: { ...path, sa_id: saId } }, body: { expires } });
+    const key = await user.POST('/api/v1/account/{account_id}/kb/{kb_id}/service_account/{sa_id}/keys', {
+      params: { path: { ...path, sa_id: saId } },
+      body: { expires },
+    });
     expect(key.response.status).toBe(201);
     keyId = key.data!.id;
     keyed = createKbClient({ baseUrl, apiKey: key.data!.token });
@@ -104,7 +115,9 @@ describe('the generated client against a standalone service', () => {
     fileRid = upload.data!.uuid;
     expect(upload.data!.field_id).toBeTruthy();
 
-    const read = await keyed.GET('/api/v1/kb/{kbid}/resource/{rid}', { params: { path: { kbid, rid: textRid }, query: { show: ['basic', 'values'] } } });
+    const read = await keyed.GET('/api/v1/kb/{kbid}/resource/{rid}', {
+      params: { path: { kbid, rid: textRid }, query: { show: ['basic', 'values'] } },
+    });
     expect(read.response.status).toBe(200);
     expect(read.data).toMatchObject({ id: textRid, title: 'Tides', slug: 'tides' });
   });
@@ -120,7 +133,11 @@ describe('the generated client against a standalone service', () => {
     const onlyFile = await find({ query: 'tide', features: ['keyword'], filter_expression: { field: { prop: 'resource', id: fileRid } } });
     expect(onlyFile.response.status).toBe(200);
     expect(Object.keys(onlyFile.data!.resources)).toEqual([fileRid]);
-    const notText = await find({ query: 'tide', features: ['keyword'], filter_expression: { field: { not: { prop: 'resource', id: fileRid } } } });
+    const notText = await find({
+      query: 'tide',
+      features: ['keyword'],
+      filter_expression: { field: { not: { prop: 'resource', id: fileRid } } },
+    });
     expect(Object.keys(notText.data!.resources)).toEqual([textRid]);
 
     const bad = await find({ query: 'tide', top_k: 0 });
@@ -129,31 +146,52 @@ describe('the generated client against a standalone service', () => {
   });
 
   it('asks with a streamed answer: NDJSON items read from the raw response, ending with a status; then sends feedback on it', async () => {
-    const { response } = await keyed.POST('/api/v1/kb/{kbid}/ask', { params: { path: { kbid } }, body: { query: 'When are spring tides?', features: ['keyword'] }, parseAs: 'stream' });
+    const { response } = await keyed.POST('/api/v1/kb/{kbid}/ask', {
+      params: { path: { kbid } },
+      body: { query: 'When are spring tides?', features: ['keyword'] },
+      parseAs: 'stream',
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('application/x-ndjson');
     const lines = await ndjsonLines(response);
-    const retrieval = lines.map((line) => line.item).find((item): item is components['schemas']['AskRetrievalItem'] => item.type === 'retrieval');
+    const retrieval = lines
+      .map((line) => line.item)
+      .find((item): item is components['schemas']['AskRetrievalItem'] => item.type === 'retrieval');
     expect(Object.keys(retrieval!.results.resources)).toContain(textRid);
     const status = lines.map((line) => line.item).find((item): item is components['schemas']['AskStatusItem'] => item.type === 'status');
     expect(status?.status).toEqual(expect.any(String));
 
     const ident = response.headers.get('nuclia-learning-id')!;
     expect(ident).toBeTruthy();
-    const feedback = await keyed.POST('/api/v1/kb/{kbid}/feedback', { params: { path: { kbid } }, body: { ident, good: true, task: 'CHAT', feedback: 'clear' } });
+    const feedback = await keyed.POST('/api/v1/kb/{kbid}/feedback', {
+      params: { path: { kbid } },
+      body: { ident, good: true, task: 'CHAT', feedback: 'clear' },
+    });
     expect([feedback.response.status, feedback.data]).toEqual([200, {}]);
-    const bad = await keyed.POST('/api/v1/kb/{kbid}/feedback', { params: { path: { kbid } }, body: { ident, good: 'yes' as unknown as boolean, rating: 5 } as never });
+    const bad = await keyed.POST('/api/v1/kb/{kbid}/feedback', {
+      params: { path: { kbid } },
+      body: { ident, good: 'yes' as unknown as boolean, rating: 5 } as never,
+    });
     expect(bad.response.status).toBe(422);
     expect((bad.error as { detail: { loc: string[] }[] }).detail.map((d) => d.loc.join('.'))).toEqual(['body.good', 'body.rating']);
   });
 
   it('queries the knowledge graph with a typed body, and gets every mistake of a bad one at its path', async () => {
-    const paths = await keyed.POST('/api/v1/kb/{kbid}/graph', { params: { path: { kbid } }, body: { query: { prop: 'path', source: { value: 'Moon', type: 'entity' }, undirected: true }, top_k: 10 } });
+    const paths = await keyed.POST('/api/v1/kb/{kbid}/graph', {
+      params: { path: { kbid } },
+      body: { query: { prop: 'path', source: { value: 'Moon', type: 'entity' }, undirected: true }, top_k: 10 },
+    });
     expect(paths.response.status).toBe(200);
     expect(Array.isArray(paths.data!.paths)).toBe(true);
-    const nodes = await keyed.POST('/api/v1/kb/{kbid}/graph/nodes', { params: { path: { kbid } }, body: { query: { prop: 'node', value: 'Moon', match: 'fuzzy' } } });
+    const nodes = await keyed.POST('/api/v1/kb/{kbid}/graph/nodes', {
+      params: { path: { kbid } },
+      body: { query: { prop: 'node', value: 'Moon', match: 'fuzzy' } },
+    });
     expect([nodes.response.status, Array.isArray(nodes.data!.nodes)]).toEqual([200, true]);
-    const bad = await keyed.POST('/api/v1/kb/{kbid}/graph/relations', { params: { path: { kbid } }, body: { query: { prop: 'node', value: 'Moon' }, top_k: 0 } });
+    const bad = await keyed.POST('/api/v1/kb/{kbid}/graph/relations', {
+      params: { path: { kbid } },
+      body: { query: { prop: 'node', value: 'Moon' }, top_k: 0 },
+    });
     expect(bad.response.status).toBe(422);
     expect((bad.error as { detail: { loc: string[] }[] }).detail.map((d) => d.loc.join('.'))).toEqual(['body.top_k', 'body.query']);
   });
@@ -162,7 +200,10 @@ describe('the generated client against a standalone service', () => {
     const minted = await keyed.POST('/api/v1/service_account_temporal_key', { body: { ttl: 10 } });
     expect(minted.response.status).toBe(201);
     const temporal = createKbClient({ baseUrl, apiKey: minted.data!.token });
-    const found = await temporal.POST('/api/v1/kb/{kbid}/find', { params: { path: { kbid } }, body: { query: 'tide', features: ['keyword'] } });
+    const found = await temporal.POST('/api/v1/kb/{kbid}/find', {
+      params: { path: { kbid } },
+      body: { query: 'tide', features: ['keyword'] },
+    });
     expect(found.response.status).toBe(200);
     const denied = await user.POST('/api/v1/service_account_temporal_key', { body: { ttl: 10 } });
     expect(denied.response.status).toBe(403);
@@ -170,17 +211,25 @@ describe('the generated client against a standalone service', () => {
 
   it('revokes the key (it stops opening the KB) and deletes the service account', async () => {
     const path = { account_id: accountId, kb_id: kbid, sa_id: saId };
-    const revoked = await user.DELETE('/api/v1/account/{account_id}/kb/{kb_id}/service_account/{sa_id}/key/{sa_key_id}', { params: { path: { ...path, sa_key_id: keyId } } });
+    const revoked = await user.DELETE('/api/v1/account/{account_id}/kb/{kb_id}/service_account/{sa_id}/key/{sa_key_id}', {
+      params: { path: { ...path, sa_key_id: keyId } },
+    });
     expect(revoked.response.status).toBe(204);
-    const status = await eventually(async () => {
-      const { response } = await keyed.GET('/api/v1/kb/{kbid}', { params: { path: { kbid } } });
-      return response.status === 200 ? undefined : response.status;
-    }, 'the revoked key refused', 20_000);
+    const status = await eventually(
+      async () => {
+        const { response } = await keyed.GET('/api/v1/kb/{kbid}', { params: { path: { kbid } } });
+        return response.status === 200 ? undefined : response.status;
+      },
+      'the revoked key refused',
+      20_000,
+    );
     expect(status).toBe(401);
 
     const deleted = await user.DELETE('/api/v1/account/{account_id}/kb/{kb_id}/service_account/{sa_id}', { params: { path } });
     expect(deleted.response.status).toBe(204);
-    const listed = await user.GET('/api/v1/account/{account_id}/kb/{kb_id}/service_accounts', { params: { path: { account_id: accountId, kb_id: kbid } } });
+    const listed = await user.GET('/api/v1/account/{account_id}/kb/{kb_id}/service_accounts', {
+      params: { path: { account_id: accountId, kb_id: kbid } },
+    });
     expect(listed.data!.map((sa) => sa.id)).not.toContain(saId);
   });
 });

@@ -32,7 +32,9 @@ describe('standalone KB routes', () => {
   const run = Date.now().toString(36);
 
   const signUp = async (name: string): Promise<{ credential: NonNullable<Credential>; userId: string }> => {
-    const res = await http.call<{ token: string; user_id: string }>('POST', '/api/v1/auth/signup', { body: { email: `${name}-${run}@example.com`, password: PASSWORD } });
+    const res = await http.call<{ token: string; user_id: string }>('POST', '/api/v1/auth/signup', {
+      body: { email: `${name}-${run}@example.com`, password: PASSWORD },
+    });
     expect(res.status).toBe(201);
     return { credential: bearer(res.body.token), userId: res.body.user_id };
   };
@@ -45,24 +47,49 @@ describe('standalone KB routes', () => {
     const boot = topology.bootstrap();
     admin = bearer(boot.personal_access_token.token);
     accountA = boot.account.id;
-    kbA = (await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kbs`, { credential: admin, body: { slug: `a-docs-${run}`, title: 'A docs' } })).body.id;
+    kbA = (
+      await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kbs`, {
+        credential: admin,
+        body: { slug: `a-docs-${run}`, title: 'A docs' },
+      })
+    ).body.id;
     kbASlug = `a-docs-${run}`;
-    for (const [name, role] of [['reader', 'SMEMBER'], ['writer', 'SCONTRIBUTOR'], ['manager', 'SOWNER']] as const) {
-      const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kb/${kbA}/service_accounts`, { credential: admin, body: { role } });
+    for (const [name, role] of [
+      ['reader', 'SMEMBER'],
+      ['writer', 'SCONTRIBUTOR'],
+      ['manager', 'SOWNER'],
+    ] as const) {
+      const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kb/${kbA}/service_accounts`, {
+        credential: admin,
+        body: { role },
+      });
       const key = await http.call<{ token: string }>('POST', `/api/v1/account/${accountA}/kb/${kbA}/service_account/${sa.body.id}/keys`, {
-        credential: admin, body: { expires: new Date(Date.now() + 3600_000).toISOString() },
+        credential: admin,
+        body: { expires: new Date(Date.now() + 3600_000).toISOString() },
       });
       keys[name] = apiKey(key.body.token);
     }
-    const client = await http.call<{ token: string }>('POST', `/api/v1/account/${accountA}/nua_clients`, { credential: admin, body: { contact: 'ops@example.com' } });
+    const client = await http.call<{ token: string }>('POST', `/api/v1/account/${accountA}/nua_clients`, {
+      credential: admin,
+      body: { contact: 'ops@example.com' },
+    });
     ua = { header: 'X-SVC-UAKEY', value: `Bearer ${client.body.token}` };
 
     bob = (await signUp('bob')).credential;
-    accountB = (await http.call<{ id: string }>('POST', '/api/v1/accounts', { credential: bob, body: { slug: `bob-${run}`, title: 'Bob' } })).body.id;
+    accountB = (
+      await http.call<{ id: string }>('POST', '/api/v1/accounts', { credential: bob, body: { slug: `bob-${run}`, title: 'Bob' } })
+    ).body.id;
     carol = (await signUp('carol')).credential;
     const d = await signUp('dave');
     dave = d.credential;
-    expect((await http.call('PATCH', `/api/v1/account/${accountA}/users`, { credential: admin, body: { add: [{ id: d.userId, role: 'AMEMBER' }] } })).status).toBeLessThan(300);
+    expect(
+      (
+        await http.call('PATCH', `/api/v1/account/${accountA}/users`, {
+          credential: admin,
+          body: { add: [{ id: d.userId, role: 'AMEMBER' }] },
+        })
+      ).status,
+    ).toBeLessThan(300);
   }, 120_000);
 
   afterAll(async () => {
@@ -71,12 +98,23 @@ describe('standalone KB routes', () => {
 
   describe('POST /api/v1/kbs', () => {
     it('creates the KB in the one account the caller owns: 201 {uuid, slug}, and the caller manages it', async () => {
-      const res = await http.call<{ uuid: string; slug: string }>('POST', '/api/v1/kbs', { credential: bob, body: { slug: 'bob-docs', title: 'Bob docs' } });
+      const res = await http.call<{ uuid: string; slug: string }>('POST', '/api/v1/kbs', {
+        credential: bob,
+        body: { slug: 'bob-docs', title: 'Bob docs' },
+      });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({ uuid: expect.any(String), slug: 'bob-docs' });
       const kb = await http.call<KbRecord>('GET', `/api/v1/kb/${res.body.uuid}`, { credential: bob });
       expect(kb.status).toBe(200);
-      expect(kb.body).toMatchObject({ uuid: res.body.uuid, id: res.body.uuid, slug: 'bob-docs', account_id: accountB, title: 'Bob docs', admin: true, contrib: true });
+      expect(kb.body).toMatchObject({
+        uuid: res.body.uuid,
+        id: res.body.uuid,
+        slug: 'bob-docs',
+        account_id: accountB,
+        title: 'Bob docs',
+        admin: true,
+        contrib: true,
+      });
     });
 
     it('without a slug, the id is the slug (as on the account path)', async () => {
@@ -90,12 +128,18 @@ describe('standalone KB routes', () => {
       expect(none.status).toBe(422);
       expect(issues(none.body)).toEqual(['body.account_id']);
 
-      const second = await http.call<{ id: string }>('POST', '/api/v1/accounts', { credential: bob, body: { slug: `bob-two-${run}`, title: 'Bob 2' } });
+      const second = await http.call<{ id: string }>('POST', '/api/v1/accounts', {
+        credential: bob,
+        body: { slug: `bob-two-${run}`, title: 'Bob 2' },
+      });
       const several = await http.call('POST', '/api/v1/kbs', { credential: bob, body: { slug: 'bob-docs' } });
       expect(several.status).toBe(422);
       expect(issues(several.body)).toEqual(['body.account_id']);
       // By slug; the same KB slug in another account is allowed.
-      const named = await http.call<{ uuid: string }>('POST', '/api/v1/kbs', { credential: bob, body: { slug: 'bob-docs', account_id: `bob-two-${run}` } });
+      const named = await http.call<{ uuid: string }>('POST', '/api/v1/kbs', {
+        credential: bob,
+        body: { slug: 'bob-docs', account_id: `bob-two-${run}` },
+      });
       expect(named.status).toBe(201);
       expect((await http.call<KbRecord>('GET', `/api/v1/kb/${named.body.uuid}`, { credential: bob })).body.account_id).toBe(second.body.id);
     });
@@ -103,11 +147,17 @@ describe('standalone KB routes', () => {
     it("refuses another tenant's account exactly as a missing one (404), and a mere member (403)", async () => {
       const foreign = await http.call('POST', '/api/v1/kbs', { credential: carol, body: { slug: 'sneaky', account_id: accountA } });
       const missing = await http.call('POST', '/api/v1/kbs', { credential: carol, body: { slug: 'sneaky', account_id: MISSING } });
-      const missingSlug = await http.call('POST', '/api/v1/kbs', { credential: carol, body: { slug: 'sneaky', account_id: 'no-such-account' } });
+      const missingSlug = await http.call('POST', '/api/v1/kbs', {
+        credential: carol,
+        body: { slug: 'sneaky', account_id: 'no-such-account' },
+      });
       expect([foreign.status, missing.status, missingSlug.status]).toEqual([404, 404, 404]);
       expect(foreign.body).toEqual(missing.body);
       expect(missingSlug.body).toEqual(missing.body);
-      const member = await http.call<{ detail: string }>('POST', '/api/v1/kbs', { credential: dave, body: { slug: 'sneaky', account_id: accountA } });
+      const member = await http.call<{ detail: string }>('POST', '/api/v1/kbs', {
+        credential: dave,
+        body: { slug: 'sneaky', account_id: accountA },
+      });
       expect(member.status).toBe(403);
       expect(member.body.detail).toMatch(/AOWNER/);
       const kbs = await http.call<{ slug: string }[]>('GET', `/api/v1/account/${accountA}/kbs`, { credential: admin });
@@ -121,14 +171,20 @@ describe('standalone KB routes', () => {
     });
 
     it('lists every invalid member of a bad body in one 422', async () => {
-      const res = await http.call('POST', '/api/v1/kbs', { credential: bob, body: { slug: 'bad slug!', title: 5, allowed_origins: 'x', account_id: 7 } });
+      const res = await http.call('POST', '/api/v1/kbs', {
+        credential: bob,
+        body: { slug: 'bad slug!', title: 5, allowed_origins: 'x', account_id: 7 },
+      });
       expect(res.status).toBe(422);
       expect(issues(res.body)).toEqual(['body.account_id', 'body.allowed_origins', 'body.slug', 'body.title']);
       expect((await http.call('POST', '/api/v1/kbs', { credential: bob, body: [] })).status).toBe(422);
     });
 
     it('a taken slug in the account is a 409', async () => {
-      const res = await http.call<{ detail: string }>('POST', '/api/v1/kbs', { credential: admin, body: { slug: kbASlug, account_id: accountA } });
+      const res = await http.call<{ detail: string }>('POST', '/api/v1/kbs', {
+        credential: admin,
+        body: { slug: kbASlug, account_id: accountA },
+      });
       expect(res.status).toBe(409);
       expect(typeof res.body.detail).toBe('string');
     });
@@ -182,14 +238,17 @@ describe('standalone KB routes', () => {
       expect((await http.call('GET', `/api/v1/kb/s/${kbASlug}`, { credential: dave })).status).toBe(404);
     });
 
-    it('a slug two of the caller\'s accounts share is a 409, not a guess', async () => {
+    it("a slug two of the caller's accounts share is a 409, not a guess", async () => {
       const res = await http.call<{ detail: string }>('GET', '/api/v1/kb/s/bob-docs', { credential: bob });
       expect(res.status).toBe(409);
       expect(res.body.detail).toMatch(/bob-docs/);
     });
 
     it('a slug that is also a route name under /kb/{kbid} is still a slug', async () => {
-      const created = await http.call<{ uuid: string }>('POST', '/api/v1/kbs', { credential: admin, body: { slug: 'resources', account_id: accountA } });
+      const created = await http.call<{ uuid: string }>('POST', '/api/v1/kbs', {
+        credential: admin,
+        body: { slug: 'resources', account_id: accountA },
+      });
       expect(created.status).toBe(201);
       const res = await http.call<KbRecord>('GET', '/api/v1/kb/s/resources', { credential: admin });
       expect(res.status).toBe(200);
@@ -207,18 +266,30 @@ describe('standalone KB routes', () => {
   describe('GET, PATCH, DELETE /api/v1/kb/{kbid}', () => {
     let bobKb: string;
     beforeAll(async () => {
-      bobKb = (await http.call<{ uuid: string }>('POST', '/api/v1/kbs', { credential: bob, body: { slug: `bob-private-${run}`, title: 'Private', account_id: accountB } })).body.uuid;
+      bobKb = (
+        await http.call<{ uuid: string }>('POST', '/api/v1/kbs', {
+          credential: bob,
+          body: { slug: `bob-private-${run}`, title: 'Private', account_id: accountB },
+        })
+      ).body.uuid;
     });
 
-    it('reads the KB record with the caller\'s rights: users and the KB\'s own keys', async () => {
+    it("reads the KB record with the caller's rights: users and the KB's own keys", async () => {
       const byKey = await http.call<KbRecord>('GET', `/api/v1/kb/${kbA}`, { credential: keys.writer });
       expect(byKey.status).toBe(200);
       expect(byKey.body).toMatchObject({ uuid: kbA, account_id: accountA, admin: false, contrib: true });
-      expect((await http.call<KbRecord>('GET', `/api/v1/kb/${kbA}`, { credential: admin })).body).toMatchObject({ admin: true, contrib: true });
+      expect((await http.call<KbRecord>('GET', `/api/v1/kb/${kbA}`, { credential: admin })).body).toMatchObject({
+        admin: true,
+        contrib: true,
+      });
     });
 
     it("another tenant's KB answers exactly as a missing one: 404 on every method, nothing changed", async () => {
-      for (const [method, body] of [['GET', undefined], ['PATCH', { title: 'Owned' }], ['DELETE', undefined]] as const) {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['PATCH', { title: 'Owned' }],
+        ['DELETE', undefined],
+      ] as const) {
         const foreign = await http.call(method, `/api/v1/kb/${bobKb}`, { credential: admin, body });
         const missing = await http.call(method, `/api/v1/kb/${MISSING}`, { credential: admin, body });
         expect([method, foreign.status, missing.status]).toEqual([method, 404, 404]);
@@ -249,7 +320,10 @@ describe('standalone KB routes', () => {
       for (const credential of [keys.reader, keys.writer]) {
         expect((await http.call('PATCH', `/api/v1/kb/${kbA}`, { credential, body: { title: 'Nope' } })).status).toBe(403);
       }
-      const res = await http.call('PATCH', `/api/v1/kb/${kbA}`, { credential: keys.manager, body: { title: 'Renamed by key', description: 'd' } });
+      const res = await http.call('PATCH', `/api/v1/kb/${kbA}`, {
+        credential: keys.manager,
+        body: { title: 'Renamed by key', description: 'd' },
+      });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ uuid: kbA, slug: kbASlug });
       expect((await http.call<KbRecord>('GET', `/api/v1/kb/${kbA}`, { credential: admin })).body.title).toBe('Renamed by key');
@@ -258,10 +332,15 @@ describe('standalone KB routes', () => {
     });
 
     it('PATCH with a bad body lists every invalid member (422); a taken slug is a 409', async () => {
-      const res = await http.call('PATCH', `/api/v1/kb/${kbA}`, { credential: admin, body: { state: 'NOPE', slug: 'bad slug', allowed_origins: [1] } });
+      const res = await http.call('PATCH', `/api/v1/kb/${kbA}`, {
+        credential: admin,
+        body: { state: 'NOPE', slug: 'bad slug', allowed_origins: [1] },
+      });
       expect(res.status).toBe(422);
       expect(issues(res.body)).toEqual(['body.allowed_origins', 'body.slug', 'body.state']);
-      const other = (await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kbs`, { credential: admin, body: { slug: `a-other-${run}` } })).body.id;
+      const other = (
+        await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kbs`, { credential: admin, body: { slug: `a-other-${run}` } })
+      ).body.id;
       expect((await http.call('PATCH', `/api/v1/kb/${other}`, { credential: admin, body: { slug: kbASlug } })).status).toBe(409);
     });
 
@@ -276,7 +355,12 @@ describe('standalone KB routes', () => {
 
   describe('GET /api/v1/kb/{kbid}/counters', () => {
     it('an empty KB counts zero', async () => {
-      const empty = (await http.call<{ uuid: string }>('POST', '/api/v1/kbs', { credential: admin, body: { slug: `empty-${run}`, account_id: accountA } })).body.uuid;
+      const empty = (
+        await http.call<{ uuid: string }>('POST', '/api/v1/kbs', {
+          credential: admin,
+          body: { slug: `empty-${run}`, account_id: accountA },
+        })
+      ).body.uuid;
       const res = await http.call<Counters>('GET', `/api/v1/kb/${empty}/counters`, { credential: admin });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ resources: 0, paragraphs: 0, fields: 0, sentences: 0, shards: null, index_size: 0 });
@@ -285,14 +369,21 @@ describe('standalone KB routes', () => {
     it('counts resources, fields, indexed paragraphs and vectors once processed (Reader role)', async () => {
       const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbA}/resources`, {
         credential: keys.writer,
-        body: { title: 'Counting', texts: { a: { body: 'The sea is salty.\n\nThe mountains are high and cold.' }, b: { body: 'Another field about rivers.' } } },
+        body: {
+          title: 'Counting',
+          texts: { a: { body: 'The sea is salty.\n\nThe mountains are high and cold.' }, b: { body: 'Another field about rivers.' } },
+        },
       });
       expect(created.status).toBe(201);
-      const counters = await http.eventually(async () => {
-        const res = await http.call<Counters>('GET', `/api/v1/kb/${kbA}/counters`, { credential: keys.reader });
-        expect(res.status).toBe(200);
-        return res.body.paragraphs >= 3 && res.body.sentences > 0 ? res.body : undefined;
-      }, 90_000, 'the resource to be indexed');
+      const counters = await http.eventually(
+        async () => {
+          const res = await http.call<Counters>('GET', `/api/v1/kb/${kbA}/counters`, { credential: keys.reader });
+          expect(res.status).toBe(200);
+          return res.body.paragraphs >= 3 && res.body.sentences > 0 ? res.body : undefined;
+        },
+        90_000,
+        'the resource to be indexed',
+      );
       expect(counters).toMatchObject({ resources: 1, fields: 2, shards: null });
       expect(counters.sentences).toBeLessThanOrEqual(counters.paragraphs);
       expect(counters.index_size).toBeGreaterThan(0);
@@ -302,10 +393,19 @@ describe('standalone KB routes', () => {
       expect((await http.call('GET', `/api/v1/kb/${kbA}/counters`, { credential: bob })).status).toBe(404);
       expect((await http.call('GET', `/api/v1/kb/${kbA}/counters`, { credential: ua })).status).toBe(403);
       const bobKey = await (async () => {
-        const kb = (await http.call<{ uuid: string }>('POST', '/api/v1/kbs', { credential: bob, body: { slug: `bob-keyed-${run}`, account_id: accountB } })).body.uuid;
-        const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${accountB}/kb/${kb}/service_accounts`, { credential: bob, body: { role: 'SOWNER' } });
+        const kb = (
+          await http.call<{ uuid: string }>('POST', '/api/v1/kbs', {
+            credential: bob,
+            body: { slug: `bob-keyed-${run}`, account_id: accountB },
+          })
+        ).body.uuid;
+        const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${accountB}/kb/${kb}/service_accounts`, {
+          credential: bob,
+          body: { role: 'SOWNER' },
+        });
         const key = await http.call<{ token: string }>('POST', `/api/v1/account/${accountB}/kb/${kb}/service_account/${sa.body.id}/keys`, {
-          credential: bob, body: { expires: new Date(Date.now() + 3600_000).toISOString() },
+          credential: bob,
+          body: { expires: new Date(Date.now() + 3600_000).toISOString() },
         });
         return apiKey(key.body.token);
       })();

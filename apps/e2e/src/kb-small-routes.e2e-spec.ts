@@ -36,14 +36,20 @@ describe('resource search and account screens', () => {
   const loc = (body: unknown) => [...new Set((body as { detail: Issue[] }).detail.map((d) => d.loc.join('.')))].sort();
 
   const signUp = async (name: string) => {
-    const res = await http.call<{ token: string; user_id: string }>('POST', '/api/v1/auth/signup', { body: { email: `${name}-${run}@example.com`, password: PASSWORD } });
+    const res = await http.call<{ token: string; user_id: string }>('POST', '/api/v1/auth/signup', {
+      body: { email: `${name}-${run}@example.com`, password: PASSWORD },
+    });
     expect(res.status).toBe(201);
     return { credential: bearer(res.body.token), userId: res.body.user_id };
   };
   const key = async (kbid: string, role: string) => {
-    const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kb/${kbid}/service_accounts`, { credential: admin, body: { role } });
+    const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kb/${kbid}/service_accounts`, {
+      credential: admin,
+      body: { role },
+    });
     const k = await http.call<{ token: string }>('POST', `/api/v1/account/${accountA}/kb/${kbid}/service_account/${sa.body.id}/keys`, {
-      credential: admin, body: { expires: new Date(Date.now() + 3600_000).toISOString() },
+      credential: admin,
+      body: { expires: new Date(Date.now() + 3600_000).toISOString() },
     });
     return apiKey(k.body.token);
   };
@@ -55,30 +61,57 @@ describe('resource search and account screens', () => {
     admin = bearer(boot.personal_access_token.token);
     accountA = boot.account.id;
     adminId = (await http.call<{ id: string }[]>('GET', `/api/v1/account/${accountA}/users`, { credential: admin })).body[0]?.id as string;
-    kb = (await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kbs`, { credential: admin, body: { slug: `small-${run}` } })).body.id;
-    otherKb = (await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kbs`, { credential: admin, body: { slug: `small-other-${run}` } })).body.id;
+    kb = (await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kbs`, { credential: admin, body: { slug: `small-${run}` } }))
+      .body.id;
+    otherKb = (
+      await http.call<{ id: string }>('POST', `/api/v1/account/${accountA}/kbs`, {
+        credential: admin,
+        body: { slug: `small-other-${run}` },
+      })
+    ).body.id;
     zone = (await http.call<{ zone: string }>('GET', `/api/v1/account/${accountA}/kb/${kb}`, { credential: admin })).body.zone;
     reader = await key(kb, 'SMEMBER');
     otherKey = await key(otherKb, 'SOWNER');
-    const client = await http.call<{ token: string }>('POST', `/api/v1/account/${accountA}/nua_clients`, { credential: admin, body: { contact: 'ops@example.com' } });
+    const client = await http.call<{ token: string }>('POST', `/api/v1/account/${accountA}/nua_clients`, {
+      credential: admin,
+      body: { contact: 'ops@example.com' },
+    });
     ua = { header: 'X-SVC-UAKEY', value: `Bearer ${client.body.token}` };
     bob = (await signUp('bob')).credential;
-    accountB = (await http.call<{ id: string }>('POST', '/api/v1/accounts', { credential: bob, body: { slug: `bob-${run}`, title: 'Bob' } })).body.id;
+    accountB = (
+      await http.call<{ id: string }>('POST', '/api/v1/accounts', { credential: bob, body: { slug: `bob-${run}`, title: 'Bob' } })
+    ).body.id;
     const d = await signUp('dave');
     dave = d.credential;
     daveId = d.userId;
-    expect((await http.call('PATCH', `/api/v1/account/${accountA}/users`, { credential: admin, body: { add: [{ id: daveId, role: 'AMEMBER' }] } })).status).toBeLessThan(300);
+    expect(
+      (
+        await http.call('PATCH', `/api/v1/account/${accountA}/users`, {
+          credential: admin,
+          body: { add: [{ id: daveId, role: 'AMEMBER' }] },
+        })
+      ).status,
+    ).toBeLessThan(300);
 
     const create = async (title: string, texts: Record<string, string>) =>
-      (await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
-        credential: admin, body: { title, texts: Object.fromEntries(Object.entries(texts).map(([k, body]) => [k, { body }])) },
-      })).body.uuid;
+      (
+        await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+          credential: admin,
+          body: { title, texts: Object.fromEntries(Object.entries(texts).map(([k, body]) => [k, { body }])) },
+        })
+      ).body.uuid;
     rid = await create('Volcanoes', { intro: 'Lava flows from the volcano crater.', more: 'The volcano erupted twice, lava everywhere.' });
     otherRid = await create('Cooking', { body: 'Lava cake with a molten volcano centre.' });
-    await http.eventually(async () => {
-      const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: admin });
-      return list.body.resources.length === 2 && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
-    }, 60_000, 'both resources processed');
+    await http.eventually(
+      async () => {
+        const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, {
+          credential: admin,
+        });
+        return list.body.resources.length === 2 && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
+      },
+      60_000,
+      'both resources processed',
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -87,7 +120,9 @@ describe('resource search and account screens', () => {
 
   describe('GET /kb/{kbid}/resource/{rid}/search', () => {
     it('searches the one resource: its paragraphs only, ResourceSearchResults shape', async () => {
-      const res = await http.call<ResourceSearch>('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava%20volcano`, { credential: reader });
+      const res = await http.call<ResourceSearch>('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava%20volcano`, {
+        credential: reader,
+      });
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['nodes', 'paragraphs', 'relations', 'sentences', 'shards']);
       const results = res.body.paragraphs?.results ?? [];
@@ -96,29 +131,43 @@ describe('resource search and account screens', () => {
       // Its two text fields and its title ("Volcanoes").
       expect(new Set(results.map((r) => `${r.field_type}/${r.field}`))).toEqual(new Set(['t/intro', 't/more', 'a/title']));
       // The KB search finds the other resource too: the scope is what the route adds.
-      const all = await http.call<{ paragraphs: Paragraphs }>('GET', `/api/v1/kb/${kb}/search?query=lava%20volcano&features=keyword`, { credential: reader });
+      const all = await http.call<{ paragraphs: Paragraphs }>('GET', `/api/v1/kb/${kb}/search?query=lava%20volcano&features=keyword`, {
+        credential: reader,
+      });
       expect(all.body.paragraphs.results.map((r) => r.rid)).toContain(otherRid);
     });
 
     it('pages with page_size and page_number, and filters by field', async () => {
-      const first = await http.call<ResourceSearch>('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava&page_size=1`, { credential: reader });
+      const first = await http.call<ResourceSearch>('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava&page_size=1`, {
+        credential: reader,
+      });
       expect(first.status).toBe(200);
       expect(first.body.paragraphs?.results).toHaveLength(1);
-      const second = await http.call<ResourceSearch>('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava&page_size=1&page_number=1`, { credential: reader });
+      const second = await http.call<ResourceSearch>(
+        'GET',
+        `/api/v1/kb/${kb}/resource/${rid}/search?query=lava&page_size=1&page_number=1`,
+        { credential: reader },
+      );
       expect(second.body.paragraphs?.results).toHaveLength(1);
       expect(second.body.paragraphs?.results[0]?.field).not.toBe(first.body.paragraphs?.results[0]?.field);
-      const field = await http.call<ResourceSearch>('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava&fields=t/more`, { credential: reader });
+      const field = await http.call<ResourceSearch>('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava&fields=t/more`, {
+        credential: reader,
+      });
       expect(field.body.paragraphs?.results.map((r) => r.field)).toEqual(['more']);
     });
 
-    it('404 for a resource the KB does not hold (another KB\'s too), 403/401 for the wrong callers, 422 for bad input', async () => {
-      expect((await http.call('GET', `/api/v1/kb/${kb}/resource/${randomUUID()}/search?query=lava`, { credential: reader })).status).toBe(404);
+    it("404 for a resource the KB does not hold (another KB's too), 403/401 for the wrong callers, 422 for bad input", async () => {
+      expect((await http.call('GET', `/api/v1/kb/${kb}/resource/${randomUUID()}/search?query=lava`, { credential: reader })).status).toBe(
+        404,
+      );
       expect((await http.call('GET', `/api/v1/kb/${otherKb}/resource/${rid}/search?query=lava`, { credential: admin })).status).toBe(404);
       expect((await http.call('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava`, { credential: otherKey })).status).toBe(403);
       expect((await http.call('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava`, { credential: ua })).status).toBe(403);
       expect((await http.call('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava`, { credential: bob })).status).toBe(404);
       expect((await http.call('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava`)).status).toBe(401);
-      const filters = await http.call('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava&resource_filters=${otherRid}`, { credential: reader });
+      const filters = await http.call('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava&resource_filters=${otherRid}`, {
+        credential: reader,
+      });
       expect([filters.status, loc(filters.body)]).toEqual([422, ['query.resource_filters']]);
       const bad = await http.call('GET', `/api/v1/kb/${kb}/resource/${rid}/search?query=lava&page_size=-3&top_k=x`, { credential: reader });
       expect(bad.status).toBe(422);
@@ -126,8 +175,10 @@ describe('resource search and account screens', () => {
   });
 
   describe('global routes of the account screens', () => {
-    it('GET /user/welcome is the signed-in user\'s profile; users only', async () => {
-      const welcome = await http.call<{ preferences: { email: string }; accounts: string[] }>('GET', '/api/v1/user/welcome', { credential: dave });
+    it("GET /user/welcome is the signed-in user's profile; users only", async () => {
+      const welcome = await http.call<{ preferences: { email: string }; accounts: string[] }>('GET', '/api/v1/user/welcome', {
+        credential: dave,
+      });
       expect(welcome.status).toBe(200);
       expect(welcome.body).toEqual((await http.call('GET', '/api/v1/user', { credential: dave })).body);
       expect(welcome.body.preferences.email).toBe(`dave-${run}@example.com`);
@@ -151,16 +202,34 @@ describe('resource search and account screens', () => {
       const zones = await http.call<Zone[]>('GET', `/api/v1/account/${accountA}/zones`, { credential: dave });
       expect([zones.status, zones.body.map((z) => z.id)]).toEqual([200, [zone]]);
       expect((await http.call('GET', `/api/v1/account/${accountA}/status`, { credential: dave })).body).toEqual({ available: true });
-      expect((await http.call('GET', `/api/v1/account/${accountA}/permissions`, { credential: admin })).body).toEqual({ account_id: accountA, role: 'AOWNER', can_manage_account: true });
-      expect((await http.call('GET', `/api/v1/account/${accountA}/permissions`, { credential: dave })).body).toEqual({ account_id: accountA, role: 'AMEMBER', can_manage_account: false });
+      expect((await http.call('GET', `/api/v1/account/${accountA}/permissions`, { credential: admin })).body).toEqual({
+        account_id: accountA,
+        role: 'AOWNER',
+        can_manage_account: true,
+      });
+      expect((await http.call('GET', `/api/v1/account/${accountA}/permissions`, { credential: dave })).body).toEqual({
+        account_id: accountA,
+        role: 'AMEMBER',
+        can_manage_account: false,
+      });
       // By slug too: the answer names the account's id.
       const slug = (await http.call<{ slug: string }>('GET', `/api/v1/account/${accountB}`, { credential: bob })).body.slug;
-      expect((await http.call('GET', `/api/v1/account/${slug}/permissions`, { credential: bob })).body).toEqual({ account_id: accountB, role: 'AOWNER', can_manage_account: true });
+      expect((await http.call('GET', `/api/v1/account/${slug}/permissions`, { credential: bob })).body).toEqual({
+        account_id: accountB,
+        role: 'AOWNER',
+        can_manage_account: true,
+      });
       for (const route of ['zones', 'status', 'permissions', 'index/kbs', `user/${adminId}`]) {
         const foreign = await http.call('GET', `/api/v1/account/${accountA}/${route}`, { credential: bob });
         expect([route, foreign.status]).toEqual([route, 403]);
-        expect([route, (await http.call('GET', `/api/v1/account/${accountA}/${route}`, { credential: reader })).status]).toEqual([route, 403]);
-        expect([route, (await http.call('GET', `/api/v1/account/${randomUUID()}/${route}`, { credential: bob })).status]).toEqual([route, 404]);
+        expect([route, (await http.call('GET', `/api/v1/account/${accountA}/${route}`, { credential: reader })).status]).toEqual([
+          route,
+          403,
+        ]);
+        expect([route, (await http.call('GET', `/api/v1/account/${randomUUID()}/${route}`, { credential: bob })).status]).toEqual([
+          route,
+          404,
+        ]);
       }
     });
 
@@ -176,7 +245,11 @@ describe('resource search and account screens', () => {
     });
 
     it('GET /account/{id}/index/kbs: where each KB the caller sees lives', async () => {
-      const index = await http.call<{ account_id: string; kb_id: string; zone_id: string }[]>('GET', `/api/v1/account/${accountA}/index/kbs`, { credential: admin });
+      const index = await http.call<{ account_id: string; kb_id: string; zone_id: string }[]>(
+        'GET',
+        `/api/v1/account/${accountA}/index/kbs`,
+        { credential: admin },
+      );
       expect(index.status).toBe(200);
       expect(index.body).toContainEqual({ account_id: accountA, kb_id: kb, zone_id: zone });
       expect(index.body).toContainEqual({ account_id: accountA, kb_id: otherKb, zone_id: zone });
@@ -188,17 +261,19 @@ describe('resource search and account screens', () => {
       const res = await http.call('GET', `/api/v1/account/${accountA}/user/${daveId}`, { credential: admin });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ id: daveId, email: `dave-${run}@example.com`, role: 'AMEMBER' });
-      const bobId = (await http.call<{ id: string }[]>('GET', `/api/v1/account/${accountB}/users`, { credential: bob })).body[0]?.id as string;
+      const bobId = (await http.call<{ id: string }[]>('GET', `/api/v1/account/${accountB}/users`, { credential: bob })).body[0]
+        ?.id as string;
       expect((await http.call('GET', `/api/v1/account/${accountA}/user/${bobId}`, { credential: admin })).status).toBe(404);
       expect((await http.call('GET', `/api/v1/account/${accountA}/user/${randomUUID()}`, { credential: dave })).status).toBe(404);
     });
   });
 
-  describe('the understanding API\'s and the database\'s paths of the learning schema and model configuration', () => {
-    it('GET /schema and /nua/schema are the creation schema; GET /schema/{kbid} the KB\'s', async () => {
+  describe("the understanding API's and the database's paths of the learning schema and model configuration", () => {
+    it("GET /schema and /nua/schema are the creation schema; GET /schema/{kbid} the KB's", async () => {
       const creation = await http.call('GET', '/api/v1/learning/configuration/schema');
       expect(creation.status).toBe(200);
-      for (const path of ['/api/v1/schema', '/api/v1/nua/schema']) expect(await http.call('GET', path)).toMatchObject({ status: 200, body: creation.body });
+      for (const path of ['/api/v1/schema', '/api/v1/nua/schema'])
+        expect(await http.call('GET', path)).toMatchObject({ status: 200, body: creation.body });
       const kbSchema = await http.call('GET', `/api/v1/kb/${kb}/schema`, { credential: reader });
       expect(await http.call('GET', `/api/v1/schema/${kb}`, { credential: reader })).toMatchObject({ status: 200, body: kbSchema.body });
       expect((await http.call('GET', `/api/v1/schema/${kb}`, { credential: otherKey })).status).toBe(403);
@@ -206,25 +281,37 @@ describe('resource search and account screens', () => {
       expect((await http.call('GET', `/api/v1/schema/${kb}`)).status).toBe(401);
     });
 
-    it('GET|POST|PATCH /config/{kbid}: the KB\'s configuration, changes answered with it (200)', async () => {
+    it("GET|POST|PATCH /config/{kbid}: the KB's configuration, changes answered with it (200)", async () => {
       const config = await http.call<Record<string, unknown>>('GET', `/api/v1/config/${kb}`, { credential: reader });
       expect(config.status).toBe(200);
       expect(config.body).toEqual((await http.call('GET', `/api/v1/kb/${kb}/configuration`, { credential: reader })).body);
-      const patched = await http.call<Record<string, unknown>>('PATCH', `/api/v1/config/${kb}`, { credential: admin, body: { summary: 'extended' } });
+      const patched = await http.call<Record<string, unknown>>('PATCH', `/api/v1/config/${kb}`, {
+        credential: admin,
+        body: { summary: 'extended' },
+      });
       expect(patched.status).toBe(200);
       expect(patched.body['summary']).toBe('extended');
-      expect((await http.call<Record<string, unknown>>('GET', `/api/v1/kb/${kb}/configuration`, { credential: reader })).body['summary']).toBe('extended');
-      const posted = await http.call<Record<string, unknown>>('POST', `/api/v1/config/${kb}`, { credential: admin, body: { summary: 'simple' } });
+      expect(
+        (await http.call<Record<string, unknown>>('GET', `/api/v1/kb/${kb}/configuration`, { credential: reader })).body['summary'],
+      ).toBe('extended');
+      const posted = await http.call<Record<string, unknown>>('POST', `/api/v1/config/${kb}`, {
+        credential: admin,
+        body: { summary: 'simple' },
+      });
       expect([posted.status, posted.body['summary']]).toEqual([200, 'simple']);
       expect((await http.call('PATCH', `/api/v1/config/${kb}`, { credential: reader, body: { summary: 'extended' } })).status).toBe(403);
       expect((await http.call('PATCH', `/api/v1/config/${kb}`, { credential: bob, body: { summary: 'extended' } })).status).toBe(404);
       const bad = await http.call('PATCH', `/api/v1/config/${kb}`, { credential: admin, body: [] });
       expect([bad.status, loc(bad.body)]).toEqual([422, ['body']]);
-      expect((await http.call<Record<string, unknown>>('GET', `/api/v1/config/${kb}`, { credential: reader })).body['summary']).toBe('simple');
+      expect((await http.call<Record<string, unknown>>('GET', `/api/v1/config/${kb}`, { credential: reader })).body['summary']).toBe(
+        'simple',
+      );
     });
 
     it('POST /models/{kbid} and DELETE /account/{id}/models/{kbid}/{model_id}: the paths of adding and removing a semantic model', async () => {
-      const { vectorsets } = (await http.call<{ vectorsets: { id: string; default: boolean }[] }>('GET', `/api/v1/kb/${kb}/vectorsets`, { credential: admin })).body;
+      const { vectorsets } = (
+        await http.call<{ vectorsets: { id: string; default: boolean }[] }>('GET', `/api/v1/kb/${kb}/vectorsets`, { credential: admin })
+      ).body;
       const current = vectorsets.find((v) => v.default)?.id as string;
       // Adding the model the KB has changes nothing: 200 null.
       const added = await http.call('POST', `/api/v1/models/${kb}`, { credential: admin, body: { id: current } });

@@ -24,20 +24,51 @@ describe('REMi scores (distributed)', () => {
     const boot = topology.bootstrap();
     const manager = apiKey(boot.api_key.token);
     const kb = boot.kb.id;
-    expect((await http.call('POST', `/api/v1/kb/${kb}/resources`, { credential: manager, body: { title: 'Storms', texts: { body: { body: 'A storm brings rain, wind and thunder over the sea.' } } } })).status).toBe(201);
-    await http.eventually(async () => {
-      const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: manager });
-      return list.body.resources[0]?.metadata.status === 'PROCESSED' ? true : undefined;
-    }, 120_000, 'the resource processed');
-    expect((await http.call('POST', `/api/v1/kb/${kb}/ask`, { credential: manager, headers: { 'x-synchronous': 'true' }, body: { query: 'What does a storm bring?' } })).status).toBe(200);
-    const [scored] = await http.eventually(async () => {
-      const r = await http.call<{ data: { id: number; remi: { groundedness: number[] } }[] }>('POST', `/api/v1/kb/${kb}/remi/query`, { credential: manager, body: { month } });
-      return r.status === 200 && r.body.data.length > 0 ? r.body.data : undefined;
-    }, 60_000, 'the scored answer');
+    expect(
+      (
+        await http.call('POST', `/api/v1/kb/${kb}/resources`, {
+          credential: manager,
+          body: { title: 'Storms', texts: { body: { body: 'A storm brings rain, wind and thunder over the sea.' } } },
+        })
+      ).status,
+    ).toBe(201);
+    await http.eventually(
+      async () => {
+        const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, {
+          credential: manager,
+        });
+        return list.body.resources[0]?.metadata.status === 'PROCESSED' ? true : undefined;
+      },
+      120_000,
+      'the resource processed',
+    );
+    expect(
+      (
+        await http.call('POST', `/api/v1/kb/${kb}/ask`, {
+          credential: manager,
+          headers: { 'x-synchronous': 'true' },
+          body: { query: 'What does a storm bring?' },
+        })
+      ).status,
+    ).toBe(200);
+    const [scored] = await http.eventually(
+      async () => {
+        const r = await http.call<{ data: { id: number; remi: { groundedness: number[] } }[] }>('POST', `/api/v1/kb/${kb}/remi/query`, {
+          credential: manager,
+          body: { month },
+        });
+        return r.status === 200 && r.body.data.length > 0 ? r.body.data : undefined;
+      },
+      60_000,
+      'the scored answer',
+    );
     expect(scored?.remi.groundedness.length).toBeGreaterThan(0);
     const one = await http.call<{ scorer: string }>('GET', `/api/v1/kb/${kb}/remi/events/${scored?.id}`, { credential: manager });
     expect(one.body.scorer).toBe('offline:en-use-lite-2024');
-    const bad = await http.call<{ detail: { loc: string[] }[] }>('POST', `/api/v1/kb/${kb}/remi/query`, { credential: manager, body: { month: '2026-13' } });
+    const bad = await http.call<{ detail: { loc: string[] }[] }>('POST', `/api/v1/kb/${kb}/remi/query`, {
+      credential: manager,
+      body: { month: '2026-13' },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.detail.map((d) => d.loc.join('.'))).toEqual(['body.month']);
   });

@@ -24,7 +24,8 @@ describe('REMi scores (standalone)', () => {
   let reader: NonNullable<Credential>;
   let pat: NonNullable<Credential>;
   const month = new Date().toISOString().slice(0, 7);
-  const query = (body: unknown, credential: Credential = manager, kbid = kb) => topology.http.call<QueryPage>('POST', `/api/v1/kb/${kbid}/remi/query`, { credential, body });
+  const query = (body: unknown, credential: Credential = manager, kbid = kb) =>
+    topology.http.call<QueryPage>('POST', `/api/v1/kb/${kbid}/remi/query`, { credential, body });
 
   beforeAll(async () => {
     topology = await startStandalone();
@@ -32,27 +33,81 @@ describe('REMi scores (standalone)', () => {
     kb = boot.kb.id;
     manager = apiKey(boot.api_key.token);
     pat = bearer(boot.personal_access_token.token);
-    const sa = await topology.http.call<{ id: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${kb}/service_accounts`, { credential: pat, body: { title: 'reader', role: 'SMEMBER' } });
-    const key = await topology.http.call<{ token: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${kb}/service_account/${sa.body.id}/keys`, {
-      credential: pat, body: { expires: new Date(Date.now() + 86_400_000).toISOString() },
+    const sa = await topology.http.call<{ id: string }>('POST', `/api/v1/account/${boot.account.id}/kb/${kb}/service_accounts`, {
+      credential: pat,
+      body: { title: 'reader', role: 'SMEMBER' },
     });
+    const key = await topology.http.call<{ token: string }>(
+      'POST',
+      `/api/v1/account/${boot.account.id}/kb/${kb}/service_account/${sa.body.id}/keys`,
+      {
+        credential: pat,
+        body: { expires: new Date(Date.now() + 86_400_000).toISOString() },
+      },
+    );
     reader = apiKey(key.body.token);
-    const other = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, { credential: pat, body: { slug: 'remi-other', title: 'other' } });
+    const other = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
+      credential: pat,
+      body: { slug: 'remi-other', title: 'other' },
+    });
     otherKb = (other.body.uuid ?? other.body.id) as string;
 
-    for (const [title, body] of [['Storms', 'A storm brings rain, wind and thunder over the sea.'], ['Cats', 'Cats sleep most of the day and hunt at night.']]) {
-      expect((await topology.http.call('POST', `/api/v1/kb/${kb}/resources`, { credential: manager, body: { title, texts: { body: { body } } } })).status).toBe(201);
+    for (const [title, body] of [
+      ['Storms', 'A storm brings rain, wind and thunder over the sea.'],
+      ['Cats', 'Cats sleep most of the day and hunt at night.'],
+    ]) {
+      expect(
+        (
+          await topology.http.call('POST', `/api/v1/kb/${kb}/resources`, {
+            credential: manager,
+            body: { title, texts: { body: { body } } },
+          })
+        ).status,
+      ).toBe(201);
     }
-    await topology.http.eventually(async () => {
-      const list = await topology.http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: manager });
-      return list.body.resources.length === 2 && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
-    }, 120_000, 'both resources processed');
-    const ask = await topology.http.call<{ answer: string }>('POST', `/api/v1/kb/${kb}/ask`, { credential: manager, headers: { 'x-synchronous': 'true' }, body: { query: 'What does a storm bring?' } });
+    await topology.http.eventually(
+      async () => {
+        const list = await topology.http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, {
+          credential: manager,
+        });
+        return list.body.resources.length === 2 && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
+      },
+      120_000,
+      'both resources processed',
+    );
+    const ask = await topology.http.call<{ answer: string }>('POST', `/api/v1/kb/${kb}/ask`, {
+      credential: manager,
+      headers: { 'x-synchronous': 'true' },
+      body: { query: 'What does a storm bring?' },
+    });
     expect(ask.status).toBe(200);
     const learningId = ask.headers.get('x-svc-learning-id') as string;
-    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/feedback`, { credential: manager, body: { ident: learningId, good: true, task: 'CHAT' } })).status).toBe(200);
-    expect((await topology.http.call('POST', `/api/v1/kb/${kb}/ask`, { credential: manager, headers: { 'x-synchronous': 'true' }, body: { query: 'zzqx vvbn' } })).status).toBe(200);
-    expect((await topology.http.call('POST', `/api/v1/kb/${otherKb}/ask`, { credential: pat, headers: { 'x-synchronous': 'true' }, body: { query: 'secret other question' } })).status).toBe(200);
+    expect(
+      (
+        await topology.http.call('POST', `/api/v1/kb/${kb}/feedback`, {
+          credential: manager,
+          body: { ident: learningId, good: true, task: 'CHAT' },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await topology.http.call('POST', `/api/v1/kb/${kb}/ask`, {
+          credential: manager,
+          headers: { 'x-synchronous': 'true' },
+          body: { query: 'zzqx vvbn' },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await topology.http.call('POST', `/api/v1/kb/${otherKb}/ask`, {
+          credential: pat,
+          headers: { 'x-synchronous': 'true' },
+          body: { query: 'secret other question' },
+        })
+      ).status,
+    ).toBe(200);
   }, 240_000);
 
   afterAll(async () => {
@@ -60,10 +115,14 @@ describe('REMi scores (standalone)', () => {
   }, 60_000);
 
   const scored = (n: number, body: Record<string, unknown> = {}) =>
-    topology.http.eventually(async () => {
-      const r = await query({ month, pagination: { limit: 100 }, ...body });
-      return r.status === 200 && r.body.data.length >= n ? r.body.data : undefined;
-    }, 60_000, `${n} scored answers`);
+    topology.http.eventually(
+      async () => {
+        const r = await query({ month, pagination: { limit: 100 }, ...body });
+        return r.status === 200 && r.body.data.length >= n ? r.body.data : undefined;
+      },
+      60_000,
+      `${n} scored answers`,
+    );
 
   it('scores every answer in the background, and finds them by score, feedback and status', async () => {
     const all = await scored(2);
@@ -93,9 +152,9 @@ describe('REMi scores (standalone)', () => {
   it('aggregates the scores over time and shows one request with its context', async () => {
     const all = await scored(2);
     const from = new Date(Date.now() - 86_400_000).toISOString();
-    const buckets = await topology.http.call<{ timestamp: string; metrics: { name: string; min: number; max: number; average: number }[] }[]>(
-      'GET', `/api/v1/kb/${kb}/remi/scores?aggregation=month&from=${encodeURIComponent(from)}`, { credential: manager },
-    );
+    const buckets = await topology.http.call<
+      { timestamp: string; metrics: { name: string; min: number; max: number; average: number }[] }[]
+    >('GET', `/api/v1/kb/${kb}/remi/scores?aggregation=month&from=${encodeURIComponent(from)}`, { credential: manager });
     expect(buckets.status).toBe(200);
     expect(buckets.body).toEqual([{ timestamp: `${month}-01T00:00:00.000Z`, metrics: expect.any(Array) }]);
     expect(buckets.body[0]?.metrics.map((m) => m.name)).toEqual(['answer_relevance', 'context_relevance', 'groundedness']);
@@ -105,18 +164,31 @@ describe('REMi scores (standalone)', () => {
 
     const storm = all.find((d) => d.question === 'What does a storm bring?');
     const one = await topology.http.call<Record<string, unknown> & { context: { key: string; text: string; context_relevance: number }[] }>(
-      'GET', `/api/v1/kb/${kb}/remi/events/${storm?.id}`, { credential: manager },
+      'GET',
+      `/api/v1/kb/${kb}/remi/events/${storm?.id}`,
+      { credential: manager },
     );
     expect(one.status).toBe(200);
-    expect(one.body).toMatchObject({ id: storm?.id, status: 'SUCCESS', question: 'What does a storm bring?', answer: storm?.answer, model: 'extractive', remi: storm?.remi, feedback: { good: true }, scorer: 'offline:en-use-lite-2024' });
+    expect(one.body).toMatchObject({
+      id: storm?.id,
+      status: 'SUCCESS',
+      question: 'What does a storm bring?',
+      answer: storm?.answer,
+      model: 'extractive',
+      remi: storm?.remi,
+      feedback: { good: true },
+      scorer: 'offline:en-use-lite-2024',
+    });
     expect(one.body.context.map((c) => c.context_relevance)).toEqual(storm?.remi.context_relevance);
     expect(one.body.context.some((c) => c.text.includes('storm brings rain'))).toBe(true);
   });
 
-  it('is for the KB\'s managers, and only of their KB', async () => {
+  it("is for the KB's managers, and only of their KB", async () => {
     const [first] = await scored(1);
     expect((await query({ month }, reader)).status).toBe(403);
-    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/remi/scores?from=2026-01-01T00:00:00Z`, { credential: reader })).status).toBe(403);
+    expect((await topology.http.call('GET', `/api/v1/kb/${kb}/remi/scores?from=2026-01-01T00:00:00Z`, { credential: reader })).status).toBe(
+      403,
+    );
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/remi/events/${first?.id}`, { credential: reader })).status).toBe(403);
     expect((await query({ month }, null)).status).toBe(401);
     expect((await query({ month }, manager, otherKb)).status).toBe(403);
@@ -127,13 +199,26 @@ describe('REMi scores (standalone)', () => {
 
   it('refuses bad requests with 422, listing every invalid member', async () => {
     const bad = await topology.http.call<{ detail: { loc: (string | number)[]; type: string }[] }>('POST', `/api/v1/kb/${kb}/remi/query`, {
-      credential: manager, body: { context_relevance: { value: 'high', operation: 'like', aggregation: 'median' }, feedback_good: 'yes', status: 'FINE', pagination: { limit: 500 } },
+      credential: manager,
+      body: {
+        context_relevance: { value: 'high', operation: 'like', aggregation: 'median' },
+        feedback_good: 'yes',
+        status: 'FINE',
+        pagination: { limit: 500 },
+      },
     });
     expect(bad.status).toBe(422);
     expect(bad.body.detail.map((d) => d.loc.join('.'))).toEqual([
-      'body.month', 'body.context_relevance.value', 'body.context_relevance.operation', 'body.context_relevance.aggregation', 'body.feedback_good', 'body.status', 'body.pagination.limit',
+      'body.month',
+      'body.context_relevance.value',
+      'body.context_relevance.operation',
+      'body.context_relevance.aggregation',
+      'body.feedback_good',
+      'body.status',
+      'body.pagination.limit',
     ]);
-    const scores = (qs: string) => topology.http.call<{ detail: { loc: string[] }[] }>('GET', `/api/v1/kb/${kb}/remi/scores?${qs}`, { credential: manager });
+    const scores = (qs: string) =>
+      topology.http.call<{ detail: { loc: string[] }[] }>('GET', `/api/v1/kb/${kb}/remi/scores?${qs}`, { credential: manager });
     expect((await scores('aggregation=day')).body.detail.map((d) => d.loc.join('.'))).toEqual(['query.from']);
     expect((await scores('aggregation=fortnight&from=2026-01-01T00:00:00Z')).status).toBe(422);
     expect((await scores('from=yesterday')).status).toBe(422);

@@ -21,7 +21,14 @@ describe('search and ask contracts over HTTP', () => {
     const boot = topology.bootstrap();
     kbid = boot.kb.id;
     key = apiKey(boot.api_key.token);
-    expect((await http.call('POST', `/api/v1/kb/${kbid}/resources`, { credential: key, body: { title: 'Tides', texts: { body: { body: 'Spring tides follow the moon.' } } } })).status).toBe(201);
+    expect(
+      (
+        await http.call('POST', `/api/v1/kb/${kbid}/resources`, {
+          credential: key,
+          body: { title: 'Tides', texts: { body: { body: 'Spring tides follow the moon.' } } },
+        })
+      ).status,
+    ).toBe(201);
   }, 120_000);
 
   afterAll(async () => {
@@ -31,18 +38,35 @@ describe('search and ask contracts over HTTP', () => {
   it('answers a /find with mistakes at the top and deep in its filter expression with one 422 listing them all', async () => {
     const res = await http.call<Detail>('POST', `/api/v1/kb/${kbid}/find`, {
       credential: key,
-      body: { query: 5, top_k: 0, features: ['keyword', 'vector'], filter_expression: { field: { and: [{ prop: 'label' }, { not: { prop: 'created', since: 'soon' } }] } }, reranker: { name: 'predict', window: 500 }, bogus: true },
+      body: {
+        query: 5,
+        top_k: 0,
+        features: ['keyword', 'vector'],
+        filter_expression: { field: { and: [{ prop: 'label' }, { not: { prop: 'created', since: 'soon' } }] } },
+        reranker: { name: 'predict', window: 500 },
+        bogus: true,
+      },
     });
     expect(res.status).toBe(422);
     expect(locs(res.body)).toEqual([
-      'body.query', 'body.features.1', 'body.top_k', 'body.reranker.window', 'body.filter_expression.field.and.0.labelset', 'body.filter_expression.field.and.1.not.since', 'body.bogus',
+      'body.query',
+      'body.features.1',
+      'body.top_k',
+      'body.reranker.window',
+      'body.filter_expression.field.and.0.labelset',
+      'body.filter_expression.field.and.1.not.since',
+      'body.bogus',
     ]);
   });
 
-  it('reports a GET query\'s mistakes at `query`, and answers a good one', async () => {
-    const bad = await http.call<Detail>('GET', `/api/v1/kb/${kbid}/find?query=tides&top_k=abc&features=keyword,nope&debug=maybe`, { credential: key });
+  it("reports a GET query's mistakes at `query`, and answers a good one", async () => {
+    const bad = await http.call<Detail>('GET', `/api/v1/kb/${kbid}/find?query=tides&top_k=abc&features=keyword,nope&debug=maybe`, {
+      credential: key,
+    });
     expect([bad.status, locs(bad.body)]).toEqual([422, ['query.features.1', 'query.top_k', 'query.debug']]);
-    const good = await http.call<{ best_matches: string[] }>('GET', `/api/v1/kb/${kbid}/find?query=tides&features=keyword`, { credential: key });
+    const good = await http.call<{ best_matches: string[] }>('GET', `/api/v1/kb/${kbid}/find?query=tides&features=keyword`, {
+      credential: key,
+    });
     expect(good.status).toBe(200);
     const catalog = await http.call<Detail>('GET', `/api/v1/kb/${kbid}/catalog?page_size=0&sort_field=size`, { credential: key });
     expect([catalog.status, locs(catalog.body)]).toEqual([422, ['query.sort.field', 'query.page_size']]);
@@ -54,26 +78,67 @@ describe('search and ask contracts over HTTP', () => {
     expect((await http.call('POST', `/api/v1/kb/${kbid}/suggest`, { credential: key, body: { query: 'tid' } })).status).toBe(200);
   });
 
-  it('checks an /ask prequery\'s request where it is, before streaming', async () => {
+  it("checks an /ask prequery's request where it is, before streaming", async () => {
     const res = await http.call<Detail>('POST', `/api/v1/kb/${kbid}/ask`, {
       credential: key,
-      body: { query: 'tides?', rag_strategies: [{ name: 'prequeries', queries: [{ request: { query: 'moon', top_k: 1000, answer: 'x' } }] }] },
+      body: {
+        query: 'tides?',
+        rag_strategies: [{ name: 'prequeries', queries: [{ request: { query: 'moon', top_k: 1000, answer: 'x' } }] }],
+      },
     });
-    expect([res.status, locs(res.body)]).toEqual([422, ['body.rag_strategies.0.queries.0.request.top_k', 'body.rag_strategies.0.queries.0.request.answer']]);
+    expect([res.status, locs(res.body)]).toEqual([
+      422,
+      ['body.rag_strategies.0.queries.0.request.top_k', 'body.rag_strategies.0.queries.0.request.answer'],
+    ]);
   });
 
   it('serves an OpenAPI document with the bodies, the GET parameters, the 422 body and the NDJSON items', async () => {
-    type Doc = { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: unknown; responses: Record<string, { content?: Record<string, { schema: { $ref: string } }> }> }>>; components: { schemas: Record<string, unknown> } };
+    type Doc = {
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            parameters?: { name: string; in: string }[];
+            requestBody?: unknown;
+            responses: Record<string, { content?: Record<string, { schema: { $ref: string } }> }>;
+          }
+        >
+      >;
+      components: { schemas: Record<string, unknown> };
+    };
     const doc = (await http.call<Doc>('GET', '/api/openapi.json')).body;
     const find = doc.paths['/api/v1/kb/{kbid}/find'];
     expect(JSON.stringify(find?.['post']?.requestBody)).toContain('#/components/schemas/FindRequest');
-    expect(find?.['get']?.parameters?.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(expect.arrayContaining(['query', 'features', 'top_k', 'filter_expression', 'show', 'field_type', 'extracted', 'security_groups']));
-    expect(find?.['post']?.responses['422']?.content?.['application/json']?.schema.$ref).toBe('#/components/schemas/ValidationErrorResponse');
+    expect(find?.['get']?.parameters?.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(
+      expect.arrayContaining(['query', 'features', 'top_k', 'filter_expression', 'show', 'field_type', 'extracted', 'security_groups']),
+    );
+    expect(find?.['post']?.responses['422']?.content?.['application/json']?.schema.$ref).toBe(
+      '#/components/schemas/ValidationErrorResponse',
+    );
     const ask = doc.paths['/api/v1/kb/{kbid}/ask']?.['post'];
     expect(ask?.responses['200']?.content?.['application/x-ndjson']?.schema.$ref).toBe('#/components/schemas/AskStreamLine');
     expect(ask?.responses['200']?.content?.['application/json']?.schema.$ref).toBe('#/components/schemas/SyncAskResponse');
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['SearchRequest', 'SuggestRequest', 'CatalogRequest', 'AskRequest', 'AskRetrievalItem', 'AskCitationsItem', 'FindResponse']));
-    expect(doc.paths['/api/v1/kb/{kbid}/resource/{rid}']?.['get']?.parameters?.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(['show', 'field_type', 'extracted']);
-    expect(doc.paths['/api/v1/kb/{kbid}/resources']?.['get']?.parameters?.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(['page', 'size', 'show_hidden']);
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining([
+        'SearchRequest',
+        'SuggestRequest',
+        'CatalogRequest',
+        'AskRequest',
+        'AskRetrievalItem',
+        'AskCitationsItem',
+        'FindResponse',
+      ]),
+    );
+    expect(doc.paths['/api/v1/kb/{kbid}/resource/{rid}']?.['get']?.parameters?.filter((p) => p.in === 'query').map((p) => p.name)).toEqual([
+      'show',
+      'field_type',
+      'extracted',
+    ]);
+    expect(doc.paths['/api/v1/kb/{kbid}/resources']?.['get']?.parameters?.filter((p) => p.in === 'query').map((p) => p.name)).toEqual([
+      'page',
+      'size',
+      'show_hidden',
+    ]);
   });
 });

@@ -13,7 +13,10 @@ import type { BootstrapFile } from './support/topologies';
  */
 function heldPost(port: number, path: string, headers: Record<string, string>, body: string) {
   const req = request({
-    host: '127.0.0.1', port, path, method: 'POST',
+    host: '127.0.0.1',
+    port,
+    path,
+    method: 'POST',
     headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), expect: '100-continue' },
   });
   const continued = new Promise<void>((resolve) => req.once('continue', () => resolve()));
@@ -44,9 +47,18 @@ describe('graceful shutdown — standalone (SIGTERM)', () => {
 
   const launch = async () => {
     // The ack wait is far beyond the test: a job comes back quickly only if the shutdown hands it back.
-    proc = new ServiceProcess('standalone', distMain('standalone'), {
-      PORT: String(port), DATA_DIR: dataDir, PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '600000', SHUTDOWN_GRACE_MS: '8000',
-    }, dataDir);
+    proc = new ServiceProcess(
+      'standalone',
+      distMain('standalone'),
+      {
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true',
+        PROCESSING_ACK_WAIT_MS: '600000',
+        SHUTDOWN_GRACE_MS: '8000',
+      },
+      dataDir,
+    );
     proc.start();
     await proc.waitReady(`http://127.0.0.1:${port}/health/ready`);
   };
@@ -59,9 +71,11 @@ describe('graceful shutdown — standalone (SIGTERM)', () => {
           held.push(res);
           return firstSlowHit();
         }
-        return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
-          '<html lang="en"><head><title>Breakwaters</title></head><body><article><p>A breakwater shelters the harbour from storm waves.</p></article></body></html>',
-        );
+        return res
+          .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+          .end(
+            '<html lang="en"><head><title>Breakwaters</title></head><body><article><p>A breakwater shelters the harbour from storm waves.</p></article></body></html>',
+          );
       }
       res.writeHead(404).end();
     });
@@ -85,23 +99,43 @@ describe('graceful shutdown — standalone (SIGTERM)', () => {
     const kbid = boot.kb.id;
     const key = apiKey(boot.api_key.token);
     const status = (rid: string, want: string) =>
-      http.eventually(async () => {
-        const res = await http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: key });
-        return res.status === 200 && res.body.metadata.status === want ? res.body : undefined;
-      }, 60_000, `resource ${rid} to be ${want}`);
+      http.eventually(
+        async () => {
+          const res = await http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${kbid}/resource/${rid}`, { credential: key });
+          return res.status === 200 && res.body.metadata.status === want ? res.body : undefined;
+        },
+        60_000,
+        `resource ${rid} to be ${want}`,
+      );
 
     // A processing job in flight: its link's page does not answer.
-    const linked = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, { credential: key, body: { title: 'Held link', links: { page: { uri: `${siteUrl}/slow-page` } } } });
+    const linked = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: key,
+      body: { title: 'Held link', links: { page: { uri: `${siteUrl}/slow-page` } } },
+    });
     expect(linked.status).toBe(201);
     await slowPageFetched;
 
     // A request in flight: the server has its headers, not yet its body.
-    const inFlight = heldPost(port, `/api/v1/kb/${kbid}/resources`, { [key.header]: key.value }, JSON.stringify({ title: 'Sent during shutdown', texts: { body: { body: 'The tide turns at six.' } } }));
+    const inFlight = heldPost(
+      port,
+      `/api/v1/kb/${kbid}/resources`,
+      { [key.header]: key.value },
+      JSON.stringify({ title: 'Sent during shutdown', texts: { body: { body: 'The tide turns at six.' } } }),
+    );
     await inFlight.continued;
 
     proc!.signal('SIGTERM');
     // New connections are refused at once...
-    await http.eventually(async () => (await fetch(`http://127.0.0.1:${port}/health/ready`).then(() => undefined, () => true)), 10_000, 'the server to stop accepting');
+    await http.eventually(
+      async () =>
+        await fetch(`http://127.0.0.1:${port}/health/ready`).then(
+          () => undefined,
+          () => true,
+        ),
+      10_000,
+      'the server to stop accepting',
+    );
     // ...while the request in flight is still served.
     inFlight.finish();
     const created = await inFlight.response;

@@ -33,9 +33,16 @@ export interface ExactRun {
 }
 
 /** Publishes `event` twice on the bus, two distinct messages carrying the same event. */
-export type PublishTwice = (event: AuditRecordedEvent, db: { query?: (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]> }) => Promise<void>;
+export type PublishTwice = (
+  event: AuditRecordedEvent,
+  db: { query?: (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]> },
+) => Promise<void>;
 
-const TEXTS = ['A storm brings rain, wind and thunder over the sea.', 'Cats sleep most of the day and hunt at night.', 'Bread rises when yeast ferments the dough.'];
+const TEXTS = [
+  'A storm brings rain, wind and thunder over the sea.',
+  'Cats sleep most of the day and hunt at night.',
+  'Bread rises when yeast ferments the dough.',
+];
 
 export async function runExactWorkload(topology: Topology, publishTwice: PublishTwice): Promise<ExactRun> {
   const http = topology.http;
@@ -46,23 +53,45 @@ export async function runExactWorkload(topology: Topology, publishTwice: Publish
   const from = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
   const upload = async (bytes: Buffer): Promise<string> => {
     const res = await fetch(`${http.baseUrl}/api/v1/kb/${kb}/upload`, {
-      method: 'POST', headers: { [manager.header]: manager.value, 'content-type': 'text/plain', 'x-filename': `${randomUUID()}.txt`, 'x-md5': createHash('md5').update(bytes).digest('hex') }, body: new Uint8Array(bytes),
+      method: 'POST',
+      headers: {
+        [manager.header]: manager.value,
+        'content-type': 'text/plain',
+        'x-filename': `${randomUUID()}.txt`,
+        'x-md5': createHash('md5').update(bytes).digest('hex'),
+      },
+      body: new Uint8Array(bytes),
     });
     expect(res.status).toBe(201);
     return ((await res.json()) as { uuid: string }).uuid;
   };
-  const search = async (query: string) => expect((await http.call('POST', `/api/v1/kb/${kb}/find`, { credential: manager, body: { query } })).status).toBe(200);
-  const ask = async (query: string) => expect((await http.call('POST', `/api/v1/kb/${kb}/ask`, { credential: manager, headers: { 'x-synchronous': 'true' }, body: { query } })).status).toBe(200);
+  const search = async (query: string) =>
+    expect((await http.call('POST', `/api/v1/kb/${kb}/find`, { credential: manager, body: { query } })).status).toBe(200);
+  const ask = async (query: string) =>
+    expect(
+      (await http.call('POST', `/api/v1/kb/${kb}/ask`, { credential: manager, headers: { 'x-synchronous': 'true' }, body: { query } }))
+        .status,
+    ).toBe(200);
 
-  const processed = (n: number) => http.eventually(async () => {
-    const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, { credential: manager });
-    return list.body.resources.length === n && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
-  }, 180_000, `${n} resources processed`);
+  const processed = (n: number) =>
+    http.eventually(
+      async () => {
+        const list = await http.call<{ resources: { metadata: { status: string } }[] }>('GET', `/api/v1/kb/${kb}/resources`, {
+          credential: manager,
+        });
+        return list.body.resources.length === n && list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
+      },
+      180_000,
+      `${n} resources processed`,
+    );
 
   // Before the restart: two texts, both files (processed first: searches under a loaded machine's
   // processing can time out), two searches, one answer — their events not waited for.
   for (const [i, body] of TEXTS.slice(0, 2).entries()) {
-    expect((await http.call('POST', `/api/v1/kb/${kb}/resources`, { credential: manager, body: { title: `t${i}`, texts: { body: { body } } } })).status).toBe(201);
+    expect(
+      (await http.call('POST', `/api/v1/kb/${kb}/resources`, { credential: manager, body: { title: `t${i}`, texts: { body: { body } } } }))
+        .status,
+    ).toBe(201);
   }
   const kept = Buffer.from('Owls hunt mice at night and sleep by day.\n');
   await upload(kept);
@@ -73,11 +102,25 @@ export async function runExactWorkload(topology: Topology, publishTwice: Publish
   await ask('What does a storm bring?');
 
   // The restart, with the duplicate delivered meanwhile (distributed: into JetStream while reporting is down).
-  const duplicate: AuditRecordedEvent = { event_id: randomUUID(), kbid: kb, type: 'search', date: new Date().toISOString(), user_type: 'nuakey', details: { query: 'twice' } };
+  const duplicate: AuditRecordedEvent = {
+    event_id: randomUUID(),
+    kbid: kb,
+    type: 'search',
+    date: new Date().toISOString(),
+    user_type: 'nuakey',
+    details: { query: 'twice' },
+  };
   await topology.restartReporting((db) => publishTwice(duplicate, db));
 
   // After it: the last text, two searches, one answer.
-  expect((await http.call('POST', `/api/v1/kb/${kb}/resources`, { credential: manager, body: { title: 't2', texts: { body: { body: TEXTS[2] } } } })).status).toBe(201);
+  expect(
+    (
+      await http.call('POST', `/api/v1/kb/${kb}/resources`, {
+        credential: manager,
+        body: { title: 't2', texts: { body: { body: TEXTS[2] } } },
+      })
+    ).status,
+  ).toBe(201);
   await search('bread');
   await search('owls');
   await ask('When do cats hunt?');
@@ -103,9 +146,20 @@ export async function settledUsage(run: ExactRun): Promise<{ totals: Totals; buc
   const { http } = run;
   const created = EXACT.texts + EXACT.files;
   // Stored events: each search once (the duplicate too), one answer each, one `new` per resource, one `processed` per field.
-  const stored = { search: EXACT.searches + 1, chat: EXACT.answers, new: created, deleted: EXACT.deleted, processed: created, indexed: created };
+  const stored = {
+    search: EXACT.searches + 1,
+    chat: EXACT.answers,
+    new: created,
+    deleted: EXACT.deleted,
+    processed: created,
+    indexed: created,
+  };
   await http.eventually(async () => ((await allSealed(run, stored)) ? true : undefined), 120_000, 'every stored event sealed');
-  const res = await http.call<Bucket[]>('GET', `/api/v1/account/${run.account}/usage?${new URLSearchParams({ knowledgebox: run.kb, from: run.from, aggregation: 'hour' }).toString()}`, { credential: run.root });
+  const res = await http.call<Bucket[]>(
+    'GET',
+    `/api/v1/account/${run.account}/usage?${new URLSearchParams({ knowledgebox: run.kb, from: run.from, aggregation: 'hour' }).toString()}`,
+    { credential: run.root },
+  );
   expect(res.status).toBe(200);
   return { totals: totalsOf(res.body), buckets: res.body };
 }
@@ -137,12 +191,25 @@ export function expectExact(totals: Totals, keptBytes: number): void {
  */
 export async function expectDeletedKbUsage(run: ExactRun, before: Totals): Promise<void> {
   const { http } = run;
-  const usageOf = (query: Record<string, string>) => http.call<Bucket[]>('GET', `/api/v1/account/${run.account}/usage?${new URLSearchParams({ from: run.from, aggregation: 'hour', ...query }).toString()}`, { credential: run.root });
+  const usageOf = (query: Record<string, string>) =>
+    http.call<Bucket[]>(
+      'GET',
+      `/api/v1/account/${run.account}/usage?${new URLSearchParams({ from: run.from, aggregation: 'hour', ...query }).toString()}`,
+      { credential: run.root },
+    );
   expect((await http.call('DELETE', `/api/v1/account/${run.account}/kb/${run.kb}`, { credential: run.root })).status).toBe(204);
-  await http.eventually(async () => ((await usageOf({ knowledgebox: run.kb })).status === 404 ? true : undefined), 60_000, 'Get Usage of the deleted KB 404');
-  const account = await http.eventually(async () => {
-    const totals = totalsOf((await usageOf({})).body);
-    return totals['resources'] === 0 ? totals : undefined;
-  }, 60_000, 'the deleted KB\'s rows gone from the account');
+  await http.eventually(
+    async () => ((await usageOf({ knowledgebox: run.kb })).status === 404 ? true : undefined),
+    60_000,
+    'Get Usage of the deleted KB 404',
+  );
+  const account = await http.eventually(
+    async () => {
+      const totals = totalsOf((await usageOf({})).body);
+      return totals['resources'] === 0 ? totals : undefined;
+    },
+    60_000,
+    "the deleted KB's rows gone from the account",
+  );
   expect(account).toEqual({ ...before, resources: 0, storage_bytes: 0 });
 }

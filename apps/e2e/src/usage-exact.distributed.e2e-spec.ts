@@ -34,7 +34,7 @@ describe('usage counted exactly (distributed)', () => {
     await topology?.stop();
   }, 60_000);
 
-  it('gives exactly the workload\'s numbers, the duplicate counted once, across the restart', async () => {
+  it("gives exactly the workload's numbers, the duplicate counted once, across the restart", async () => {
     const { totals } = await settledUsage(run);
     expectExact(totals, run.keptBytes);
     // Then the KB is deleted: its data goes, the account's counters stay.

@@ -21,7 +21,10 @@ describe('usage counted exactly (standalone)', () => {
       const consumers = await query(`SELECT subject FROM bus.consumers WHERE consumer = 'reporting-audit'`);
       expect(consumers).toHaveLength(1);
       for (let i = 0; i < 2; i++) {
-        const rows = await query(`INSERT INTO bus.jobs (msg_id, subject, consumer, body) VALUES ($1, $2, 'reporting-audit', $3) RETURNING id`, [randomUUID(), consumers[0]?.['subject'], JSON.stringify(event)]);
+        const rows = await query(
+          `INSERT INTO bus.jobs (msg_id, subject, consumer, body) VALUES ($1, $2, 'reporting-audit', $3) RETURNING id`,
+          [randomUUID(), consumers[0]?.['subject'], JSON.stringify(event)],
+        );
         expect(rows).toHaveLength(1);
       }
     });
@@ -31,7 +34,7 @@ describe('usage counted exactly (standalone)', () => {
     await topology?.stop();
   }, 60_000);
 
-  it('gives exactly the workload\'s numbers, the duplicate counted once, across the restart', async () => {
+  it("gives exactly the workload's numbers, the duplicate counted once, across the restart", async () => {
     const { totals } = await settledUsage(run);
     expectExact(totals, run.keptBytes);
     // Then the KB is deleted: its data goes, the account's counters stay.

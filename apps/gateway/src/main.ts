@@ -2,7 +2,15 @@ import 'reflect-metadata';
 import { join } from 'node:path';
 import { GatewayModule, configureGatewayHttp, gatewayHttpEnv } from '@kb/gateway';
 import { createLogger } from '@kb/platform/observability';
-import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret, serviceAppModule } from '@kb/platform/runtime';
+import {
+  createHttpApp,
+  createRuntimeBus,
+  readRuntimeEnv,
+  runMain,
+  shutdownOnSignals,
+  serverSecret,
+  serviceAppModule,
+} from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
 
 /** The HTTP edge as its own process: stateless, scale it behind a load balancer. */
@@ -19,11 +27,22 @@ runMain(logger, async () => {
   reader.done();
   const secret = await serverSecret(env, runtime.dataDir);
   const blobs = await createBlobStore(
-    blobStoreConfigFromEnv(env, { driver: 'fs', fsRoot: join(runtime.dataDir, 'blobs'), signingSecret: `blob:${secret}`, publicBaseUrl: runtime.publicBaseUrl }),
+    blobStoreConfigFromEnv(env, {
+      driver: 'fs',
+      fsRoot: join(runtime.dataDir, 'blobs'),
+      signingSecret: `blob:${secret}`,
+      publicBaseUrl: runtime.publicBaseUrl,
+    }),
   );
   const bus = await createRuntimeBus(runtime, 'gateway', logger);
   const app = await createHttpApp(
-    serviceAppModule('gateway', logger, bus, [blobStoreHealthCheck(blobs)], [StorageModule.forRoot(blobs), GatewayModule.forRoot({ accessCacheTtlSeconds, corsOrigins, blockingRefreshMs })]),
+    serviceAppModule(
+      'gateway',
+      logger,
+      bus,
+      [blobStoreHealthCheck(blobs)],
+      [StorageModule.forRoot(blobs), GatewayModule.forRoot({ accessCacheTtlSeconds, corsOrigins, blockingRefreshMs })],
+    ),
     logger,
     (a) => configureGatewayHttp(a, { logger, ...httpOptions }),
   );

@@ -1,7 +1,16 @@
 import 'reflect-metadata';
 import { createLogger } from '@kb/platform/observability';
 import { join } from 'node:path';
-import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, serverSecret, shutdownOnSignals, serviceAppModule, serviceDataSource } from '@kb/platform/runtime';
+import {
+  createHttpApp,
+  createRuntimeBus,
+  readRuntimeEnv,
+  runMain,
+  serverSecret,
+  shutdownOnSignals,
+  serviceAppModule,
+  serviceDataSource,
+} from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS, ReportingModule } from '@kb/reporting';
 
@@ -28,14 +37,34 @@ runMain(logger, async () => {
   // Activity downloads are written to the blob store; their links are signed like every other file's.
   const secret = await serverSecret(env, runtime.dataDir);
   const blobs = await createBlobStore(
-    blobStoreConfigFromEnv(env, { driver: 'fs', fsRoot: join(runtime.dataDir, 'blobs'), signingSecret: `blob:${secret}`, publicBaseUrl: runtime.publicBaseUrl }),
+    blobStoreConfigFromEnv(env, {
+      driver: 'fs',
+      fsRoot: join(runtime.dataDir, 'blobs'),
+      signingSecret: `blob:${secret}`,
+      publicBaseUrl: runtime.publicBaseUrl,
+    }),
   );
   const bus = await createRuntimeBus(runtime, 'reporting', logger);
   const app = await createHttpApp(
-    serviceAppModule('reporting', logger, bus, [db.check, blobStoreHealthCheck(blobs)], [
-      StorageModule.forRoot(blobs),
-      ReportingModule.forRoot({ dataSource: db.dataSource, activityQueryTimeoutMs, blockingSweepMs, limitsCacheMs, remiPollMs, remiSemantic, chainSealMs, smtp }),
-    ]),
+    serviceAppModule(
+      'reporting',
+      logger,
+      bus,
+      [db.check, blobStoreHealthCheck(blobs)],
+      [
+        StorageModule.forRoot(blobs),
+        ReportingModule.forRoot({
+          dataSource: db.dataSource,
+          activityQueryTimeoutMs,
+          blockingSweepMs,
+          limitsCacheMs,
+          remiPollMs,
+          remiSemantic,
+          chainSealMs,
+          smtp,
+        }),
+      ],
+    ),
     logger,
   );
   // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).

@@ -31,11 +31,17 @@ runMain(logger, async () => {
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
-  const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
+  const webhookBackoffMs = reader
+    .list('WEBHOOK_RETRY_BACKOFF_MS')
+    .map(Number)
+    .filter((n) => Number.isFinite(n) && n >= 0);
   const httpOptions = gatewayHttpEnv(reader);
   const extractionSandbox = readSandboxLimits(reader);
   const vectorIndex = reader.oneOf('SEARCH_VECTOR_INDEX', VECTOR_INDEX_KINDS, 'hnsw');
-  const searchMemory = { budgetBytes: reader.int('SEARCH_MEMORY_MB', 256, { min: 0, max: 1_048_576 }) * 1024 * 1024, maxParagraphs: reader.int('SEARCH_MEMORY_MAX_PARAGRAPHS', 200_000, { min: 0 }) };
+  const searchMemory = {
+    budgetBytes: reader.int('SEARCH_MEMORY_MB', 256, { min: 0, max: 1_048_576 }) * 1024 * 1024,
+    maxParagraphs: reader.int('SEARCH_MEMORY_MAX_PARAGRAPHS', 200_000, { min: 0 }),
+  };
   const corsOrigins = reader.list('CORS_ORIGINS');
   const activityQueryTimeoutMs = reader.int('ACTIVITY_QUERY_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 });
   const usage = {
@@ -45,7 +51,8 @@ runMain(logger, async () => {
   };
   // The REMi scorer (docs/remi.md).
   const remi = {
-    remiPollMs: reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 }), remiSemantic: reader.bool('REMI_SEMANTIC', true),
+    remiPollMs: reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 }),
+    remiSemantic: reader.bool('REMI_SEMANTIC', true),
     // The activity log's hash chains (docs/activity.md).
     chainSealMs: reader.int('ACTIVITY_CHAIN_SEAL_MS', 1000, { min: 0, max: 3_600_000 }),
   };
@@ -59,7 +66,15 @@ runMain(logger, async () => {
   const secret = await serverSecret(env, runtime.dataDir);
   const pgDir = join(runtime.dataDir, 'pg');
   const source = (service: string, schema: string, entities: readonly ClassType[], migrations: readonly ClassType[]) =>
-    createServiceDataSource({ service, schema, url: databaseUrlFromEnv(env, service), dataDir: pgDir, entities, migrations, runMigrations: true });
+    createServiceDataSource({
+      service,
+      schema,
+      url: databaseUrlFromEnv(env, service),
+      dataDir: pgDir,
+      entities,
+      migrations,
+      runMigrations: true,
+    });
   const dataSources = {
     accounts: await source('accounts', 'accounts', ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS),
     content: await source('content', 'content', CONTENT_ENTITIES, CONTENT_MIGRATIONS),
@@ -67,14 +82,45 @@ runMain(logger, async () => {
     bus: await source('bus', 'bus', [], []),
   };
   const blobs = await createBlobStore(
-    blobStoreConfigFromEnv(env, { driver: 'fs', fsRoot: join(runtime.dataDir, 'blobs'), signingSecret: `blob:${secret}`, publicBaseUrl: runtime.publicBaseUrl }),
+    blobStoreConfigFromEnv(env, {
+      driver: 'fs',
+      fsRoot: join(runtime.dataDir, 'blobs'),
+      signingSecret: `blob:${secret}`,
+      publicBaseUrl: runtime.publicBaseUrl,
+    }),
   );
   const bus = await createRuntimeBus(runtime, 'standalone', logger, dataSources.bus);
 
   const app = await createHttpApp(
     StandaloneModule.forRoot({
-      logger, bus, blobs, dataSources, zone: runtime.zone, secret, accessCacheTtlSeconds, corsOrigins, userTokenTtlSeconds: 3600, publicBaseUrl: runtime.publicBaseUrl, smtp, dnsServers,
-      processing: { consumeJobs, concurrency: processingConcurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, extractionSandbox }, consumeProcessingResults: true, searchMemory, vectorIndex, activityQueryTimeoutMs, usage, remi,
+      logger,
+      bus,
+      blobs,
+      dataSources,
+      zone: runtime.zone,
+      secret,
+      accessCacheTtlSeconds,
+      corsOrigins,
+      userTokenTtlSeconds: 3600,
+      publicBaseUrl: runtime.publicBaseUrl,
+      smtp,
+      dnsServers,
+      processing: {
+        consumeJobs,
+        concurrency: processingConcurrency,
+        maxAttempts: 3,
+        ackWaitMs,
+        transcriptionModelDir,
+        embeddingModelDir,
+        webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined,
+        extractionSandbox,
+      },
+      consumeProcessingResults: true,
+      searchMemory,
+      vectorIndex,
+      activityQueryTimeoutMs,
+      usage,
+      remi,
     }),
     logger,
     (a) => configureGatewayHttp(a, { logger, ...httpOptions }),

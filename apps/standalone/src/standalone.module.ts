@@ -24,7 +24,16 @@ export interface StandaloneParts {
   smtp?: { url: string; from: string };
   /** DNS servers for SSO domain verification (default: the system's). */
   dnsServers?: string[];
-  processing: { consumeJobs: boolean; concurrency: number; maxAttempts: number; ackWaitMs?: number; webhookBackoffMs?: number[]; transcriptionModelDir?: string; embeddingModelDir?: string; extractionSandbox?: SandboxLimits };
+  processing: {
+    consumeJobs: boolean;
+    concurrency: number;
+    maxAttempts: number;
+    ackWaitMs?: number;
+    webhookBackoffMs?: number[];
+    transcriptionModelDir?: string;
+    embeddingModelDir?: string;
+    extractionSandbox?: SandboxLimits;
+  };
   consumeProcessingResults: boolean;
   /** Search indexes in memory (SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS; docs/decisions/0014). */
   searchMemory?: { budgetBytes: number; maxParagraphs: number };
@@ -56,16 +65,35 @@ export class StandaloneModule {
         }),
         MessagingModule.forRoot(p.bus),
         StorageModule.forRoot(p.blobs),
-        AccountsModule.forRoot({ dataSource: p.dataSources.accounts, zone: p.zone, secret: p.secret, userTokenTtlSeconds: p.userTokenTtlSeconds, publicBaseUrl: p.publicBaseUrl, smtp: p.smtp, dnsServers: p.dnsServers }),
-        ContentModule.forRoot({ dataSource: p.dataSources.content, outboxSweepMs: 2000, consumeProcessingResults: p.consumeProcessingResults, searchMemory: p.searchMemory, vectorIndex: p.vectorIndex }),
+        AccountsModule.forRoot({
+          dataSource: p.dataSources.accounts,
+          zone: p.zone,
+          secret: p.secret,
+          userTokenTtlSeconds: p.userTokenTtlSeconds,
+          publicBaseUrl: p.publicBaseUrl,
+          smtp: p.smtp,
+          dnsServers: p.dnsServers,
+        }),
+        ContentModule.forRoot({
+          dataSource: p.dataSources.content,
+          outboxSweepMs: 2000,
+          consumeProcessingResults: p.consumeProcessingResults,
+          searchMemory: p.searchMemory,
+          vectorIndex: p.vectorIndex,
+        }),
         UnderstandingModule.forRoot({ ...p.processing, webhookSigningSecret: p.secret }),
         ReportingModule.forRoot({
-          dataSource: p.dataSources.reporting, activityQueryTimeoutMs: p.activityQueryTimeoutMs,
+          dataSource: p.dataSources.reporting,
+          activityQueryTimeoutMs: p.activityQueryTimeoutMs,
           ...(p.usage ? { blockingSweepMs: p.usage.blockingSweepMs, limitsCacheMs: p.usage.limitsCacheMs } : {}),
           ...p.remi,
           smtp: p.smtp,
         }),
-        GatewayModule.forRoot({ accessCacheTtlSeconds: p.accessCacheTtlSeconds, corsOrigins: p.corsOrigins, blockingRefreshMs: p.usage?.blockingRefreshMs }),
+        GatewayModule.forRoot({
+          accessCacheTtlSeconds: p.accessCacheTtlSeconds,
+          corsOrigins: p.corsOrigins,
+          blockingRefreshMs: p.usage?.blockingRefreshMs,
+        }),
       ],
     };
   }

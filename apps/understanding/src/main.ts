@@ -2,7 +2,15 @@ import 'reflect-metadata';
 import { join } from 'node:path';
 import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
-import { createHttpApp, createRuntimeBus, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret, serviceAppModule } from '@kb/platform/runtime';
+import {
+  createHttpApp,
+  createRuntimeBus,
+  readRuntimeEnv,
+  runMain,
+  shutdownOnSignals,
+  serverSecret,
+  serviceAppModule,
+} from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
 import { readSandboxLimits, UnderstandingModule } from '@kb/understanding';
 
@@ -22,20 +30,44 @@ runMain(logger, async () => {
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
-  const webhookBackoffMs = reader.list('WEBHOOK_RETRY_BACKOFF_MS').map(Number).filter((n) => Number.isFinite(n) && n >= 0);
+  const webhookBackoffMs = reader
+    .list('WEBHOOK_RETRY_BACKOFF_MS')
+    .map(Number)
+    .filter((n) => Number.isFinite(n) && n >= 0);
   const extractionSandbox = readSandboxLimits(reader);
   reader.done();
   configureOutbound({ policy: outboundPolicy });
   const secret = await serverSecret(env, runtime.dataDir);
   const blobs = await createBlobStore(
-    blobStoreConfigFromEnv(env, { driver: 'fs', fsRoot: join(runtime.dataDir, 'blobs'), signingSecret: `blob:${secret}`, publicBaseUrl: runtime.publicBaseUrl }),
+    blobStoreConfigFromEnv(env, {
+      driver: 'fs',
+      fsRoot: join(runtime.dataDir, 'blobs'),
+      signingSecret: `blob:${secret}`,
+      publicBaseUrl: runtime.publicBaseUrl,
+    }),
   );
   const bus = await createRuntimeBus(runtime, 'understanding', logger);
   const app = await createHttpApp(
-    serviceAppModule('understanding', logger, bus, [blobStoreHealthCheck(blobs)], [
-      StorageModule.forRoot(blobs),
-      UnderstandingModule.forRoot({ consumeJobs, concurrency, maxAttempts: 3, ackWaitMs, transcriptionModelDir, embeddingModelDir, webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined, webhookSigningSecret: secret, extractionSandbox }),
-    ]),
+    serviceAppModule(
+      'understanding',
+      logger,
+      bus,
+      [blobStoreHealthCheck(blobs)],
+      [
+        StorageModule.forRoot(blobs),
+        UnderstandingModule.forRoot({
+          consumeJobs,
+          concurrency,
+          maxAttempts: 3,
+          ackWaitMs,
+          transcriptionModelDir,
+          embeddingModelDir,
+          webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined,
+          webhookSigningSecret: secret,
+          extractionSandbox,
+        }),
+      ],
+    ),
     logger,
   );
   // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).

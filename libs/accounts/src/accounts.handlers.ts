@@ -82,7 +82,12 @@ export class AccountsHandlers implements OnModuleInit {
       this.bus.handle(S.updateAccountUsers, (req) => this.accountUsers.update(req)),
       this.bus.handle(S.inviteToAccount, async (req) => {
         const account = await this.accounts.require(req.account);
-        return this.invites.invite({ accountId: account.id, label: `the account "${account.title || account.slug}"` }, req.body.email, req.body.role, req.user_id);
+        return this.invites.invite(
+          { accountId: account.id, label: `the account "${account.title || account.slug}"` },
+          req.body.email,
+          req.body.role,
+          req.user_id,
+        );
       }),
       this.bus.handle(S.listAccountInvites, async (req) => this.invites.pending((await this.accounts.require(req.account)).id)),
       this.bus.handle(S.deleteAccountInvite, async (req) => {

@@ -39,14 +39,23 @@ describe('accounts outbox (real PostgreSQL, in-process bus)', () => {
 
   const start = async (appBus: MessageBus, outbox: { outboxSweepMs?: number; outboxFirstRetryMs?: number }) => {
     const moduleRef = await Test.createTestingModule({
-      imports: [{
-        module: Host,
-        imports: [
-          ObservabilityModule.forRoot({ service: 'test', logger: createLogger({ service: 'test', level: 'silent' }), checks: [] }),
-          MessagingModule.forRoot(appBus),
-          AccountsModule.forRoot({ dataSource: ds, zone: 'test-zone', secret: 's'.repeat(40), userTokenTtlSeconds: 60, publicBaseUrl: 'http://localhost:8080', ...outbox }),
-        ],
-      }],
+      imports: [
+        {
+          module: Host,
+          imports: [
+            ObservabilityModule.forRoot({ service: 'test', logger: createLogger({ service: 'test', level: 'silent' }), checks: [] }),
+            MessagingModule.forRoot(appBus),
+            AccountsModule.forRoot({
+              dataSource: ds,
+              zone: 'test-zone',
+              secret: 's'.repeat(40),
+              userTokenTtlSeconds: 60,
+              publicBaseUrl: 'http://localhost:8080',
+              ...outbox,
+            }),
+          ],
+        },
+      ],
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -56,7 +65,14 @@ describe('accounts outbox (real PostgreSQL, in-process bus)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('accounts_outbox');
-    ds = await createServiceDataSource({ service: 'accounts', schema: 'accounts', url: db.url, entities: ACCOUNTS_ENTITIES, migrations: ACCOUNTS_MIGRATIONS, runMigrations: true });
+    ds = await createServiceDataSource({
+      service: 'accounts',
+      schema: 'accounts',
+      url: db.url,
+      entities: ACCOUNTS_ENTITIES,
+      migrations: ACCOUNTS_MIGRATIONS,
+      runMigrations: true,
+    });
     bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
     await bus.subscribe(AccountsSubjects.kbDeleted, async (e) => void deletedKbs.push(e), { durable: 'test-kb-deleted' });
     await bus.subscribe(AccountsSubjects.credentialRevoked, async (e) => void revoked.push(...e.credential_ids));
@@ -83,8 +99,14 @@ describe('accounts outbox (real PostgreSQL, in-process bus)', () => {
 
     await expect(bus.request(AccountsSubjects.deleteKb, { account_id: boot.account.id, kb_id: kbId })).resolves.toEqual({});
     // The deletion is committed, its events are not out: they wait in the outbox, in order.
-    await expect(bus.request(AccountsSubjects.getKb, { account_id: boot.account.id, kb_id: kbId })).rejects.toMatchObject({ code: ErrorCodes.KB_NOT_FOUND });
-    expect((await pending()).map((r) => r.target)).toEqual([AccountsSubjects.credentialRevoked.subject, AccountsSubjects.accessChanged.subject, AccountsSubjects.kbDeleted.subject]);
+    await expect(bus.request(AccountsSubjects.getKb, { account_id: boot.account.id, kb_id: kbId })).rejects.toMatchObject({
+      code: ErrorCodes.KB_NOT_FOUND,
+    });
+    expect((await pending()).map((r) => r.target)).toEqual([
+      AccountsSubjects.credentialRevoked.subject,
+      AccountsSubjects.accessChanged.subject,
+      AccountsSubjects.kbDeleted.subject,
+    ]);
     expect(deletedKbs.some((e) => e.kb_id === kbId)).toBe(false);
     expect(revoked).not.toContain(boot.api_key.id);
     await first.get(AccountsOutbox).stop();
@@ -106,6 +128,10 @@ describe('accounts outbox (real PostgreSQL, in-process bus)', () => {
     await kbs.delete({ account_id: account!.id, kb_id: kbId });
     // Relayed before the answer: its rows are already deleted (the sweep of this app waits 100 ms).
     expect(await pending()).toEqual([]);
-    await eventually(async () => (deletedKbs.some((e) => e.kb_id === kbId) && accessChanged.includes(kbId) ? true : undefined), 5_000, 'kbDeleted and accessChanged');
+    await eventually(
+      async () => (deletedKbs.some((e) => e.kb_id === kbId) && accessChanged.includes(kbId) ? true : undefined),
+      5_000,
+      'kbDeleted and accessChanged',
+    );
   });
 });

@@ -6,8 +6,15 @@ import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/da
 import { ObservabilityModule, createLogger } from '@kb/platform/observability';
 import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
 import {
-  buildSamlResponse, createTestDatabase, createTestIdp, readAuthnRequest, samlResponseXml, signSamlResponse,
-  type SamlResponseOptions, type TestDatabase, type TestIdp,
+  buildSamlResponse,
+  createTestDatabase,
+  createTestIdp,
+  readAuthnRequest,
+  samlResponseXml,
+  signSamlResponse,
+  type SamlResponseOptions,
+  type TestDatabase,
+  type TestIdp,
 } from '@kb/platform/testing';
 import { ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS, AccountsModule, BootstrapService } from '../src';
 
@@ -29,24 +36,55 @@ describe('SAML single sign-on: the service provider against an in-test identity 
   let acsUrl: string;
 
   beforeAll(async () => {
-    [db, idp, otherIdp] = await Promise.all([createTestDatabase('saml'), createTestIdp('https://idp.acme.test/metadata'), createTestIdp('https://idp.acme.test/metadata')]);
-    ds = await createServiceDataSource({ service: 'accounts', schema: 'accounts', url: db.url, entities: ACCOUNTS_ENTITIES, migrations: ACCOUNTS_MIGRATIONS, runMigrations: true });
+    [db, idp, otherIdp] = await Promise.all([
+      createTestDatabase('saml'),
+      createTestIdp('https://idp.acme.test/metadata'),
+      createTestIdp('https://idp.acme.test/metadata'),
+    ]);
+    ds = await createServiceDataSource({
+      service: 'accounts',
+      schema: 'accounts',
+      url: db.url,
+      entities: ACCOUNTS_ENTITIES,
+      migrations: ACCOUNTS_MIGRATIONS,
+      runMigrations: true,
+    });
     bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
     const moduleRef = await Test.createTestingModule({
-      imports: [{ module: Host, imports: [
-        ObservabilityModule.forRoot({ service: 'test', logger: createLogger({ service: 'test', level: 'silent' }), checks: [] }),
-        MessagingModule.forRoot(bus),
-        AccountsModule.forRoot({ dataSource: ds, zone: 'z', secret: 's'.repeat(40), userTokenTtlSeconds: 60, publicBaseUrl: `${BASE}/` }),
-      ] }],
+      imports: [
+        {
+          module: Host,
+          imports: [
+            ObservabilityModule.forRoot({ service: 'test', logger: createLogger({ service: 'test', level: 'silent' }), checks: [] }),
+            MessagingModule.forRoot(bus),
+            AccountsModule.forRoot({
+              dataSource: ds,
+              zone: 'z',
+              secret: 's'.repeat(40),
+              userTokenTtlSeconds: 60,
+              publicBaseUrl: `${BASE}/`,
+            }),
+          ],
+        },
+      ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
     const boot = (await app.get(BootstrapService).ensure('owner@example.com'))!;
-    ({ id: accountId } = await bus.request(AccountsSubjects.createAccount, { user_id: boot.user.id, body: { slug: 'acme', title: 'Acme' } }));
+    ({ id: accountId } = await bus.request(AccountsSubjects.createAccount, {
+      user_id: boot.user.id,
+      body: { slug: 'acme', title: 'Acme' },
+    }));
     entityId = `${BASE}/api/v1/saml/${accountId}/metadata`;
     acsUrl = `${BASE}/api/v1/saml/${accountId}/acs`;
     // Set directly: the account-modify API is not what is under test here.
-    const config = { domains: ['acme.test', 'acme-labs.test'], sso_url: SSO_URL, entity_id: idp.entityId, x509_cert: idp.cert, authn_context: 'minimum' };
+    const config = {
+      domains: ['acme.test', 'acme-labs.test'],
+      sso_url: SSO_URL,
+      entity_id: idp.entityId,
+      x509_cert: idp.cert,
+      authn_context: 'minimum',
+    };
     await ds.query(`UPDATE accounts.accounts SET saml_config = $2 WHERE id = $1`, [accountId, JSON.stringify(config)]);
     // Verified claims, as the DNS check leaves them (the check itself is the e2e's and domain-resolver.spec's).
     await verifyDomains(accountId, ['acme.test', 'acme-labs.test']);
@@ -54,7 +92,10 @@ describe('SAML single sign-on: the service provider against an in-test identity 
 
   const verifyDomains = async (account: string, domains: string[]) => {
     for (const d of domains) {
-      await ds.query(`INSERT INTO accounts.saml_domains (account_id, domain, token, verified_at) VALUES ($1, $2, 'tok', now())`, [account, d]);
+      await ds.query(`INSERT INTO accounts.saml_domains (account_id, domain, token, verified_at) VALUES ($1, $2, 'tok', now())`, [
+        account,
+        d,
+      ]);
     }
   };
 
@@ -77,10 +118,16 @@ describe('SAML single sign-on: the service provider against an in-test identity 
   const refused = (why: RegExp) => ({ code: ErrorCodes.UNAUTHENTICATED, message: expect.stringMatching(why) });
 
   it('discovers the account by e-mail domain (case-insensitive), and the older single-provider form by its domain', async () => {
-    expect(await bus.request(AccountsSubjects.discoverSso, { email: 'Ada@ACME-Labs.test' })).toEqual({ account_id: accountId, login_path: `/api/v1/saml/${accountId}/login` });
+    expect(await bus.request(AccountsSubjects.discoverSso, { email: 'Ada@ACME-Labs.test' })).toEqual({
+      account_id: accountId,
+      login_path: `/api/v1/saml/${accountId}/login`,
+    });
     expect(await bus.request(AccountsSubjects.discoverSso, { email: 'ada@elsewhere.test' })).toEqual({ account_id: null });
     const boot = await ds.query(`SELECT id FROM accounts.accounts WHERE slug = 'default'`);
-    await ds.query(`UPDATE accounts.accounts SET domain = 'legacy.test', saml_entity_id = 'https://old-idp', saml_sso_url = 'https://old-idp/sso', saml_x509_cert = $2 WHERE id = $1`, [boot[0].id, idp.cert]);
+    await ds.query(
+      `UPDATE accounts.accounts SET domain = 'legacy.test', saml_entity_id = 'https://old-idp', saml_sso_url = 'https://old-idp/sso', saml_x509_cert = $2 WHERE id = $1`,
+      [boot[0].id, idp.cert],
+    );
     // Configured but not verified: discovery does not send the domain's users anywhere.
     expect(await bus.request(AccountsSubjects.discoverSso, { email: 'bob@Legacy.test' })).toEqual({ account_id: null });
     await verifyDomains(boot[0].id, ['legacy.test']);
@@ -111,7 +158,9 @@ describe('SAML single sign-on: the service provider against an in-test identity 
     const second = await acs(await respond({ sign: 'response', email: 'Ada@Acme.test' }));
     expect(second.user_id).toBe(first.user_id);
     expect(await ds.query(`SELECT password_hash FROM accounts.users WHERE email = 'ada@acme.test'`)).toEqual([{ password_hash: null }]);
-    expect(await ds.query(`SELECT role FROM accounts.account_users WHERE account_id = $1 AND user_id = $2`, [accountId, first.user_id])).toEqual([{ role: 'AMEMBER' }]);
+    expect(
+      await ds.query(`SELECT role FROM accounts.account_users WHERE account_id = $1 AND user_id = $2`, [accountId, first.user_id]),
+    ).toEqual([{ role: 'AMEMBER' }]);
     await expect(acs(await respond({ sign: 'both', email: 'carol@acme-labs.test' }))).resolves.toMatchObject({ token: expect.any(String) });
   });
 
@@ -121,7 +170,10 @@ describe('SAML single sign-on: the service provider against an in-test identity 
 
   it('refuses a tampered assertion (e-mail changed after signing)', async () => {
     const request = await startLogin();
-    const signed = signSamlResponse(idp, samlResponseXml(idp, { inResponseTo: request.id, email: 'ada@acme.test', acsUrl, audience: entityId }));
+    const signed = signSamlResponse(
+      idp,
+      samlResponseXml(idp, { inResponseTo: request.id, email: 'ada@acme.test', acsUrl, audience: entityId }),
+    );
     const tampered = signed.replace('>ada@acme.test</saml:NameID>', '>mallory@acme.test</saml:NameID>');
     expect(tampered).not.toBe(signed);
     await expect(acs(Buffer.from(tampered).toString('base64'))).rejects.toMatchObject(refused(/signature/i));
@@ -142,7 +194,9 @@ describe('SAML single sign-on: the service provider against an in-test identity 
 
   it('refuses an expired assertion (NotOnOrAfter in the past beyond the clock skew)', async () => {
     const past = (min: number) => new Date(Date.now() - min * 60_000);
-    await expect(acs(await respond({ notBefore: past(10), notOnOrAfter: past(5) }))).rejects.toMatchObject(refused(/expired|subject confirmation/i));
+    await expect(acs(await respond({ notBefore: past(10), notOnOrAfter: past(5) }))).rejects.toMatchObject(
+      refused(/expired|subject confirmation/i),
+    );
   });
 
   it('refuses a replayed assertion', async () => {
@@ -153,11 +207,17 @@ describe('SAML single sign-on: the service provider against an in-test identity 
     const assertionId = '_a-seen-once';
     await expect(acs(await respond({ assertionId }))).resolves.toMatchObject({ token: expect.any(String) });
     await expect(acs(await respond({ assertionId }))).rejects.toMatchObject(refused(/replay/));
-    expect(await ds.query(`SELECT count(*)::int AS n FROM accounts.saml_assertions WHERE assertion_id = $1 AND expires_at > now()`, [assertionId])).toEqual([{ n: 1 }]);
+    expect(
+      await ds.query(`SELECT count(*)::int AS n FROM accounts.saml_assertions WHERE assertion_id = $1 AND expires_at > now()`, [
+        assertionId,
+      ]),
+    ).toEqual([{ n: 1 }]);
   });
 
   it('refuses a response to a request we never issued, and one whose request was already answered', async () => {
-    await expect(acs(buildSamlResponse(idp, { inResponseTo: '_never-issued', email: 'ada@acme.test', acsUrl, audience: entityId }))).rejects.toMatchObject(refused(/InResponseTo/));
+    await expect(
+      acs(buildSamlResponse(idp, { inResponseTo: '_never-issued', email: 'ada@acme.test', acsUrl, audience: entityId })),
+    ).rejects.toMatchObject(refused(/InResponseTo/));
     const request = await startLogin();
     const build = () => buildSamlResponse(idp, { inResponseTo: request.id, email: 'ada@acme.test', acsUrl, audience: entityId });
     await expect(acs(build())).resolves.toMatchObject({ token: expect.any(String) });
@@ -174,13 +234,18 @@ describe('SAML single sign-on: the service provider against an in-test identity 
     for (const email of ['root@acme.test', 'pw@acme.test']) {
       await expect(acs(await respond({ email }))).rejects.toMatchObject(refused(/did not create/));
     }
-    const members = await ds.query(`SELECT u.email FROM accounts.account_users au JOIN accounts.users u ON u.id = au.user_id WHERE au.account_id = $1 AND u.email IN ('root@acme.test', 'pw@acme.test') AND au.role = 'AMEMBER'`, [accountId]);
+    const members = await ds.query(
+      `SELECT u.email FROM accounts.account_users au JOIN accounts.users u ON u.id = au.user_id WHERE au.account_id = $1 AND u.email IN ('root@acme.test', 'pw@acme.test') AND au.role = 'AMEMBER'`,
+      [accountId],
+    );
     expect(members).toEqual([]);
     await ds.query(`UPDATE accounts.users SET email = 'owner@example.com' WHERE email = 'root@acme.test'`);
   });
 
   it('links the IdP identity to the signed-in user who started the link request, and only to them', async () => {
-    const user = await bus.request(AccountsSubjects.signUp, { body: { email: 'linker@acme.test', password: 'correct horse battery staple' } });
+    const user = await bus.request(AccountsSubjects.signUp, {
+      body: { email: 'linker@acme.test', password: 'correct horse battery staple' },
+    });
     await expect(acs(await respond({ email: 'linker@acme.test' }))).rejects.toMatchObject(refused(/did not create/));
     const { redirect_url } = await bus.request(AccountsSubjects.samlLink, { account_id: accountId, user_id: user.user_id });
     const request = readAuthnRequest(redirect_url);
@@ -189,9 +254,15 @@ describe('SAML single sign-on: the service provider against an in-test identity 
     // From now on a plain login with that identity is this user.
     expect((await acs(await respond({ email: 'Linker@acme.test' }))).user_id).toBe(user.user_id);
     // The same identity cannot be linked to a second user.
-    const other = await bus.request(AccountsSubjects.signUp, { body: { email: 'other@example.com', password: 'correct horse battery staple' } });
-    const second = readAuthnRequest((await bus.request(AccountsSubjects.samlLink, { account_id: accountId, user_id: other.user_id })).redirect_url);
-    await expect(acs(buildSamlResponse(idp, { inResponseTo: second.id, email: 'linker@acme.test', acsUrl, audience: entityId }))).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
+    const other = await bus.request(AccountsSubjects.signUp, {
+      body: { email: 'other@example.com', password: 'correct horse battery staple' },
+    });
+    const second = readAuthnRequest(
+      (await bus.request(AccountsSubjects.samlLink, { account_id: accountId, user_id: other.user_id })).redirect_url,
+    );
+    await expect(
+      acs(buildSamlResponse(idp, { inResponseTo: second.id, email: 'linker@acme.test', acsUrl, audience: entityId })),
+    ).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
   });
 
   it('refuses an address of a configured domain that is not verified yet', async () => {
@@ -202,8 +273,13 @@ describe('SAML single sign-on: the service provider against an in-test identity 
   });
 
   it('refuses accounts without single sign-on', async () => {
-    const { id } = await bus.request(AccountsSubjects.createAccount, { user_id: (await ds.query(`SELECT id FROM accounts.users LIMIT 1`))[0].id, body: { slug: 'plain' } });
-    await expect(bus.request(AccountsSubjects.samlAcs, { account_id: id, saml_response: 'PHg+' })).rejects.toMatchObject(refused(/not configured/));
+    const { id } = await bus.request(AccountsSubjects.createAccount, {
+      user_id: (await ds.query(`SELECT id FROM accounts.users LIMIT 1`))[0].id,
+      body: { slug: 'plain' },
+    });
+    await expect(bus.request(AccountsSubjects.samlAcs, { account_id: id, saml_response: 'PHg+' })).rejects.toMatchObject(
+      refused(/not configured/),
+    );
     await expect(bus.request(AccountsSubjects.samlLogin, { account_id: id })).rejects.toMatchObject({ code: ErrorCodes.NOT_FOUND });
   });
 });

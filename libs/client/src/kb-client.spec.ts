@@ -26,7 +26,9 @@ describe('createKbClient', () => {
   });
 
   it('sends an API key in X-SVC-SERVICEACCOUNT and fills the path parameters', async () => {
-    const { data, response } = await createKbClient({ baseUrl, apiKey: 'key-1' }).GET('/api/v1/kb/{kbid}', { params: { path: { kbid: 'kb 1' } } });
+    const { data, response } = await createKbClient({ baseUrl, apiKey: 'key-1' }).GET('/api/v1/kb/{kbid}', {
+      params: { path: { kbid: 'kb 1' } },
+    });
     expect(response.status).toBe(200);
     expect(data).toEqual({ uuid: 'kb-1', slug: 'one' });
     expect(seen[0]).toMatchObject({ method: 'GET', url: '/api/v1/kb/kb%201' });
@@ -37,7 +39,10 @@ describe('createKbClient', () => {
   it('sends a user token as a bearer token, and nothing without a credential', async () => {
     await createKbClient({ baseUrl, token: 'tok-1' }).GET('/api/v1/user');
     await createKbClient({ baseUrl }).GET('/api/v1/user');
-    expect(seen.map((s) => [s.headers['authorization'], s.headers['x-svc-serviceaccount']])).toEqual([['Bearer tok-1', undefined], [undefined, undefined]]);
+    expect(seen.map((s) => [s.headers['authorization'], s.headers['x-svc-serviceaccount']])).toEqual([
+      ['Bearer tok-1', undefined],
+      [undefined, undefined],
+    ]);
   });
 
   it('refuses two credentials (the service would)', () => {

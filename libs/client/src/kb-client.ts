@@ -9,7 +9,11 @@ export type KbClient = Client<paths>;
  * (or a temporal key minted from one), a user token or personal access token, or an
  * understanding-API client key. None for the public routes (sign-up, sign-in).
  */
-export type KbCredential = { apiKey: string; token?: never; uaKey?: never } | { token: string; apiKey?: never; uaKey?: never } | { uaKey: string; apiKey?: never; token?: never } | { apiKey?: never; token?: never; uaKey?: never };
+export type KbCredential =
+  | { apiKey: string; token?: never; uaKey?: never }
+  | { token: string; apiKey?: never; uaKey?: never }
+  | { uaKey: string; apiKey?: never; token?: never }
+  | { apiKey?: never; token?: never; uaKey?: never };
 
 export type KbClientOptions = KbCredential & {
   /** Where the service answers, e.g. `https://kb.example.com` (the paths start with `/api/v1`). */
@@ -28,6 +32,7 @@ export function createKbClient(options: KbClientOptions): KbClient {
     const value = options[kind];
     if (value !== undefined) headers[CREDENTIAL_HEADER[kind]] = `Bearer ${value}`;
   }
-  if (Object.keys(headers).length > 1) throw new Error('createKbClient: give one credential (apiKey, token or uaKey), the service refuses two');
+  if (Object.keys(headers).length > 1)
+    throw new Error('createKbClient: give one credential (apiKey, token or uaKey), the service refuses two');
   return createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), headers, ...(options.fetch ? { fetch: options.fetch } : {}) });
 }

@@ -66,7 +66,16 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.deleteResource, (req) => this.writer.delete(req)),
       this.bus.handle(S.reindexResource, (req) => this.writer.reindex(req)),
       this.bus.handle(S.processingStatus, (req) => this.processingStatus.list(req)),
-      this.bus.handle(S.processingRequests, (req) => this.processingStatus.query({ kbids: req.kbids, cursor: req.cursor, limit: req.limit, scheduled: req.scheduled, sortOn: req.sort_on, sortOrder: req.sort_order })),
+      this.bus.handle(S.processingRequests, (req) =>
+        this.processingStatus.query({
+          kbids: req.kbids,
+          cursor: req.cursor,
+          limit: req.limit,
+          scheduled: req.scheduled,
+          sortOn: req.sort_on,
+          sortOrder: req.sort_order,
+        }),
+      ),
       this.bus.handle(S.processingRequest, (req) => this.processingStatus.get(req.kbids, req.processing_id)),
       this.bus.handle(S.processingPush, (req) => this.processingPush.push(req)),
       this.bus.handle(S.processingPull, (req) => this.processingPull.pull(req)),
@@ -123,13 +132,26 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.subscribe(S.resourceReindexed, (event) => this.reindexer.onReindexed(event), { durable: 'content-search-reindex' }),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
       // Reprocessing a large KB outlasts an ack wait: the live handler keeps its event for up to 6 hours.
-      this.bus.subscribe(AccountsSubjects.semanticModelsChanged, (event) => this.vectorsets.onChanged(event), { durable: 'content-vectorsets', ackWaitMs: 60_000, maxWorkingMs: 6 * 3600_000 }),
-      this.bus.consume(UnderstandingSubjects.webhookAttempted, (attempt) => this.webhookDeliveries.recordAttempt(attempt), { durable: 'content-webhook-attempts' }),
+      this.bus.subscribe(AccountsSubjects.semanticModelsChanged, (event) => this.vectorsets.onChanged(event), {
+        durable: 'content-vectorsets',
+        ackWaitMs: 60_000,
+        maxWorkingMs: 6 * 3600_000,
+      }),
+      this.bus.consume(UnderstandingSubjects.webhookAttempted, (attempt) => this.webhookDeliveries.recordAttempt(attempt), {
+        durable: 'content-webhook-attempts',
+      }),
     ]);
     if (this.options.consumeProcessingResults) {
-      await this.bus.consume(UnderstandingSubjects.fieldProcessed, (result) => this.results.apply(result), { durable: 'content-processed', concurrency: 2 });
+      await this.bus.consume(UnderstandingSubjects.fieldProcessed, (result) => this.results.apply(result), {
+        durable: 'content-processed',
+        concurrency: 2,
+      });
       await this.bus.consume(S.generateQuestionAnswers, (job) => this.questionAnswers.generate(job), {
-        durable: 'content-question-answers', concurrency: 2, maxDeliver: 4, backoffMs: [5_000, 30_000, 120_000], ackWaitMs: 120_000,
+        durable: 'content-question-answers',
+        concurrency: 2,
+        maxDeliver: 4,
+        backoffMs: [5_000, 30_000, 120_000],
+        ackWaitMs: 120_000,
       });
     }
   }

@@ -18,10 +18,23 @@ describe('/ask (retrieval, context, generation, citations)', () => {
     configureOutbound({ policy: { allowCidrs: ['127.0.0.1'] } });
     // The accounts side: the KB model configuration (the provider KB talks to the fake server).
     await fx.bus.handle(AccountsSubjects.resolveKbConfig, async (req) =>
-      req.kb_id === providerKb ? { generative_model: 'gpt-test', user_keys: { openai_compat: { url: llm.openAiUrl, key: 'sk-test', model: 'gpt-test', timeout_ms: 1500 } } } : { generative_model: 'extractive' },
+      req.kb_id === providerKb
+        ? {
+            generative_model: 'gpt-test',
+            user_keys: { openai_compat: { url: llm.openAiUrl, key: 'sk-test', model: 'gpt-test', timeout_ms: 1500 } },
+          }
+        : { generative_model: 'extractive' },
     );
-    tides = await fx.addResource(kbid, { title: 'Ocean tides', slug: 'tides' }, 'The moon pulls the oceans and causes the tides.\n\nSpring tides happen at full moon and new moon.\n\nNeap tides happen at the quarter moons.');
-    secret = await fx.addResource(kbid, { title: 'Board minutes', security: { access_groups: ['board'] } }, 'The moon mining merger closes in March.');
+    tides = await fx.addResource(
+      kbid,
+      { title: 'Ocean tides', slug: 'tides' },
+      'The moon pulls the oceans and causes the tides.\n\nSpring tides happen at full moon and new moon.\n\nNeap tides happen at the quarter moons.',
+    );
+    secret = await fx.addResource(
+      kbid,
+      { title: 'Board minutes', security: { access_groups: ['board'] } },
+      'The moon mining merger closes in March.',
+    );
     await fx.addResource(providerKb, { title: 'Volcanoes' }, 'A volcano erupts when magma rises to the surface.');
   }, 60_000);
 
@@ -32,11 +45,21 @@ describe('/ask (retrieval, context, generation, citations)', () => {
 
   const ask = async (body: Record<string, unknown>, o: { kb?: string; forced_groups?: string[] } = {}): Promise<AskItem[]> => {
     const items: AskItem[] = [];
-    for await (const item of fx.bus.requestStream(ContentSubjects.ask, { kbid: o.kb ?? kbid, body, learning_id: 'l-1', ...(o.forced_groups ? { forced_groups: o.forced_groups } : {}) })) items.push(item);
+    for await (const item of fx.bus.requestStream(ContentSubjects.ask, {
+      kbid: o.kb ?? kbid,
+      body,
+      learning_id: 'l-1',
+      ...(o.forced_groups ? { forced_groups: o.forced_groups } : {}),
+    }))
+      items.push(item);
     return items;
   };
-  const of = <T extends AskItem['type']>(items: AskItem[], type: T) => items.filter((i): i is Extract<AskItem, { type: T }> => i.type === type) as (Extract<AskItem, { type: T }> & Record<string, unknown>)[];
-  const answerOf = (items: AskItem[]) => of(items, 'answer').map((i) => i['text']).join('');
+  const of = <T extends AskItem['type']>(items: AskItem[], type: T) =>
+    items.filter((i): i is Extract<AskItem, { type: T }> => i.type === type) as (Extract<AskItem, { type: T }> & Record<string, unknown>)[];
+  const answerOf = (items: AskItem[]) =>
+    of(items, 'answer')
+      .map((i) => i['text'])
+      .join('');
 
   it('answers with the built-in extractive generator: verbatim context, true citations, items in order', async () => {
     const items = await ask({ query: 'What causes the tides?' });
@@ -99,8 +122,15 @@ describe('/ask (retrieval, context, generation, citations)', () => {
   });
 
   it('extends the context with neighbouring paragraphs and the resource title (hierarchy)', async () => {
-    const items = await ask({ query: 'neap tides quarter', features: ['keyword'], top_k: 1, rag_strategies: [{ name: 'neighbouring_paragraphs', before: 1, after: 0 }, { name: 'hierarchy' }] });
-    const augmented = of(items, 'augmented_context')[0]?.['augmented'] as { paragraphs: Record<string, { augmentation_type: string; text: string }> };
+    const items = await ask({
+      query: 'neap tides quarter',
+      features: ['keyword'],
+      top_k: 1,
+      rag_strategies: [{ name: 'neighbouring_paragraphs', before: 1, after: 0 }, { name: 'hierarchy' }],
+    });
+    const augmented = of(items, 'augmented_context')[0]?.['augmented'] as {
+      paragraphs: Record<string, { augmentation_type: string; text: string }>;
+    };
     const added = Object.values(augmented.paragraphs);
     expect(added.some((p) => p.augmentation_type === 'neighbouring_paragraphs' && p.text.includes('Spring tides'))).toBe(true);
     expect(added.every((p) => p.text.startsWith('Ocean tides'))).toBe(true);
@@ -109,15 +139,24 @@ describe('/ask (retrieval, context, generation, citations)', () => {
 
   it('refuses what it cannot do, naming each member, before streaming anything', async () => {
     const err = await ask({
-      query: 'tides', answer_json_schema: { type: 'object' }, rag_strategies: [{ name: 'full_resource' }, { name: 'hierarchy' }, { name: 'graph_beta' }], reasoning: 'always', bogus: 1, citations: 'sometimes',
+      query: 'tides',
+      answer_json_schema: { type: 'object' },
+      rag_strategies: [{ name: 'full_resource' }, { name: 'hierarchy' }, { name: 'graph_beta' }],
+      reasoning: 'always',
+      bogus: 1,
+      citations: 'sometimes',
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     const locs = ((err as DomainError).details?.['detail'] as { loc: (string | number)[] }[]).map((d) => d.loc.join('.'));
-    expect(locs).toEqual(expect.arrayContaining(['body.rag_strategies', 'body.rag_strategies.2', 'body.reasoning', 'body.bogus', 'body.citations']));
+    expect(locs).toEqual(
+      expect.arrayContaining(['body.rag_strategies', 'body.rag_strategies.2', 'body.reasoning', 'body.bogus', 'body.citations']),
+    );
   });
 
   it('records feedback against a learning id and validates it', async () => {
-    await expect(fx.bus.request(ContentSubjects.feedback, { kbid, body: { ident: 'l-1', good: true, task: 'CHAT', feedback: 'great' } })).resolves.toEqual({});
+    await expect(
+      fx.bus.request(ContentSubjects.feedback, { kbid, body: { ident: 'l-1', good: true, task: 'CHAT', feedback: 'great' } }),
+    ).resolves.toEqual({});
     await expect(fx.bus.request(ContentSubjects.feedback, { kbid, body: { good: 'yes' } as never })).rejects.toBeInstanceOf(DomainError);
   });
 });

@@ -5,7 +5,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import { AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, UnderstandingSubjects, extractedBlobKey, type ExtractedFieldData, type ProcessFieldJob, type QueueDef } from '@kb/contracts';
+import {
+  AccountsSubjects,
+  ContentSubjects,
+  DomainError,
+  ErrorCodes,
+  UnderstandingSubjects,
+  extractedBlobKey,
+  type ExtractedFieldData,
+  type ProcessFieldJob,
+  type QueueDef,
+} from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
 import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
 import { ObservabilityModule, createLogger } from '@kb/platform/observability';
@@ -47,21 +57,30 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
   beforeAll(async () => {
     // The content schema needs pgvector: it runs on the embedded PostgreSQL (PGlite), as in both topologies.
     pgDir = mkdtempSync(join(tmpdir(), 'kb-content-pg-'));
-    ds = await createServiceDataSource({ service: 'content', schema: 'content', dataDir: pgDir, entities: CONTENT_ENTITIES, migrations: CONTENT_MIGRATIONS, runMigrations: true });
+    ds = await createServiceDataSource({
+      service: 'content',
+      schema: 'content',
+      dataDir: pgDir,
+      entities: CONTENT_ENTITIES,
+      migrations: CONTENT_MIGRATIONS,
+      runMigrations: true,
+    });
     blobRoot = mkdtempSync(join(tmpdir(), 'kb-content-it-'));
     blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
     bus = flaky(new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger }), busState);
     const logger = createLogger({ service: 'test', level: 'silent' });
     const moduleRef = await Test.createTestingModule({
-      imports: [{
-        module: Host,
-        imports: [
-          ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
-          MessagingModule.forRoot(bus),
-          StorageModule.forRoot(blobs),
-          ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
-        ],
-      }],
+      imports: [
+        {
+          module: Host,
+          imports: [
+            ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
+            MessagingModule.forRoot(bus),
+            StorageModule.forRoot(blobs),
+            ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
+          ],
+        },
+      ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -90,7 +109,9 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
   it('concurrent modifications of one resource keep every field and raise last_seqid', async () => {
     const { uuid, seqid } = await create({ title: 'Concurrent' });
     const results = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => bus.request(ContentSubjects.modifyResource, { kbid, rid: uuid, body: { texts: { [`f${i}`]: { body: `text ${i}` } } } })),
+      Array.from({ length: 12 }, (_, i) =>
+        bus.request(ContentSubjects.modifyResource, { kbid, rid: uuid, body: { texts: { [`f${i}`]: { body: `text ${i}` } } } }),
+      ),
     );
     const seqids = results.map((r) => r.seqid);
     expect(new Set(seqids).size).toBe(12);
@@ -103,14 +124,26 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
   it('applies a processing result once, and ignores one for an older write', async () => {
     const { uuid } = await create({ title: 'Results', texts: { body: { body: 'old' } } });
     const first = await eventually(async () => jobs.find((j) => j.rid === uuid));
-    const { seqid: newer } = await bus.request(ContentSubjects.modifyResource, { kbid, rid: uuid, body: { texts: { body: { body: 'new text' } } } });
+    const { seqid: newer } = await bus.request(ContentSubjects.modifyResource, {
+      kbid,
+      rid: uuid,
+      body: { texts: { body: { body: 'new text' } } },
+    });
     // The worker writes the extracted data to the blob store and sends only its key.
     const result = async (seqid: number, text: string) => {
       const ids = { processing_id: `p-${seqid}`, kbid, rid: uuid, field_type: 'text' as const, field_id: 'body', seqid };
       const data: ExtractedFieldData = {
         text: { text, split_text: {}, deleted_splits: [] },
-        metadata: { metadata: { paragraphs: [{ start: 0, end: text.length, kind: 'TEXT', sentences: [] }], language: 'en' }, split_metadata: {}, deleted_splits: [] },
-        vectors: { vectors: { vectors: [{ start: 0, end: text.length, start_paragraph: 0, end_paragraph: text.length, vector: [0.6, 0.8] }] }, split_vectors: {}, deleted_splits: [] },
+        metadata: {
+          metadata: { paragraphs: [{ start: 0, end: text.length, kind: 'TEXT', sentences: [] }], language: 'en' },
+          split_metadata: {},
+          deleted_splits: [],
+        },
+        vectors: {
+          vectors: { vectors: [{ start: 0, end: text.length, start_paragraph: 0, end_paragraph: text.length, vector: [0.6, 0.8] }] },
+          split_vectors: {},
+          deleted_splits: [],
+        },
       };
       await blobs.put(extractedBlobKey(ids), JSON.stringify(data));
       return { ...ids, extracted_key: extractedBlobKey(ids) };
@@ -126,7 +159,8 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
     });
     expect(done.data?.texts?.['body']?.status).toBe('PROCESSED');
     expect(done.metadata?.['language']).toBe('en');
-    const read = (extracted: ('text' | 'metadata' | 'vectors')[]) => bus.request(ContentSubjects.getResource, { kbid, rid: uuid, show: ['extracted'], extracted });
+    const read = (extracted: ('text' | 'metadata' | 'vectors')[]) =>
+      bus.request(ContentSubjects.getResource, { kbid, rid: uuid, show: ['extracted'], extracted });
     const plain = (await read(['text', 'metadata'])).data?.texts?.['body']?.extracted as Record<string, { text?: string }> | undefined;
     expect(plain?.['text']?.text).toBe('new text');
     expect(plain?.['vectors']).toBeUndefined();
@@ -146,34 +180,60 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
     // The worker, still busy with the job, writes its result after the resource's blobs were deleted.
     const ids = { processing_id: 'p-late', kbid, rid: uuid, field_type: 'text' as const, field_id: 'body', seqid: job.seqid };
     const key = extractedBlobKey(ids);
-    await eventually(async () => {
-      const left: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.outbox WHERE kind = 'blob_cleanup' AND target LIKE $1`, [`%${uuid}%`]);
-      return Number(left[0]?.n) === 0 ? true : undefined;
-    }, 5000, 'the resource cleanup to be carried out');
+    await eventually(
+      async () => {
+        const left: { n: string }[] = await ds.query(
+          `SELECT count(*) AS n FROM content.outbox WHERE kind = 'blob_cleanup' AND target LIKE $1`,
+          [`%${uuid}%`],
+        );
+        return Number(left[0]?.n) === 0 ? true : undefined;
+      },
+      5000,
+      'the resource cleanup to be carried out',
+    );
     const data: ExtractedFieldData = {
       text: { text: 'text', split_text: {}, deleted_splits: [] },
-      metadata: { metadata: { paragraphs: [{ start: 0, end: 4, kind: 'TEXT', sentences: [] }], language: 'en' }, split_metadata: {}, deleted_splits: [] },
+      metadata: {
+        metadata: { paragraphs: [{ start: 0, end: 4, kind: 'TEXT', sentences: [] }], language: 'en' },
+        split_metadata: {},
+        deleted_splits: [],
+      },
       vectors: { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] },
     };
     await blobs.put(key, JSON.stringify(data));
     await bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, extracted_key: key });
-    await eventually(async () => ((await blobs.exists(key)) ? undefined : true), 5000, 'the late result\'s blob to be deleted');
+    await eventually(async () => ((await blobs.exists(key)) ? undefined : true), 5000, "the late result's blob to be deleted");
     await expect(get(uuid)).rejects.toBeInstanceOf(DomainError);
-    await eventually(async () => {
-      const left: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.outbox WHERE kind = 'blob_cleanup' AND target LIKE $1`, [`%${uuid}%`]);
-      return Number(left[0]?.n) === 0 ? true : undefined;
-    }, 5000, 'the cleanup row to be removed once carried out');
+    await eventually(
+      async () => {
+        const left: { n: string }[] = await ds.query(
+          `SELECT count(*) AS n FROM content.outbox WHERE kind = 'blob_cleanup' AND target LIKE $1`,
+          [`%${uuid}%`],
+        );
+        return Number(left[0]?.n) === 0 ? true : undefined;
+      },
+      5000,
+      'the cleanup row to be removed once carried out',
+    );
   });
 
   it('a processing error marks the field and the resource ERROR with the error record', async () => {
     const { uuid } = await create({ title: 'Broken', texts: { body: { body: 'x' } } });
     const job = await eventually(async () => jobs.find((j) => j.rid === uuid));
-    await bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...job, error: { body: 'cannot read', code: 500, code_str: 'PROCESSING_FAILED' } });
+    await bus.enqueue(UnderstandingSubjects.fieldProcessed, {
+      ...job,
+      error: { body: 'cannot read', code: 500, code_str: 'PROCESSING_FAILED' },
+    });
     const failed = await eventually(async () => {
       const r = await get(uuid);
       return r.metadata?.['status'] === 'ERROR' ? r : undefined;
     });
-    expect(failed.data?.texts?.['body']?.error).toEqual({ body: 'cannot read', code: 500, code_str: 'PROCESSING_FAILED', created: expect.any(String) });
+    expect(failed.data?.texts?.['body']?.error).toEqual({
+      body: 'cannot read',
+      code: 500,
+      code_str: 'PROCESSING_FAILED',
+      created: expect.any(String),
+    });
     expect(failed.data?.texts?.['body']?.errors).toHaveLength(1);
   });
 
@@ -195,7 +255,9 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
   it('a slug taken in the KB is a conflict and leaves nothing behind', async () => {
     await create({ title: 'One', slug: 'taken' });
     const before: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.resources WHERE kbid = $1`, [kbid]);
-    await expect(create({ title: 'Two', slug: 'taken', texts: { body: { body: 'x' } } })).rejects.toMatchObject({ code: ErrorCodes.SLUG_CONFLICT });
+    await expect(create({ title: 'Two', slug: 'taken', texts: { body: { body: 'x' } } })).rejects.toMatchObject({
+      code: ErrorCodes.SLUG_CONFLICT,
+    });
     const after: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.resources WHERE kbid = $1`, [kbid]);
     expect(after[0]?.n).toBe(before[0]?.n);
   });
@@ -207,11 +269,22 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
     await bus.request(ContentSubjects.deleteResource, { kbid, rid: uuid });
     await expect(get(uuid)).rejects.toBeInstanceOf(DomainError);
     // The blob cleanup is committed with the delete and carried out right after it, in the background.
-    await eventually(async () => ((await blobs.exists(`content/kbs/${kbid}/r/${uuid}/f/doc/original`)) ? undefined : true), 5000, 'the blob cleanup');
-    await eventually(async () => {
-      const left: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.outbox WHERE kind = 'blob_cleanup' AND target LIKE $1`, [`%${uuid}%`]);
-      return Number(left[0]?.n) === 0 ? true : undefined;
-    }, 5000, 'the cleanup row to be removed once carried out');
+    await eventually(
+      async () => ((await blobs.exists(`content/kbs/${kbid}/r/${uuid}/f/doc/original`)) ? undefined : true),
+      5000,
+      'the blob cleanup',
+    );
+    await eventually(
+      async () => {
+        const left: { n: string }[] = await ds.query(
+          `SELECT count(*) AS n FROM content.outbox WHERE kind = 'blob_cleanup' AND target LIKE $1`,
+          [`%${uuid}%`],
+        );
+        return Number(left[0]?.n) === 0 ? true : undefined;
+      },
+      5000,
+      'the cleanup row to be removed once carried out',
+    );
     expect(await blobs.exists(`content/kbs/${kbid}/r/other/f/doc/original`)).toBe(true);
 
     await bus.publish(AccountsSubjects.kbDeleted, { account_id: 'a', kb_id: kbid });

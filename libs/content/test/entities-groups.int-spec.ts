@@ -17,7 +17,9 @@ describe.each([
 
   beforeAll(async () => {
     fx = await startSearchFixture(options);
-    await fx.addResource(kbid, { title: 'Trip' }, 'From Paris to Rome.', { ner: { Paris: 'PLACE', Rome: 'PLACE', 'Ada Lovelace': 'PERSON' } });
+    await fx.addResource(kbid, { title: 'Trip' }, 'From Paris to Rome.', {
+      ner: { Paris: 'PLACE', Rome: 'PLACE', 'Ada Lovelace': 'PERSON' },
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -30,7 +32,10 @@ describe.each([
   it('lists the families of the index and their values; a KB without an index has none', async () => {
     expect(Object.keys(await list())).toEqual(['PERSON', 'PLACE']);
     expect(Object.keys((await get('PLACE')).entities)).toEqual(['Paris', 'Rome']);
-    expect(await fx.bus.request(ContentSubjects.listEntitiesGroups, { kbid: '00000000-0000-4000-8000-0000000000e2' })).toEqual({ uuid: '00000000-0000-4000-8000-0000000000e2', groups: {} });
+    expect(await fx.bus.request(ContentSubjects.listEntitiesGroups, { kbid: '00000000-0000-4000-8000-0000000000e2' })).toEqual({
+      uuid: '00000000-0000-4000-8000-0000000000e2',
+      groups: {},
+    });
     await expect(get('ORG')).rejects.toBeInstanceOf(DomainError);
   });
 
@@ -41,8 +46,12 @@ describe.each([
     expect(Object.keys(await list())).toEqual(['ORG', 'PERSON', 'PLACE']);
   });
 
-  it('merges users\' changes: hidden values, extra values, a deleted group', async () => {
-    await fx.bus.request(ContentSubjects.updateEntitiesGroup, { kbid, group: 'PLACE', body: { title: 'Places', add: { Lima: { value: 'Lima' } }, delete: ['Rome'] } });
+  it("merges users' changes: hidden values, extra values, a deleted group", async () => {
+    await fx.bus.request(ContentSubjects.updateEntitiesGroup, {
+      kbid,
+      group: 'PLACE',
+      body: { title: 'Places', add: { Lima: { value: 'Lima' } }, delete: ['Rome'] },
+    });
     const place = await get('PLACE');
     expect([place.title, place.custom, Object.keys(place.entities).sort()]).toEqual(['Places', false, ['Lima', 'Oslo', 'Paris']]);
     await fx.bus.request(ContentSubjects.deleteEntitiesGroup, { kbid, group: 'PERSON' });

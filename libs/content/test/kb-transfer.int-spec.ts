@@ -19,7 +19,11 @@ describe('KB export and import (int)', () => {
     fx = await startSearchFixture({ transferPollMs: 0 });
     transfers = fx.get(KbTransfersService);
     await fx.bus.request(ContentSubjects.setLabelSet, { kbid: source, labelset: 'topic', body: { labels: [{ title: 'ice' }] } });
-    await fx.addResource(source, { slug: 'glaciers', title: 'Glaciers', usermetadata: { classifications: [{ labelset: 'topic', label: 'ice' }] } }, 'Glaciers grind rock.\n\nIce moves down valleys.');
+    await fx.addResource(
+      source,
+      { slug: 'glaciers', title: 'Glaciers', usermetadata: { classifications: [{ labelset: 'topic', label: 'ice' }] } },
+      'Glaciers grind rock.\n\nIce moves down valleys.',
+    );
     await fx.addResource(source, { slug: 'tides', title: 'Tides' }, 'The moon pulls the oceans.');
   }, 60_000);
 
@@ -30,7 +34,13 @@ describe('KB export and import (int)', () => {
   async function exportKb(kbid: string): Promise<string> {
     const { export_id } = await fx.bus.request(ContentSubjects.startKbExport, { kbid, kb_config: { slug: 'src', title: 'Source' } });
     await transfers.drain();
-    expect(await fx.bus.request(ContentSubjects.kbExportStatus, { kbid, id: export_id })).toEqual({ status: 'finished', total: 2, processed: 2, retries: 0, error: null });
+    expect(await fx.bus.request(ContentSubjects.kbExportStatus, { kbid, id: export_id })).toEqual({
+      status: 'finished',
+      total: 2,
+      processed: 2,
+      retries: 0,
+      error: null,
+    });
     return (await fx.bus.request(ContentSubjects.kbExportFile, { kbid, id: export_id })).blob_key;
   }
 
@@ -42,9 +52,13 @@ describe('KB export and import (int)', () => {
     return fx.bus.request(ContentSubjects.kbImportStatus, { kbid, id: importId });
   }
 
-  const rows = async (kbid: string) => (await fx.ds.query(`SELECT id, slug, title, status FROM content.resources WHERE kbid = $1 ORDER BY slug`, [kbid])) as Row[];
+  const rows = async (kbid: string) =>
+    (await fx.ds.query(`SELECT id, slug, title, status FROM content.resources WHERE kbid = $1 ORDER BY slug`, [kbid])) as Row[];
   const paragraphs = async (kbid: string) =>
-    ((await fx.ds.query(`SELECT p.rid, r.slug, p.field, p.text, p.paragraph_id FROM content.search_paragraphs p JOIN content.resources r ON r.id = p.rid WHERE p.kbid = $1 ORDER BY r.slug, p.field, p.text`, [kbid])) as Row[]);
+    (await fx.ds.query(
+      `SELECT p.rid, r.slug, p.field, p.text, p.paragraph_id FROM content.search_paragraphs p JOIN content.resources r ON r.id = p.rid WHERE p.kbid = $1 ORDER BY r.slug, p.field, p.text`,
+      [kbid],
+    )) as Row[];
 
   it('copies rows, index rows and label sets next to the source, under new ids', async () => {
     const key = await exportKb(source);
@@ -58,7 +72,10 @@ describe('KB export and import (int)', () => {
     // Paragraph ids name the copy's resources, never the source's.
     for (const p of pb) expect(String(p['paragraph_id']).startsWith(String(p['rid']))).toBe(true);
     expect((await fx.bus.request(ContentSubjects.getLabelSet, { kbid: copy, labelset: 'topic' })).labels).toEqual([{ title: 'ice' }]);
-    const find = await fx.bus.request(ContentSubjects.find, { kbid: copy, body: { query: 'valleys', features: ['keyword', 'semantic'], vectorset: TOY_VECTORSET } } as never);
+    const find = await fx.bus.request(ContentSubjects.find, {
+      kbid: copy,
+      body: { query: 'valleys', features: ['keyword', 'semantic'], vectorset: TOY_VECTORSET },
+    } as never);
     expect(Object.values(find.resources).map((r) => (r as { slug?: string }).slug ?? '')).toContain('glaciers');
   }, 60_000);
 

@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { ContentSubjects, ErrorCodes, processingUploadKey, SECRET_MASK, type ProcessingPushResponseDto, type ResourceDto } from '@kb/contracts';
+import {
+  ContentSubjects,
+  ErrorCodes,
+  processingUploadKey,
+  SECRET_MASK,
+  type ProcessingPushResponseDto,
+  type ResourceDto,
+} from '@kb/contracts';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
 describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
@@ -17,12 +24,20 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
 
   const account = 'acc-push';
   const push = (body: Record<string, unknown>, kb = kbid, accountId?: string): Promise<ProcessingPushResponseDto> =>
-    fx.bus.request(ContentSubjects.processingPush, { actor: { user: 'pipeline', client_type: 'api' }, body: { kbid: kb, ...body }, ...(accountId ? { account_id: accountId } : {}) });
+    fx.bus.request(ContentSubjects.processingPush, {
+      actor: { user: 'pipeline', client_type: 'api' },
+      body: { kbid: kb, ...body },
+      ...(accountId ? { account_id: accountId } : {}),
+    });
   /** What Upload Binary File leaves behind: the bytes under the account, the upload's headers as metadata. */
-  const stage = async (text: string, o: { filename?: string; contentType?: string; account?: string; password?: string } = {}): Promise<string> => {
+  const stage = async (
+    text: string,
+    o: { filename?: string; contentType?: string; account?: string; password?: string } = {},
+  ): Promise<string> => {
     const token = randomBytes(32).toString('base64url');
     await fx.blobs.put(processingUploadKey(o.account ?? account, token), Buffer.from(text), {
-      contentType: o.contentType ?? 'text/plain', metadata: { filename: o.filename ?? 'notes.txt', ...(o.password ? { password: o.password } : {}) },
+      contentType: o.contentType ?? 'text/plain',
+      metadata: { filename: o.filename ?? 'notes.txt', ...(o.password ? { password: o.password } : {}) },
     });
     return token;
   };
@@ -32,15 +47,19 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     return Buffer.concat(chunks).toString('utf8');
   };
   const stagedExists = (token: string, acc = account) => fx.blobs.exists(processingUploadKey(acc, token));
-  const record = (processingId: string, kb = kbid) => fx.bus.request(ContentSubjects.processingRequest, { kbids: [kb], processing_id: processingId });
-  const resource = (rid: string, kb = kbid): Promise<ResourceDto> => fx.bus.request(ContentSubjects.getResource, { kbid: kb, rid, show: ['basic', 'values'] });
+  const record = (processingId: string, kb = kbid) =>
+    fx.bus.request(ContentSubjects.processingRequest, { kbids: [kb], processing_id: processingId });
+  const resource = (rid: string, kb = kbid): Promise<ResourceDto> =>
+    fx.bus.request(ContentSubjects.getResource, { kbid: kb, rid, show: ['basic', 'values'] });
 
   it('creates a resource from the pushed fields and names the job of its first field', async () => {
     const res = await push({
-      title: 'Tides', labels: ['batch-7', 'nightly'],
+      title: 'Tides',
+      labels: ['batch-7', 'nightly'],
       textfield: { body: { body: 'The moon causes tides.' } },
       linkfield: { page: { link: 'https://example.com/tides' } },
-      webhook_config: { uri: 'https://example.com/hook' }, learning_config: { semantic_models: ['any'] },
+      webhook_config: { uri: 'https://example.com/hook' },
+      learning_config: { semantic_models: ['any'] },
     });
     expect(res).toMatchObject({ queue: 'shared', uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), processing_id: expect.any(String) });
     expect(res.account_seq).toBe(res.seqid);
@@ -51,7 +70,9 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     expect((created.data?.links?.['page']?.value as { uri?: string } | undefined)?.uri).toBe('https://example.com/tides');
 
     // One record per field, both carrying the push's labels; the response names the first (link before text).
-    const records = (await fx.bus.request(ContentSubjects.processingRequests, { kbids: [kbid], limit: 100 })).results.filter((r) => r.resource_id === res.uuid);
+    const records = (await fx.bus.request(ContentSubjects.processingRequests, { kbids: [kbid], limit: 100 })).results.filter(
+      (r) => r.resource_id === res.uuid,
+    );
     expect(records.map((r) => r.request).sort()).toEqual(['link/page', 'text/body']);
     for (const r of records) expect(r).toMatchObject({ labels: ['batch-7', 'nightly'], title: 'Tides', completed: false, scheduled: true });
     expect(await record(res.processing_id)).toMatchObject({ resource_id: res.uuid, request: 'link/page' });
@@ -61,7 +82,12 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     const hex = '3f1c2a9e5b7d4e1f8a6b2c4d6e8f0a1b';
     const first = await push({ uuid: hex.toUpperCase(), slug: 'pushed-doc', textfield: { a: { body: 'First.' } } });
     expect(first.uuid).toBe('3f1c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b');
-    const second = await push({ uuid: hex, title: 'Renamed', genericfield: { summary: { body: 'A summary.' } }, textfield: { b: { body: 'Second.' } } });
+    const second = await push({
+      uuid: hex,
+      title: 'Renamed',
+      genericfield: { summary: { body: 'A summary.' } },
+      textfield: { b: { body: 'Second.' } },
+    });
     expect(second.uuid).toBe(first.uuid);
     expect(second.seqid).toBeGreaterThan(first.seqid);
     expect(second.processing_id).not.toBe(first.processing_id);
@@ -90,14 +116,18 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     await expect(resource(elsewhere.uuid)).rejects.toMatchObject({ code: ErrorCodes.RESOURCE_NOT_FOUND });
 
     // Created directly with a taken id (as an upload or a push names it): a 409 about the id, not a slug.
-    await expect(fx.bus.request(ContentSubjects.createResource, { kbid, rid: elsewhere.uuid, body: { title: 'Same id' } }))
-      .rejects.toMatchObject({ code: ErrorCodes.CONFLICT, message: `A resource with id ${elsewhere.uuid} already exists` });
+    await expect(
+      fx.bus.request(ContentSubjects.createResource, { kbid, rid: elsewhere.uuid, body: { title: 'Same id' } }),
+    ).rejects.toMatchObject({ code: ErrorCodes.CONFLICT, message: `A resource with id ${elsewhere.uuid} already exists` });
     await push({ slug: 'taken', textfield: { a: { body: 'x' } } });
-    await expect(push({ uuid: '4f1c2a9e5b7d4e1f8a6b2c4d6e8f0a1b', slug: 'taken', textfield: { a: { body: 'y' } } })).rejects.toMatchObject({ code: ErrorCodes.SLUG_CONFLICT });
+    await expect(push({ uuid: '4f1c2a9e5b7d4e1f8a6b2c4d6e8f0a1b', slug: 'taken', textfield: { a: { body: 'y' } } })).rejects.toMatchObject({
+      code: ErrorCodes.SLUG_CONFLICT,
+    });
 
     const before = (await fx.bus.request(ContentSubjects.processingStatus, { kbid, limit: 100 })).results.length;
     await expect(push({ filefield: { doc: 'some-token' }, textfield: { a: { body: 'x' } } }, kbid, account)).rejects.toMatchObject({
-      code: ErrorCodes.VALIDATION_FAILED, details: { detail: [expect.objectContaining({ loc: ['body', 'filefield', 'doc'] })] },
+      code: ErrorCodes.VALIDATION_FAILED,
+      details: { detail: [expect.objectContaining({ loc: ['body', 'filefield', 'doc'] })] },
     });
     await expect(push({ title: 'Nothing else' })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
     // Field maps are checked by content too, not only by the gateway.
@@ -108,13 +138,29 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     const doc = await stage('Staged report text.', { filename: 'report.txt', password: 'pw' });
     const a1 = await stage('First attachment.', { filename: 'a1.txt' });
     const a2 = await stage('Second attachment.', { filename: 'a2.txt' });
-    const res = await push({
-      title: 'With files', filefield: { report: doc },
-      conversationfield: { chat: { messages: [{ ident: 'm1', content: { text: 'See attached.', attachments: [a1, a2] } }, { ident: 'm2', content: { text: 'No files.' } }] } },
-    }, kbid, account);
+    const res = await push(
+      {
+        title: 'With files',
+        filefield: { report: doc },
+        conversationfield: {
+          chat: {
+            messages: [
+              { ident: 'm1', content: { text: 'See attached.', attachments: [a1, a2] } },
+              { ident: 'm2', content: { text: 'No files.' } },
+            ],
+          },
+        },
+      },
+      kbid,
+      account,
+    );
     const got = await fx.bus.request(ContentSubjects.getResource, { kbid, rid: res.uuid, show: ['values'] });
     const file = got.data?.files?.['report']?.value as { file: { uri: string; filename: string; content_type: string }; password?: string };
-    expect(file.file).toMatchObject({ filename: 'report.txt', content_type: 'text/plain', uri: expect.stringMatching(new RegExp(`^blob:content/kbs/${kbid}/r/${res.uuid}/`)) });
+    expect(file.file).toMatchObject({
+      filename: 'report.txt',
+      content_type: 'text/plain',
+      uri: expect.stringMatching(new RegExp(`^blob:content/kbs/${kbid}/r/${res.uuid}/`)),
+    });
     // The password reaches the stored value (processing reads it there) and is only read back masked.
     expect(file.password).toBe(SECRET_MASK);
     const row = await fx.ds.query(`SELECT value FROM content.fields WHERE rid = $1 AND field_id = 'report'`, [res.uuid]);
@@ -128,10 +174,13 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     // The staged copies are gone: a token names one file and serves one push.
     for (const t of [doc, a1, a2]) expect(await stagedExists(t)).toBe(false);
     await expect(push({ filefield: { again: doc } }, kbid, account)).rejects.toMatchObject({
-      code: ErrorCodes.VALIDATION_FAILED, details: { detail: [expect.objectContaining({ loc: ['body', 'filefield', 'again'] })] },
+      code: ErrorCodes.VALIDATION_FAILED,
+      details: { detail: [expect.objectContaining({ loc: ['body', 'filefield', 'again'] })] },
     });
     // Both fields were scheduled for processing.
-    const records = (await fx.bus.request(ContentSubjects.processingRequests, { kbids: [kbid], limit: 100 })).results.filter((r) => r.resource_id === res.uuid);
+    const records = (await fx.bus.request(ContentSubjects.processingRequests, { kbids: [kbid], limit: 100 })).results.filter(
+      (r) => r.resource_id === res.uuid,
+    );
     expect(records.map((r) => r.request).sort()).toEqual(['conversation/chat', 'file/report']);
   });
 
@@ -139,11 +188,15 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     const before = (await fx.bus.request(ContentSubjects.processingStatus, { kbid, limit: 100 })).results.length;
     const theirs = await stage('Not yours.', { account: 'acc-other' });
     const mine = await stage('Mine.');
-    const bad = (body: Record<string, unknown>, acc: string | null = account) => expect(push(body, kbid, acc ?? undefined)).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
+    const bad = (body: Record<string, unknown>, acc: string | null = account) =>
+      expect(push(body, kbid, acc ?? undefined)).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
     await bad({ filefield: { doc: theirs } });
     await bad({ filefield: { doc: mine } }, null);
     await bad({ filefield: { a: mine, b: mine } });
-    await bad({ filefield: { doc: mine }, conversationfield: { chat: { messages: [{ ident: 'm', content: { attachments: ['../../etc/passwd'] } }] } } });
+    await bad({
+      filefield: { doc: mine },
+      conversationfield: { chat: { messages: [{ ident: 'm', content: { attachments: ['../../etc/passwd'] } }] } },
+    });
     expect((await fx.bus.request(ContentSubjects.processingStatus, { kbid, limit: 100 })).results).toHaveLength(before);
     expect(await stagedExists(theirs, 'acc-other')).toBe(true);
     expect(await stagedExists(mine)).toBe(true);
@@ -153,7 +206,9 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     await push({ slug: 'occupied', textfield: { a: { body: 'x' } } });
     const token = await stage('Retry me.');
     const uuid = '6f1c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b';
-    await expect(push({ uuid, slug: 'occupied', filefield: { doc: token } }, kbid, account)).rejects.toMatchObject({ code: ErrorCodes.SLUG_CONFLICT });
+    await expect(push({ uuid, slug: 'occupied', filefield: { doc: token } }, kbid, account)).rejects.toMatchObject({
+      code: ErrorCodes.SLUG_CONFLICT,
+    });
     const left: string[] = [];
     for await (const item of fx.blobs.list(`content/kbs/${kbid}/r/${uuid}/`)) left.push(item.key);
     expect(left).toEqual([]);

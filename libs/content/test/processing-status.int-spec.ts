@@ -1,4 +1,11 @@
-import { ContentSubjects, DomainError, UnderstandingSubjects, extractedBlobKey, type ExtractedFieldData, type ProcessingStatusRecord } from '@kb/contracts';
+import {
+  ContentSubjects,
+  DomainError,
+  UnderstandingSubjects,
+  extractedBlobKey,
+  type ExtractedFieldData,
+  type ProcessingStatusRecord,
+} from '@kb/contracts';
 import { eventually } from '@kb/platform/testing';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
@@ -20,14 +27,27 @@ describe('processing status records (spec 2.7, GET /processing-status)', () => {
 
   it('records every scheduled field job with its write, completes it with its result, and pages newest first', async () => {
     const { uuid: rid, seqid } = await fx.bus.request(ContentSubjects.createResource, {
-      kbid, body: { title: 'Two fields', texts: { a: { body: 'First text.' }, b: { body: 'Second text.' } } },
+      kbid,
+      body: { title: 'Two fields', texts: { a: { body: 'First text.' }, b: { body: 'Second text.' } } },
     });
     await fx.bus.request(ContentSubjects.createResource, { kbid, body: { title: 'No fields at all' } });
     let records = await all();
     expect(records).toHaveLength(2);
     expect(records.map((r) => r.request).sort()).toEqual(['text/a', 'text/b']);
     for (const r of records) {
-      expect(r).toMatchObject({ resource_id: rid, kbid, title: 'Two fields', labels: [], scheduled: true, completed: false, completed_at: null, failed: false, retries: 0, response: '', schedule_eta: 0 });
+      expect(r).toMatchObject({
+        resource_id: rid,
+        kbid,
+        title: 'Two fields',
+        labels: [],
+        scheduled: true,
+        completed: false,
+        completed_at: null,
+        failed: false,
+        retries: 0,
+        response: '',
+        schedule_eta: 0,
+      });
       expect(r.timestamp).toBe(r.scheduled_at);
     }
     // Both wait in the one shared queue, one behind the other.
@@ -43,15 +63,39 @@ describe('processing status records (spec 2.7, GET /processing-status)', () => {
       vectors: { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] },
     };
     await fx.blobs.put(extractedBlobKey(ids(a.processing_id, 'a')), JSON.stringify(data));
-    await fx.bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids(a.processing_id, 'a'), extracted_key: extractedBlobKey(ids(a.processing_id, 'a')) });
-    await fx.bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids(b.processing_id, 'b'), error: { body: 'unsupported', code: 2, code_str: 'EXTRACTION_FAILED' }, retries: 2 });
-    records = await eventually(async () => {
-      const now = await all();
-      return now.every((r) => r.completed) ? now : undefined;
-    }, 15_000, 'both jobs completed');
+    await fx.bus.enqueue(UnderstandingSubjects.fieldProcessed, {
+      ...ids(a.processing_id, 'a'),
+      extracted_key: extractedBlobKey(ids(a.processing_id, 'a')),
+    });
+    await fx.bus.enqueue(UnderstandingSubjects.fieldProcessed, {
+      ...ids(b.processing_id, 'b'),
+      error: { body: 'unsupported', code: 2, code_str: 'EXTRACTION_FAILED' },
+      retries: 2,
+    });
+    records = await eventually(
+      async () => {
+        const now = await all();
+        return now.every((r) => r.completed) ? now : undefined;
+      },
+      15_000,
+      'both jobs completed',
+    );
     const done = new Map(records.map((r) => [r.request, r]));
-    expect(done.get('text/a')).toMatchObject({ completed: true, failed: false, response: '', schedule_order: 0, schedule_eta: 0, retries: 0 });
-    expect(done.get('text/b')).toMatchObject({ completed: true, failed: true, response: 'EXTRACTION_FAILED: unsupported', schedule_order: 0, retries: 2 });
+    expect(done.get('text/a')).toMatchObject({
+      completed: true,
+      failed: false,
+      response: '',
+      schedule_order: 0,
+      schedule_eta: 0,
+      retries: 0,
+    });
+    expect(done.get('text/b')).toMatchObject({
+      completed: true,
+      failed: true,
+      response: 'EXTRACTION_FAILED: unsupported',
+      schedule_order: 0,
+      retries: 2,
+    });
     expect(Date.parse(done.get('text/a')!.completed_at!)).toBeGreaterThanOrEqual(Date.parse(a.scheduled_at));
 
     // A later write (a transaction, not the one-statement create) schedules and records a new job.
@@ -74,12 +118,21 @@ describe('processing status records (spec 2.7, GET /processing-status)', () => {
     expect(await all(otherKb)).toEqual([]);
 
     // The understanding API's view: records of a set of KBs, in the order asked, one by id.
-    await fx.bus.request(ContentSubjects.createResource, { kbid: otherKb, body: { title: 'Elsewhere', texts: { x: { body: 'Other KB.' } } } });
+    await fx.bus.request(ContentSubjects.createResource, {
+      kbid: otherKb,
+      body: { title: 'Elsewhere', texts: { x: { body: 'Other KB.' } } },
+    });
     const across = async (sort_on: 'timestamp' | 'completed_at', sort_order: 'asc' | 'desc', limit = 100) => {
       const ids: string[] = [];
       let next: string | null | undefined;
       do {
-        const page = await fx.bus.request(ContentSubjects.processingRequests, { kbids: [kbid, otherKb], sort_on, sort_order, limit, ...(next ? { cursor: next } : {}) });
+        const page = await fx.bus.request(ContentSubjects.processingRequests, {
+          kbids: [kbid, otherKb],
+          sort_on,
+          sort_order,
+          limit,
+          ...(next ? { cursor: next } : {}),
+        });
         ids.push(...page.results.map((r) => r.processing_id));
         next = page.cursor;
       } while (next);
@@ -93,8 +146,13 @@ describe('processing status records (spec 2.7, GET /processing-status)', () => {
     const byCompletion = await across('completed_at', 'asc', 1);
     expect(new Set(byCompletion.slice(0, 2))).toEqual(new Set([a.processing_id, b.processing_id]));
     expect((await across('completed_at', 'desc', 2)).slice(2)).toEqual(expect.arrayContaining([a.processing_id, b.processing_id]));
-    expect(await fx.bus.request(ContentSubjects.processingRequest, { kbids: [kbid], processing_id: a.processing_id })).toMatchObject({ processing_id: a.processing_id, completed: true });
-    await expect(fx.bus.request(ContentSubjects.processingRequest, { kbids: [otherKb], processing_id: a.processing_id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await fx.bus.request(ContentSubjects.processingRequest, { kbids: [kbid], processing_id: a.processing_id })).toMatchObject({
+      processing_id: a.processing_id,
+      completed: true,
+    });
+    await expect(
+      fx.bus.request(ContentSubjects.processingRequest, { kbids: [otherKb], processing_id: a.processing_id }),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect((await fx.bus.request(ContentSubjects.processingRequests, { kbids: [] })).results).toEqual([]);
     expect((await status({ scheduled: false })).results).toEqual([]);
 

@@ -6,8 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import {
-  ContentSubjects, ErrorCodes, UnderstandingSubjects, extractedBlobKey, unstoredFileKey,
-  type AuditRecordedEvent, type ExtractedFieldData, type ProcessFieldJob, type ResourceReindexedEvent,
+  ContentSubjects,
+  ErrorCodes,
+  UnderstandingSubjects,
+  extractedBlobKey,
+  unstoredFileKey,
+  type AuditRecordedEvent,
+  type ExtractedFieldData,
+  type ProcessFieldJob,
+  type ResourceReindexedEvent,
 } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
 import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
@@ -40,21 +47,30 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
 
   beforeAll(async () => {
     pgDir = mkdtempSync(join(tmpdir(), 'kb-lifecycle-pg-'));
-    ds = await createServiceDataSource({ service: 'content', schema: 'content', dataDir: pgDir, entities: CONTENT_ENTITIES, migrations: CONTENT_MIGRATIONS, runMigrations: true });
+    ds = await createServiceDataSource({
+      service: 'content',
+      schema: 'content',
+      dataDir: pgDir,
+      entities: CONTENT_ENTITIES,
+      migrations: CONTENT_MIGRATIONS,
+      runMigrations: true,
+    });
     blobRoot = mkdtempSync(join(tmpdir(), 'kb-lifecycle-blobs-'));
     blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
     bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
     const logger = createLogger({ service: 'test', level: 'silent' });
     const moduleRef = await Test.createTestingModule({
-      imports: [{
-        module: Host,
-        imports: [
-          ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
-          MessagingModule.forRoot(bus),
-          StorageModule.forRoot(blobs),
-          ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
-        ],
-      }],
+      imports: [
+        {
+          module: Host,
+          imports: [
+            ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
+            MessagingModule.forRoot(bus),
+            StorageModule.forRoot(blobs),
+            ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
+          ],
+        },
+      ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -72,12 +88,21 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
     rmSync(blobRoot, { recursive: true, force: true });
   });
 
-  const jobFor = (rid: string, seqid?: number) => eventually(async () => jobs.find((j) => j.rid === rid && (seqid === undefined || j.seqid === seqid)));
+  const jobFor = (rid: string, seqid?: number) =>
+    eventually(async () => jobs.find((j) => j.rid === rid && (seqid === undefined || j.seqid === seqid)));
   const fileValue = async (rid: string, field = 'doc') =>
-    (await bus.request(ContentSubjects.getField, { kbid, rid, field_type: 'file', field_id: field, show: ['value'] })).value as { file: Record<string, unknown> } | undefined;
+    (await bus.request(ContentSubjects.getField, { kbid, rid, field_type: 'file', field_id: field, show: ['value'] })).value as
+      { file: Record<string, unknown> } | undefined;
   /** A worker's successful result: the extracted data goes to the store, its key on the bus. */
   const processed = async (job: ProcessFieldJob) => {
-    const ids = { processing_id: job.processing_id, kbid, rid: job.rid, field_type: job.field_type, field_id: job.field_id, seqid: job.seqid };
+    const ids = {
+      processing_id: job.processing_id,
+      kbid,
+      rid: job.rid,
+      field_type: job.field_type,
+      field_id: job.field_id,
+      seqid: job.seqid,
+    };
     const data: ExtractedFieldData = {
       text: { text: 'hello', split_text: {}, deleted_splits: [] },
       metadata: { metadata: { paragraphs: [{ start: 0, end: 5, kind: 'TEXT', sentences: [] }] }, split_metadata: {}, deleted_splits: [] },
@@ -92,13 +117,20 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
     await blobs.put(key, Buffer.from('hello'), { contentType: 'text/plain' });
     return key;
   };
-  const fileInput = (key: string) => ({ file: { uri: `blob:${key}`, filename: 'a.txt', content_type: 'text/plain', md5: '5d41402abc4b2a76b9719d911017c592' } });
+  const fileInput = (key: string) => ({
+    file: { uri: `blob:${key}`, filename: 'a.txt', content_type: 'text/plain', md5: '5d41402abc4b2a76b9719d911017c592' },
+  });
 
   describe('x-skip-store', () => {
     it('processing reads the file, then it is deleted and the field no longer points at it', async () => {
       const rid = randomUUID();
       const key = await stage(rid);
-      await bus.request(ContentSubjects.createResource, { kbid, rid, skip_store: true, body: { title: 'Skip', files: { doc: fileInput(key) } } });
+      await bus.request(ContentSubjects.createResource, {
+        kbid,
+        rid,
+        skip_store: true,
+        body: { title: 'Skip', files: { doc: fileInput(key) } },
+      });
       const job = await jobFor(rid);
       // The worker is told where the bytes are; they are still there until its result is applied.
       expect((job.value['file'] as { uri: string }).uri).toBe(`blob:${key}`);
@@ -106,7 +138,11 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
       expect((await fileValue(rid))?.file['uri']).toBe(`blob:${key}`);
 
       await processed(job);
-      await eventually(async () => ((await fileValue(rid))?.file['uri'] === undefined ? true : undefined), 5000, 'the field to stop pointing at the file');
+      await eventually(
+        async () => ((await fileValue(rid))?.file['uri'] === undefined ? true : undefined),
+        5000,
+        'the field to stop pointing at the file',
+      );
       await eventually(async () => ((await blobs.exists(key)) ? undefined : true), 5000, 'the unstored file to be deleted');
       const value = await fileValue(rid);
       expect(value?.file).toEqual({ filename: 'a.txt', content_type: 'text/plain', md5: '5d41402abc4b2a76b9719d911017c592' });
@@ -116,7 +152,9 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
       expect(keys).toEqual([extractedBlobKey({ kbid, rid, field_type: 'file', field_id: 'doc', seqid: job.seqid })]);
 
       // Nothing is left to process again: naming the field is refused, a resource-wide reprocess skips it.
-      await expect(bus.request(ContentSubjects.reprocessResource, { kbid, rid, field_type: 'file', field_id: 'doc' })).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
+      await expect(
+        bus.request(ContentSubjects.reprocessResource, { kbid, rid, field_type: 'file', field_id: 'doc' }),
+      ).rejects.toMatchObject({ code: ErrorCodes.CONFLICT });
       const { seqid } = await bus.request(ContentSubjects.reprocessResource, { kbid, rid });
       await new Promise((r) => setTimeout(r, 200));
       expect(jobs.filter((j) => j.rid === rid && j.seqid === seqid)).toEqual([]);
@@ -127,9 +165,19 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
       const rid = randomUUID();
       await bus.request(ContentSubjects.createResource, { kbid, rid, body: { title: 'Holder' } });
       const key = await stage(rid, 'scan');
-      await bus.request(ContentSubjects.putField, { kbid, rid, field_type: 'file', field_id: 'scan', skip_store: true, value: fileInput(key) });
+      await bus.request(ContentSubjects.putField, {
+        kbid,
+        rid,
+        field_type: 'file',
+        field_id: 'scan',
+        skip_store: true,
+        value: fileInput(key),
+      });
       const job = await jobFor(rid);
-      await bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...job, error: { body: 'cannot read', code: 500, code_str: 'CORRUPT_FILE' } });
+      await bus.enqueue(UnderstandingSubjects.fieldProcessed, {
+        ...job,
+        error: { body: 'cannot read', code: 500, code_str: 'CORRUPT_FILE' },
+      });
       await eventually(async () => ((await blobs.exists(key)) ? undefined : true), 5000, 'the unstored file to be deleted');
       expect((await fileValue(rid, 'scan'))?.file['uri']).toBeUndefined();
     });
@@ -137,10 +185,20 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
     it('a newer write before processing finished: the superseded file goes at once, the newer one after its own result', async () => {
       const rid = randomUUID();
       const first = await stage(rid);
-      await bus.request(ContentSubjects.createResource, { kbid, rid, skip_store: true, body: { title: 'Twice', files: { doc: fileInput(first) } } });
+      await bus.request(ContentSubjects.createResource, {
+        kbid,
+        rid,
+        skip_store: true,
+        body: { title: 'Twice', files: { doc: fileInput(first) } },
+      });
       const firstJob = await jobFor(rid);
       const second = await stage(rid);
-      const { seqid } = await bus.request(ContentSubjects.modifyResource, { kbid, rid, skip_store: true, body: { files: { doc: fileInput(second) } } });
+      const { seqid } = await bus.request(ContentSubjects.modifyResource, {
+        kbid,
+        rid,
+        skip_store: true,
+        body: { files: { doc: fileInput(second) } },
+      });
       await eventually(async () => ((await blobs.exists(first)) ? undefined : true), 5000, 'the superseded file to be deleted');
       expect(await blobs.exists(second)).toBe(true);
       // The older job's result is stale: it changes nothing.
@@ -156,15 +214,21 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
       const key = await stage(rid);
       await bus.request(ContentSubjects.createResource, { kbid, rid, body: { title: 'Kept', files: { doc: fileInput(key) } } });
       await processed(await jobFor(rid));
-      await eventually(async () => ((await bus.request(ContentSubjects.getResource, { kbid, rid })).metadata?.['status'] === 'PROCESSED' ? true : undefined));
+      await eventually(async () =>
+        (await bus.request(ContentSubjects.getResource, { kbid, rid })).metadata?.['status'] === 'PROCESSED' ? true : undefined,
+      );
       expect(await blobs.exists(key)).toBe(true);
 
       const other = randomUUID();
       await bus.request(ContentSubjects.createResource, { kbid, rid: other, body: { title: 'Thief' } });
       const before = await bus.request(ContentSubjects.getResource, { kbid, rid: other, show: ['basic', 'values'] });
       for (const uri of [`blob:${key}`, 'blob:content/kbs/another-kb/r/x/f/file/doc/original']) {
-        await expect(bus.request(ContentSubjects.modifyResource, { kbid, rid: other, skip_store: true, body: { files: { doc: { file: { uri } } } } }))
-          .rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED, details: { detail: [expect.objectContaining({ loc: ['body', 'files', 'doc', 'file', 'uri'] })] } });
+        await expect(
+          bus.request(ContentSubjects.modifyResource, { kbid, rid: other, skip_store: true, body: { files: { doc: { file: { uri } } } } }),
+        ).rejects.toMatchObject({
+          code: ErrorCodes.VALIDATION_FAILED,
+          details: { detail: [expect.objectContaining({ loc: ['body', 'files', 'doc', 'file', 'uri'] })] },
+        });
       }
       expect(await bus.request(ContentSubjects.getResource, { kbid, rid: other, show: ['basic', 'values'] })).toEqual(before);
       expect(await blobs.exists(key)).toBe(true);
@@ -173,7 +237,17 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
 
   it('reads a resource outside a transaction exactly as TypeORM hydrates it (by id and by slug)', async () => {
     const { uuid } = await bus.request(ContentSubjects.createResource, {
-      kbid, body: { title: 'Hydrated', slug: 'hydrated', summary: 's', metadata: { language: 'en' }, usermetadata: { classifications: [{ labelset: 'a', label: 'b' }] }, origin: { url: 'https://example.org', tags: ['t'] }, security: { access_groups: ['g1'] }, texts: { body: { body: 'x' } } },
+      kbid,
+      body: {
+        title: 'Hydrated',
+        slug: 'hydrated',
+        summary: 's',
+        metadata: { language: 'en' },
+        usermetadata: { classifications: [{ labelset: 'a', label: 'b' }] },
+        origin: { url: 'https://example.org', tags: ['t'] },
+        security: { access_groups: ['g1'] },
+        texts: { body: { body: 'x' } },
+      },
     });
     const repo = app.get(ResourcesRepository);
     const viaTypeorm = await ds.manager.findOneBy(ResourceEntity, { kbid, id: uuid });
@@ -200,14 +274,22 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
       });
       await new Promise((r) => setTimeout(r, 200));
       expect(audit.filter((e) => e.type === 'visited' && e.resource_id === uuid)).toHaveLength(2);
-      expect(visits.map((v) => [v.user_id, v.client_type]).sort()).toEqual([['alice', 'web'], ['bob', 'api']]);
-      for (const v of visits) expect(v).toMatchObject({ kbid, user_type: 'user', total_duration: expect.any(Number), event_id: expect.any(String) });
+      expect(visits.map((v) => [v.user_id, v.client_type]).sort()).toEqual([
+        ['alice', 'web'],
+        ['bob', 'api'],
+      ]);
+      for (const v of visits)
+        expect(v).toMatchObject({ kbid, user_type: 'user', total_duration: expect.any(Number), event_id: expect.any(String) });
     });
 
     it('every read of a burst is recorded exactly once, batched with the others (AuditBatchService)', async () => {
       const { uuid } = await bus.request(ContentSubjects.createResource, { kbid, body: { title: 'Read by many' } });
       const reads = AUDIT_BATCH + 94; // more than one batch, fewer than two full ones
-      await Promise.all(Array.from({ length: reads }, (_, i) => bus.request(ContentSubjects.getResource, { kbid, rid: uuid, actor: { user: `u${i}`, client_type: 'api' } })));
+      await Promise.all(
+        Array.from({ length: reads }, (_, i) =>
+          bus.request(ContentSubjects.getResource, { kbid, rid: uuid, actor: { user: `u${i}`, client_type: 'api' } }),
+        ),
+      );
       const visits = await eventually(async () => {
         const found = audit.filter((e) => e.type === 'visited' && e.resource_id === uuid);
         return found.length >= reads ? found : undefined;
@@ -220,7 +302,9 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
 
     it('a read of a missing resource records nothing and still answers 404', async () => {
       const rid = randomUUID();
-      await expect(bus.request(ContentSubjects.getResource, { kbid, rid, actor: { user: 'alice' } })).rejects.toMatchObject({ code: ErrorCodes.RESOURCE_NOT_FOUND });
+      await expect(bus.request(ContentSubjects.getResource, { kbid, rid, actor: { user: 'alice' } })).rejects.toMatchObject({
+        code: ErrorCodes.RESOURCE_NOT_FOUND,
+      });
       await new Promise((r) => setTimeout(r, 200));
       expect(audit.filter((e) => e.resource_id === rid)).toEqual([]);
     });
@@ -228,24 +312,41 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
 
   describe('reindex', () => {
     it('emits content.resource.reindexed with the fields; by slug too; an unknown resource is 404', async () => {
-      const { uuid } = await bus.request(ContentSubjects.createResource, { kbid, body: { title: 'Index me', slug: 'index-me', texts: { body: { body: 'hello' } } } });
+      const { uuid } = await bus.request(ContentSubjects.createResource, {
+        kbid,
+        body: { title: 'Index me', slug: 'index-me', texts: { body: { body: 'hello' } } },
+      });
       await processed(await jobFor(uuid));
-      await eventually(async () => ((await bus.request(ContentSubjects.getResource, { kbid, rid: uuid })).metadata?.['status'] === 'PROCESSED' ? true : undefined));
+      await eventually(async () =>
+        (await bus.request(ContentSubjects.getResource, { kbid, rid: uuid })).metadata?.['status'] === 'PROCESSED' ? true : undefined,
+      );
       const seqidBefore = (await bus.request(ContentSubjects.getResource, { kbid, rid: uuid })).last_seqid;
       expect(await bus.request(ContentSubjects.reindexResource, { kbid, slug: 'index-me' })).toEqual({});
       const event = await eventually(async () => reindexed.find((e) => e.rid === uuid));
-      expect(event).toMatchObject({ kbid, rid: uuid, reindex_vectors: false, fields: [{ field_type: 'text', field_id: 'body', seqid: expect.any(Number), status: 'PROCESSED' }] });
+      expect(event).toMatchObject({
+        kbid,
+        rid: uuid,
+        reindex_vectors: false,
+        fields: [{ field_type: 'text', field_id: 'body', seqid: expect.any(Number), status: 'PROCESSED' }],
+      });
       // Without reindex_vectors nothing is processed again.
       const after = await bus.request(ContentSubjects.getResource, { kbid, rid: uuid });
       expect(after.last_seqid).toBe(seqidBefore);
       expect(after.metadata?.['status']).toBe('PROCESSED');
-      await expect(bus.request(ContentSubjects.reindexResource, { kbid, rid: randomUUID() })).rejects.toMatchObject({ code: ErrorCodes.RESOURCE_NOT_FOUND });
+      await expect(bus.request(ContentSubjects.reindexResource, { kbid, rid: randomUUID() })).rejects.toMatchObject({
+        code: ErrorCodes.RESOURCE_NOT_FOUND,
+      });
     });
 
     it('with reindex_vectors every field is processed again (not a file whose bytes were not kept)', async () => {
       const rid = randomUUID();
       const key = await stage(rid);
-      await bus.request(ContentSubjects.createResource, { kbid, rid, skip_store: true, body: { title: 'Vectors', texts: { body: { body: 'hello' } }, files: { doc: fileInput(key) } } });
+      await bus.request(ContentSubjects.createResource, {
+        kbid,
+        rid,
+        skip_store: true,
+        body: { title: 'Vectors', texts: { body: { body: 'hello' } }, files: { doc: fileInput(key) } },
+      });
       const first = await eventually(async () => {
         const mine = jobs.filter((j) => j.rid === rid);
         return mine.length === 2 ? mine : undefined;
@@ -260,7 +361,10 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
         return mine.length > 0 ? mine : undefined;
       });
       expect(again.map((j) => `${j.field_type}/${j.field_id}`)).toEqual(['text/body']);
-      expect(event.fields.map((f) => [f.field_type, f.field_id, f.status]).sort()).toEqual([['file', 'doc', 'PROCESSED'], ['text', 'body', 'PENDING']]);
+      expect(event.fields.map((f) => [f.field_type, f.field_id, f.status]).sort()).toEqual([
+        ['file', 'doc', 'PROCESSED'],
+        ['text', 'body', 'PENDING'],
+      ]);
       expect((await bus.request(ContentSubjects.getResource, { kbid, rid })).metadata?.['status']).toBe('PENDING');
     });
   });

@@ -25,7 +25,10 @@ function same(a: unknown, b: unknown): boolean {
   if (a && b && typeof a === 'object' && typeof b === 'object') {
     const ka = Object.keys(a).sort();
     const kb = Object.keys(b).sort();
-    return ka.length === kb.length && ka.every((k, i) => k === kb[i] && same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+    return (
+      ka.length === kb.length &&
+      ka.every((k, i) => k === kb[i] && same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+    );
   }
   return a === b;
 }
@@ -65,7 +68,22 @@ function prng(seed: number): () => number {
   };
 }
 
-const WORDS = ['apollo', 'budget', 'contract', 'delta', 'merger', 'orbit', 'payroll', 'quarter', 'rocket', 'salary', 'tariff', 'vendor', 'lunar', 'ocean'];
+const WORDS = [
+  'apollo',
+  'budget',
+  'contract',
+  'delta',
+  'merger',
+  'orbit',
+  'payroll',
+  'quarter',
+  'rocket',
+  'salary',
+  'tariff',
+  'vendor',
+  'lunar',
+  'ocean',
+];
 const GROUPS = ['g1', 'g2', 'g3'];
 
 type FindBody = Record<string, unknown>;
@@ -100,14 +118,23 @@ describe('search index in memory', () => {
     if (words.length === 0) words.push(WORDS[i % WORDS.length] as string);
     const para = `${words.join(' ')} report ${i}`;
     // a repeated paragraph now and then, for with_duplicates
-    return i % 5 === 0 ? `${para}\n\n${words.slice().reverse().join(' ')} notes\n\n${para}` : `${para}\n\n${words.slice().reverse().join(' ')} notes`;
+    return i % 5 === 0
+      ? `${para}\n\n${words.slice().reverse().join(' ')} notes\n\n${para}`
+      : `${para}\n\n${words.slice().reverse().join(' ')} notes`;
   };
   const add = async (i: number) => {
     const groups = GROUPS.filter(() => rnd() < 0.3);
     const origin = { tags: [`tag${i % 4}`], path: `/dir${i % 3}/sub${i % 2}/file${i}`, metadata: { color: ['red', 'blue'][i % 2] } };
-    const body = { title: `Doc ${WORDS[i % WORDS.length]} ${i}`, security: { access_groups: groups }, origin, usermetadata: { classifications: [{ labelset: 'topic', label: `l${i % 3}` }] } };
+    const body = {
+      title: `Doc ${WORDS[i % WORDS.length]} ${i}`,
+      security: { access_groups: groups },
+      origin,
+      usermetadata: { classifications: [{ labelset: 'topic', label: `l${i % 3}` }] },
+    };
     const rid = await fx.addResource(kbid, body, text(i), {
-      language: i % 4 === 1 ? 'es' : 'en', ner: i % 3 === 0 ? { Apollo: 'ORG', Houston: 'PLACE' } : { Houston: 'PLACE' }, ...(i % 5 === 2 ? { field: 'notes' } : {}),
+      language: i % 4 === 1 ? 'es' : 'en',
+      ner: i % 3 === 0 ? { Apollo: 'ORG', Houston: 'PLACE' } : { Houston: 'PLACE' },
+      ...(i % 5 === 2 ? { field: 'notes' } : {}),
     });
     rids.push(rid);
     return rid;
@@ -120,12 +147,29 @@ describe('search index in memory', () => {
     await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: rids[3], body: { hidden: true } });
     await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid: rids[4], body: { hidden: true } });
     // Creation-date ranges cut through the KB, their bounds exactly at resources' creation times.
-    const created = (await fx.ds.query(`SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at FROM content.resources WHERE kbid = $1 ORDER BY created_at`, [kbid])) as { at: string }[];
+    const created = (await fx.ds.query(
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at FROM content.resources WHERE kbid = $1 ORDER BY created_at`,
+      [kbid],
+    )) as { at: string }[];
     const at = (i: number) => created[i]?.at as string;
     variants.push(
       { filter_expression: { field: { prop: 'created', since: at(15) } } },
-      { filter_expression: { field: { prop: 'created', since: at(5), until: at(12) } }, security: { groups: ['g1'] }, features: ['keyword'] },
-      { filter_expression: { field: { or: [{ prop: 'created', until: at(3) }, { prop: 'label', labelset: 'topic', label: 'l1' }] } }, features: ['semantic'] },
+      {
+        filter_expression: { field: { prop: 'created', since: at(5), until: at(12) } },
+        security: { groups: ['g1'] },
+        features: ['keyword'],
+      },
+      {
+        filter_expression: {
+          field: {
+            or: [
+              { prop: 'created', until: at(3) },
+              { prop: 'label', labelset: 'topic', label: 'l1' },
+            ],
+          },
+        },
+        features: ['semantic'],
+      },
       { range_creation_start: at(20), filters: ['/l/topic/l2'] },
       { range_creation_end: at(0), show_hidden: true },
     );
@@ -155,8 +199,21 @@ describe('search index in memory', () => {
     { fields: ['a/title'] },
     // filters the memory index decides itself (memory_filter 1)
     { filter_expression: { field: { prop: 'label', labelset: 'topic' } } },
-    { filter_expression: { field: { or: [{ prop: 'label', labelset: 'topic', label: 'l0' }, { not: { prop: 'origin_tag', tag: 'tag1' } }] } } },
-    { filter_expression: { field: { and: [{ prop: 'language', language: 'es' }, { prop: 'entity', subtype: 'ORG' }] } } },
+    {
+      filter_expression: {
+        field: { or: [{ prop: 'label', labelset: 'topic', label: 'l0' }, { not: { prop: 'origin_tag', tag: 'tag1' } }] },
+      },
+    },
+    {
+      filter_expression: {
+        field: {
+          and: [
+            { prop: 'language', language: 'es' },
+            { prop: 'entity', subtype: 'ORG' },
+          ],
+        },
+      },
+    },
     { filter_expression: { paragraph: { prop: 'kind', kind: 'title' } } },
     { filter_expression: { field: { prop: 'origin_path', prefix: 'dir1/sub0' } }, security: { groups: ['g3'] } },
     { filter_expression: { field: { prop: 'origin_metadata', field: 'color', value: 'red' } } },
@@ -175,10 +232,28 @@ describe('search index in memory', () => {
     { keyword_filters: ['houston', 'lunar rocket'], features: ['semantic'] },
     { filter_expression: { paragraph: { prop: 'keyword', word: 'notes' } } },
     { filter_expression: { field: { not: { prop: 'keyword', word: 'budget' } } }, security: { groups: ['g1'] } },
-    { filter_expression: { field: { or: [{ prop: 'keyword', word: 'orbit' }, { prop: 'label', labelset: 'topic', label: 'l2' }] } }, show_hidden: true },
+    {
+      filter_expression: {
+        field: {
+          or: [
+            { prop: 'keyword', word: 'orbit' },
+            { prop: 'label', labelset: 'topic', label: 'l2' },
+          ],
+        },
+      },
+      show_hidden: true,
+    },
     { filter_expression: { field: { prop: 'created', since: '2000-01-01T00:00:00Z' } } },
   ];
-  const queries = ['apollo', 'budget contract', 'orbit rocket lunar', 'salary payroll quarter tariff', 'notes', 'report', 'ocean vendor merger'];
+  const queries = [
+    'apollo',
+    'budget contract',
+    'orbit rocket lunar',
+    'salary payroll quarter tariff',
+    'notes',
+    'report',
+    'ocean vendor merger',
+  ];
 
   async function expectSame(label: string): Promise<void> {
     expect(await memory.build(kbid)).toBeDefined();
@@ -189,9 +264,13 @@ describe('search index in memory', () => {
         const m = await find(body);
         if (m.metrics?.['memory_index'] !== 1) differences.push(`${label}: memory index not used for ${JSON.stringify(body)}`);
         const sqlOnly = /"modified"|range_modification/.test(JSON.stringify(v));
-        if (m.metrics?.['memory_filter'] !== (sqlOnly ? 0 : 1)) differences.push(`${label}: memory_filter ${m.metrics?.['memory_filter']} for ${JSON.stringify(body)}`);
+        if (m.metrics?.['memory_filter'] !== (sqlOnly ? 0 : 1))
+          differences.push(`${label}: memory_filter ${m.metrics?.['memory_filter']} for ${JSON.stringify(body)}`);
         const s = await viaSql(body);
-        if (!same(strip(m), strip(s))) differences.push(`${label}: ${JSON.stringify(body)}\n memory ${JSON.stringify(m.best_matches)}\n sql    ${JSON.stringify(s.best_matches)}`);
+        if (!same(strip(m), strip(s)))
+          differences.push(
+            `${label}: ${JSON.stringify(body)}\n memory ${JSON.stringify(m.best_matches)}\n sql    ${JSON.stringify(s.best_matches)}`,
+          );
       }
     }
     expect(differences).toEqual([]);
@@ -210,8 +289,14 @@ describe('search index in memory', () => {
       answered.push(idx !== undefined);
       return idx;
     };
-    const ask = (subject: typeof ContentSubjects.search | typeof ContentSubjects.suggest, body: Record<string, unknown>): Promise<unknown> => (subject === ContentSubjects.search ? fx.bus.request(ContentSubjects.search, { kbid, body }) : fx.bus.request(ContentSubjects.suggest, { kbid, body }));
-    const withoutMemory = async <T,>(run: () => Promise<T>): Promise<T> => {
+    const ask = (
+      subject: typeof ContentSubjects.search | typeof ContentSubjects.suggest,
+      body: Record<string, unknown>,
+    ): Promise<unknown> =>
+      subject === ContentSubjects.search
+        ? fx.bus.request(ContentSubjects.search, { kbid, body })
+        : fx.bus.request(ContentSubjects.suggest, { kbid, body });
+    const withoutMemory = async <T>(run: () => Promise<T>): Promise<T> => {
       const wrapped = memory.current;
       memory.current = async () => undefined;
       try {
@@ -228,23 +313,39 @@ describe('search index in memory', () => {
         { features: ['fulltext'], security: { groups: ['g1'] }, faceted: ['/l/topic', '/e'] },
         { features: ['semantic'], filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'l1' } } },
         { show_hidden: true, min_score: { bm25: 1.2, semantic: 0.3 }, faceted: ['/t', '/e/PLACE/', '/s/p'] },
-        { features: ['keyword'], faceted: ['/l/topic'], security: { groups: ['g2'] }, filter_expression: { field: { prop: 'origin_tag', tag: 'tag1' } } },
+        {
+          features: ['keyword'],
+          faceted: ['/l/topic'],
+          security: { groups: ['g2'] },
+          filter_expression: { field: { prop: 'origin_tag', tag: 'tag1' } },
+        },
         { keyword_filters: ['apollo'], faceted: ['/l/topic'] },
         // filters only SQL decides: the candidates, and the facets, in SQL
         { faceted: ['/l/topic'], filter_expression: { field: { prop: 'modified', since: '2000-01-01T00:00:00Z' } } },
       ];
-      const suggestVariants: Record<string, unknown>[] = [{}, { security: { groups: ['g1'] } }, { show_hidden: true }, { filter_expression: { field: { prop: 'language', language: 'es' } } }, { filter_expression: { field: { not: { prop: 'entity', subtype: 'ORG' } } } }];
+      const suggestVariants: Record<string, unknown>[] = [
+        {},
+        { security: { groups: ['g1'] } },
+        { show_hidden: true },
+        { filter_expression: { field: { prop: 'language', language: 'es' } } },
+        { filter_expression: { field: { not: { prop: 'entity', subtype: 'ORG' } } } },
+      ];
       const requests: [typeof ContentSubjects.search | typeof ContentSubjects.suggest, Record<string, unknown>][] = [];
       for (const query of [...queries, '']) for (const v of searchVariants) requests.push([ContentSubjects.search, { query, ...v }]);
-      for (const query of [...queries.map((q) => q.slice(0, -2)), 'hou', 'AP', 'zz']) for (const v of suggestVariants) requests.push([ContentSubjects.suggest, { query, ...v }]);
+      for (const query of [...queries.map((q) => q.slice(0, -2)), 'hou', 'AP', 'zz'])
+        for (const v of suggestVariants) requests.push([ContentSubjects.suggest, { query, ...v }]);
       for (const [subject, body] of requests) {
         answered.length = 0;
         const m = await ask(subject, body);
         // (a /search with no query has nothing to retrieve, and its facets are counted in SQL when the filter is SQL's)
         const sqlOnly = JSON.stringify(body).includes('"modified"');
-        if (!answered.includes(true) && (body['query'] !== '' || (body['faceted'] && !sqlOnly))) differences.push(`${label}: ${subject.subject}: memory index not used for ${JSON.stringify(body)}`);
+        if (!answered.includes(true) && (body['query'] !== '' || (body['faceted'] && !sqlOnly)))
+          differences.push(`${label}: ${subject.subject}: memory index not used for ${JSON.stringify(body)}`);
         const s = await withoutMemory(() => ask(subject, body));
-        if (!same(m, s)) differences.push(`${label}: ${subject.subject} ${JSON.stringify(body)}\n memory ${JSON.stringify(m)}\n sql    ${JSON.stringify(s)}`);
+        if (!same(m, s))
+          differences.push(
+            `${label}: ${subject.subject} ${JSON.stringify(body)}\n memory ${JSON.stringify(m)}\n sql    ${JSON.stringify(s)}`,
+          );
       }
     } finally {
       memory.current = current;
@@ -261,19 +362,27 @@ describe('search index in memory', () => {
     expect(await memory.build(kbid)).toBeDefined();
     const r = prng(11);
     const pickOne = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)] as T;
-    const leaf = (): Record<string, unknown> => pickOne([
-      () => ({ prop: 'label', labelset: 'topic', ...(r() < 0.7 ? { label: `l${Math.floor(r() * 4)}` } : {}) }),
-      () => ({ prop: 'origin_tag', tag: `tag${Math.floor(r() * 5)}` }),
-      () => ({ prop: 'origin_path', ...(r() < 0.8 ? { prefix: pickOne(['dir0', 'dir1/sub1', '/dir2/sub0/file', 'dir2/sub1/file1']) } : {}) }),
-      () => ({ prop: 'origin_metadata', field: 'color', ...(r() < 0.6 ? { value: pickOne(['red', 'blue', 'green']) } : {}) }),
-      () => ({ prop: 'entity', subtype: pickOne(['ORG', 'PLACE', 'PERSON']), ...(r() < 0.5 ? { value: pickOne(['Apollo', 'Houston']) } : {}) }),
-      () => ({ prop: 'language', language: pickOne(['en', 'es']), only_primary: r() < 0.3 }),
-      () => ({ prop: 'field', type: pickOne(['text', 'generic']), ...(r() < 0.5 ? { name: pickOne(['body', 'notes', 'title']) } : {}) }),
-      () => ({ prop: 'resource', id: pickOne(rids.slice(0, 12)) }),
-      () => ({ prop: 'resource', id: pickOne(rids.slice(0, 12)).replace(/-/g, '').toUpperCase() }),
-      () => ({ prop: 'field_mimetype', type: 'text', ...(r() < 0.5 ? { subtype: 'plain' } : {}) }),
-      () => ({ prop: 'status', status: pickOne(['processed', 'pending']) }),
-    ])();
+    const leaf = (): Record<string, unknown> =>
+      pickOne([
+        () => ({ prop: 'label', labelset: 'topic', ...(r() < 0.7 ? { label: `l${Math.floor(r() * 4)}` } : {}) }),
+        () => ({ prop: 'origin_tag', tag: `tag${Math.floor(r() * 5)}` }),
+        () => ({
+          prop: 'origin_path',
+          ...(r() < 0.8 ? { prefix: pickOne(['dir0', 'dir1/sub1', '/dir2/sub0/file', 'dir2/sub1/file1']) } : {}),
+        }),
+        () => ({ prop: 'origin_metadata', field: 'color', ...(r() < 0.6 ? { value: pickOne(['red', 'blue', 'green']) } : {}) }),
+        () => ({
+          prop: 'entity',
+          subtype: pickOne(['ORG', 'PLACE', 'PERSON']),
+          ...(r() < 0.5 ? { value: pickOne(['Apollo', 'Houston']) } : {}),
+        }),
+        () => ({ prop: 'language', language: pickOne(['en', 'es']), only_primary: r() < 0.3 }),
+        () => ({ prop: 'field', type: pickOne(['text', 'generic']), ...(r() < 0.5 ? { name: pickOne(['body', 'notes', 'title']) } : {}) }),
+        () => ({ prop: 'resource', id: pickOne(rids.slice(0, 12)) }),
+        () => ({ prop: 'resource', id: pickOne(rids.slice(0, 12)).replace(/-/g, '').toUpperCase() }),
+        () => ({ prop: 'field_mimetype', type: 'text', ...(r() < 0.5 ? { subtype: 'plain' } : {}) }),
+        () => ({ prop: 'status', status: pickOne(['processed', 'pending']) }),
+      ])();
     const expr = (depth: number): Record<string, unknown> => {
       const x = r();
       if (depth === 0 || x < 0.4) return leaf();
@@ -283,11 +392,17 @@ describe('search index in memory', () => {
     const differences: string[] = [];
     let nonEmpty = 0;
     for (let i = 0; i < 60; i++) {
-      const body = { query: pickOne(queries), top_k: 50, filter_expression: { field: expr(3) }, ...(r() < 0.3 ? { security: { groups: [pickOne(GROUPS)] } } : {}) };
+      const body = {
+        query: pickOne(queries),
+        top_k: 50,
+        filter_expression: { field: expr(3) },
+        ...(r() < 0.3 ? { security: { groups: [pickOne(GROUPS)] } } : {}),
+      };
       const m = await find(body);
       if (m.metrics?.['memory_filter'] !== 1) differences.push(`memory filter not used for ${JSON.stringify(body)}`);
       const s = await viaSql(body);
-      if (!same(strip(m), strip(s))) differences.push(`${JSON.stringify(body)}\n memory ${JSON.stringify(m.best_matches)}\n sql    ${JSON.stringify(s.best_matches)}`);
+      if (!same(strip(m), strip(s)))
+        differences.push(`${JSON.stringify(body)}\n memory ${JSON.stringify(m.best_matches)}\n sql    ${JSON.stringify(s.best_matches)}`);
       if (m.best_matches.length > 0 && m.best_matches.length < 50) nonEmpty++;
     }
     expect(differences).toEqual([]);
@@ -312,9 +427,13 @@ describe('search index in memory', () => {
           const b = await keywordSearch(fx.ds.manager, scope(), terms, limit, 0);
           if (!sameRanking(a, b, limit)) expect(a).toEqual(b);
           const q = { vector: toyEmbed(words.join(' ')), vectorset: TOY_VECTORSET, similarity: 'DOT' as const, minScore: 0, limit };
-          expect(await memorySemanticSearch(fx.ds.manager, idx!, scope(), null, q)).toEqual(await semanticSearch(fx.ds.manager, scope(), { ...q, population: 1 }));
+          expect(await memorySemanticSearch(fx.ds.manager, idx!, scope(), null, q)).toEqual(
+            await semanticSearch(fx.ds.manager, scope(), { ...q, population: 1 }),
+          );
           const qc = { ...q, similarity: 'COSINE' as const, minScore: -1 };
-          expect(await memorySemanticSearch(fx.ds.manager, idx!, scope(), null, qc)).toEqual(await semanticSearch(fx.ds.manager, scope(), { ...qc, population: 1 }));
+          expect(await memorySemanticSearch(fx.ds.manager, idx!, scope(), null, qc)).toEqual(
+            await semanticSearch(fx.ds.manager, scope(), { ...qc, population: 1 }),
+          );
         }
       }
     }
@@ -324,7 +443,11 @@ describe('search index in memory', () => {
     expect(await memory.build(kbid)).toBeDefined();
     const finder = fx.get(FindService);
     const outcome = async (sql: boolean) => {
-      const plan = await finder.plan({ kbid, body: { query: 'apollo budget orbit report notes', top_k: 50 } }, new RequestReader({ query: 'apollo budget orbit report notes', top_k: 50 }), { defaultFeatures: ['keyword', 'semantic'], allowed: ['keyword', 'semantic'] });
+      const plan = await finder.plan(
+        { kbid, body: { query: 'apollo budget orbit report notes', top_k: 50 } },
+        new RequestReader({ query: 'apollo budget orbit report notes', top_k: 50 }),
+        { defaultFeatures: ['keyword', 'semantic'], allowed: ['keyword', 'semantic'] },
+      );
       plan.where += ` AND p.rid = ${plan.params.add(rids[11])}::uuid`;
       const current = memory.current.bind(memory);
       if (sql) memory.current = async () => undefined;
@@ -337,7 +460,12 @@ describe('search index in memory', () => {
     const m = await outcome(false);
     expect(m.timings['memory_index']).toBe(1);
     expect(new Set(m.paragraphs.map((p) => p.rid))).toEqual(new Set([rids[11]]));
-    expect(same(m.paragraphs.map((p) => [p.id, p.score]), (await outcome(true)).paragraphs.map((p) => [p.id, p.score]))).toBe(true);
+    expect(
+      same(
+        m.paragraphs.map((p) => [p.id, p.score]),
+        (await outcome(true)).paragraphs.map((p) => [p.id, p.score]),
+      ),
+    ).toBe(true);
   });
 
   it('brings the index up to date from the change log after every write: the next query sees the write, from memory, as SQL does', async () => {
@@ -406,7 +534,8 @@ describe('search index in memory', () => {
 
     // Changing most resources' groups leaves more than a fifth of the paragraphs dead: the index is
     // read again in full in the background while the updated one answers.
-    for (const rid of rids.slice(8, 20)) await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid, body: { security: { access_groups: ['g2'] } } });
+    for (const rid of rids.slice(8, 20))
+      await fx.bus.request(ContentSubjects.modifyResource, { kbid, rid, body: { security: { access_groups: ['g2'] } } });
     const after = await find({ query: 'apollo budget', security: { groups: ['g2'] } });
     expect(after.metrics?.['memory_index']).toBe(1);
     await memory.settled(kbid);
@@ -442,7 +571,10 @@ describe('search index in memory', () => {
 
   it('keeps no change older than the maintenance pass allows', async () => {
     await fx.ds.query(`UPDATE content.search_changes SET at = at - interval '1 hour' WHERE kbid = $1`, [kbid]);
-    const rows = async () => Number(((await fx.ds.query(`SELECT count(*)::int AS n FROM content.search_changes WHERE kbid = $1`, [kbid])) as { n: number }[])[0]!.n);
+    const rows = async () =>
+      Number(
+        ((await fx.ds.query(`SELECT count(*)::int AS n FROM content.search_changes WHERE kbid = $1`, [kbid])) as { n: number }[])[0]!.n,
+      );
     expect(await rows()).toBeGreaterThan(0);
     await fx.get(SearchMaintenanceService).runOnce(true);
     expect(await rows()).toBe(0);
@@ -467,7 +599,12 @@ describe('search index in memory', () => {
     await fx.bus.subscribe(ContentSubjects.auditBatch, async (b) => void seen.push(...(b.events as never[])));
     await Promise.all(['apollo', 'budget', 'orbit'].map((query) => find({ query: `${query} audit` })));
     await new Promise((r) => setTimeout(r, 1_000));
-    expect(seen.filter((e) => e.type === 'search' && e.details.query?.endsWith(' audit')).map((e) => e.details.query).sort()).toEqual(['apollo audit', 'budget audit', 'orbit audit']);
+    expect(
+      seen
+        .filter((e) => e.type === 'search' && e.details.query?.endsWith(' audit'))
+        .map((e) => e.details.query)
+        .sort(),
+    ).toEqual(['apollo audit', 'budget audit', 'orbit audit']);
   });
 
   it('leaves KBs above its limits to SQL, evicts the least recently used, and reports what it holds', async () => {
@@ -479,7 +616,11 @@ describe('search index in memory', () => {
     const other = '00000000-0000-4000-8000-00000000a002';
     await fx.addResource(other, { title: 'Other' }, 'apollo budget report\n\nmore notes');
     const logger = createLogger({ service: 'test', level: 'silent' });
-    const options = (searchMemory: { budgetBytes?: number; maxParagraphs?: number }) => ({ outboxSweepMs: 0, consumeProcessingResults: false, searchMemory });
+    const options = (searchMemory: { budgetBytes?: number; maxParagraphs?: number }) => ({
+      outboxSweepMs: 0,
+      consumeProcessingResults: false,
+      searchMemory,
+    });
 
     const sizes = new SearchMemoryService(fx.ds, options({}), logger);
     const big = Math.max(bytes, (await sizes.build(other))!.bytes);

@@ -44,7 +44,13 @@ describe('vector index kinds', () => {
     });
 
     it('answers a large vectorset in SQL by an exact scan (the same hits and scores as the small-KB path)', async () => {
-      const q = { vector: toyEmbed('spring tides full moon craters'), vectorset: TOY_VECTORSET, similarity: 'DOT' as const, minScore: -1, limit: 20 };
+      const q = {
+        vector: toyEmbed('spring tides full moon craters'),
+        vectorset: TOY_VECTORSET,
+        similarity: 'DOT' as const,
+        minScore: -1,
+        limit: 20,
+      };
       const scope = () => ({ kbid, where: 'p.kbid = $1', params: new SqlParams([kbid]) });
       const large = await semanticSearch(fx.ds.manager, scope(), { ...q, population: EXACT_SCAN_LIMIT + 1 });
       const exact = await semanticSearch(fx.ds.manager, scope(), { ...q, population: 1 });
@@ -55,10 +61,14 @@ describe('vector index kinds', () => {
     it('lifts the cap on exact scans in memory, and /find answers semantically from the memory index', async () => {
       expect(fx.get(SearchMemoryService).exactScanMax).toBe(Number.POSITIVE_INFINITY);
       const body: FindRequest = { query: 'moon tides', features: ['semantic'], top_k: 3, min_score: { semantic: -1 }, debug: true };
-      const r = await eventually(async () => {
-        const res = (await fx.bus.request(ContentSubjects.find, { kbid, body })) as unknown as FindResults;
-        return res.metrics?.['memory_index'] === 1 ? res : undefined;
-      }, 10_000, 'the memory index answers');
+      const r = await eventually(
+        async () => {
+          const res = (await fx.bus.request(ContentSubjects.find, { kbid, body })) as unknown as FindResults;
+          return res.metrics?.['memory_index'] === 1 ? res : undefined;
+        },
+        10_000,
+        'the memory index answers',
+      );
       expect(r.best_matches).toHaveLength(3);
     });
   });
@@ -72,25 +82,37 @@ describe('vector index kinds', () => {
 
     it('is created again by the next write', async () => {
       const text = texts[0] as string;
-      const { uuid } = await fx.bus.request(ContentSubjects.createResource, { kbid, body: { title: 'Rolled back', slug: 'rolled-back', texts: { body: { body: text } } } });
+      const { uuid } = await fx.bus.request(ContentSubjects.createResource, {
+        kbid,
+        body: { title: 'Rolled back', slug: 'rolled-back', texts: { body: { body: text } } },
+      });
       const resource = await fx.ds.getRepository(ResourceEntity).findOneByOrFail({ id: uuid });
       const end = text.indexOf('\n\n');
       const extracted = {
         text: { text, split_text: {}, deleted_splits: [] },
-        metadata: { metadata: { paragraphs: [{ start: 0, end, kind: 'TEXT' }], language: 'en', mime_type: 'text/plain', ner: {}, relations: [] }, split_metadata: {}, deleted_splits: [] },
+        metadata: {
+          metadata: { paragraphs: [{ start: 0, end, kind: 'TEXT' }], language: 'en', mime_type: 'text/plain', ner: {}, relations: [] },
+          split_metadata: {},
+          deleted_splits: [],
+        },
         vectors: {
           vectors: { vectors: [{ start: 0, end, start_paragraph: 0, end_paragraph: end, vector: toyEmbed(text.slice(0, end)) }] },
-          split_vectors: {}, deleted_splits: [], vectorset: TOY_VECTORSET, similarity: 'DOT',
+          split_vectors: {},
+          deleted_splits: [],
+          vectorset: TOY_VECTORSET,
+          similarity: 'DOT',
         },
       } as unknown as ExtractedFieldData;
       const indexer = fx.get(SearchIndexerService);
-      await expect(fx.ds.transaction(async (m) => {
-        await indexer.indexField(m, resource, { fieldType: 'text', fieldId: 'body' }, extracted);
-        expect(await m.query(HNSW_INDEXES)).toEqual([{ n: 1 }]);
-        // a second write of the same transaction finds the index it created (and must not take it as committed)
-        await indexer.indexField(m, resource, { fieldType: 'text', fieldId: 'other' }, extracted);
-        throw new Error('rolled back');
-      })).rejects.toThrow('rolled back');
+      await expect(
+        fx.ds.transaction(async (m) => {
+          await indexer.indexField(m, resource, { fieldType: 'text', fieldId: 'body' }, extracted);
+          expect(await m.query(HNSW_INDEXES)).toEqual([{ n: 1 }]);
+          // a second write of the same transaction finds the index it created (and must not take it as committed)
+          await indexer.indexField(m, resource, { fieldType: 'text', fieldId: 'other' }, extracted);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
       expect(await fx.ds.query(HNSW_INDEXES)).toEqual([{ n: 0 }]);
       await fill(fx);
       expect(await fx.ds.query(HNSW_INDEXES)).toEqual([{ n: 1 }]);

@@ -9,7 +9,14 @@ import { FindService } from '../src/search/find.service';
 import { SearchListsService } from '../src/search/search-lists.service';
 
 interface FindResults {
-  resources: Record<string, { id: string; title?: string; fields: Record<string, { paragraphs: Record<string, { score: number; score_type: string; order: number; text: string }> }> }>;
+  resources: Record<
+    string,
+    {
+      id: string;
+      title?: string;
+      fields: Record<string, { paragraphs: Record<string, { score: number; score_type: string; order: number; text: string }> }>;
+    }
+  >;
   best_matches: string[];
   min_score: { semantic: number; bm25: number };
 }
@@ -31,9 +38,14 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     await fx?.close();
   });
 
-  const addResource = (body: Record<string, unknown>, text: string, o: { kb?: string; ner?: Record<string, string>; summary?: string } = {}) => fx.addResource(o.kb ?? kbid, body, text, o);
+  const addResource = (
+    body: Record<string, unknown>,
+    text: string,
+    o: { kb?: string; ner?: Record<string, string>; summary?: string } = {},
+  ) => fx.addResource(o.kb ?? kbid, body, text, o);
 
-  const find = (body: Record<string, unknown>, kb = kbid) => bus.request(ContentSubjects.find, { kbid: kb, body }) as unknown as Promise<FindResults>;
+  const find = (body: Record<string, unknown>, kb = kbid) =>
+    bus.request(ContentSubjects.find, { kbid: kb, body }) as unknown as Promise<FindResults>;
   const ridsOf = (r: FindResults) => [...new Set(r.best_matches.map((id) => id.split('/')[0]))];
 
   let tides: string;
@@ -43,11 +55,24 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
   let labelled: string;
 
   beforeAll(async () => {
-    tides = await addResource({ title: 'Ocean tides', slug: 'tides' }, 'The moon pulls the oceans and causes the tides.\n\nSpring tides happen at full moon.');
-    volcano = await addResource({ title: 'Volcanoes', slug: 'volcano' }, 'A volcano erupts when magma rises.\n\nLava flows destroyed the village.', { ner: { 'Mount Etna': 'PLACE' } });
-    secret = await addResource({ title: 'Secret plans', slug: 'secret', security: { access_groups: ['board'] } }, 'The merger with the moon mining company closes in March.');
+    tides = await addResource(
+      { title: 'Ocean tides', slug: 'tides' },
+      'The moon pulls the oceans and causes the tides.\n\nSpring tides happen at full moon.',
+    );
+    volcano = await addResource(
+      { title: 'Volcanoes', slug: 'volcano' },
+      'A volcano erupts when magma rises.\n\nLava flows destroyed the village.',
+      { ner: { 'Mount Etna': 'PLACE' } },
+    );
+    secret = await addResource(
+      { title: 'Secret plans', slug: 'secret', security: { access_groups: ['board'] } },
+      'The merger with the moon mining company closes in March.',
+    );
     hidden = await addResource({ title: 'Hidden note', slug: 'hidden', hidden: true }, 'Hidden moon base coordinates.');
-    labelled = await addResource({ title: 'Labelled', slug: 'labelled', usermetadata: { classifications: [{ labelset: 'topic', label: 'astronomy' }] } }, 'Telescopes observe the moon craters.');
+    labelled = await addResource(
+      { title: 'Labelled', slug: 'labelled', usermetadata: { classifications: [{ labelset: 'topic', label: 'astronomy' }] } },
+      'Telescopes observe the moon craters.',
+    );
     await addResource({ title: 'Other KB' }, 'The moon in another knowledge box.', { kb: otherKb });
   }, 60_000);
 
@@ -59,7 +84,9 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     // The default reranker (predict) scored them: they say so.
     const reranked = await find({ query: 'tide', features: ['keyword'] });
     expect(ridsOf(reranked)[0]).toBe(tides);
-    expect(Object.values(reranked.resources[tides]?.fields['/t/body']?.paragraphs ?? {}).every((p) => p.score_type === 'RERANKER')).toBe(true);
+    expect(Object.values(reranked.resources[tides]?.fields['/t/body']?.paragraphs ?? {}).every((p) => p.score_type === 'RERANKER')).toBe(
+      true,
+    );
     const moon = await find({ query: 'moon', features: ['keyword'], top_k: 50 });
     expect(ridsOf(moon)).toEqual(expect.arrayContaining([tides, labelled]));
     expect(ridsOf(moon)).not.toContain(hidden);
@@ -73,7 +100,10 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
 
   it('scores Okapi BM25 exactly (k1 1.2, b 0.75, the KB statistics), honouring a bm25 minimum', async () => {
     const terms = ['moon', 'tide'];
-    const [stats] = (await ds.query(`SELECT paragraphs::float8 AS n, total_length::float8 / paragraphs AS avgdl FROM content.search_stats WHERE kbid = $1`, [kbid])) as { n: number; avgdl: number }[];
+    const [stats] = (await ds.query(
+      `SELECT paragraphs::float8 AS n, total_length::float8 / paragraphs AS avgdl FROM content.search_stats WHERE kbid = $1`,
+      [kbid],
+    )) as { n: number; avgdl: number }[];
     const postings = (await ds.query(
       `SELECT po.paragraph::text AS id, po.tf, p.length, t.df FROM content.search_postings po
          JOIN content.search_paragraphs p ON p.id = po.paragraph JOIN content.search_terms t ON t.kbid = po.kbid AND t.term = po.term
@@ -83,7 +113,10 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     const expected = new Map<string, number>();
     for (const x of postings) {
       const idf = Math.log(1 + (stats!.n - x.df + 0.5) / (x.df + 0.5));
-      expected.set(x.id, (expected.get(x.id) ?? 0) + (idf * x.tf * 2.2) / (x.tf + 1.2 * (1 - 0.75 + (0.75 * x.length) / Math.max(stats!.avgdl, 1))));
+      expected.set(
+        x.id,
+        (expected.get(x.id) ?? 0) + (idf * x.tf * 2.2) / (x.tf + 1.2 * (1 - 0.75 + (0.75 * x.length) / Math.max(stats!.avgdl, 1))),
+      );
     }
     const hits = await keywordSearch(ds.manager, { kbid, where: 'NOT p.hidden', params: new SqlParams() }, terms, 100, 0);
     expect(hits.map((h) => h.id).sort()).toEqual([...expected.keys()].sort());
@@ -94,7 +127,13 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     const weakest = hits[hits.length - 1]!;
     expect(hits.length).toBeGreaterThan(CANDIDATES);
     const params = new SqlParams();
-    const only = await keywordSearch(ds.manager, { kbid, where: `NOT p.hidden AND p.id = ${params.add(weakest.id)}::bigint`, params }, terms, 1, 0);
+    const only = await keywordSearch(
+      ds.manager,
+      { kbid, where: `NOT p.hidden AND p.id = ${params.add(weakest.id)}::bigint`, params },
+      terms,
+      1,
+      0,
+    );
     expect(only).toEqual([weakest]);
     const none = new SqlParams();
     expect(await keywordSearch(ds.manager, { kbid, where: `p.id = ${none.add('-1')}::bigint`, params: none }, terms, 1, 0)).toEqual([]);
@@ -127,20 +166,47 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
   });
 
   it('filters by label, field, entity and with and/or/not, also under semantic search', async () => {
-    const byLabel = await find({ query: 'moon', top_k: 50, filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'astronomy' } } });
+    const byLabel = await find({
+      query: 'moon',
+      top_k: 50,
+      filter_expression: { field: { prop: 'label', labelset: 'topic', label: 'astronomy' } },
+    });
     expect(ridsOf(byLabel)).toEqual([labelled]);
     const legacy = await find({ query: 'moon', top_k: 50, filters: ['/l/topic'] });
     expect(ridsOf(legacy)).toEqual([labelled]);
-    const notLabel = await find({ query: 'moon', top_k: 50, features: ['keyword'], filter_expression: { field: { not: { prop: 'label', labelset: 'topic' } } } });
+    const notLabel = await find({
+      query: 'moon',
+      top_k: 50,
+      features: ['keyword'],
+      filter_expression: { field: { not: { prop: 'label', labelset: 'topic' } } },
+    });
     expect(ridsOf(notLabel)).not.toContain(labelled);
     const entity = await find({ query: 'lava', filter_expression: { field: { prop: 'entity', subtype: 'PLACE', value: 'Mount Etna' } } });
     expect(ridsOf(entity)).toEqual([volcano]);
     const titles = await find({ query: 'volcanoes', features: ['keyword'], fields: ['a/title'] });
     expect(titles.best_matches.every((id) => id.includes('/a/title/'))).toBe(true);
-    const or = await find({ query: 'moon', top_k: 50, features: ['keyword'], filter_expression: { field: { or: [{ prop: 'resource', slug: 'tides' }, { prop: 'resource', id: labelled }] } } });
+    const or = await find({
+      query: 'moon',
+      top_k: 50,
+      features: ['keyword'],
+      filter_expression: {
+        field: {
+          or: [
+            { prop: 'resource', slug: 'tides' },
+            { prop: 'resource', id: labelled },
+          ],
+        },
+      },
+    });
     expect(ridsOf(or).sort()).toEqual([tides, labelled].sort());
     // A selective filter still fills top_k from the semantic leg when matches exist.
-    const selective = await find({ query: 'anything at all', features: ['semantic'], min_score: -1, top_k: 5, filter_expression: { field: { prop: 'resource', slug: 'tides' } } });
+    const selective = await find({
+      query: 'anything at all',
+      features: ['semantic'],
+      min_score: -1,
+      top_k: 5,
+      filter_expression: { field: { prop: 'resource', slug: 'tides' } },
+    });
     // Both body paragraphs of the one matching resource (titles carry no vector).
     expect(selective.best_matches.length).toBe(2);
     expect(ridsOf(selective)).toEqual([tides]);
@@ -150,7 +216,9 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     const kb = '00000000-0000-4000-8000-0000000000ab';
     // Both hold each word once; BM25 prefers the shorter, whose words are apart; the longer holds the phrase.
     const scattered = await addResource({ title: 'Scattered' }, 'Spring brings rain while tides follow the moon each day.', { kb });
-    const phrase = await addResource({ title: 'Phrase' }, 'Spring tides follow the moon when the sun lines up with it twice monthly.', { kb });
+    const phrase = await addResource({ title: 'Phrase' }, 'Spring tides follow the moon when the sun lines up with it twice monthly.', {
+      kb,
+    });
     const body = { query: 'spring tides', features: ['keyword'], top_k: 2 };
     const noop = await find({ ...body, reranker: 'noop' }, kb);
     expect(ridsOf(noop)).toEqual([scattered, phrase]);
@@ -158,12 +226,18 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     expect(ridsOf(predicted)).toEqual([phrase, scattered]);
     expect(ridsOf(await find({ ...body, reranker: { name: 'predict', window: 2 } }, kb))).toEqual([phrase, scattered]);
     // The window may not be shorter than top_k.
-    await expect(find({ ...body, reranker: { name: 'predict', window: 1 } }, kb)).rejects.toMatchObject({ details: { detail: [expect.objectContaining({ loc: ['body', 'reranker', 'window'] })] } });
+    await expect(find({ ...body, reranker: { name: 'predict', window: 1 } }, kb)).rejects.toMatchObject({
+      details: { detail: [expect.objectContaining({ loc: ['body', 'reranker', 'window'] })] },
+    });
   });
 
   it("gives a resource its fields' summary when the user wrote none, and never replaces the user's", async () => {
     const kb = '00000000-0000-4000-8000-0000000000ac';
-    const get = async (rid: string) => (await bus.request(ContentSubjects.getResource, { kbid: kb, rid })) as unknown as { summary: string; computedmetadata?: Record<string, unknown> };
+    const get = async (rid: string) =>
+      (await bus.request(ContentSubjects.getResource, { kbid: kb, rid })) as unknown as {
+        summary: string;
+        computedmetadata?: Record<string, unknown>;
+      };
     const auto = await addResource({ title: 'Auto' }, 'The moon pulls the sea. Tides follow.', { kb, summary: 'The moon pulls the sea.' });
     expect(await get(auto)).toMatchObject({ summary: 'The moon pulls the sea.' });
     expect((await get(auto)).computedmetadata).not.toHaveProperty('summary_generated');
@@ -172,10 +246,18 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
   });
 
   it('answers every mistake at once with 422 and its location', async () => {
-    const err = await find({ query: 5, top_k: 500, features: ['keyword', 'graph'], bogus: 1, filter_expression: { field: { prop: 'nope' } } } as never).catch((e: unknown) => e);
+    const err = await find({
+      query: 5,
+      top_k: 500,
+      features: ['keyword', 'graph'],
+      bogus: 1,
+      filter_expression: { field: { prop: 'nope' } },
+    } as never).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     const locs = ((err as DomainError).details?.['detail'] as { loc: string[] }[]).map((d) => d.loc.join('.'));
-    expect(locs).toEqual(expect.arrayContaining(['body.query', 'body.top_k', 'body.graph_query', 'body.bogus', 'body.filter_expression.field.prop']));
+    expect(locs).toEqual(
+      expect.arrayContaining(['body.query', 'body.top_k', 'body.graph_query', 'body.bogus', 'body.filter_expression.field.prop']),
+    );
   });
 
   it('removes a deleted resource from the index, with its term statistics', async () => {
@@ -183,14 +265,20 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     expect(ridsOf(await find({ query: 'quokka', features: ['keyword'] }))).toEqual([temp]);
     await bus.request(ContentSubjects.deleteResource, { kbid, rid: temp });
     expect((await find({ query: 'quokka', features: ['keyword'] })).best_matches).toEqual([]);
-    const rows = (await ds.query(`SELECT count(*)::int AS n FROM content.search_terms WHERE kbid = $1 AND term LIKE 'quokka%'`, [kbid])) as { n: number }[];
+    const rows = (await ds.query(`SELECT count(*)::int AS n FROM content.search_terms WHERE kbid = $1 AND term LIKE 'quokka%'`, [
+      kbid,
+    ])) as { n: number }[];
     expect(rows[0]?.n).toBe(0);
     const orphans = (await ds.query(`SELECT count(*)::int AS n FROM content.search_paragraphs WHERE rid = $1`, [temp])) as { n: number }[];
     expect(orphans[0]?.n).toBe(0);
   });
 
   it('re-indexes a changed title and security groups without reprocessing', async () => {
-    await bus.request(ContentSubjects.modifyResource, { kbid, rid: labelled, body: { title: 'Lunar telescopes', security: { access_groups: ['astro'] } } });
+    await bus.request(ContentSubjects.modifyResource, {
+      kbid,
+      rid: labelled,
+      body: { title: 'Lunar telescopes', security: { access_groups: ['astro'] } },
+    });
     const r = await find({ query: 'lunar', features: ['keyword'], security: { groups: ['other'] } });
     expect(ridsOf(r)).not.toContain(labelled);
     const ok = await find({ query: 'lunar', features: ['keyword'], security: { groups: ['astro'] } });
@@ -201,16 +289,31 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     await ds.query(`DELETE FROM content.search_paragraphs WHERE rid = $1`, [volcano]);
     expect(ridsOf(await find({ query: 'magma', features: ['keyword'] }))).not.toContain(volcano);
     await bus.request(ContentSubjects.reindexResource, { kbid, rid: volcano, reindex_vectors: false });
-    await eventually(async () => (ridsOf(await find({ query: 'magma', features: ['keyword'] })).includes(volcano) ? true : undefined), 10_000, 'reindexed');
+    await eventually(
+      async () => (ridsOf(await find({ query: 'magma', features: ['keyword'] })).includes(volcano) ? true : undefined),
+      10_000,
+      'reindexed',
+    );
     expect(ridsOf(await find({ query: 'magma lava village', features: ['semantic'] }))[0]).toBe(volcano);
   });
 
   it('answers from the HNSW index (iterative scan) for large vectorsets, also under a selective filter', async () => {
     const params = new SqlParams([kbid, tides]);
     const scope = { kbid, where: 'p.kbid = $1 AND p.rid = $2::uuid', params };
-    const hits = await semanticSearch(ds.manager, scope, { vector: toyEmbed('spring tides full moon'), vectorset: TOY_VECTORSET, similarity: 'DOT', minScore: -1, limit: 5, population: EXACT_SCAN_LIMIT + 1 });
+    const hits = await semanticSearch(ds.manager, scope, {
+      vector: toyEmbed('spring tides full moon'),
+      vectorset: TOY_VECTORSET,
+      similarity: 'DOT',
+      minScore: -1,
+      limit: 5,
+      population: EXACT_SCAN_LIMIT + 1,
+    });
     expect(hits.length).toBe(2);
-    const exact = await semanticSearch(ds.manager, { kbid, where: 'p.kbid = $1 AND p.rid = $2::uuid', params: new SqlParams([kbid, tides]) }, { vector: toyEmbed('spring tides full moon'), vectorset: TOY_VECTORSET, similarity: 'DOT', minScore: -1, limit: 5, population: 1 });
+    const exact = await semanticSearch(
+      ds.manager,
+      { kbid, where: 'p.kbid = $1 AND p.rid = $2::uuid', params: new SqlParams([kbid, tides]) },
+      { vector: toyEmbed('spring tides full moon'), vectorset: TOY_VECTORSET, similarity: 'DOT', minScore: -1, limit: 5, population: 1 },
+    );
     expect(hits.map((h) => h.id)).toEqual(exact.map((h) => h.id));
   });
 
@@ -222,6 +325,8 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     await expect(fx.get(FindService).find({ kbid, body, signal: gone })).rejects.toMatchObject({ name: 'AbortError' });
     await expect(fx.get(SearchListsService).search({ kbid, body, signal: gone })).rejects.toMatchObject({ name: 'AbortError' });
     // The query embedding is a bus call of its own: it is cancelled too.
-    await expect(fx.get(FindService).find({ kbid, body: { query: 'signals', features: ['semantic'] }, signal: gone })).rejects.toMatchObject({ details: { cancelled: true } });
+    await expect(
+      fx.get(FindService).find({ kbid, body: { query: 'signals', features: ['semantic'] }, signal: gone }),
+    ).rejects.toMatchObject({ details: { cancelled: true } });
   });
 });

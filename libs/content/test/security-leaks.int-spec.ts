@@ -33,9 +33,16 @@ describe('security groups: generated leak test', () => {
       if (words.length === 0) words.push(WORDS[i % WORDS.length] as string);
       const label = `l${i % 4}`;
       const text = `Document ${i} about ${words.join(' and ')}, for Acme and Entity${i}.\n\nMore on ${words.slice().reverse().join(', ')}.`;
-      const rid = await fx.addResource(kbid, {
-        title: `Report ${words[0]} ${i}`, security: { access_groups: groups }, usermetadata: { classifications: [{ labelset: 'topic', label }] },
-      }, text, { ner: { [`Entity${i}`]: 'ORG', Acme: 'ORG' } });
+      const rid = await fx.addResource(
+        kbid,
+        {
+          title: `Report ${words[0]} ${i}`,
+          security: { access_groups: groups },
+          usermetadata: { classifications: [{ labelset: 'topic', label }] },
+        },
+        text,
+        { ner: { [`Entity${i}`]: 'ORG', Acme: 'ORG' } },
+      );
       resources.push({ rid, groups, label, words });
     }
     // /find answers from the KB's index in memory (decision 0014): that path is the one checked here.
@@ -43,7 +50,10 @@ describe('security groups: generated leak test', () => {
   }, 180_000);
 
   it('checks /find on the index in memory', async () => {
-    const r = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: 'budget', debug: true, security: { groups: ['sales'] } } })) as { metrics: Record<string, number> };
+    const r = (await fx.bus.request(ContentSubjects.find, {
+      kbid,
+      body: { query: 'budget', debug: true, security: { groups: ['sales'] } },
+    })) as { metrics: Record<string, number> };
     expect(r.metrics['memory_index']).toBe(1);
   });
 
@@ -52,7 +62,8 @@ describe('security groups: generated leak test', () => {
   });
 
   const callers: (string[] | undefined)[] = [undefined, [], ['sales'], ['legal', 'hr'], ['eng'], ['nobody'], ['sales/emea']];
-  const visible = (groups: string[] | undefined, r: { groups: string[] }) => !groups || groups.length === 0 || r.groups.length === 0 || r.groups.some((g) => groups.includes(g));
+  const visible = (groups: string[] | undefined, r: { groups: string[] }) =>
+    !groups || groups.length === 0 || r.groups.length === 0 || r.groups.some((g) => groups.includes(g));
 
   it('never returns or counts a resource outside the caller groups, on any endpoint or facet', async () => {
     const leaks: string[] = [];
@@ -63,10 +74,20 @@ describe('security groups: generated leak test', () => {
         for (const rid of rids) if (!allowed.has(rid)) leaks.push(`${where} with groups ${JSON.stringify(groups)} returned ${rid}`);
       };
       for (const word of WORDS) {
-        const find = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: word, top_k: 200, ...security } })) as { resources: Record<string, unknown>; best_matches: string[] };
+        const find = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: word, top_k: 200, ...security } })) as {
+          resources: Record<string, unknown>;
+          best_matches: string[];
+        };
         check('find', [...Object.keys(find.resources), ...find.best_matches.map((id) => id.split('/')[0] as string)]);
-        const search = (await fx.bus.request(ContentSubjects.search, { kbid, body: { query: word, top_k: 200, faceted: ['/l/topic', '/e/ORG'], ...security } })) as unknown as Record<string, { results?: { rid: string }[]; facets?: Record<string, Record<string, number>> }>;
-        for (const list of ['paragraphs', 'fulltext', 'sentences']) check(`search.${list}`, (search[list]?.results ?? []).map((x) => x.rid));
+        const search = (await fx.bus.request(ContentSubjects.search, {
+          kbid,
+          body: { query: word, top_k: 200, faceted: ['/l/topic', '/e/ORG'], ...security },
+        })) as unknown as Record<string, { results?: { rid: string }[]; facets?: Record<string, Record<string, number>> }>;
+        for (const list of ['paragraphs', 'fulltext', 'sentences'])
+          check(
+            `search.${list}`,
+            (search[list]?.results ?? []).map((x) => x.rid),
+          );
         check('search.resources', Object.keys(search['resources'] ?? {}));
         // Facet counts must equal what the caller may see.
         const expected = resources.filter((r) => allowed.has(r.rid) && r.words.includes(word));
@@ -75,8 +96,14 @@ describe('security groups: generated leak test', () => {
           const want = expected.filter((r) => r.label === `l${l}`).length;
           if (got !== want) leaks.push(`search facet /l/topic/l${l} for ${word} with ${JSON.stringify(groups)}: ${got} != ${want}`);
         }
-        const suggest = (await fx.bus.request(ContentSubjects.suggest, { kbid, body: { query: word.slice(0, 3), ...security } })) as { paragraphs?: { results: { rid: string }[] }; entities?: { entities: { value: string }[] } };
-        check('suggest', (suggest.paragraphs?.results ?? []).map((x) => x.rid));
+        const suggest = (await fx.bus.request(ContentSubjects.suggest, { kbid, body: { query: word.slice(0, 3), ...security } })) as {
+          paragraphs?: { results: { rid: string }[] };
+          entities?: { entities: { value: string }[] };
+        };
+        check(
+          'suggest',
+          (suggest.paragraphs?.results ?? []).map((x) => x.rid),
+        );
         for (const e of suggest.entities?.entities ?? []) {
           const i = Number(e.value.replace('Entity', ''));
           const owner = resources[i];
@@ -84,43 +111,76 @@ describe('security groups: generated leak test', () => {
         }
       }
       // Relations: the resources mentioning an entity every resource names, and the entities beside it.
-      const relations = (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: 'news about acme', features: ['relations'], ...security } })) as {
+      const relations = (await fx.bus.request(ContentSubjects.find, {
+        kbid,
+        body: { query: 'news about acme', features: ['relations'], ...security },
+      })) as {
         relations: { entities: Record<string, { related_to: { entity: string; entity_type: string; resource_id: string | null }[] }> };
       };
       const related = relations.relations.entities['Acme']?.related_to ?? [];
       const shown = related.filter((r) => r.entity_type === 'resource').map((r) => r.resource_id as string);
       check('relations', shown);
-      if (new Set(shown).size !== allowed.size) leaks.push(`relations listed ${new Set(shown).size} resources, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
+      if (new Set(shown).size !== allowed.size)
+        leaks.push(`relations listed ${new Set(shown).size} resources, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
       for (const r of related.filter((x) => x.entity_type === 'entity')) {
         const owner = resources[Number(r.entity.replace('Entity', ''))];
         if (!owner || !allowed.has(owner.rid)) leaks.push(`relations entity ${r.entity} with ${JSON.stringify(groups)}`);
       }
       // The knowledge graph: edges into Acme name their resources; every EntityN node belongs to one resource.
-      const graph = (await fx.bus.request(ContentSubjects.graphPaths, { kbid, body: { query: { prop: 'destination_node', value: 'Acme' }, top_k: 500, ...security } })) as { paths: { source: { value: string } }[] };
-      check('graph', graph.paths.map((p) => p.source.value));
-      if (graph.paths.length !== allowed.size) leaks.push(`graph listed ${graph.paths.length} edges into Acme, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
-      const graphFind = (await fx.bus.request(ContentSubjects.find, { kbid, body: { features: ['graph'], graph_query: { prop: 'destination_node', value: 'Acme' }, top_k: 200, ...security } })) as { resources: Record<string, unknown>; best_matches: string[] };
+      const graph = (await fx.bus.request(ContentSubjects.graphPaths, {
+        kbid,
+        body: { query: { prop: 'destination_node', value: 'Acme' }, top_k: 500, ...security },
+      })) as { paths: { source: { value: string } }[] };
+      check(
+        'graph',
+        graph.paths.map((p) => p.source.value),
+      );
+      if (graph.paths.length !== allowed.size)
+        leaks.push(`graph listed ${graph.paths.length} edges into Acme, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
+      const graphFind = (await fx.bus.request(ContentSubjects.find, {
+        kbid,
+        body: { features: ['graph'], graph_query: { prop: 'destination_node', value: 'Acme' }, top_k: 200, ...security },
+      })) as { resources: Record<string, unknown>; best_matches: string[] };
       check('find graph', [...Object.keys(graphFind.resources), ...graphFind.best_matches.map((id) => id.split('/')[0] as string)]);
-      if (Object.keys(graphFind.resources).length !== allowed.size) leaks.push(`find graph listed ${Object.keys(graphFind.resources).length} resources, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
-      const graphNodes = (await fx.bus.request(ContentSubjects.graphNodes, { kbid, body: { query: { prop: 'node', group: 'ORG' }, top_k: 500, ...security } })) as { nodes: { value: string }[] };
+      if (Object.keys(graphFind.resources).length !== allowed.size)
+        leaks.push(
+          `find graph listed ${Object.keys(graphFind.resources).length} resources, ${allowed.size} visible, with ${JSON.stringify(groups)}`,
+        );
+      const graphNodes = (await fx.bus.request(ContentSubjects.graphNodes, {
+        kbid,
+        body: { query: { prop: 'node', group: 'ORG' }, top_k: 500, ...security },
+      })) as { nodes: { value: string }[] };
       for (const n of graphNodes.nodes.filter((x) => x.value.startsWith('Entity'))) {
         const owner = resources[Number(n.value.replace('Entity', ''))];
         if (!owner || !allowed.has(owner.rid)) leaks.push(`graph node ${n.value} with ${JSON.stringify(groups)}`);
       }
-      if (graphNodes.nodes.length !== allowed.size + (allowed.size ? 1 : 0)) leaks.push(`graph listed ${graphNodes.nodes.length} ORG nodes with ${JSON.stringify(groups)}`);
-      const catalog = (await fx.bus.request(ContentSubjects.catalog, { kbid, body: { page_size: 200, faceted: ['/l/topic'], ...security } })) as unknown as { resources: Record<string, unknown>; fulltext: { results: { rid: string }[]; total: number; facets: Record<string, Record<string, number>> } };
+      if (graphNodes.nodes.length !== allowed.size + (allowed.size ? 1 : 0))
+        leaks.push(`graph listed ${graphNodes.nodes.length} ORG nodes with ${JSON.stringify(groups)}`);
+      const catalog = (await fx.bus.request(ContentSubjects.catalog, {
+        kbid,
+        body: { page_size: 200, faceted: ['/l/topic'], ...security },
+      })) as unknown as {
+        resources: Record<string, unknown>;
+        fulltext: { results: { rid: string }[]; total: number; facets: Record<string, Record<string, number>> };
+      };
       check('catalog', [...Object.keys(catalog.resources), ...catalog.fulltext.results.map((x) => x.rid)]);
-      if (catalog.fulltext.total !== allowed.size) leaks.push(`catalog total ${catalog.fulltext.total} != ${allowed.size} with ${JSON.stringify(groups)}`);
+      if (catalog.fulltext.total !== allowed.size)
+        leaks.push(`catalog total ${catalog.fulltext.total} != ${allowed.size} with ${JSON.stringify(groups)}`);
       for (let l = 0; l < 4; l++) {
         const got = catalog.fulltext.facets['/l/topic']?.[`/l/topic/l${l}`] ?? 0;
         const want = resources.filter((r) => allowed.has(r.rid) && r.label === `l${l}`).length;
         if (got !== want) leaks.push(`catalog facet /l/topic/l${l} with ${JSON.stringify(groups)}: ${got} != ${want}`);
       }
       const asked: string[] = [];
-      for await (const item of fx.bus.requestStream(ContentSubjects.ask, { kbid, body: { query: 'merger contract salary', ...security }, ...(groups?.length ? { forced_groups: groups } : {}) })) {
+      for await (const item of fx.bus.requestStream(ContentSubjects.ask, {
+        kbid,
+        body: { query: 'merger contract salary', ...security },
+        ...(groups?.length ? { forced_groups: groups } : {}),
+      })) {
         if (item.type === 'retrieval') asked.push(...(item['best_matches'] as { id: string }[]).map((b) => b.id.split('/')[0] as string));
         if (item.type === 'citations') asked.push(...Object.keys(item['citations'] as object).map((k) => k.split('/')[0] as string));
-        if (item.type === 'augmented_context') asked.push(...Object.keys((item['augmented'] as { paragraphs: object }).paragraphs).map((k) => k.split('/')[0] as string));
+        if (item.type === 'augmented_context')
+          asked.push(...Object.keys((item['augmented'] as { paragraphs: object }).paragraphs).map((k) => k.split('/')[0] as string));
       }
       check('ask', asked);
     }

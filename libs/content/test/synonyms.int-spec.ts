@@ -16,18 +16,33 @@ describe('custom synonyms (with_synonyms)', () => {
     await fx?.close();
   });
 
-  const find = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.find, { kbid, body }) as Promise<{ resources: Record<string, unknown> }>;
-  const search = (body: Record<string, unknown>) => fx.bus.request(ContentSubjects.search, { kbid, body }) as unknown as Promise<{ paragraphs: { results: { rid: string }[] } }>;
+  const find = (body: Record<string, unknown>) =>
+    fx.bus.request(ContentSubjects.find, { kbid, body }) as Promise<{ resources: Record<string, unknown> }>;
+  const search = (body: Record<string, unknown>) =>
+    fx.bus.request(ContentSubjects.search, { kbid, body }) as unknown as Promise<{ paragraphs: { results: { rid: string }[] } }>;
 
-  it('stores, returns and deletes a KB\'s synonyms, and refuses malformed ones listing every problem', async () => {
+  it("stores, returns and deletes a KB's synonyms, and refuses malformed ones listing every problem", async () => {
     expect(await fx.bus.request(ContentSubjects.getSynonyms, { kbid })).toEqual({ synonyms: {} });
-    await fx.bus.request(ContentSubjects.setSynonyms, { kbid, body: { synonyms: { ' Car ': ['automobile', 'automobile', 'motor vehicle'] } } });
-    expect(await fx.bus.request(ContentSubjects.getSynonyms, { kbid })).toEqual({ synonyms: { Car: ['automobile', 'motor vehicle'] } });
-    await expect(fx.bus.request(ContentSubjects.setSynonyms, { kbid, body: { synonyms: { a: 'b', '': ['x'], c: [3] } } })).rejects.toMatchObject({
-      code: ErrorCodes.VALIDATION_FAILED,
-      details: { detail: [expect.objectContaining({ loc: ['body', 'synonyms', 'a'] }), expect.objectContaining({ loc: ['body', 'synonyms', ''] }), expect.objectContaining({ loc: ['body', 'synonyms', 'c'] })] },
+    await fx.bus.request(ContentSubjects.setSynonyms, {
+      kbid,
+      body: { synonyms: { ' Car ': ['automobile', 'automobile', 'motor vehicle'] } },
     });
-    await expect(fx.bus.request(ContentSubjects.setSynonyms, { kbid, body: { car: ['x'] } })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
+    expect(await fx.bus.request(ContentSubjects.getSynonyms, { kbid })).toEqual({ synonyms: { Car: ['automobile', 'motor vehicle'] } });
+    await expect(
+      fx.bus.request(ContentSubjects.setSynonyms, { kbid, body: { synonyms: { a: 'b', '': ['x'], c: [3] } } }),
+    ).rejects.toMatchObject({
+      code: ErrorCodes.VALIDATION_FAILED,
+      details: {
+        detail: [
+          expect.objectContaining({ loc: ['body', 'synonyms', 'a'] }),
+          expect.objectContaining({ loc: ['body', 'synonyms', ''] }),
+          expect.objectContaining({ loc: ['body', 'synonyms', 'c'] }),
+        ],
+      },
+    });
+    await expect(fx.bus.request(ContentSubjects.setSynonyms, { kbid, body: { car: ['x'] } })).rejects.toMatchObject({
+      code: ErrorCodes.VALIDATION_FAILED,
+    });
     // The failed writes changed nothing.
     expect((await fx.bus.request(ContentSubjects.getSynonyms, { kbid })).synonyms).toEqual({ Car: ['automobile', 'motor vehicle'] });
   });
@@ -36,7 +51,9 @@ describe('custom synonyms (with_synonyms)', () => {
     expect(Object.keys((await find({ query: 'car parked', features: ['keyword'] })).resources)).toEqual([car]);
     expect(Object.keys((await find({ query: 'a car', features: ['keyword'] })).resources)).toEqual([]);
     expect(Object.keys((await find({ query: 'a CAR', features: ['keyword'], with_synonyms: true })).resources)).toEqual([car]);
-    expect((await search({ query: 'car', features: ['keyword'], with_synonyms: true })).paragraphs.results.map((r) => r.rid)).toEqual([car]);
+    expect((await search({ query: 'car', features: ['keyword'], with_synonyms: true })).paragraphs.results.map((r) => r.rid)).toEqual([
+      car,
+    ]);
     // A term inside another word does not count.
     expect(Object.keys((await find({ query: 'carpet', features: ['keyword'], with_synonyms: true })).resources)).toEqual([]);
     await fx.bus.request(ContentSubjects.deleteSynonyms, { kbid });

@@ -31,11 +31,16 @@ export interface BusAccess {
  * clear: only the services that call those providers for the KB may ask for it, never the edge.
  */
 export const INTERNAL_CALLS: readonly CallDef[] = [
-  AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery, ContentSubjects.countResources, AccountsSubjects.kbAccount, AccountsSubjects.accountQuota,
+  AccountsSubjects.resolveKbConfig,
+  UnderstandingSubjects.embedQuery,
+  ContentSubjects.countResources,
+  AccountsSubjects.kbAccount,
+  AccountsSubjects.accountQuota,
   ContentSubjects.resolveStrategies,
 ];
 
-const calls = (subjects: Record<string, { kind: string }>): CallDef[] => Object.values(subjects).filter((d): d is CallDef => d.kind === 'rpc' || d.kind === 'stream');
+const calls = (subjects: Record<string, { kind: string }>): CallDef[] =>
+  Object.values(subjects).filter((d): d is CallDef => d.kind === 'rpc' || d.kind === 'stream');
 
 /**
  * Requests carrying a caller's Principal (the authorisation the gateway resolved) come from the
@@ -45,17 +50,32 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   gateway: {
     serves: [],
     // The predict API's vectors and entities carry no secrets: the edge asks understanding for them.
-    calls: [...calls(AccountsSubjects), ...calls(ContentSubjects), ...calls(ReportingSubjects), UnderstandingSubjects.predictEmbed, UnderstandingSubjects.predictTokens].filter((d) => !INTERNAL_CALLS.includes(d)),
+    calls: [
+      ...calls(AccountsSubjects),
+      ...calls(ContentSubjects),
+      ...calls(ReportingSubjects),
+      UnderstandingSubjects.predictEmbed,
+      UnderstandingSubjects.predictTokens,
+    ].filter((d) => !INTERNAL_CALLS.includes(d)),
     emits: [],
     // Live KB notifications: each replica subscribes to the KBs its notification readers follow.
     // Blocks are kept in memory and read on every admitted request (usage limits).
-    receives: [AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged, ContentSubjects.kbNotification, ReportingSubjects.blockingChanged],
+    receives: [
+      AccountsSubjects.credentialRevoked,
+      AccountsSubjects.accessChanged,
+      ContentSubjects.kbNotification,
+      ReportingSubjects.blockingChanged,
+    ],
   },
   accounts: {
     serves: calls(AccountsSubjects),
     calls: [],
     emits: [
-      AccountsSubjects.kbCreated, AccountsSubjects.kbDeleted, AccountsSubjects.semanticModelsChanged, AccountsSubjects.credentialRevoked, AccountsSubjects.accessChanged,
+      AccountsSubjects.kbCreated,
+      AccountsSubjects.kbDeleted,
+      AccountsSubjects.semanticModelsChanged,
+      AccountsSubjects.credentialRevoked,
+      AccountsSubjects.accessChanged,
       AccountsSubjects.accountLimitsChanged,
     ],
     // The account record shows the blocks reporting decides.
@@ -64,10 +84,22 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   content: {
     serves: calls(ContentSubjects),
     calls: [AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery],
-    emits: [ContentSubjects.auditRecorded, ContentSubjects.auditBatch, ContentSubjects.resourceReindexed, ContentSubjects.kbNotification, ContentSubjects.generateQuestionAnswers, UnderstandingSubjects.processField, UnderstandingSubjects.deliverWebhook],
+    emits: [
+      ContentSubjects.auditRecorded,
+      ContentSubjects.auditBatch,
+      ContentSubjects.resourceReindexed,
+      ContentSubjects.kbNotification,
+      ContentSubjects.generateQuestionAnswers,
+      UnderstandingSubjects.processField,
+      UnderstandingSubjects.deliverWebhook,
+    ],
     receives: [
-      ContentSubjects.resourceReindexed, ContentSubjects.generateQuestionAnswers, AccountsSubjects.kbDeleted, AccountsSubjects.semanticModelsChanged,
-      UnderstandingSubjects.fieldProcessed, UnderstandingSubjects.webhookAttempted,
+      ContentSubjects.resourceReindexed,
+      ContentSubjects.generateQuestionAnswers,
+      AccountsSubjects.kbDeleted,
+      AccountsSubjects.semanticModelsChanged,
+      UnderstandingSubjects.fieldProcessed,
+      UnderstandingSubjects.webhookAttempted,
     ],
   },
   understanding: {
@@ -84,6 +116,12 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
     // Usage is metered per account, and blocks decided against the account's limits; the REMi scorer's built-in model vectors (docs/remi.md).
     calls: [AccountsSubjects.kbAccount, AccountsSubjects.accountQuota, UnderstandingSubjects.embedQuery],
     emits: [ReportingSubjects.blockingChanged],
-    receives: [ContentSubjects.auditRecorded, ContentSubjects.auditBatch, AccountsSubjects.kbCreated, AccountsSubjects.kbDeleted, AccountsSubjects.accountLimitsChanged],
+    receives: [
+      ContentSubjects.auditRecorded,
+      ContentSubjects.auditBatch,
+      AccountsSubjects.kbCreated,
+      AccountsSubjects.kbDeleted,
+      AccountsSubjects.accountLimitsChanged,
+    ],
   },
 };

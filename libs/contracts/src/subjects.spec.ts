@@ -27,6 +27,8 @@ describe('subjects', () => {
   it('rejects a broken example', () => {
     const def = ALL_SUBJECTS.find((d) => d.subject === 'content.resource.create');
     const cls = def && def.kind === 'rpc' ? def.request : undefined;
-    expect(() => cls && validatePayload(cls, { kbid: 'kb', body: { texts: { 'bad id!': { body: 'x' } }, title: 5 } })).toThrow(/title|texts/);
+    expect(() => cls && validatePayload(cls, { kbid: 'kb', body: { texts: { 'bad id!': { body: 'x' } }, title: 5 } })).toThrow(
+      /title|texts/,
+    );
   });
 });

@@ -6,7 +6,11 @@ export interface Stage {
 }
 
 export function parseDockerfile(text: string): { args: Map<string, string>; stages: Stage[] } {
-  const lines = text.replace(/\\\r?\n/g, ' ').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = text
+    .replace(/\\\r?\n/g, ' ')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const args = new Map<string, string>();
   const stages: Stage[] = [];
   for (const line of lines) {
@@ -47,14 +51,16 @@ export function lintDockerfile(text: string): string[] {
   else if (user === 'root' || user === '0') problems.push('the final stage runs as root');
   else if (!/^\d+$/.test(user)) problems.push('USER must be numeric, so Kubernetes can check runAsNonRoot');
   const runs = final.instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
-  if (runs.some((r) => /\bnpm\s+(ci|install|i)\b/.test(r) && !/--omit=dev|--production/.test(r))) problems.push('the final stage installs development dependencies');
+  if (runs.some((r) => /\bnpm\s+(ci|install|i)\b/.test(r) && !/--omit=dev|--production/.test(r)))
+    problems.push('the final stage installs development dependencies');
   if (!runs.some((r) => /apt-get install[^&]*\bffmpeg\b/.test(r))) problems.push('the final stage does not install ffmpeg');
   // node_modules reaches the final stage only from a stage that pruned the development dependencies.
   for (const copy of final.instructions.filter((i) => i.op === 'COPY' && /node_modules/.test(i.args))) {
     const from = /--from=(\S+)/.exec(copy.args)?.[1];
     const source = stages.find((s) => s.name === from);
     if (!source) problems.push(`node_modules copied from ${from ?? 'the build context'}`);
-    else if (!source.instructions.some((i) => i.op === 'RUN' && /npm prune --omit=dev|npm ci [^&]*--omit=dev/.test(i.args))) problems.push(`stage ${from} keeps its development dependencies`);
+    else if (!source.instructions.some((i) => i.op === 'RUN' && /npm prune --omit=dev|npm ci [^&]*--omit=dev/.test(i.args)))
+      problems.push(`stage ${from} keeps its development dependencies`);
   }
   return problems;
 }

@@ -43,7 +43,9 @@ const STANDALONE_SOURCE = /\bsource\(\s*'([a-z-]+)'/g;
 const IMPORTS = /(?:from|import|require\()\s*'([^']+)'/g;
 
 function aliases(): Map<string, string> {
-  const config = JSON.parse(readFileSync(join(ROOT, 'tsconfig.base.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
+  const config = JSON.parse(readFileSync(join(ROOT, 'tsconfig.base.json'), 'utf8')) as {
+    compilerOptions: { paths: Record<string, string[]> };
+  };
   return new Map(Object.entries(config.compilerOptions.paths).map(([alias, [target]]) => [alias, join(ROOT, target as string)]));
 }
 
@@ -85,10 +87,12 @@ export function envReadsIn(source: string, file: string): EnvRead[] {
     for (const m of source.matchAll(pattern)) reads.push({ name: m[1] as string, required: false, file });
   }
   const services = [...source.matchAll(SERVICE_DATA_SOURCE), ...source.matchAll(MIGRATION_REGISTRY)].map((m) => m[1] as string);
-  if (source.includes('databaseUrlFromEnv(env, service)')) services.push(...[...source.matchAll(STANDALONE_SOURCE)].map((m) => m[1] as string));
+  if (source.includes('databaseUrlFromEnv(env, service)'))
+    services.push(...[...source.matchAll(STANDALONE_SOURCE)].map((m) => m[1] as string));
   for (const service of services) reads.push({ name: `${service.toUpperCase().replace(/-/g, '_')}_DATABASE_URL`, required: false, file });
   // databaseUrlFromEnv falls back from `<SERVICE>_DATABASE_URL` to this one.
-  if (/for \(const variable of \[serviceDatabaseUrlVariable\(service\), 'DATABASE_URL'\]\)/.test(source)) reads.push({ name: 'DATABASE_URL', required: false, file });
+  if (/for \(const variable of \[serviceDatabaseUrlVariable\(service\), 'DATABASE_URL'\]\)/.test(source))
+    reads.push({ name: 'DATABASE_URL', required: false, file });
   return reads;
 }
 

@@ -12,7 +12,8 @@ export const CUSTOM_RESOURCES: Record<string, (o: K8sObject) => string[]> = {
     if (!spec?.secretStoreRef?.name) problems.push('spec.secretStoreRef.name is required');
     if (!spec?.target?.name) problems.push('spec.target.name is required');
     if (!Array.isArray(spec?.data) || spec.data.length === 0) problems.push('spec.data must list the keys');
-    for (const d of spec?.data ?? []) if (!d.secretKey || !d.remoteRef?.key) problems.push(`data entry ${JSON.stringify(d)} needs secretKey and remoteRef.key`);
+    for (const d of spec?.data ?? [])
+      if (!d.secretKey || !d.remoteRef?.key) problems.push(`data entry ${JSON.stringify(d)} needs secretKey and remoteRef.key`);
     return problems;
   },
   'postgresql.cnpg.io/v1 Cluster': (o) => {
@@ -42,7 +43,8 @@ export const SERVED_API_VERSIONS: Record<string, string[]> = {
 export function validateObject(o: K8sObject): string[] {
   const custom = CUSTOM_RESOURCES[`${o.apiVersion} ${o.kind}`];
   if (custom) return custom(o);
-  if (!SERVED_API_VERSIONS[o.apiVersion]?.includes(o.kind)) return [`${o.apiVersion} ${o.kind} is not in the served API versions these manifests target`];
+  if (!SERVED_API_VERSIONS[o.apiVersion]?.includes(o.kind))
+    return [`${o.apiVersion} ${o.kind} is not in the served API versions these manifests target`];
   let group: Record<string, new (data: unknown) => { validate(): void }>;
   try {
     group = require(`kubernetes-models/${o.apiVersion}`);

@@ -11,7 +11,17 @@ import { ROOT } from './env-scan';
 test('package-lock.json has an entry for every dependency every package declares, on every platform', () => {
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
     lockfileVersion: number;
-    packages: Record<string, { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; peerDependencies?: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; devDependencies?: Record<string, string>; link?: boolean }>;
+    packages: Record<
+      string,
+      {
+        dependencies?: Record<string, string>;
+        optionalDependencies?: Record<string, string>;
+        peerDependencies?: Record<string, string>;
+        peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+        devDependencies?: Record<string, string>;
+        link?: boolean;
+      }
+    >;
   };
   expect(lock.lockfileVersion).toBeGreaterThanOrEqual(2);
   const missing: string[] = [];
@@ -34,5 +44,7 @@ test('package-lock.json has an entry for every dependency every package declares
   }
   expect(missing).toEqual([]);
   // The native packages of other platforms are there (the failure this guards against).
-  expect(Object.keys(lock.packages)).toEqual(expect.arrayContaining(['node_modules/@swc/core-darwin-arm64', 'node_modules/@swc/core-win32-x64-msvc']));
+  expect(Object.keys(lock.packages)).toEqual(
+    expect.arrayContaining(['node_modules/@swc/core-darwin-arm64', 'node_modules/@swc/core-win32-x64-msvc']),
+  );
 });

@@ -5,13 +5,21 @@ import { parseAllDocuments } from 'yaml';
 import { ROOT } from './env-scan';
 
 /** A rendered Kubernetes object, loosely typed: the specs read the parts they check. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [key: string]: any };
+export type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  [key: string]: any;
+};
 
 export const OVERLAYS_DIR = join(ROOT, 'k8s', 'overlays');
 
 export function overlays(): string[] {
-  return readdirSync(OVERLAYS_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+  return readdirSync(OVERLAYS_DIR, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
 }
 
 /**
@@ -20,11 +28,17 @@ export function overlays(): string[] {
  */
 export function render(overlay: string): K8sObject[] {
   const kubectl = process.env['KUBECTL'] ?? 'kubectl';
-  const out = execFileSync(kubectl, ['kustomize', join(OVERLAYS_DIR, overlay)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
-  return parseAllDocuments(out).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${overlay}: ${doc.errors[0]?.message}`);
-    return doc.toJS() as K8sObject;
-  }).filter((o) => o !== null);
+  const out = execFileSync(kubectl, ['kustomize', join(OVERLAYS_DIR, overlay)], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return parseAllDocuments(out)
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`${overlay}: ${doc.errors[0]?.message}`);
+      return doc.toJS() as K8sObject;
+    })
+    .filter((o) => o !== null);
 }
 
 export const WORKLOAD_KINDS = ['Deployment', 'StatefulSet', 'Job'];
@@ -38,7 +52,11 @@ export function podTemplate(o: K8sObject): { metadata: { labels?: Record<string,
 export interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; configMapKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
+    configMapKeyRef?: { name: string; key: string };
+    fieldRef?: { fieldPath: string };
+  };
 }
 
 export interface Container {
@@ -67,8 +85,15 @@ export function find(objects: K8sObject[], kind: string, name: string): K8sObjec
 }
 
 /** Does a label selector (matchLabels only, as these manifests use) select these labels? */
-export function selects(selector: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } | Record<string, string>, labels: Record<string, string> | undefined): boolean {
-  const match = ('matchLabels' in selector || 'matchExpressions' in selector ? (selector as { matchLabels?: Record<string, string> }).matchLabels : selector) as Record<string, string> | undefined;
+export function selects(
+  selector: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } | Record<string, string>,
+  labels: Record<string, string> | undefined,
+): boolean {
+  const match = (
+    'matchLabels' in selector || 'matchExpressions' in selector
+      ? (selector as { matchLabels?: Record<string, string> }).matchLabels
+      : selector
+  ) as Record<string, string> | undefined;
   if ('matchExpressions' in selector && selector.matchExpressions) throw new Error('matchExpressions are not used in these manifests');
   return Object.entries(match ?? {}).every(([k, v]) => labels?.[k] === v);
 }

@@ -14,7 +14,13 @@ import { find, render, type K8sObject } from './manifests';
  */
 const BIN = process.env['NATS_SERVER_BIN'] ?? '/usr/sbin/nats-server';
 const sc = StringCodec();
-const PASSWORDS = { GATEWAY_NATS_PASSWORD: 'pgw1', ACCOUNTS_NATS_PASSWORD: 'pac1', CONTENT_NATS_PASSWORD: 'pct1', UNDERSTANDING_NATS_PASSWORD: 'pun1', REPORTING_NATS_PASSWORD: 'prp1' };
+const PASSWORDS = {
+  GATEWAY_NATS_PASSWORD: 'pgw1',
+  ACCOUNTS_NATS_PASSWORD: 'pac1',
+  CONTENT_NATS_PASSWORD: 'pct1',
+  UNDERSTANDING_NATS_PASSWORD: 'pun1',
+  REPORTING_NATS_PASSWORD: 'prp1',
+};
 
 function natsConfig(objects: K8sObject[]): Record<string, string> {
   const cm = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('nats-config'));
@@ -29,18 +35,21 @@ function onLoopback(files: Record<string, string>, ports: { client: number; leaf
     .replace(/http_port: \d+/, '')
     .replace('store_dir: "/data"', `store_dir: ${JSON.stringify(store)}`)
     .replace(/port: 7422/, `listen: "127.0.0.1:${ports.leaf}"`);
-  const users = (files['nats-server.conf'] as string).replace('listen: "0.0.0.0:4222"', `listen: "127.0.0.1:${ports.client}"`).replace('store_dir: "/data"', `store_dir: ${JSON.stringify(store)}`);
+  const users = (files['nats-server.conf'] as string)
+    .replace('listen: "0.0.0.0:4222"', `listen: "127.0.0.1:${ports.client}"`)
+    .replace('store_dir: "/data"', `store_dir: ${JSON.stringify(store)}`);
   return { 'main.conf': main, 'nats-server.conf': users };
 }
 
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const srv = createServer();
-  srv.once('error', reject);
-  srv.listen(0, '127.0.0.1', () => {
-    const port = (srv.address() as { port: number }).port;
-    srv.close(() => resolve(port));
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
   });
-});
 
 async function until<T>(what: string, attempt: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -68,14 +77,20 @@ describe('NATS: a zone joined to the global cluster as a leaf node', () => {
     dirs.push(dir);
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
     const output: string[] = [];
-    const child = spawn(BIN, ['-c', join(dir, 'main.conf')], { cwd: dir, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(BIN, ['-c', join(dir, 'main.conf')], {
+      cwd: dir,
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout?.on('data', (c: Buffer) => output.push(c.toString()));
     child.stderr?.on('data', (c: Buffer) => output.push(c.toString()));
     children.push(child);
     return output;
   };
   const client = async (port: number, user: string, pass: string) => {
-    const nc = await until(`connect as ${user}`, () => connect({ servers: `127.0.0.1:${port}`, user, pass, inboxPrefix: `_INBOX.${user}`, reconnect: false }));
+    const nc = await until(`connect as ${user}`, () =>
+      connect({ servers: `127.0.0.1:${port}`, user, pass, inboxPrefix: `_INBOX.${user}`, reconnect: false }),
+    );
     conns.push(nc);
     return nc;
   };
@@ -90,7 +105,12 @@ describe('NATS: a zone joined to the global cluster as a leaf node', () => {
     const zone = onLoopback(natsConfig(render('europe-1')), { client: zClient, leaf: 0 }, join(tmpdir(), `kb-js-z-${zClient}`));
     dirs.push(join(tmpdir(), `kb-js-g-${gClient}`), join(tmpdir(), `kb-js-z-${zClient}`));
     await start(global, { ...PASSWORDS, POD_NAME: 'nats-global', JS_DOMAIN: 'global', LEAFNODE_PASSWORD: leafPassword });
-    await start(zone, { ...PASSWORDS, POD_NAME: 'nats-zone', JS_DOMAIN: 'europe-1', LEAFNODE_URL: `nats-leaf://zone:${leafPassword}@127.0.0.1:${gLeaf}` });
+    await start(zone, {
+      ...PASSWORDS,
+      POD_NAME: 'nats-zone',
+      JS_DOMAIN: 'europe-1',
+      LEAFNODE_URL: `nats-leaf://zone:${leafPassword}@127.0.0.1:${gLeaf}`,
+    });
   }, 30_000);
 
   afterAll(async () => {
@@ -115,14 +135,21 @@ describe('NATS: a zone joined to the global cluster as a leaf node', () => {
     // interest would have reached the global side by the time the gateway's replies do).
     zoneContent.subscribe('content.resource.get', { queue: 'content', callback: (_e, m) => m.respond(sc.encode('zone content')) });
     await zoneContent.flush();
-    accounts.subscribe('accounts.access.check', { queue: 'accounts', callback: (_e, m) => m.respond(sc.encode(`granted:${sc.decode(m.data)}`)) });
+    accounts.subscribe('accounts.access.check', {
+      queue: 'accounts',
+      callback: (_e, m) => m.respond(sc.encode(`granted:${sc.decode(m.data)}`)),
+    });
     await accounts.flush();
 
     // Credentials issued globally are checked by the global accounts service, from the zone.
-    const reply = await until('zone → global accounts request', () => zoneGateway.request('accounts.access.check', sc.encode('token-1'), { timeout: 1000, noMux: true }));
+    const reply = await until('zone → global accounts request', () =>
+      zoneGateway.request('accounts.access.check', sc.encode('token-1'), { timeout: 1000, noMux: true }),
+    );
     expect(sc.decode(reply.data)).toBe('granted:token-1');
     // The zone's own requests are answered in the zone.
-    expect(sc.decode((await zoneGateway.request('content.resource.get', sc.encode('{}'), { timeout: 2000, noMux: true })).data)).toBe('zone content');
+    expect(sc.decode((await zoneGateway.request('content.resource.get', sc.encode('{}'), { timeout: 2000, noMux: true })).data)).toBe(
+      'zone content',
+    );
 
     // The accounts service's events reach the zone's own NOTIFICATIONS stream (the apps consume
     // events through JetStream, never by plain subscription): the stream captures the subject as
@@ -137,6 +164,8 @@ describe('NATS: a zone joined to the global cluster as a leaf node', () => {
     });
 
     // A zone's content is not reachable from the global side: no responders there.
-    await expect(globalGateway.request('content.resource.get', sc.encode('{}'), { timeout: 1000, noMux: true }).then((m) => sc.decode(m.data))).rejects.toThrow(/503|no responders|TIMEOUT/i);
+    await expect(
+      globalGateway.request('content.resource.get', sc.encode('{}'), { timeout: 1000, noMux: true }).then((m) => sc.decode(m.data)),
+    ).rejects.toThrow(/503|no responders|TIMEOUT/i);
   }, 60_000);
 });

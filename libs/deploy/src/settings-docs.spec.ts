@@ -11,20 +11,31 @@ const DOCS = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
 const ENTRIES = Object.keys(ENTRY_POINTS) as EntryPoint[];
 const SERVICES: EntryPoint[] = ['gateway', 'accounts', 'content', 'understanding', 'reporting'];
 
-interface Row { variables: string[]; readBy: EntryPoint[]; defaultValue: string }
+interface Row {
+  variables: string[];
+  readBy: EntryPoint[];
+  defaultValue: string;
+}
 
 function settingsTable(markdown: string): Row[] {
   const section = /^## Every setting\n([\s\S]*?)(?=^## )/m.exec(markdown)?.[1];
   if (!section) throw new Error('docs/operations.md has no "## Every setting" section');
-  return section.split('\n').filter((l) => l.startsWith('| `')).map((line) => {
-    const [variables = '', readBy = '', defaultValue = ''] = line.split(' | ').map((c) => c.replace(/^\| /, ''));
-    const apps = new Set<EntryPoint>();
-    for (const word of readBy.split(/[^a-z-]+/)) {
-      if (word === 'services') SERVICES.forEach((s) => apps.add(s));
-      else if ((ENTRIES as string[]).includes(word)) apps.add(word as EntryPoint);
-    }
-    return { variables: [...variables.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1] as string), readBy: [...apps], defaultValue: defaultValue.trim() };
-  });
+  return section
+    .split('\n')
+    .filter((l) => l.startsWith('| `'))
+    .map((line) => {
+      const [variables = '', readBy = '', defaultValue = ''] = line.split(' | ').map((c) => c.replace(/^\| /, ''));
+      const apps = new Set<EntryPoint>();
+      for (const word of readBy.split(/[^a-z-]+/)) {
+        if (word === 'services') SERVICES.forEach((s) => apps.add(s));
+        else if ((ENTRIES as string[]).includes(word)) apps.add(word as EntryPoint);
+      }
+      return {
+        variables: [...variables.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1] as string),
+        readBy: [...apps],
+        defaultValue: defaultValue.trim(),
+      };
+    });
 }
 
 describe('docs/operations.md, "Every setting"', () => {
@@ -34,7 +45,10 @@ describe('docs/operations.md, "Every setting"', () => {
   const inDocs = new Set(rows.flatMap((r) => r.variables));
 
   test('lists every variable the code reads, and only those', () => {
-    expect({ undocumented: [...inCode].filter((v) => !inDocs.has(v)).sort(), unread: [...inDocs].filter((v) => !inCode.has(v)).sort() }).toEqual({ undocumented: [], unread: [] });
+    expect({
+      undocumented: [...inCode].filter((v) => !inDocs.has(v)).sort(),
+      unread: [...inDocs].filter((v) => !inCode.has(v)).sort(),
+    }).toEqual({ undocumented: [], unread: [] });
     expect(inCode.size).toBeGreaterThan(50);
   });
 
@@ -61,7 +75,9 @@ describe('docs/operations.md, "Every setting"', () => {
       "const f = process.env['F_PROCESS'];",
       "const g = await serviceDataSource(env, runtime, 'read-model', [], []);",
     ].join('\n');
-    const found = envReadsIn(source, 'x.ts').map((r) => `${r.name}${r.required ? '!' : ''}`).sort();
+    const found = envReadsIn(source, 'x.ts')
+      .map((r) => `${r.name}${r.required ? '!' : ''}`)
+      .sort();
     expect(found).toEqual(['A_INT', 'B_REQUIRED!', 'C_URL', 'D_INDEXED', 'E_DOTTED', 'F_PROCESS', 'READ_MODEL_DATABASE_URL']);
     // The database URL fallback is found where it is written.
     const urls = readFileSync(join(ROOT, 'libs/platform/database/src/config/database-url.config.ts'), 'utf8');

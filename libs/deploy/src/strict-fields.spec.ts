@@ -2,8 +2,16 @@ import { unknownFields } from './strict-fields';
 
 test('an unknown field is named, at any depth; a valid object passes', () => {
   const deployment = {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
-    spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'web:1', resources: { limits: { memory: '1Gi' } } }] } } },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { containers: [{ name: 'web', image: 'web:1', resources: { limits: { memory: '1Gi' } } }] },
+      },
+    },
   };
   const typo = JSON.parse(JSON.stringify(deployment));
   typo.spec.template.spec.containers[0].readinesProbe = { httpGet: { path: '/health', port: 8080 } };

@@ -22,8 +22,14 @@ export function unknownFields(objects: readonly K8sObject[]): string[] {
     ]);
     writeFileSync(file, lines.join('\n'));
     const program = ts.createProgram([file], {
-      strict: true, noEmit: true, skipLibCheck: true, types: [], target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10, baseUrl: ROOT,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: [],
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.CommonJS,
+      moduleResolution: ts.ModuleResolutionKind.Node10,
+      baseUrl: ROOT,
     });
     return ts.getPreEmitDiagnostics(program).map((d) => {
       const line = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line : -1;

@@ -18,7 +18,8 @@ const STREAMED_BODY = /\/(upload|tusupload\/[^/]+)$|^\/api\/v1\/(kb\/[^/]+|kbs)\
  * JSON routes that carry content (inline base64 files, long texts, conversations): resource create
  * and modify, field writes, processing push. Every other JSON body is small.
  */
-const CONTENT_BODY = /^\/api\/v1\/(kb\/[^/]+\/(resources|(resource|slug)\/[^/]+(\/(text|link|file|conversation)\/[^/]+(\/messages)?)?)|processing\/push)\/?$/i;
+const CONTENT_BODY =
+  /^\/api\/v1\/(kb\/[^/]+\/(resources|(resource|slug)\/[^/]+(\/(text|link|file|conversation)\/[^/]+(\/messages)?)?)|processing\/push)\/?$/i;
 /**
  * Public routes that sign someone in (password, invitation token, SAML assertion): rate-limited per
  * client address. (Accepting an invitation over the API needs a signed-in user: not public.)
@@ -29,7 +30,8 @@ const PUBLIC_AUTH = /^\/(auth|api\/v1\/auth|api\/v1\/saml\/[^/]+\/acs)(\/|$)/i;
 const FORM_BODY = /^\/(auth|api\/v1\/saml)(\/|$)/;
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 
-const hasBody = (req: Request): boolean => (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
+const hasBody = (req: Request): boolean =>
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
 
 export interface GatewayHttpOptions {
   logger: ErrorLogger;
@@ -59,8 +61,12 @@ export function parseTrustProxy(value: string | undefined): TrustProxy {
   const text = (value ?? '').trim();
   if (text === '' || text === 'false') return false;
   if (/^\d+$/.test(text)) return Number(text);
-  if (text === 'true') throw new Error('TRUSTED_PROXIES=true would trust every peer: name the proxies (addresses, CIDR ranges, loopback) or a hop count');
-  return text.split(',').map((p) => p.trim()).filter(Boolean);
+  if (text === 'true')
+    throw new Error('TRUSTED_PROXIES=true would trust every peer: name the proxies (addresses, CIDR ranges, loopback) or a hop count');
+  return text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -97,9 +103,14 @@ export function configureGatewayHttp(app: INestApplication, options: GatewayHttp
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS' || !PUBLIC_AUTH.test(req.path)) return next();
     const until = authLimiter.take(req.ip ?? req.socket.remoteAddress ?? '');
     if (until === null) return next();
-    const error = new DomainError(ErrorCodes.RATE_LIMITED, 'Too many sign-in requests from this address; try again later', { try_after: Math.ceil(until / 1000) });
+    const error = new DomainError(ErrorCodes.RATE_LIMITED, 'Too many sign-in requests from this address; try again later', {
+      try_after: Math.ceil(until / 1000),
+    });
     const { status, body, headers } = toHttpError(error, options.logger);
-    res.status(status).set(headers ?? {}).json(body);
+    res
+      .status(status)
+      .set(headers ?? {})
+      .json(body);
   });
   // The sign-in page posts plain HTML forms.
   app.use('/auth', express.urlencoded({ extended: false, limit: '16kb' }));
@@ -114,7 +125,10 @@ export function configureGatewayHttp(app: INestApplication, options: GatewayHttp
     // A body the JSON parser would skip must not reach a route as "no body" (an empty create would succeed).
     if (hasBody(req) && !FORM_BODY.test(req.path) && !JSON_TYPE.test(req.headers['content-type'] ?? '')) {
       const type = req.headers['content-type'] ?? 'none';
-      const { status, body } = toHttpError(new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported content type ${type}: send application/json`), options.logger);
+      const { status, body } = toHttpError(
+        new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported content type ${type}: send application/json`),
+        options.logger,
+      );
       res.status(status).json(body);
       return;
     }
@@ -151,7 +165,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addSecurityRequirements('apiKey')
     .addSecurityRequirements('bearer')
     .build();
-  return declarePathParameters(SwaggerModule.createDocument(app, config, { deepScanRoutes: true, operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` }));
+  return declarePathParameters(
+    SwaggerModule.createDocument(app, config, {
+      deepScanRoutes: true,
+      operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
+    }),
+  );
 }
 
 /** The edge's HTTP settings from the environment (both the gateway and the standalone process). */

@@ -51,7 +51,12 @@ import { KbTransfersController } from './routes/kb-transfers.controller';
 import { AccountBackupsController } from './routes/account-backups.controller';
 import { NotificationsController } from './routes/notifications.controller';
 import { EphemeralTokensController } from './routes/ephemeral-tokens.controller';
-import { DEFAULT_NOTIFICATION_LIMITS, NOTIFICATION_LIMITS, NotificationsHub, type NotificationLimits } from './notifications/notifications-hub';
+import {
+  DEFAULT_NOTIFICATION_LIMITS,
+  NOTIFICATION_LIMITS,
+  NotificationsHub,
+  type NotificationLimits,
+} from './notifications/notifications-hub';
 
 export interface GatewayOptions {
   /** Seconds a verified credential is reused before asking accounts again (revocation evicts at once). */
@@ -72,7 +77,49 @@ export class GatewayModule {
   static forRoot(options: GatewayOptions): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [AuthPageController, InvitePageController, VerifyEmailPageController, SamlController, SamlDomainsController, UserController, AccountsController, AccountInfoController, KbsController, KbsStandaloneController, KbUsersController, NuaClientsController, ServiceAccountsController, TemporalKeyController, ModelConfigController, ResourcesController, FieldsController, UploadsController, TusController, LabelSetsController, EntitiesGroupsController, ProcessingStatusController, ProcessingRequestsController, ProcessingUploadsController, ProcessingPullController, SynonymsController, KbConfigController, SearchController, AskController, ActivityController, NotificationsController, EphemeralTokensController, UsageController, RemiController, ActivityDownloadsController, PresignedBlobsController, KbTransfersController, AccountBackupsController, PredictController, PredictCompatController, KbModelsController],
+      controllers: [
+        AuthPageController,
+        InvitePageController,
+        VerifyEmailPageController,
+        SamlController,
+        SamlDomainsController,
+        UserController,
+        AccountsController,
+        AccountInfoController,
+        KbsController,
+        KbsStandaloneController,
+        KbUsersController,
+        NuaClientsController,
+        ServiceAccountsController,
+        TemporalKeyController,
+        ModelConfigController,
+        ResourcesController,
+        FieldsController,
+        UploadsController,
+        TusController,
+        LabelSetsController,
+        EntitiesGroupsController,
+        ProcessingStatusController,
+        ProcessingRequestsController,
+        ProcessingUploadsController,
+        ProcessingPullController,
+        SynonymsController,
+        KbConfigController,
+        SearchController,
+        AskController,
+        ActivityController,
+        NotificationsController,
+        EphemeralTokensController,
+        UsageController,
+        RemiController,
+        ActivityDownloadsController,
+        PresignedBlobsController,
+        KbTransfersController,
+        AccountBackupsController,
+        PredictController,
+        PredictCompatController,
+        KbModelsController,
+      ],
       providers: [
         {
           provide: ACCESS_CLIENT,

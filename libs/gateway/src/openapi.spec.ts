@@ -8,7 +8,15 @@ import { generateOpenApiDocument, serializeOpenApi } from './openapi';
 
 const root = join(__dirname, '..', '..', '..');
 
-type Schema = { $ref?: string; type?: string; properties?: object; additionalProperties?: unknown; allOf?: unknown; oneOf?: unknown; anyOf?: unknown };
+type Schema = {
+  $ref?: string;
+  type?: string;
+  properties?: object;
+  additionalProperties?: unknown;
+  allOf?: unknown;
+  oneOf?: unknown;
+  anyOf?: unknown;
+};
 type Content = Record<string, { schema?: Schema }>;
 type Operation = { requestBody?: { content?: Content }; responses?: Record<string, { description?: string; content?: Content }> };
 type OpenApiDocument = { paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Schema> } };
@@ -30,7 +38,14 @@ function undocumentedRoutes(doc: OpenApiDocument, routes: string[]): string[] {
 function isBare(doc: OpenApiDocument, schema: Schema | undefined): boolean {
   const target = schema?.$ref ? doc.components?.schemas?.[schema.$ref.replace('#/components/schemas/', '')] : schema;
   if (!target) return false;
-  return (target.type === 'object' || target.type === undefined) && !target.properties && !target.additionalProperties && !target.allOf && !target.oneOf && !target.anyOf;
+  return (
+    (target.type === 'object' || target.type === undefined) &&
+    !target.properties &&
+    !target.additionalProperties &&
+    !target.allOf &&
+    !target.oneOf &&
+    !target.anyOf
+  );
 }
 
 /** Every JSON request body and 2xx JSON response whose schema is bare, as `METHOD path body|<status>`. */
@@ -40,10 +55,14 @@ function bareBodies(doc: OpenApiDocument): string[] {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
-      const json = (content: Content | undefined) => Object.entries(content ?? {}).filter(([type]) => /json/.test(type)).map(([, media]) => media.schema);
+      const json = (content: Content | undefined) =>
+        Object.entries(content ?? {})
+          .filter(([type]) => /json/.test(type))
+          .map(([, media]) => media.schema);
       if (json(op.requestBody?.content).some((s) => isBare(doc, s))) found.push(`${method.toUpperCase()} ${path} body`);
       for (const [status, response] of Object.entries(op.responses ?? {})) {
-        if (status.startsWith('2') && json(response.content).some((s) => isBare(doc, s))) found.push(`${method.toUpperCase()} ${path} ${status}`);
+        if (status.startsWith('2') && json(response.content).some((s) => isBare(doc, s)))
+          found.push(`${method.toUpperCase()} ${path} ${status}`);
       }
     }
   }
@@ -72,24 +91,34 @@ async function lint(document?: string): Promise<Problem[]> {
  */
 const ACCEPTED_WARNINGS: Record<string, string> = {
   'info-license': 'a service, not a published library: no licence to state',
-  'no-ambiguous-paths': 'the reference system\'s fixed paths, e.g. /kb/{kbid}/resource/{rid}/{field_type}/{field_id} beside /kb/{kbid}/resource/{rid}/text/{field_id}',
+  'no-ambiguous-paths':
+    "the reference system's fixed paths, e.g. /kb/{kbid}/resource/{rid}/{field_type}/{field_id} beside /kb/{kbid}/resource/{rid}/text/{field_id}",
   'operation-4xx-response': 'the error responses of most routes are not declared yet (docs/status.md, issue 18)',
   'operation-2xx-response': 'SAML login only redirects (302) to the identity provider',
-  'no-unused-components': 'the understanding-API key scheme is declared for the processing routes, which do not name it yet; FindParagraph is referenced from a description',
+  'no-unused-components':
+    'the understanding-API key scheme is declared for the processing routes, which do not name it yet; FindParagraph is referenced from a description',
 };
 
 describe('openapi.json, linted', () => {
-  it('has no error under Redocly\'s recommended rules, and only the accepted kinds of warnings', async () => {
+  it("has no error under Redocly's recommended rules, and only the accepted kinds of warnings", async () => {
     const problems = await lint();
     expect(problems.filter((p) => p.severity === 'error')).toEqual([]);
-    expect([...new Set(problems.filter((p) => p.severity === 'warn').map((p) => p.ruleId))].filter((rule) => !(rule in ACCEPTED_WARNINGS))).toEqual([]);
+    expect(
+      [...new Set(problems.filter((p) => p.severity === 'warn').map((p) => p.ruleId))].filter((rule) => !(rule in ACCEPTED_WARNINGS)),
+    ).toEqual([]);
   }, 60_000);
 
   it('reports an error in a broken document (the check can fail)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kb-openapi-lint-'));
     try {
       const doc = JSON.parse(committed()) as OpenApiDocument;
-      doc.paths['/api/v1/broken/{id}'] = { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Missing' } } } } } } };
+      doc.paths['/api/v1/broken/{id}'] = {
+        get: {
+          responses: {
+            '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Missing' } } } },
+          },
+        },
+      };
       writeFileSync(join(dir, 'openapi.json'), JSON.stringify(doc));
       const rules = (await lint(join(dir, 'openapi.json'))).filter((p) => p.severity === 'error').map((p) => p.ruleId);
       expect(rules).toEqual(expect.arrayContaining(['path-parameters-defined', 'no-unresolved-refs']));
@@ -107,17 +136,17 @@ const BARE_BODIES: string[] = [];
 
 /** Routes the document leaves out on purpose, each for a reason (they are not the API a client calls). */
 const NOT_DOCUMENTED: Record<string, string> = {
-  'GET /health/live': 'the orchestrator\'s probe',
-  'GET /health/ready': 'the orchestrator\'s probe',
+  'GET /health/live': "the orchestrator's probe",
+  'GET /health/ready': "the orchestrator's probe",
   'GET /metrics': 'Prometheus scraping',
-  'GET /auth': 'the HTML sign-in page (the reference\'s {auth_url}) and its forms',
-  'POST /auth': 'the HTML sign-in page\'s form',
-  'POST /auth/signup-form': 'the HTML sign-in page\'s form',
-  'POST /auth/login': 'the HTML sign-in page\'s form',
-  'POST /auth/signup': 'the HTML sign-in page\'s form',
+  'GET /auth': "the HTML sign-in page (the reference's {auth_url}) and its forms",
+  'POST /auth': "the HTML sign-in page's form",
+  'POST /auth/signup-form': "the HTML sign-in page's form",
+  'POST /auth/login': "the HTML sign-in page's form",
+  'POST /auth/signup': "the HTML sign-in page's form",
   'GET /auth/invite': 'the HTML invitation page',
-  'POST /auth/invite/login': 'the HTML invitation page\'s form',
-  'POST /auth/invite/signup': 'the HTML invitation page\'s form',
+  'POST /auth/invite/login': "the HTML invitation page's form",
+  'POST /auth/invite/signup': "the HTML invitation page's form",
   'GET /auth/verify-email': 'the link mailed to verify an address (opens a page)',
 };
 
@@ -125,7 +154,9 @@ describe('openapi.json, complete', () => {
   const doc = () => JSON.parse(committed()) as OpenApiDocument;
 
   it('documents every route of the access table (which lists every route the gateway serves) but the pages and probes', () => {
-    expect(undocumentedRoutes(doc(), Object.keys(ACCESS_TABLE))).toEqual(Object.keys(NOT_DOCUMENTED).filter((route) => route in ACCESS_TABLE));
+    expect(undocumentedRoutes(doc(), Object.keys(ACCESS_TABLE))).toEqual(
+      Object.keys(NOT_DOCUMENTED).filter((route) => route in ACCESS_TABLE),
+    );
     expect(Object.keys(NOT_DOCUMENTED).filter((route) => !(route in ACCESS_TABLE))).toEqual([]);
   });
 
@@ -136,9 +167,14 @@ describe('openapi.json, complete', () => {
   it('notices an undocumented route and a bare body (the checks can fail)', () => {
     const broken = doc();
     broken.paths['/api/v1/kb/{kbid}/added'] = {
-      post: { requestBody: { content: { 'application/json': { schema: { type: 'object' } } } }, responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } } },
+      post: {
+        requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+        responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } },
+      },
     };
     expect(bareBodies(broken)).toEqual([...BARE_BODIES, 'POST /api/v1/kb/{kbid}/added 200', 'POST /api/v1/kb/{kbid}/added body'].sort());
-    expect(undocumentedRoutes(doc(), ['GET /api/v1/kb/:kbid/not-there', 'GET /api/v1/kb/:kbid'])).toEqual(['GET /api/v1/kb/:kbid/not-there']);
+    expect(undocumentedRoutes(doc(), ['GET /api/v1/kb/:kbid/not-there', 'GET /api/v1/kb/:kbid'])).toEqual([
+      'GET /api/v1/kb/:kbid/not-there',
+    ]);
   });
 });

@@ -21,7 +21,12 @@ export async function generateOpenApiDocument(): Promise<OpenAPIObject> {
   const root = mkdtempSync(join(tmpdir(), 'kb-openapi-'));
   const blobs = await createBlobStore({ driver: 'fs', root, signingSecret: 'openapi-'.repeat(4), publicBaseUrl: 'http://localhost' });
   const moduleRef = await Test.createTestingModule({
-    imports: [{ module: OpenApiHostModule, imports: [MessagingModule.forRoot(bus), StorageModule.forRoot(blobs), GatewayModule.forRoot({ accessCacheTtlSeconds: 0 })] }],
+    imports: [
+      {
+        module: OpenApiHostModule,
+        imports: [MessagingModule.forRoot(bus), StorageModule.forRoot(blobs), GatewayModule.forRoot({ accessCacheTtlSeconds: 0 })],
+      },
+    ],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();

@@ -17,7 +17,16 @@ export { RemiService } from './remi/remi.service';
 export { RemiWorkerService } from './remi/remi-worker.service';
 export { DEFAULT_REPORTING_OPTIONS } from './reporting.tokens';
 export const REPORTING_ENTITIES = [AuditEventEntity];
-export const REPORTING_MIGRATIONS = [ReportingInitial1763800000000, ActivityEvents1764100000000, Usage1764200000000, RemiScores1764400000000, ActivityChain1764600000000, ActivityDownloads1764700000000, DeletedKbs1764850000000, DownloadNotify1764860000000];
+export const REPORTING_MIGRATIONS = [
+  ReportingInitial1763800000000,
+  ActivityEvents1764100000000,
+  Usage1764200000000,
+  RemiScores1764400000000,
+  ActivityChain1764600000000,
+  ActivityDownloads1764700000000,
+  DeletedKbs1764850000000,
+  DownloadNotify1764860000000,
+];
 export { ActivityDownloadsService } from './downloads/activity-downloads.service';
 export { ChainSealerService } from './chain/chain-sealer.service';
 export { ChainVerifyService } from './chain/chain-verify.service';

@@ -41,7 +41,16 @@ export class KbCleanupService {
          ON CONFLICT (kbid, hour, metric) DO UPDATE SET value = u.value + EXCLUDED.value`,
         [kbid, account, HELD_METRICS],
       );
-      for (const table of ['usage_hourly', 'remi_scores', 'activity_events', 'activity_months', 'chat_feedback', 'activity_chain_heads', 'activity_downloads', 'kb_accounts']) {
+      for (const table of [
+        'usage_hourly',
+        'remi_scores',
+        'activity_events',
+        'activity_months',
+        'chat_feedback',
+        'activity_chain_heads',
+        'activity_downloads',
+        'kb_accounts',
+      ]) {
         await m.query(`DELETE FROM reporting.${table} WHERE kbid = $1`, [kbid]);
       }
     });

@@ -31,7 +31,10 @@ export class ReportingHandlers implements OnModuleInit {
       // Events come in bursts (search events are published together): claimed 64 at a time, their rows go in one insert.
       this.bus.subscribe(ContentSubjects.auditRecorded, (e) => this.audit.record(e), { durable: 'reporting-audit', concurrency: 64 }),
       // The events of requests come several to a message: each is recorded (and batched into the inserts) like one on its own.
-      this.bus.subscribe(ContentSubjects.auditBatch, async (b) => void (await Promise.all(b.events.map((e) => this.audit.record(e)))), { durable: 'reporting-audit-batch', concurrency: 8 }),
+      this.bus.subscribe(ContentSubjects.auditBatch, async (b) => void (await Promise.all(b.events.map((e) => this.audit.record(e)))), {
+        durable: 'reporting-audit-batch',
+        concurrency: 8,
+      }),
       this.bus.handle(ReportingSubjects.countAuditEvents, (req) => this.audit.count(req)),
       this.bus.handle(ReportingSubjects.listAuditEvents, (req) => this.audit.list(req)),
       this.bus.handleStream(ReportingSubjects.queryActivity, (req, _context, signal) => this.activity.query(req, signal)),
@@ -42,11 +45,17 @@ export class ReportingHandlers implements OnModuleInit {
       this.bus.handleStream(ReportingSubjects.activityMonthCsv, (req, _context, signal) => this.downloads.monthCsv(req, signal)),
       this.bus.subscribe(AccountsSubjects.kbCreated, (e) => this.usage.rememberKb(e.kb_id, e.account_id), { durable: 'reporting-kbs' }),
       // A deleted KB's activity, scores, chains, downloads and usage rows go with it (its counters stay the account's).
-      this.bus.subscribe(AccountsSubjects.kbDeleted, async (e) => {
-        await this.cleanup.onKbDeleted(e);
-        await this.blocking.limitsChanged(e.account_id);
-      }, { durable: 'reporting-kb-cleanup' }),
-      this.bus.subscribe(AccountsSubjects.accountLimitsChanged, (e) => this.blocking.limitsChanged(e.account_id), { durable: 'reporting-limits' }),
+      this.bus.subscribe(
+        AccountsSubjects.kbDeleted,
+        async (e) => {
+          await this.cleanup.onKbDeleted(e);
+          await this.blocking.limitsChanged(e.account_id);
+        },
+        { durable: 'reporting-kb-cleanup' },
+      ),
+      this.bus.subscribe(AccountsSubjects.accountLimitsChanged, (e) => this.blocking.limitsChanged(e.account_id), {
+        durable: 'reporting-limits',
+      }),
       this.bus.handle(ReportingSubjects.getUsage, (req) => this.usage.get(req)),
       this.bus.handle(ReportingSubjects.listBlocking, () => this.blocking.list()),
       this.bus.handle(ReportingSubjects.remiQuery, (req) => this.remi.query(req)),

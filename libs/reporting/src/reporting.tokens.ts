@@ -20,4 +20,12 @@ export interface ReportingOptions {
   smtp?: { url: string; from: string };
 }
 
-export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = { activityQueryTimeoutMs: 10_000, blockingSweepMs: 60_000, limitsCacheMs: 60_000, remiPollMs: 1000, remiSemantic: true, chainSealMs: 1000, downloadPollMs: 5000 };
+export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = {
+  activityQueryTimeoutMs: 10_000,
+  blockingSweepMs: 60_000,
+  limitsCacheMs: 60_000,
+  remiPollMs: 1000,
+  remiSemantic: true,
+  chainSealMs: 1000,
+  downloadPollMs: 5000,
+};

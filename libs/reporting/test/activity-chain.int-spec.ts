@@ -23,7 +23,14 @@ const BACKENDS = {
     return {
       open: async () => {
         db = await createTestDatabase('chain');
-        return createServiceDataSource({ service: 'reporting', schema: 'reporting', url: db.url, entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, runMigrations: true });
+        return createServiceDataSource({
+          service: 'reporting',
+          schema: 'reporting',
+          url: db.url,
+          entities: REPORTING_ENTITIES,
+          migrations: REPORTING_MIGRATIONS,
+          runMigrations: true,
+        });
       },
       cleanup: async () => db?.drop(),
     };
@@ -31,7 +38,15 @@ const BACKENDS = {
   PGlite: () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'kb-chain-'));
     return {
-      open: () => createServiceDataSource({ service: 'reporting', schema: 'reporting', entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, dataDir, runMigrations: true }),
+      open: () =>
+        createServiceDataSource({
+          service: 'reporting',
+          schema: 'reporting',
+          entities: REPORTING_ENTITIES,
+          migrations: REPORTING_MIGRATIONS,
+          dataDir,
+          runMigrations: true,
+        }),
       cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   },
@@ -47,8 +62,16 @@ describe.each(Object.entries(BACKENDS))('the activity log hash chains on %s', (_
   const kbid = randomUUID();
   const other = randomUUID();
   const ev = (i: number, type: AuditRecordedEvent['type'], kb = kbid, extra: Partial<AuditRecordedEvent> = {}): AuditRecordedEvent => ({
-    event_id: `${type}-${i}-${kb.slice(0, 4)}`, kbid: kb, type, date: new Date(Date.UTC(2026, 10, 3, 10, i, 0)).toISOString(), user_id: `u${i % 3}`, user_type: 'user', client_type: 'api',
-    resource_id: `r${i}`, audit_metadata: { n: i, nested: { b: 2, a: 1 } }, ...extra,
+    event_id: `${type}-${i}-${kb.slice(0, 4)}`,
+    kbid: kb,
+    type,
+    date: new Date(Date.UTC(2026, 10, 3, 10, i, 0)).toISOString(),
+    user_id: `u${i % 3}`,
+    user_type: 'user',
+    client_type: 'api',
+    resource_id: `r${i}`,
+    audit_metadata: { n: i, nested: { b: 2, a: 1 } },
+    ...extra,
   });
   const sealAll = () => sealer.sealAll();
 
@@ -68,7 +91,10 @@ describe.each(Object.entries(BACKENDS))('the activity log hash chains on %s', (_
 
   it('seals every stored record into the chain of its KB and type, and verifies it whole and in slices', async () => {
     await Promise.all(Array.from({ length: 30 }, (_, i) => audit.record(ev(i, 'visited'))));
-    await Promise.all([audit.record(ev(1, 'search', kbid, { details: { query: 'tides', filters: ['/l/a'] } })), audit.record(ev(1, 'visited', other))]);
+    await Promise.all([
+      audit.record(ev(1, 'search', kbid, { details: { query: 'tides', filters: ['/l/a'] } })),
+      audit.record(ev(1, 'visited', other)),
+    ]);
     const before = await verifier.verify({ kbid, event_type: 'visited' });
     expect(before).toMatchObject({ verified: 0, head: null, unsealed: 30, broken: null });
     await sealAll();
@@ -81,7 +107,11 @@ describe.each(Object.entries(BACKENDS))('the activity log hash chains on %s', (_
     // In slices: each resumes from the stored hash of the record before it.
     const first = await verifier.verify({ kbid, event_type: 'visited', limit: 12 });
     expect(first).toMatchObject({ verified: 12, broken: null, next_seq: 13 });
-    expect(await verifier.verify({ kbid, event_type: 'visited', from_seq: 13, limit: 100 })).toMatchObject({ verified: 18, broken: null, next_seq: null });
+    expect(await verifier.verify({ kbid, event_type: 'visited', from_seq: 13, limit: 100 })).toMatchObject({
+      verified: 18,
+      broken: null,
+      next_seq: null,
+    });
     // Records stored later continue the chain.
     await audit.record(ev(40, 'visited'));
     await sealAll();
@@ -89,12 +119,24 @@ describe.each(Object.entries(BACKENDS))('the activity log hash chains on %s', (_
   });
 
   it('reports the first record altered in the database, a record removed, and a truncated end', async () => {
-    await ds.query(`UPDATE reporting.activity_events SET details = jsonb_set(details, '{note}', '"edited"') WHERE kbid = $1 AND type = 'visited' AND chain_seq = 7`, [kbid]);
-    expect(await verifier.verify({ kbid, event_type: 'visited' })).toMatchObject({ verified: 6, broken: { seq: 7, reason: 'hash_mismatch', event_id: expect.any(String) } });
-    await ds.query(`UPDATE reporting.activity_events SET details = details - 'note' WHERE kbid = $1 AND type = 'visited' AND chain_seq = 7`, [kbid]);
+    await ds.query(
+      `UPDATE reporting.activity_events SET details = jsonb_set(details, '{note}', '"edited"') WHERE kbid = $1 AND type = 'visited' AND chain_seq = 7`,
+      [kbid],
+    );
+    expect(await verifier.verify({ kbid, event_type: 'visited' })).toMatchObject({
+      verified: 6,
+      broken: { seq: 7, reason: 'hash_mismatch', event_id: expect.any(String) },
+    });
+    await ds.query(
+      `UPDATE reporting.activity_events SET details = details - 'note' WHERE kbid = $1 AND type = 'visited' AND chain_seq = 7`,
+      [kbid],
+    );
     expect(await verifier.verify({ kbid, event_type: 'visited' })).toMatchObject({ verified: 31, broken: null });
     // Member order inside JSON does not matter; a changed user does.
-    await ds.query(`UPDATE reporting.activity_events SET user_id = 'someone-else' WHERE kbid = $1 AND type = 'visited' AND chain_seq = 20`, [kbid]);
+    await ds.query(
+      `UPDATE reporting.activity_events SET user_id = 'someone-else' WHERE kbid = $1 AND type = 'visited' AND chain_seq = 20`,
+      [kbid],
+    );
     expect((await verifier.verify({ kbid, event_type: 'visited' })).broken).toMatchObject({ seq: 20, reason: 'hash_mismatch' });
     await ds.query(`DELETE FROM reporting.activity_events WHERE kbid = $1 AND type = 'visited' AND chain_seq = 20`, [kbid]);
     expect((await verifier.verify({ kbid, event_type: 'visited' })).broken).toEqual({ seq: 20, reason: 'missing_record' });
@@ -106,11 +148,32 @@ describe.each(Object.entries(BACKENDS))('the activity log hash chains on %s', (_
 
   it('exports a log that a third party verifies offline, and refuses bad requests', async () => {
     const kb = randomUUID();
-    await Promise.all(Array.from({ length: 5 }, (_, i) => audit.record(ev(i, 'chat', kb, { details: { question: `q${i}`, answer: 'a', retrieved_context: [{ key: 'k', text: 't' }] } }))));
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        audit.record(ev(i, 'chat', kb, { details: { question: `q${i}`, answer: 'a', retrieved_context: [{ key: 'k', text: 't' }] } })),
+      ),
+    );
     await sealAll();
-    const show = ['event_id', 'date', 'user_id', 'user_type', 'client_type', 'total_duration', 'resource_id', 'audit_metadata', 'details', 'learning_id', 'chain_seq', 'chain_hash'];
+    const show = [
+      'event_id',
+      'date',
+      'user_id',
+      'user_type',
+      'client_type',
+      'total_duration',
+      'resource_id',
+      'audit_metadata',
+      'details',
+      'learning_id',
+      'chain_seq',
+      'chain_hash',
+    ];
     const lines: string[] = [];
-    for await (const item of activity.query({ kbid: kb, event_type: 'chat', body: { year_month: '2026-11', show, filters: {}, pagination: { limit: 100 } } }) as AsyncIterable<ActivityQueryItem>) {
+    for await (const item of activity.query({
+      kbid: kb,
+      event_type: 'chat',
+      body: { year_month: '2026-11', show, filters: {}, pagination: { limit: 100 } },
+    }) as AsyncIterable<ActivityQueryItem>) {
       if (item.type === 'record') lines.push(JSON.stringify(item.record));
     }
     expect(lines).toHaveLength(5);
@@ -118,13 +181,27 @@ describe.each(Object.entries(BACKENDS))('the activity log hash chains on %s', (_
     expect(verifyExport([...lines].reverse(), kb, 'chat', { head })).toMatchObject({ records: 5, verified: 5, broken: null });
     const edited = lines.map((l, i) => (i === 2 ? l.replace('"q', '"Q') : l));
     expect(verifyExport(edited, kb, 'chat').broken).toMatchObject({ reason: 'hash_mismatch' });
-    expect(verifyExport(lines.filter((l) => JSON.parse(l).chain_seq !== 1), kb, 'chat').broken).toMatchObject({ seq: 1, reason: 'missing_record' });
-    expect(verifyExport(lines.filter((l) => JSON.parse(l).chain_seq !== 5), kb, 'chat', { head }).broken).toMatchObject({ seq: 5, reason: 'head_mismatch' });
+    expect(
+      verifyExport(
+        lines.filter((l) => JSON.parse(l).chain_seq !== 1),
+        kb,
+        'chat',
+      ).broken,
+    ).toMatchObject({ seq: 1, reason: 'missing_record' });
+    expect(
+      verifyExport(
+        lines.filter((l) => JSON.parse(l).chain_seq !== 5),
+        kb,
+        'chat',
+        { head },
+      ).broken,
+    ).toMatchObject({ seq: 5, reason: 'head_mismatch' });
     expect(verifyExport(lines, kb, 'chat', { head: 'f'.repeat(64) }).broken).toMatchObject({ reason: 'head_mismatch' });
     expect(verifyExport(lines, kb, 'search').broken).toMatchObject({ reason: 'hash_mismatch' }); // another chain
 
     await expect(verifier.verify({ kbid: kb, event_type: 'nope', from_seq: 0, limit: 2_000_000 })).rejects.toMatchObject({
-      code: 'VALIDATION_FAILED', details: { detail: [{ loc: ['path', 'event_type'] }, { loc: ['query', 'from_seq'] }, { loc: ['query', 'limit'] }] },
+      code: 'VALIDATION_FAILED',
+      details: { detail: [{ loc: ['path', 'event_type'] }, { loc: ['query', 'from_seq'] }, { loc: ['query', 'limit'] }] },
     });
   });
 });

@@ -46,14 +46,38 @@ describe('the e-mail notice of a ready activity download', () => {
     });
     await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', r));
     const port = (smtp.server.address() as AddressInfo).port;
-    ds = await createServiceDataSource({ service: 'reporting', schema: 'reporting', entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, dataDir, runMigrations: true });
-    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: randomBytes(32).toString('hex'), publicBaseUrl: 'http://kb.test' });
+    ds = await createServiceDataSource({
+      service: 'reporting',
+      schema: 'reporting',
+      entities: REPORTING_ENTITIES,
+      migrations: REPORTING_MIGRATIONS,
+      dataDir,
+      runMigrations: true,
+    });
+    blobs = await createBlobStore({
+      driver: 'fs',
+      root: blobRoot,
+      signingSecret: randomBytes(32).toString('hex'),
+      publicBaseUrl: 'http://kb.test',
+    });
     const activity = new ActivityService(ds, DEFAULT_REPORTING_OPTIONS);
     const options = { ...DEFAULT_REPORTING_OPTIONS, downloadPollMs: 0 };
-    withSmtp = new ActivityDownloadsService(ds, { ...options, smtp: { url: `smtp://127.0.0.1:${port}?ignoreTLS=true`, from: 'kb@kb.test' } }, blobs, activity);
+    withSmtp = new ActivityDownloadsService(
+      ds,
+      { ...options, smtp: { url: `smtp://127.0.0.1:${port}?ignoreTLS=true`, from: 'kb@kb.test' } },
+      blobs,
+      activity,
+    );
     withoutSmtp = new ActivityDownloadsService(ds, options, blobs, activity);
     const { audit } = reportingServices(ds);
-    for (let i = 0; i < 3; i++) await audit.record({ event_id: `n${i}`, kbid, type: 'search', date: new Date(Date.now() - i * 1000).toISOString(), details: { query: `q${i}` } });
+    for (let i = 0; i < 3; i++)
+      await audit.record({
+        event_id: `n${i}`,
+        kbid,
+        type: 'search',
+        date: new Date(Date.now() - i * 1000).toISOString(),
+        details: { query: `q${i}` },
+      });
   });
 
   afterAll(async () => {
@@ -70,16 +94,33 @@ describe('the e-mail notice of a ready activity download', () => {
   const body = (extra: Record<string, unknown>) => ({ year_month: month, filters: {}, ...extra });
 
   it('is refused without SMTP (422 on notify_via_email) and without an address (422 on email_address); nothing stored', async () => {
-    await expect(withoutSmtp.request({ kbid, event_type: 'search', format: 'ndjson', body: body({ notify_via_email: true, email_address: 'me@example.com' }) }))
-      .rejects.toMatchObject({ details: { detail: [{ loc: ['body', 'notify_via_email'], type: 'value_error' }] } });
-    await expect(withSmtp.request({ kbid, event_type: 'search', format: 'ndjson', body: body({ notify_via_email: true }) }))
-      .rejects.toMatchObject({ details: { detail: [{ loc: ['body', 'email_address'], type: 'missing' }] } });
+    await expect(
+      withoutSmtp.request({
+        kbid,
+        event_type: 'search',
+        format: 'ndjson',
+        body: body({ notify_via_email: true, email_address: 'me@example.com' }),
+      }),
+    ).rejects.toMatchObject({ details: { detail: [{ loc: ['body', 'notify_via_email'], type: 'value_error' }] } });
+    await expect(
+      withSmtp.request({ kbid, event_type: 'search', format: 'ndjson', body: body({ notify_via_email: true }) }),
+    ).rejects.toMatchObject({ details: { detail: [{ loc: ['body', 'email_address'], type: 'missing' }] } });
     expect(await stored()).toBe(0);
   });
 
   it('sends one notice with a working link once the file is written, to the address asked, and none when not asked', async () => {
-    const asked = await withSmtp.request({ kbid, event_type: 'search', format: 'csv', body: body({ notify_via_email: true, email_address: 'me@example.com' }) });
-    const silent = await withSmtp.request({ kbid, event_type: 'search', format: 'ndjson', body: body({ email_address: 'other@example.com' }) });
+    const asked = await withSmtp.request({
+      kbid,
+      event_type: 'search',
+      format: 'csv',
+      body: body({ notify_via_email: true, email_address: 'me@example.com' }),
+    });
+    const silent = await withSmtp.request({
+      kbid,
+      event_type: 'search',
+      format: 'ndjson',
+      body: body({ email_address: 'other@example.com' }),
+    });
     expect(mails).toHaveLength(0);
     await withSmtp.drain();
     expect((await withSmtp.status({ kbid, request_id: asked.request_id })).status).toBe('done');
@@ -94,7 +135,9 @@ describe('the e-mail notice of a ready activity download', () => {
     const key = decodeURIComponent(url.pathname.replace(/^\/api\/v1\/blobs\//, ''));
     expect(key).toBe(`reporting/kbs/${kbid}/activity-downloads/${asked.request_id}.csv`);
     expect(blobs.verifyPresignedGet(key, url.searchParams)).toMatchObject({ valid: true });
-    const [row] = await ds.query(`SELECT notified_at IS NOT NULL AS sent FROM reporting.activity_downloads WHERE request_id = $1`, [asked.request_id]);
+    const [row] = await ds.query(`SELECT notified_at IS NOT NULL AS sent FROM reporting.activity_downloads WHERE request_id = $1`, [
+      asked.request_id,
+    ]);
     expect(row.sent).toBe(true);
   });
 });

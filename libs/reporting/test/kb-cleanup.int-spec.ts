@@ -17,7 +17,16 @@ import { reportingServices } from './usage-fakes';
 jest.setTimeout(90_000);
 
 const quietLogger = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger;
-const TABLES = ['usage_hourly', 'remi_scores', 'activity_events', 'activity_months', 'chat_feedback', 'activity_chain_heads', 'activity_downloads', 'kb_accounts'];
+const TABLES = [
+  'usage_hourly',
+  'remi_scores',
+  'activity_events',
+  'activity_months',
+  'chat_feedback',
+  'activity_chain_heads',
+  'activity_downloads',
+  'kb_accounts',
+];
 
 /** Real PostgreSQL (distributed topology) and the embedded PGlite (standalone). */
 const BACKENDS = {
@@ -26,7 +35,14 @@ const BACKENDS = {
     return {
       open: async () => {
         db = await createTestDatabase('kbcleanup');
-        return createServiceDataSource({ service: 'reporting', schema: 'reporting', url: db.url, entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, runMigrations: true });
+        return createServiceDataSource({
+          service: 'reporting',
+          schema: 'reporting',
+          url: db.url,
+          entities: REPORTING_ENTITIES,
+          migrations: REPORTING_MIGRATIONS,
+          runMigrations: true,
+        });
       },
       cleanup: async () => db?.drop(),
     };
@@ -34,15 +50,24 @@ const BACKENDS = {
   PGlite: () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'kb-cleanup-'));
     return {
-      open: () => createServiceDataSource({ service: 'reporting', schema: 'reporting', entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, dataDir, runMigrations: true }),
+      open: () =>
+        createServiceDataSource({
+          service: 'reporting',
+          schema: 'reporting',
+          entities: REPORTING_ENTITIES,
+          migrations: REPORTING_MIGRATIONS,
+          dataDir,
+          runMigrations: true,
+        }),
       cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   },
 };
 
-const total = (buckets: UsageBucketDto[], name: string): number => buckets.reduce((n, b) => n + (b.metrics.find((m) => m.name === name)?.value ?? 0), 0);
+const total = (buckets: UsageBucketDto[], name: string): number =>
+  buckets.reduce((n, b) => n + (b.metrics.find((m) => m.name === name)?.value ?? 0), 0);
 
-describe.each(Object.entries(BACKENDS))('a deleted KB\'s reporting data on %s', (_name, backend) => {
+describe.each(Object.entries(BACKENDS))("a deleted KB's reporting data on %s", (_name, backend) => {
   const b = backend();
   const blobRoot = mkdtempSync(join(tmpdir(), 'kb-cleanup-blobs-'));
   let ds: DataSource;
@@ -57,17 +82,55 @@ describe.each(Object.entries(BACKENDS))('a deleted KB\'s reporting data on %s', 
   const events = (kbid: string): AuditRecordedEvent[] => [
     { event_id: `e${++n}`, kbid, type: 'new', date, audit_metadata: { bytes: 1000 } },
     { event_id: `e${++n}`, kbid, type: 'search', date, details: { query: 'q' } },
-    { event_id: `e${++n}`, kbid, type: 'chat', date, details: { question: 'Who directed it?', answer: 'Scott Derrickson directed it.', status: 'success', learning_id: `l${n}`, retrieved_context: [{ key: 'r/t/a/0-9', text: 'Scott Derrickson directed it.' }] } },
-    { event_id: `e${++n}`, kbid, type: 'chat', date, details: { feedback: { learning_id: `l${n - 1}`, good: true }, learning_id: `l${n - 1}` } },
-    { event_id: `e${++n}`, kbid, type: 'processed', date, audit_metadata: { field: 'file/f', usage: { paragraphs: 3, characters: 40, documents: 1, media: false, processing_seconds: 0.5 } } },
+    {
+      event_id: `e${++n}`,
+      kbid,
+      type: 'chat',
+      date,
+      details: {
+        question: 'Who directed it?',
+        answer: 'Scott Derrickson directed it.',
+        status: 'success',
+        learning_id: `l${n}`,
+        retrieved_context: [{ key: 'r/t/a/0-9', text: 'Scott Derrickson directed it.' }],
+      },
+    },
+    {
+      event_id: `e${++n}`,
+      kbid,
+      type: 'chat',
+      date,
+      details: { feedback: { learning_id: `l${n - 1}`, good: true }, learning_id: `l${n - 1}` },
+    },
+    {
+      event_id: `e${++n}`,
+      kbid,
+      type: 'processed',
+      date,
+      audit_metadata: { field: 'file/f', usage: { paragraphs: 3, characters: 40, documents: 1, media: false, processing_seconds: 0.5 } },
+    },
   ];
-  const count = async (table: string, kbid: string): Promise<number> => Number((await ds.query(`SELECT count(*)::int AS n FROM reporting.${table} WHERE kbid = $1`, [kbid]))[0].n);
-  const accountUsage = () => svc.usage.get({ account_id: account, from: date, to: new Date(Date.now() + 3_600_000).toISOString(), aggregation: 'month' });
+  const count = async (table: string, kbid: string): Promise<number> =>
+    Number((await ds.query(`SELECT count(*)::int AS n FROM reporting.${table} WHERE kbid = $1`, [kbid]))[0].n);
+  const accountUsage = () =>
+    svc.usage.get({ account_id: account, from: date, to: new Date(Date.now() + 3_600_000).toISOString(), aggregation: 'month' });
 
   beforeAll(async () => {
     ds = await b.open();
-    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: randomBytes(32).toString('hex'), publicBaseUrl: 'http://127.0.0.1:1' });
-    svc = reportingServices(ds, { kbs: new Map([[kb, account], [kept, account]]), limits: new Map(), published: [] });
+    blobs = await createBlobStore({
+      driver: 'fs',
+      root: blobRoot,
+      signingSecret: randomBytes(32).toString('hex'),
+      publicBaseUrl: 'http://127.0.0.1:1',
+    });
+    svc = reportingServices(ds, {
+      kbs: new Map([
+        [kb, account],
+        [kept, account],
+      ]),
+      limits: new Map(),
+      published: [],
+    });
     cleanup = new KbCleanupService(ds, blobs, quietLogger, svc.usage);
     for (const e of [...events(kb), ...events(kept)]) await svc.audit.record(e);
     await svc.meter();
@@ -75,7 +138,10 @@ describe.each(Object.entries(BACKENDS))('a deleted KB\'s reporting data on %s', 
     await worker.turn();
     await worker.turn();
     for (const kbid of [kb, kept]) {
-      await ds.query(`INSERT INTO reporting.activity_downloads (request_id, kbid, event_type, format, query) VALUES ($1, $2, 'chat', 'ndjson', '{}'::jsonb)`, [randomUUID(), kbid]);
+      await ds.query(
+        `INSERT INTO reporting.activity_downloads (request_id, kbid, event_type, format, query) VALUES ($1, $2, 'chat', 'ndjson', '{}'::jsonb)`,
+        [randomUUID(), kbid],
+      );
       await blobs.put(`reporting/kbs/${kbid}/activity-downloads/x.ndjson`, Readable.from('{}\n'));
     }
   });
@@ -87,7 +153,7 @@ describe.each(Object.entries(BACKENDS))('a deleted KB\'s reporting data on %s', 
     rmSync(blobRoot, { recursive: true, force: true });
   });
 
-  it('deletes the KB\'s activity, scores, chains, downloads and usage rows, keeps the account\'s counters, and stays deleted', async () => {
+  it("deletes the KB's activity, scores, chains, downloads and usage rows, keeps the account's counters, and stays deleted", async () => {
     for (const table of TABLES) expect([table, await count(table, kb)]).not.toEqual([table, 0]);
     const before = await accountUsage();
     expect(total(before, 'searches_performed')).toBe(2);
@@ -104,11 +170,14 @@ describe.each(Object.entries(BACKENDS))('a deleted KB\'s reporting data on %s', 
 
     // What the account did stays (its month's quota is not handed back); what the KB held is gone.
     const after = await accountUsage();
-    for (const name of ['searches_performed', 'answers_generated', 'paragraphs_processed', 'chars_processed', 'pre_processing_time']) expect([name, total(after, name)]).toEqual([name, total(before, name)]);
+    for (const name of ['searches_performed', 'answers_generated', 'paragraphs_processed', 'chars_processed', 'pre_processing_time'])
+      expect([name, total(after, name)]).toEqual([name, total(before, name)]);
     expect(total(after, 'resources')).toBe(1);
     expect(total(after, 'storage_bytes')).toBe(1000);
     // The deleted KB is no longer the account's.
-    await expect(svc.usage.get({ account_id: account, kb_id: kb, from: date, aggregation: 'month', to: new Date().toISOString() })).rejects.toMatchObject({ code: 'KB_NOT_FOUND' });
+    await expect(
+      svc.usage.get({ account_id: account, kb_id: kb, from: date, aggregation: 'month', to: new Date().toISOString() }),
+    ).rejects.toMatchObject({ code: 'KB_NOT_FOUND' });
 
     // An event still in the bus is not stored again; a redelivered kbDeleted changes nothing.
     await svc.audit.record({ event_id: 'late', kbid: kb, type: 'search', date, details: { query: 'late' } });

@@ -27,7 +27,14 @@ const BACKENDS = {
     return {
       open: async () => {
         db = await createTestDatabase('remi');
-        return createServiceDataSource({ service: 'reporting', schema: 'reporting', url: db.url, entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, runMigrations: true });
+        return createServiceDataSource({
+          service: 'reporting',
+          schema: 'reporting',
+          url: db.url,
+          entities: REPORTING_ENTITIES,
+          migrations: REPORTING_MIGRATIONS,
+          runMigrations: true,
+        });
       },
       cleanup: async () => db?.drop(),
     };
@@ -35,7 +42,15 @@ const BACKENDS = {
   PGlite: () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'kb-remi-'));
     return {
-      open: () => createServiceDataSource({ service: 'reporting', schema: 'reporting', entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, dataDir, runMigrations: true }),
+      open: () =>
+        createServiceDataSource({
+          service: 'reporting',
+          schema: 'reporting',
+          entities: REPORTING_ENTITIES,
+          migrations: REPORTING_MIGRATIONS,
+          dataDir,
+          runMigrations: true,
+        }),
       cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
   },
@@ -49,8 +64,20 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
   const kbid = randomUUID();
   const other = randomUUID();
   const chat = (i: number, answer: string, extra: Record<string, unknown> = {}, kb = kbid): AuditRecordedEvent => ({
-    event_id: `c${i}`, kbid: kb, type: 'chat', date: new Date(Date.UTC(2026, 10, 22, 10 + i, 0, 0)).toISOString(), audit_metadata: {},
-    details: { question: 'What nationality is Scott Derrickson?', answer, status: 'success', retrieved_context: CONTEXT, learning_id: `l${i}`, model: 'extractive', ...extra },
+    event_id: `c${i}`,
+    kbid: kb,
+    type: 'chat',
+    date: new Date(Date.UTC(2026, 10, 22, 10 + i, 0, 0)).toISOString(),
+    audit_metadata: {},
+    details: {
+      question: 'What nationality is Scott Derrickson?',
+      answer,
+      status: 'success',
+      retrieved_context: CONTEXT,
+      learning_id: `l${i}`,
+      model: 'extractive',
+      ...extra,
+    },
   });
 
   beforeAll(async () => {
@@ -69,24 +96,41 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     await audit.record(chat(2, 'Scott Derrickson is a Brazilian astronaut born in 1931.'));
     await audit.record(chat(3, 'Not enough data to answer this.', { status: 'no_retrieval_data', retrieved_context: [] }));
     await audit.record(chat(4, 'Scott Derrickson is an American director.', {}, other));
-    await audit.record({ event_id: 'f1', kbid, type: 'chat', date: new Date(Date.UTC(2026, 10, 22, 20)).toISOString(), audit_metadata: {}, details: { feedback: { learning_id: 'l1', good: true }, learning_id: 'l1' } });
+    await audit.record({
+      event_id: 'f1',
+      kbid,
+      type: 'chat',
+      date: new Date(Date.UTC(2026, 10, 22, 20)).toISOString(),
+      audit_metadata: {},
+      details: { feedback: { learning_id: 'l1', good: true }, learning_id: 'l1' },
+    });
     const worker = new RemiWorkerService(ds, { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false }, {} as MessageBus);
     expect(await worker.turn()).toBe(false);
     // Scored once: a second turn finds nothing new.
     await worker.turn();
     expect((await ds.query(`SELECT count(*)::int AS n FROM reporting.remi_scores`))[0].n).toBe(4);
     // The cursor moved to the last chat record, and the lease is free again.
-    const [cursor] = await ds.query(`SELECT last_row::int AS last, lease_until < now() AS free, (SELECT max(id)::int FROM reporting.activity_events WHERE type = 'chat') AS max FROM reporting.remi_cursor`);
+    const [cursor] = await ds.query(
+      `SELECT last_row::int AS last, lease_until < now() AS free, (SELECT max(id)::int FROM reporting.activity_events WHERE type = 'chat') AS max FROM reporting.remi_cursor`,
+    );
     expect(cursor).toEqual({ last: cursor.max, free: true, max: expect.any(Number) });
 
     const all = await remi.query({ kbid, body: { month: '2026-11' } });
     expect(all.has_more).toBe(false);
-    expect(all.data.map((d) => d.answer)).toEqual(['Scott Derrickson is an American director.', 'Scott Derrickson is a Brazilian astronaut born in 1931.', 'Not enough data to answer this.']);
+    expect(all.data.map((d) => d.answer)).toEqual([
+      'Scott Derrickson is an American director.',
+      'Scott Derrickson is a Brazilian astronaut born in 1931.',
+      'Not enough data to answer this.',
+    ]);
     const [right, wrong, none] = all.data.map((d) => d.remi);
     expect(right?.groundedness).toEqual([5]);
     expect(wrong?.groundedness[0]).toBeLessThanOrEqual(2);
     expect(right?.context_relevance[0]).toBeGreaterThan(right?.context_relevance[1] as number);
-    expect(none).toEqual({ answer_relevance: { score: 0, reason: expect.stringContaining('No context') }, context_relevance: [], groundedness: [] });
+    expect(none).toEqual({
+      answer_relevance: { score: 0, reason: expect.stringContaining('No context') },
+      context_relevance: [],
+      groundedness: [],
+    });
 
     const page = await remi.query({ kbid, body: { month: '2026-11', pagination: { limit: 1 } } });
     expect(page).toMatchObject({ has_more: true, data: [{ id: all.data[0]?.id }] });
@@ -94,7 +138,10 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     expect(next.data.map((d) => d.id)).toEqual([all.data[1]?.id]);
     expect((await remi.query({ kbid, body: { month: '2026-11', feedback_good: true } })).data.map((d) => d.id)).toEqual([all.data[0]?.id]);
     expect((await remi.query({ kbid, body: { month: '2026-11', status: 'NO_CONTEXT' } })).data.map((d) => d.id)).toEqual([all.data[2]?.id]);
-    const relevant = await remi.query({ kbid, body: { month: '2026-11', context_relevance: { value: 0, operation: 'gt', aggregation: 'max' } } });
+    const relevant = await remi.query({
+      kbid,
+      body: { month: '2026-11', context_relevance: { value: 0, operation: 'gt', aggregation: 'max' } },
+    });
     expect(relevant.data.map((d) => d.id)).toEqual([all.data[0]?.id, all.data[1]?.id]);
     expect((await remi.query({ kbid, body: { month: '2026-10' } })).data).toEqual([]);
 
@@ -105,12 +152,18 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     const g = buckets[0]?.metrics[2];
     expect(g?.max).toBe(5);
     expect(g?.min).toBeLessThanOrEqual(2);
-    expect((await remi.scores({ kbid, aggregation: 'hour', from: '2026-11-22T00:00:00Z', to: '2026-11-23T00:00:00Z' })).map((b) => b.timestamp)).toEqual([
-      '2026-11-22T11:00:00.000Z', '2026-11-22T12:00:00.000Z', '2026-11-22T13:00:00.000Z',
-    ]);
+    expect(
+      (await remi.scores({ kbid, aggregation: 'hour', from: '2026-11-22T00:00:00Z', to: '2026-11-23T00:00:00Z' })).map((b) => b.timestamp),
+    ).toEqual(['2026-11-22T11:00:00.000Z', '2026-11-22T12:00:00.000Z', '2026-11-22T13:00:00.000Z']);
 
     const one = await remi.event({ kbid, event_id: String(all.data[0]?.id) });
-    expect(one).toMatchObject({ status: 'SUCCESS', question: 'What nationality is Scott Derrickson?', model: 'extractive', scorer: 'offline:lexical', feedback: { good: true } });
+    expect(one).toMatchObject({
+      status: 'SUCCESS',
+      question: 'What nationality is Scott Derrickson?',
+      model: 'extractive',
+      scorer: 'offline:lexical',
+      feedback: { good: true },
+    });
     expect(one.context.map((c) => c.key)).toEqual(CONTEXT.map((c) => c.key));
     // Another KB's record is not found through this KB.
     const theirs = (await remi.query({ kbid: other, body: { month: '2026-11' } })).data[0]?.id;
@@ -150,16 +203,32 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     expect(await worker.turn()).toBe(false);
     expect((await remi.query({ kbid: kb4, body: { month: '2026-11' } })).data).toEqual([]);
     // The holder's lease ends; the cursor had moved past this record (a later id scored first).
-    await ds.query(`UPDATE reporting.remi_cursor SET lease_until = '-infinity', last_row = (SELECT max(id) + 100 FROM reporting.activity_events)`);
+    await ds.query(
+      `UPDATE reporting.remi_cursor SET lease_until = '-infinity', last_row = (SELECT max(id) + 100 FROM reporting.activity_events)`,
+    );
     await worker.turn();
-    expect((await remi.query({ kbid: kb4, body: { month: '2026-11' } })).data.map((d) => d.answer)).toEqual(['Scott Derrickson is an American director.']);
+    expect((await remi.query({ kbid: kb4, body: { month: '2026-11' } })).data.map((d) => d.answer)).toEqual([
+      'Scott Derrickson is an American director.',
+    ]);
   });
 
   it('refuses bad queries with every issue at once', async () => {
-    await expect(remi.query({ kbid, body: { context_relevance: { value: 9, operation: 'like' }, status: 'OK', pagination: { limit: 1000 } } })).rejects.toMatchObject({
-      details: { detail: expect.arrayContaining([expect.objectContaining({ loc: ['body', 'month'] }), expect.objectContaining({ loc: ['body', 'context_relevance', 'value'] }), expect.objectContaining({ loc: ['body', 'context_relevance', 'operation'] }), expect.objectContaining({ loc: ['body', 'status'] }), expect.objectContaining({ loc: ['body', 'pagination', 'limit'] })]) },
+    await expect(
+      remi.query({ kbid, body: { context_relevance: { value: 9, operation: 'like' }, status: 'OK', pagination: { limit: 1000 } } }),
+    ).rejects.toMatchObject({
+      details: {
+        detail: expect.arrayContaining([
+          expect.objectContaining({ loc: ['body', 'month'] }),
+          expect.objectContaining({ loc: ['body', 'context_relevance', 'value'] }),
+          expect.objectContaining({ loc: ['body', 'context_relevance', 'operation'] }),
+          expect.objectContaining({ loc: ['body', 'status'] }),
+          expect.objectContaining({ loc: ['body', 'pagination', 'limit'] }),
+        ]),
+      },
     });
-    await expect(remi.scores({ kbid, aggregation: 'hour', from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    await expect(
+      remi.scores({ kbid, aggregation: 'hour', from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }),
+    ).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
     await expect(remi.scores({ kbid })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 });

@@ -12,11 +12,26 @@ jest.setTimeout(60_000);
 
 const unlimited = (): EffectiveLimits => {
   const monthly = Object.fromEntries(
-    ['monthly_limit_paragraphs_processed', 'monthly_limit_docs_no_media_processed', 'monthly_limit_media_seconds_processed', 'monthly_limit_paragraphs_stored',
-      'monthly_limit_hosted_searches_performed', 'monthly_limit_hosted_answers_generated', 'monthly_limit_self_hosted_searches_performed', 'monthly_limit_self_hosted_answers_generated',
-      'storage_limit_max_bytes_per_kb', 'storage_limit_max_resources_per_kb', 'monthly_limit_non_media_files_processed', 'monthly_limit_chars_processed'].map((k) => [k, -1]),
+    [
+      'monthly_limit_paragraphs_processed',
+      'monthly_limit_docs_no_media_processed',
+      'monthly_limit_media_seconds_processed',
+      'monthly_limit_paragraphs_stored',
+      'monthly_limit_hosted_searches_performed',
+      'monthly_limit_hosted_answers_generated',
+      'monthly_limit_self_hosted_searches_performed',
+      'monthly_limit_self_hosted_answers_generated',
+      'storage_limit_max_bytes_per_kb',
+      'storage_limit_max_resources_per_kb',
+      'monthly_limit_non_media_files_processed',
+      'monthly_limit_chars_processed',
+    ].map((k) => [k, -1]),
   ) as EffectiveLimits['usage'];
-  return { upload: { upload_limit_max_media_file_size: -1, upload_limit_max_non_media_file_size: -1 }, usage: { ...monthly }, processing: { ...monthly } };
+  return {
+    upload: { upload_limit_max_media_file_size: -1, upload_limit_max_non_media_file_size: -1 },
+    usage: { ...monthly },
+    processing: { ...monthly },
+  };
 };
 
 const metric = (b: UsageBucketDto | undefined, name: string): number | undefined => b?.metrics.find((m) => m.name === name)?.value;
@@ -32,14 +47,33 @@ describe('usage metering and blocks on the embedded database', () => {
   const foreignKb = randomUUID();
   let n = 0;
   const ev = (type: AuditRecordedEvent['type'], date: string, extra: Partial<AuditRecordedEvent> = {}): AuditRecordedEvent => ({
-    event_id: `u${++n}`, kbid: kb, type, date, audit_metadata: {}, ...extra,
+    event_id: `u${++n}`,
+    kbid: kb,
+    type,
+    date,
+    audit_metadata: {},
+    ...extra,
   });
 
   beforeAll(async () => {
-    ds = await createServiceDataSource({ service: 'reporting', schema: 'reporting', entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, dataDir, runMigrations: true });
+    ds = await createServiceDataSource({
+      service: 'reporting',
+      schema: 'reporting',
+      entities: REPORTING_ENTITIES,
+      migrations: REPORTING_MIGRATIONS,
+      dataDir,
+      runMigrations: true,
+    });
     svc = reportingServices(ds, {
-      kbs: new Map([[kb, account], [kb2, account], [foreignKb, otherAccount]]),
-      limits: new Map([[account, unlimited()], [otherAccount, unlimited()]]),
+      kbs: new Map([
+        [kb, account],
+        [kb2, account],
+        [foreignKb, otherAccount],
+      ]),
+      limits: new Map([
+        [account, unlimited()],
+        [otherAccount, unlimited()],
+      ]),
       published: [],
     });
   });
@@ -51,17 +85,27 @@ describe('usage metering and blocks on the embedded database', () => {
 
   it('counts each stored event once, in UTC hours, per KB and account-wide', async () => {
     const processed = ev('processed', '2026-03-02T10:15:00Z', {
-      audit_metadata: { field: 'file/doc', usage: { paragraphs: 4, characters: 120, pages: 1, media_seconds: 0, documents: 1, media: false } },
+      audit_metadata: {
+        field: 'file/doc',
+        usage: { paragraphs: 4, characters: 120, pages: 1, media_seconds: 0, documents: 1, media: false },
+      },
     });
     const search = ev('search', '2026-03-02T10:59:59Z', { details: { query: 'q' } });
     const events = [
-      ev('new', '2026-03-02T10:00:00Z'), ev('new', '2026-03-02T11:30:00Z'), ev('new', '2026-03-02T11:31:00Z', { kbid: kb2 }), ev('deleted', '2026-03-03T00:00:00Z'),
-      search, ev('search', '2026-03-02T11:00:00Z'), ev('suggest', '2026-03-02T11:00:00Z'),
+      ev('new', '2026-03-02T10:00:00Z'),
+      ev('new', '2026-03-02T11:30:00Z'),
+      ev('new', '2026-03-02T11:31:00Z', { kbid: kb2 }),
+      ev('deleted', '2026-03-03T00:00:00Z'),
+      search,
+      ev('search', '2026-03-02T11:00:00Z'),
+      ev('suggest', '2026-03-02T11:00:00Z'),
       ev('chat', '2026-03-02T11:05:00Z', { details: { question: 'q', answer: 'a' } }),
       ev('chat', '2026-03-02T11:06:00Z', { details: { question: 'q', answer: '', status: 'error' } }),
-      ev('chat', '2026-03-02T11:07:00Z', { details: { feedback: { learning_id: 'l', good: true } }, }),
+      ev('chat', '2026-03-02T11:07:00Z', { details: { feedback: { learning_id: 'l', good: true } } }),
       processed,
-      ev('processed', '2026-03-02T10:20:00Z', { audit_metadata: { field: 'file/video', usage: { paragraphs: 2, characters: 30, media_seconds: 61.5, documents: 1, media: true } } }),
+      ev('processed', '2026-03-02T10:20:00Z', {
+        audit_metadata: { field: 'file/video', usage: { paragraphs: 2, characters: 30, media_seconds: 61.5, documents: 1, media: true } },
+      }),
       ev('indexed', '2026-03-02T10:16:00Z', { audit_metadata: { paragraphs: 4 } }),
     ];
     await Promise.all(events.map((e) => svc.audit.record(e)));
@@ -74,10 +118,20 @@ describe('usage metering and blocks on the embedded database', () => {
     await Promise.all([svc.audit.record(twice), svc.audit.record({ ...twice })]);
     await svc.meter();
 
-    const hours = await svc.usage.get({ account_id: account, kb_id: kb, from: '2026-03-02T10:00:00Z', to: '2026-03-02T13:00:00Z', aggregation: 'hour' });
+    const hours = await svc.usage.get({
+      account_id: account,
+      kb_id: kb,
+      from: '2026-03-02T10:00:00Z',
+      to: '2026-03-02T13:00:00Z',
+      aggregation: 'hour',
+    });
     expect(hours.map((b) => b.timestamp)).toEqual(['2026-03-02T10:00:00.000Z', '2026-03-02T11:00:00.000Z', '2026-03-02T12:00:00.000Z']);
     expect(hours[0]?.metrics.map((m) => m.name)).toContain('pre_processing_time');
-    expect([metric(hours[0], 'searches_performed'), metric(hours[1], 'searches_performed'), metric(hours[2], 'searches_performed')]).toEqual([1, 1, 2]);
+    expect([
+      metric(hours[0], 'searches_performed'),
+      metric(hours[1], 'searches_performed'),
+      metric(hours[2], 'searches_performed'),
+    ]).toEqual([1, 1, 2]);
     expect([metric(hours[0], 'resources'), metric(hours[1], 'resources')]).toEqual([1, 1]);
     expect(metric(hours[1], 'answers_generated')).toBe(1);
     expect(metric(hours[0], 'paragraphs_processed')).toBe(6);
@@ -89,24 +143,63 @@ describe('usage metering and blocks on the embedded database', () => {
 
     const day = await svc.usage.get({ account_id: account, from: '2026-03-01T00:00:00Z', to: '2026-03-04T00:00:00Z', aggregation: 'day' });
     expect(day.map((b) => [b.timestamp, metric(b, 'resources')])).toEqual([
-      ['2026-03-01T00:00:00.000Z', 0], ['2026-03-02T00:00:00.000Z', 3], ['2026-03-03T00:00:00.000Z', -1],
+      ['2026-03-01T00:00:00.000Z', 0],
+      ['2026-03-02T00:00:00.000Z', 3],
+      ['2026-03-03T00:00:00.000Z', -1],
     ]);
-    const month = await svc.usage.get({ account_id: account, from: '2026-03-01T00:00:00Z', to: '2026-04-01T00:00:00Z', aggregation: 'month' });
+    const month = await svc.usage.get({
+      account_id: account,
+      from: '2026-03-01T00:00:00Z',
+      to: '2026-04-01T00:00:00Z',
+      aggregation: 'month',
+    });
     expect(month).toHaveLength(1);
     expect(metric(month[0], 'searches_performed')).toBe(4);
-    const week = await svc.usage.get({ account_id: account, from: '2026-03-02T00:00:00Z', to: '2026-03-03T00:00:00Z', aggregation: 'week' });
+    const week = await svc.usage.get({
+      account_id: account,
+      from: '2026-03-02T00:00:00Z',
+      to: '2026-03-03T00:00:00Z',
+      aggregation: 'week',
+    });
     expect(week.map((b) => b.timestamp)).toEqual(['2026-03-02T00:00:00.000Z']); // a Monday
-    const millennium = await svc.usage.get({ account_id: account, from: '2026-03-02T00:00:00Z', to: '2026-03-03T00:00:00Z', aggregation: 'millennium' });
+    const millennium = await svc.usage.get({
+      account_id: account,
+      from: '2026-03-02T00:00:00Z',
+      to: '2026-03-03T00:00:00Z',
+      aggregation: 'millennium',
+    });
     expect(millennium.map((b) => [b.timestamp, metric(b, 'searches_performed')])).toEqual([['2001-01-01T00:00:00.000Z', 4]]);
   });
 
   it('refuses too many buckets, an empty range, and a KB of another account', async () => {
-    await expect(svc.usage.get({ account_id: account, from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', aggregation: 'hour' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
-    await expect(svc.usage.get({ account_id: account, from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z', aggregation: 'day' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
-    await expect(svc.usage.get({ account_id: account, kb_id: foreignKb, from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z', aggregation: 'day' })).rejects.toMatchObject({ code: 'KB_NOT_FOUND' });
-    await expect(svc.usage.get({ account_id: account, kb_id: randomUUID(), from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z', aggregation: 'day' })).rejects.toMatchObject({ code: 'KB_NOT_FOUND' });
+    await expect(
+      svc.usage.get({ account_id: account, from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', aggregation: 'hour' }),
+    ).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    await expect(
+      svc.usage.get({ account_id: account, from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z', aggregation: 'day' }),
+    ).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    await expect(
+      svc.usage.get({
+        account_id: account,
+        kb_id: foreignKb,
+        from: '2026-01-01T00:00:00Z',
+        to: '2026-01-02T00:00:00Z',
+        aggregation: 'day',
+      }),
+    ).rejects.toMatchObject({ code: 'KB_NOT_FOUND' });
+    await expect(
+      svc.usage.get({
+        account_id: account,
+        kb_id: randomUUID(),
+        from: '2026-01-01T00:00:00Z',
+        to: '2026-01-02T00:00:00Z',
+        aggregation: 'day',
+      }),
+    ).rejects.toMatchObject({ code: 'KB_NOT_FOUND' });
     // A year of hours is allowed.
-    expect(await svc.usage.get({ account_id: account, from: '2025-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', aggregation: 'hour' })).toHaveLength(8760);
+    expect(
+      await svc.usage.get({ account_id: account, from: '2025-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', aggregation: 'hour' }),
+    ).toHaveLength(8760);
   });
 
   it('sums a year of hourly rows into hourly buckets', async () => {
@@ -120,11 +213,24 @@ describe('usage metering and blocks on the embedded database', () => {
       [yearKb],
     );
     const started = Date.now();
-    const year = await svc.usage.get({ account_id: account, kb_id: yearKb, from: '2024-01-01T00:00:00Z', to: '2025-01-01T00:00:00Z', aggregation: 'hour' });
+    const year = await svc.usage.get({
+      account_id: account,
+      kb_id: yearKb,
+      from: '2024-01-01T00:00:00Z',
+      to: '2025-01-01T00:00:00Z',
+      aggregation: 'hour',
+    });
     const took = Date.now() - started;
     expect(year).toHaveLength(8784);
-    expect(year.every((b) => metric(b, 'searches_performed') === 1 && metric(b, 'chars_processed') === 1 && metric(b, 'resources') === 0)).toBe(true);
-    const quarters = await svc.usage.get({ account_id: account, from: '2024-01-01T00:00:00Z', to: '2025-01-01T00:00:00Z', aggregation: 'quarter' });
+    expect(
+      year.every((b) => metric(b, 'searches_performed') === 1 && metric(b, 'chars_processed') === 1 && metric(b, 'resources') === 0),
+    ).toBe(true);
+    const quarters = await svc.usage.get({
+      account_id: account,
+      from: '2024-01-01T00:00:00Z',
+      to: '2025-01-01T00:00:00Z',
+      aggregation: 'quarter',
+    });
     expect(quarters.map((b) => metric(b, 'answers_generated'))).toEqual([91 * 24, 91 * 24, 92 * 24, 92 * 24]);
     // Not a benchmark (the machine is shared): a bound that only a pathological plan or loop would break.
     expect(took).toBeLessThan(5_000);
@@ -138,7 +244,13 @@ describe('usage metering and blocks on the embedded database', () => {
     svc.accounts.limits.set(account, limits);
     await svc.blocking.limitsChanged(account);
     // Earlier months' searches do not count; resources held do (all time): kb holds 1 (2 created, 1 deleted in March), kb2 holds 1.
-    expect(svc.accounts.published.at(-1)).toEqual({ account_id: account, month: now.slice(0, 7), features: [], kbs: { [kb]: ['storage'], [kb2]: ['storage'] }, blocking_state: 'quota' });
+    expect(svc.accounts.published.at(-1)).toEqual({
+      account_id: account,
+      month: now.slice(0, 7),
+      features: [],
+      kbs: { [kb]: ['storage'], [kb2]: ['storage'] },
+      blocking_state: 'quota',
+    });
     await svc.audit.record(ev('search', now));
     await svc.meter();
     await svc.blocking.settled();
@@ -152,17 +264,34 @@ describe('usage metering and blocks on the embedded database', () => {
 
     svc.accounts.limits.set(account, unlimited());
     await svc.blocking.limitsChanged(account);
-    expect(svc.accounts.published.at(-1)).toEqual({ account_id: account, month: now.slice(0, 7), features: [], kbs: {}, blocking_state: 'unblocked' });
+    expect(svc.accounts.published.at(-1)).toEqual({
+      account_id: account,
+      month: now.slice(0, 7),
+      features: [],
+      kbs: {},
+      blocking_state: 'unblocked',
+    });
     expect(await svc.blocking.list()).toEqual([]);
   });
 
   it('lifts a block of a month that has ended at the next sweep', async () => {
     svc.accounts.limits.set(otherAccount, unlimited());
-    await ds.query(`INSERT INTO reporting.account_blocks (account_id, month, features, kbs) VALUES ($1, '2001-01', '["ask"]', '{}')`, [otherAccount]);
+    await ds.query(`INSERT INTO reporting.account_blocks (account_id, month, features, kbs) VALUES ($1, '2001-01', '["ask"]', '{}')`, [
+      otherAccount,
+    ]);
     expect(await svc.blocking.list()).toEqual([]); // another month's block is no block
     await svc.blocking.sweep();
-    expect(svc.accounts.published.at(-1)).toEqual({ account_id: otherAccount, month: new Date().toISOString().slice(0, 7), features: [], kbs: {}, blocking_state: 'unblocked' });
-    const rows: { month: string; features: string[] }[] = await ds.query(`SELECT month, features FROM reporting.account_blocks WHERE account_id = $1`, [otherAccount]);
+    expect(svc.accounts.published.at(-1)).toEqual({
+      account_id: otherAccount,
+      month: new Date().toISOString().slice(0, 7),
+      features: [],
+      kbs: {},
+      blocking_state: 'unblocked',
+    });
+    const rows: { month: string; features: string[] }[] = await ds.query(
+      `SELECT month, features FROM reporting.account_blocks WHERE account_id = $1`,
+      [otherAccount],
+    );
     expect(rows).toEqual([{ month: new Date().toISOString().slice(0, 7), features: [] }]);
   });
 });

@@ -15,7 +15,17 @@ export class UnderstandingModule {
   static forRoot(options: UnderstandingOptions): DynamicModule {
     return {
       module: UnderstandingModule,
-      providers: [{ provide: UNDERSTANDING_OPTIONS, useValue: options }, FieldProcessorService, ProcessingWorkerService, QueryEmbeddingService, PredictService, KbEmbeddersService, KbTranscribersService, WebhookWorkerService, ModelFilesPublisher],
+      providers: [
+        { provide: UNDERSTANDING_OPTIONS, useValue: options },
+        FieldProcessorService,
+        ProcessingWorkerService,
+        QueryEmbeddingService,
+        PredictService,
+        KbEmbeddersService,
+        KbTranscribersService,
+        WebhookWorkerService,
+        ModelFilesPublisher,
+      ],
     };
   }
 }

@@ -59,7 +59,10 @@ export function tokenF1(prediction: string, gold: string): number {
   return (2 * precision * recall) / (precision + recall);
 }
 
-const words = (s: string) => normaliseAnswer(s).split(' ').filter((w) => w.length > 2);
+const words = (s: string) =>
+  normaliseAnswer(s)
+    .split(' ')
+    .filter((w) => w.length > 2);
 
 /** Share of answer sentences that a paragraph they cite supports (verbatim, or ≥ 80 % of its words). */
 export function citedGroundedness(answer: string, citations: Record<string, [number, number][]>, texts: Map<string, string>): number {
@@ -70,7 +73,9 @@ export function citedGroundedness(answer: string, citations: Record<string, [num
   let supported = 0;
   for (const s of sentences) {
     const text = answer.slice(s.start, s.end).trim();
-    const citing = Object.entries(citations).filter(([, spans]) => spans.some(([a, b]) => a < s.end && b > s.start)).map(([k]) => texts.get(k) ?? '');
+    const citing = Object.entries(citations)
+      .filter(([, spans]) => spans.some(([a, b]) => a < s.end && b > s.start))
+      .map(([k]) => texts.get(k) ?? '');
     const ok = citing.some((p) => {
       if (p.includes(text)) return true;
       const pw = new Set(words(p));
@@ -86,12 +91,26 @@ async function main(): Promise<void> {
   const { values: a } = parseArgs({
     args: cliArgs(),
     options: {
-      dataset: { type: 'string', default: 'hotpotqa-53' }, keep: { type: 'boolean', default: false }, reuse: { type: 'string' },
-      'top-k': { type: 'string', default: '10' }, strategies: { type: 'string', default: '' }, concurrency: { type: 'string', default: '8' },
+      dataset: { type: 'string', default: 'hotpotqa-53' },
+      keep: { type: 'boolean', default: false },
+      reuse: { type: 'string' },
+      'top-k': { type: 'string', default: '10' },
+      strategies: { type: 'string', default: '' },
+      concurrency: { type: 'string', default: '8' },
     },
   });
-  const qa = readFileSync(join(datasetDir(a.dataset), 'qa.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as QaItem);
-  const kb = await openBenchKb({ dataset: a.dataset, reuse: a.reuse, keep: a.keep || !!a.reuse, docMode: 'separate', concurrency: numberArg('concurrency', a.concurrency) ?? 8, waitTimeoutS: 3600 });
+  const qa = readFileSync(join(datasetDir(a.dataset), 'qa.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as QaItem);
+  const kb = await openBenchKb({
+    dataset: a.dataset,
+    reuse: a.reuse,
+    keep: a.keep || !!a.reuse,
+    docMode: 'separate',
+    concurrency: numberArg('concurrency', a.concurrency) ?? 8,
+    waitTimeoutS: 3600,
+  });
   try {
     const strategies = a.strategies ? a.strategies.split(',').map((name) => ({ name })) : [];
     const f1s: number[] = [];
@@ -103,8 +122,13 @@ async function main(): Promise<void> {
     for (const item of qa) {
       const t0 = performance.now();
       const res = await kb.http.call<SyncAsk>('POST', `/api/v1/kb/${kb.kbid}/ask`, {
-        credential: kb.credential, headers: { 'x-synchronous': 'true' },
-        body: { query: item.question, top_k: numberArg('top-k', a['top-k']) ?? 10, ...(strategies.length ? { rag_strategies: strategies } : {}) },
+        credential: kb.credential,
+        headers: { 'x-synchronous': 'true' },
+        body: {
+          query: item.question,
+          top_k: numberArg('top-k', a['top-k']) ?? 10,
+          ...(strategies.length ? { rag_strategies: strategies } : {}),
+        },
       });
       ms.push(performance.now() - t0);
       if (res.status !== 200 || res.body.status === 'error') {
@@ -116,14 +140,17 @@ async function main(): Promise<void> {
       ems.push(normaliseAnswer(answer) === normaliseAnswer(item.answer) ? 1 : 0);
       contains.push(normaliseAnswer(answer).includes(normaliseAnswer(item.answer)) ? 1 : 0);
       const texts = new Map<string, string>();
-      for (const r of Object.values(res.body.retrieval_results?.resources ?? {})) for (const f of Object.values(r.fields)) for (const [id, p] of Object.entries(f.paragraphs)) texts.set(id, p.text);
+      for (const r of Object.values(res.body.retrieval_results?.resources ?? {}))
+        for (const f of Object.values(r.fields)) for (const [id, p] of Object.entries(f.paragraphs)) texts.set(id, p.text);
       grounded.push(citedGroundedness(answer, res.body.citations ?? {}, texts));
     }
     const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
     console.log(`\n/ask on ${a.dataset} (${qa.length} questions, generator: KB default, strategies: ${a.strategies || 'none'})\n`);
     console.log('| EM | token F1 | answer contains gold | groundedness | p50 ms | p95 ms | errors |');
     console.log('|---|---|---|---|---|---|---|');
-    console.log(`| ${mean(ems).toFixed(3)} | ${mean(f1s).toFixed(3)} | ${mean(contains).toFixed(3)} | ${(100 * mean(grounded)).toFixed(1)} % | ${percentile(ms, 50).toFixed(0)} | ${percentile(ms, 95).toFixed(0)} | ${errors} |`);
+    console.log(
+      `| ${mean(ems).toFixed(3)} | ${mean(f1s).toFixed(3)} | ${mean(contains).toFixed(3)} | ${(100 * mean(grounded)).toFixed(1)} % | ${percentile(ms, 50).toFixed(0)} | ${percentile(ms, 95).toFixed(0)} | ${errors} |`,
+    );
   } finally {
     await kb.close();
   }

@@ -10,7 +10,10 @@ describe('answer quality metrics', () => {
 
   it('counts answer sentences supported by a paragraph they cite', () => {
     const answer = 'Tides follow the moon. Cheese is made of milk.';
-    const texts = new Map([['p1', 'Tides follow the moon, mostly.'], ['p2', 'Volcanoes erupt.']]);
+    const texts = new Map([
+      ['p1', 'Tides follow the moon, mostly.'],
+      ['p2', 'Volcanoes erupt.'],
+    ]);
     expect(citedGroundedness(answer, { p1: [[0, 22]] }, texts)).toBe(0.5);
     expect(citedGroundedness(answer, { p2: [[0, 46]] }, texts)).toBe(0);
     expect(citedGroundedness('', {}, texts)).toBe(1);

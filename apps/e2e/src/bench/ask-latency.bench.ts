@@ -17,7 +17,14 @@ import { cliArgs, numberArg } from './retrieval.bench';
  * (first item at the client − (request received by the provider + provider-ms)).
  */
 async function main(): Promise<void> {
-  const { values: a } = parseArgs({ args: cliArgs(), options: { asks: { type: 'string', default: '50' }, 'provider-ms': { type: 'string', default: '200' }, docs: { type: 'string', default: '200' } } });
+  const { values: a } = parseArgs({
+    args: cliArgs(),
+    options: {
+      asks: { type: 'string', default: '50' },
+      'provider-ms': { type: 'string', default: '200' },
+      docs: { type: 'string', default: '200' },
+    },
+  });
   const asks = numberArg('asks', a.asks) ?? 50;
   const providerMs = numberArg('provider-ms', a['provider-ms'], 0) ?? 200;
   const docs = numberArg('docs', a.docs) ?? 200;
@@ -27,18 +34,37 @@ async function main(): Promise<void> {
     const boot = topology.bootstrap();
     const pat = bearer(boot.personal_access_token.token);
     const kb = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
-      credential: pat, body: { slug: 'ask-latency', title: 'ask latency', learning_configuration: { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: llm.openAiUrl, key: 'sk-bench' } } } },
+      credential: pat,
+      body: {
+        slug: 'ask-latency',
+        title: 'ask latency',
+        learning_configuration: { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: llm.openAiUrl, key: 'sk-bench' } } },
+      },
     });
     const kbid = (kb.body.uuid ?? kb.body.id) as string;
     const topics = ['tides and the moon', 'volcanoes and magma', 'bread and yeast', 'stars and galaxies', 'cells and proteins'];
     for (let i = 0; i < docs; i++) {
       const t = topics[i % topics.length] as string;
-      await topology.http.call('POST', `/api/v1/kb/${kbid}/resources`, { credential: pat, body: { title: `${t} ${i}`, texts: { body: { body: `Document ${i} explains ${t}. It has a second sentence about ${t} and number ${i}.` } } } });
+      await topology.http.call('POST', `/api/v1/kb/${kbid}/resources`, {
+        credential: pat,
+        body: {
+          title: `${t} ${i}`,
+          texts: { body: { body: `Document ${i} explains ${t}. It has a second sentence about ${t} and number ${i}.` } },
+        },
+      });
     }
-    await topology.http.eventually(async () => {
-      const list = await topology.http.call<{ resources: { metadata: { status: string } }[]; pagination: { last: boolean } }>('GET', `/api/v1/kb/${kbid}/resources?size=200&page=${Math.floor((docs - 1) / 200)}`, { credential: pat });
-      return list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
-    }, 600_000, 'processing');
+    await topology.http.eventually(
+      async () => {
+        const list = await topology.http.call<{ resources: { metadata: { status: string } }[]; pagination: { last: boolean } }>(
+          'GET',
+          `/api/v1/kb/${kbid}/resources?size=200&page=${Math.floor((docs - 1) / 200)}`,
+          { credential: pat },
+        );
+        return list.body.resources.every((r) => r.metadata.status === 'PROCESSED') ? true : undefined;
+      },
+      600_000,
+      'processing',
+    );
     await new Promise((r) => setTimeout(r, 2000));
     const ttft: number[] = [];
     const before: number[] = [];
@@ -46,7 +72,11 @@ async function main(): Promise<void> {
     for (let i = 0; i < asks + 3; i++) {
       const question = `What about ${topics[i % topics.length]} in document ${i}?`;
       const t0 = performance.now();
-      const res = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kbid}/ask`, { method: 'POST', headers: { authorization: `Bearer ${boot.personal_access_token.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: question }) });
+      const res = await fetch(`${topology.http.baseUrl}/api/v1/kb/${kbid}/ask`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${boot.personal_access_token.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: question }),
+      });
       if (!res.body) throw new Error(`/ask answered ${res.status} without a body`);
       const reader = res.body.getReader();
       const decoder = new TextDecoder();
@@ -66,7 +96,9 @@ async function main(): Promise<void> {
     }
     const row = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 95).toFixed(1)}`;
     console.log(`\n/ask through the gateway, ${docs} docs, provider first chunk after ${providerMs} ms, ${asks} asks (p50 / p95 ms)\n`);
-    console.log('| client time to first answer item | before the provider call (retrieval, context, prompt) | streaming overhead after the provider\'s first chunk |');
+    console.log(
+      "| client time to first answer item | before the provider call (retrieval, context, prompt) | streaming overhead after the provider's first chunk |",
+    );
     console.log('|---|---|---|');
     console.log(`| ${row(ttft)} | ${row(before)} | ${row(overhead)} |`);
   } finally {

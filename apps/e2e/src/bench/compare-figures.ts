@@ -89,7 +89,15 @@ export function summarise(a: Figures[], b: Figures[]): ComparedFigure[] {
       const y = bv[i] ?? Number.NaN;
       return x === 0 ? (y === 0 ? 1 : Number.POSITIVE_INFINITY) : y / x;
     });
-    rows.push({ figure, a: median(av), b: median(bv), ratio: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), better: betterWay(figure) });
+    rows.push({
+      figure,
+      a: median(av),
+      b: median(bv),
+      ratio: median(ratios),
+      min: Math.min(...ratios),
+      max: Math.max(...ratios),
+      better: betterWay(figure),
+    });
   }
   return rows;
 }
@@ -99,7 +107,12 @@ const num = (x: number): string => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs
 /** A plain-text table: figure, A, B, B/A (min–max), and which way is better. */
 export function formatTable(rows: ComparedFigure[]): string {
   const header = ['figure', 'A (median)', 'B (median)', 'B / A', 'per round', 'better'];
-  const lines = [header, ...rows.map((r) => [r.figure, num(r.a), num(r.b), `${r.ratio.toFixed(2)}×`, `${r.min.toFixed(2)}–${r.max.toFixed(2)}`, r.better])];
+  const lines = [
+    header,
+    ...rows.map((r) => [r.figure, num(r.a), num(r.b), `${r.ratio.toFixed(2)}×`, `${r.min.toFixed(2)}–${r.max.toFixed(2)}`, r.better]),
+  ];
   const widths = header.map((_, c) => Math.max(...lines.map((l) => (l[c] ?? '').length)));
-  return lines.map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join('  ')).join('\n');
+  return lines
+    .map((l) => l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join('  '))
+    .join('\n');
 }

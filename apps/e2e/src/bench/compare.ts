@@ -44,7 +44,12 @@ function prepare(sha: string, dir: string): void {
   if (!existsSync(join(dir, 'node_modules'))) {
     const sameLock = spawnSync('git', ['diff', '--quiet', sha, '--', 'package-lock.json'], { cwd: root }).status === 0;
     if (sameLock) symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
-    else step(`npm install in ${sha.slice(0, 12)} (its lockfile differs from this tree's)`, dir, 'npm', ['install', '--no-audit', '--no-fund']);
+    else
+      step(`npm install in ${sha.slice(0, 12)} (its lockfile differs from this tree's)`, dir, 'npm', [
+        'install',
+        '--no-audit',
+        '--no-fund',
+      ]);
   }
   step(`build ${sha.slice(0, 12)}`, dir, process.execPath, [join(dir, 'tools', 'scripts', 'build.mjs')]);
 }
@@ -83,10 +88,15 @@ function main(): void {
       b.push(runOnce(root, `round ${i}/${rounds} B (${labelB})`, bench));
     }
     const rows = summarise(a, b);
-    console.log(`\n${bench} ${args.join(' ')}\nA = ${sha.slice(0, 12)} (${ref}), B = ${labelB}; ${rounds} rounds, A B A B …; B / A is the median of the rounds' ratios\n${formatTable(rows)}`);
+    console.log(
+      `\n${bench} ${args.join(' ')}\nA = ${sha.slice(0, 12)} (${ref}), B = ${labelB}; ${rounds} rounds, A B A B …; B / A is the median of the rounds' ratios\n${formatTable(rows)}`,
+    );
     const dir = join(root, 'tmp', 'bench');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `compare-${bench}.json`), JSON.stringify({ date: new Date().toISOString(), ref, a: sha, b: head, dirty, args, rounds, rows, runs: { a, b } }, null, 2));
+    writeFileSync(
+      join(dir, `compare-${bench}.json`),
+      JSON.stringify({ date: new Date().toISOString(), ref, a: sha, b: head, dirty, args, rounds, rows, runs: { a, b } }, null, 2),
+    );
   } finally {
     if (process.env['COMPARE_KEEP'] !== '1' && existsSync(other)) removeWorktree(other);
   }

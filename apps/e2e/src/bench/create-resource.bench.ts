@@ -19,13 +19,22 @@ async function run(workers: boolean, connections: number, seconds: number) {
     const cred = apiKey(boot.api_key.token);
     const url = `${topology.http.baseUrl}/api/v1/kb/${boot.kb.id}/resources`;
     const options = {
-      url, method: 'POST' as const, connections,
+      url,
+      method: 'POST' as const,
+      connections,
       headers: { [cred.header]: cred.value, 'content-type': 'application/json' },
       body: JSON.stringify({ title: 'Benchmark resource', texts: { body: { body: TEXT, format: 'PLAIN' } } }),
     };
     await autocannon({ ...options, duration: 3 });
     const r = await autocannon({ ...options, duration: seconds });
-    return { processing_workers: workers ? 'on' : 'off', connections, resources_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99, non_2xx: r.non2xx };
+    return {
+      processing_workers: workers ? 'on' : 'off',
+      connections,
+      resources_per_s: Math.round(r.requests.average),
+      p50_ms: r.latency.p50,
+      p99_ms: r.latency.p99,
+      non_2xx: r.non2xx,
+    };
   } finally {
     await topology.stop();
   }

@@ -32,7 +32,11 @@ type Target = { endpoint: string; request: (query: string) => autocannon.Request
 /** One request first: a missing endpoint is reported as such instead of as thousands of 404s. */
 async function probe(kb: BenchKb, target: Target, query: string): Promise<string | undefined> {
   const req = target.request(query);
-  const res = await fetch(`${kb.http.baseUrl}${req.path ?? ''}`, { method: req.method, headers: req.headers as Record<string, string>, body: req.body as string | undefined });
+  const res = await fetch(`${kb.http.baseUrl}${req.path ?? ''}`, {
+    method: req.method,
+    headers: req.headers as Record<string, string>,
+    body: req.body as string | undefined,
+  });
   const text = await res.text();
   if (res.status === 404) return `${target.endpoint} answers 404 (${text.slice(0, 160)}): not in this build yet`;
   if (res.status >= 300) return `${target.endpoint} answers HTTP ${res.status}: ${text.slice(0, 300)}`;
@@ -47,8 +51,15 @@ async function load(kb: BenchKb, target: Target, queries: string[], connections:
   await autocannon({ ...options, duration: Math.min(5, seconds) }); // warm-up: JIT, model, caches, pools
   const r = await autocannon({ ...options, duration: seconds });
   return {
-    endpoint: target.endpoint, connections, seconds, requests_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99,
-    requests: r.requests.total, non_2xx: r.non2xx, errors: r.errors,
+    endpoint: target.endpoint,
+    connections,
+    seconds,
+    requests_per_s: Math.round(r.requests.average),
+    p50_ms: r.latency.p50,
+    p99_ms: r.latency.p99,
+    requests: r.requests.total,
+    non_2xx: r.non2xx,
+    errors: r.errors,
   };
 }
 
@@ -56,9 +67,17 @@ async function main(): Promise<void> {
   const { values: a } = parseArgs({
     args: cliArgs(),
     options: {
-      dataset: { type: 'string' }, split: { type: 'string' }, reuse: { type: 'string' }, 'limit-docs': { type: 'string' }, keep: { type: 'boolean', default: false },
-      seconds: { type: 'string', default: '15' }, connections: { type: 'string', default: '16' }, 'top-k': { type: 'string', default: '20' },
-      features: { type: 'string', default: 'keyword,semantic' }, 'doc-mode': { type: 'string', default: 'title-in-body' }, 'wait-timeout': { type: 'string', default: '7200' },
+      dataset: { type: 'string' },
+      split: { type: 'string' },
+      reuse: { type: 'string' },
+      'limit-docs': { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      seconds: { type: 'string', default: '15' },
+      connections: { type: 'string', default: '16' },
+      'top-k': { type: 'string', default: '20' },
+      features: { type: 'string', default: 'keyword,semantic' },
+      'doc-mode': { type: 'string', default: 'title-in-body' },
+      'wait-timeout': { type: 'string', default: '7200' },
     },
   });
   const dataset = a.dataset ?? (a.reuse ? reusedDataset(a.reuse) : 'scifact');
@@ -69,8 +88,13 @@ async function main(): Promise<void> {
   const connections = numberArg('connections', a.connections) ?? 16;
 
   const kb = await openBenchKb({
-    dataset, limitDocs: numberArg('limit-docs', a['limit-docs']), reuse: a.reuse, keep: a.keep,
-    docMode, concurrency: 8, waitTimeoutS: numberArg('wait-timeout', a['wait-timeout']) ?? 7200,
+    dataset,
+    limitDocs: numberArg('limit-docs', a['limit-docs']),
+    reuse: a.reuse,
+    keep: a.keep,
+    docMode,
+    concurrency: 8,
+    waitTimeoutS: numberArg('wait-timeout', a['wait-timeout']) ?? 7200,
   });
   const headers = { [kb.credential.header]: kb.credential.value, 'content-type': 'application/json' };
   const findBody = { top_k: numberArg('top-k', a['top-k']) ?? 20, features: a.features.split(',').map((f) => f.trim()) };
@@ -81,13 +105,19 @@ async function main(): Promise<void> {
     },
     {
       endpoint: 'GET /catalog ?query=',
-      request: (query) => ({ method: 'GET', path: `/api/v1/kb/${kb.kbid}/catalog?query=${encodeURIComponent(query)}`, headers: { [kb.credential.header]: kb.credential.value } }),
+      request: (query) => ({
+        method: 'GET',
+        path: `/api/v1/kb/${kb.kbid}/catalog?query=${encodeURIComponent(query)}`,
+        headers: { [kb.credential.header]: kb.credential.value },
+      }),
     },
   ];
   const rows: Row[] = [];
   const skipped: string[] = [];
   try {
-    console.log(`${dataset}: ${kb.manifest.ingestion.docs} docs, ${queries.length} queries in rotation, ${connections} connections, ${seconds} s per endpoint`);
+    console.log(
+      `${dataset}: ${kb.manifest.ingestion.docs} docs, ${queries.length} queries in rotation, ${connections} connections, ${seconds} s per endpoint`,
+    );
     for (const target of targets) {
       const problem = await probe(kb, target, queries[0] ?? '');
       if (problem) skipped.push(problem);
@@ -104,7 +134,10 @@ async function main(): Promise<void> {
   for (const s of skipped) console.error(`skipped: ${s}`);
   const dir = join(REPO_ROOT, 'tmp', 'bench');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'find-load.json'), JSON.stringify({ date: new Date().toISOString(), dataset, docs: kb.manifest.ingestion.docs, rows, skipped }, null, 2));
+  writeFileSync(
+    join(dir, 'find-load.json'),
+    JSON.stringify({ date: new Date().toISOString(), dataset, docs: kb.manifest.ingestion.docs, rows, skipped }, null, 2),
+  );
   if (skipped.length) process.exit(1);
 }
 

@@ -25,7 +25,8 @@ async function measure(topology: Topology, connections: number, seconds: number)
   const kbid = boot.kb.id;
   const cred = apiKey(boot.api_key.token);
   const created = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
-    credential: cred, body: { title: 'Benchmark resource', slug: `bench-${Date.now()}`, texts: { body: { body: 'Some text to read back.' } } },
+    credential: cred,
+    body: { title: 'Benchmark resource', slug: `bench-${Date.now()}`, texts: { body: { body: 'Some text to read back.' } } },
   });
   if (created.status !== 201) throw new Error(`create failed: ${created.status}`);
   const url = `${topology.http.baseUrl}/api/v1/kb/${kbid}/resource/${created.body.uuid}`;
@@ -34,9 +35,14 @@ async function measure(topology: Topology, connections: number, seconds: number)
   await autocannon({ url, headers, connections, duration: 3 }); // warm-up: JIT, caches, pools
   const result = await autocannon({ url, headers, connections, duration: seconds });
   return {
-    topology: topology.name, connections, seconds,
+    topology: topology.name,
+    connections,
+    seconds,
     requests_per_s: Math.round(result.requests.average),
-    p50_ms: result.latency.p50, p99_ms: result.latency.p99, non_2xx: result.non2xx, errors: result.errors,
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    non_2xx: result.non2xx,
+    errors: result.errors,
   };
 }
 

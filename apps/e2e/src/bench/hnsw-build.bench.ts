@@ -71,16 +71,36 @@ function extractedOf(paragraphs: string[], dimensions: number): ExtractedFieldDa
     text: { text },
     metadata: { metadata: { language: 'en', paragraphs: meta } },
     vectors: {
-      vectorset: VECTORSET, similarity: 'COSINE',
-      vectors: { vectors: meta.map((x, i) => ({ start: x.start, end: x.end, start_paragraph: x.start, end_paragraph: x.end, vector: hashedEmbedding(paragraphs[i] as string, dimensions) })) },
-      split_vectors: {}, deleted_splits: [],
+      vectorset: VECTORSET,
+      similarity: 'COSINE',
+      vectors: {
+        vectors: meta.map((x, i) => ({
+          start: x.start,
+          end: x.end,
+          start_paragraph: x.start,
+          end_paragraph: x.end,
+          vector: hashedEmbedding(paragraphs[i] as string, dimensions),
+        })),
+      },
+      split_vectors: {},
+      deleted_splits: [],
     },
   } as unknown as ExtractedFieldData;
 }
 
-async function runVariant(v: Variant, o: { paragraphs: number; per: number; dimensions: number; queries: string[]; k: number }): Promise<VariantResult> {
+async function runVariant(
+  v: Variant,
+  o: { paragraphs: number; per: number; dimensions: number; queries: string[]; k: number },
+): Promise<VariantResult> {
   const dir = mkdtempSync(join(tmpdir(), 'kb-bench-hnsw-'));
-  const ds: DataSource = await createServiceDataSource({ service: 'content', schema: 'content', dataDir: dir, entities: CONTENT_ENTITIES, migrations: CONTENT_MIGRATIONS, runMigrations: true });
+  const ds: DataSource = await createServiceDataSource({
+    service: 'content',
+    schema: 'content',
+    dataDir: dir,
+    entities: CONTENT_ENTITIES,
+    migrations: CONTENT_MIGRATIONS,
+    runMigrations: true,
+  });
   try {
     const kbid = '00000000-0000-4000-8000-0000000000aa';
     const name = hnswIndexName(VECTORSET, o.dimensions);
@@ -102,29 +122,57 @@ async function runVariant(v: Variant, o: { paragraphs: number; per: number; dime
       const rid = resourceId(i);
       const now = new Date();
       const resource = {
-        id: rid, kbid, slug: `doc-${i}`, title: '', summary: '', icon: '', thumbnail: '', metadata: { language: 'en' }, usermetadata: { classifications: [{ labelset: 'topic', label: `t${i % 20}` }] },
-        fieldmetadata: [], computedmetadata: {}, origin: {}, extra: {}, relations: [], accessGroups: [], hidden: false, status: 'PROCESSED', createdAt: now, modifiedAt: now, lastSeqid: 1,
+        id: rid,
+        kbid,
+        slug: `doc-${i}`,
+        title: '',
+        summary: '',
+        icon: '',
+        thumbnail: '',
+        metadata: { language: 'en' },
+        usermetadata: { classifications: [{ labelset: 'topic', label: `t${i % 20}` }] },
+        fieldmetadata: [],
+        computedmetadata: {},
+        origin: {},
+        extra: {},
+        relations: [],
+        accessGroups: [],
+        hidden: false,
+        status: 'PROCESSED',
+        createdAt: now,
+        modifiedAt: now,
+        lastSeqid: 1,
       };
       const t0 = performance.now();
       await ds.transaction(async (m) => {
-        await m.query(`INSERT INTO content.resources (id, kbid, slug, status, created_at, modified_at, last_seqid) VALUES ($1, $2, $3, 'PROCESSED', now(), now(), 1)`, [rid, kbid, `doc-${i}`]);
+        await m.query(
+          `INSERT INTO content.resources (id, kbid, slug, status, created_at, modified_at, last_seqid) VALUES ($1, $2, $3, 'PROCESSED', now(), now(), 1)`,
+          [rid, kbid, `doc-${i}`],
+        );
         await indexer.indexField(m, resource as never, { fieldType: 'text', fieldId: 'body' }, extracted);
       });
       times.push(performance.now() - t0);
-      const vectors = (extracted.vectors as unknown as { vectors: { vectors: { start: number; end: number; vector: number[] }[] } }).vectors.vectors;
+      const vectors = (extracted.vectors as unknown as { vectors: { vectors: { start: number; end: number; vector: number[] }[] } }).vectors
+        .vectors;
       for (const x of vectors) {
         exact.set(x.vector, ids.length * o.dimensions);
         ids.push(`${rid}/t/body/${x.start}-${x.end}`);
       }
       if ((i + 1) % Math.max(1, Math.floor(resources / 10)) === 0) {
         const last = times.slice(-Math.max(1, Math.floor(resources / 10)));
-        console.log(`  ${v.name}: ${(i + 1) * o.per} paragraphs, ${(last.reduce((a, b) => a + b, 0) / last.length).toFixed(1)} ms a resource lately`);
+        console.log(
+          `  ${v.name}: ${(i + 1) * o.per} paragraphs, ${(last.reduce((a, b) => a + b, 0) / last.length).toFixed(1)} ms a resource lately`,
+        );
       }
     }
     const buildS = (performance.now() - started) / 1000;
     const tail = times.slice(-Math.max(1, Math.floor(times.length / 10)));
     await ds.query('VACUUM ANALYZE content.search_vectors');
-    const pidOf = new Map((await ds.query(`SELECT id::text AS id, paragraph_id FROM content.search_paragraphs`) as { id: string; paragraph_id: string }[]).map((r) => [r.id, r.paragraph_id]));
+    const pidOf = new Map(
+      (
+        (await ds.query(`SELECT id::text AS id, paragraph_id FROM content.search_paragraphs`)) as { id: string; paragraph_id: string }[]
+      ).map((r) => [r.id, r.paragraph_id]),
+    );
 
     const recall: Record<string, number> = {};
     const p50: Record<string, number> = {};
@@ -164,8 +212,12 @@ async function runVariant(v: Variant, o: { paragraphs: number; per: number; dime
       p50[key] = percentile(lat, 50);
     }
     return {
-      variant: v.name, build_s: Math.round(buildS), paragraphs_per_s: Math.round((resources * o.per) / buildS),
-      last_ms_per_resource: Math.round(tail.reduce((a, b) => a + b, 0) / tail.length), recall, query_p50_ms: p50,
+      variant: v.name,
+      build_s: Math.round(buildS),
+      paragraphs_per_s: Math.round((resources * o.per) / buildS),
+      last_ms_per_resource: Math.round(tail.reduce((a, b) => a + b, 0) / tail.length),
+      recall,
+      query_p50_ms: p50,
     };
   } finally {
     await closeServiceDataSource(ds);
@@ -176,15 +228,24 @@ async function runVariant(v: Variant, o: { paragraphs: number; per: number; dime
 async function main(): Promise<void> {
   const { values: a } = parseArgs({
     options: {
-      paragraphs: { type: 'string', default: '20000' }, 'per-resource': { type: 'string', default: '20' }, dimensions: { type: 'string', default: '384' },
-      variants: { type: 'string', default: 'm16-ef100,m16-ef64,m8-ef64,none' }, queries: { type: 'string', default: '100' }, k: { type: 'string', default: '20' },
+      paragraphs: { type: 'string', default: '20000' },
+      'per-resource': { type: 'string', default: '20' },
+      dimensions: { type: 'string', default: '384' },
+      variants: { type: 'string', default: 'm16-ef100,m16-ef64,m8-ef64,none' },
+      queries: { type: 'string', default: '100' },
+      k: { type: 'string', default: '20' },
     },
   });
   const o = {
-    paragraphs: numberArg('paragraphs', a.paragraphs) ?? 20_000, per: numberArg('per-resource', a['per-resource']) ?? 20, dimensions: numberArg('dimensions', a.dimensions) ?? 384,
-    queries: queries(numberArg('queries', a.queries) ?? 100), k: numberArg('k', a.k) ?? 20,
+    paragraphs: numberArg('paragraphs', a.paragraphs) ?? 20_000,
+    per: numberArg('per-resource', a['per-resource']) ?? 20,
+    dimensions: numberArg('dimensions', a.dimensions) ?? 384,
+    queries: queries(numberArg('queries', a.queries) ?? 100),
+    k: numberArg('k', a.k) ?? 20,
   };
-  const variants = String(a.variants).split(',').map((s) => parseVariant(s.trim()));
+  const variants = String(a.variants)
+    .split(',')
+    .map((s) => parseVariant(s.trim()));
   const results: VariantResult[] = [];
   for (const v of variants) {
     console.log(`== ${v.name}: ${o.paragraphs} paragraphs of ${o.dimensions}-d vectors ==`);
@@ -193,8 +254,12 @@ async function main(): Promise<void> {
   console.log(`\n| variant | build s | paragraphs/s | ms a resource (last tenth) | recall@${o.k} | query p50 ms |`);
   console.log('|---|---|---|---|---|---|');
   for (const r of results) {
-    const rec = Object.entries(r.recall).map(([k, x]) => `${k}: ${x.toFixed(3)}`).join(', ');
-    const lat = Object.entries(r.query_p50_ms).map(([k, x]) => `${k}: ${x.toFixed(1)}`).join(', ');
+    const rec = Object.entries(r.recall)
+      .map(([k, x]) => `${k}: ${x.toFixed(3)}`)
+      .join(', ');
+    const lat = Object.entries(r.query_p50_ms)
+      .map(([k, x]) => `${k}: ${x.toFixed(1)}`)
+      .join(', ');
     console.log(`| ${r.variant} | ${r.build_s} | ${r.paragraphs_per_s} | ${r.last_ms_per_resource} | ${rec} | ${lat} |`);
   }
 }

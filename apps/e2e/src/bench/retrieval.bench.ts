@@ -38,14 +38,18 @@ export interface DatasetFiles {
 export function datasetDir(dataset: string): string {
   const base = process.env['BENCH_DATA'] ?? resolve(REPO_ROOT, '..', 'shared', 'bench-data');
   const dir = dataset.includes('/') ? resolve(dataset) : join(base, dataset);
-  if (!existsSync(join(dir, 'corpus.jsonl'))) throw new Error(`${join(dir, 'corpus.jsonl')} not found (data sets are read from ${base}; set BENCH_DATA to move it)`);
+  if (!existsSync(join(dir, 'corpus.jsonl')))
+    throw new Error(`${join(dir, 'corpus.jsonl')} not found (data sets are read from ${base}; set BENCH_DATA to move it)`);
   return dir;
 }
 
 /** `--split dev` → `queries.dev.jsonl` + `qrels.dev.tsv`; no split → `queries.jsonl` + `qrels.tsv`, else the dev split. */
 export function datasetFiles(dataset: string, split: string | undefined): DatasetFiles {
   const dir = datasetDir(dataset);
-  const pair = (s: string) => (s ? { queries: join(dir, `queries.${s}.jsonl`), qrels: join(dir, `qrels.${s}.tsv`), split: s } : { queries: join(dir, 'queries.jsonl'), qrels: join(dir, 'qrels.tsv'), split: '' });
+  const pair = (s: string) =>
+    s
+      ? { queries: join(dir, `queries.${s}.jsonl`), qrels: join(dir, `qrels.${s}.tsv`), split: s }
+      : { queries: join(dir, 'queries.jsonl'), qrels: join(dir, 'qrels.tsv'), split: '' };
   let files = pair(split ?? '');
   if (split === undefined && !existsSync(files.queries)) files = pair('dev');
   for (const path of [files.queries, files.qrels]) if (!existsSync(path)) throw new Error(`${path} not found`);
@@ -64,7 +68,10 @@ export function slugsFor(docs: readonly BeirDoc[]): Map<string, string> {
   const slugs = new Map<string, string>();
   const taken = new Set<string>();
   for (const { _id } of docs) {
-    let slug = _id.length <= 200 && RESOURCE_SLUG.test(_id) ? _id : `${_id.replace(/[^a-zA-Z0-9:_-]/g, '_').slice(0, 180)}-${createHash('sha1').update(_id).digest('hex').slice(0, 10)}`;
+    let slug =
+      _id.length <= 200 && RESOURCE_SLUG.test(_id)
+        ? _id
+        : `${_id.replace(/[^a-zA-Z0-9:_-]/g, '_').slice(0, 180)}-${createHash('sha1').update(_id).digest('hex').slice(0, 10)}`;
     for (let n = 2; taken.has(slug); n++) slug = `${slug}-${n}`;
     taken.add(slug);
     slugs.set(slug, _id);
@@ -156,15 +163,36 @@ async function createKb(http: HttpClient, boot: BootstrapFile, dataset: string):
   const pat = bearer(boot.personal_access_token.token);
   const account = `/api/v1/account/${boot.account.id}`;
   const slug = `bench-${dataset.replace(/[^a-zA-Z0-9:_-]/g, '_')}-${Date.now()}`;
-  const kb = await expectStatus('create KB', http.call<{ id: string }>('POST', `${account}/kbs`, { credential: pat, body: { slug, title: `Retrieval benchmark: ${dataset}` } }), 201);
-  const sa = await expectStatus('create service account', http.call<{ id: string }>('POST', `${account}/kb/${kb.id}/service_accounts`, { credential: pat, body: { title: 'retrieval-bench', role: 'SCONTRIBUTOR' } }), 201);
+  const kb = await expectStatus(
+    'create KB',
+    http.call<{ id: string }>('POST', `${account}/kbs`, { credential: pat, body: { slug, title: `Retrieval benchmark: ${dataset}` } }),
+    201,
+  );
+  const sa = await expectStatus(
+    'create service account',
+    http.call<{ id: string }>('POST', `${account}/kb/${kb.id}/service_accounts`, {
+      credential: pat,
+      body: { title: 'retrieval-bench', role: 'SCONTRIBUTOR' },
+    }),
+    201,
+  );
   const expires = new Date(Date.now() + 365 * 24 * 3600 * 1000).toISOString();
-  const key = await expectStatus('create API key', http.call<{ token: string }>('POST', `${account}/kb/${kb.id}/service_account/${sa.id}/keys`, { credential: pat, body: { expires } }), 201);
+  const key = await expectStatus(
+    'create API key',
+    http.call<{ token: string }>('POST', `${account}/kb/${kb.id}/service_account/${sa.id}/keys`, { credential: pat, body: { expires } }),
+    201,
+  );
   return { kbid: kb.id, token: key.token };
 }
 
 /** Creates the resources with `concurrency` requests in flight; fails if any create fails. */
-async function ingest(http: HttpClient, kbid: string, credential: Credential, bodies: Record<string, unknown>[], concurrency: number): Promise<number> {
+async function ingest(
+  http: HttpClient,
+  kbid: string,
+  credential: Credential,
+  bodies: Record<string, unknown>[],
+  concurrency: number,
+): Promise<number> {
   const started = performance.now();
   let next = 0;
   let created = 0;
@@ -197,9 +225,15 @@ async function waitProcessed(http: HttpClient, kbid: string, credential: Credent
     const slugOf = new Map<string, string>();
     const counts: Record<string, number> = {};
     for (let page = 0; ; page++) {
-      const res = await expectStatus('list resources', http.call<{ resources: { id: string; slug?: string; metadata?: { status?: string } }[]; pagination: { last: boolean } }>(
-        'GET', `/api/v1/kb/${kbid}/resources?size=200&page=${page}`, { credential },
-      ), 200);
+      const res = await expectStatus(
+        'list resources',
+        http.call<{ resources: { id: string; slug?: string; metadata?: { status?: string } }[]; pagination: { last: boolean } }>(
+          'GET',
+          `/api/v1/kb/${kbid}/resources?size=200&page=${page}`,
+          { credential },
+        ),
+        200,
+      );
       for (const r of res.resources) {
         slugOf.set(r.id, r.slug ?? '');
         const status = r.metadata?.status ?? 'UNKNOWN';
@@ -208,7 +242,12 @@ async function waitProcessed(http: HttpClient, kbid: string, credential: Credent
       if (res.pagination.last || res.resources.length === 0) break;
     }
     const pending = (counts['PENDING'] ?? 0) + (counts['UNKNOWN'] ?? 0);
-    lastLine = `processing: ${counts['PROCESSED'] ?? 0}/${expected} PROCESSED` + Object.entries(counts).filter(([s]) => s !== 'PROCESSED').map(([s, n]) => `, ${n} ${s}`).join('');
+    lastLine =
+      `processing: ${counts['PROCESSED'] ?? 0}/${expected} PROCESSED` +
+      Object.entries(counts)
+        .filter(([s]) => s !== 'PROCESSED')
+        .map(([s, n]) => `, ${n} ${s}`)
+        .join('');
     if (slugOf.size >= expected && pending === 0) {
       progress(lastLine, true);
       return { slugOf, errors: slugOf.size - (counts['PROCESSED'] ?? 0) };
@@ -255,7 +294,11 @@ export async function openBenchKb(o: OpenOptions): Promise<BenchKb> {
         if (!body) console.warn(`skipping ${id}: no title and no text`);
         return body ? [body] : [];
       });
-      const kb = await createKb(service.http, JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as BootstrapFile, o.dataset);
+      const kb = await createKb(
+        service.http,
+        JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as BootstrapFile,
+        o.dataset,
+      );
       const started = performance.now();
       const createS = await ingest(service.http, kb.kbid, apiKey(kb.token), bodies, o.concurrency);
       const waited = await waitProcessed(service.http, kb.kbid, apiKey(kb.token), bodies.length, o.waitTimeoutS);
@@ -263,17 +306,28 @@ export async function openBenchKb(o: OpenOptions): Promise<BenchKb> {
       slugOf = waited.slugOf;
       const kept = new Set(bodies.map((b) => String(b['slug'])));
       manifest = {
-        dataset: o.dataset, doc_mode: o.docMode, limit_docs: o.limitDocs ?? null, kbid: kb.kbid, api_key: kb.token,
+        dataset: o.dataset,
+        doc_mode: o.docMode,
+        limit_docs: o.limitDocs ?? null,
+        kbid: kb.kbid,
+        api_key: kb.token,
         slugs: Object.fromEntries([...slugs].filter(([slug]) => kept.has(slug))),
         ingestion: { docs: bodies.length, create_s: createS, processed_s: processedS, errors: waited.errors },
       };
       writeFileSync(join(dataDir, MANIFEST), JSON.stringify(manifest) + '\n', { mode: 0o600 });
-      console.log(`ingestion: ${bodies.length} docs PROCESSED in ${processedS.toFixed(1)} s (${(bodies.length / processedS).toFixed(1)} docs/s end to end; creates alone ${(bodies.length / createS).toFixed(1)} docs/s)${waited.errors ? `; ${waited.errors} not PROCESSED (ERROR/other)` : ''}`);
+      console.log(
+        `ingestion: ${bodies.length} docs PROCESSED in ${processedS.toFixed(1)} s (${(bodies.length / processedS).toFixed(1)} docs/s end to end; creates alone ${(bodies.length / createS).toFixed(1)} docs/s)${waited.errors ? `; ${waited.errors} not PROCESSED (ERROR/other)` : ''}`,
+      );
     }
     const credential = apiKey(manifest.api_key);
     const slugs = new Map(Object.entries(manifest.slugs));
     return {
-      http: service.http, kbid: manifest.kbid, credential, dataDir, manifest, close,
+      http: service.http,
+      kbid: manifest.kbid,
+      credential,
+      dataDir,
+      manifest,
+      close,
       docIdOf: (rid, slug) => slugs.get(slugOf.get(rid) ?? slug ?? ''),
     };
   } catch (err) {
@@ -310,7 +364,9 @@ interface FindResponse {
 function rankedDocIds(res: FindResponse, kb: BenchKb): { docs: string[]; unmapped: number } {
   let pids = res.best_matches;
   if (!Array.isArray(pids)) {
-    const all = Object.values(res.resources ?? {}).flatMap((r) => Object.values(r.fields ?? {}).flatMap((f) => Object.entries(f.paragraphs ?? {})));
+    const all = Object.values(res.resources ?? {}).flatMap((r) =>
+      Object.values(r.fields ?? {}).flatMap((f) => Object.entries(f.paragraphs ?? {})),
+    );
     pids = all.sort((a, b) => (a[1].order ?? 0) - (b[1].order ?? 0)).map(([pid]) => pid);
   }
   const docs: string[] = [];
@@ -333,11 +389,19 @@ class FindUnavailableError extends Error {}
 async function find(kb: BenchKb, body: Record<string, unknown>): Promise<{ ms: number; res: FindResponse }> {
   const url = `${kb.http.baseUrl}/api/v1/kb/${kb.kbid}/find`;
   const started = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { [kb.credential.header]: kb.credential.value, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { [kb.credential.header]: kb.credential.value, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   const ms = performance.now() - started;
-  if (res.status === 404) throw new FindUnavailableError(`POST /api/v1/kb/{kbid}/find answered 404 (${text.slice(0, 200)}): /find is not in this build yet (or the KB is gone)`);
-  if (res.status !== 200 && res.status !== 206) throw new Error(`/find answered HTTP ${res.status}: ${text.slice(0, 500)} (body ${JSON.stringify({ ...body, query: '…' })})`);
+  if (res.status === 404)
+    throw new FindUnavailableError(
+      `POST /api/v1/kb/{kbid}/find answered 404 (${text.slice(0, 200)}): /find is not in this build yet (or the KB is gone)`,
+    );
+  if (res.status !== 200 && res.status !== 206)
+    throw new Error(`/find answered HTTP ${res.status}: ${text.slice(0, 500)} (body ${JSON.stringify({ ...body, query: '…' })})`);
   return { ms, res: JSON.parse(text) as FindResponse };
 }
 
@@ -350,26 +414,43 @@ function parseFusion(spec: string): { label: string; rank_fusion?: Record<string
     if (!Number.isFinite(w)) throw new Error(`--fusion ${spec}: weighted needs semantic=<weight>`);
     return { label: `weighted sem=${w}`, rank_fusion: { name: 'weighted', boosting: { semantic: w } } };
   }
-  if (name !== 'rrf') throw new Error(`--fusion ${spec}: only default, weighted:semantic=.. and rrf[:k=..:keyword=..:semantic=..:window=..] are known`);
+  if (name !== 'rrf')
+    throw new Error(`--fusion ${spec}: only default, weighted:semantic=.. and rrf[:k=..:keyword=..:semantic=..:window=..] are known`);
   const p: Record<string, number> = { k: 60, keyword: 1, semantic: 1 };
   for (const kv of params) {
     const [key, value] = kv.split('=');
-    if (!key || !['k', 'keyword', 'semantic', 'window'].includes(key) || !Number.isFinite(Number(value))) throw new Error(`--fusion ${spec}: bad parameter ${kv}`);
+    if (!key || !['k', 'keyword', 'semantic', 'window'].includes(key) || !Number.isFinite(Number(value)))
+      throw new Error(`--fusion ${spec}: bad parameter ${kv}`);
     p[key] = Number(value);
   }
-  const rank_fusion = { name: 'rrf', k: p['k'], ...(p['window'] !== undefined ? { window: p['window'] } : {}), boosting: { keyword: p['keyword'], semantic: p['semantic'] } };
-  return { label: `rrf k=${p['k']} kw=${p['keyword']} sem=${p['semantic']}${p['window'] !== undefined ? ` window=${p['window']}` : ''}`, rank_fusion };
+  const rank_fusion = {
+    name: 'rrf',
+    k: p['k'],
+    ...(p['window'] !== undefined ? { window: p['window'] } : {}),
+    boosting: { keyword: p['keyword'], semantic: p['semantic'] },
+  };
+  return {
+    label: `rrf k=${p['k']} kw=${p['keyword']} sem=${p['semantic']}${p['window'] !== undefined ? ` window=${p['window']}` : ''}`,
+    rank_fusion,
+  };
 }
 
 function configurations(features: string, fusions: string, extra: Record<string, unknown>): FindConfig[] {
   const configs: FindConfig[] = [];
-  for (const set of features.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const set of features
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const list = set.split('+');
     if (list.length === 1) configs.push({ name: `${set} only`, body: { features: list, ...extra } });
-    else for (const f of fusions.split(',').map((s) => s.trim()).filter(Boolean)) {
-      const { label, rank_fusion } = parseFusion(f);
-      configs.push({ name: `${list.join('+')} (${label})`, body: { features: list, ...(rank_fusion ? { rank_fusion } : {}), ...extra } });
-    }
+    else
+      for (const f of fusions
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)) {
+        const { label, rank_fusion } = parseFusion(f);
+        configs.push({ name: `${list.join('+')} (${label})`, body: { features: list, ...(rank_fusion ? { rank_fusion } : {}), ...extra } });
+      }
   }
   return configs;
 }
@@ -390,7 +471,15 @@ async function runConfig(kb: BenchKb, config: FindConfig, queries: BeirQuery[], 
   progress(`${config.name}: ${queries.length}/${queries.length} queries`, true);
   if (unmapped > 0) console.warn(`${config.name}: ${unmapped} hits named resources that are not in the data set`);
   const metrics = evaluate(rankings, qrels, { ndcg: 10, recall: 100 });
-  return { configuration: config.name, ndcg_10: metrics.ndcg, recall_100: metrics.recall, p50_ms: percentile(latencies, 50), p95_ms: percentile(latencies, 95), p99_ms: percentile(latencies, 99), queries: metrics.queries };
+  return {
+    configuration: config.name,
+    ndcg_10: metrics.ndcg,
+    recall_100: metrics.recall,
+    p50_ms: percentile(latencies, 50),
+    p95_ms: percentile(latencies, 95),
+    p99_ms: percentile(latencies, 99),
+    queries: metrics.queries,
+  };
 }
 
 export function cliArgs(): string[] {
@@ -409,27 +498,52 @@ async function main(): Promise<void> {
   const { values: a } = parseArgs({
     args: cliArgs(),
     options: {
-      dataset: { type: 'string' }, split: { type: 'string' }, 'limit-docs': { type: 'string' }, keep: { type: 'boolean', default: false },
-      reuse: { type: 'string' }, features: { type: 'string', default: 'keyword,semantic,keyword+semantic' }, fusion: { type: 'string', default: 'default,rrf' },
-      'doc-mode': { type: 'string', default: 'title-in-body' }, 'top-k': { type: 'string', default: '100' }, reranker: { type: 'string' },
-      'min-semantic': { type: 'string' }, 'min-bm25': { type: 'string' }, concurrency: { type: 'string', default: '8' }, 'wait-timeout': { type: 'string', default: '7200' },
+      dataset: { type: 'string' },
+      split: { type: 'string' },
+      'limit-docs': { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      reuse: { type: 'string' },
+      features: { type: 'string', default: 'keyword,semantic,keyword+semantic' },
+      fusion: { type: 'string', default: 'default,rrf' },
+      'doc-mode': { type: 'string', default: 'title-in-body' },
+      'top-k': { type: 'string', default: '100' },
+      reranker: { type: 'string' },
+      'min-semantic': { type: 'string' },
+      'min-bm25': { type: 'string' },
+      concurrency: { type: 'string', default: '8' },
+      'wait-timeout': { type: 'string', default: '7200' },
     },
   });
   const docMode = a['doc-mode'];
   if (docMode !== 'title-in-body' && docMode !== 'separate') throw new Error('--doc-mode is title-in-body or separate');
   const minScore = { semantic: numberArg('min-semantic', a['min-semantic'], -Infinity), bm25: numberArg('min-bm25', a['min-bm25'], 0) };
   const min_score = Object.fromEntries(Object.entries(minScore).filter(([, v]) => v !== undefined));
-  const extra = { top_k: numberArg('top-k', a['top-k']) ?? 100, ...(a.reranker ? { reranker: a.reranker } : {}), ...(Object.keys(min_score).length ? { min_score } : {}) };
+  const extra = {
+    top_k: numberArg('top-k', a['top-k']) ?? 100,
+    ...(a.reranker ? { reranker: a.reranker } : {}),
+    ...(Object.keys(min_score).length ? { min_score } : {}),
+  };
   const configs = configurations(a.features, a.fusion, extra);
   const dataset = a.dataset ?? (a.reuse ? reusedDataset(a.reuse) : 'scifact');
   const files = datasetFiles(dataset, a.split);
 
   const limitDocs = numberArg('limit-docs', a['limit-docs']);
-  const relevant = new Set([...readQrels(files.qrels).values()].flatMap((judged) => [...judged].filter(([, g]) => g > 0).map(([doc]) => doc)));
-  if (limitDocs !== undefined && !a.reuse) console.log(`--limit-docs ${limitDocs}: the split's relevant docs go in first, so scores run high; compare only with runs of the same limit`);
+  const relevant = new Set(
+    [...readQrels(files.qrels).values()].flatMap((judged) => [...judged].filter(([, g]) => g > 0).map(([doc]) => doc)),
+  );
+  if (limitDocs !== undefined && !a.reuse)
+    console.log(
+      `--limit-docs ${limitDocs}: the split's relevant docs go in first, so scores run high; compare only with runs of the same limit`,
+    );
   const kb = await openBenchKb({
-    dataset, preferDocs: relevant, limitDocs, reuse: a.reuse, keep: a.keep,
-    docMode, concurrency: numberArg('concurrency', a.concurrency) ?? 8, waitTimeoutS: numberArg('wait-timeout', a['wait-timeout']) ?? 7200,
+    dataset,
+    preferDocs: relevant,
+    limitDocs,
+    reuse: a.reuse,
+    keep: a.keep,
+    docMode,
+    concurrency: numberArg('concurrency', a.concurrency) ?? 8,
+    waitTimeoutS: numberArg('wait-timeout', a['wait-timeout']) ?? 7200,
   });
   const rows: Awaited<ReturnType<typeof runConfig>>[] = [];
   let failed = false;
@@ -437,9 +551,14 @@ async function main(): Promise<void> {
     const m = kb.manifest;
     if (m.doc_mode !== docMode) console.warn(`note: the reused data dir was ingested with --doc-mode ${m.doc_mode}`);
     const { queries, qrels, dropped } = judgedQueries(files, new Set(Object.values(m.slugs)));
-    console.log(`${m.dataset}${files.split ? ` ${files.split}` : ''}: ${m.ingestion.docs} docs (${m.doc_mode}), ${queries.length} judged queries` +
-      (dropped ? ` (qrels cut to the ingested docs: ${dropped} judgements dropped)` : ''));
-    if (a.reuse) console.log(`ingestion (when the dir was made): ${m.ingestion.docs} docs in ${m.ingestion.processed_s.toFixed(1)} s = ${(m.ingestion.docs / m.ingestion.processed_s).toFixed(1)} docs/s to PROCESSED`);
+    console.log(
+      `${m.dataset}${files.split ? ` ${files.split}` : ''}: ${m.ingestion.docs} docs (${m.doc_mode}), ${queries.length} judged queries` +
+        (dropped ? ` (qrels cut to the ingested docs: ${dropped} judgements dropped)` : ''),
+    );
+    if (a.reuse)
+      console.log(
+        `ingestion (when the dir was made): ${m.ingestion.docs} docs in ${m.ingestion.processed_s.toFixed(1)} s = ${(m.ingestion.docs / m.ingestion.processed_s).toFixed(1)} docs/s to PROCESSED`,
+      );
     await find(kb, { query: queries[0]?.text ?? 'probe', top_k: 1 }); // a missing /find fails here, once
     if (queries.length === 0) throw new Error('no judged query has a relevant document among the ingested ones: raise --limit-docs');
     for (const config of configs) {
@@ -457,12 +576,22 @@ async function main(): Promise<void> {
   const f3 = (n: number) => n.toFixed(3);
   const f1 = (n: number) => n.toFixed(1);
   console.log(`\n| configuration | nDCG@10 | Recall@100 | p50 ms | p95 ms | p99 ms | queries |\n|---|---|---|---|---|---|---|`);
-  for (const r of rows) console.log(`| ${r.configuration} | ${f3(r.ndcg_10)} | ${f3(r.recall_100)} | ${f1(r.p50_ms)} | ${f1(r.p95_ms)} | ${f1(r.p99_ms)} | ${r.queries} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.configuration} | ${f3(r.ndcg_10)} | ${f3(r.recall_100)} | ${f1(r.p50_ms)} | ${f1(r.p95_ms)} | ${f1(r.p99_ms)} | ${r.queries} |`,
+    );
   const dir = join(REPO_ROOT, 'tmp', 'bench');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `retrieval-${dataset.replace(/[^a-zA-Z0-9_-]/g, '_')}${files.split ? `-${files.split}` : ''}.json`);
   const { api_key: _secret, slugs: _slugs, ...manifest } = kb.manifest;
-  writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), dataset, split: files.split, top_k: extra.top_k, manifest, configurations: configs, rows }, null, 2));
+  writeFileSync(
+    out,
+    JSON.stringify(
+      { date: new Date().toISOString(), dataset, split: files.split, top_k: extra.top_k, manifest, configurations: configs, rows },
+      null,
+      2,
+    ),
+  );
   console.log(`\nwritten to ${out}`);
   if (failed) process.exit(1);
 }

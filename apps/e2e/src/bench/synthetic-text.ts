@@ -13,7 +13,32 @@ export function prng(seed: number): () => number {
   };
 }
 
-const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'zi', 'be', 'do', 'fa', 'gu', 'hi', 'jo', 'pe', 'qua', 'se', 'ti', 'wu', 'xa', 'yo', 'an', 'or', 'el'];
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ne',
+  'ru',
+  'ta',
+  'vo',
+  'zi',
+  'be',
+  'do',
+  'fa',
+  'gu',
+  'hi',
+  'jo',
+  'pe',
+  'qua',
+  'se',
+  'ti',
+  'wu',
+  'xa',
+  'yo',
+  'an',
+  'or',
+  'el',
+];
 
 /** A vocabulary of pronounceable pseudo-words and a Zipf (s = 1.1) sampler over it. */
 function vocabulary(size: number): { words: string[]; sample: (rnd: () => number) => string } {
@@ -62,7 +87,8 @@ export function resourceParagraphs(i: number, per: number): { paragraphs: string
 export function resourceBody(i: number, per: number, labels: number): Record<string, unknown> {
   const { paragraphs, rnd } = resourceParagraphs(i, per);
   return {
-    slug: `doc-${i}`, title: `Document ${i} ${VOCAB.sample(rnd)}`,
+    slug: `doc-${i}`,
+    title: `Document ${i} ${VOCAB.sample(rnd)}`,
     usermetadata: { classifications: [{ labelset: 'topic', label: `t${i % labels}` }] },
     texts: { body: { body: paragraphs.join('\n\n'), format: 'PLAIN' } },
   };

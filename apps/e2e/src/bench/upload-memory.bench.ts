@@ -16,7 +16,11 @@ const rssMib = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/p
 function body(mib: number): Readable {
   const chunk = Buffer.alloc(1024 * 1024, 7);
   let sent = 0;
-  return new Readable({ read() { this.push(sent++ < mib ? chunk : null); } });
+  return new Readable({
+    read() {
+      this.push(sent++ < mib ? chunk : null);
+    },
+  });
 }
 
 async function measure(topology: Topology, mib: number) {
@@ -30,16 +34,37 @@ async function measure(topology: Topology, mib: number) {
   const started = Date.now();
   const url = new URL(`${topology.http.baseUrl}/api/v1/kb/${boot.kb.id}/upload`);
   const status = await new Promise<number>((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { [cred.header]: cred.value, 'content-type': 'video/mp4', 'x-filename': 'big.mp4', 'content-length': String(mib * 1024 * 1024) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          [cred.header]: cred.value,
+          'content-type': 'video/mp4',
+          'x-filename': 'big.mp4',
+          'content-length': String(mib * 1024 * 1024),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     body(mib).pipe(req);
   });
   clearInterval(timer);
   const seconds = (Date.now() - started) / 1000;
-  return { topology: topology.name, upload_mib: mib, status, seconds: Math.round(seconds * 10) / 10, mib_per_s: Math.round(mib / seconds), rss_before_mib: Math.round(before), rss_peak_mib: Math.round(peak), rss_growth_mib: Math.round(peak - before) };
+  return {
+    topology: topology.name,
+    upload_mib: mib,
+    status,
+    seconds: Math.round(seconds * 10) / 10,
+    mib_per_s: Math.round(mib / seconds),
+    rss_before_mib: Math.round(before),
+    rss_peak_mib: Math.round(peak),
+    rss_growth_mib: Math.round(peak - before),
+  };
 }
 
 async function main(): Promise<void> {

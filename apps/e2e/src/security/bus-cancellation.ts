@@ -22,7 +22,14 @@ export function describeAskCancellation(topology: () => Topology): void {
       const res = await topology().http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
         credential: owner,
         // The provider's own time limit is far away: only a cancellation closes the call in time.
-        body: { slug: `slow-llm-${Date.now()}`, title: 'slow llm', learning_configuration: { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: llm.openAiUrl, key: 'sk-slow', timeout_ms: 300_000 } } } },
+        body: {
+          slug: `slow-llm-${Date.now()}`,
+          title: 'slow llm',
+          learning_configuration: {
+            generative_model: 'chatgpt-4o-mini',
+            user_keys: { openai: { url: llm.openAiUrl, key: 'sk-slow', timeout_ms: 300_000 } },
+          },
+        },
       });
       expect(res.status).toBe(201);
       kbid = (res.body.uuid ?? res.body.id) as string;
@@ -37,7 +44,8 @@ export function describeAskCancellation(topology: () => Topology): void {
       const client = new AbortController();
       // Extra context: the KB holds nothing, yet the generator is asked.
       const res = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/ask`, {
-        method: 'POST', signal: client.signal,
+        method: 'POST',
+        signal: client.signal,
         headers: { 'content-type': 'application/json', [owner?.header as string]: owner?.value as string },
         body: JSON.stringify({ query: 'What colour is the sky?', extra_context: ['The sky is blue.'] }),
       });

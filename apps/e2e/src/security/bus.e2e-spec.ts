@@ -28,7 +28,11 @@ describe('bus security — distributed', () => {
   };
   /** A request as the apps send them: one reply inbox per call, under the app's own prefix. */
   const resolveConfig = (nc: NatsConnection) =>
-    nc.request(nats().prefix + AccountsSubjects.resolveKbConfig.subject, encode({ kb_id: kbid }), { timeout: 5_000, noMux: true, reply: createInbox(inboxes.get(nc)) });
+    nc.request(nats().prefix + AccountsSubjects.resolveKbConfig.subject, encode({ kb_id: kbid }), {
+      timeout: 5_000,
+      noMux: true,
+      reply: createInbox(inboxes.get(nc)),
+    });
 
   beforeAll(async () => {
     topology = await startDistributed();
@@ -36,7 +40,14 @@ describe('bus security — distributed', () => {
     // A KB with a provider key: what `accounts.kb-config.resolve` hands out in clear.
     const res = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
       credential: bearer(boot.personal_access_token.token),
-      body: { slug: 'keyed-kb', title: 'keyed', learning_configuration: { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: 'http://127.0.0.1:9/v1', key: 'sk-the-tenants-secret' } } } },
+      body: {
+        slug: 'keyed-kb',
+        title: 'keyed',
+        learning_configuration: {
+          generative_model: 'chatgpt-4o-mini',
+          user_keys: { openai: { url: 'http://127.0.0.1:9/v1', key: 'sk-the-tenants-secret' } },
+        },
+      },
     });
     expect(res.status).toBe(201);
     kbid = (res.body.uuid ?? res.body.id) as string;
@@ -52,7 +63,9 @@ describe('bus security — distributed', () => {
   });
 
   it('refuses a connection with a wrong password', async () => {
-    await expect(connect({ servers: nats().url, user: 'content', pass: 'guessed', maxReconnectAttempts: 0 })).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+    await expect(connect({ servers: nats().url, user: 'content', pass: 'guessed', maxReconnectAttempts: 0 })).rejects.toMatchObject({
+      code: 'AUTHORIZATION_VIOLATION',
+    });
   });
 
   it("gives a KB's provider keys to the content service, which calls the provider", async () => {
@@ -68,12 +81,23 @@ describe('bus security — distributed', () => {
 
   it('does not let the gateway publish processing results', async () => {
     const nc = await connectAs('gateway');
-    const fake = { processing_id: 'p1', kbid, rid: '00000000-0000-0000-0000-000000000000', field_type: 'text', field_id: 'body', seqid: 1, status: 'ok' };
-    const err = (await nc.jetstream().publish(nats().prefix + UnderstandingSubjects.fieldProcessed.subject, encode(fake)).catch((e: unknown) => e)) as NatsError;
+    const fake = {
+      processing_id: 'p1',
+      kbid,
+      rid: '00000000-0000-0000-0000-000000000000',
+      field_type: 'text',
+      field_id: 'body',
+      seqid: 1,
+      status: 'ok',
+    };
+    const err = (await nc
+      .jetstream()
+      .publish(nats().prefix + UnderstandingSubjects.fieldProcessed.subject, encode(fake))
+      .catch((e: unknown) => e)) as NatsError;
     expect(err.code).toBe('PERMISSIONS_VIOLATION');
   });
 
-  it("does not let the gateway read the replies meant for another app", async () => {
+  it('does not let the gateway read the replies meant for another app', async () => {
     const nc = await connectAs('gateway');
     const refused = new Promise<NatsError | null>((resolve) => {
       nc.subscribe('_INBOX.content.>', { callback: (err) => resolve(err) });

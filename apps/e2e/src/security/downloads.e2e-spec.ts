@@ -26,10 +26,19 @@ describe('served files and resumable uploads (standalone)', () => {
     const boot = topology.bootstrap();
     const pat = bearer(boot.personal_access_token.token);
     const account = boot.account.id;
-    kbid = (await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kbs`, { credential: pat, body: { slug: `downloads-${Date.now()}` } })).body.id;
-    const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kb/${kbid}/service_accounts`, { credential: pat, body: { role: 'SCONTRIBUTOR' } });
+    kbid = (
+      await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kbs`, {
+        credential: pat,
+        body: { slug: `downloads-${Date.now()}` },
+      })
+    ).body.id;
+    const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kb/${kbid}/service_accounts`, {
+      credential: pat,
+      body: { role: 'SCONTRIBUTOR' },
+    });
     const key = await http.call<{ token: string }>('POST', `/api/v1/account/${account}/kb/${kbid}/service_account/${sa.body.id}/keys`, {
-      credential: pat, body: { expires: new Date(Date.now() + 3600_000).toISOString() },
+      credential: pat,
+      body: { expires: new Date(Date.now() + 3600_000).toISOString() },
     });
     writer = apiKey(key.body.token);
   }, 120_000);
@@ -39,12 +48,26 @@ describe('served files and resumable uploads (standalone)', () => {
   }, 60_000);
 
   const download = (rid: string, field: string, query = '') =>
-    fetch(`${http.baseUrl}/api/v1/kb/${kbid}/resource/${rid}/file/${field}/download/field${query}`, { headers: { [writer.header]: writer.value } });
+    fetch(`${http.baseUrl}/api/v1/kb/${kbid}/resource/${rid}/file/${field}/download/field${query}`, {
+      headers: { [writer.header]: writer.value },
+    });
 
   it('downloads files whatever their names: an ASCII fallback and the UTF-8 name, never a raw byte or a line break in the header', async () => {
-    const names = ['報告書.txt', '🎉 party.txt', 'say "hi".txt', 'back\\slash.txt', 'crlf\r\nSet-Cookie: pwned=1.txt', "it's (100%) *done*.txt"];
-    const files = Object.fromEntries(names.map((filename, i) => [`f${i}`, { file: { filename, content_type: 'text/plain', payload: b64(`file ${i}`) } }]));
-    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, { credential: writer, body: { title: 'Names', files } });
+    const names = [
+      '報告書.txt',
+      '🎉 party.txt',
+      'say "hi".txt',
+      'back\\slash.txt',
+      'crlf\r\nSet-Cookie: pwned=1.txt',
+      "it's (100%) *done*.txt",
+    ];
+    const files = Object.fromEntries(
+      names.map((filename, i) => [`f${i}`, { file: { filename, content_type: 'text/plain', payload: b64(`file ${i}`) } }]),
+    );
+    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: writer,
+      body: { title: 'Names', files },
+    });
     expect(created.status).toBe(201);
     for (const [i, name] of names.entries()) {
       const res = await download(created.body.uuid, `f${i}`);
@@ -60,12 +83,25 @@ describe('served files and resumable uploads (standalone)', () => {
   it('serves every file with nosniff and a sandboxing CSP; HTML and XML only as attachments, even when asked inline', async () => {
     const files = {
       page: { file: { filename: 'page.html', content_type: 'text/html', payload: b64('<script>alert(document.cookie)</script>') } },
-      feed: { file: { filename: 'feed.xml', content_type: 'application/xml', payload: b64('<?xml version="1.0"?><x:script xmlns:x="http://www.w3.org/1999/xhtml">alert(1)</x:script>') } },
+      feed: {
+        file: {
+          filename: 'feed.xml',
+          content_type: 'application/xml',
+          payload: b64('<?xml version="1.0"?><x:script xmlns:x="http://www.w3.org/1999/xhtml">alert(1)</x:script>'),
+        },
+      },
       notes: { file: { filename: 'notes.txt', content_type: 'text/plain', payload: b64('plain notes') } },
     };
-    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, { credential: writer, body: { title: 'Active', files } });
+    const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
+      credential: writer,
+      body: { title: 'Active', files },
+    });
     expect(created.status).toBe(201);
-    for (const [field, inline] of [['page', 'attachment'], ['feed', 'attachment'], ['notes', 'inline']] as const) {
+    for (const [field, inline] of [
+      ['page', 'attachment'],
+      ['feed', 'attachment'],
+      ['notes', 'inline'],
+    ] as const) {
       const res = await download(created.body.uuid, field, '?inline=true');
       expect(res.status).toBe(200);
       expect({ field, disposition: res.headers.get('content-disposition')?.split(';')[0] }).toEqual({ field, disposition: inline });
@@ -78,7 +114,10 @@ describe('served files and resumable uploads (standalone)', () => {
   describe('TUS uploads are bounded by the account upload limit', () => {
     const tus = (path: string, method: string, headers: Record<string, string> = {}, body?: string | ReadableStream<Uint8Array>) =>
       fetch(`${http.baseUrl}/api/v1/kb/${kbid}/tusupload${path}`, {
-        method, headers: { [writer.header]: writer.value, 'tus-resumable': '1.0.0', ...headers }, body, ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+        method,
+        headers: { [writer.header]: writer.value, 'tus-resumable': '1.0.0', ...headers },
+        body,
+        ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
       } as RequestInit);
     const meta = `filename ${b64('big.txt')}`;
     const deferred = async () => {

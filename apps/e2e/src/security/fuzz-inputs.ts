@@ -21,9 +21,46 @@ export const DANGEROUS_KEYS = ['__proto__', 'constructor', 'prototype', 'toStrin
 
 /** Values that tend to break hand parsers: other JSON types, NUL bytes, huge and odd numbers, deep nesting, prototype keys. */
 export const strangeValue: fc.Arbitrary<Json> = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom<Json>(null, true, false, 0, -1, 1.5, 1e308, -1e308, 2 ** 53 + 1, 1e21, -0.0000001, '', '\u0000', 'a\u0000b', '../../etc/passwd', '\u202e\ud83d\ude00\u0301', 'x'.repeat(20_000), [], {}, [[[[[]]]]], ['\u0000'], [{}], [null], [1, 'a', {}]) },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom<Json>(
+      null,
+      true,
+      false,
+      0,
+      -1,
+      1.5,
+      1e308,
+      -1e308,
+      2 ** 53 + 1,
+      1e21,
+      -0.0000001,
+      '',
+      '\u0000',
+      'a\u0000b',
+      '../../etc/passwd',
+      '\u202e\ud83d\ude00\u0301',
+      'x'.repeat(20_000),
+      [],
+      {},
+      [[[[[]]]]],
+      ['\u0000'],
+      [{}],
+      [null],
+      [1, 'a', {}],
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom<Json>(nest(40), nest(3_000)) },
-  { weight: 2, arbitrary: fc.constantFrom<Json>(JSON.parse('{"__proto__":{"polluted":1}}') as Json, JSON.parse('{"constructor":{"prototype":{"polluted":1}}}') as Json, JSON.parse('{"prototype":{}}') as Json, { toString: 'x' }, { hasOwnProperty: 1 }) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<Json>(
+      JSON.parse('{"__proto__":{"polluted":1}}') as Json,
+      JSON.parse('{"constructor":{"prototype":{"polluted":1}}}') as Json,
+      JSON.parse('{"prototype":{}}') as Json,
+      { toString: 'x' },
+      { hasOwnProperty: 1 },
+    ),
+  },
   { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json> },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
   { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })) },
@@ -38,7 +75,10 @@ type Mutation =
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), value: strangeValue }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('key' as const), at: fc.nat(), key: fc.constantFrom(...DANGEROUS_KEYS), value: strangeValue }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant('key' as const), at: fc.nat(), key: fc.constantFrom(...DANGEROUS_KEYS), value: strangeValue }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('nul' as const), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('wrap' as const), at: fc.nat() }) },
@@ -110,20 +150,72 @@ export function applyMutation(body: Json, m: Mutation): Json {
 /** A valid body with one to three mutations, or (now and then) any JSON at all. */
 export function mutatedBody(valid: Json): fc.Arbitrary<Json> {
   return fc.oneof(
-    { weight: 9, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }).map((ms) => ms.reduce((b, m) => applyMutation(b, m), clone(valid))) },
+    {
+      weight: 9,
+      arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }).map((ms) => ms.reduce((b, m) => applyMutation(b, m), clone(valid))),
+    },
     { weight: 1, arbitrary: strangeValue },
   );
 }
 
 /** Path segments: random and hostile ids (NUL, traversal, unicode, very long, broken escapes), sent as they are or percent-encoded. */
 export const hostileId: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('%00', 'a%00b', '..', '..%2F..%2Fetc%2Fpasswd', '%2e%2e', '%', '%zz', '%E0%A4%A', '%C0%AF', '%u0000', '00000000-0000-0000-0000-000000000000', 'null', 'undefined', '__proto__', 'constructor', 'toString', '-1', '1e309', ' ', '%20', "'; DROP TABLE x; --"),
+  fc.constantFrom(
+    '%00',
+    'a%00b',
+    '..',
+    '..%2F..%2Fetc%2Fpasswd',
+    '%2e%2e',
+    '%',
+    '%zz',
+    '%E0%A4%A',
+    '%C0%AF',
+    '%u0000',
+    '00000000-0000-0000-0000-000000000000',
+    'null',
+    'undefined',
+    '__proto__',
+    'constructor',
+    'toString',
+    '-1',
+    '1e309',
+    ' ',
+    '%20',
+    "'; DROP TABLE x; --",
+  ),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 30 }).map(encodeURIComponent),
   fc.constantFrom(2_000, 9_000, 20_000).map((n) => 'a'.repeat(n)),
 );
 
 /** Header values a client can put on the wire (printable and latin-1; no CR/LF/NUL/DEL, which the client refuses). */
 export const headerValue: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('', 'Bearer', 'Bearer ', 'Bearer x', 'Basic YTpi', 'Bearer kbk_00000000000000000000000000000000_' + 'A'.repeat(43), 'true', 'false', 'yes', '1', '-1', 'application/json', 'application/json; charset=utf-16', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '127.0.0.1, 10.0.0.1', 'x'.repeat(8_000)),
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0xfe }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 60 }).filter((s) => s.trim() === s),
+  fc.constantFrom(
+    '',
+    'Bearer',
+    'Bearer ',
+    'Bearer x',
+    'Basic YTpi',
+    'Bearer kbk_00000000000000000000000000000000_' + 'A'.repeat(43),
+    'true',
+    'false',
+    'yes',
+    '1',
+    '-1',
+    'application/json',
+    'application/json; charset=utf-16',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    '127.0.0.1, 10.0.0.1',
+    'x'.repeat(8_000),
+  ),
+  fc
+    .string({
+      unit: fc
+        .integer({ min: 0x20, max: 0xfe })
+        .filter((c) => c !== 0x7f)
+        .map((c) => String.fromCharCode(c)),
+      maxLength: 60,
+    })
+    .filter((s) => s.trim() === s),
 );

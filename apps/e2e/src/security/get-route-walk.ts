@@ -19,12 +19,14 @@ export interface WalkIds {
 }
 
 const EVERY_SHOW = 'show=basic&show=origin&show=extra&show=relations&show=values&show=extracted&show=errors&show=security';
-const EVERY_EXTRACTED = 'extracted=text&extracted=metadata&extracted=shortened_metadata&extracted=large_metadata&extracted=vectors&extracted=link&extracted=file&extracted=question_answers';
+const EVERY_EXTRACTED =
+  'extracted=text&extracted=metadata&extracted=shortened_metadata&extracted=large_metadata&extracted=vectors&extracted=link&extracted=file&extracted=question_answers';
 
 /** Query strings per route: what makes it show the most. Routes not named here are read once, bare. */
 function variants(route: string, ids: WalkIds): string[] {
   if (/\/(resource\/:rid|slug\/:rslug)$/.test(route)) return ['', '?show=values', `?${EVERY_SHOW}&${EVERY_EXTRACTED}`];
-  if (route.endsWith('/:field_type/:field_id')) return ['', '?show=value', '?show=value&show=extracted&show=error', `?show=value&${EVERY_EXTRACTED}`];
+  if (route.endsWith('/:field_type/:field_id'))
+    return ['', '?show=value', '?show=value&show=extracted&show=error', `?show=value&${EVERY_EXTRACTED}`];
   if (route.endsWith('/download/field')) return ['', '?inline=true'];
   if (route.endsWith('/resources')) return ['', '?show_hidden=true&size=200'];
   if (/\/(find|search|suggest|catalog)$/.test(route)) return ['', '?query=secret', `?query=secret&${EVERY_SHOW}&${EVERY_EXTRACTED}`];
@@ -35,16 +37,28 @@ function variants(route: string, ids: WalkIds): string[] {
   if (route.endsWith('/predict/:endpoint')) return ['?text=secret'];
   // The legacy activity download: this month's visited records (the walk's own reads), every member.
   if (route.endsWith('/activity/download')) return [`?type=visited&month=${new Date().toISOString().slice(0, 7)}`];
-  if (route.endsWith('/usage')) return [`?from=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}&aggregation=hour`, `?from=2026-01-01T00:00:00Z&knowledgebox=${ids.kbid}`];
+  if (route.endsWith('/usage'))
+    return [
+      `?from=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}&aggregation=hour`,
+      `?from=2026-01-01T00:00:00Z&knowledgebox=${ids.kbid}`,
+    ];
   return [''];
 }
 
 /** One route's concrete paths, or the parameters the walk cannot fill. */
 function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: string[] } {
   const simple: Record<string, string> = {
-    kbid: ids.kbid, kb_id: ids.kbid, slug: ids.kbSlug, account_id: ids.account, client_id: ids.clientId, processing_id: ids.processingId, labelset: ids.labelset,
+    kbid: ids.kbid,
+    kb_id: ids.kbid,
+    slug: ids.kbSlug,
+    account_id: ids.account,
+    client_id: ids.clientId,
+    processing_id: ids.processingId,
+    labelset: ids.labelset,
     // Models are not stored by the walk's fixtures: the route is still read (its 404 must not leak either).
-    model_id: 'no-such-model', filename: 'model.bin', download_field: 'thumbnail',
+    model_id: 'no-such-model',
+    filename: 'model.bin',
+    download_field: 'thumbnail',
     // The activity months of a type that the walk itself produces (every read is a `visited` event).
     event_type: 'visited',
     // An entities group processing finds in the walk's texts when they hold an e-mail address, else a 404 that must not leak.
@@ -57,11 +71,14 @@ function expand(route: string, ids: WalkIds): { paths: string[] } | { unknown: s
     request_id: '00000000-0000-4000-8000-000000000000',
     key: 'reporting/kbs/none/activity-downloads/none.csv',
     // An export or import nobody started: 404s that must not leak.
-    export_id: '00000000-0000-4000-8000-000000000000', import_id: '00000000-0000-4000-8000-000000000000',
+    export_id: '00000000-0000-4000-8000-000000000000',
+    import_id: '00000000-0000-4000-8000-000000000000',
     // The predict API's GET endpoint that returns the most (vector, entities, thresholds): a model's answer, never a stored value.
     endpoint: 'query',
     // Saved KB configurations (a preset, a key-value schema, a strategy) that may not exist: a 404 must not leak either.
-    config_name: 'walk', schema_id: 'walk', strategy_id: '00000000-0000-4000-8000-000000000000',
+    config_name: 'walk',
+    schema_id: 'walk',
+    strategy_id: '00000000-0000-4000-8000-000000000000',
   };
   const params = [...route.matchAll(/[:*]([a-z_]+)/g)].map((m) => m[1] as string);
   const perResource = new Set(['rid', 'rslug', 'field_type', 'field_id']);

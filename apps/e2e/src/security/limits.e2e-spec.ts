@@ -18,7 +18,14 @@ interface SendOptions {
 type From = (source: string, method: string, path: string, options?: SendOptions) => Promise<Answer>;
 
 /** Sends from a chosen loopback source address (one undici agent per address, bound to it). */
-async function sendFrom(agents: Map<string, Agent>, http: HttpClient, source: string, method: string, path: string, options: SendOptions = {}): Promise<Answer> {
+async function sendFrom(
+  agents: Map<string, Agent>,
+  http: HttpClient,
+  source: string,
+  method: string,
+  path: string,
+  options: SendOptions = {},
+): Promise<Answer> {
   let agent = agents.get(source);
   if (!agent) agents.set(source, (agent = new Agent({ localAddress: source })));
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
@@ -32,13 +39,15 @@ async function sendFrom(agents: Map<string, Agent>, http: HttpClient, source: st
   }
   const res = await request(`${http.baseUrl}${path}`, { method: method as 'POST', headers, body, dispatcher: agent });
   const text = await res.body.text();
-  const json = (res.headers['content-type'] ?? '').toString().includes('json') && text ? (JSON.parse(text) as Answer['body']) : { detail: text };
+  const json =
+    (res.headers['content-type'] ?? '').toString().includes('json') && text ? (JSON.parse(text) as Answer['body']) : { detail: text };
   return { status: res.statusCode, body: json, headers: res.headers };
 }
 
 /** The attack of the issue: 50 failures on the admin's e-mail from 127.0.0.2; the admin signs in from 127.0.0.3. */
 async function adminAttack(from: From, admin: { email: string; password: string }): Promise<void> {
-  const signIn = (source: string, email: string, password: string) => from(source, 'POST', '/api/v1/auth/login', { json: { email, password } });
+  const signIn = (source: string, email: string, password: string) =>
+    from(source, 'POST', '/api/v1/auth/login', { json: { email, password } });
   const statuses: number[] = [];
   let limited: Answer | undefined;
   for (let i = 0; i < 50; i++) {
@@ -50,7 +59,10 @@ async function adminAttack(from: From, admin: { email: string; password: string 
   // Three free typos, then each failure doubles the wait: a handful of guesses at most in the time 50 requests take.
   expect(statuses.slice(0, 4)).toEqual([401, 401, 401, 401]);
   expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(12);
-  expect(limited?.body.detail).toEqual({ message: expect.stringMatching(/Too many failed sign-in attempts/), try_after: expect.any(Number) });
+  expect(limited?.body.detail).toEqual({
+    message: expect.stringMatching(/Too many failed sign-in attempts/),
+    try_after: expect.any(Number),
+  });
   const tryAfter = (limited?.body.detail as { try_after: number }).try_after;
   expect(tryAfter).toBeGreaterThan(Date.now() / 1000 - 5);
   expect(Number(limited?.headers['retry-after'])).toBeGreaterThan(0);
@@ -94,8 +106,10 @@ describe('security: abuse limits', () => {
     await topology?.stop();
   }, 60_000);
 
-  const from = (source: string, method: string, path: string, options: SendOptions = {}) => sendFrom(agents, http, source, method, path, options);
-  const signIn = (source: string, email: string, password: string, headers?: Record<string, string>) => from(source, 'POST', '/api/v1/auth/login', { json: { email, password }, headers });
+  const from = (source: string, method: string, path: string, options: SendOptions = {}) =>
+    sendFrom(agents, http, source, method, path, options);
+  const signIn = (source: string, email: string, password: string, headers?: Record<string, string>) =>
+    from(source, 'POST', '/api/v1/auth/login', { json: { email, password }, headers });
 
   it('an attacker failing 50 times on the admin e-mail is slowed down (429 with try_after); the admin, from elsewhere, still signs in', async () => {
     await adminAttack(from, admin);
@@ -126,10 +140,15 @@ describe('security: abuse limits', () => {
     ];
     const answers: Answer[] = [];
     for (let i = 0; i < EDGE_BURST + 5; i++) answers.push(await routes[i % routes.length]!());
-    expect(answers.slice(0, EDGE_BURST - 5).some((a) => a.status === 429 && JSON.stringify(a.body).includes('sign-in requests'))).toBe(false);
+    expect(answers.slice(0, EDGE_BURST - 5).some((a) => a.status === 429 && JSON.stringify(a.body).includes('sign-in requests'))).toBe(
+      false,
+    );
     const edge = answers.slice(EDGE_BURST).filter((a) => a.status === 429);
     expect(edge).toHaveLength(answers.length - EDGE_BURST);
-    expect(edge[0]?.body.detail).toEqual({ message: expect.stringMatching(/Too many sign-in requests from this address/), try_after: expect.any(Number) });
+    expect(edge[0]?.body.detail).toEqual({
+      message: expect.stringMatching(/Too many sign-in requests from this address/),
+      try_after: expect.any(Number),
+    });
     // Other addresses and the rest of the API are untouched.
     expect((await signIn('127.0.0.7', admin.email, admin.password)).status).toBe(200);
     expect((await from('127.0.0.6', 'GET', `/api/v1/kb/${kbid}/resources`, { headers: { [key.header]: key.value } })).status).toBe(200);
@@ -137,12 +156,21 @@ describe('security: abuse limits', () => {
 
   it('JSON bodies: 1 MB by default, the large limit only where content is sent', async () => {
     const big = 'x'.repeat(1_200_000);
-    const search = await from('127.0.0.8', 'POST', `/api/v1/kb/${kbid}/search`, { json: { query: big }, headers: { [key.header]: key.value } });
+    const search = await from('127.0.0.8', 'POST', `/api/v1/kb/${kbid}/search`, {
+      json: { query: big },
+      headers: { [key.header]: key.value },
+    });
     expect(search.status).toBe(413);
     expect(search.body).toEqual({ detail: expect.stringMatching(/larger than the limit/) });
-    const labelset = await from('127.0.0.8', 'POST', `/api/v1/kb/${kbid}/labelset/big`, { json: { title: big }, headers: { [key.header]: key.value } });
+    const labelset = await from('127.0.0.8', 'POST', `/api/v1/kb/${kbid}/labelset/big`, {
+      json: { title: big },
+      headers: { [key.header]: key.value },
+    });
     expect(labelset.status).toBe(413);
-    const created = await from('127.0.0.8', 'POST', `/api/v1/kb/${kbid}/resources`, { json: { title: 'Big text', texts: { t: { body: big } } }, headers: { [key.header]: key.value } });
+    const created = await from('127.0.0.8', 'POST', `/api/v1/kb/${kbid}/resources`, {
+      json: { title: 'Big text', texts: { t: { body: big } } },
+      headers: { [key.header]: key.value },
+    });
     expect(created.status).toBe(201);
   });
 });
@@ -163,6 +191,9 @@ describe('security: abuse limits — distributed', () => {
 
   it('an attacker failing 50 times on the admin e-mail does not lock the admin out', async () => {
     const boot = topology.bootstrap();
-    await adminAttack((source, method, path, options) => sendFrom(agents, topology.http, source, method, path, options), { email: boot.user.email, password: boot.user.password });
+    await adminAttack((source, method, path, options) => sendFrom(agents, topology.http, source, method, path, options), {
+      email: boot.user.email,
+      password: boot.user.password,
+    });
   });
 });

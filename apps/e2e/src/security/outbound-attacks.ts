@@ -34,7 +34,9 @@ export function describeOutboundAttacks(start: StartWith, options: { restartWith
     new Promise((resolve) => server.listen(0, host, () => resolve((server.address() as AddressInfo).port)));
 
   beforeAll(async () => {
-    internal = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body><p>${SECRET}</p></body></html>`));
+    internal = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body><p>${SECRET}</p></body></html>`),
+    );
     internal.on('connection', () => internalConnections++);
     internalPort = await listen(internal, '127.0.0.1');
     allowed = createServer((req, res) => {
@@ -67,7 +69,8 @@ export function describeOutboundAttacks(start: StartWith, options: { restartWith
   let kbCount = 0;
   const createKb = async (t: Topology, learning_configuration: Record<string, unknown> = {}): Promise<string> => {
     const res = await t.http.call<{ id?: string; uuid?: string }>('POST', `/api/v1/account/${accountId}/kbs`, {
-      credential: pat, body: { slug: `outbound-${Date.now()}-${++kbCount}`, title: 'outbound', learning_configuration },
+      credential: pat,
+      body: { slug: `outbound-${Date.now()}-${++kbCount}`, title: 'outbound', learning_configuration },
     });
     expect(res.status).toBe(201);
     return (res.body.id ?? res.body.uuid) as string;
@@ -76,17 +79,26 @@ export function describeOutboundAttacks(start: StartWith, options: { restartWith
   type Fields = Record<string, { error?: FieldError }>;
   type Errored = { metadata: { status: string }; data: { links?: Fields; files?: Fields; texts?: Fields } };
   const processed = (kb: string, rid: string): Promise<Errored> =>
-    http().eventually(async () => {
-      const r = await http().call<Errored>('GET', `/api/v1/kb/${kb}/resource/${rid}?show=basic&show=errors`, { credential: pat });
-      return ['PROCESSED', 'ERROR'].includes(r.body.metadata?.status) ? r.body : undefined;
-    }, 60_000, `resource ${rid} processed`);
+    http().eventually(
+      async () => {
+        const r = await http().call<Errored>('GET', `/api/v1/kb/${kb}/resource/${rid}?show=basic&show=errors`, { credential: pat });
+        return ['PROCESSED', 'ERROR'].includes(r.body.metadata?.status) ? r.body : undefined;
+      },
+      60_000,
+      `resource ${rid} processed`,
+    );
   /** The status item of an /ask, streamed as NDJSON. */
   const askStatus = async (t: Topology, kb: string): Promise<{ status?: string; details?: string }> => {
     const res = await fetch(`${t.http.baseUrl}/api/v1/kb/${kb}/ask`, {
-      method: 'POST', headers: { authorization: (pat as { value: string }).value, 'content-type': 'application/json' }, body: JSON.stringify({ query: 'What does the note say?' }),
+      method: 'POST',
+      headers: { authorization: (pat as { value: string }).value, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'What does the note say?' }),
     });
     expect(res.status).toBe(200);
-    const items = (await res.text()).trim().split('\n').map((l) => (JSON.parse(l) as { item: { type: string; status?: string; details?: string } }).item);
+    const items = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { item: { type: string; status?: string; details?: string } }).item);
     return items.find((i) => i.type === 'status') ?? {};
   };
 
@@ -94,35 +106,65 @@ export function describeOutboundAttacks(start: StartWith, options: { restartWith
     const kb = await createKb(topology as Topology);
     const p = internalPort;
     // Link addresses pass the API's URL check; the numeric spellings it refuses go in as file addresses.
-    const linkUris = { plain: `http://127.0.0.1:${p}/`, mapped: `http://[::ffff:127.0.0.1]:${p}/`, name: `http://localhost:${p}/`, any: `http://0.0.0.0:${p}/`, v6: `http://[::1]:${p}/` };
-    const fileUris = { short: `http://127.1:${p}/a.html`, hex: `http://0x7f.1:${p}/a.html`, decimal: `http://2130706433:${p}/a.html`, octal: `http://0177.0.0.1:${p}/a.html` };
+    const linkUris = {
+      plain: `http://127.0.0.1:${p}/`,
+      mapped: `http://[::ffff:127.0.0.1]:${p}/`,
+      name: `http://localhost:${p}/`,
+      any: `http://0.0.0.0:${p}/`,
+      v6: `http://[::1]:${p}/`,
+    };
+    const fileUris = {
+      short: `http://127.1:${p}/a.html`,
+      hex: `http://0x7f.1:${p}/a.html`,
+      decimal: `http://2130706433:${p}/a.html`,
+      octal: `http://0177.0.0.1:${p}/a.html`,
+    };
     const links = Object.fromEntries(Object.entries(linkUris).map(([k, uri]) => [k, { uri }]));
     const files = Object.fromEntries(Object.entries(fileUris).map(([k, uri]) => [k, { file: { uri, filename: 'a.html' } }]));
-    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Probe', links, files } });
+    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: pat,
+      body: { title: 'Probe', links, files },
+    });
     expect(created.status).toBe(201);
     // The resource turns ERROR with its first failed field: wait for every field's verdict.
-    const resource = await http().eventually(async () => {
-      const r = await processed(kb, created.body.uuid);
-      const done = Object.keys(linkUris).every((n) => r.data.links?.[n]?.error) && Object.keys(fileUris).every((n) => r.data.files?.[n]?.error);
-      return done ? r : undefined;
-    }, 60_000, 'every field to fail');
-    for (const name of Object.keys(linkUris)) expect([name, resource.data.links?.[name]?.error?.code_str]).toEqual([name, 'FORBIDDEN_ADDRESS']);
-    for (const name of Object.keys(fileUris)) expect([name, resource.data.files?.[name]?.error?.code_str]).toEqual([name, 'FORBIDDEN_ADDRESS']);
+    const resource = await http().eventually(
+      async () => {
+        const r = await processed(kb, created.body.uuid);
+        const done =
+          Object.keys(linkUris).every((n) => r.data.links?.[n]?.error) && Object.keys(fileUris).every((n) => r.data.files?.[n]?.error);
+        return done ? r : undefined;
+      },
+      60_000,
+      'every field to fail',
+    );
+    for (const name of Object.keys(linkUris))
+      expect([name, resource.data.links?.[name]?.error?.code_str]).toEqual([name, 'FORBIDDEN_ADDRESS']);
+    for (const name of Object.keys(fileUris))
+      expect([name, resource.data.files?.[name]?.error?.code_str]).toEqual([name, 'FORBIDDEN_ADDRESS']);
     expect(JSON.stringify(resource)).not.toContain('INTERNAL-SECRET');
     expect(newConnections()).toBe(0);
   });
 
   it('refuses a redirect from an allowed host to the internal service', async () => {
     const kb = await createKb(topology as Topology);
-    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Hop', links: { hop: { uri: `${allowedUrl}/to-internal` } } } });
+    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: pat,
+      body: { title: 'Hop', links: { hop: { uri: `${allowedUrl}/to-internal` } } },
+    });
     const resource = await processed(kb, created.body.uuid);
     expect(resource.data.links?.['hop']?.error?.code_str).toBe('FORBIDDEN_ADDRESS');
     expect(newConnections()).toBe(0);
   });
 
   it('refuses a generative provider in user_keys on loopback: /ask says so, the provider sees nothing', async () => {
-    const kb = await createKb(topology as Topology, { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: llm.openAiUrl, key: 'sk-probe', timeout_ms: 5000 } } });
-    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Note', texts: { body: { body: 'The note says the tide turns at six.' } } } });
+    const kb = await createKb(topology as Topology, {
+      generative_model: 'chatgpt-4o-mini',
+      user_keys: { openai: { url: llm.openAiUrl, key: 'sk-probe', timeout_ms: 5000 } },
+    });
+    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: pat,
+      body: { title: 'Note', texts: { body: { body: 'The note says the tide turns at six.' } } },
+    });
     await processed(kb, created.body.uuid);
     const status = await askStatus(topology as Topology, kb);
     expect(status.status).toBe('error');
@@ -133,10 +175,14 @@ export function describeOutboundAttacks(start: StartWith, options: { restartWith
 
   it('refuses an embedding provider in user_keys on loopback: the field error says so', async () => {
     const kb = await createKb(topology as Topology, {
-      semantic_models: ['hf_embedding'], default_semantic_model: 'hf_embedding',
+      semantic_models: ['hf_embedding'],
+      default_semantic_model: 'hf_embedding',
       user_keys: { openai_compatible: { url: `http://127.0.0.1:${internalPort}/v1`, key: 'sk-probe', model: 'probe', size: 8 } },
     });
-    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Note', texts: { body: { body: 'The tide turns at six.' } } } });
+    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: pat,
+      body: { title: 'Note', texts: { body: { body: 'The tide turns at six.' } } },
+    });
     const resource = await processed(kb, created.body.uuid);
     expect(resource.metadata.status).toBe('ERROR');
     expect(resource.data.texts?.['body']?.error?.body).toMatch(/embedding provider not reachable: .*127\.0\.0\.1 is not a public address/);
@@ -145,29 +191,54 @@ export function describeOutboundAttacks(start: StartWith, options: { restartWith
 
   it('refuses a webhook on loopback: the delivery fails at once, the internal service sees nothing', async () => {
     const kb = await createKb(topology as Topology);
-    const ua = await http().call<{ token: string }>('POST', `/api/v1/account/${accountId}/nua_clients`, { credential: pat, body: { contact: 'probe@example.com' } });
+    const ua = await http().call<{ token: string }>('POST', `/api/v1/account/${accountId}/nua_clients`, {
+      credential: pat,
+      body: { contact: 'probe@example.com' },
+    });
     const uaKey = { header: 'X-SVC-UAKEY', value: `Bearer ${ua.body.token}` };
     const pushed = await http().call<{ processing_id: string }>('POST', '/api/v1/processing/push', {
-      credential: uaKey, body: { kbid: kb, title: 'Hooked', textfield: { body: { body: 'Flags.' } }, webhook_config: { uri: `http://127.0.0.1:${internalPort}/hook` } },
+      credential: uaKey,
+      body: {
+        kbid: kb,
+        title: 'Hooked',
+        textfield: { body: { body: 'Flags.' } },
+        webhook_config: { uri: `http://127.0.0.1:${internalPort}/hook` },
+      },
     });
     expect(pushed.status).toBe(200);
-    const delivery = await http().eventually(async () => {
-      const res = await http().call<{ deliveries: { status: string; attempts: { status_code: number | null; error: string | null }[] }[] }>(
-        'GET', `/api/v1/processing/requests/${pushed.body.processing_id}/webhooks`, { credential: uaKey },
-      );
-      return res.body.deliveries?.[0]?.status === 'failed' ? res.body.deliveries[0] : undefined;
-    }, 30_000, 'the delivery to fail');
-    expect(delivery.attempts).toEqual([expect.objectContaining({ status_code: null, error: expect.stringMatching(/127\.0\.0\.1 is not a public address/) })]);
+    const delivery = await http().eventually(
+      async () => {
+        const res = await http().call<{
+          deliveries: { status: string; attempts: { status_code: number | null; error: string | null }[] }[];
+        }>('GET', `/api/v1/processing/requests/${pushed.body.processing_id}/webhooks`, { credential: uaKey });
+        return res.body.deliveries?.[0]?.status === 'failed' ? res.body.deliveries[0] : undefined;
+      },
+      30_000,
+      'the delivery to fail',
+    );
+    expect(delivery.attempts).toEqual([
+      expect.objectContaining({ status_code: null, error: expect.stringMatching(/127\.0\.0\.1 is not a public address/) }),
+    ]);
     expect(newConnections()).toBe(0);
   });
 
   it('names the provider and the status of a failure, never the body it answered', async () => {
-    const kb = await createKb(topology as Topology, { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: `${allowedUrl}/v1`, key: 'sk-probe', timeout_ms: 5000 } } });
-    await http().call('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Note', texts: { body: { body: 'The note says the tide turns at six.' } } } });
-    const status = await http().eventually(async () => {
-      const s = await askStatus(topology as Topology, kb);
-      return s.details?.includes('answered HTTP 500') ? s : undefined;
-    }, 30_000, 'an /ask that reaches the provider');
+    const kb = await createKb(topology as Topology, {
+      generative_model: 'chatgpt-4o-mini',
+      user_keys: { openai: { url: `${allowedUrl}/v1`, key: 'sk-probe', timeout_ms: 5000 } },
+    });
+    await http().call('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: pat,
+      body: { title: 'Note', texts: { body: { body: 'The note says the tide turns at six.' } } },
+    });
+    const status = await http().eventually(
+      async () => {
+        const s = await askStatus(topology as Topology, kb);
+        return s.details?.includes('answered HTTP 500') ? s : undefined;
+      },
+      30_000,
+      'an /ask that reaches the provider',
+    );
     expect(status.details).toMatch(/generative provider 127\.0\.0\.2:\d+ answered HTTP 500 \(internal error\)/);
     expect(status.details).not.toContain('INTERNAL-SECRET');
   });
@@ -180,8 +251,14 @@ export function describeOutboundAttacks(start: StartWith, options: { restartWith
     const boot = topology.bootstrap();
     pat = bearer(boot.personal_access_token.token);
     accountId = boot.account.id;
-    const kb = await createKb(topology, { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: llm.openAiUrl, key: 'sk-probe', timeout_ms: 5000 } } });
-    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body: { title: 'Note', texts: { body: { body: 'The note says the tide turns at six.' } } } });
+    const kb = await createKb(topology, {
+      generative_model: 'chatgpt-4o-mini',
+      user_keys: { openai: { url: llm.openAiUrl, key: 'sk-probe', timeout_ms: 5000 } },
+    });
+    const created = await http().call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
+      credential: pat,
+      body: { title: 'Note', texts: { body: { body: 'The note says the tide turns at six.' } } },
+    });
     await processed(kb, created.body.uuid);
     llm.setDefault({ chunks: ['It turns ', 'at six.'] });
     const status = await askStatus(topology, kb);

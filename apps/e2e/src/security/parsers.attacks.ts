@@ -9,7 +9,10 @@ const TYPES = {
   pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
 };
 type FieldError = { body: string; code: number; code_str: string };
-type ResourceBody = { metadata?: { status: string }; data?: { files?: Record<string, { error?: FieldError }>; texts?: Record<string, { error?: FieldError }> } };
+type ResourceBody = {
+  metadata?: { status: string };
+  data?: { files?: Record<string, { error?: FieldError }>; texts?: Record<string, { error?: FieldError }> };
+};
 
 /**
  * Run as `describe` bodies by parsers.e2e-spec.ts (standalone, every case) and
@@ -41,24 +44,31 @@ export function describeParserAttacks(start: (env: Record<string, string>) => Pr
 
   const upload = async (bytes: Buffer, contentType: string, filename: string): Promise<{ uuid: string; field_id: string }> => {
     const res = await fetch(`${http.baseUrl}/api/v1/kb/${kbid}/upload`, {
-      method: 'POST', headers: { [key.header]: key.value, 'content-type': contentType, 'x-filename': filename }, body: new Uint8Array(bytes),
+      method: 'POST',
+      headers: { [key.header]: key.value, 'content-type': contentType, 'x-filename': filename },
+      body: new Uint8Array(bytes),
     });
     expect(res.status).toBe(201);
     return (await res.json()) as { uuid: string; field_id: string };
   };
 
   const settled = (rid: string, what: string): Promise<ResourceBody> =>
-    http.eventually(async () => {
-      const r = await http.call<ResourceBody>('GET', `/api/v1/kb/${kbid}/resource/${rid}?show=basic&show=errors`, { credential: key });
-      const status = r.body.metadata?.status;
-      return status === 'PROCESSED' || status === 'ERROR' ? r.body : undefined;
-    }, 90_000, what);
+    http.eventually(
+      async () => {
+        const r = await http.call<ResourceBody>('GET', `/api/v1/kb/${kbid}/resource/${rid}?show=basic&show=errors`, { credential: key });
+        const status = r.body.metadata?.status;
+        return status === 'PROCESSED' || status === 'ERROR' ? r.body : undefined;
+      },
+      90_000,
+      what,
+    );
 
   /** The service answers readiness, and a plain text resource created now is processed. */
   const stillServing = async (): Promise<void> => {
     expect((await http.call('GET', '/health/ready')).status).toBe(200);
     const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
-      credential: key, body: { title: 'After the bomb', texts: { body: { body: 'Lighthouses guide ships along the rocky coast.' } } },
+      credential: key,
+      body: { title: 'After the bomb', texts: { body: { body: 'Lighthouses guide ships along the rocky coast.' } } },
     });
     expect(created.status).toBe(201);
     expect((await settled(created.body.uuid, 'the text resource to be processed')).metadata?.status).toBe('PROCESSED');
@@ -70,20 +80,34 @@ export function describeParserAttacks(start: (env: Record<string, string>) => Pr
     expect((await http.call('GET', '/health/ready')).status).toBe(200);
     const done = await settled(uuid, `${filename} to be settled`);
     expect(done.metadata?.status).toBe('ERROR');
-    expect(done.data?.files?.[field_id]?.error).toEqual({ body: expect.stringMatching(message), code: 413, code_str: 'TOO_LARGE', created: expect.any(String) });
+    expect(done.data?.files?.[field_id]?.error).toEqual({
+      body: expect.stringMatching(message),
+      code: 413,
+      code_str: 'TOO_LARGE',
+      created: expect.any(String),
+    });
     await stillServing();
   };
 
-  it.each(only ? [only] : (['docx', 'xlsx', 'pptx'] as const))('a %s ZIP bomb (~1 MB inflating to 400 MB) fails its field TOO_LARGE', async (kind) => {
-    const bomb = officeBomb(kind, 400 * MiB);
-    expect(bomb.length).toBeLessThan(1.5 * MiB);
-    await expectFieldError(bomb, TYPES[kind], `bomb.${kind}`, /decompression bomb/);
-  }, 240_000);
+  it.each(only ? [only] : (['docx', 'xlsx', 'pptx'] as const))(
+    'a %s ZIP bomb (~1 MB inflating to 400 MB) fails its field TOO_LARGE',
+    async (kind) => {
+      const bomb = officeBomb(kind, 400 * MiB);
+      expect(bomb.length).toBeLessThan(1.5 * MiB);
+      await expectFieldError(bomb, TYPES[kind], `bomb.${kind}`, /decompression bomb/);
+    },
+    240_000,
+  );
 
   if (only) return;
 
   it('a DOCX whose directory lies about its sizes is stopped while inflating', async () => {
-    await expectFieldError(officeBomb('docx', 400 * MiB, { lie: true }), TYPES.docx, 'liar.docx', /expands beyond the 1024 bytes it declares/);
+    await expectFieldError(
+      officeBomb('docx', 400 * MiB, { lie: true }),
+      TYPES.docx,
+      'liar.docx',
+      /expands beyond the 1024 bytes it declares/,
+    );
   }, 240_000);
 
   it('HTML nested 100 000 levels deep is cut off at the wall time', async () => {
@@ -94,7 +118,8 @@ export function describeParserAttacks(start: (env: Record<string, string>) => Pr
   it('a 2 MB HTML text field of unclosed tags (minutes for the old patterns) is converted at once', async () => {
     const body = '<script>'.repeat(125_000) + '<'.repeat(1_000_000);
     const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kbid}/resources`, {
-      credential: key, body: { title: 'Unclosed', texts: { body: { body, format: 'HTML' } } },
+      credential: key,
+      body: { title: 'Unclosed', texts: { body: { body, format: 'HTML' } } },
     });
     expect(created.status).toBe(201);
     expect((await http.call('GET', '/health/ready')).status).toBe(200);

@@ -42,17 +42,26 @@ describe('secrets are write-only (distributed)', () => {
     const boot = topology.bootstrap();
     const pat = bearer(boot.personal_access_token.token);
     const kbid = boot.kb.id;
-    await http.call('PATCH', `/api/v1/kb/${kbid}/configuration`, { credential: pat, body: { user_keys: { openai: { key: PROVIDER_KEY, model: 'gpt-4o' } } } });
+    await http.call('PATCH', `/api/v1/kb/${kbid}/configuration`, {
+      credential: pat,
+      body: { user_keys: { openai: { key: PROVIDER_KEY, model: 'gpt-4o' } } },
+    });
     const config = await http.call<{ user_keys: unknown }>('GET', `/api/v1/kb/${kbid}/configuration`, { credential: pat });
     expect(config.body.user_keys).toEqual({ openai: { key: MASK, model: 'gpt-4o' } });
 
     const client = await http.call<{ token: string; client_id: string }>('POST', `/api/v1/account/${boot.account.id}/nua_clients`, {
-      credential: pat, body: { contact: 'ops@example.com', processing_webhook: { uri: `${siteUrl}/hook`, headers: { 'X-Hook-Auth': HOOK_HEADER } } },
+      credential: pat,
+      body: { contact: 'ops@example.com', processing_webhook: { uri: `${siteUrl}/hook`, headers: { 'X-Hook-Auth': HOOK_HEADER } } },
     });
-    const read = await http.call<{ processing_webhook: unknown }>('GET', `/api/v1/account/${boot.account.id}/nua_client/${client.body.client_id}`, { credential: pat });
+    const read = await http.call<{ processing_webhook: unknown }>(
+      'GET',
+      `/api/v1/account/${boot.account.id}/nua_client/${client.body.client_id}`,
+      { credential: pat },
+    );
     expect(read.body.processing_webhook).toEqual({ uri: `${siteUrl}/hook`, headers: { 'X-Hook-Auth': MASK } });
     const pushed = await http.call('POST', '/api/v1/processing/push', {
-      credential: { header: 'X-SVC-UAKEY', value: `Bearer ${client.body.token}` }, body: { kbid, title: 'Hooked', textfield: { a: { body: 'Hooked text.' } } },
+      credential: { header: 'X-SVC-UAKEY', value: `Bearer ${client.body.token}` },
+      body: { kbid, title: 'Hooked', textfield: { a: { body: 'Hooked text.' } } },
     });
     expect(pushed.status).toBe(200);
     const call = await http.eventually(async () => hooks[0], 60_000, 'the client webhook to be called');

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import {
-  buildSamlResponse, createTestIdp, readAuthnRequest, startFakeDnsServer, type FakeDnsServer, type TestIdp,
+  buildSamlResponse,
+  createTestIdp,
+  readAuthnRequest,
+  startFakeDnsServer,
+  type FakeDnsServer,
+  type TestIdp,
 } from '@kb/platform/testing';
 import { bearer, type HttpClient } from '../support/http-client';
 import { startStandalone, type Topology } from '../support/topologies';
@@ -33,7 +38,10 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
 
   beforeAll(async () => {
     dns = await startFakeDnsServer();
-    [attackerIdp, corpIdp] = await Promise.all([createTestIdp('https://idp.attacker.test/metadata'), createTestIdp('https://idp.corp.test/metadata')]);
+    [attackerIdp, corpIdp] = await Promise.all([
+      createTestIdp('https://idp.attacker.test/metadata'),
+      createTestIdp('https://idp.corp.test/metadata'),
+    ]);
     topology = await startStandalone({ DNS_SERVERS: dns.server, ADMIN_EMAIL });
     http = topology.http;
   }, 120_000);
@@ -44,19 +52,34 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
   });
 
   const signUp = async (email: string): Promise<Actor> => {
-    const res = await http.call<{ token: string; user_id: string; email_verification: { verify_url?: string } }>('POST', '/api/v1/auth/signup', { body: { email, password: PASSWORD } });
+    const res = await http.call<{ token: string; user_id: string; email_verification: { verify_url?: string } }>(
+      'POST',
+      '/api/v1/auth/signup',
+      { body: { email, password: PASSWORD } },
+    );
     expect(res.status).toBe(201);
     return { token: res.body.token, user_id: res.body.user_id, email, verify_url: res.body.email_verification?.verify_url };
   };
   const createAccount = async (owner: Actor, slug: string): Promise<string> => {
-    const res = await http.call<{ id: string }>('POST', '/api/v1/accounts', { credential: bearer(owner.token), body: { slug, title: slug } });
+    const res = await http.call<{ id: string }>('POST', '/api/v1/accounts', {
+      credential: bearer(owner.token),
+      body: { slug, title: slug },
+    });
     expect(res.status).toBe(201);
     return res.body.id;
   };
   const configureSaml = (owner: Actor, accountId: string, idp: TestIdp, domains: string[]) =>
     http.call<{ detail: string }>('PATCH', `/api/v1/account/${accountId}`, {
       credential: bearer(owner.token),
-      body: { saml_config: { domains, sso_url: `https://${new URL(idp.entityId).host}/sso`, entity_id: idp.entityId, x509_cert: idp.cert, authn_context: 'exact' } },
+      body: {
+        saml_config: {
+          domains,
+          sso_url: `https://${new URL(idp.entityId).host}/sso`,
+          entity_id: idp.entityId,
+          x509_cert: idp.cert,
+          authn_context: 'exact',
+        },
+      },
     });
   type Domain = { domain: string; status: string; record: { name: string; value: string } };
   const domainsOf = async (owner: Actor, accountId: string) =>
@@ -88,13 +111,17 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
     const acsUrl = /AssertionConsumerService[^>]*Location="([^"]+)"/.exec(metadata)?.[1] ?? `${base}/acs`;
     const samlResponse = buildSamlResponse(idp, { inResponseTo: await startSso(accountId, linkAs), email, acsUrl, audience });
     const res = await http.call<string>('POST', `/api/v1/saml/${accountId}/acs`, {
-      body: new URLSearchParams({ SAMLResponse: samlResponse }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ SAMLResponse: samlResponse }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     return { status: res.status, body: res.body, token: /<code id="token">([^<]+)<\/code>/.exec(res.body)?.[1] };
   };
-  const me = (token: string) => http.call<{ preferences: { email: string }; accounts: string[] }>('GET', '/api/v1/user', { credential: bearer(token) });
+  const me = (token: string) =>
+    http.call<{ preferences: { email: string }; accounts: string[] }>('GET', '/api/v1/user', { credential: bearer(token) });
   const memberEmails = async (owner: Actor, accountId: string) =>
-    (await http.call<{ email: string }[]>('GET', `/api/v1/account/${accountId}/users`, { credential: bearer(owner.token) })).body.map((u) => u.email).sort();
+    (await http.call<{ email: string }[]>('GET', `/api/v1/account/${accountId}/users`, { credential: bearer(owner.token) })).body
+      .map((u) => u.email)
+      .sort();
 
   describe('the takeover sequence', () => {
     let attacker: Actor;
@@ -108,10 +135,18 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
       otherMember = await signUp(`mo-${hex()}@victim.test`);
       const boot = topology.bootstrap();
       const invited = await http.call<{ invite_url: string }>('POST', `/api/v1/account/${boot.account.slug}/invite`, {
-        credential: bearer(boot.personal_access_token.token), body: { email: otherMember.email, role: 'AMEMBER' },
+        credential: bearer(boot.personal_access_token.token),
+        body: { email: otherMember.email, role: 'AMEMBER' },
       });
       if (otherMember.verify_url) await http.call('GET', new URL(otherMember.verify_url).pathname + new URL(otherMember.verify_url).search);
-      expect((await http.call('POST', '/api/v1/invites/accept', { credential: bearer(otherMember.token), body: { token: new URL(invited.body.invite_url).searchParams.get('token') } })).status).toBeLessThan(300);
+      expect(
+        (
+          await http.call('POST', '/api/v1/invites/accept', {
+            credential: bearer(otherMember.token),
+            body: { token: new URL(invited.body.invite_url).searchParams.get('token') },
+          })
+        ).status,
+      ).toBeLessThan(300);
 
       attacker = await signUp(`mallory-${hex()}@attacker.test`);
       attackerAccount = await createAccount(attacker, `evil-${hex()}`);
@@ -126,7 +161,10 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
         expect(forged.token).toBeUndefined();
       }
       // Discovery does not send victim.test's users to the attacker's IdP either.
-      const page = await http.call<string>('POST', '/auth', { body: `email=${encodeURIComponent(ADMIN_EMAIL)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const page = await http.call<string>('POST', '/auth', {
+        body: `email=${encodeURIComponent(ADMIN_EMAIL)}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(page.body).toContain('id="password"');
       expect(page.body).not.toContain(`/api/v1/saml/${attackerAccount}/login`);
       expect(await memberEmails(attacker, attackerAccount)).toEqual([attacker.email]);
@@ -149,7 +187,7 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
       expect((await me(admin.personal_access_token.token)).body.accounts).toEqual([admin.account.slug]);
     });
 
-    it('a link request is bound to the user who started it: answering it with the administrator\'s NameID links the attacker, not the administrator', async () => {
+    it("a link request is bound to the user who started it: answering it with the administrator's NameID links the attacker, not the administrator", async () => {
       const linked = await postAssertion(attackerAccount, attackerIdp, ADMIN_EMAIL, attacker);
       expect(linked.status).toBe(200);
       expect((await me(linked.token!)).body.preferences.email).toBe(attacker.email);
@@ -178,12 +216,22 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
     });
 
     it('signs in the users its IdP provisions once the domain is verified (discovery included)', async () => {
-      const discover = () => http.call<string>('POST', '/auth', { body: `email=new@${domain}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const discover = () =>
+        http.call<string>('POST', '/auth', {
+          body: `email=new@${domain}`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
       expect((await discover()).body).toContain('id="password"');
       const before = await postAssertion(corpAccount, corpIdp, `new@${domain}`);
       expect(before.status).toBe(401);
       // Not published yet: the verification stays pending.
-      expect((await http.call<Domain>('POST', `/api/v1/account/${corpAccount}/saml/domains/${domain}/verify`, { credential: bearer(owner.token) })).body.status).toBe('pending');
+      expect(
+        (
+          await http.call<Domain>('POST', `/api/v1/account/${corpAccount}/saml/domains/${domain}/verify`, {
+            credential: bearer(owner.token),
+          })
+        ).body.status,
+      ).toBe('pending');
       expect((await proveDomain(owner, corpAccount, domain)).body.status).toBe('verified');
       expect((await discover()).body).toContain(`/api/v1/saml/${corpAccount}/login`);
 
@@ -202,7 +250,10 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
       const byConfig = await configureSaml(squatter, squatAccount, attackerIdp, [domain]);
       expect(byConfig.status).toBe(409);
       expect(byConfig.body.detail).toContain('already verified');
-      const byClaim = await http.call<{ detail: string }>('POST', `/api/v1/account/${squatAccount}/saml/domains`, { credential: bearer(squatter.token), body: { domain } });
+      const byClaim = await http.call<{ detail: string }>('POST', `/api/v1/account/${squatAccount}/saml/domains`, {
+        credential: bearer(squatter.token),
+        body: { domain },
+      });
       expect(byClaim.status).toBe(409);
       expect(await domainsOf(squatter, squatAccount)).toEqual([]);
     });
@@ -214,18 +265,24 @@ describe('security: single sign-on never signs in someone else (standalone)', ()
 
       // The invitation link was handed to the inviter (no mail server): it proves nothing about the mailbox.
       const invite = await http.call<{ invite_url: string; sent: boolean }>('POST', `/api/v1/account/${corpAccount}/invite`, {
-        credential: bearer(owner.token), body: { email: early.email, role: 'AMEMBER' },
+        credential: bearer(owner.token),
+        body: { email: early.email, role: 'AMEMBER' },
       });
       expect(invite.body.sent).toBe(false);
       const inviteToken = new URL(invite.body.invite_url).searchParams.get('token');
-      const refused = await http.call<{ detail: string }>('POST', '/api/v1/invites/accept', { credential: bearer(early.token), body: { token: inviteToken } });
+      const refused = await http.call<{ detail: string }>('POST', '/api/v1/invites/accept', {
+        credential: bearer(early.token),
+        body: { token: inviteToken },
+      });
       expect(refused.status).toBe(403);
       expect(refused.body.detail).toContain('Verify');
       expect(await memberEmails(owner, corpAccount)).not.toContain(early.email);
 
       const verified = await http.call<string>('GET', new URL(early.verify_url!).pathname + new URL(early.verify_url!).search);
       expect(verified.status).toBe(200);
-      expect((await http.call('POST', '/api/v1/invites/accept', { credential: bearer(early.token), body: { token: inviteToken } })).status).toBe(200);
+      expect(
+        (await http.call('POST', '/api/v1/invites/accept', { credential: bearer(early.token), body: { token: inviteToken } })).status,
+      ).toBe(200);
       // Verified or not, SSO only signs in an existing user through an identity they linked themselves.
       expect((await postAssertion(corpAccount, corpIdp, early.email)).status).toBe(401);
       const linked = await postAssertion(corpAccount, corpIdp, early.email, early);

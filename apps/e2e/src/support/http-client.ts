@@ -13,7 +13,11 @@ export const bearer = (token: string): NonNullable<Credential> => ({ header: 'Au
 export class HttpClient {
   constructor(readonly baseUrl: string) {}
 
-  async call<T = unknown>(method: string, path: string, options: { credential?: Credential; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult<T>> {
+  async call<T = unknown>(
+    method: string,
+    path: string,
+    options: { credential?: Credential; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<HttpResult<T>> {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (options.credential) headers[options.credential.header] = options.credential.value;
     let payload: string | undefined;

@@ -33,7 +33,12 @@ export class ServiceProcess {
   private exited?: Promise<number | null>;
   readonly output: string[] = [];
 
-  constructor(readonly name: string, private readonly script: string, private readonly env: Record<string, string>, private readonly logDir: string) {}
+  constructor(
+    readonly name: string,
+    private readonly script: string,
+    private readonly env: Record<string, string>,
+    private readonly logDir: string,
+  ) {}
 
   /** Process id of the running child (for memory sampling in benchmarks). */
   get pid(): number | undefined {
@@ -45,7 +50,10 @@ export class ServiceProcess {
     const log = createWriteStream(join(this.logDir, `${this.name}.log`), { flags: 'a' });
     // KB_SERVICE_NODE_ARGS: extra node flags for the services a test or benchmark starts (e.g. --cpu-prof).
     const nodeArgs = (process.env['KB_SERVICE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-    const child = spawn(process.execPath, [...nodeArgs, this.script], { env: { ...process.env, LOG_LEVEL: 'warn', ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, this.script], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const keep = (chunk: Buffer) => {
       log.write(chunk);
       this.output.push(chunk.toString());
@@ -89,7 +97,10 @@ export class ServiceProcess {
   async waitForOutput(pattern: RegExp, timeoutMs = 60_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const line = this.output.join('').split('\n').find((l) => pattern.test(l));
+      const line = this.output
+        .join('')
+        .split('\n')
+        .find((l) => pattern.test(l));
       if (line) return line;
       await new Promise((r) => setTimeout(r, 100));
     }

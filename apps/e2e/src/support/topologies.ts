@@ -38,7 +38,9 @@ export interface Topology {
    * runs `whileDown`, then starts it again. Standalone, `whileDown` gets the process's database
    * (served from its data directory meanwhile), e.g. to put messages on its bus.
    */
-  restartReporting(whileDown?: (db: { query?: (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]> }) => Promise<void>): Promise<void>;
+  restartReporting(
+    whileDown?: (db: { query?: (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]> }) => Promise<void>,
+  ): Promise<void>;
   /** Process id of the process serving HTTP (standalone: the one process; distributed: the gateway). */
   edgePid(): number | undefined;
   /** Distributed: the NATS server the apps use (per-app users and permissions), for tests of the bus itself. */
@@ -56,7 +58,13 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
   const port = await freePort();
   // A short ack wait: the crash tests see a dead worker's job handed on within seconds.
   const base = {
-    PORT: String(port), DATA_DIR: dataDir, ACCESS_CACHE_TTL_SECONDS: '5', PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '3000', WEBHOOK_RETRY_BACKOFF_MS: '300', ...extraEnv,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    ACCESS_CACHE_TTL_SECONDS: '5',
+    PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true',
+    PROCESSING_ACK_WAIT_MS: '3000',
+    WEBHOOK_RETRY_BACKOFF_MS: '300',
+    ...extraEnv,
   };
   let proc: ServiceProcess | undefined;
   const launch = async (extra: Record<string, string> = {}) => {
@@ -99,11 +107,19 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
 
 /** Serves a stopped standalone's PGlite directory (the same server the distributed topology uses) while `fn` runs. */
 async function withDatabase(
-  pgDir: string, logDir: string, fn: (db: { query: (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]> }) => Promise<void>,
+  pgDir: string,
+  logDir: string,
+  fn: (db: { query: (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]> }) => Promise<void>,
 ): Promise<void> {
-  const server = new ServiceProcess('pglite-offline', join(REPO_ROOT, 'dist', 'libs', 'platform', 'database', 'src', 'bin', 'pglite-server.js'), {
-    PGLITE_DATA_DIR: pgDir, PGLITE_PORT: String(await freePort()),
-  }, logDir);
+  const server = new ServiceProcess(
+    'pglite-offline',
+    join(REPO_ROOT, 'dist', 'libs', 'platform', 'database', 'src', 'bin', 'pglite-server.js'),
+    {
+      PGLITE_DATA_DIR: pgDir,
+      PGLITE_PORT: String(await freePort()),
+    },
+    logDir,
+  );
   server.start();
   try {
     const line = await server.waitForOutput(/pglite listening/);
@@ -144,9 +160,15 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
   const pgUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${database}`);
 
   const pgPort = await freePort();
-  const pglite = new ServiceProcess('pglite', join(REPO_ROOT, 'dist', 'libs', 'platform', 'database', 'src', 'bin', 'pglite-server.js'), {
-    PGLITE_DATA_DIR: join(dataDir, 'content-pg'), PGLITE_PORT: String(pgPort),
-  }, dataDir);
+  const pglite = new ServiceProcess(
+    'pglite',
+    join(REPO_ROOT, 'dist', 'libs', 'platform', 'database', 'src', 'bin', 'pglite-server.js'),
+    {
+      PGLITE_DATA_DIR: join(dataDir, 'content-pg'),
+      PGLITE_PORT: String(pgPort),
+    },
+    dataDir,
+  );
   pglite.start();
   const line = await pglite.waitForOutput(/pglite listening/).catch(async (err: unknown) => {
     await pglite.stop('SIGTERM');
@@ -156,16 +178,28 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
   const contentUrl = (JSON.parse(line) as { url: string }).url;
 
   const common = {
-    BUS_TRANSPORT: 'nats', BUS_PREFIX: prefix, KB_SECRET: randomBytes(32).toString('hex'), DATA_DIR: dataDir,
-    ACCOUNTS_DATABASE_URL: pgUrl, REPORTING_DATABASE_URL: pgUrl, CONTENT_DATABASE_URL: contentUrl,
+    BUS_TRANSPORT: 'nats',
+    BUS_PREFIX: prefix,
+    KB_SECRET: randomBytes(32).toString('hex'),
+    DATA_DIR: dataDir,
+    ACCOUNTS_DATABASE_URL: pgUrl,
+    REPORTING_DATABASE_URL: pgUrl,
+    CONTENT_DATABASE_URL: contentUrl,
     // The journeys serve files and pages from a local HTTP server, which the SSRF guard refuses by default.
-    PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true', PROCESSING_ACK_WAIT_MS: '3000', WEBHOOK_RETRY_BACKOFF_MS: '300',
+    PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true',
+    PROCESSING_ACK_WAIT_MS: '3000',
+    WEBHOOK_RETRY_BACKOFF_MS: '300',
   };
   const ports: Record<string, number> = {};
   const procs: Record<string, ServiceProcess> = {};
   const launch = async (app: string, extra: Record<string, string> = {}) => {
     ports[app] ??= await freePort();
-    const proc = new ServiceProcess(app, distMain(app), { ...common, ...nats.appEnv(app as BusApp), PORT: String(ports[app]), ...appEnv[app], ...extra }, dataDir);
+    const proc = new ServiceProcess(
+      app,
+      distMain(app),
+      { ...common, ...nats.appEnv(app as BusApp), PORT: String(ports[app]), ...appEnv[app], ...extra },
+      dataDir,
+    );
     procs[app] = proc;
     proc.start();
     await proc.waitReady(`http://127.0.0.1:${ports[app]}/health/ready`);

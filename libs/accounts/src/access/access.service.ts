@@ -1,7 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  DEFAULT_EPHEMERAL_TOKEN_TTL_SECONDS, DomainError, ErrorCodes, MAX_TEMPORAL_KEY_TTL_SECONDS, strongestKbRole,
-  type AccessGrant, type CheckAccessRequest, type CreateEphemeralTokenRequest, type CreateTemporalKeyRequest, type EphemeralTokenDto, type Principal, type TemporalKeyDto,
+  DEFAULT_EPHEMERAL_TOKEN_TTL_SECONDS,
+  DomainError,
+  ErrorCodes,
+  MAX_TEMPORAL_KEY_TTL_SECONDS,
+  strongestKbRole,
+  type AccessGrant,
+  type CheckAccessRequest,
+  type CreateEphemeralTokenRequest,
+  type CreateTemporalKeyRequest,
+  type EphemeralTokenDto,
+  type Principal,
+  type TemporalKeyDto,
 } from '@kb/contracts';
 import type { DataSource } from 'typeorm';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
@@ -36,7 +46,8 @@ export class AccessService {
   }
 
   private async authenticate(req: CheckAccessRequest): Promise<Principal> {
-    if (req.header === 'serviceaccount') return req.token.startsWith('kbk_') ? this.authenticateApiKey(req.token) : this.authenticateTemporalKey(req.token);
+    if (req.header === 'serviceaccount')
+      return req.token.startsWith('kbk_') ? this.authenticateApiKey(req.token) : this.authenticateTemporalKey(req.token);
     if (req.header === 'authorization') {
       return req.token.startsWith('kbp_') ? this.authenticatePat(req.token) : this.authenticateUserToken(req.token);
     }
@@ -47,18 +58,28 @@ export class AccessService {
     const parsed = parseToken(token);
     if (!parsed || parsed.kind !== 'ua_key') throw unauthenticated('Invalid understanding-API key');
     const credential = await this.serviceAccounts.findCredential(parsed.id, 'ua_key');
-    if (!credential || !secretMatches(parsed.secret, credential.salt, credential.secretHash, this.options.secret)) throw unauthenticated('Invalid understanding-API key');
-    const clients: { account_id: string }[] = await this.ds.query(`SELECT account_id FROM accounts.nua_clients WHERE internal_id = $1`, [credential.ownerId]);
+    if (!credential || !secretMatches(parsed.secret, credential.salt, credential.secretHash, this.options.secret))
+      throw unauthenticated('Invalid understanding-API key');
+    const clients: { account_id: string }[] = await this.ds.query(`SELECT account_id FROM accounts.nua_clients WHERE internal_id = $1`, [
+      credential.ownerId,
+    ]);
     const client = clients[0];
     if (!client) throw unauthenticated('Invalid understanding-API key');
-    return { id: credential.ownerId, kind: 'ua_key', credential_id: credential.id, account_id: client.account_id, expires_at: credential.expiresAt.toISOString() };
+    return {
+      id: credential.ownerId,
+      kind: 'ua_key',
+      credential_id: credential.id,
+      account_id: client.account_id,
+      expires_at: credential.expiresAt.toISOString(),
+    };
   }
 
   private async authenticateApiKey(token: string): Promise<Principal> {
     const parsed = parseToken(token);
     if (!parsed || parsed.kind !== 'api_key') throw unauthenticated('Invalid API key');
     const credential = await this.serviceAccounts.findCredential(parsed.id, 'api_key');
-    if (!credential || !secretMatches(parsed.secret, credential.salt, credential.secretHash, this.options.secret)) throw unauthenticated('Invalid API key');
+    if (!credential || !secretMatches(parsed.secret, credential.salt, credential.secretHash, this.options.secret))
+      throw unauthenticated('Invalid API key');
     const principal = await this.principalOfApiKey(credential.id);
     if (!principal) throw unauthenticated('API key expired');
     return principal;
@@ -71,7 +92,12 @@ export class AccessService {
     const parent = await this.principalOfApiKey(claims.parentKeyId);
     if (!parent) throw unauthenticated('Invalid or expired temporal key');
     const expires = Math.min(claims.expires.getTime(), Date.parse(parent.expires_at ?? '') || Infinity);
-    return { ...parent, kind: 'temporal_key', expires_at: new Date(expires).toISOString(), ...(claims.groups ? { security_groups: claims.groups } : {}) };
+    return {
+      ...parent,
+      kind: 'temporal_key',
+      expires_at: new Date(expires).toISOString(),
+      ...(claims.groups ? { security_groups: claims.groups } : {}),
+    };
   }
 
   async createTemporalKey(req: CreateTemporalKeyRequest): Promise<TemporalKeyDto> {
@@ -86,7 +112,11 @@ export class AccessService {
    */
   async createEphemeralToken(req: CreateEphemeralTokenRequest): Promise<EphemeralTokenDto> {
     const ttl = req.body.ttl ?? DEFAULT_EPHEMERAL_TOKEN_TTL_SECONDS;
-    const owner = req.user_id ? { kind: 'user' as const, id: req.user_id } : req.parent_key_id ? { kind: 'api_key' as const, id: req.parent_key_id } : null;
+    const owner = req.user_id
+      ? { kind: 'user' as const, id: req.user_id }
+      : req.parent_key_id
+        ? { kind: 'api_key' as const, id: req.parent_key_id }
+        : null;
     if (!owner) throw unauthenticated('An ephemeral token is made by a user or an API key');
     if (owner.kind === 'api_key' && (await this.principalOfApiKey(owner.id))?.kb_id !== req.kbid) throw unauthenticated('Invalid API key');
     return { token: await signEphemeralToken(this.options.secret, { kbid: req.kbid, owner }, ttl, req.body.agent_session ?? undefined) };
@@ -112,7 +142,13 @@ export class AccessService {
     const kb = await this.kbs.findById(claims.kbid);
     if (!kb) throw unauthenticated('Invalid or expired ephemeral token');
     const principal: Principal = {
-      id: claims.owner.id, kind: 'ephemeral_token', credential_id: credentialId, account_id: kb.accountId, kb_id: kb.id, key_role: 'SMEMBER', expires_at: new Date(expires).toISOString(),
+      id: claims.owner.id,
+      kind: 'ephemeral_token',
+      credential_id: credentialId,
+      account_id: kb.accountId,
+      kb_id: kb.id,
+      key_role: 'SMEMBER',
+      expires_at: new Date(expires).toISOString(),
     };
     const grant: AccessGrant = { principal, account_id: kb.accountId };
     if (req.kbid !== kb.id) return { ...grant, kb_found: req.kbid ? (await this.kbs.findById(req.kbid)) !== null : undefined };
@@ -129,14 +165,23 @@ export class AccessService {
     if (!credential || credential.expiresAt.getTime() <= Date.now()) return null;
     const sa = await this.serviceAccounts.findById(credential.ownerId);
     if (!sa) return null;
-    return { id: sa.id, kind: 'api_key', credential_id: credential.id, account_id: sa.accountId, kb_id: sa.kbId, key_role: sa.role, expires_at: credential.expiresAt.toISOString() };
+    return {
+      id: sa.id,
+      kind: 'api_key',
+      credential_id: credential.id,
+      account_id: sa.accountId,
+      kb_id: sa.kbId,
+      key_role: sa.role,
+      expires_at: credential.expiresAt.toISOString(),
+    };
   }
 
   private async authenticatePat(token: string): Promise<Principal> {
     const parsed = parseToken(token);
     if (!parsed || parsed.kind !== 'pat') throw unauthenticated('Invalid personal access token');
     const credential = await this.serviceAccounts.findCredential(parsed.id, 'pat');
-    if (!credential || !secretMatches(parsed.secret, credential.salt, credential.secretHash, this.options.secret)) throw unauthenticated('Invalid personal access token');
+    if (!credential || !secretMatches(parsed.secret, credential.salt, credential.secretHash, this.options.secret))
+      throw unauthenticated('Invalid personal access token');
     if (credential.expiresAt.getTime() <= Date.now()) throw unauthenticated('Personal access token expired');
     const user = await this.users.findUser(credential.ownerId);
     if (!user) throw unauthenticated('Invalid personal access token');

@@ -1,8 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  AccountsSubjects, DomainError, ErrorCodes,
-  type AccountBlockingDto, type AccountQuotaDto, type EffectiveLimits, type SetAccountLimitsRequest,
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  type AccountBlockingDto,
+  type AccountQuotaDto,
+  type EffectiveLimits,
+  type SetAccountLimitsRequest,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { ACCOUNTS_DATA_SOURCE } from '../accounts.tokens';

@@ -1,8 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  AccountsSubjects, DomainError, ErrorCodes,
-  type AccountCallerRef, type AccountUserDto, type SearchAccountUsersRequest, type UpdateAccountUsersRequest,
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  type AccountCallerRef,
+  type AccountUserDto,
+  type SearchAccountUsersRequest,
+  type UpdateAccountUsersRequest,
 } from '@kb/contracts';
 import { ACCOUNTS_DATA_SOURCE } from '../accounts.tokens';
 import { AccountsService } from './accounts.service';
@@ -45,7 +50,9 @@ export class AccountUsersService {
         const known: { id: string }[] = await m.query(`SELECT id FROM accounts.users WHERE id = ANY($1::uuid[])`, [add.map((a) => a.id)]);
         const missing = add.filter((a) => !known.some((k) => k.id === a.id));
         if (missing.length > 0) {
-          throw DomainError.validation(missing.map((a) => ({ loc: ['body', 'add', add.indexOf(a), 'id'], msg: `Unknown user ${a.id}`, type: 'value_error' })));
+          throw DomainError.validation(
+            missing.map((a) => ({ loc: ['body', 'add', add.indexOf(a), 'id'], msg: `Unknown user ${a.id}`, type: 'value_error' })),
+          );
         }
         for (const a of add) {
           await m.query(
@@ -54,7 +61,8 @@ export class AccountUsersService {
           );
         }
       }
-      if (remove.length > 0) await m.query(`DELETE FROM accounts.account_users WHERE account_id = $1 AND user_id = ANY($2::uuid[])`, [account.id, remove]);
+      if (remove.length > 0)
+        await m.query(`DELETE FROM accounts.account_users WHERE account_id = $1 AND user_id = ANY($2::uuid[])`, [account.id, remove]);
       const counts: { users: string; owners: string }[] = await m.query(
         `SELECT count(*) AS users, count(*) FILTER (WHERE role = 'AOWNER') AS owners FROM accounts.account_users WHERE account_id = $1`,
         [account.id],

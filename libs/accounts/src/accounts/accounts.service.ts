@@ -2,8 +2,17 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import {
-  AccountsSubjects, DomainError, ErrorCodes, LEARNING_DEFAULTS,
-  type AccountCallerRef, type AccountDto, type AccountSummaryDto, type CreateAccountRequest, type IdDto, type ModifyAccountRequest, type UserRef,
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  LEARNING_DEFAULTS,
+  type AccountCallerRef,
+  type AccountDto,
+  type AccountSummaryDto,
+  type CreateAccountRequest,
+  type IdDto,
+  type ModifyAccountRequest,
+  type UserRef,
 } from '@kb/contracts';
 import { asRow, translateUniqueViolation } from '@kb/platform/database';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
@@ -32,13 +41,37 @@ export class AccountsService {
   async create(req: CreateAccountRequest): Promise<IdDto> {
     const now = new Date();
     const account: AccountEntity = {
-      id: randomUUID(), slug: req.body.slug, title: req.body.title ?? req.body.slug, description: req.body.description ?? '', type: 'stash-trial',
-      domain: req.body.email?.split('@')[1]?.toLowerCase() ?? null, blockingState: 'unblocked', blockedFeatures: [], maxKbs: 10, maxUsers: 25, limits: {},
-      createdAt: now, trialExpirationDate: new Date(now.getTime() + 30 * 24 * 3600 * 1000), samlConfig: null, samlEntityId: null, samlSsoUrl: null, samlX509Cert: null,
+      id: randomUUID(),
+      slug: req.body.slug,
+      title: req.body.title ?? req.body.slug,
+      description: req.body.description ?? '',
+      type: 'stash-trial',
+      domain: req.body.email?.split('@')[1]?.toLowerCase() ?? null,
+      blockingState: 'unblocked',
+      blockedFeatures: [],
+      maxKbs: 10,
+      maxUsers: 25,
+      limits: {},
+      createdAt: now,
+      trialExpirationDate: new Date(now.getTime() + 30 * 24 * 3600 * 1000),
+      samlConfig: null,
+      samlEntityId: null,
+      samlSsoUrl: null,
+      samlX509Cert: null,
     };
     const kb: KnowledgeBoxEntity = {
-      id: randomUUID(), accountId: account.id, slug: 'default', title: `${account.title} default`, description: '', state: 'PUBLISHED',
-      zone: req.body.zone ?? this.options.zone, allowedOrigins: [], searchConfigs: {}, externalIndexProvider: null, learningConfiguration: { ...LEARNING_DEFAULTS }, createdAt: now,
+      id: randomUUID(),
+      accountId: account.id,
+      slug: 'default',
+      title: `${account.title} default`,
+      description: '',
+      state: 'PUBLISHED',
+      zone: req.body.zone ?? this.options.zone,
+      allowedOrigins: [],
+      searchConfigs: {},
+      externalIndexProvider: null,
+      learningConfiguration: { ...LEARNING_DEFAULTS },
+      createdAt: now,
     };
     await translateUniqueViolation(
       () =>
@@ -71,12 +104,25 @@ export class AccountsService {
       [account.id],
     );
     return {
-      id: account.id, slug: account.slug, title: account.title, description: account.description, domain: account.domain, type: account.type,
+      id: account.id,
+      slug: account.slug,
+      title: account.title,
+      description: account.description,
+      domain: account.domain,
+      type: account.type,
       can_manage_account: role === 'AOWNER',
-      current_users: Number(counts[0]?.users ?? 0), max_users: account.maxUsers, current_kbs: Number(counts[0]?.kbs ?? 0), max_kbs: account.maxKbs,
-      blocking_state: account.blockingState, blocked_features: account.blockedFeatures, limits: effectiveLimits(account.limits),
-      creation_date: account.createdAt.toISOString(), trial_expiration_date: account.trialExpirationDate?.toISOString() ?? null,
-      saml_entity_id: account.samlEntityId, saml_sso_url: account.samlSsoUrl, saml_x509_cert: account.samlX509Cert,
+      current_users: Number(counts[0]?.users ?? 0),
+      max_users: account.maxUsers,
+      current_kbs: Number(counts[0]?.kbs ?? 0),
+      max_kbs: account.maxKbs,
+      blocking_state: account.blockingState,
+      blocked_features: account.blockedFeatures,
+      limits: effectiveLimits(account.limits),
+      creation_date: account.createdAt.toISOString(),
+      trial_expiration_date: account.trialExpirationDate?.toISOString() ?? null,
+      saml_entity_id: account.samlEntityId,
+      saml_sso_url: account.samlSsoUrl,
+      saml_x509_cert: account.samlX509Cert,
       saml_config: account.samlConfig ? { authn_context: 'exact', ...account.samlConfig } : null,
     };
   }
@@ -103,7 +149,8 @@ export class AccountsService {
     if (samlChanged) await this.samlDomains.assertClaimable(account.id, ssoDomains);
     if (Object.keys(patch).length > 0) {
       await translateUniqueViolation(() => this.ds.getRepository(AccountEntity).update({ id: account.id }, asRow(patch)), {
-        code: ErrorCodes.ACCOUNT_SLUG_CONFLICT, message: `The account slug "${b.slug}" is taken`,
+        code: ErrorCodes.ACCOUNT_SLUG_CONFLICT,
+        message: `The account slug "${b.slug}" is taken`,
       });
     }
     if (samlChanged) await this.samlDomains.sync(account.id, ssoDomains);

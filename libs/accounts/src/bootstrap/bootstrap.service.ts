@@ -46,18 +46,58 @@ export class BootstrapService {
     const expires = new Date(now.getTime() + ONE_YEAR_MS);
     const password = generatePassword();
     const user: UserEntity = {
-      id: randomUUID(), email: adminEmail.toLowerCase(), name: 'Administrator', passwordHash: await hashPassword(password), type: 'ROOT', language: null, avatar: null, createdAt: now, lastLogin: null, emailVerifiedAt: now,
+      id: randomUUID(),
+      email: adminEmail.toLowerCase(),
+      name: 'Administrator',
+      passwordHash: await hashPassword(password),
+      type: 'ROOT',
+      language: null,
+      avatar: null,
+      createdAt: now,
+      lastLogin: null,
+      emailVerifiedAt: now,
     };
     const account: AccountEntity = {
-      id: randomUUID(), slug: 'default', title: 'Default account', description: '', type: 'stash-trial', domain: null, blockingState: 'unblocked',
-      blockedFeatures: [], maxKbs: 10, maxUsers: 25, limits: operatorLimits(), createdAt: now, trialExpirationDate: null,
-      samlConfig: null, samlEntityId: null, samlSsoUrl: null, samlX509Cert: null,
+      id: randomUUID(),
+      slug: 'default',
+      title: 'Default account',
+      description: '',
+      type: 'stash-trial',
+      domain: null,
+      blockingState: 'unblocked',
+      blockedFeatures: [],
+      maxKbs: 10,
+      maxUsers: 25,
+      limits: operatorLimits(),
+      createdAt: now,
+      trialExpirationDate: null,
+      samlConfig: null,
+      samlEntityId: null,
+      samlSsoUrl: null,
+      samlX509Cert: null,
     };
     const kb: KnowledgeBoxEntity = {
-      id: randomUUID(), accountId: account.id, slug: 'default', title: 'Default Knowledge Box', description: '', state: 'PUBLISHED', zone: this.options.zone,
-      allowedOrigins: [], searchConfigs: {}, externalIndexProvider: null, learningConfiguration: { ...LEARNING_DEFAULTS }, createdAt: now,
+      id: randomUUID(),
+      accountId: account.id,
+      slug: 'default',
+      title: 'Default Knowledge Box',
+      description: '',
+      state: 'PUBLISHED',
+      zone: this.options.zone,
+      allowedOrigins: [],
+      searchConfigs: {},
+      externalIndexProvider: null,
+      learningConfiguration: { ...LEARNING_DEFAULTS },
+      createdAt: now,
     };
-    const sa: ServiceAccountEntity = { id: randomUUID(), accountId: account.id, kbId: kb.id, title: 'bootstrap', role: 'SOWNER', createdAt: now };
+    const sa: ServiceAccountEntity = {
+      id: randomUUID(),
+      accountId: account.id,
+      kbId: kb.id,
+      title: 'bootstrap',
+      role: 'SOWNER',
+      createdAt: now,
+    };
     const apiKey = issueSecret('api_key', this.options.secret);
     const pat = issueSecret('pat', this.options.secret);
 
@@ -70,8 +110,26 @@ export class BootstrapService {
         await m.insert(KbUserEntity, { kbId: kb.id, userId: user.id, role: 'SOWNER' });
         await m.insert(ServiceAccountEntity, sa);
         await m.insert(SecretCredentialEntity, [
-          { id: apiKey.id, kind: 'api_key', ownerId: sa.id, description: 'bootstrap', salt: apiKey.salt, secretHash: apiKey.hash, createdAt: now, expiresAt: expires },
-          { id: pat.id, kind: 'pat', ownerId: user.id, description: 'bootstrap', salt: pat.salt, secretHash: pat.hash, createdAt: now, expiresAt: expires },
+          {
+            id: apiKey.id,
+            kind: 'api_key',
+            ownerId: sa.id,
+            description: 'bootstrap',
+            salt: apiKey.salt,
+            secretHash: apiKey.hash,
+            createdAt: now,
+            expiresAt: expires,
+          },
+          {
+            id: pat.id,
+            kind: 'pat',
+            ownerId: user.id,
+            description: 'bootstrap',
+            salt: pat.salt,
+            secretHash: pat.hash,
+            createdAt: now,
+            expiresAt: expires,
+          },
         ]);
         return { result: undefined, events: [outboxEvent(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: kb.id })] };
       });

@@ -21,7 +21,9 @@ describe('ephemeral tokens', () => {
     expect(await verifyEphemeralToken(SECRET, expired)).toBeNull();
     const token = await signEphemeralToken(SECRET, { kbid: KB, owner: { kind: 'user', id: 'u-1' } }, 300);
     const [h, p, s] = token.split('.') as [string, string, string];
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), kb: '99999999-9999-4999-8999-999999999999' })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), kb: '99999999-9999-4999-8999-999999999999' }),
+    ).toString('base64url');
     expect(await verifyEphemeralToken(SECRET, `${h}.${forged}.${s}`)).toBeNull();
   });
 

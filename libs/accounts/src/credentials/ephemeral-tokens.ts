@@ -19,7 +19,12 @@ export interface EphemeralTokenClaims {
 }
 
 /** A signed, self-contained browser token of a few minutes; nothing is stored for it. */
-export async function signEphemeralToken(secret: string, claims: Omit<EphemeralTokenClaims, 'id' | 'expires'>, ttlSeconds: number, agentSession?: string): Promise<string> {
+export async function signEphemeralToken(
+  secret: string,
+  claims: Omit<EphemeralTokenClaims, 'id' | 'expires'>,
+  ttlSeconds: number,
+  agentSession?: string,
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ kb: claims.kbid, own: claims.owner.kind === 'user' ? 'u' : 'k', ...(agentSession ? { ses: agentSession } : {}) })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -39,7 +44,12 @@ export async function verifyEphemeralToken(secret: string, token: string): Promi
     const kb = payload['kb'];
     const own = payload['own'];
     if (!payload.sub || !payload.jti || !payload.exp || typeof kb !== 'string' || (own !== 'u' && own !== 'k')) return null;
-    return { kbid: kb, owner: { kind: own === 'u' ? 'user' : 'api_key', id: payload.sub }, id: payload.jti, expires: new Date(payload.exp * 1000) };
+    return {
+      kbid: kb,
+      owner: { kind: own === 'u' ? 'user' : 'api_key', id: payload.sub },
+      id: payload.jti,
+      expires: new Date(payload.exp * 1000),
+    };
   } catch {
     return null;
   }

@@ -9,7 +9,14 @@ describe('secret tokens', () => {
     expect(parsed).toEqual({ kind: 'api_key', id: issued.id, secret: expect.any(String) });
     expect(secretMatches(parsed!.secret, issued.salt, issued.hash, pepper)).toBe(true);
     expect(secretMatches(parsed!.secret, issued.salt, issued.hash, 'other-pepper')).toBe(false);
-    expect(secretMatches(parsed!.secret.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), issued.salt, issued.hash, pepper)).toBe(false);
+    expect(
+      secretMatches(
+        parsed!.secret.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+        issued.salt,
+        issued.hash,
+        pepper,
+      ),
+    ).toBe(false);
     expect(issued.hash).not.toContain(parsed!.secret);
   });
 

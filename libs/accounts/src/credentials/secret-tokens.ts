@@ -3,7 +3,12 @@ import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { WorkLimiter } from './work-limiter';
 
-const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
+const scrypt = promisify(scryptCb) as (
+  password: string,
+  salt: Buffer,
+  keylen: number,
+  options: { N: number; r: number; p: number; maxmem: number },
+) => Promise<Buffer>;
 
 /**
  * Credential tokens look like `<prefix>_<id without dashes>_<secret>`: the id finds the row in one
@@ -65,7 +70,9 @@ const passwordWork = new WorkLimiter(Math.max(1, Math.floor(availableParallelism
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await passwordWork.run(() => scrypt(password.normalize('NFKC'), salt, SCRYPT.keylen, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p, maxmem: 64 * 1024 * 1024 }));
+  const key = await passwordWork.run(() =>
+    scrypt(password.normalize('NFKC'), salt, SCRYPT.keylen, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p, maxmem: 64 * 1024 * 1024 }),
+  );
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
@@ -74,9 +81,14 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, saltB64, keyB64] = parts as [string, string, string, string, string, string];
   const expected = Buffer.from(keyB64, 'base64url');
-  const key = await passwordWork.run(() => scrypt(password.normalize('NFKC'), Buffer.from(saltB64, 'base64url'), expected.length, {
-    N: Number(n), r: Number(r), p: Number(p), maxmem: 64 * 1024 * 1024,
-  }));
+  const key = await passwordWork.run(() =>
+    scrypt(password.normalize('NFKC'), Buffer.from(saltB64, 'base64url'), expected.length, {
+      N: Number(n),
+      r: Number(r),
+      p: Number(p),
+      maxmem: 64 * 1024 * 1024,
+    }),
+  );
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 

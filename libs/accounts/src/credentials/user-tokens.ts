@@ -9,7 +9,11 @@ function key(secret: string): Uint8Array {
 }
 
 /** Short-lived signed user token (HS256). Carries only the user id and a token id. */
-export async function signUserToken(secret: string, userId: string, ttlSeconds: number): Promise<{ token: string; id: string; expires: Date }> {
+export async function signUserToken(
+  secret: string,
+  userId: string,
+  ttlSeconds: number,
+): Promise<{ token: string; id: string; expires: Date }> {
   const id = randomUUID();
   const now = Math.floor(Date.now() / 1000);
   const token = await new SignJWT({})

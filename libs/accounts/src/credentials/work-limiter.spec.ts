@@ -7,14 +7,15 @@ describe('WorkLimiter', () => {
     let active = 0;
     let peak = 0;
     const releases: (() => void)[] = [];
-    const task = () => new Promise<number>((resolve) => {
-      active++;
-      peak = Math.max(peak, active);
-      releases.push(() => {
-        active--;
-        resolve(active);
+    const task = () =>
+      new Promise<number>((resolve) => {
+        active++;
+        peak = Math.max(peak, active);
+        releases.push(() => {
+          active--;
+          resolve(active);
+        });
       });
-    });
     const started = Array.from({ length: 5 }, () => limiter.run(task));
     await expect(limiter.run(task)).rejects.toMatchObject({ code: ErrorCodes.RATE_LIMITED, details: { try_after: 11 } });
     expect(limiter.pending).toEqual({ running: 2, waiting: 3 });

@@ -10,12 +10,18 @@ export class WorkLimiter {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly concurrency: number, private readonly queue: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly concurrency: number,
+    private readonly queue: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.running >= this.concurrency) {
       if (this.waiting.length >= this.queue) {
-        throw new DomainError(ErrorCodes.RATE_LIMITED, 'Too many sign-ins in progress; try again in a moment', { try_after: Math.ceil(this.now() / 1000) + 1 });
+        throw new DomainError(ErrorCodes.RATE_LIMITED, 'Too many sign-ins in progress; try again in a moment', {
+          try_after: Math.ceil(this.now() / 1000) + 1,
+        });
       }
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     } else {

@@ -9,5 +9,11 @@ import { UserEntity } from './user.entity';
 export { AccountUserEntity, AccountEntity, KbUserEntity, KnowledgeBoxEntity, SecretCredentialEntity, ServiceAccountEntity, UserEntity };
 
 export const ACCOUNTS_ENTITIES = [
-  UserEntity, AccountEntity, AccountUserEntity, KnowledgeBoxEntity, KbUserEntity, ServiceAccountEntity, SecretCredentialEntity,
+  UserEntity,
+  AccountEntity,
+  AccountUserEntity,
+  KnowledgeBoxEntity,
+  KbUserEntity,
+  ServiceAccountEntity,
+  SecretCredentialEntity,
 ];

@@ -70,7 +70,10 @@ export class InvitesService implements OnModuleDestroy {
         this.logger.warn({ err: (err as Error).message }, 'invitation mail not sent; returning the link to the inviter');
       }
     } else {
-      this.logger.info({ invite_id: id, email_domain: address.split('@')[1] }, 'invitation created (no SMTP configured: link returned to the inviter)');
+      this.logger.info(
+        { invite_id: id, email_domain: address.split('@')[1] },
+        'invitation created (no SMTP configured: link returned to the inviter)',
+      );
     }
     return { email: address, role, expires: expires.toISOString(), sent: false, invite_url: link };
   }
@@ -99,18 +102,35 @@ export class InvitesService implements OnModuleDestroy {
   async accept(token: string, userId: string): Promise<{ account_id: string; kb_id?: string; role: string }> {
     const id = await this.verify(token);
     const result = await this.outbox.commit(this.ds, async (m) => {
-      const rows: { email: string; account_id: string; kb_id: string | null; role: string; expires_at: Date; accepted_at: Date | null; mailed_at: Date | null }[] =
-        await m.query(`SELECT email, account_id, kb_id, role, expires_at, accepted_at, mailed_at FROM accounts.invites WHERE id = $1 FOR UPDATE`, [id]);
+      const rows: {
+        email: string;
+        account_id: string;
+        kb_id: string | null;
+        role: string;
+        expires_at: Date;
+        accepted_at: Date | null;
+        mailed_at: Date | null;
+      }[] = await m.query(
+        `SELECT email, account_id, kb_id, role, expires_at, accepted_at, mailed_at FROM accounts.invites WHERE id = $1 FOR UPDATE`,
+        [id],
+      );
       const invite = rows[0];
       if (!invite || invite.accepted_at || new Date(invite.expires_at).getTime() <= Date.now()) {
         throw new DomainError(ErrorCodes.NOT_FOUND, 'This invitation has expired, was withdrawn or was already used');
       }
-      const users: { email: string; email_verified_at: Date | null }[] = await m.query(`SELECT email, email_verified_at FROM accounts.users WHERE id = $1`, [userId]);
+      const users: { email: string; email_verified_at: Date | null }[] = await m.query(
+        `SELECT email, email_verified_at FROM accounts.users WHERE id = $1`,
+        [userId],
+      );
       const user = users[0];
-      if (user?.email !== invite.email) throw new DomainError(ErrorCodes.FORBIDDEN, `This invitation is for ${invite.email}; sign in with that address`);
+      if (user?.email !== invite.email)
+        throw new DomainError(ErrorCodes.FORBIDDEN, `This invitation is for ${invite.email}; sign in with that address`);
       if (!user.email_verified_at) {
         if (!invite.mailed_at) {
-          throw new DomainError(ErrorCodes.FORBIDDEN, `Verify ${invite.email} first (open the link mailed to it, or ask for a new one with POST /api/v1/user/verify_email), then accept again`);
+          throw new DomainError(
+            ErrorCodes.FORBIDDEN,
+            `Verify ${invite.email} first (open the link mailed to it, or ask for a new one with POST /api/v1/user/verify_email), then accept again`,
+          );
         }
         await m.query(`UPDATE accounts.users SET email_verified_at = now() WHERE id = $1`, [userId]);
       }
@@ -135,7 +155,12 @@ export class InvitesService implements OnModuleDestroy {
   }
 
   private sign(id: string, expires: Date): Promise<string> {
-    return new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(id).setAudience(AUDIENCE).setExpirationTime(Math.floor(expires.getTime() / 1000)).sign(this.key());
+    return new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(id)
+      .setAudience(AUDIENCE)
+      .setExpirationTime(Math.floor(expires.getTime() / 1000))
+      .sign(this.key());
   }
 
   private async verify(token: string): Promise<string> {

@@ -10,18 +10,52 @@ function outcome(memberships: Membership[], requested: string | null | undefined
     return accountForNewKb(memberships, requested);
   } catch (err) {
     const e = err as DomainError;
-    return e.code === ErrorCodes.VALIDATION_FAILED ? `422 ${JSON.stringify((e.details as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc))}` : e.code;
+    return e.code === ErrorCodes.VALIDATION_FAILED
+      ? `422 ${JSON.stringify((e.details as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc))}`
+      : e.code;
   }
 }
 
 describe('accountForNewKb', () => {
   it.each<[string, Membership[], string | null | undefined, string]>([
-    ['the one owned account', [{ accountId: A, role: 'AOWNER' }, { accountId: B, role: 'AMEMBER' }], undefined, A],
+    [
+      'the one owned account',
+      [
+        { accountId: A, role: 'AOWNER' },
+        { accountId: B, role: 'AMEMBER' },
+      ],
+      undefined,
+      A,
+    ],
     ['no account owned', [{ accountId: B, role: 'AMEMBER' }], undefined, '422 [["body","account_id"]]'],
     ['no account at all', [], undefined, '422 [["body","account_id"]]'],
-    ['several owned accounts', [{ accountId: A, role: 'AOWNER' }, { accountId: C, role: 'AOWNER' }], undefined, '422 [["body","account_id"]]'],
-    ['a named owned account among several', [{ accountId: A, role: 'AOWNER' }, { accountId: C, role: 'AOWNER' }], C, C],
-    ['a named account where the caller is a member', [{ accountId: A, role: 'AOWNER' }, { accountId: B, role: 'AMEMBER' }], B, ErrorCodes.FORBIDDEN],
+    [
+      'several owned accounts',
+      [
+        { accountId: A, role: 'AOWNER' },
+        { accountId: C, role: 'AOWNER' },
+      ],
+      undefined,
+      '422 [["body","account_id"]]',
+    ],
+    [
+      'a named owned account among several',
+      [
+        { accountId: A, role: 'AOWNER' },
+        { accountId: C, role: 'AOWNER' },
+      ],
+      C,
+      C,
+    ],
+    [
+      'a named account where the caller is a member',
+      [
+        { accountId: A, role: 'AOWNER' },
+        { accountId: B, role: 'AMEMBER' },
+      ],
+      B,
+      ErrorCodes.FORBIDDEN,
+    ],
     ['a named account of another tenant', [{ accountId: A, role: 'AOWNER' }], C, ErrorCodes.ACCOUNT_NOT_FOUND],
     ['a named account that does not exist', [{ accountId: A, role: 'AOWNER' }], null, ErrorCodes.ACCOUNT_NOT_FOUND],
   ])('%s', (_name, memberships, requested, expected) => {

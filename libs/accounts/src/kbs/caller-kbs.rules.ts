@@ -18,14 +18,16 @@ export function accountForNewKb(memberships: Membership[], requested: string | n
   if (requested !== undefined) {
     const membership = requested === null ? undefined : memberships.find((m) => m.accountId === requested);
     if (!membership) throw new DomainError(ErrorCodes.ACCOUNT_NOT_FOUND, 'Account not found');
-    if (membership.role !== 'AOWNER') throw new DomainError(ErrorCodes.FORBIDDEN, 'Creating a Knowledge Box needs the account owner role (AOWNER)');
+    if (membership.role !== 'AOWNER')
+      throw new DomainError(ErrorCodes.FORBIDDEN, 'Creating a Knowledge Box needs the account owner role (AOWNER)');
     return membership.accountId;
   }
   const owned = memberships.filter((m) => m.role === 'AOWNER');
   if (owned.length === 1) return (owned[0] as Membership).accountId;
-  const msg = owned.length === 0
-    ? 'You own no account to create the Knowledge Box in: name one you own, or create one first (POST /api/v1/accounts)'
-    : `You own ${owned.length} accounts: name the one to create the Knowledge Box in`;
+  const msg =
+    owned.length === 0
+      ? 'You own no account to create the Knowledge Box in: name one you own, or create one first (POST /api/v1/accounts)'
+      : `You own ${owned.length} accounts: name the one to create the Knowledge Box in`;
   throw DomainError.validation([{ loc: ['body', 'account_id'], msg, type: 'missing' }]);
 }
 
@@ -34,6 +36,10 @@ export function accountForNewKb(memberships: Membership[], requested: string | n
  * Undefined means the KB is not theirs to see (a mere account member sees only KBs they hold a role on,
  * as in `GET /account/{id}/kbs`).
  */
-export function userRoleOnKb(kb: { id: string; accountId: string }, ownedAccountIds: ReadonlySet<string>, kbRoles: ReadonlyMap<string, KbRole>): KbRole | undefined {
+export function userRoleOnKb(
+  kb: { id: string; accountId: string },
+  ownedAccountIds: ReadonlySet<string>,
+  kbRoles: ReadonlyMap<string, KbRole>,
+): KbRole | undefined {
   return strongestKbRole([kbRoles.get(kb.id), ownedAccountIds.has(kb.accountId) ? 'SOWNER' : undefined]);
 }

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import {
-  DomainError, ErrorCodes,
-  type CreateKbForCallerRequest, type KbBySlugRequest, type KbCaller, type KbIdentityDto, type KbRole, type KnowledgeBoxDto, type StandaloneKbListDto,
+  DomainError,
+  ErrorCodes,
+  type CreateKbForCallerRequest,
+  type KbBySlugRequest,
+  type KbCaller,
+  type KbIdentityDto,
+  type KbRole,
+  type KnowledgeBoxDto,
+  type StandaloneKbListDto,
 } from '@kb/contracts';
 import type { KnowledgeBoxEntity } from '../entities/knowledge-box.entity';
 import { accountForNewKb, userRoleOnKb } from './caller-kbs.rules';
@@ -44,7 +51,10 @@ export class CallerKbsService {
     if (matches.length === 0) throw notFound();
     // Slugs are unique per account only: a user in two accounts may see the same slug twice.
     if (matches.length > 1) {
-      throw new DomainError(ErrorCodes.KB_SLUG_CONFLICT, `${matches.length} of your Knowledge Boxes (in different accounts) have the slug "${req.slug}": use GET /api/v1/account/{account_id}/kbs or the KB id`);
+      throw new DomainError(
+        ErrorCodes.KB_SLUG_CONFLICT,
+        `${matches.length} of your Knowledge Boxes (in different accounts) have the slug "${req.slug}": use GET /api/v1/account/{account_id}/kbs or the KB id`,
+      );
     }
     const { kb, role } = matches[0] as { kb: KnowledgeBoxEntity; role: KbRole };
     return knowledgeBoxDto(kb, role);

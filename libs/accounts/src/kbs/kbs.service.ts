@@ -1,8 +1,25 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
-  AccountsSubjects, DomainError, ErrorCodes, LEARNING_DEFAULTS, kbRoleSatisfies, learningConfigurationIssues,
-  type CreateKbRequest, type GetKbRequest, type IdDto, type KbRef, type KbRole, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto, type KbCorsDto, type KbUploadLimitsDto, type ListKbsRequest, type ListZonesRequest, type ModifyKbRequest, type ZoneDto,
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  LEARNING_DEFAULTS,
+  kbRoleSatisfies,
+  learningConfigurationIssues,
+  type CreateKbRequest,
+  type GetKbRequest,
+  type IdDto,
+  type KbRef,
+  type KbRole,
+  type KnowledgeBoxDto,
+  type KnowledgeBoxSummaryDto,
+  type KbCorsDto,
+  type KbUploadLimitsDto,
+  type ListKbsRequest,
+  type ListZonesRequest,
+  type ModifyKbRequest,
+  type ZoneDto,
 } from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
 import type { DataSource } from 'typeorm';
@@ -52,15 +69,21 @@ export class KbsService {
       zone: this.options.zone,
       allowedOrigins: body.allowed_origins ?? [],
       searchConfigs: body.search_configs ?? {},
-      externalIndexProvider: typeof body.external_index_provider?.['type'] === 'string' ? (body.external_index_provider['type'] as string) : null,
-      learningConfiguration: { ...LEARNING_DEFAULTS, ...learning, ...(learning['user_keys'] ? { user_keys: seal(this.options.secret, learning['user_keys']) } : {}) },
+      externalIndexProvider:
+        typeof body.external_index_provider?.['type'] === 'string' ? (body.external_index_provider['type'] as string) : null,
+      learningConfiguration: {
+        ...LEARNING_DEFAULTS,
+        ...learning,
+        ...(learning['user_keys'] ? { user_keys: seal(this.options.secret, learning['user_keys']) } : {}),
+      },
       createdAt: new Date(),
     };
     await translateUniqueViolation(
-      () => this.outbox.commit(this.ds, async (m) => {
-        await this.kbs.insert(kb, req.actor_user_id ? { userId: req.actor_user_id, role: 'SOWNER' } : undefined, m);
-        return { result: undefined, events: [outboxEvent(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: id })] };
-      }),
+      () =>
+        this.outbox.commit(this.ds, async (m) => {
+          await this.kbs.insert(kb, req.actor_user_id ? { userId: req.actor_user_id, role: 'SOWNER' } : undefined, m);
+          return { result: undefined, events: [outboxEvent(AccountsSubjects.kbCreated, { account_id: account.id, kb_id: id })] };
+        }),
       { code: ErrorCodes.KB_SLUG_CONFLICT, message: `A Knowledge Box with slug "${kb.slug}" already exists in this account` },
     );
     return kb;
@@ -81,7 +104,10 @@ export class KbsService {
     const userRoles = req.user_id ? await this.kbs.rolesOfUser(req.user_id) : new Map<string, KbRole>();
     const accountRole = req.user_id ? await this.users.accountRole(req.account_id, req.user_id) : undefined;
     return all
-      .filter((kb) => req.whole_account === true || (req.only_kb_id ? kb.id === req.only_kb_id : accountRole === 'AOWNER' || userRoles.has(kb.id)))
+      .filter(
+        (kb) =>
+          req.whole_account === true || (req.only_kb_id ? kb.id === req.only_kb_id : accountRole === 'AOWNER' || userRoles.has(kb.id)),
+      )
       .map((kb) => knowledgeBoxSummary(kb, accountRole === 'AOWNER' ? 'SOWNER' : (userRoles.get(kb.id) ?? 'SMEMBER')));
   }
 
@@ -99,10 +125,11 @@ export class KbsService {
     const events = b.allowed_origins !== undefined ? [outboxEvent(AccountsSubjects.accessChanged, { kb_ids: [kb.id] })] : [];
     if (Object.keys(patch).length > 0 || events.length > 0) {
       await translateUniqueViolation(
-        () => this.outbox.commit(this.ds, async (m) => {
-          if (Object.keys(patch).length > 0) await this.kbs.update(kb.id, patch, m);
-          return { result: undefined, events };
-        }),
+        () =>
+          this.outbox.commit(this.ds, async (m) => {
+            if (Object.keys(patch).length > 0) await this.kbs.update(kb.id, patch, m);
+            return { result: undefined, events };
+          }),
         { code: ErrorCodes.KB_SLUG_CONFLICT, message: `A Knowledge Box with slug "${b.slug}" already exists in this account` },
       );
     }
@@ -147,7 +174,6 @@ export class KbsService {
     });
     return {};
   }
-
 }
 
 /** The KB record (spec 2.6); `admin` and `contrib` say what the caller's role allows. */

@@ -1,7 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  AccountsSubjects, BUILTIN_GENERATIVE_MODEL, BUILTIN_SEMANTIC_MODEL, DomainError, ErrorCodes, GENERATIVE_MODELS, LEARNING_DEFAULTS, SEMANTIC_MODELS, SIMPLE_OPTIONS, semanticModelInfo, semanticModelNeedsKey,
-  keepMaskedSecrets, learningConfigurationIssues, maskSecrets, type KbConfigRef, type KbVectorsetsDto, type SemanticModelChangeRequest, type SetKbConfigRequest,
+  AccountsSubjects,
+  BUILTIN_GENERATIVE_MODEL,
+  BUILTIN_SEMANTIC_MODEL,
+  DomainError,
+  ErrorCodes,
+  GENERATIVE_MODELS,
+  LEARNING_DEFAULTS,
+  SEMANTIC_MODELS,
+  SIMPLE_OPTIONS,
+  semanticModelInfo,
+  semanticModelNeedsKey,
+  keepMaskedSecrets,
+  learningConfigurationIssues,
+  maskSecrets,
+  type KbConfigRef,
+  type KbVectorsetsDto,
+  type SemanticModelChangeRequest,
+  type SetKbConfigRequest,
 } from '@kb/contracts';
 import type { DataSource } from 'typeorm';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
@@ -9,7 +25,13 @@ import { AccountsOutbox, outboxEvent } from '../outbox/accounts-outbox';
 import { seal, unseal } from '../credentials/sealed';
 import { KbsRepository } from './kbs.repository';
 
-const option = (name: string, provider: string, userKey: boolean) => ({ name, value: name, provider, user_prompt: provider !== 'builtin', user_key: userKey });
+const option = (name: string, provider: string, userKey: boolean) => ({
+  name,
+  value: name,
+  provider,
+  user_prompt: provider !== 'builtin',
+  user_key: userKey,
+});
 
 /** Per-KB model configuration (spec 4.5–4.6): the schema of choices, and the KB's own choices. */
 @Injectable()
@@ -24,7 +46,13 @@ export class ModelConfigService {
   schema(): Record<string, unknown> {
     const semantic = Object.entries(SEMANTIC_MODELS).map(([name, m]) => option(name, m.provider, semanticModelNeedsKey(m)));
     const generative = Object.entries(GENERATIVE_MODELS).map(([name, p]) => option(name, p ?? 'builtin', p !== null));
-    const simple = (values: readonly string[], dflt: string) => ({ options: values.map((v) => option(v, 'builtin', false)), default: dflt, create: true, update: true, multiple: false });
+    const simple = (values: readonly string[], dflt: string) => ({
+      options: values.map((v) => option(v, 'builtin', false)),
+      default: dflt,
+      create: true,
+      update: true,
+      multiple: false,
+    });
     const free = { schemas: {}, create: true, update: true };
     return {
       semantic_model: { options: semantic, default: BUILTIN_SEMANTIC_MODEL, create: true, update: false, multiple: false },
@@ -51,13 +79,15 @@ export class ModelConfigService {
    */
   async resolve(ref: KbConfigRef): Promise<Record<string, unknown>> {
     const stored = await this.stored(ref.kb_id);
-    const userKeys = typeof stored['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, stored['user_keys']) : null;
+    const userKeys =
+      typeof stored['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, stored['user_keys']) : null;
     return { ...(await this.get(ref)), user_keys: userKeys };
   }
 
   async get(ref: KbConfigRef): Promise<Record<string, unknown>> {
     const stored = await this.stored(ref.kb_id);
-    const userKeys = typeof stored['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, stored['user_keys']) : null;
+    const userKeys =
+      typeof stored['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, stored['user_keys']) : null;
     const models = (stored['semantic_models'] as string[] | undefined) ?? [BUILTIN_SEMANTIC_MODEL];
     const dflt = (stored['default_semantic_model'] as string | undefined) ?? models[0] ?? BUILTIN_SEMANTIC_MODEL;
     const info = semanticModelInfo(dflt) ?? (SEMANTIC_MODELS[BUILTIN_SEMANTIC_MODEL] as (typeof SEMANTIC_MODELS)[string]);
@@ -65,31 +95,55 @@ export class ModelConfigService {
       ...LEARNING_DEFAULTS,
       ...stored,
       user_keys: userKeys ? maskSecrets(userKeys) : null,
-      resource_labelers_models: [], paragraph_labelers_models: [], intent_models: [],
-      semantic_model: dflt, semantic_models: models, default_semantic_model: dflt,
-      semantic_vector_similarity: info.similarity, semantic_vector_size: info.size, semantic_matryoshka_dims: info.matryoshka_dims, semantic_threshold: info.threshold,
+      resource_labelers_models: [],
+      paragraph_labelers_models: [],
+      intent_models: [],
+      semantic_model: dflt,
+      semantic_models: models,
+      default_semantic_model: dflt,
+      semantic_vector_similarity: info.similarity,
+      semantic_vector_size: info.size,
+      semantic_matryoshka_dims: info.matryoshka_dims,
+      semantic_threshold: info.threshold,
       semantic_model_configs: Object.fromEntries(models.map((m) => [m, semanticModelInfo(m) ?? null])),
     };
   }
 
   async set(req: SetKbConfigRequest): Promise<Record<string, unknown>> {
     const current = await this.stored(req.kb_id);
-    const currentKeys = typeof current['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, current['user_keys']) : null;
+    const currentKeys =
+      typeof current['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, current['user_keys']) : null;
     const incoming = { ...req.config };
     // A configuration read back (its keys masked) and sent again keeps the stored keys.
-    if (incoming['user_keys'] !== undefined && incoming['user_keys'] !== null) incoming['user_keys'] = keepMaskedSecrets(incoming['user_keys'], currentKeys);
+    if (incoming['user_keys'] !== undefined && incoming['user_keys'] !== null)
+      incoming['user_keys'] = keepMaskedSecrets(incoming['user_keys'], currentKeys);
     // Checks see the provider keys the KB will have after this change.
     const effectiveKeys = incoming['user_keys'] === undefined ? currentKeys : incoming['user_keys'];
-    const issues = learningConfigurationIssues({ ...incoming, user_keys: effectiveKeys }, ['body'], req.mode === 'add' ? 'create' : 'update');
-    if (req.mode === 'update' && incoming['default_semantic_model'] && !((current['semantic_models'] as string[] | undefined) ?? []).includes(incoming['default_semantic_model'] as string)) {
-      issues.push({ loc: ['body', 'default_semantic_model'], msg: 'default_semantic_model must be one of the semantic models of the Knowledge Box', type: 'value_error' });
+    const issues = learningConfigurationIssues(
+      { ...incoming, user_keys: effectiveKeys },
+      ['body'],
+      req.mode === 'add' ? 'create' : 'update',
+    );
+    if (
+      req.mode === 'update' &&
+      incoming['default_semantic_model'] &&
+      !((current['semantic_models'] as string[] | undefined) ?? []).includes(incoming['default_semantic_model'] as string)
+    ) {
+      issues.push({
+        loc: ['body', 'default_semantic_model'],
+        msg: 'default_semantic_model must be one of the semantic models of the Knowledge Box',
+        type: 'value_error',
+      });
     }
     if (issues.length > 0) throw DomainError.validation(issues);
     if (incoming['semantic_model'] !== undefined) {
-      incoming['semantic_models'] = [...new Set([...(((incoming['semantic_models'] as string[] | undefined) ?? [])), incoming['semantic_model'] as string])];
+      incoming['semantic_models'] = [
+        ...new Set([...((incoming['semantic_models'] as string[] | undefined) ?? []), incoming['semantic_model'] as string]),
+      ];
       delete incoming['semantic_model'];
     }
-    if (incoming['user_keys'] !== undefined) incoming['user_keys'] = incoming['user_keys'] === null ? null : seal(this.options.secret, incoming['user_keys']);
+    if (incoming['user_keys'] !== undefined)
+      incoming['user_keys'] = incoming['user_keys'] === null ? null : seal(this.options.secret, incoming['user_keys']);
     const next = req.mode === 'add' ? { ...LEARNING_DEFAULTS, ...incoming } : { ...current, ...incoming };
     await this.outbox.commit(this.ds, async (m) => {
       await this.kbs.update(req.kb_id, { learningConfiguration: next }, m);
@@ -103,7 +157,9 @@ export class ModelConfigService {
     const config = await this.resolve(ref);
     const keys = (config['user_keys'] ?? {}) as Record<string, Record<string, unknown> | undefined>;
     const dflt = config['default_semantic_model'] as string;
-    return { vectorsets: (config['semantic_models'] as string[]).map((id) => ({ id, vectorset: storedVectorset(id, keys), default: id === dflt })) };
+    return {
+      vectorsets: (config['semantic_models'] as string[]).map((id) => ({ id, vectorset: storedVectorset(id, keys), default: id === dflt })),
+    };
   }
 
   /**
@@ -114,7 +170,8 @@ export class ModelConfigService {
     const current = await this.stored(req.kb_id);
     const models = (current['semantic_models'] as string[] | undefined) ?? [BUILTIN_SEMANTIC_MODEL];
     if (models.includes(req.model)) return this.vectorsets(req);
-    const keys = typeof current['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, current['user_keys']) : null;
+    const keys =
+      typeof current['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, current['user_keys']) : null;
     const issues = learningConfigurationIssues({ semantic_models: [req.model], user_keys: keys }, ['path'], 'create')
       .filter((i) => i.loc[1] === 'semantic_models')
       .map((i) => ({ ...i, loc: ['path', 'vectorset_id'] }));
@@ -123,7 +180,10 @@ export class ModelConfigService {
       await this.kbs.update(req.kb_id, { learningConfiguration: { ...current, semantic_models: [...models, req.model] } }, m);
       return {
         result: undefined,
-        events: [outboxEvent(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] }), outboxEvent(AccountsSubjects.semanticModelsChanged, { kb_id: req.kb_id, added: req.model })],
+        events: [
+          outboxEvent(AccountsSubjects.accessChanged, { kb_ids: [req.kb_id] }),
+          outboxEvent(AccountsSubjects.semanticModelsChanged, { kb_id: req.kb_id, added: req.model }),
+        ],
       };
     });
     return this.vectorsets(req);
@@ -134,7 +194,8 @@ export class ModelConfigService {
     const before = await this.vectorsets(req);
     const target = before.vectorsets.find((v) => v.id === req.model || v.vectorset === req.model);
     if (!target) throw new DomainError(ErrorCodes.NOT_FOUND, `The Knowledge Box has no semantic model ${req.model}`);
-    if (target.default) throw new DomainError(ErrorCodes.CONFLICT, `${target.id} is the default semantic model; make another one the default first`);
+    if (target.default)
+      throw new DomainError(ErrorCodes.CONFLICT, `${target.id} is the default semantic model; make another one the default first`);
     const current = await this.stored(req.kb_id);
     const models = ((current['semantic_models'] as string[] | undefined) ?? [BUILTIN_SEMANTIC_MODEL]).filter((m) => m !== target.id);
     await this.outbox.commit(this.ds, async (m) => {

@@ -16,6 +16,8 @@ export class AccountSettings1763820000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX IF EXISTS accounts.accounts_saml_domains_idx`);
-    await q.query(`ALTER TABLE accounts.accounts DROP COLUMN saml_config, DROP COLUMN saml_entity_id, DROP COLUMN saml_sso_url, DROP COLUMN saml_x509_cert`);
+    await q.query(
+      `ALTER TABLE accounts.accounts DROP COLUMN saml_config, DROP COLUMN saml_entity_id, DROP COLUMN saml_sso_url, DROP COLUMN saml_x509_cert`,
+    );
   }
 }

@@ -16,7 +16,9 @@ export class Invites1763825000000 implements MigrationInterface {
       expires_at timestamptz NOT NULL,
       accepted_at timestamptz
     )`);
-    await q.query(`CREATE UNIQUE INDEX invites_pending_key ON accounts.invites (account_id, coalesce(kb_id, '00000000-0000-0000-0000-000000000000'::uuid), email) WHERE accepted_at IS NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX invites_pending_key ON accounts.invites (account_id, coalesce(kb_id, '00000000-0000-0000-0000-000000000000'::uuid), email) WHERE accepted_at IS NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -20,6 +20,8 @@ export class SignInThrottle1764300000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE IF EXISTS accounts.sign_in_throttle`);
-    await q.query(`CREATE TABLE accounts.sign_in_failures (email text PRIMARY KEY, failures integer NOT NULL, window_start timestamptz NOT NULL, locked_until timestamptz)`);
+    await q.query(
+      `CREATE TABLE accounts.sign_in_failures (email text PRIMARY KEY, failures integer NOT NULL, window_start timestamptz NOT NULL, locked_until timestamptz)`,
+    );
   }
 }

@@ -9,6 +9,13 @@ import { SignInThrottle1764300000000 } from './1764300000000-sign-in-throttle';
 import { Outbox1764900000000 } from './1764900000000-outbox';
 
 export const ACCOUNTS_MIGRATIONS = [
-  AccountsInitial1763800000000, UsersSignIn1763810000000, AccountSettings1763820000000, Invites1763825000000, NuaClients1763827000000, Saml1763830000000, SsoIdentities1763840000000,
-  SignInThrottle1764300000000, Outbox1764900000000,
+  AccountsInitial1763800000000,
+  UsersSignIn1763810000000,
+  AccountSettings1763820000000,
+  Invites1763825000000,
+  NuaClients1763827000000,
+  Saml1763830000000,
+  SsoIdentities1763840000000,
+  SignInThrottle1764300000000,
+  Outbox1764900000000,
 ];

@@ -2,8 +2,22 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
-  AccountsSubjects, DomainError, ErrorCodes, keepMaskedSecrets, maskSecrets,
-  type CreateNuaClientRequest, type ListNuaClientsRequest, type ModifyNuaClientRequest, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientRef, type NuaClientWebhookDto, webhookSecret, type WebhookSecretDto } from '@kb/contracts';
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  keepMaskedSecrets,
+  maskSecrets,
+  type CreateNuaClientRequest,
+  type ListNuaClientsRequest,
+  type ModifyNuaClientRequest,
+  type NuaClientDto,
+  type NuaClientKeyDto,
+  type NuaClientListDto,
+  type NuaClientRef,
+  type NuaClientWebhookDto,
+  webhookSecret,
+  type WebhookSecretDto,
+} from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { issueSecret } from '../credentials/secret-tokens';
@@ -14,8 +28,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const UA_KEY_LIFETIME_MS = 100 * 365 * 24 * 3600 * 1000;
 
 interface Row {
-  internal_id: string; account_id: string; client_id: string; title: string; description: string; contact: string;
-  partitions: number; processing_webhook: { uri: string; headers?: Record<string, string> } | null; allow_kb_management: boolean; created_at: Date;
+  internal_id: string;
+  account_id: string;
+  client_id: string;
+  title: string;
+  description: string;
+  contact: string;
+  partitions: number;
+  processing_webhook: { uri: string; headers?: Record<string, string> } | null;
+  allow_kb_management: boolean;
+  created_at: Date;
 }
 
 /** Understanding-API clients of an account and their UA key (one live key at a time). */
@@ -37,7 +59,16 @@ export class NuaClientsService {
           await m.query(
             `INSERT INTO accounts.nua_clients (internal_id, account_id, client_id, title, description, contact, processing_webhook, allow_kb_management)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-            [internalId, req.account_id, clientId, b.title ?? clientId, b.description ?? '', b.contact, b.processing_webhook ? JSON.stringify(b.processing_webhook) : null, b.allow_kb_management ?? false],
+            [
+              internalId,
+              req.account_id,
+              clientId,
+              b.title ?? clientId,
+              b.description ?? '',
+              b.contact,
+              b.processing_webhook ? JSON.stringify(b.processing_webhook) : null,
+              b.allow_kb_management ?? false,
+            ],
           );
           return { token: await this.newKey(m, internalId), client_id: clientId, internal_id: internalId };
         }),
@@ -69,8 +100,19 @@ export class NuaClientsService {
     const webhook = b.processing_webhook ? keepMaskedSecrets(b.processing_webhook, row.processing_webhook) : b.processing_webhook;
     await this.ds.query(
       `UPDATE accounts.nua_clients SET title = $2, description = $3, contact = $4, processing_webhook = $5 WHERE internal_id = $1`,
-      [row.internal_id, b.title ?? row.title, b.description ?? row.description, b.contact ?? row.contact,
-        webhook === undefined ? (row.processing_webhook ? JSON.stringify(row.processing_webhook) : null) : webhook ? JSON.stringify(webhook) : null],
+      [
+        row.internal_id,
+        b.title ?? row.title,
+        b.description ?? row.description,
+        b.contact ?? row.contact,
+        webhook === undefined
+          ? row.processing_webhook
+            ? JSON.stringify(row.processing_webhook)
+            : null
+          : webhook
+            ? JSON.stringify(webhook)
+            : null,
+      ],
     );
     return null;
   }
@@ -78,7 +120,10 @@ export class NuaClientsService {
   async delete(ref: NuaClientRef): Promise<null> {
     const row = await this.require(ref);
     await this.outbox.commit(this.ds, async (m) => {
-      const keys: { id: string }[] = await m.query(`WITH d AS (DELETE FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'ua_key' RETURNING id) SELECT id FROM d`, [row.internal_id]);
+      const keys: { id: string }[] = await m.query(
+        `WITH d AS (DELETE FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'ua_key' RETURNING id) SELECT id FROM d`,
+        [row.internal_id],
+      );
       await m.query(`DELETE FROM accounts.nua_clients WHERE internal_id = $1`, [row.internal_id]);
       return { result: undefined, events: revocation(keys) };
     });
@@ -95,7 +140,10 @@ export class NuaClientsService {
   async renewKey(ref: NuaClientRef): Promise<NuaClientKeyDto> {
     const row = await this.require(ref);
     const token = await this.outbox.commit(this.ds, async (m) => {
-      const old: { id: string }[] = await m.query(`WITH d AS (DELETE FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'ua_key' RETURNING id) SELECT id FROM d`, [row.internal_id]);
+      const old: { id: string }[] = await m.query(
+        `WITH d AS (DELETE FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'ua_key' RETURNING id) SELECT id FROM d`,
+        [row.internal_id],
+      );
       return { result: await this.newKey(m, row.internal_id), events: revocation(old) };
     });
     return { token, client_id: row.client_id, internal_id: row.internal_id };
@@ -110,7 +158,6 @@ export class NuaClientsService {
     return issued.token;
   }
 
-
   private async require(ref: NuaClientRef): Promise<Row> {
     const rows: Row[] = await this.ds.query(
       `SELECT * FROM accounts.nua_clients WHERE account_id = $1 AND (client_id = $2 OR ($3::boolean AND internal_id::text = $2))`,
@@ -123,8 +170,16 @@ export class NuaClientsService {
 
 function toDto(r: Row): NuaClientDto {
   return {
-    title: r.title, description: r.description, contact: r.contact, created: new Date(r.created_at).toISOString(), partitions: r.partitions,
-    client_id: r.client_id, internal_id: r.internal_id, account_id: r.account_id, processing_webhook: r.processing_webhook ? maskSecrets(r.processing_webhook) : null, allow_kb_management: r.allow_kb_management,
+    title: r.title,
+    description: r.description,
+    contact: r.contact,
+    created: new Date(r.created_at).toISOString(),
+    partitions: r.partitions,
+    client_id: r.client_id,
+    internal_id: r.internal_id,
+    account_id: r.account_id,
+    processing_webhook: r.processing_webhook ? maskSecrets(r.processing_webhook) : null,
+    allow_kb_management: r.allow_kb_management,
   };
 }
 

@@ -25,7 +25,10 @@ export class AccountsOutbox extends TransactionalOutbox implements OnApplication
 
   /** Stores events in the caller's transaction; relay the returned rows after it commits. */
   events(manager: EntityManager, events: OutboxEvent[]): Promise<OutboxRow[]> {
-    return this.add(manager, events.map(([def, payload]) => ({ kind: 'event', target: def.subject, payload: payload as Record<string, unknown> })));
+    return this.add(
+      manager,
+      events.map(([def, payload]) => ({ kind: 'event', target: def.subject, payload: payload as Record<string, unknown> })),
+    );
   }
 
   /** Runs `write` in a transaction with the events it returns stored alongside, then publishes them. */
@@ -35,7 +38,9 @@ export class AccountsOutbox extends TransactionalOutbox implements OnApplication
       return { result: out.result, rows: await this.events(m, out.events) };
     });
     // Committed: a failure from here on (the bus, or deleting the relayed rows) is the sweep's to retry.
-    await this.relay(rows).catch((err: unknown) => this.config.logger.warn({ err: (err as Error).message }, 'outbox relay failed; the sweep will retry'));
+    await this.relay(rows).catch((err: unknown) =>
+      this.config.logger.warn({ err: (err as Error).message }, 'outbox relay failed; the sweep will retry'),
+    );
     return result;
   }
 

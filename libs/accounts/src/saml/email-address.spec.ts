@@ -27,7 +27,13 @@ describe('isEmailAddress', () => {
 
   it('accepts exactly what the old expression accepted (generated inputs)', () => {
     const chars = fc.constantFrom('a', 'B', '.', '@', ' ', '\t', '-', '\u2003', 'é');
-    fc.assert(fc.property(fc.array(chars, { maxLength: 14 }).map((a) => a.join('')), (s) => isEmailAddress(s) === OLD_EMAIL.test(s)), { numRuns: 5000 });
+    fc.assert(
+      fc.property(
+        fc.array(chars, { maxLength: 14 }).map((a) => a.join('')),
+        (s) => isEmailAddress(s) === OLD_EMAIL.test(s),
+      ),
+      { numRuns: 5000 },
+    );
   });
 
   it('answers the adversarial NameIDs that made the old expression backtrack quadratically', () => {

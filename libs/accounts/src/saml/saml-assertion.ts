@@ -4,7 +4,13 @@ import { isEmailAddress } from './email-address';
 
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 /** Attribute names IdPs commonly put the e-mail address in, when the NameID is not an address. */
-const EMAIL_ATTRIBUTES = ['email', 'mail', 'emailaddress', 'urn:oid:0.9.2342.19200300.100.1.3', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress'];
+const EMAIL_ATTRIBUTES = [
+  'email',
+  'mail',
+  'emailaddress',
+  'urn:oid:0.9.2342.19200300.100.1.3',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+];
 
 /** One account's identity provider, from saml_config or the older single-provider columns. */
 export interface IdpConfig {
@@ -18,10 +24,22 @@ export interface IdpConfig {
 export function idpConfigOf(account: AccountEntity): IdpConfig | null {
   const c = account.samlConfig;
   if (c) {
-    return { domains: c.domains.map((d) => d.toLowerCase()), ssoUrl: c.sso_url, entityId: c.entity_id, cert: c.x509_cert, authnContext: c.authn_context ?? 'exact' };
+    return {
+      domains: c.domains.map((d) => d.toLowerCase()),
+      ssoUrl: c.sso_url,
+      entityId: c.entity_id,
+      cert: c.x509_cert,
+      authnContext: c.authn_context ?? 'exact',
+    };
   }
   if (account.samlEntityId && account.samlSsoUrl && account.samlX509Cert && account.domain) {
-    return { domains: [account.domain.toLowerCase()], ssoUrl: account.samlSsoUrl, entityId: account.samlEntityId, cert: account.samlX509Cert, authnContext: 'exact' };
+    return {
+      domains: [account.domain.toLowerCase()],
+      ssoUrl: account.samlSsoUrl,
+      entityId: account.samlEntityId,
+      cert: account.samlX509Cert,
+      authnContext: 'exact',
+    };
   }
   return null;
 }
@@ -78,7 +96,10 @@ export async function readAssertion(assertionXml: string): Promise<AssertionFact
   const fromAttributes = EMAIL_ATTRIBUTES.map((n) => attributes.get(n)).find((v) => v && isEmailAddress(v));
   const nameIdIsEmail = isEmailAddress(nameId);
   const email = nameIdIsEmail ? nameId : (fromAttributes ?? null);
-  const name = attributes.get('displayname') ?? attributes.get('name') ?? [attributes.get('givenname'), attributes.get('sn') ?? attributes.get('surname')].filter(Boolean).join(' ');
+  const name =
+    attributes.get('displayname') ??
+    attributes.get('name') ??
+    [attributes.get('givenname'), attributes.get('sn') ?? attributes.get('surname')].filter(Boolean).join(' ');
   return {
     id: assertion.$?.['ID'] ?? '',
     issuer: text(kids(assertion, 'Issuer')[0]),
@@ -97,7 +118,12 @@ export async function responseDestination(responseXml: string): Promise<string |
 
 async function parseXml(xml: string): Promise<Record<string, XmlNode[] | undefined>> {
   // Same shape as node-saml's own parse: explicit root, text under `_`, namespace prefixes stripped.
-  const parser = new Parser({ explicitRoot: true, explicitCharkey: true, explicitArray: true, tagNameProcessors: [processors.stripPrefix] });
+  const parser = new Parser({
+    explicitRoot: true,
+    explicitCharkey: true,
+    explicitArray: true,
+    tagNameProcessors: [processors.stripPrefix],
+  });
   const root = (await parser.parseStringPromise(xml)) as Record<string, XmlNode | undefined>;
   return Object.fromEntries(Object.entries(root).map(([k, v]) => [k, v ? [v] : undefined]));
 }

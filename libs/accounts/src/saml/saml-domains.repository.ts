@@ -19,7 +19,13 @@ interface ClaimRow {
   verified_at: Date | null;
 }
 
-const toClaim = (r: ClaimRow): DomainClaim => ({ accountId: r.account_id, domain: r.domain, token: r.token, checkedAt: r.checked_at, verifiedAt: r.verified_at });
+const toClaim = (r: ClaimRow): DomainClaim => ({
+  accountId: r.account_id,
+  domain: r.domain,
+  token: r.token,
+  checkedAt: r.checked_at,
+  verifiedAt: r.verified_at,
+});
 
 /** Claims of e-mail domains by accounts for single sign-on; a claim counts once it is verified. */
 @Injectable()
@@ -32,7 +38,10 @@ export class SamlDomainsRepository {
   }
 
   async find(accountId: string, domain: string): Promise<DomainClaim | null> {
-    const rows: ClaimRow[] = await this.ds.query(`SELECT * FROM accounts.saml_domains WHERE account_id = $1 AND domain = $2`, [accountId, domain]);
+    const rows: ClaimRow[] = await this.ds.query(`SELECT * FROM accounts.saml_domains WHERE account_id = $1 AND domain = $2`, [
+      accountId,
+      domain,
+    ]);
     return rows[0] ? toClaim(rows[0]) : null;
   }
 
@@ -50,13 +59,21 @@ export class SamlDomainsRepository {
     await this.ds.transaction(async (m) => {
       await m.query(`DELETE FROM accounts.saml_domains WHERE account_id = $1 AND NOT (domain = ANY($2::text[]))`, [accountId, domains]);
       for (const domain of domains) {
-        await m.query(`INSERT INTO accounts.saml_domains (account_id, domain, token) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [accountId, domain, newToken()]);
+        await m.query(`INSERT INTO accounts.saml_domains (account_id, domain, token) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+          accountId,
+          domain,
+          newToken(),
+        ]);
       }
     });
   }
 
   async claim(accountId: string, domain: string): Promise<void> {
-    await this.ds.query(`INSERT INTO accounts.saml_domains (account_id, domain, token) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [accountId, domain, newToken()]);
+    await this.ds.query(`INSERT INTO accounts.saml_domains (account_id, domain, token) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+      accountId,
+      domain,
+      newToken(),
+    ]);
   }
 
   async markChecked(accountId: string, domain: string): Promise<void> {
@@ -65,12 +82,16 @@ export class SamlDomainsRepository {
 
   /** Marks the claim verified; the partial unique index makes a second account's attempt fail (23505). */
   async markVerified(accountId: string, domain: string): Promise<void> {
-    await this.ds.query(`UPDATE accounts.saml_domains SET checked_at = now(), verified_at = now() WHERE account_id = $1 AND domain = $2`, [accountId, domain]);
+    await this.ds.query(`UPDATE accounts.saml_domains SET checked_at = now(), verified_at = now() WHERE account_id = $1 AND domain = $2`, [
+      accountId,
+      domain,
+    ]);
   }
 
   async isVerified(accountId: string, domain: string): Promise<boolean> {
     const rows: unknown[] = await this.ds.query(
-      `SELECT 1 FROM accounts.saml_domains WHERE account_id = $1 AND domain = $2 AND verified_at IS NOT NULL`, [accountId, domain.toLowerCase()],
+      `SELECT 1 FROM accounts.saml_domains WHERE account_id = $1 AND domain = $2 AND verified_at IS NOT NULL`,
+      [accountId, domain.toLowerCase()],
     );
     return rows.length === 1;
   }

@@ -1,7 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  DomainError, ErrorCodes,
-  type ClaimSamlDomainRequest, type SamlDomainDto, type SamlDomainsRef, type VerifySamlDomainRequest,
+  DomainError,
+  ErrorCodes,
+  type ClaimSamlDomainRequest,
+  type SamlDomainDto,
+  type SamlDomainsRef,
+  type VerifySamlDomainRequest,
 } from '@kb/contracts';
 import { DOMAIN_RESOLVER } from '../accounts.tokens';
 import { UsersRepository } from '../kbs/users.repository';
@@ -42,13 +46,18 @@ export class SamlDomainsService {
     const accountId = await this.requireAccountId(req.account);
     const domain = req.domain.toLowerCase();
     const claim = await this.repo.find(accountId, domain);
-    if (!claim) throw new DomainError(ErrorCodes.NOT_FOUND, `This account has no claim on ${domain}: add it to saml_config.domains or claim it first`);
+    if (!claim)
+      throw new DomainError(
+        ErrorCodes.NOT_FOUND,
+        `This account has no claim on ${domain}: add it to saml_config.domains or claim it first`,
+      );
     if (claim.verifiedAt) return toDto(claim);
     await this.assertClaimable(accountId, [domain]);
     if (await domainHasToken(this.resolver, domain, claim.token)) {
       // Two accounts proving the same domain at once: the unique index lets one win; the other is told why.
       await this.repo.markVerified(accountId, domain).catch((err: unknown) => {
-        if ((err as { code?: string }).code === '23505' || (err as { driverError?: { code?: string } }).driverError?.code === '23505') throw squatted(domain);
+        if ((err as { code?: string }).code === '23505' || (err as { driverError?: { code?: string } }).driverError?.code === '23505')
+          throw squatted(domain);
         throw err;
       });
     } else {

@@ -28,7 +28,12 @@ export class SamlRepository {
 
   /** `linkUserId`: the signed-in user who started this request to link the IdP identity to themselves. */
   async saveRequest(accountId: string, requestId: string, expiresAt: Date, linkUserId: string | null): Promise<void> {
-    await this.ds.query(`INSERT INTO accounts.saml_requests (id, account_id, expires_at, link_user_id) VALUES ($1, $2, $3, $4)`, [requestId, accountId, expiresAt, linkUserId]);
+    await this.ds.query(`INSERT INTO accounts.saml_requests (id, account_id, expires_at, link_user_id) VALUES ($1, $2, $3, $4)`, [
+      requestId,
+      accountId,
+      expiresAt,
+      linkUserId,
+    ]);
   }
 
   /**
@@ -45,10 +50,12 @@ export class SamlRepository {
 
   /** Marks the request used and says whether it was a link request; null when it was unknown, expired or already used (one atomic statement, so two racing posts cannot both win). */
   async consumeRequest(accountId: string, requestId: string): Promise<{ linkUserId: string | null } | null> {
-    const rows = firstResult(await this.ds.query(
-      `UPDATE accounts.saml_requests SET used_at = now() WHERE id = $1 AND account_id = $2 AND used_at IS NULL AND expires_at > now() RETURNING link_user_id`,
-      [requestId, accountId],
-    )) as { link_user_id: string | null }[];
+    const rows = firstResult(
+      await this.ds.query(
+        `UPDATE accounts.saml_requests SET used_at = now() WHERE id = $1 AND account_id = $2 AND used_at IS NULL AND expires_at > now() RETURNING link_user_id`,
+        [requestId, accountId],
+      ),
+    ) as { link_user_id: string | null }[];
     return rows[0] ? { linkUserId: rows[0].link_user_id } : null;
   }
 
@@ -88,11 +95,17 @@ export class SamlRepository {
       );
       userId = created[0]?.id;
       if (!userId) {
-        throw new DomainError(ErrorCodes.UNAUTHENTICATED,
-          `Single sign-on refused: ${email} already has a user that this identity provider did not create; that user can sign in and link single sign-on from their profile`);
+        throw new DomainError(
+          ErrorCodes.UNAUTHENTICATED,
+          `Single sign-on refused: ${email} already has a user that this identity provider did not create; that user can sign in and link single sign-on from their profile`,
+        );
       }
-      await m.query(`INSERT INTO accounts.user_identities (account_id, idp_entity_id, subject, user_id) VALUES ($1, $2, $3, $4)`,
-        [identity.accountId, identity.entityId, identity.subject, userId]);
+      await m.query(`INSERT INTO accounts.user_identities (account_id, idp_entity_id, subject, user_id) VALUES ($1, $2, $3, $4)`, [
+        identity.accountId,
+        identity.entityId,
+        identity.subject,
+        userId,
+      ]);
     } else {
       await m.query(`UPDATE accounts.users SET last_login = now() WHERE id = $1`, [userId]);
     }
@@ -109,7 +122,8 @@ export class SamlRepository {
       `SELECT user_id FROM accounts.user_identities WHERE account_id = $1 AND idp_entity_id = $2 AND subject = $3`,
       [identity.accountId, identity.entityId, identity.subject],
     );
-    if (owner[0]?.user_id !== userId) throw new DomainError(ErrorCodes.CONFLICT, 'This identity of the identity provider already belongs to another user');
+    if (owner[0]?.user_id !== userId)
+      throw new DomainError(ErrorCodes.CONFLICT, 'This identity of the identity provider already belongs to another user');
     await m.query(`UPDATE accounts.users SET last_login = now() WHERE id = $1`, [userId]);
     return { userId, joined: await joinAccount(m, identity.accountId, userId) };
   }
@@ -135,7 +149,10 @@ async function joinAccount(m: EntityManager, accountId: string, userId: string):
   );
   const limit = counts[0];
   if (limit && Number(limit.users) > limit.max_users) {
-    throw new DomainError(ErrorCodes.QUOTA_EXCEEDED, `The account has reached its limit of ${limit.max_users} users; ask an owner to make room`);
+    throw new DomainError(
+      ErrorCodes.QUOTA_EXCEEDED,
+      `The account has reached its limit of ${limit.max_users} users; ask an owner to make room`,
+    );
   }
   return true;
 }

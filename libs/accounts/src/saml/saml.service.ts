@@ -1,8 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SAML, ValidateInResponseTo, generateServiceProviderMetadata, type CacheProvider, type RacComparison } from '@node-saml/node-saml';
 import {
-  AccountsSubjects, DomainError, ErrorCodes,
-  type SamlAccountRef, type SamlAcsRequest, type SamlLinkRequest, type SamlLoginDto, type SamlLoginRequest, type SamlMetadataDto, type SsoDiscoverRequest, type SsoDiscoveryDto,
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  type SamlAccountRef,
+  type SamlAcsRequest,
+  type SamlLinkRequest,
+  type SamlLoginDto,
+  type SamlLoginRequest,
+  type SamlMetadataDto,
+  type SsoDiscoverRequest,
+  type SsoDiscoveryDto,
   type UserTokenDto,
 } from '@kb/contracts';
 import type { DataSource } from 'typeorm';
@@ -56,7 +65,14 @@ export class SamlService {
   async metadata(ref: SamlAccountRef): Promise<SamlMetadataDto> {
     const account = await this.requireAccount(ref.account_id);
     const sp = this.spUrls(account.id);
-    return { xml: generateServiceProviderMetadata({ issuer: sp.entityId, callbackUrl: sp.acsUrl, identifierFormat: EMAIL_FORMAT, wantAssertionsSigned: true }) };
+    return {
+      xml: generateServiceProviderMetadata({
+        issuer: sp.entityId,
+        callbackUrl: sp.acsUrl,
+        identifierFormat: EMAIL_FORMAT,
+        wantAssertionsSigned: true,
+      }),
+    };
   }
 
   async login(req: SamlLoginRequest): Promise<SamlLoginDto> {
@@ -86,23 +102,28 @@ export class SamlService {
     if (!account || !idp) return refuse('single sign-on is not configured for this account');
     const { acsUrl } = this.spUrls(account.id);
 
-    const profile = await this.saml(account, idp).validatePostResponseAsync({ SAMLResponse: req.saml_response }).then(
-      (r) => r.profile,
-      (err: unknown) => refuse(`the identity provider's response is not valid (${err instanceof Error ? err.message : String(err)})`),
-    );
+    const profile = await this.saml(account, idp)
+      .validatePostResponseAsync({ SAMLResponse: req.saml_response })
+      .then(
+        (r) => r.profile,
+        (err: unknown) => refuse(`the identity provider's response is not valid (${err instanceof Error ? err.message : String(err)})`),
+      );
     if (!profile?.getAssertionXml || !profile.getSamlResponseXml) return refuse('the response carries no assertion');
     const facts = await readAssertion(profile.getAssertionXml());
     const destination = await responseDestination(profile.getSamlResponseXml());
     if (destination !== null && destination !== acsUrl) refuse(`the response's Destination is ${destination}, not this account's ACS URL`);
-    if (facts.recipients.length === 0 || facts.recipients.some((r) => r !== acsUrl)) refuse(`the assertion's Recipient is ${facts.recipients.join(', ') || 'missing'}, not this account's ACS URL`);
-    if (facts.issuer !== idp.entityId) refuse(`the assertion was issued by ${facts.issuer ?? 'an unnamed issuer'}, not the configured identity provider`);
+    if (facts.recipients.length === 0 || facts.recipients.some((r) => r !== acsUrl))
+      refuse(`the assertion's Recipient is ${facts.recipients.join(', ') || 'missing'}, not this account's ACS URL`);
+    if (facts.issuer !== idp.entityId)
+      refuse(`the assertion was issued by ${facts.issuer ?? 'an unnamed issuer'}, not the configured identity provider`);
     if (!facts.id) refuse('the assertion has no ID');
     if (!facts.notOnOrAfter) refuse('the assertion has no NotOnOrAfter');
     if (!facts.email) refuse('the assertion names no e-mail address (NameID or an email attribute)');
     const email = facts.email as string;
     const domain = emailDomain(email);
     if (!domain || !idp.domains.includes(domain)) refuse(`${email} is not in a domain of this account's single sign-on`);
-    if (!(await this.domains.isVerified(account.id, domain as string))) refuse(`the domain ${domain} is not verified for this account (publish its DNS TXT record and verify it)`);
+    if (!(await this.domains.isVerified(account.id, domain as string)))
+      refuse(`the domain ${domain} is not verified for this account (publish its DNS TXT record and verify it)`);
     const inResponseTo = profile['inResponseTo'];
     if (typeof inResponseTo !== 'string') return refuse('the response answers no request of ours');
 
@@ -115,8 +136,13 @@ export class SamlService {
     const identity = { accountId: account.id, entityId: idp.entityId, subject: facts.subject ?? email };
     const linkUserId = request.linkUserId;
     const userId = await this.outbox.commit(this.ds, async (m) => {
-      const signedIn = linkUserId ? await this.repo.linkIdentity(identity, linkUserId, m) : await this.repo.signInIdentity(identity, email, facts.name, m);
-      return { result: signedIn.userId, events: signedIn.joined ? [outboxEvent(AccountsSubjects.accessChanged, { user_ids: [signedIn.userId] })] : [] };
+      const signedIn = linkUserId
+        ? await this.repo.linkIdentity(identity, linkUserId, m)
+        : await this.repo.signInIdentity(identity, email, facts.name, m);
+      return {
+        result: signedIn.userId,
+        events: signedIn.joined ? [outboxEvent(AccountsSubjects.accessChanged, { user_ids: [signedIn.userId] })] : [],
+      };
     });
     return this.usersService.issueToken(userId);
   }

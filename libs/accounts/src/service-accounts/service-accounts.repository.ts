@@ -37,13 +37,17 @@ export class ServiceAccountsRepository {
   async keyIdsOfKb(kbId: string): Promise<string[]> {
     const sas = await this.listByKb(kbId);
     if (sas.length === 0) return [];
-    const keys = await this.ds.getRepository(SecretCredentialEntity).find({ where: { ownerId: In(sas.map((s) => s.id)), kind: 'api_key' }, select: { id: true } });
+    const keys = await this.ds
+      .getRepository(SecretCredentialEntity)
+      .find({ where: { ownerId: In(sas.map((s) => s.id)), kind: 'api_key' }, select: { id: true } });
     return keys.map((k) => k.id);
   }
 
   listKeys(ownerIds: string[]): Promise<SecretCredentialEntity[]> {
     if (ownerIds.length === 0) return Promise.resolve([]);
-    return this.ds.getRepository(SecretCredentialEntity).find({ where: { ownerId: In(ownerIds), kind: 'api_key' }, order: { createdAt: 'ASC' } });
+    return this.ds
+      .getRepository(SecretCredentialEntity)
+      .find({ where: { ownerId: In(ownerIds), kind: 'api_key' }, order: { createdAt: 'ASC' } });
   }
 
   findCredential(id: string, kind: SecretCredentialKind): Promise<SecretCredentialEntity | null> {

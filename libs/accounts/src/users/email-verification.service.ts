@@ -1,7 +1,14 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { jwtVerify, SignJWT } from 'jose';
 import type { DataSource } from 'typeorm';
-import { DomainError, ErrorCodes, type EmailVerificationDto, type EmailVerifiedDto, type UserRef, type VerifyEmailRequest } from '@kb/contracts';
+import {
+  DomainError,
+  ErrorCodes,
+  type EmailVerificationDto,
+  type EmailVerifiedDto,
+  type UserRef,
+  type VerifyEmailRequest,
+} from '@kb/contracts';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { VerificationMailer } from './verification-mailer';
@@ -34,7 +41,10 @@ export class EmailVerificationService implements OnModuleDestroy {
 
   /** A new link for the user's current address (a verified address gets none). */
   async send(ref: UserRef): Promise<EmailVerificationDto> {
-    const rows: { email: string; email_verified_at: Date | null }[] = await this.ds.query(`SELECT email, email_verified_at FROM accounts.users WHERE id = $1`, [ref.user_id]);
+    const rows: { email: string; email_verified_at: Date | null }[] = await this.ds.query(
+      `SELECT email, email_verified_at FROM accounts.users WHERE id = $1`,
+      [ref.user_id],
+    );
     const user = rows[0];
     if (!user) throw new DomainError(ErrorCodes.USER_NOT_FOUND, 'User not found');
     if (user.email_verified_at) throw new DomainError(ErrorCodes.CONFLICT, `${user.email} is already verified`);
@@ -43,8 +53,12 @@ export class EmailVerificationService implements OnModuleDestroy {
 
   async sendTo(userId: string, email: string): Promise<EmailVerificationDto> {
     const expires = new Date(Date.now() + LINK_TTL_MS);
-    const token = await new SignJWT({ email }).setProtectedHeader({ alg: 'HS256' }).setSubject(userId).setAudience(AUDIENCE)
-      .setExpirationTime(Math.floor(expires.getTime() / 1000)).sign(this.key());
+    const token = await new SignJWT({ email })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(userId)
+      .setAudience(AUDIENCE)
+      .setExpirationTime(Math.floor(expires.getTime() / 1000))
+      .sign(this.key());
     const link = `${this.options.publicBaseUrl.replace(/\/+$/, '')}/auth/verify-email?token=${token}`;
     if (this.mailer) {
       try {
@@ -70,9 +84,11 @@ export class EmailVerificationService implements OnModuleDestroy {
     const email = typeof claims?.['email'] === 'string' ? claims['email'] : undefined;
     if (!userId || !email) throw new DomainError(ErrorCodes.NOT_FOUND, 'This verification link is invalid or has expired');
     const rows: unknown[] = await this.ds.query(
-      `UPDATE accounts.users SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = $1 AND email = $2 RETURNING id`, [userId, email],
+      `UPDATE accounts.users SET email_verified_at = coalesce(email_verified_at, now()) WHERE id = $1 AND email = $2 RETURNING id`,
+      [userId, email],
     );
-    if (firstResult(rows).length === 0) throw new DomainError(ErrorCodes.NOT_FOUND, 'This verification link is for an address that is no longer this user\'s');
+    if (firstResult(rows).length === 0)
+      throw new DomainError(ErrorCodes.NOT_FOUND, "This verification link is for an address that is no longer this user's");
     return { user_id: userId, email };
   }
 

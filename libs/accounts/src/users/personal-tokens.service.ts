@@ -1,8 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  AccountsSubjects, DomainError, ErrorCodes,
-  type CreatePersonalTokenRequest, type PersonalTokenCreatedDto, type PersonalTokenDto, type PersonalTokenRef, type UserRef,
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  type CreatePersonalTokenRequest,
+  type PersonalTokenCreatedDto,
+  type PersonalTokenDto,
+  type PersonalTokenRef,
+  type UserRef,
 } from '@kb/contracts';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
 import { issueSecret } from '../credentials/secret-tokens';
@@ -24,18 +30,38 @@ export class PersonalTokensService {
   async create(req: CreatePersonalTokenRequest): Promise<PersonalTokenCreatedDto> {
     const now = Date.now();
     const expires = req.body.expiration_date ? new Date(req.body.expiration_date) : new Date(now + ONE_YEAR_MS);
-    if (expires.getTime() <= now) throw DomainError.validation([{ loc: ['body', 'expiration_date'], msg: 'expiration_date must be in the future', type: 'value_error' }]);
-    if (expires.getTime() - now > MAX_LIFETIME_MS) throw DomainError.validation([{ loc: ['body', 'expiration_date'], msg: 'expiration_date must be within five years', type: 'value_error' }]);
+    if (expires.getTime() <= now)
+      throw DomainError.validation([
+        { loc: ['body', 'expiration_date'], msg: 'expiration_date must be in the future', type: 'value_error' },
+      ]);
+    if (expires.getTime() - now > MAX_LIFETIME_MS)
+      throw DomainError.validation([
+        { loc: ['body', 'expiration_date'], msg: 'expiration_date must be within five years', type: 'value_error' },
+      ]);
     const issued = issueSecret('pat', this.options.secret);
     await this.ds.getRepository(SecretCredentialEntity).insert({
-      id: issued.id, kind: 'pat', ownerId: req.user_id, description: req.body.description, salt: issued.salt, secretHash: issued.hash, createdAt: new Date(now), expiresAt: expires,
+      id: issued.id,
+      kind: 'pat',
+      ownerId: req.user_id,
+      description: req.body.description,
+      salt: issued.salt,
+      secretHash: issued.hash,
+      createdAt: new Date(now),
+      expiresAt: expires,
     });
     return { id: issued.id, token: issued.token, expires: expires.toISOString() };
   }
 
   async list(ref: UserRef): Promise<PersonalTokenDto[]> {
-    const rows = await this.ds.getRepository(SecretCredentialEntity).find({ where: { ownerId: ref.user_id, kind: 'pat' }, order: { createdAt: 'ASC' } });
-    return rows.map((r) => ({ id: r.id, description: r.description, created: r.createdAt.toISOString(), expires: r.expiresAt.toISOString() }));
+    const rows = await this.ds
+      .getRepository(SecretCredentialEntity)
+      .find({ where: { ownerId: ref.user_id, kind: 'pat' }, order: { createdAt: 'ASC' } });
+    return rows.map((r) => ({
+      id: r.id,
+      description: r.description,
+      created: r.createdAt.toISOString(),
+      expires: r.expiresAt.toISOString(),
+    }));
   }
 
   async delete(ref: PersonalTokenRef): Promise<null> {

@@ -40,11 +40,16 @@ interface Row {
  * Only failures write; a refused attempt costs one indexed read and no password hash.
  */
 export class SignInThrottle {
-  constructor(private readonly ds: DataSource, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async assertAllowed(email: string, client: string): Promise<void> {
     const keys = this.keys(email, client);
-    const rows: Row[] = await this.ds.query(`SELECT key, failures, last_failure FROM accounts.sign_in_throttle WHERE key = ANY($1)`, [[keys.pair, keys.client]]);
+    const rows: Row[] = await this.ds.query(`SELECT key, failures, last_failure FROM accounts.sign_in_throttle WHERE key = ANY($1)`, [
+      [keys.pair, keys.client],
+    ]);
     const now = this.now();
     let until = 0;
     for (const row of rows) {
@@ -52,7 +57,9 @@ export class SignInThrottle {
       until = Math.max(until, blockedUntil(policy, row.failures, new Date(row.last_failure).getTime(), now));
     }
     if (until > 0) {
-      throw new DomainError(ErrorCodes.RATE_LIMITED, 'Too many failed sign-in attempts from this address; try again later', { try_after: Math.ceil(until / 1000) });
+      throw new DomainError(ErrorCodes.RATE_LIMITED, 'Too many failed sign-in attempts from this address; try again later', {
+        try_after: Math.ceil(until / 1000),
+      });
     }
   }
 
@@ -67,7 +74,10 @@ export class SignInThrottle {
          last_failure = $2`,
       [[keys.pair, keys.client], now, FORGET_AFTER_MS],
     );
-    await this.ds.query(`DELETE FROM accounts.sign_in_throttle WHERE last_failure < $1::timestamptz - ($2 * interval '1 millisecond')`, [now, FORGET_AFTER_MS]);
+    await this.ds.query(`DELETE FROM accounts.sign_in_throttle WHERE last_failure < $1::timestamptz - ($2 * interval '1 millisecond')`, [
+      now,
+      FORGET_AFTER_MS,
+    ]);
   }
 
   /**

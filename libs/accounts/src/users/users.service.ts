@@ -2,8 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import {
-  AccountsSubjects, DomainError, ErrorCodes,
-  type ModifyUserRequest, type SignedUpDto, type SignInRequest, type SignUpRequest, type UserProfileDto, type UserRef, type UserTokenDto,
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  type ModifyUserRequest,
+  type SignedUpDto,
+  type SignInRequest,
+  type SignUpRequest,
+  type UserProfileDto,
+  type UserRef,
+  type UserTokenDto,
 } from '@kb/contracts';
 import { asRow, translateUniqueViolation } from '@kb/platform/database';
 import { ACCOUNTS_DATA_SOURCE, ACCOUNTS_OPTIONS, type AccountsOptions } from '../accounts.tokens';
@@ -36,10 +44,21 @@ export class UsersService {
   async signUp(req: SignUpRequest): Promise<SignedUpDto> {
     const email = req.body.email.toLowerCase();
     const user: UserEntity = {
-      id: randomUUID(), email, name: req.body.name ?? '', passwordHash: await hashPassword(req.body.password), type: 'USER', language: null, avatar: null,
-      createdAt: new Date(), lastLogin: new Date(), emailVerifiedAt: null,
+      id: randomUUID(),
+      email,
+      name: req.body.name ?? '',
+      passwordHash: await hashPassword(req.body.password),
+      type: 'USER',
+      language: null,
+      avatar: null,
+      createdAt: new Date(),
+      lastLogin: new Date(),
+      emailVerifiedAt: null,
     };
-    await translateUniqueViolation(() => this.users.insertUser(user), { code: ErrorCodes.CONFLICT, message: 'An account with this e-mail address already exists; sign in instead' });
+    await translateUniqueViolation(() => this.users.insertUser(user), {
+      code: ErrorCodes.CONFLICT,
+      message: 'An account with this e-mail address already exists; sign in instead',
+    });
     const emailVerification = await this.verification.sendTo(user.id, email);
     return { ...(await this.issueToken(user.id)), email_verification: emailVerification };
   }
@@ -77,7 +96,14 @@ export class UsersService {
     );
     const dependant = memberships.filter((m) => m.role === 'AOWNER' && Number(m.owners) === 1).map((m) => ({ id: m.id, slug: m.slug }));
     return {
-      preferences: { last_login: user.lastLogin?.toISOString() ?? null, email: user.email, name: user.name, type: user.type, language: user.language, avatar: user.avatar },
+      preferences: {
+        last_login: user.lastLogin?.toISOString() ?? null,
+        email: user.email,
+        name: user.name,
+        type: user.type,
+        language: user.language,
+        avatar: user.avatar,
+      },
       accounts: memberships.map((m) => m.slug),
       create: true,
       can_be_deleted: dependant.length === 0,
@@ -100,7 +126,8 @@ export class UsersService {
     }
     if (Object.keys(patch).length > 0) {
       await translateUniqueViolation(() => this.ds.getRepository(UserEntity).update({ id: req.user_id }, asRow(patch)), {
-        code: ErrorCodes.CONFLICT, message: 'Another user has this e-mail address',
+        code: ErrorCodes.CONFLICT,
+        message: 'Another user has this e-mail address',
       });
     }
     if (patch.email) await this.verification.sendTo(req.user_id, patch.email);
@@ -111,12 +138,18 @@ export class UsersService {
   async delete(ref: UserRef): Promise<null> {
     const profile = await this.profile(ref);
     if (!profile.can_be_deleted) {
-      throw new DomainError(ErrorCodes.CONFLICT, `You are the only owner of ${profile.dependant_accounts.map((a) => a.slug).join(', ')}: add another owner or delete the account first`, {
-        dependant_accounts: profile.dependant_accounts,
-      });
+      throw new DomainError(
+        ErrorCodes.CONFLICT,
+        `You are the only owner of ${profile.dependant_accounts.map((a) => a.slug).join(', ')}: add another owner or delete the account first`,
+        {
+          dependant_accounts: profile.dependant_accounts,
+        },
+      );
     }
     await this.outbox.commit(this.ds, async (m) => {
-      const tokens: { id: string }[] = await m.query(`SELECT id FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'pat'`, [ref.user_id]);
+      const tokens: { id: string }[] = await m.query(`SELECT id FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'pat'`, [
+        ref.user_id,
+      ]);
       await m.query(`DELETE FROM accounts.secret_credentials WHERE owner_id = $1 AND kind = 'pat'`, [ref.user_id]);
       await m.delete(UserEntity, { id: ref.user_id });
       return {

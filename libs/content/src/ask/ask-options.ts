@@ -1,5 +1,11 @@
 import {
-  answerJsonSchemaIssues, readAnswerJsonSchema, readReasoning, reasoningIssues, rephrasePromptIssues, type AnswerJsonSchema, type ReasoningOptions,
+  answerJsonSchemaIssues,
+  readAnswerJsonSchema,
+  readReasoning,
+  reasoningIssues,
+  rephrasePromptIssues,
+  type AnswerJsonSchema,
+  type ReasoningOptions,
 } from '@kb/contracts';
 import { REQUEST_LIMITS } from '../search/query/request-limits';
 import { isObject, type RequestReader } from '../search/query/request-reader';
@@ -41,12 +47,14 @@ export function readAskOptions(r: RequestReader): AskOptions {
   const threshold = r.raw('citation_threshold');
   const citationThreshold = r.number('citation_threshold', threshold, { min: 0, max: 1 }) ?? 0.4;
   const history = r.has('chat_history') ? r.raw('chat_history') : r.raw('context');
-  if (r.has('chat_history') && r.has('context')) r.issue('context', 'context is the old name of chat_history: send one of them', 'value_error');
+  if (r.has('chat_history') && r.has('context'))
+    r.issue('context', 'context is the old name of chat_history: send one of them', 'value_error');
   const chatHistory: ChatTurn[] = [];
   if (history !== undefined && history !== null) {
     const name = r.has('chat_history') ? 'chat_history' : 'context';
     if (!Array.isArray(history)) r.issue(name, 'Input should be a valid list', 'list_type');
-    else if (history.length > REQUEST_LIMITS.chatTurns) r.issue(name, `List should have at most ${REQUEST_LIMITS.chatTurns} items`, 'too_long');
+    else if (history.length > REQUEST_LIMITS.chatTurns)
+      r.issue(name, `List should have at most ${REQUEST_LIMITS.chatTurns} items`, 'too_long');
     else {
       history.forEach((t, i) => {
         if (!isObject(t) || (t['author'] !== 'USER' && t['author'] !== 'NUCLIA') || typeof t['text'] !== 'string') {
@@ -59,7 +67,10 @@ export function readAskOptions(r: RequestReader): AskOptions {
   }
   const relevance = r.number('chat_history_relevance_threshold', r.raw('chat_history_relevance_threshold'), { min: 0, max: 1 });
   const query = typeof r.body['query'] === 'string' ? r.body['query'] : '';
-  const keptHistory = relevance === undefined ? chatHistory : chatHistory.filter((t) => supportScore(query, t.text) >= relevance || supportScore(t.text, query) >= relevance);
+  const keptHistory =
+    relevance === undefined
+      ? chatHistory
+      : chatHistory.filter((t) => supportScore(query, t.text) >= relevance || supportScore(t.text, query) >= relevance);
   const extraContext = r.stringList('extra_context', { max: REQUEST_LIMITS.passageChars }) ?? [];
   const prompt: AskOptions['prompt'] = {};
   const p = r.raw('prompt');
@@ -67,7 +78,8 @@ export function readAskOptions(r: RequestReader): AskOptions {
   else if (isObject(p)) {
     for (const k of Object.keys(p)) {
       if (k !== 'system' && k !== 'user' && k !== 'rephrase') r.issue(['prompt', k], 'Extra inputs are not permitted', 'extra_forbidden');
-      else if (p[k] !== null && p[k] !== undefined && typeof p[k] !== 'string') r.issue(['prompt', k], 'Input should be a valid string', 'string_type');
+      else if (p[k] !== null && p[k] !== undefined && typeof p[k] !== 'string')
+        r.issue(['prompt', k], 'Input should be a valid string', 'string_type');
     }
     if (typeof p['system'] === 'string') prompt.system = p['system'];
     if (typeof p['user'] === 'string') prompt.user = p['user'];
@@ -79,7 +91,12 @@ export function readAskOptions(r: RequestReader): AskOptions {
   } else if (p !== undefined && p !== null) r.issue('prompt', 'Input should be a string or {system, user}', 'model_type');
   const generativeModel = r.optionalString('generative_model');
   const seedRaw = r.raw('generative_model_seed');
-  const seed = seedRaw === undefined || seedRaw === null ? undefined : Number.isInteger(seedRaw) ? (seedRaw as number) : (r.issue('generative_model_seed', 'Input should be a valid integer', 'int_type'), undefined);
+  const seed =
+    seedRaw === undefined || seedRaw === null
+      ? undefined
+      : Number.isInteger(seedRaw)
+        ? (seedRaw as number)
+        : (r.issue('generative_model_seed', 'Input should be a valid integer', 'int_type'), undefined);
   let maxAnswerTokens: number | undefined;
   let maxContextTokens = DEFAULT_CONTEXT_TOKENS;
   const mt = r.raw('max_tokens');
@@ -87,7 +104,8 @@ export function readAskOptions(r: RequestReader): AskOptions {
     if (!Number.isInteger(mt) || mt < 1) r.issue('max_tokens', 'Input should be a positive integer', 'int_type');
     else maxAnswerTokens = mt;
   } else if (isObject(mt)) {
-    for (const k of Object.keys(mt)) if (k !== 'context' && k !== 'answer') r.issue(['max_tokens', k], 'Extra inputs are not permitted', 'extra_forbidden');
+    for (const k of Object.keys(mt))
+      if (k !== 'context' && k !== 'answer') r.issue(['max_tokens', k], 'Extra inputs are not permitted', 'extra_forbidden');
     const c = mt['context'];
     const a = mt['answer'];
     if (c !== undefined && c !== null) {
@@ -100,7 +118,8 @@ export function readAskOptions(r: RequestReader): AskOptions {
     }
   } else if (mt !== undefined && mt !== null) r.issue('max_tokens', 'Input should be an integer or {context, answer}', 'model_type');
   const preferRaw = r.raw('prefer_markdown');
-  if (preferRaw !== undefined && preferRaw !== null && typeof preferRaw !== 'boolean') r.issue('prefer_markdown', 'Input should be a valid boolean', 'bool_type');
+  if (preferRaw !== undefined && preferRaw !== null && typeof preferRaw !== 'boolean')
+    r.issue('prefer_markdown', 'Input should be a valid boolean', 'bool_type');
   const generateAnswer = r.bool('generate_answer', true);
   const strategies = readRagStrategies(r);
   const empty = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
@@ -113,8 +132,19 @@ export function readAskOptions(r: RequestReader): AskOptions {
   const reasoningProblems = reasoningIssues(reasoningRaw, [...r.loc, 'reasoning']);
   r.issues.push(...reasoningProblems);
   return {
-    citations, citationThreshold, chatHistory: keptHistory, extraContext, prompt, generativeModel, seed, maxAnswerTokens, maxContextTokens,
-    preferMarkdown: typeof preferRaw === 'boolean' ? preferRaw : undefined, generateAnswer, strategies, rephrasePrompt: prompt.rephrase,
+    citations,
+    citationThreshold,
+    chatHistory: keptHistory,
+    extraContext,
+    prompt,
+    generativeModel,
+    seed,
+    maxAnswerTokens,
+    maxContextTokens,
+    preferMarkdown: typeof preferRaw === 'boolean' ? preferRaw : undefined,
+    generateAnswer,
+    strategies,
+    rephrasePrompt: prompt.rephrase,
     answerJsonSchema: schemaIssues.length ? undefined : readAnswerJsonSchema(schemaRaw),
     reasoning: reasoningProblems.length ? undefined : readReasoning(reasoningRaw),
   };

@@ -8,8 +8,14 @@ import { RequestReader, isObject } from '../search/query/request-reader';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 import { QueryRephraser } from './query-rephraser.service';
 import {
-  computeCitations, estimateTokens, footnoteCitations, GenerationError, trimContext,
-  type GenerationContext, type GenerationEvent, type Generator,
+  computeCitations,
+  estimateTokens,
+  footnoteCitations,
+  GenerationError,
+  trimContext,
+  type GenerationContext,
+  type GenerationEvent,
+  type Generator,
 } from './generation';
 import { readAskOptions } from './ask-options';
 import { type RagStrategy } from './rag-strategies';
@@ -25,10 +31,12 @@ interface ContextItem extends GenerationContext {
   position?: { start: number; end: number; index: number; page_number: number };
 }
 
-
 /** The model's structured answer as an object (some models wrap it in a ```json fence); undefined when it is not one. */
 export function parseAnswerObject(text: string): Record<string, unknown> | undefined {
-  const body = text.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
+  const body = text
+    .trim()
+    .replace(/^```(?:json)?\s*/i, '')
+    .replace(/\s*```$/, '');
   try {
     const v: unknown = JSON.parse(body);
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
@@ -37,7 +45,12 @@ export function parseAnswerObject(text: string): Record<string, unknown> | undef
   }
 }
 
-const status = (code: string, name: string, details?: string): AskItem => ({ type: 'status', code, status: name, ...(details ? { details } : {}) });
+const status = (code: string, name: string, details?: string): AskItem => ({
+  type: 'status',
+  code,
+  status: name,
+  ...(details ? { details } : {}),
+});
 
 /**
  * `/ask` (API-MAP 2.4): retrieval through the /find engine, context assembly by the RAG
@@ -80,20 +93,32 @@ export class AskService {
       configError = err;
     }
     if (o.answerJsonSchema && generator && !generator.structuredAnswers) {
-      r.issue('answer_json_schema', 'Not supported by the built-in extractive model: structured answers need a generative provider (generative_model with user_keys)', 'not_supported');
+      r.issue(
+        'answer_json_schema',
+        'Not supported by the built-in extractive model: structured answers need a generative provider (generative_model with user_keys)',
+        'not_supported',
+      );
     }
     r.finish();
     if (!generator) throw configError;
     if (req.rid || req.slug) {
-      const rows = (await this.ds.query(`SELECT id::text AS id FROM content.resources WHERE kbid = $1 AND ${req.rid ? 'id::text = $2' : 'slug = $2'}`, [req.kbid, req.rid ?? req.slug])) as { id: string }[];
+      const rows = (await this.ds.query(
+        `SELECT id::text AS id FROM content.resources WHERE kbid = $1 AND ${req.rid ? 'id::text = $2' : 'slug = $2'}`,
+        [req.kbid, req.rid ?? req.slug],
+      )) as { id: string }[];
       if (!rows[0]) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
       plan.where += ` AND p.rid = ${plan.params.add(rows[0].id)}::uuid`;
     }
     if (plan.rephrase) {
       const prompt = o.rephrasePrompt ?? plan.rephrase.prompt;
-      this.finder.rephrased(plan, await this.rephraser.rephrase(generator, { kbid: req.kbid, question: query, history: o.chatHistory, prompt, signal }));
+      this.finder.rephrased(
+        plan,
+        await this.rephraser.rephrase(generator, { kbid: req.kbid, question: query, history: o.chatHistory, prompt, signal }),
+      );
     }
-    const userPrompts = isObject(config['user_prompts']) ? (config['user_prompts'][generator.model] as Record<string, unknown> | undefined) : undefined;
+    const userPrompts = isObject(config['user_prompts'])
+      ? (config['user_prompts'][generator.model] as Record<string, unknown> | undefined)
+      : undefined;
     const systemPrompt = o.prompt.system ?? (typeof userPrompts?.['system'] === 'string' ? userPrompts['system'] : undefined);
     const userPrompt = o.prompt.user ?? (typeof userPrompts?.['prompt'] === 'string' ? userPrompts['prompt'] : undefined);
     const preferMarkdown = o.preferMarkdown ?? config['prefer_markdown_generative_response'] === true;
@@ -104,33 +129,62 @@ export class AskService {
     if (prequery && prequery.name === 'prequeries') {
       for (const q of prequery.queries) {
         const pr = new RequestReader(q.request, ['body', 'rag_strategies', 'prequeries', q.id]);
-        const pplan = await this.finder.plan({ ...retrieval, body: q.request }, pr, { defaultFeatures: ['semantic', 'keyword'], allowed: ASK_FEATURES });
+        const pplan = await this.finder.plan({ ...retrieval, body: q.request }, pr, {
+          defaultFeatures: ['semantic', 'keyword'],
+          allowed: ASK_FEATURES,
+        });
         pr.finish();
         prequeryResults[q.id] = await this.finder.run(pplan);
       }
-      const prefilter = prequery.queries.filter((q) => q.prefilter).flatMap((q) => prequeryResults[q.id]?.paragraphs.map((p) => p.rid) ?? []);
+      const prefilter = prequery.queries
+        .filter((q) => q.prefilter)
+        .flatMap((q) => prequeryResults[q.id]?.paragraphs.map((p) => p.rid) ?? []);
       if (prequery.queries.some((q) => q.prefilter)) plan.where += ` AND p.rid = ANY(${plan.params.add([...new Set(prefilter)])}::uuid[])`;
     }
     const outcome = await this.finder.run(plan);
     // The relations feature: the entities of the question with the resources and entities around them (API-MAP 2.4 `relations`).
     if (plan.features.includes('relations')) outcome.relations = await this.finder.relations(plan);
-    const ranked = prequery && prequery.name === 'prequeries' ? this.mergePrequeries(outcome.paragraphs, prequery, prequeryResults) : outcome.paragraphs;
+    const ranked =
+      prequery && prequery.name === 'prequeries' ? this.mergePrequeries(outcome.paragraphs, prequery, prequeryResults) : outcome.paragraphs;
     const retrievalItem = async (): Promise<AskItem> => {
       const results = await this.finder.findResults({ ...outcome, paragraphs: ranked });
-      return { type: 'retrieval', results, best_matches: ranked.map((p) => ({ id: p.paragraph_id, score: p.score, score_type: p.scoreType })) };
+      return {
+        type: 'retrieval',
+        results,
+        best_matches: ranked.map((p) => ({ id: p.paragraph_id, score: p.score, score_type: p.scoreType })),
+      };
     };
     const chatHistory = o.chatHistory;
-    const extra: ContextItem[] = o.extraContext.map((text, i) => ({ key: `extra_context/${i}`, text, rid: '', augmentation: 'extra_context' }));
+    const extra: ContextItem[] = o.extraContext.map((text, i) => ({
+      key: `extra_context/${i}`,
+      text,
+      rid: '',
+      augmentation: 'extra_context',
+    }));
     let context = [...extra, ...(await this.assemble(ranked, o.strategies))];
     context = trimContext(context, o.maxContextTokens) as ContextItem[];
     const rephrasedQuestion = plan.originalQuery !== undefined ? plan.query : null;
-    const details = { question: query, rephrased_question: rephrasedQuestion, chat_history: chatHistory, model: generator.model, strategies: o.strategies.map((s) => s.name), rag_strategies: (req.body as Record<string, unknown>)['rag_strategies'] ?? [], learning_id: req.learning_id };
+    const details = {
+      question: query,
+      rephrased_question: rephrasedQuestion,
+      chat_history: chatHistory,
+      model: generator.model,
+      strategies: o.strategies.map((s) => s.name),
+      rag_strategies: (req.body as Record<string, unknown>)['rag_strategies'] ?? [],
+      learning_id: req.learning_id,
+    };
 
     if (ranked.length === 0 && extra.length === 0) {
       yield status('-3', 'no_retrieval_data');
       yield { type: 'answer', text: NOT_ENOUGH_CONTEXT_ANSWER };
       yield await retrievalItem();
-      this.finder.audit(retrieval, 'chat', started, { ...details, answer: NOT_ENOUGH_CONTEXT_ANSWER, status: 'no_retrieval_data', retrieved_context: [] }, plan.auditMetadata);
+      this.finder.audit(
+        retrieval,
+        'chat',
+        started,
+        { ...details, answer: NOT_ENOUGH_CONTEXT_ANSWER, status: 'no_retrieval_data', retrieved_context: [] },
+        plan.auditMetadata,
+      );
       return;
     }
     if (!o.generateAnswer) {
@@ -151,9 +205,18 @@ export class AskService {
     let failure: string | undefined;
     try {
       for await (const ev of generator.generate({
-        question: query, context: context.map((c) => ({ key: c.key, text: c.text })), chatHistory, systemPrompt, userPrompt,
-        maxAnswerTokens: o.maxAnswerTokens, preferMarkdown, citations: structured ? 'none' : o.citations, seed: o.seed, signal,
-        answerJsonSchema: o.answerJsonSchema, reasoning: o.reasoning ? { effort: o.reasoning.effort, budgetTokens: o.reasoning.budgetTokens } : undefined,
+        question: query,
+        context: context.map((c) => ({ key: c.key, text: c.text })),
+        chatHistory,
+        systemPrompt,
+        userPrompt,
+        maxAnswerTokens: o.maxAnswerTokens,
+        preferMarkdown,
+        citations: structured ? 'none' : o.citations,
+        seed: o.seed,
+        signal,
+        answerJsonSchema: o.answerJsonSchema,
+        reasoning: o.reasoning ? { effort: o.reasoning.effort, budgetTokens: o.reasoning.budgetTokens } : undefined,
       })) {
         if (ev.type === 'text') {
           firstChunk ??= Date.now();
@@ -168,7 +231,7 @@ export class AskService {
       }
       if (structured) {
         const object = parseAnswerObject(json || answer);
-        if (!object) failure = 'provider: the model\'s structured answer is not a JSON object';
+        if (!object) failure = "provider: the model's structured answer is not a JSON object";
         else {
           answer = JSON.stringify(object);
           yield { type: 'answer_json', object };
@@ -177,7 +240,13 @@ export class AskService {
     } catch (err) {
       if (signal?.aborted) {
         // Nobody reads further items; the usage so far is still recorded.
-        this.finder.audit(retrieval, 'chat', started, { ...details, answer, status: 'error', error: 'cancelled by the caller', retrieved_context: context.map((c) => c.key) }, plan.auditMetadata);
+        this.finder.audit(
+          retrieval,
+          'chat',
+          started,
+          { ...details, answer, status: 'error', error: 'cancelled by the caller', retrieved_context: context.map((c) => c.key) },
+          plan.auditMetadata,
+        );
         return;
       }
       failure = err instanceof GenerationError ? `${err.kind}: ${err.message}` : (err as Error).message;
@@ -186,7 +255,13 @@ export class AskService {
     if (failure) {
       yield await retrievalItem();
       yield status('-1', 'error', failure);
-      this.finder.audit(retrieval, 'chat', started, { ...details, answer, status: 'error', error: failure, retrieved_context: context.map((c) => c.key) }, plan.auditMetadata);
+      this.finder.audit(
+        retrieval,
+        'chat',
+        started,
+        { ...details, answer, status: 'error', error: failure, retrieved_context: context.map((c) => c.key) },
+        plan.auditMetadata,
+      );
       return;
     }
     const genTotal = (Date.now() - genStarted) / 1000;
@@ -215,21 +290,48 @@ export class AskService {
       timings: { generative_first_chunk: firstChunk ? (firstChunk - genStarted) / 1000 : null, generative_total: genTotal },
     };
     if (req.show_consumption) {
-      const customer = generator.model !== 'extractive' && config['user_keys'] ? { input: inputTokens, output: outputTokens, image: 0 } : { input: 0, output: 0, image: 0 };
-      yield { type: 'consumption', normalized_tokens: { input: inputTokens, output: outputTokens, image: 0 }, customer_key_tokens: customer };
+      const customer =
+        generator.model !== 'extractive' && config['user_keys']
+          ? { input: inputTokens, output: outputTokens, image: 0 }
+          : { input: 0, output: 0, image: 0 };
+      yield {
+        type: 'consumption',
+        normalized_tokens: { input: inputTokens, output: outputTokens, image: 0 },
+        customer_key_tokens: customer,
+      };
     }
     if (outcome.relations && !noContext) yield { type: 'relations', relations: outcome.relations };
     if (plan.debug) {
-      yield { type: 'debug', metadata: { prompt_context: context.map((c) => c.text), predict_request: { model: generator.model, question: query, rephrased_question: rephrasedQuestion, citations: o.citations } }, metrics: outcome.timings };
+      yield {
+        type: 'debug',
+        metadata: {
+          prompt_context: context.map((c) => c.text),
+          predict_request: { model: generator.model, question: query, rephrased_question: rephrasedQuestion, citations: o.citations },
+        },
+        metrics: outcome.timings,
+      };
     }
-    this.finder.audit(retrieval, 'chat', started, {
-      ...details, answer, status: noContext ? 'no_context' : 'success', retrieved_context: context.map((c) => ({ key: c.key, text: c.text.slice(0, 2000) })),
-      time_to_first_char: firstChunk ? firstChunk - started : null,
-    }, plan.auditMetadata);
+    this.finder.audit(
+      retrieval,
+      'chat',
+      started,
+      {
+        ...details,
+        answer,
+        status: noContext ? 'no_context' : 'success',
+        retrieved_context: context.map((c) => ({ key: c.key, text: c.text.slice(0, 2000) })),
+        time_to_first_char: firstChunk ? firstChunk - started : null,
+      },
+      plan.auditMetadata,
+    );
   }
 
   /** Prequery results join the main ones by weighted reciprocal rank (each list counts by its weight). */
-  private mergePrequeries(main: RankedParagraph[], s: Extract<RagStrategy, { name: 'prequeries' }>, results: Record<string, FindOutcome>): RankedParagraph[] {
+  private mergePrequeries(
+    main: RankedParagraph[],
+    s: Extract<RagStrategy, { name: 'prequeries' }>,
+    results: Record<string, FindOutcome>,
+  ): RankedParagraph[] {
     const scored = new Map<string, { p: RankedParagraph; score: number }>();
     const add = (list: RankedParagraph[], weight: number) =>
       list.forEach((p, rank) => {
@@ -260,7 +362,14 @@ export class AskService {
     const push = (p: ParagraphRow, augmentation?: string, parent?: string): void => {
       if (seen.has(p.paragraph_id)) return;
       seen.add(p.paragraph_id);
-      out.push({ key: p.paragraph_id, text: p.text, rid: p.rid, augmentation, parent, position: { start: p.start_offset, end: p.end_offset, index: p.idx, page_number: p.page ?? 0 } });
+      out.push({
+        key: p.paragraph_id,
+        text: p.text,
+        rid: p.rid,
+        augmentation,
+        parent,
+        position: { start: p.start_offset, end: p.end_offset, index: p.idx, page_number: p.page ?? 0 },
+      });
     };
     const full = strategies.find((s) => s.name === 'full_resource');
     const neighbours = strategies.find((s) => s.name === 'neighbouring_paragraphs');
@@ -270,7 +379,8 @@ export class AskService {
     if (full && full.name === 'full_resource') {
       const take = full.count ?? rids.length;
       for (const rid of rids.slice(0, take)) {
-        for (const p of await this.fieldParagraphs(rid)) if (!full.exclude.some((f) => p.field === f || p.field.endsWith(`/${f}`))) push(p, 'full_resource');
+        for (const p of await this.fieldParagraphs(rid))
+          if (!full.exclude.some((f) => p.field === f || p.field.endsWith(`/${f}`))) push(p, 'full_resource');
       }
       if (full.includeRemaining) for (const p of ranked) if (!rids.slice(0, take).includes(p.rid)) push(p);
     } else {
@@ -286,7 +396,9 @@ export class AskService {
         } else push(p);
         if (conversation && conversation.name === 'conversation' && p.field.startsWith('c/')) {
           const messages = (await this.fieldParagraphs(p.rid, [p.field])).filter((m) => m.paragraph_id !== p.paragraph_id);
-          const pick = conversation.full ? messages : messages.sort((a, b) => Math.abs(a.idx - p.idx) - Math.abs(b.idx - p.idx)).slice(0, conversation.maxMessages);
+          const pick = conversation.full
+            ? messages
+            : messages.sort((a, b) => Math.abs(a.idx - p.idx) - Math.abs(b.idx - p.idx)).slice(0, conversation.maxMessages);
           for (const m of pick) push(m, 'conversation', p.paragraph_id);
         }
       }
@@ -300,7 +412,15 @@ export class AskService {
       const resources = (await this.ds.query(
         `SELECT id::text AS id, title, summary, origin, usermetadata, extra, search_tags FROM content.resources WHERE id = ANY($1::uuid[])`,
         [[...new Set(out.map((c) => c.rid).filter(Boolean))]],
-      )) as { id: string; title: string; summary: string; origin: Record<string, unknown>; usermetadata: Record<string, unknown>; extra: Record<string, unknown>; search_tags: string[] }[];
+      )) as {
+        id: string;
+        title: string;
+        summary: string;
+        origin: Record<string, unknown>;
+        usermetadata: Record<string, unknown>;
+        extra: Record<string, unknown>;
+        search_tags: string[];
+      }[];
       const byId = new Map(resources.map((x) => [x.id, x]));
       for (const c of out) {
         const res = byId.get(c.rid);
@@ -318,7 +438,8 @@ export class AskService {
               const ners = res.search_tags.filter((x) => x.startsWith('/e/')).map((x) => x.slice(3));
               if (ners.length) head.push(`Resource named entities: ${ners.join(', ')}`);
             }
-            if (t === 'extra_metadata' && Object.keys(res.extra ?? {}).length) head.push(`Resource extra metadata: ${JSON.stringify(res.extra)}`);
+            if (t === 'extra_metadata' && Object.keys(res.extra ?? {}).length)
+              head.push(`Resource extra metadata: ${JSON.stringify(res.extra)}`);
           }
         }
         if (head.length) c.text = `${head.join('\n')}\n\n${c.text}`;
@@ -331,7 +452,13 @@ export class AskService {
     const paragraphs: Record<string, unknown> = {};
     for (const c of context) {
       if (!c.augmentation) continue;
-      paragraphs[c.key] = { id: c.key, text: c.text, position: c.position ?? null, parent: c.parent ?? null, augmentation_type: c.augmentation };
+      paragraphs[c.key] = {
+        id: c.key,
+        text: c.text,
+        position: c.position ?? null,
+        parent: c.parent ?? null,
+        augmentation_type: c.augmentation,
+      };
     }
     return { type: 'augmented_context', augmented: { paragraphs, fields: {} } };
   }
@@ -346,8 +473,10 @@ export class AskService {
     const feedback = r.optionalString('feedback');
     const block = r.optionalString('text_block_id');
     r.finish();
-    this.finder.audit({ kbid: req.kbid, body: req.body, actor: req.actor }, 'chat', Date.now(), { feedback: { learning_id: ident, good, task, feedback: feedback ?? null, text_block_id: block ?? null }, learning_id: ident });
+    this.finder.audit({ kbid: req.kbid, body: req.body, actor: req.actor }, 'chat', Date.now(), {
+      feedback: { learning_id: ident, good, task, feedback: feedback ?? null, text_block_id: block ?? null },
+      learning_id: ident,
+    });
     return {};
   }
 }
-

@@ -32,13 +32,19 @@ export class QueryRephraser {
    * The question rephrased for retrieval. A provider that fails or times out does not fail the
    * request: the rules rephrase it instead (logged), and the answer step reports the provider.
    */
-  async rephrase(generator: Generator, req: { kbid: string; question: string; history: ChatTurn[]; prompt?: string; signal?: AbortSignal }): Promise<string> {
+  async rephrase(
+    generator: Generator,
+    req: { kbid: string; question: string; history: ChatTurn[]; prompt?: string; signal?: AbortSignal },
+  ): Promise<string> {
     try {
       return (await rephraseQuery(generator, req)).query;
     } catch (err) {
       req.signal?.throwIfAborted();
       if (!(err instanceof GenerationError)) throw err;
-      this.logger.warn({ kbid: req.kbid, kind: err.kind, err: err.message }, 'query rephrasing by the provider failed; rephrased by the rules');
+      this.logger.warn(
+        { kbid: req.kbid, kind: err.kind, err: err.message },
+        'query rephrasing by the provider failed; rephrased by the rules',
+      );
       return rephraseByRules(req.question, req.history);
     }
   }

@@ -1,17 +1,58 @@
 import { isObject, type RequestReader } from '../search/query/request-reader';
 
-export interface FullResource { name: 'full_resource'; count?: number; includeRemaining: boolean; exclude: string[] }
-export interface FieldExtension { name: 'field_extension'; fields: string[] }
-export interface Hierarchy { name: 'hierarchy'; count: number }
-export interface Neighbours { name: 'neighbouring_paragraphs'; before: number; after: number }
-export interface MetadataExtension { name: 'metadata_extension'; types: ('origin' | 'classification_labels' | 'ners' | 'extra_metadata')[] }
-export interface Prequery { id: string; request: Record<string, unknown>; weight: number; prefilter: boolean }
-export interface Prequeries { name: 'prequeries'; queries: Prequery[]; mainQueryWeight: number }
-export interface Conversation { name: 'conversation'; attachmentsText: boolean; full: boolean; maxMessages: number }
+export interface FullResource {
+  name: 'full_resource';
+  count?: number;
+  includeRemaining: boolean;
+  exclude: string[];
+}
+export interface FieldExtension {
+  name: 'field_extension';
+  fields: string[];
+}
+export interface Hierarchy {
+  name: 'hierarchy';
+  count: number;
+}
+export interface Neighbours {
+  name: 'neighbouring_paragraphs';
+  before: number;
+  after: number;
+}
+export interface MetadataExtension {
+  name: 'metadata_extension';
+  types: ('origin' | 'classification_labels' | 'ners' | 'extra_metadata')[];
+}
+export interface Prequery {
+  id: string;
+  request: Record<string, unknown>;
+  weight: number;
+  prefilter: boolean;
+}
+export interface Prequeries {
+  name: 'prequeries';
+  queries: Prequery[];
+  mainQueryWeight: number;
+}
+export interface Conversation {
+  name: 'conversation';
+  attachmentsText: boolean;
+  full: boolean;
+  maxMessages: number;
+}
 
 export type RagStrategy = FullResource | FieldExtension | Hierarchy | Neighbours | MetadataExtension | Prequeries | Conversation;
 
-const NAMES = ['full_resource', 'field_extension', 'hierarchy', 'neighbouring_paragraphs', 'metadata_extension', 'prequeries', 'conversation', 'graph_beta'] as const;
+const NAMES = [
+  'full_resource',
+  'field_extension',
+  'hierarchy',
+  'neighbouring_paragraphs',
+  'metadata_extension',
+  'prequeries',
+  'conversation',
+  'graph_beta',
+] as const;
 const METADATA_TYPES = ['origin', 'classification_labels', 'ners', 'extra_metadata'] as const;
 
 /**
@@ -66,7 +107,10 @@ export function readRagStrategies(r: RequestReader): RagStrategy[] {
     switch (name) {
       case 'full_resource': {
         const applyTo = s['apply_to'];
-        const exclude = isObject(applyTo) && Array.isArray(applyTo['exclude']) ? (applyTo['exclude'] as unknown[]).filter((x): x is string => typeof x === 'string') : [];
+        const exclude =
+          isObject(applyTo) && Array.isArray(applyTo['exclude'])
+            ? (applyTo['exclude'] as unknown[]).filter((x): x is string => typeof x === 'string')
+            : [];
         const count = s['count'] === undefined || s['count'] === null ? undefined : int('count', 1, 1, 1000);
         out.push({ name, count, includeRemaining: bool('include_remaining_text_blocks', false), exclude });
         return;
@@ -75,9 +119,11 @@ export function readRagStrategies(r: RequestReader): RagStrategy[] {
         const fields = strings('fields');
         if (fields.length === 0) r.issue([...loc, 'fields'], 'List at least one field, e.g. t/amend or a/title', 'too_short');
         fields.forEach((f, j) => {
-          if (!/^[a-z]\/[a-zA-Z0-9:_-]+$/.test(f)) r.issue([...loc, 'fields', j], 'A field is <type letter>/<field id>, e.g. t/amend', 'value_error');
+          if (!/^[a-z]\/[a-zA-Z0-9:_-]+$/.test(f))
+            r.issue([...loc, 'fields', j], 'A field is <type letter>/<field id>, e.g. t/amend', 'value_error');
         });
-        if (strings('data_augmentation_field_prefixes').length) r.issue([...loc, 'data_augmentation_field_prefixes'], 'Not supported: no data augmentation fields exist here', 'not_supported');
+        if (strings('data_augmentation_field_prefixes').length)
+          r.issue([...loc, 'data_augmentation_field_prefixes'], 'Not supported: no data augmentation fields exist here', 'not_supported');
         out.push({ name, fields });
         return;
       }
@@ -90,15 +136,22 @@ export function readRagStrategies(r: RequestReader): RagStrategy[] {
       case 'metadata_extension': {
         const types = strings('types');
         types.forEach((t, j) => {
-          if (!METADATA_TYPES.includes(t as (typeof METADATA_TYPES)[number])) r.issue([...loc, 'types', j], `Input should be ${METADATA_TYPES.map((x) => `'${x}'`).join(', ')}`, 'enum');
+          if (!METADATA_TYPES.includes(t as (typeof METADATA_TYPES)[number]))
+            r.issue([...loc, 'types', j], `Input should be ${METADATA_TYPES.map((x) => `'${x}'`).join(', ')}`, 'enum');
         });
-        out.push({ name, types: types.filter((t): t is MetadataExtension['types'][number] => METADATA_TYPES.includes(t as (typeof METADATA_TYPES)[number])) });
+        out.push({
+          name,
+          types: types.filter((t): t is MetadataExtension['types'][number] =>
+            METADATA_TYPES.includes(t as (typeof METADATA_TYPES)[number]),
+          ),
+        });
         return;
       }
       case 'prequeries': {
         const queries = s['queries'];
         const list: Prequery[] = [];
-        if (!Array.isArray(queries) || queries.length === 0 || queries.length > 15) r.issue([...loc, 'queries'], 'Input should be a list of 1 to 15 prequeries', 'list_type');
+        if (!Array.isArray(queries) || queries.length === 0 || queries.length > 15)
+          r.issue([...loc, 'queries'], 'Input should be a list of 1 to 15 prequeries', 'list_type');
         else {
           queries.forEach((q, j) => {
             if (!isObject(q) || !isObject(q['request'])) {
@@ -106,8 +159,14 @@ export function readRagStrategies(r: RequestReader): RagStrategy[] {
               return;
             }
             const weight = q['weight'] === undefined ? 1 : q['weight'];
-            if (typeof weight !== 'number' || weight < 0) r.issue([...loc, 'queries', j, 'weight'], 'Input should be a non-negative number', 'float_type');
-            list.push({ id: typeof q['id'] === 'string' ? q['id'] : `prequery_${j}`, request: q['request'], weight: typeof weight === 'number' ? weight : 1, prefilter: q['prefilter'] === true });
+            if (typeof weight !== 'number' || weight < 0)
+              r.issue([...loc, 'queries', j, 'weight'], 'Input should be a non-negative number', 'float_type');
+            list.push({
+              id: typeof q['id'] === 'string' ? q['id'] : `prequery_${j}`,
+              request: q['request'],
+              weight: typeof weight === 'number' ? weight : 1,
+              prefilter: q['prefilter'] === true,
+            });
           });
         }
         const mw = s['main_query_weight'] === undefined ? 1 : s['main_query_weight'];
@@ -116,8 +175,14 @@ export function readRagStrategies(r: RequestReader): RagStrategy[] {
         return;
       }
       case 'conversation':
-        if (s['attachments_images'] === true) r.issue([...loc, 'attachments_images'], 'Not supported: images are not sent to generative models', 'not_supported');
-        out.push({ name, attachmentsText: bool('attachments_text', false), full: bool('full', false), maxMessages: int('max_messages', 15, 1, 1000) });
+        if (s['attachments_images'] === true)
+          r.issue([...loc, 'attachments_images'], 'Not supported: images are not sent to generative models', 'not_supported');
+        out.push({
+          name,
+          attachmentsText: bool('attachments_text', false),
+          full: bool('full', false),
+          maxMessages: int('max_messages', 15, 1, 1000),
+        });
         return;
       case 'graph_beta':
         r.issue(loc, 'Not supported: the knowledge graph strategy is not available', 'not_supported');

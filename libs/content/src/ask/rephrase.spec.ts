@@ -13,7 +13,7 @@ describe('rephrasing by rules (no model)', () => {
     expect(salientPhrase('What is it?')).toBeUndefined();
   });
 
-  it('replaces the first pronoun with the previous question\'s phrase, a possessive with its possessive', () => {
+  it("replaces the first pronoun with the previous question's phrase, a possessive with its possessive", () => {
     expect(resolveQuestion('When was it stolen?', 'Who painted the Mona Lisa?')).toBe('When was Mona Lisa stolen?');
     expect(resolveQuestion('What is its population?', 'What is the capital of France?')).toBe("What is capital of France's population?");
     expect(resolveQuestion('Is this book long?', 'Who wrote Dune?')).toBe('Is this book long?');
@@ -29,7 +29,7 @@ describe('rephrasing by rules (no model)', () => {
     expect(rephraseByRules('When was it stolen?', [])).toBe('When was it stolen?');
   });
 
-  it('resolves along the user\'s turns in order, ignoring the answers', () => {
+  it("resolves along the user's turns in order, ignoring the answers", () => {
     const history = [
       { author: USER, text: 'What is the capital of France?' },
       { author: NUCLIA, text: 'Paris is the capital of France.' },
@@ -50,22 +50,33 @@ describe('rephraseQuery', () => {
   afterAll(() => local.close());
 
   it('uses the rules with the extractive generator', async () => {
-    await expect(rephraseQuery(new ExtractiveGenerator(), { question: 'When was it stolen?', history: [{ author: USER, text: 'Who painted the Mona Lisa?' }] }))
-      .resolves.toEqual({ query: 'When was Mona Lisa stolen?', by: 'rules' });
+    await expect(
+      rephraseQuery(new ExtractiveGenerator(), {
+        question: 'When was it stolen?',
+        history: [{ author: USER, text: 'Who painted the Mona Lisa?' }],
+      }),
+    ).resolves.toEqual({ query: 'When was Mona Lisa stolen?', by: 'rules' });
   });
 
-  it('asks a provider with the history and the caller\'s prompt, and falls back to the rules on an empty reply', async () => {
+  it("asks a provider with the history and the caller's prompt, and falls back to the rules on an empty reply", async () => {
     const llm = await startFakeLlmServer();
     try {
       const g = new OpenAiCompatibleGenerator({ url: llm.openAiUrl, model: 'gpt-test', timeoutMs: 2_000, http: local });
       llm.enqueue({ chunks: ['"When was the Mona', ' Lisa stolen?"'] }, { chunks: ['  '] });
       const history = [{ author: USER, text: 'Who painted the Mona Lisa?' }];
-      await expect(rephraseQuery(g, { question: 'When was it stolen?', history, prompt: 'Make it standalone: {question}' })).resolves.toEqual({ query: 'When was the Mona Lisa stolen?', by: 'model' });
+      await expect(
+        rephraseQuery(g, { question: 'When was it stolen?', history, prompt: 'Make it standalone: {question}' }),
+      ).resolves.toEqual({ query: 'When was the Mona Lisa stolen?', by: 'model' });
       const messages = (llm.requests[0]?.body as { messages: { role: string; content: string }[] }).messages;
       expect(messages.at(-1)?.content).toContain('Make it standalone: When was it stolen?');
       expect(messages.some((m) => m.role === 'user' && m.content === 'Who painted the Mona Lisa?')).toBe(true);
-      await expect(rephraseQuery(g, { question: 'When was it stolen?', history })).resolves.toEqual({ query: 'When was Mona Lisa stolen?', by: 'rules' });
-      expect((llm.requests[1]?.body as { messages: { content: string }[] }).messages.at(-1)?.content).toContain('Who painted the Mona Lisa?');
+      await expect(rephraseQuery(g, { question: 'When was it stolen?', history })).resolves.toEqual({
+        query: 'When was Mona Lisa stolen?',
+        by: 'rules',
+      });
+      expect((llm.requests[1]?.body as { messages: { content: string }[] }).messages.at(-1)?.content).toContain(
+        'Who painted the Mona Lisa?',
+      );
     } finally {
       await llm.close();
     }

@@ -16,11 +16,12 @@ export const DEFAULT_REPHRASE_PROMPT = 'Conversation so far:\n{chat_history}\n\n
 
 /** Function words: never salient, never replaced (English; other languages keep their question as it is). */
 const STOPWORDS = new Set(
-  ('a an the and or but if then so of to in on at by for from with about into over under as is are was were be been being am do does did ' +
+  (
+    'a an the and or but if then so of to in on at by for from with about into over under as is are was were be been being am do does did ' +
     'has have had can could will would shall should may might must not no what which who whom whose when where why how ' +
     'i me my we us our you your it its they them their he him his she her this that these those there here ' +
-    'some any all more most much many very just also too than please tell explain describe give show know')
-    .split(' '),
+    'some any all more most much many very just also too than please tell explain describe give show know'
+  ).split(' '),
 );
 /** Joins two salient words into one phrase ("capital of France"). */
 const CONNECTORS = new Set(['of']);
@@ -116,20 +117,39 @@ export function rephraseByRules(question: string, history: ChatTurn[]): string {
 
 /** The model's reply made a query: its first non-empty line, without quotes or a label, bounded. */
 export function cleanRephrased(reply: string): string {
-  const line = reply.split('\n').map((l) => l.trim()).find((l) => l) ?? '';
-  return line.replace(/^(?:standalone (?:search )?query|query)\s*:\s*/i, '').replace(/^["'“”]+|["'“”]+$/g, '').trim().slice(0, REQUEST_LIMITS.queryChars);
+  const line =
+    reply
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l) ?? '';
+  return line
+    .replace(/^(?:standalone (?:search )?query|query)\s*:\s*/i, '')
+    .replace(/^["'“”]+|["'“”]+$/g, '')
+    .trim()
+    .slice(0, REQUEST_LIMITS.queryChars);
 }
 
 /**
  * The rephrased question: by the generator when it is a provider (its reply cleaned), by the
  * rules otherwise or when the reply is empty. Provider failures are thrown (GenerationError).
  */
-export async function rephraseQuery(generator: Generator, req: { question: string; history: ChatTurn[]; prompt?: string; signal?: AbortSignal }): Promise<{ query: string; by: 'model' | 'rules' }> {
+export async function rephraseQuery(
+  generator: Generator,
+  req: { question: string; history: ChatTurn[]; prompt?: string; signal?: AbortSignal },
+): Promise<{ query: string; by: 'model' | 'rules' }> {
   if (generator.model === EXTRACTIVE_MODEL) return { query: rephraseByRules(req.question, req.history), by: 'rules' };
-  const { answer } = await collectAnswer(generator.generate({
-    question: req.question, context: [], chatHistory: req.history, systemPrompt: REPHRASE_SYSTEM_PROMPT, userPrompt: req.prompt ?? DEFAULT_REPHRASE_PROMPT,
-    citations: 'none', maxAnswerTokens: 256, signal: req.signal,
-  }));
+  const { answer } = await collectAnswer(
+    generator.generate({
+      question: req.question,
+      context: [],
+      chatHistory: req.history,
+      systemPrompt: REPHRASE_SYSTEM_PROMPT,
+      userPrompt: req.prompt ?? DEFAULT_REPHRASE_PROMPT,
+      citations: 'none',
+      maxAnswerTokens: 256,
+      signal: req.signal,
+    }),
+  );
   const query = cleanRephrased(answer);
   return query ? { query, by: 'model' } : { query: rephraseByRules(req.question, req.history), by: 'rules' };
 }

@@ -39,7 +39,10 @@ export class SummarizeService {
   async summarize(req: SummarizeEnvelope, signal?: AbortSignal): Promise<SummarizeResponse> {
     const ids = [...new Set(req.body.resources ?? [])];
     const kind: SummaryKind = req.body.summary_kind ?? 'simple';
-    const rows = (await this.ds.query(`SELECT id::text AS id, title FROM content.resources WHERE kbid = $1 AND id = ANY($2::uuid[])`, [req.kbid, ids])) as { id: string; title: string }[];
+    const rows = (await this.ds.query(`SELECT id::text AS id, title FROM content.resources WHERE kbid = $1 AND id = ANY($2::uuid[])`, [
+      req.kbid,
+      ids,
+    ])) as { id: string; title: string }[];
     const byId = new Map(rows.map((r) => [r.id.replace(/-/g, ''), r]));
     const missing = ids.find((id) => !byId.has(id.toLowerCase().replace(/-/g, '')));
     if (missing) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, `Resource not found: ${missing}`);
@@ -58,7 +61,11 @@ export class SummarizeService {
       return { id: r.id, title: r.title, paragraphs: texts };
     });
     // In the order the request named them.
-    resources.sort((a, b) => ids.findIndex((id) => id.toLowerCase().replace(/-/g, '') === a.id.replace(/-/g, '')) - ids.findIndex((id) => id.toLowerCase().replace(/-/g, '') === b.id.replace(/-/g, '')));
+    resources.sort(
+      (a, b) =>
+        ids.findIndex((id) => id.toLowerCase().replace(/-/g, '') === a.id.replace(/-/g, '')) -
+        ids.findIndex((id) => id.toLowerCase().replace(/-/g, '') === b.id.replace(/-/g, '')),
+    );
     signal?.throwIfAborted();
 
     const config = await this.models.kbConfig(req.kbid, signal);
@@ -73,7 +80,9 @@ export class SummarizeService {
     };
     const out: SummarizeResponse = { resources: {}, summary: '', consumption: null };
     for (const r of resources) out.resources[r.id] = await summarise(r.title, r.paragraphs);
-    const each = Object.values(out.resources).map((s) => s.summary).filter((s) => s);
+    const each = Object.values(out.resources)
+      .map((s) => s.summary)
+      .filter((s) => s);
     out.summary = each.length <= 1 ? (each[0] ?? '') : (await summarise('', each)).summary;
     if (generator.model !== EXTRACTIVE_MODEL) {
       const tokens = { input: usage.input, output: usage.output, image: 0 };
@@ -82,13 +91,32 @@ export class SummarizeService {
     return out;
   }
 
-  private async byModel(generator: Generator, title: string, texts: string[], kind: SummaryKind, userPrompt: string | undefined, usage: { input: number; output: number }, signal?: AbortSignal): Promise<{ summary: string; tokens: number }> {
+  private async byModel(
+    generator: Generator,
+    title: string,
+    texts: string[],
+    kind: SummaryKind,
+    userPrompt: string | undefined,
+    usage: { input: number; output: number },
+    signal?: AbortSignal,
+  ): Promise<{ summary: string; tokens: number }> {
     if (!texts.length) return { summary: '', tokens: 0 };
-    const context = trimContext(texts.map((text, i) => ({ key: String(i), text })), PROVIDER_CONTEXT_TOKENS);
-    const { answer, metadata } = await collectAnswer(generator.generate({
-      question: userPrompt?.trim() || INSTRUCTIONS[kind], context, chatHistory: [], citations: 'none', signal,
-      systemPrompt: SUMMARY_SYSTEM_PROMPT, userPrompt: `${title ? `Document: ${title}\n\n` : ''}Passages:\n\n{context}\n\n{question}`, maxAnswerTokens: kind === 'simple' ? 300 : 1_000,
-    }));
+    const context = trimContext(
+      texts.map((text, i) => ({ key: String(i), text })),
+      PROVIDER_CONTEXT_TOKENS,
+    );
+    const { answer, metadata } = await collectAnswer(
+      generator.generate({
+        question: userPrompt?.trim() || INSTRUCTIONS[kind],
+        context,
+        chatHistory: [],
+        citations: 'none',
+        signal,
+        systemPrompt: SUMMARY_SYSTEM_PROMPT,
+        userPrompt: `${title ? `Document: ${title}\n\n` : ''}Passages:\n\n{context}\n\n{question}`,
+        maxAnswerTokens: kind === 'simple' ? 300 : 1_000,
+      }),
+    );
     const summary = answer.trim();
     usage.input += metadata?.inputTokens ?? estimateTokens(context.map((c) => c.text).join('\n'));
     usage.output += metadata?.outputTokens ?? estimateTokens(summary);

@@ -6,7 +6,7 @@ describe('centralSentences (extractive summaries without a model)', () => {
     'Neap tides happen when the sun and the moon pull the oceans at right angles. Sailors like calm weather. ' +
     'Tide tables predict the tides of the oceans for every harbour.';
 
-  it('keeps the sentences most central to the text, in text order, within the kind\'s size', () => {
+  it("keeps the sentences most central to the text, in text order, within the kind's size", () => {
     const simple = centralSentences([text], SUMMARY_SIZE.simple);
     expect(simple.split(/(?<=\.) /)).toHaveLength(3);
     expect(simple).toContain('The moon pulls the oceans and causes the tides every day.');

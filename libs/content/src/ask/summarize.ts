@@ -35,8 +35,13 @@ function dot(a: Vector, b: Vector): number {
  * within `sentences` and `chars`. Deterministic: ties go to the earlier sentence.
  */
 export function centralSentences(texts: string[], size: { sentences: number; chars: number }): string {
-  const sentences = texts.flatMap((t) => splitSentences(t)).map((s) => s.trim()).filter((s) => s);
-  const candidates = sentences.map((text, i) => ({ text, i, v: vectorOf(text) })).filter((c) => c.v.size >= MIN_WORDS || sentences.length <= size.sentences);
+  const sentences = texts
+    .flatMap((t) => splitSentences(t))
+    .map((s) => s.trim())
+    .filter((s) => s);
+  const candidates = sentences
+    .map((text, i) => ({ text, i, v: vectorOf(text) }))
+    .filter((c) => c.v.size >= MIN_WORDS || sentences.length <= size.sentences);
   const total: Vector = new Map();
   for (const c of candidates) for (const [t, w] of c.v) total.set(t, (total.get(t) ?? 0) + w);
   const scored = candidates.map((c) => ({ ...c, score: (dot(c.v, total) - dot(c.v, c.v)) * (1 + 0.5 / (1 + c.i)) }));
@@ -50,6 +55,9 @@ export function centralSentences(texts: string[], size: { sentences: number; cha
     picked.push(c);
     chars += c.text.length + 1;
   }
-  const out = picked.sort((a, b) => a.i - b.i).map((c) => c.text).join(' ');
+  const out = picked
+    .sort((a, b) => a.i - b.i)
+    .map((c) => c.text)
+    .join(' ');
   return out.length > size.chars ? out.slice(0, size.chars) : out;
 }

@@ -53,9 +53,14 @@ export class AuditBatchService implements OnModuleDestroy {
     // Each event is in one batch only: its first event's id and the size name the batch, so a
     // publish retried by the transport is stored once.
     const sent = [
-      this.bus.publish(ContentSubjects.auditBatch, { events: batch }, { msgId: `batch:${first.event_id}:${batch.length}` }).catch((err: unknown) => {
-        this.logger.warn({ err: err instanceof Error ? err.message : String(err), events: batch.length, kbid: first.kbid }, 'audit events not published');
-      }),
+      this.bus
+        .publish(ContentSubjects.auditBatch, { events: batch }, { msgId: `batch:${first.event_id}:${batch.length}` })
+        .catch((err: unknown) => {
+          this.logger.warn(
+            { err: err instanceof Error ? err.message : String(err), events: batch.length, kbid: first.kbid },
+            'audit events not published',
+          );
+        }),
     ];
     const all = Promise.all(sent).then(() => undefined);
     this.sending.add(all);

@@ -1,9 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  DomainError, ENTITIES_LIMITS, ErrorCodes,
-  type CreateEntitiesGroupRequest, type EntitiesGroupDto, type EntitiesGroupRef, type EntityDto, type KbContentRef, type KnowledgeBoxEntitiesDto,
-  type UpdateEntitiesGroupRequest, type ValidationIssue,
+  DomainError,
+  ENTITIES_LIMITS,
+  ErrorCodes,
+  type CreateEntitiesGroupRequest,
+  type EntitiesGroupDto,
+  type EntitiesGroupRef,
+  type EntityDto,
+  type KbContentRef,
+  type KnowledgeBoxEntitiesDto,
+  type UpdateEntitiesGroupRequest,
+  type ValidationIssue,
 } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { SearchMemoryService } from '../search/memory/search-memory.service';
@@ -79,7 +87,11 @@ export class EntitiesGroupsService {
     const issues: ValidationIssue[] = [];
     const entities = checkEntityMap(req.body.entities, ['body', 'entities'], issues);
     if (Object.keys(entities).length > ENTITIES_LIMITS.entitiesPerGroup) {
-      issues.push({ loc: ['body', 'entities'], msg: `A group holds at most ${ENTITIES_LIMITS.entitiesPerGroup} entities`, type: 'too_long' });
+      issues.push({
+        loc: ['body', 'entities'],
+        msg: `A group holds at most ${ENTITIES_LIMITS.entitiesPerGroup} entities`,
+        type: 'too_long',
+      });
     }
     if (issues.length) throw DomainError.validation(issues);
     const row = await this.row(req.kbid, group);
@@ -87,7 +99,15 @@ export class EntitiesGroupsService {
       throw new DomainError(ErrorCodes.CONFLICT, `Entities group ${group} already exists`);
     }
     if (!row) await this.checkRoom(req.kbid);
-    await this.save(req.kbid, { id: group, title: req.body.title ?? null, color: req.body.color ?? null, custom: true, entities, deleted_entities: [], deleted: false });
+    await this.save(req.kbid, {
+      id: group,
+      title: req.body.title ?? null,
+      color: req.body.color ?? null,
+      custom: true,
+      entities,
+      deleted_entities: [],
+      deleted: false,
+    });
     return {};
   }
 
@@ -108,12 +128,18 @@ export class EntitiesGroupsService {
     if (Object.keys(entities).length > ENTITIES_LIMITS.entitiesPerGroup) {
       issues.push({ loc: ['body', 'add'], msg: `A group holds at most ${ENTITIES_LIMITS.entitiesPerGroup} entities`, type: 'too_long' });
     }
-    if (deleted.size > MAX_DELETED_PER_GROUP) issues.push({ loc: ['body', 'delete'], msg: `A group hides at most ${MAX_DELETED_PER_GROUP} deleted entities`, type: 'too_long' });
+    if (deleted.size > MAX_DELETED_PER_GROUP)
+      issues.push({ loc: ['body', 'delete'], msg: `A group hides at most ${MAX_DELETED_PER_GROUP} deleted entities`, type: 'too_long' });
     if (issues.length) throw DomainError.validation(issues);
     if (!row) await this.checkRoom(req.kbid);
     await this.save(req.kbid, {
-      id: req.group, title: req.body.title ?? row?.title ?? null, color: req.body.color ?? row?.color ?? null, custom: row?.custom ?? false,
-      entities, deleted_entities: [...deleted], deleted: false,
+      id: req.group,
+      title: req.body.title ?? row?.title ?? null,
+      color: req.body.color ?? row?.color ?? null,
+      custom: row?.custom ?? false,
+      entities,
+      deleted_entities: [...deleted],
+      deleted: false,
     });
     return {};
   }
@@ -123,7 +149,16 @@ export class EntitiesGroupsService {
     const indexed = (await this.indexedValues(ref.kbid, ref.group, 1)).length > 0;
     if (row?.deleted || (!row && !indexed)) throw notFound(ref.group);
     // A group the index still holds stays as a deletion mark, else it would come back at once.
-    if (indexed) await this.save(ref.kbid, { id: ref.group, title: null, color: null, custom: false, entities: {}, deleted_entities: [], deleted: true });
+    if (indexed)
+      await this.save(ref.kbid, {
+        id: ref.group,
+        title: null,
+        color: null,
+        custom: false,
+        entities: {},
+        deleted_entities: [],
+        deleted: true,
+      });
     else await this.ds.query(`DELETE FROM content.entities_groups WHERE kbid = $1 AND id = $2`, [ref.kbid, ref.group]);
     return {};
   }
@@ -132,7 +167,12 @@ export class EntitiesGroupsService {
    * `/suggest` entities: those the index found (already filtered by the request's scope) minus the
    * users' deletions, then stored entities whose value starts with `prefix`, at most `limit`.
    */
-  async suggestions(kbid: string, prefix: string, found: { family: string; value: string }[], limit: number): Promise<{ family: string; value: string }[]> {
+  async suggestions(
+    kbid: string,
+    prefix: string,
+    found: { family: string; value: string }[],
+    limit: number,
+  ): Promise<{ family: string; value: string }[]> {
     const rows = await this.rows(kbid);
     if (rows.length === 0) return found.slice(0, limit);
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -163,15 +203,26 @@ export class EntitiesGroupsService {
   }
 
   private async row(kbid: string, id: string): Promise<GroupRow | undefined> {
-    const rows = (await this.ds.query(`SELECT id, title, color, custom, entities, deleted_entities, deleted FROM content.entities_groups WHERE kbid = $1 AND id = $2`, [kbid, id])) as GroupRow[];
+    const rows = (await this.ds.query(
+      `SELECT id, title, color, custom, entities, deleted_entities, deleted FROM content.entities_groups WHERE kbid = $1 AND id = $2`,
+      [kbid, id],
+    )) as GroupRow[];
     return rows[0];
   }
 
   /** A new stored group must fit the KB's bound (deletion marks of groups the index holds count too). */
   private async checkRoom(kbid: string): Promise<void> {
-    const [{ n }] = (await this.ds.query(`SELECT count(*)::int AS n FROM content.entities_groups WHERE kbid = $1`, [kbid])) as [{ n: number }];
+    const [{ n }] = (await this.ds.query(`SELECT count(*)::int AS n FROM content.entities_groups WHERE kbid = $1`, [kbid])) as [
+      { n: number },
+    ];
     if (n >= ENTITIES_LIMITS.groupsPerKb) {
-      throw DomainError.validation([{ loc: ['body', 'group'], msg: `A Knowledge Box keeps at most ${ENTITIES_LIMITS.groupsPerKb} entities groups of its own`, type: 'too_long' }]);
+      throw DomainError.validation([
+        {
+          loc: ['body', 'group'],
+          msg: `A Knowledge Box keeps at most ${ENTITIES_LIMITS.groupsPerKb} entities groups of its own`,
+          type: 'too_long',
+        },
+      ]);
     }
   }
 
@@ -213,16 +264,21 @@ export class EntitiesGroupsService {
     const tags = index
       ? index.tags(index.mask({ showHidden: true }), (t) => t.startsWith(prefix), limit)
       : await this.cachedSql(kbid, `${group}\0${limit}`, async () =>
-          ((await this.ds.query(
-            `SELECT DISTINCT tg COLLATE "C" AS tag FROM content.search_paragraphs p, unnest(p.tags) AS tg WHERE p.kbid = $1 AND tg LIKE $2 ORDER BY 1 LIMIT ${limit}`,
-            [kbid, likePrefix(prefix)],
-          )) as { tag: string }[]).map((r) => r.tag));
+          (
+            (await this.ds.query(
+              `SELECT DISTINCT tg COLLATE "C" AS tag FROM content.search_paragraphs p, unnest(p.tags) AS tg WHERE p.kbid = $1 AND tg LIKE $2 ORDER BY 1 LIMIT ${limit}`,
+              [kbid, likePrefix(prefix)],
+            )) as { tag: string }[]
+          ).map((r) => r.tag),
+        );
     return tags.map((t) => t.slice(prefix.length)).filter((v) => v !== '');
   }
 
   /** `compute` once per KB index generation (none yet: the KB has no paragraphs, so nothing is found). */
   private async cachedSql(kbid: string, question: string, compute: () => Promise<string[]>): Promise<string[]> {
-    const rows = (await this.ds.query(`SELECT generation::text AS generation FROM content.search_stats WHERE kbid = $1`, [kbid])) as { generation: string }[];
+    const rows = (await this.ds.query(`SELECT generation::text AS generation FROM content.search_stats WHERE kbid = $1`, [kbid])) as {
+      generation: string;
+    }[];
     const generation = rows[0]?.generation;
     if (generation === undefined) return [];
     const key = `${kbid}\0${question}`;

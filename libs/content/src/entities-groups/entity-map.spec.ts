@@ -18,11 +18,27 @@ describe('checkEntityMap', () => {
 
   it('names every bad member and keeps the good ones', () => {
     const { entities, locs } = check({
-      ok: { value: 'ok' }, a: { value: '' }, b: 'text', c: { value: 'c', represents: Array(51).fill('x') }, d: { value: 'd', merged: 'yes' },
-      e: { value: 'e', extra: 1 }, f: { value: 'v'.repeat(251) }, g: { value: 'nul\0' }, ['k'.repeat(251)]: { value: 'k' },
+      ok: { value: 'ok' },
+      a: { value: '' },
+      b: 'text',
+      c: { value: 'c', represents: Array(51).fill('x') },
+      d: { value: 'd', merged: 'yes' },
+      e: { value: 'e', extra: 1 },
+      f: { value: 'v'.repeat(251) },
+      g: { value: 'nul\0' },
+      ['k'.repeat(251)]: { value: 'k' },
     });
     expect(Object.keys(entities)).toEqual(['ok']);
-    expect(locs).toEqual(['body.add.a.value', 'body.add.b', 'body.add.c.represents', 'body.add.d.merged', 'body.add.e.extra', 'body.add.f.value', 'body.add.g.value', `body.add.${'k'.repeat(251)}`]);
+    expect(locs).toEqual([
+      'body.add.a.value',
+      'body.add.b',
+      'body.add.c.represents',
+      'body.add.d.merged',
+      'body.add.e.extra',
+      'body.add.f.value',
+      'body.add.g.value',
+      `body.add.${'k'.repeat(251)}`,
+    ]);
   });
 
   it('refuses what is not a map, and more entities than a group holds', () => {

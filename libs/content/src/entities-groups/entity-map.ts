@@ -32,7 +32,11 @@ export function checkEntityMap(input: unknown, loc: (string | number)[], issues:
     }
     let ok = true;
     if (!text(raw['value'])) {
-      issues.push({ loc: [...at, 'value'], msg: `value is a string of 1 to ${ENTITIES_LIMITS.valueChars} characters`, type: 'string_type' });
+      issues.push({
+        loc: [...at, 'value'],
+        msg: `value is a string of 1 to ${ENTITIES_LIMITS.valueChars} characters`,
+        type: 'string_type',
+      });
       ok = false;
     }
     if (raw['merged'] !== undefined && typeof raw['merged'] !== 'boolean') {
@@ -41,7 +45,11 @@ export function checkEntityMap(input: unknown, loc: (string | number)[], issues:
     }
     const represents = raw['represents'] ?? [];
     if (!Array.isArray(represents) || represents.length > ENTITIES_LIMITS.representsPerEntity || !represents.every(text)) {
-      issues.push({ loc: [...at, 'represents'], msg: `represents is a list of at most ${ENTITIES_LIMITS.representsPerEntity} strings of 1 to ${ENTITIES_LIMITS.valueChars} characters`, type: 'list_type' });
+      issues.push({
+        loc: [...at, 'represents'],
+        msg: `represents is a list of at most ${ENTITIES_LIMITS.representsPerEntity} strings of 1 to ${ENTITIES_LIMITS.valueChars} characters`,
+        type: 'list_type',
+      });
       ok = false;
     }
     const extra = Object.keys(raw).filter((k) => !['value', 'merged', 'represents'].includes(k));
@@ -49,7 +57,12 @@ export function checkEntityMap(input: unknown, loc: (string | number)[], issues:
       issues.push({ loc: [...at, extra[0] as string], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
       ok = false;
     }
-    if (ok) out[key] = { value: raw['value'] as string, merged: (raw['merged'] as boolean | undefined) ?? false, represents: represents as string[] };
+    if (ok)
+      out[key] = {
+        value: raw['value'] as string,
+        merged: (raw['merged'] as boolean | undefined) ?? false,
+        represents: represents as string[],
+      };
   }
   return out;
 }

@@ -22,7 +22,13 @@ export class ProcessingRequestEntity {
   /** The webhook called when the job completes (a push's), or null. */
   @Column({ type: 'jsonb', nullable: true }) webhook?: { uri: string; headers?: Record<string, string>; client: string } | null;
   /** Order of completion for Pull, assigned after the completion committed (ProcessingPullService). */
-  @Column({ type: 'bigint', name: 'completion_seq', nullable: true, transformer: { to: (v: number | null | undefined) => v, from: (v: string | null) => (v === null ? null : Number(v)) } }) completionSeq?: number | null;
+  @Column({
+    type: 'bigint',
+    name: 'completion_seq',
+    nullable: true,
+    transformer: { to: (v: number | null | undefined) => v, from: (v: string | null) => (v === null ? null : Number(v)) },
+  })
+  completionSeq?: number | null;
   /** The error of a failed job (`code_str: body`), empty otherwise. */
   @Column({ type: 'text', nullable: true }) response?: string | null;
 }

@@ -20,9 +20,15 @@ export class ResourceEntity {
   @Column({ type: 'jsonb', name: 'access_groups', default: () => "'[]'" }) accessGroups!: string[];
   @Column({ type: 'boolean', default: false }) hidden!: boolean;
   /** Resource-level filter tags (search index); written with the row, kept in step by the indexer. */
-  @Column({ type: 'text', array: true, name: 'search_tags', default: () => "'{}'", select: false, insert: true, update: false }) searchTags?: string[];
+  @Column({ type: 'text', array: true, name: 'search_tags', default: () => "'{}'", select: false, insert: true, update: false })
+  searchTags?: string[];
   @Column({ type: 'text', default: 'PENDING' }) status!: ResourceStatus;
   @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'modified_at' }) modifiedAt!: Date;
-  @Column({ type: 'bigint', name: 'last_seqid', transformer: { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) } }) lastSeqid!: number;
+  @Column({
+    type: 'bigint',
+    name: 'last_seqid',
+    transformer: { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) },
+  })
+  lastSeqid!: number;
 }

@@ -15,18 +15,29 @@ export class KbConfigsRepository {
   constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource) {}
 
   async list<T>(kbid: string, kind: KbConfigKind, limit: number): Promise<{ id: string; body: T }[]> {
-    return (await this.ds.query(`SELECT id, body FROM content.kb_configs WHERE kbid = $1 AND kind = $2 ORDER BY created_at, id LIMIT ${Number(limit)}`, [kbid, kind])) as { id: string; body: T }[];
+    return (await this.ds.query(
+      `SELECT id, body FROM content.kb_configs WHERE kbid = $1 AND kind = $2 ORDER BY created_at, id LIMIT ${Number(limit)}`,
+      [kbid, kind],
+    )) as { id: string; body: T }[];
   }
 
   async get<T>(kbid: string, kind: KbConfigKind, id: string): Promise<T | undefined> {
-    const rows = (await this.ds.query(`SELECT body FROM content.kb_configs WHERE kbid = $1 AND kind = $2 AND id = $3`, [kbid, kind, id])) as { body: T }[];
+    const rows = (await this.ds.query(`SELECT body FROM content.kb_configs WHERE kbid = $1 AND kind = $2 AND id = $3`, [
+      kbid,
+      kind,
+      id,
+    ])) as { body: T }[];
     return rows[0]?.body;
   }
 
   /** Several at once (a job naming two strategies): id → body. */
   async getMany<T>(kbid: string, kind: KbConfigKind, ids: string[]): Promise<Map<string, T>> {
     if (ids.length === 0) return new Map();
-    const rows = (await this.ds.query(`SELECT id, body FROM content.kb_configs WHERE kbid = $1 AND kind = $2 AND id = ANY($3::text[])`, [kbid, kind, ids])) as { id: string; body: T }[];
+    const rows = (await this.ds.query(`SELECT id, body FROM content.kb_configs WHERE kbid = $1 AND kind = $2 AND id = ANY($3::text[])`, [
+      kbid,
+      kind,
+      ids,
+    ])) as { id: string; body: T }[];
     return new Map(rows.map((r) => [r.id, r.body]));
   }
 
@@ -34,7 +45,13 @@ export class KbConfigsRepository {
    * Inserts a new one: 409 `conflict` when the id is taken, 422 at `tooMany.loc` when the KB
    * already keeps `max` of this kind.
    */
-  async insert(kbid: string, kind: KbConfigKind, id: string, body: unknown, o: { max: number; tooMany: { loc: string[]; msg: string }; conflict: string }): Promise<void> {
+  async insert(
+    kbid: string,
+    kind: KbConfigKind,
+    id: string,
+    body: unknown,
+    o: { max: number; tooMany: { loc: string[]; msg: string }; conflict: string },
+  ): Promise<void> {
     await this.ds.transaction(async (m) => {
       await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`kb_configs:${kbid}:${kind}`]);
       const [{ n, taken }] = (await m.query(
@@ -43,7 +60,12 @@ export class KbConfigsRepository {
       )) as [{ n: number; taken: boolean | null }];
       if (taken) throw new DomainError(ErrorCodes.CONFLICT, o.conflict);
       if (n >= o.max) throw DomainError.validation([{ loc: o.tooMany.loc, msg: o.tooMany.msg, type: 'too_long' }]);
-      await m.query(`INSERT INTO content.kb_configs (kbid, kind, id, body) VALUES ($1, $2, $3, $4::jsonb)`, [kbid, kind, id, JSON.stringify(body)]);
+      await m.query(`INSERT INTO content.kb_configs (kbid, kind, id, body) VALUES ($1, $2, $3, $4::jsonb)`, [
+        kbid,
+        kind,
+        id,
+        JSON.stringify(body),
+      ]);
     });
   }
 
@@ -58,7 +80,10 @@ export class KbConfigsRepository {
 
   /** False when there was none. */
   async delete(kbid: string, kind: KbConfigKind, id: string): Promise<boolean> {
-    const rows = (await this.ds.query(`WITH d AS (DELETE FROM content.kb_configs WHERE kbid = $1 AND kind = $2 AND id = $3 RETURNING id) SELECT id FROM d`, [kbid, kind, id])) as unknown[];
+    const rows = (await this.ds.query(
+      `WITH d AS (DELETE FROM content.kb_configs WHERE kbid = $1 AND kind = $2 AND id = $3 RETURNING id) SELECT id FROM d`,
+      [kbid, kind, id],
+    )) as unknown[];
     return rows.length > 0;
   }
 }

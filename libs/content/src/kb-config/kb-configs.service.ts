@@ -1,8 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
-  AskRequest, CONFIG_NAME_PATTERN, DomainError, ErrorCodes, ExtractStrategyDto, FindRequest, KB_CONFIG_LIMITS, KvSchemaDto, SearchConfigurationDto, SplitStrategyDto, STRATEGY_ID_PATTERN,
-  UpdateKvSchemaDto, validatePayload, type KbKvSchemasDto, type ResolvedStrategies, type SearchConfigurationKind, type StrategyKind,
+  AskRequest,
+  CONFIG_NAME_PATTERN,
+  DomainError,
+  ErrorCodes,
+  ExtractStrategyDto,
+  FindRequest,
+  KB_CONFIG_LIMITS,
+  KvSchemaDto,
+  SearchConfigurationDto,
+  SplitStrategyDto,
+  STRATEGY_ID_PATTERN,
+  UpdateKvSchemaDto,
+  validatePayload,
+  type KbKvSchemasDto,
+  type ResolvedStrategies,
+  type SearchConfigurationKind,
+  type StrategyKind,
 } from '@kb/contracts';
 import { KbConfigsRepository } from './kb-configs.repository';
 
@@ -38,8 +53,12 @@ export class KbConfigsService {
     checkName(name);
     const config = searchConfigurationOf(body);
     await this.repo.insert(kbid, 'search', name, config, {
-      max: KB_CONFIG_LIMITS.searchConfigurations, conflict: 'Search configuration already exists',
-      tooMany: { loc: ['path', 'config_name'], msg: `A Knowledge Box keeps at most ${KB_CONFIG_LIMITS.searchConfigurations} search configurations` },
+      max: KB_CONFIG_LIMITS.searchConfigurations,
+      conflict: 'Search configuration already exists',
+      tooMany: {
+        loc: ['path', 'config_name'],
+        msg: `A Knowledge Box keeps at most ${KB_CONFIG_LIMITS.searchConfigurations} search configurations`,
+      },
     });
     return {};
   }
@@ -69,7 +88,10 @@ export class KbConfigsService {
     const loc = ['body', 'search_configuration'];
     const saved = typeof name === 'string' ? await this.repo.get<SearchConfigurationDto>(kbid, 'search', name) : undefined;
     if (!saved) throw DomainError.validation([{ loc, msg: `Search configuration ${String(name)} does not exist`, type: 'value_error' }]);
-    if (saved.kind !== kind) throw DomainError.validation([{ loc, msg: `Search configuration ${String(name)} is a ${saved.kind} configuration, not ${kind}`, type: 'value_error' }]);
+    if (saved.kind !== kind)
+      throw DomainError.validation([
+        { loc, msg: `Search configuration ${String(name)} is a ${saved.kind} configuration, not ${kind}`, type: 'value_error' },
+      ]);
     const merged = mergeSearchBody(saved.config, request);
     validatePayload(kind === 'find' ? FindRequest : AskRequest, merged, { loc: ['body'] });
     return merged;
@@ -92,7 +114,8 @@ export class KbConfigsService {
     const dto = validatePayload(KvSchemaDto, body ?? {}, { loc: ['body'] });
     const schema = kvSchema(dto.name, dto.description, dto.fields);
     await this.repo.insert(kbid, 'kv_schema', schema.name, schema, {
-      max: KB_CONFIG_LIMITS.kvSchemas, conflict: `Key-value schema ${schema.name} already exists`,
+      max: KB_CONFIG_LIMITS.kvSchemas,
+      conflict: `Key-value schema ${schema.name} already exists`,
       tooMany: { loc: ['body', 'name'], msg: `A Knowledge Box keeps at most ${KB_CONFIG_LIMITS.kvSchemas} key-value schemas` },
     });
     return schema;
@@ -125,10 +148,14 @@ export class KbConfigsService {
   }
 
   async createStrategy(kbid: string, kind: StrategyKind, body: unknown): Promise<{ id: string }> {
-    const dto: Strategy = kind === 'split' ? validatePayload(SplitStrategyDto, body ?? {}, { loc: ['body'] }) : validatePayload(ExtractStrategyDto, body ?? {}, { loc: ['body'] });
+    const dto: Strategy =
+      kind === 'split'
+        ? validatePayload(SplitStrategyDto, body ?? {}, { loc: ['body'] })
+        : validatePayload(ExtractStrategyDto, body ?? {}, { loc: ['body'] });
     const id = randomUUID().replace(/-/g, '');
     await this.repo.insert(kbid, kind, id, JSON.parse(JSON.stringify(dto)), {
-      max: KB_CONFIG_LIMITS.strategies, conflict: `${STRATEGY_NAMES[kind]} ${id} already exists`,
+      max: KB_CONFIG_LIMITS.strategies,
+      conflict: `${STRATEGY_NAMES[kind]} ${id} already exists`,
       tooMany: { loc: ['body'], msg: `A Knowledge Box keeps at most ${KB_CONFIG_LIMITS.strategies} ${kind} strategies` },
     });
     return { id };
@@ -142,15 +169,24 @@ export class KbConfigsService {
   /** What processing applies to a field naming these strategies (unknown or deleted ones: the defaults). */
   async resolveStrategies(kbid: string, names: { split?: string; extract?: string }): Promise<ResolvedStrategies> {
     const out: ResolvedStrategies = {};
-    const split = names.split && STRATEGY_ID_PATTERN.test(names.split) ? await this.repo.get<SplitStrategyDto>(kbid, 'split', names.split) : undefined;
-    const extract = names.extract && STRATEGY_ID_PATTERN.test(names.extract) ? await this.repo.get<ExtractStrategyDto>(kbid, 'extract', names.extract) : undefined;
+    const split =
+      names.split && STRATEGY_ID_PATTERN.test(names.split) ? await this.repo.get<SplitStrategyDto>(kbid, 'split', names.split) : undefined;
+    const extract =
+      names.extract && STRATEGY_ID_PATTERN.test(names.extract)
+        ? await this.repo.get<ExtractStrategyDto>(kbid, 'extract', names.extract)
+        : undefined;
     if (split) out.split = split.split;
-    if (extract) out.extract = { ...(extract.ocr !== undefined ? { ocr: extract.ocr } : {}), ...(extract.split ? { split: extract.split } : {}) };
+    if (extract)
+      out.extract = { ...(extract.ocr !== undefined ? { ocr: extract.ocr } : {}), ...(extract.split ? { split: extract.split } : {}) };
     return out;
   }
 
   /** `assertStrategies` for field writes: `locOf` says where each write's members were sent. */
-  async assertFieldStrategies(kbid: string, writes: { fieldType: string; fieldId: string; value: Record<string, unknown> }[], locOf: (w: { fieldType: string; fieldId: string }) => (string | number)[]): Promise<void> {
+  async assertFieldStrategies(
+    kbid: string,
+    writes: { fieldType: string; fieldId: string; value: Record<string, unknown> }[],
+    locOf: (w: { fieldType: string; fieldId: string }) => (string | number)[],
+  ): Promise<void> {
     const named: { kind: StrategyKind; id: string; loc: (string | number)[] }[] = [];
     for (const w of writes) {
       for (const kind of ['split', 'extract'] as const) {
@@ -172,7 +208,9 @@ export class KbConfigsService {
       const wanted = named.filter((n) => n.kind === kind);
       if (wanted.length === 0) continue;
       const found = await this.repo.getMany(kbid, kind, [...new Set(wanted.map((n) => n.id))]);
-      for (const n of wanted) if (!found.has(n.id)) issues.push({ loc: n.loc, msg: `${STRATEGY_NAMES[kind]} ${n.id} does not exist in this Knowledge Box`, type: 'value_error' });
+      for (const n of wanted)
+        if (!found.has(n.id))
+          issues.push({ loc: n.loc, msg: `${STRATEGY_NAMES[kind]} ${n.id} does not exist in this Knowledge Box`, type: 'value_error' });
     }
     if (issues.length > 0) throw DomainError.validation(issues);
   }
@@ -187,7 +225,9 @@ export function mergeSearchBody(saved: Record<string, unknown>, request: Record<
 
 function checkName(name: string): void {
   if (!CONFIG_NAME_PATTERN.test(name)) {
-    throw DomainError.validation([{ loc: ['path', 'config_name'], msg: `String should match pattern '${CONFIG_NAME_PATTERN.source}'`, type: 'string_pattern_mismatch' }]);
+    throw DomainError.validation([
+      { loc: ['path', 'config_name'], msg: `String should match pattern '${CONFIG_NAME_PATTERN.source}'`, type: 'string_pattern_mismatch' },
+    ]);
   }
 }
 
@@ -199,7 +239,14 @@ function searchConfigurationOf(body: unknown): SearchConfigurationDto {
 
 function kvSchema(name: string, description: string | undefined, fields: KvSchemaDto['fields']): KvSchemaDto {
   return {
-    name, description: description ?? '',
-    fields: (fields ?? []).map((f) => ({ key: f.key, type: f.type, description: f.description ?? '', required: f.required ?? true, range: f.range ?? false })),
+    name,
+    description: description ?? '',
+    fields: (fields ?? []).map((f) => ({
+      key: f.key,
+      type: f.type,
+      description: f.description ?? '',
+      required: f.required ?? true,
+      range: f.range ?? false,
+    })),
   };
 }

@@ -14,12 +14,16 @@ export class PostingsLength1764000000000 implements MigrationInterface {
     await q.query(`UPDATE content.search_postings po SET length = p.length FROM content.search_paragraphs p WHERE p.id = po.paragraph`);
     await q.query(`ALTER TABLE content.search_postings ALTER COLUMN length SET NOT NULL`);
     await q.query(`ALTER TABLE content.search_postings DROP CONSTRAINT search_postings_pkey`);
-    await q.query(`ALTER TABLE content.search_postings ADD CONSTRAINT search_postings_pkey PRIMARY KEY (kbid, term, paragraph) INCLUDE (tf, length)`);
+    await q.query(
+      `ALTER TABLE content.search_postings ADD CONSTRAINT search_postings_pkey PRIMARY KEY (kbid, term, paragraph) INCLUDE (tf, length)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE content.search_postings DROP CONSTRAINT search_postings_pkey`);
-    await q.query(`ALTER TABLE content.search_postings ADD CONSTRAINT search_postings_pkey PRIMARY KEY (kbid, term, paragraph) INCLUDE (tf)`);
+    await q.query(
+      `ALTER TABLE content.search_postings ADD CONSTRAINT search_postings_pkey PRIMARY KEY (kbid, term, paragraph) INCLUDE (tf)`,
+    );
     await q.query(`ALTER TABLE content.search_postings DROP COLUMN length`);
   }
 }

@@ -22,7 +22,9 @@ export class ProcessingRequests1764100000000 implements MigrationInterface {
     )`);
     await q.query(`CREATE INDEX processing_requests_kb_idx ON content.processing_requests (kbid, scheduled_at, processing_id)`);
     await q.query(`CREATE INDEX processing_requests_rid_idx ON content.processing_requests (rid)`);
-    await q.query(`CREATE INDEX processing_requests_pending_idx ON content.processing_requests (scheduled_at, processing_id) WHERE completed_at IS NULL`);
+    await q.query(
+      `CREATE INDEX processing_requests_pending_idx ON content.processing_requests (scheduled_at, processing_id) WHERE completed_at IS NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

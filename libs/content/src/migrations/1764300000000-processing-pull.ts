@@ -11,10 +11,16 @@ export class ProcessingPull1764300000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE SEQUENCE content.processing_completion_seq`);
     await q.query(`ALTER TABLE content.processing_requests ADD COLUMN completion_seq bigint`);
-    await q.query(`CREATE UNIQUE INDEX processing_requests_completion_seq_idx ON content.processing_requests (kbid, completion_seq) WHERE completion_seq IS NOT NULL`);
-    await q.query(`CREATE INDEX processing_requests_unsequenced_idx ON content.processing_requests (completed_at) WHERE completion_seq IS NULL AND completed_at IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX processing_requests_completion_seq_idx ON content.processing_requests (kbid, completion_seq) WHERE completion_seq IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX processing_requests_unsequenced_idx ON content.processing_requests (completed_at) WHERE completion_seq IS NULL AND completed_at IS NOT NULL`,
+    );
     // Also serves the completion rate behind schedule_eta (completions of the last minutes).
-    await q.query(`CREATE INDEX processing_requests_completed_idx ON content.processing_requests (completed_at) WHERE completed_at IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX processing_requests_completed_idx ON content.processing_requests (completed_at) WHERE completed_at IS NOT NULL`,
+    );
     await q.query(`CREATE TABLE content.processing_pull_consumers (
       consumer text PRIMARY KEY,
       acked_seq bigint NOT NULL DEFAULT 0,

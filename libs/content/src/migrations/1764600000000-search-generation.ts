@@ -20,7 +20,11 @@ export class SearchGeneration1764600000000 implements MigrationInterface {
         UPDATE content.search_stats SET generation = nextval('content.search_generation') WHERE kbid IN (SELECT DISTINCT kbid FROM changed);
         RETURN NULL;
       END $$`);
-    for (const [event, table] of [['INSERT', 'NEW'], ['UPDATE', 'NEW'], ['DELETE', 'OLD']]) {
+    for (const [event, table] of [
+      ['INSERT', 'NEW'],
+      ['UPDATE', 'NEW'],
+      ['DELETE', 'OLD'],
+    ]) {
       await q.query(
         `CREATE TRIGGER search_paragraphs_generation_${event.toLowerCase()} AFTER ${event} ON content.search_paragraphs
            REFERENCING ${table} TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION content.search_generation_next()`,
@@ -29,7 +33,8 @@ export class SearchGeneration1764600000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const event of ['insert', 'update', 'delete']) await q.query(`DROP TRIGGER search_paragraphs_generation_${event} ON content.search_paragraphs`);
+    for (const event of ['insert', 'update', 'delete'])
+      await q.query(`DROP TRIGGER search_paragraphs_generation_${event} ON content.search_paragraphs`);
     await q.query(`DROP FUNCTION content.search_generation_next()`);
     await q.query(`ALTER TABLE content.search_stats DROP COLUMN generation`);
     await q.query(`DROP SEQUENCE content.search_generation`);

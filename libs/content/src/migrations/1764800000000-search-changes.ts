@@ -26,7 +26,10 @@ export class SearchChanges1764800000000 implements MigrationInterface {
       terms text[] NOT NULL DEFAULT '{}',
       PRIMARY KEY (kbid, prev)
     )`);
-    for (const [name, column, list] of [['paragraphs', 'id', 'paragraphs'], ['terms', 'term', 'terms']] as const) {
+    for (const [name, column, list] of [
+      ['paragraphs', 'id', 'paragraphs'],
+      ['terms', 'term', 'terms'],
+    ] as const) {
       await q.query(`CREATE OR REPLACE FUNCTION content.search_generation_next_${name}() RETURNS trigger LANGUAGE plpgsql AS $$
         DECLARE
           r record;
@@ -41,7 +44,11 @@ export class SearchChanges1764800000000 implements MigrationInterface {
           RETURN NULL;
         END $$`);
     }
-    for (const [event, table] of [['INSERT', 'NEW'], ['UPDATE', 'NEW'], ['DELETE', 'OLD']]) {
+    for (const [event, table] of [
+      ['INSERT', 'NEW'],
+      ['UPDATE', 'NEW'],
+      ['DELETE', 'OLD'],
+    ]) {
       const e = event.toLowerCase();
       await q.query(`DROP TRIGGER search_paragraphs_generation_${e} ON content.search_paragraphs`);
       await q.query(
@@ -62,7 +69,11 @@ export class SearchChanges1764800000000 implements MigrationInterface {
         UPDATE content.search_stats SET generation = nextval('content.search_generation') WHERE kbid IN (SELECT DISTINCT kbid FROM changed);
         RETURN NULL;
       END $$`);
-    for (const [event, table] of [['INSERT', 'NEW'], ['UPDATE', 'NEW'], ['DELETE', 'OLD']]) {
+    for (const [event, table] of [
+      ['INSERT', 'NEW'],
+      ['UPDATE', 'NEW'],
+      ['DELETE', 'OLD'],
+    ]) {
       const e = event.toLowerCase();
       await q.query(`DROP TRIGGER search_terms_generation_${e} ON content.search_terms`);
       await q.query(`DROP TRIGGER search_paragraphs_generation_${e} ON content.search_paragraphs`);

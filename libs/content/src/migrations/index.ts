@@ -14,4 +14,20 @@ import { EntitiesGroups1764950000000 } from './1764950000000-entities-groups';
 import { KbConfigs1765000000000 } from './1765000000000-kb-configs';
 import { KbTransfers1765100000000 } from './1765100000000-kb-transfers';
 
-export const CONTENT_MIGRATIONS = [ContentInitial1763800000000, LabelSets1763840000000, SearchIndex1763900000000, PostingsLength1764000000000, ProcessingRequests1764100000000, ProcessingPull1764300000000, Webhooks1764400000000, Synonyms1764500000000, SearchGeneration1764600000000, SearchRelations1764700000000, SearchChanges1764800000000, ParagraphSeconds1764900000000, EntitiesGroups1764950000000, KbConfigs1765000000000, KbTransfers1765100000000];
+export const CONTENT_MIGRATIONS = [
+  ContentInitial1763800000000,
+  LabelSets1763840000000,
+  SearchIndex1763900000000,
+  PostingsLength1764000000000,
+  ProcessingRequests1764100000000,
+  ProcessingPull1764300000000,
+  Webhooks1764400000000,
+  Synonyms1764500000000,
+  SearchGeneration1764600000000,
+  SearchRelations1764700000000,
+  SearchChanges1764800000000,
+  ParagraphSeconds1764900000000,
+  EntitiesGroups1764950000000,
+  KbConfigs1765000000000,
+  KbTransfers1765100000000,
+];

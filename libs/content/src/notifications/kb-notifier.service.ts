@@ -20,7 +20,13 @@ export class KbNotifier {
   }
 
   processed(kbid: string, r: { id: string; title: string }, seqid: number, processingErrors: boolean): void {
-    this.send(kbid, 'resource_processed', { resource_uuid: r.id, resource_title: r.title, seqid, ingestion_succeeded: true, processing_errors: processingErrors });
+    this.send(kbid, 'resource_processed', {
+      resource_uuid: r.id,
+      resource_title: r.title,
+      seqid,
+      ingestion_succeeded: true,
+      processing_errors: processingErrors,
+    });
   }
 
   indexed(kbid: string, r: { id: string; title: string }, seqid: number): void {

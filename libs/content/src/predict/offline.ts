@@ -2,7 +2,9 @@ import type { ChatTurn } from '../ask/generation';
 import { contentTerms, estimateTokens, sentenceSpans, wordTokens } from '../ask/generation/text';
 
 /** Words that point back to something said before ("what about its price?"). */
-const REFERRING = new Set('it its they them their theirs this that these those he him his she her hers there one ones same former latter'.split(' '));
+const REFERRING = new Set(
+  'it its they them their theirs this that these those he him his she her hers there one ones same former latter'.split(' '),
+);
 /** Most words of the earlier question added to a follow-up. */
 const MAX_ADDED_WORDS = 12;
 /** Sentences of an offline summary, and its default token budget. */
@@ -35,7 +37,10 @@ export function extractiveSummary(text: string, maxTokens = SUMMARY_TOKENS): str
     picked.push(c);
     tokens += cost;
   }
-  return picked.sort((a, b) => a.i - b.i).map((c) => c.s).join(' ');
+  return picked
+    .sort((a, b) => a.i - b.i)
+    .map((c) => c.s)
+    .join(' ');
 }
 
 /**
@@ -62,4 +67,3 @@ export function offlineRephrase(question: string, history: ChatTurn[]): string {
   }
   return added.length ? `${q} (${added.join(' ')})` : q;
 }
-

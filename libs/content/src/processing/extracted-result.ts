@@ -1,4 +1,11 @@
-import { DomainError, ErrorCodes, extractedBlobKey, type ExtractedFieldData, type FieldProcessedResult, type ProcessFieldErrorDto } from '@kb/contracts';
+import {
+  DomainError,
+  ErrorCodes,
+  extractedBlobKey,
+  type ExtractedFieldData,
+  type FieldProcessedResult,
+  type ProcessFieldErrorDto,
+} from '@kb/contracts';
 import type { BlobStore } from '@kb/platform/storage';
 
 /** What a processing result amounts to once its blob is read. */
@@ -19,7 +26,8 @@ const invalid = (body: string): LoadedResult => ({ error: { body, code: 500, cod
  */
 export async function loadExtractedBlob(blobs: BlobStore, result: FieldProcessedResult): Promise<LoadedResult> {
   const expected = extractedBlobKey(result);
-  if (result.extracted_key !== expected) return invalid(`The processing result names ${String(result.extracted_key)}, expected ${expected}`);
+  if (result.extracted_key !== expected)
+    return invalid(`The processing result names ${String(result.extracted_key)}, expected ${expected}`);
   let raw: Buffer;
   try {
     const got = await blobs.get(expected);

@@ -1,6 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
-import { DomainError, ErrorCodes, extractedBlobKey, type FieldType, type ProcessingPullRequest, type ProcessingPullResult, type PulledMessageDto } from '@kb/contracts';
+import {
+  DomainError,
+  ErrorCodes,
+  extractedBlobKey,
+  type FieldType,
+  type ProcessingPullRequest,
+  type ProcessingPullResult,
+  type PulledMessageDto,
+} from '@kb/contracts';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 
@@ -40,11 +48,20 @@ interface CompletedRow {
  */
 @Injectable()
 export class ProcessingPullService {
-  constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource, @Inject(BLOB_STORE) private readonly blobs: BlobStore) {}
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+  ) {}
 
   async pull(req: ProcessingPullRequest): Promise<ProcessingPullResult> {
     if (req.partition !== undefined && req.partition > req.partitions) {
-      throw DomainError.validation([{ loc: ['query', 'partition'], msg: `partition must be between 1 and the client's ${req.partitions} partition(s)`, type: 'less_than_equal' }]);
+      throw DomainError.validation([
+        {
+          loc: ['query', 'partition'],
+          msg: `partition must be between 1 and the client's ${req.partitions} partition(s)`,
+          type: 'less_than_equal',
+        },
+      ]);
     }
     await this.number();
     if (req.kbids.length === 0) return { messages: [], cursor: req.from_cursor ?? 0, pending: 0 };
@@ -77,7 +94,9 @@ export class ProcessingPullService {
   private async pullV2(req: ProcessingPullRequest): Promise<ProcessingPullResult> {
     const ttl = req.ttl_s ?? DEFAULT_TTL_S;
     return this.ds.transaction(async (m) => {
-      await m.query(`INSERT INTO content.processing_pull_consumers (consumer) VALUES ($1) ON CONFLICT (consumer) DO NOTHING`, [req.consumer]);
+      await m.query(`INSERT INTO content.processing_pull_consumers (consumer) VALUES ($1) ON CONFLICT (consumer) DO NOTHING`, [
+        req.consumer,
+      ]);
       const [state] = (await m.query(
         `SELECT acked_seq, delivered_seq, lease_until > now() AS leased FROM content.processing_pull_consumers WHERE consumer = $1 FOR UPDATE`,
         [req.consumer],
@@ -87,7 +106,8 @@ export class ProcessingPullService {
       // An ack names a delivered position; one beyond what was delivered is ignored, not trusted.
       for (const token of req.ack ?? []) {
         const seq = /^\d{1,18}$/.test(token) ? Number(token) : NaN;
-        if (!Number.isFinite(seq)) throw DomainError.validation([{ loc: ['body', 'ack'], msg: `Unknown ack token ${token.slice(0, 40)}`, type: 'value_error' }]);
+        if (!Number.isFinite(seq))
+          throw DomainError.validation([{ loc: ['body', 'ack'], msg: `Unknown ack token ${token.slice(0, 40)}`, type: 'value_error' }]);
         if (seq <= delivered && seq > acked) acked = seq;
       }
       // While the lease runs, what was delivered belongs to that delivery; after it, it comes again.
@@ -168,10 +188,18 @@ export class ProcessingPullService {
     }
     const [code, ...rest] = (row.response ?? '').split(': ');
     return {
-      processing_id: row.processing_id, kbid: row.kbid, resource_id: row.rid, field: { type: row.field_type, id: row.field_id }, seqid,
-      status: row.failed ? 'ERROR' : 'PROCESSED', completed_at: new Date(row.completed_at).toISOString(), retries: row.retries, labels: row.labels,
+      processing_id: row.processing_id,
+      kbid: row.kbid,
+      resource_id: row.rid,
+      field: { type: row.field_type, id: row.field_id },
+      seqid,
+      status: row.failed ? 'ERROR' : 'PROCESSED',
+      completed_at: new Date(row.completed_at).toISOString(),
+      retries: row.retries,
+      labels: row.labels,
       error: row.failed ? { code_str: code ?? '', body: rest.join(': ') } : null,
-      extracted, ...(superseded ? { superseded: true } : {}),
+      extracted,
+      ...(superseded ? { superseded: true } : {}),
     };
   }
 }

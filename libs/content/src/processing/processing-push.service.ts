@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
-  DomainError, ErrorCodes, PushPayloadDto, validatePayload, type ProcessingPushRequest, type ProcessingPushResponseDto, type ResourceWriteDto,
+  DomainError,
+  ErrorCodes,
+  PushPayloadDto,
+  validatePayload,
+  type ProcessingPushRequest,
+  type ProcessingPushResponseDto,
+  type ResourceWriteDto,
 } from '@kb/contracts';
 import { ResourceReaderService } from '../resources/resource-reader.service';
 import { RESOURCE_ID_CONSTRAINTS, ResourcesService } from '../resources/resources.service';
@@ -59,19 +65,31 @@ export class ProcessingPushService {
   }
 
   private async write(
-    p: PushPayloadDto, req: ProcessingPushRequest, existing: { exists: boolean; rid?: string }, rid: string | undefined, body: ResourceWriteDto,
+    p: PushPayloadDto,
+    req: ProcessingPushRequest,
+    existing: { exists: boolean; rid?: string },
+    rid: string | undefined,
+    body: ResourceWriteDto,
   ): Promise<{ rid: string; seqid: number }> {
     const kbid = p.kbid;
     // The push's own webhook wins over its client's; either is signed with the client's secret.
     const target = p.webhook_config ?? req.client_webhook;
-    const webhook = target && req.client ? { uri: target.uri, ...(target.headers ? { headers: target.headers } : {}), client: req.client } : undefined;
+    const webhook =
+      target && req.client ? { uri: target.uri, ...(target.headers ? { headers: target.headers } : {}), client: req.client } : undefined;
     const common = {
-      kbid, ...(req.actor ? { actor: req.actor } : {}), ...(p.labels && p.labels.length > 0 ? { processing_labels: p.labels } : {}), ...(webhook ? { processing_webhook: webhook } : {}),
+      kbid,
+      ...(req.actor ? { actor: req.actor } : {}),
+      ...(p.labels && p.labels.length > 0 ? { processing_labels: p.labels } : {}),
+      ...(webhook ? { processing_webhook: webhook } : {}),
     };
     const modify = async (id: string) => (await this.writer.modify({ ...common, rid: id, body })).seqid;
     if (existing.exists && existing.rid) return { rid: existing.rid, seqid: await modify(existing.rid) };
     try {
-      const created = await this.writer.create({ ...common, ...(rid ? { rid } : {}), body: { ...body, ...(p.slug ? { slug: p.slug } : {}) } });
+      const created = await this.writer.create({
+        ...common,
+        ...(rid ? { rid } : {}),
+        body: { ...body, ...(p.slug ? { slug: p.slug } : {}) },
+      });
       return { rid: created.uuid, seqid: created.seqid };
     } catch (err) {
       if (!rid || !isIdConflict(err)) throw err;
@@ -88,11 +106,15 @@ function placeholders(staged: StagedPush): PushedFiles {
   const file = (u: { stat: { contentType: string } }) => ({ uri: 'blob:staged', content_type: u.stat.contentType });
   return {
     files: Object.fromEntries(Object.entries(staged.files).map(([f, u]) => [f, { file: file(u) }])),
-    attachments: Object.fromEntries(Object.entries(staged.attachments).map(([f, m]) => [f, Object.fromEntries(Object.entries(m).map(([i, us]) => [i, us.map(file)]))])),
+    attachments: Object.fromEntries(
+      Object.entries(staged.attachments).map(([f, m]) => [f, Object.fromEntries(Object.entries(m).map(([i, us]) => [i, us.map(file)]))]),
+    ),
   };
 }
 
 /** The create's conflict was the resource id, not the slug. */
 function isIdConflict(err: unknown): boolean {
-  return err instanceof DomainError && err.code === ErrorCodes.CONFLICT && RESOURCE_ID_CONSTRAINTS.includes(String(err.details?.['constraint']));
+  return (
+    err instanceof DomainError && err.code === ErrorCodes.CONFLICT && RESOURCE_ID_CONSTRAINTS.includes(String(err.details?.['constraint']))
+  );
 }

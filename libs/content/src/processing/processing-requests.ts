@@ -1,6 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { DomainError, ErrorCodes, UnderstandingSubjects, type ProcessingStatusPage, type ProcessingStatusRecord, type ProcessingStatusRequest } from '@kb/contracts';
+import {
+  DomainError,
+  ErrorCodes,
+  UnderstandingSubjects,
+  type ProcessingStatusPage,
+  type ProcessingStatusRecord,
+  type ProcessingStatusRequest,
+} from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import type { OutboxRow } from '@kb/platform/outbox';
 import type { ProcessingRequestEntity } from '../entities/processing-request.entity';
@@ -11,12 +18,31 @@ export function processingRequestsOf(rows: OutboxRow[]): ProcessingRequestEntity
     .filter((r) => r.kind === 'queue' && r.target === UnderstandingSubjects.processField.subject)
     .map((r) => {
       const job = r.payload as {
-        processing_id: string; kbid: string; rid: string; field_type: string; field_id: string; seqid: number; title?: string; labels?: string[];
+        processing_id: string;
+        kbid: string;
+        rid: string;
+        field_type: string;
+        field_id: string;
+        seqid: number;
+        title?: string;
+        labels?: string[];
         webhook?: { uri: string; headers?: Record<string, string>; client: string };
       };
       return {
-        processingId: job.processing_id, kbid: job.kbid, rid: job.rid, fieldType: job.field_type, fieldId: job.field_id, seqid: job.seqid,
-        title: job.title ?? '', labels: job.labels ?? [], scheduledAt: r.createdAt, completedAt: null, failed: false, retries: 0, response: null, webhook: job.webhook ?? null,
+        processingId: job.processing_id,
+        kbid: job.kbid,
+        rid: job.rid,
+        fieldType: job.field_type,
+        fieldId: job.field_id,
+        seqid: job.seqid,
+        title: job.title ?? '',
+        labels: job.labels ?? [],
+        scheduledAt: r.createdAt,
+        completedAt: null,
+        failed: false,
+        retries: 0,
+        response: null,
+        webhook: job.webhook ?? null,
       };
     });
 }
@@ -24,7 +50,10 @@ export function processingRequestsOf(rows: OutboxRow[]): ProcessingRequestEntity
 /** Recent completions (this many minutes) give the rate behind `schedule_eta`. */
 const RATE_WINDOW_MINUTES = 5;
 
-interface Cursor { at: string; id: string }
+interface Cursor {
+  at: string;
+  id: string;
+}
 
 export type SortOn = 'timestamp' | 'scheduled_at' | 'completed_at';
 
@@ -45,7 +74,14 @@ export class ProcessingStatusService {
 
   /** One KB's records, newest first. */
   list(req: ProcessingStatusRequest): Promise<ProcessingStatusPage> {
-    return this.query({ kbids: [req.kbid], cursor: req.cursor, limit: req.limit, scheduled: req.scheduled, sortOn: 'scheduled_at', sortOrder: 'desc' });
+    return this.query({
+      kbids: [req.kbid],
+      cursor: req.cursor,
+      limit: req.limit,
+      scheduled: req.scheduled,
+      sortOn: 'scheduled_at',
+      sortOrder: 'desc',
+    });
   }
 
   /** One record, if it belongs to one of `kbids`. */
@@ -111,8 +147,21 @@ export class ProcessingStatusService {
 }
 
 interface Row {
-  processing_id: string; rid: string; kbid: string; field_type: string; field_id: string; title: string; labels: string[];
-  scheduled_at: string | Date; completed_at: string | Date | null; failed: boolean; retries: number; response: string | null; position: number; per_s: number; sort_key: string;
+  processing_id: string;
+  rid: string;
+  kbid: string;
+  field_type: string;
+  field_id: string;
+  title: string;
+  labels: string[];
+  scheduled_at: string | Date;
+  completed_at: string | Date | null;
+  failed: boolean;
+  retries: number;
+  response: string | null;
+  position: number;
+  per_s: number;
+  sort_key: string;
 }
 
 function toRecord(r: Row): ProcessingStatusRecord {
@@ -121,11 +170,22 @@ function toRecord(r: Row): ProcessingStatusRecord {
   // Jobs ahead of this one divided by the recent completion rate; unknown (no recent completion) counts as 0.
   const eta = position > 1 && r.per_s > 0 ? Math.round((position - 1) / r.per_s) : 0;
   return {
-    processing_id: r.processing_id, resource_id: r.rid, kbid: r.kbid, title: r.title, labels: r.labels ?? [],
-    completed: r.completed_at !== null, scheduled: true, timestamp: scheduledAt,
-    completed_at: r.completed_at ? new Date(r.completed_at).toISOString() : null, scheduled_at: scheduledAt,
-    failed: r.failed, retries: r.retries, schedule_eta: eta, schedule_order: position,
-    request: `${r.field_type}/${r.field_id}`, response: r.response ?? '',
+    processing_id: r.processing_id,
+    resource_id: r.rid,
+    kbid: r.kbid,
+    title: r.title,
+    labels: r.labels ?? [],
+    completed: r.completed_at !== null,
+    scheduled: true,
+    timestamp: scheduledAt,
+    completed_at: r.completed_at ? new Date(r.completed_at).toISOString() : null,
+    scheduled_at: scheduledAt,
+    failed: r.failed,
+    retries: r.retries,
+    schedule_eta: eta,
+    schedule_order: position,
+    request: `${r.field_type}/${r.field_id}`,
+    response: r.response ?? '',
   };
 }
 

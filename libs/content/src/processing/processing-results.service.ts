@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { ContentSubjects, extractedBlobKey, fieldBlobPrefix, type ExtractedFieldData, type FieldError, type FieldProcessedResult } from '@kb/contracts';
+import {
+  ContentSubjects,
+  extractedBlobKey,
+  fieldBlobPrefix,
+  type ExtractedFieldData,
+  type FieldError,
+  type FieldProcessedResult,
+} from '@kb/contracts';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -41,14 +48,25 @@ export class ProcessingResultsService {
     const loaded: LoadedResult = result.error ? { error: result.error } : await loadExtractedBlob(this.blobs, result);
     if ('gone' in loaded) return;
     // Question/answer pairs follow a successful result when the KB has a generative provider.
-    const followUps = 'extracted' in loaded
-      ? await this.questionAnswers.jobFor({ kbid: result.kbid, rid: result.rid, field_type: result.field_type, field_id: result.field_id, seqid: result.seqid })
-      : [];
+    const followUps =
+      'extracted' in loaded
+        ? await this.questionAnswers.jobFor({
+            kbid: result.kbid,
+            rid: result.rid,
+            field_type: result.field_type,
+            field_id: result.field_id,
+            seqid: result.seqid,
+          })
+        : [];
     const applied = await this.store(result, loaded, followUps);
     if (applied && 'extracted' in loaded) await this.pruneOlderResults(result);
   }
 
-  private async store(result: FieldProcessedResult, loaded: Exclude<LoadedResult, { gone: true }>, followUps: OutboxEntry[]): Promise<boolean> {
+  private async store(
+    result: FieldProcessedResult,
+    loaded: Exclude<LoadedResult, { gone: true }>,
+    followUps: OutboxEntry[],
+  ): Promise<boolean> {
     let applied = false;
     let notified: { id: string; title: string } | undefined;
     const rows = await this.ds.transaction(async (m) => {
@@ -60,7 +78,12 @@ export class ProcessingResultsService {
             RETURNING processing_id, kbid, rid, field_type, field_id, seqid, labels, retries, completed_at, webhook
          )
          SELECT * FROM done`,
-        [result.processing_id, 'error' in loaded, 'error' in loaded ? `${loaded.error.code_str}: ${loaded.error.body}` : null, result.retries ?? 0],
+        [
+          result.processing_id,
+          'error' in loaded,
+          'error' in loaded ? `${loaded.error.code_str}: ${loaded.error.body}` : null,
+          result.retries ?? 0,
+        ],
       )) as CompletedJob[];
       // Its webhook is scheduled with the completion, even when the resource is gone meanwhile.
       const hook = completed[0]?.webhook ? await this.webhooks.schedule(m, completed[0], 'error' in loaded ? loaded.error : null) : [];
@@ -92,8 +115,11 @@ export class ProcessingResultsService {
       const released = releaseUnstored(field);
       if (released) patch.value = released.value;
       await this.repo.updateField(m, field, patch);
-      const fields = (await this.repo.fieldsOf(resource.id, m)).map((f) => (f.fieldType === field.fieldType && f.fieldId === field.fieldId ? { ...f, ...patch } : f));
-      const metadata = language && !resource.metadata['language'] ? { ...resource.metadata, language, languages: [language] } : resource.metadata;
+      const fields = (await this.repo.fieldsOf(resource.id, m)).map((f) =>
+        f.fieldType === field.fieldType && f.fieldId === field.fieldId ? { ...f, ...patch } : f,
+      );
+      const metadata =
+        language && !resource.metadata['language'] ? { ...resource.metadata, language, languages: [language] } : resource.metadata;
       const status = deriveResourceStatus(fields.map((f) => f.status));
       const summary = resourceSummaryPatch(resource, fields) ?? {};
       await this.repo.updateResource(m, resource.id, { status, metadata, ...summary });
@@ -101,25 +127,56 @@ export class ProcessingResultsService {
       notified = { id: resource.id, title: updated.title };
       if ('extracted' in loaded) await this.indexer.indexField(m, updated, field, loaded.extracted);
       await this.indexer.syncResource(m, updated);
-      return [...hook, ...(await this.outbox.add(m, [...(released ? [released.cleanup] : []), ...followUps, {
-        kind: 'event',
-        target: ContentSubjects.auditRecorded.subject,
-        payload: {
-          event_id: randomUUID(), kbid: result.kbid, type: 'processed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing',
-          audit_metadata: {
-            processing_id: result.processing_id, field: `${result.field_type}/${result.field_id}`, status: patch.status, ...('extracted' in loaded ? { usage: usageOf(loaded.extracted) } : {}),
-            // The unstored file deleted now leaves the KB's stored bytes.
-            ...(released && storedBytes([field]) > 0 ? { bytes: -storedBytes([field]) } : {}),
+      return [
+        ...hook,
+        ...(await this.outbox.add(m, [
+          ...(released ? [released.cleanup] : []),
+          ...followUps,
+          {
+            kind: 'event',
+            target: ContentSubjects.auditRecorded.subject,
+            payload: {
+              event_id: randomUUID(),
+              kbid: result.kbid,
+              type: 'processed',
+              date: now.toISOString(),
+              resource_id: result.rid,
+              user_type: 'nuakey',
+              client_type: 'processing',
+              audit_metadata: {
+                processing_id: result.processing_id,
+                field: `${result.field_type}/${result.field_id}`,
+                status: patch.status,
+                ...('extracted' in loaded ? { usage: usageOf(loaded.extracted) } : {}),
+                // The unstored file deleted now leaves the KB's stored bytes.
+                ...(released && storedBytes([field]) > 0 ? { bytes: -storedBytes([field]) } : {}),
+              },
+            },
           },
-        },
-      }, ...('extracted' in loaded ? [{
-        kind: 'event' as const,
-        target: ContentSubjects.auditRecorded.subject,
-        payload: {
-          event_id: randomUUID(), kbid: result.kbid, type: 'indexed', date: now.toISOString(), resource_id: result.rid, user_type: 'nuakey', client_type: 'processing',
-          audit_metadata: { processing_id: result.processing_id, field: `${result.field_type}/${result.field_id}`, paragraphs: usageOf(loaded.extracted).paragraphs },
-        },
-      }] : [])]))];
+          ...('extracted' in loaded
+            ? [
+                {
+                  kind: 'event' as const,
+                  target: ContentSubjects.auditRecorded.subject,
+                  payload: {
+                    event_id: randomUUID(),
+                    kbid: result.kbid,
+                    type: 'indexed',
+                    date: now.toISOString(),
+                    resource_id: result.rid,
+                    user_type: 'nuakey',
+                    client_type: 'processing',
+                    audit_metadata: {
+                      processing_id: result.processing_id,
+                      field: `${result.field_type}/${result.field_id}`,
+                      paragraphs: usageOf(loaded.extracted).paragraphs,
+                    },
+                  },
+                },
+              ]
+            : []),
+        ])),
+      ];
     });
     await this.outbox.relay(rows);
     if (applied && notified) {
@@ -153,7 +210,15 @@ export class ProcessingResultsService {
  * What processing one field amounted to, for usage reporting (the account limits of spec 1.2:
  * paragraphs, characters, pages, media seconds, documents with or without media).
  */
-export function usageOf(data: ExtractedFieldData): { paragraphs: number; characters: number; pages: number; media_seconds: number; documents: number; media: boolean; processing_seconds: number } {
+export function usageOf(data: ExtractedFieldData): {
+  paragraphs: number;
+  characters: number;
+  pages: number;
+  media_seconds: number;
+  documents: number;
+  media: boolean;
+  processing_seconds: number;
+} {
   const metas = [data.metadata?.metadata, ...Object.values(data.metadata?.split_metadata ?? {})];
   const paragraphs = metas.reduce((n, m) => n + (Array.isArray(m?.['paragraphs']) ? (m['paragraphs'] as unknown[]).length : 0), 0);
   const characters = (data.text?.text ?? '').length + Object.values(data.text?.split_text ?? {}).reduce((n, t) => n + t.length, 0);
@@ -161,6 +226,17 @@ export function usageOf(data: ExtractedFieldData): { paragraphs: number; charact
   const pages = Number(fileMeta['pages'] ?? 0) || 0;
   // Results written before `media_seconds` existed carry the length in the file's metadata only.
   const mediaSeconds = data.media_seconds ?? (Number(fileMeta['duration_seconds'] ?? 0) || 0);
-  const processingSeconds = typeof data.processing_seconds === 'number' && Number.isFinite(data.processing_seconds) && data.processing_seconds > 0 ? data.processing_seconds : 0;
-  return { paragraphs, characters, pages, media_seconds: mediaSeconds, documents: 1, media: mediaSeconds > 0, processing_seconds: processingSeconds };
+  const processingSeconds =
+    typeof data.processing_seconds === 'number' && Number.isFinite(data.processing_seconds) && data.processing_seconds > 0
+      ? data.processing_seconds
+      : 0;
+  return {
+    paragraphs,
+    characters,
+    pages,
+    media_seconds: mediaSeconds,
+    documents: 1,
+    media: mediaSeconds > 0,
+    processing_seconds: processingSeconds,
+  };
 }

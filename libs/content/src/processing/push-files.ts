@@ -1,6 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  DomainError, fileBlobKey, PROCESSING_UPLOAD_TOKEN, processingUploadKey, pushedAttachmentKey, type FileFieldInputDto, type FileInputDto, type PushPayloadDto,
+  DomainError,
+  fileBlobKey,
+  PROCESSING_UPLOAD_TOKEN,
+  processingUploadKey,
+  pushedAttachmentKey,
+  type FileFieldInputDto,
+  type FileInputDto,
+  type PushPayloadDto,
   type ValidationIssue,
 } from '@kb/contracts';
 import { BLOB_STORE, type BlobStat, type BlobStore } from '@kb/platform/storage';
@@ -19,7 +26,8 @@ export interface StagedPush {
   attachments: Record<string, Record<number, StagedUpload[]>>;
 }
 
-const UNKNOWN_TOKEN = 'Unknown upload token: upload the file with POST /api/v1/processing/upload first; a token names one file and is used by one push';
+const UNKNOWN_TOKEN =
+  'Unknown upload token: upload the file with POST /api/v1/processing/upload first; a token names one file and is used by one push';
 
 /**
  * The file tokens of a push ("Send Data To Process" `filefield` and message attachments): files an
@@ -47,7 +55,8 @@ export class PushFilesService {
     const staged: StagedPush = { files: {}, attachments: {} };
     for (const [field, token] of Object.entries(p.filefield ?? {})) {
       const found = typeof token === 'string' ? await find(token, ['body', 'filefield', field]) : undefined;
-      if (typeof token !== 'string') issues.push({ loc: ['body', 'filefield', field], msg: 'A file token is a string', type: 'string_type' });
+      if (typeof token !== 'string')
+        issues.push({ loc: ['body', 'filefield', field], msg: 'A file token is a string', type: 'string_type' });
       if (found) staged.files[field] = found;
     }
     for (const [field, conversation] of Object.entries(p.conversationfield ?? {})) {
@@ -63,7 +72,12 @@ export class PushFilesService {
     }
     const seen = new Set<string>();
     for (const upload of allOf(staged)) {
-      if (seen.has(upload.token)) issues.push({ loc: ['body'], msg: `Upload token ${upload.token.slice(0, 8)}… is named twice; one token names one file`, type: 'value_error' });
+      if (seen.has(upload.token))
+        issues.push({
+          loc: ['body'],
+          msg: `Upload token ${upload.token.slice(0, 8)}… is named twice; one token names one file`,
+          type: 'value_error',
+        });
       seen.add(upload.token);
     }
     if (issues.length > 0) throw DomainError.validation(issues);
@@ -121,8 +135,10 @@ function fileOf(upload: StagedUpload, key: string): FileInputDto {
   const filename = upload.stat.metadata['filename'];
   const md5 = upload.stat.md5 ?? upload.stat.metadata['md5'];
   return {
-    uri: `blob:${key}`, content_type: upload.stat.contentType,
-    ...(filename ? { filename } : {}), ...(md5 && /^[a-f0-9]{32}$/.test(md5) ? { md5 } : {}),
+    uri: `blob:${key}`,
+    content_type: upload.stat.contentType,
+    ...(filename ? { filename } : {}),
+    ...(md5 && /^[a-f0-9]{32}$/.test(md5) ? { md5 } : {}),
   };
 }
 

@@ -1,7 +1,8 @@
 import { DomainError, PushPayloadDto, validatePayload, type ValidationIssue } from '@kb/contracts';
 import { canonicalUuid, pushWriteOf } from './push-payload';
 
-const payload = (extra: Record<string, unknown>): PushPayloadDto => validatePayload(PushPayloadDto, { kbid: 'kb-1', ...extra }, { loc: ['body'] });
+const payload = (extra: Record<string, unknown>): PushPayloadDto =>
+  validatePayload(PushPayloadDto, { kbid: 'kb-1', ...extra }, { loc: ['body'] });
 
 function issuesOf(work: () => unknown): ValidationIssue[] {
   try {
@@ -15,39 +16,80 @@ function issuesOf(work: () => unknown): ValidationIssue[] {
 
 describe('pushWriteOf (Send Data To Process → the content write body)', () => {
   it('maps text, link and conversation fields, and takes title and summary from the generic fields', () => {
-    const { body, fieldCount } = pushWriteOf(payload({
-      genericfield: { title: { body: 'Tides' }, summary: { body: 'Why the sea rises.' } },
-      textfield: { body: { body: 'The moon pulls.', format: 'MARKDOWN' }, plain: { body: 'x' } },
-      linkfield: { page: { link: 'https://example.com/tides', css_selector: 'main', headers: { 'x-a': '1' } } },
-      conversationfield: { chat: { messages: [{ ident: 'm1', who: 'ann', content: { text: 'Hi', format: 'MARKDOWN' } }, { ident: 'm2', content: {} }] } },
-      processing_options: { ml_text: false, extract_strategy: 'fast' },
-    }));
+    const { body, fieldCount } = pushWriteOf(
+      payload({
+        genericfield: { title: { body: 'Tides' }, summary: { body: 'Why the sea rises.' } },
+        textfield: { body: { body: 'The moon pulls.', format: 'MARKDOWN' }, plain: { body: 'x' } },
+        linkfield: { page: { link: 'https://example.com/tides', css_selector: 'main', headers: { 'x-a': '1' } } },
+        conversationfield: {
+          chat: {
+            messages: [
+              { ident: 'm1', who: 'ann', content: { text: 'Hi', format: 'MARKDOWN' } },
+              { ident: 'm2', content: {} },
+            ],
+          },
+        },
+        processing_options: { ml_text: false, extract_strategy: 'fast' },
+      }),
+    );
     expect(fieldCount).toBe(4);
     expect(body).toEqual({
       title: 'Tides',
       summary: 'Why the sea rises.',
-      texts: { body: { body: 'The moon pulls.', format: 'MARKDOWN', extract_strategy: 'fast' }, plain: { body: 'x', format: 'PLAIN', extract_strategy: 'fast' } },
+      texts: {
+        body: { body: 'The moon pulls.', format: 'MARKDOWN', extract_strategy: 'fast' },
+        plain: { body: 'x', format: 'PLAIN', extract_strategy: 'fast' },
+      },
       links: { page: { uri: 'https://example.com/tides', css_selector: 'main', headers: { 'x-a': '1' }, extract_strategy: 'fast' } },
       conversations: {
-        chat: { messages: [{ ident: 'm1', who: 'ann', content: { text: 'Hi', format: 'MARKDOWN' } }, { ident: 'm2', content: { text: '', format: 'PLAIN' } }], extract_strategy: 'fast' },
+        chat: {
+          messages: [
+            { ident: 'm1', who: 'ann', content: { text: 'Hi', format: 'MARKDOWN' } },
+            { ident: 'm2', content: { text: '', format: 'PLAIN' } },
+          ],
+          extract_strategy: 'fast',
+        },
       },
       processing_options: { ml_text: false },
     });
   });
 
-  it('prefers the explicit title over the generic one and keeps a field\'s own strategy', () => {
-    const { body } = pushWriteOf(payload({ title: 'Explicit', genericfield: { title: { body: 'Generic' } }, textfield: { a: { body: 'x', extract_strategy: 'own' } }, processing_options: { extract_strategy: 'all' } }));
+  it("prefers the explicit title over the generic one and keeps a field's own strategy", () => {
+    const { body } = pushWriteOf(
+      payload({
+        title: 'Explicit',
+        genericfield: { title: { body: 'Generic' } },
+        textfield: { a: { body: 'x', extract_strategy: 'own' } },
+        processing_options: { extract_strategy: 'all' },
+      }),
+    );
     expect(body.title).toBe('Explicit');
     expect(body.texts?.['a']?.extract_strategy).toBe('own');
     expect(body.summary).toBeUndefined();
   });
 
   it.each<[string, Record<string, unknown>, (string | number)[]]>([
-    ['a file token (no upload endpoint yet)', { filefield: { doc: 'token' }, textfield: { a: { body: 'x' } } }, ['body', 'filefield', 'doc']],
+    [
+      'a file token (no upload endpoint yet)',
+      { filefield: { doc: 'token' }, textfield: { a: { body: 'x' } } },
+      ['body', 'filefield', 'doc'],
+    ],
     ['a layout field', { layoutfield: { l: {} }, textfield: { a: { body: 'x' } } }, ['body', 'layoutfield']],
-    ['a generic field other than title and summary', { genericfield: { other: { body: 'x' } }, textfield: { a: { body: 'x' } } }, ['body', 'genericfield', 'other']],
-    ['an attachment token', { conversationfield: { c: { messages: [{ ident: 'm', content: { text: 'x', attachments: ['t'] } }] } } }, ['body', 'conversationfield', 'c', 'messages', 0, 'content', 'attachments']],
-    ['a generic title longer than a title', { genericfield: { title: { body: 'x'.repeat(2049) } }, textfield: { a: { body: 'x' } } }, ['body', 'genericfield', 'title', 'body']],
+    [
+      'a generic field other than title and summary',
+      { genericfield: { other: { body: 'x' } }, textfield: { a: { body: 'x' } } },
+      ['body', 'genericfield', 'other'],
+    ],
+    [
+      'an attachment token',
+      { conversationfield: { c: { messages: [{ ident: 'm', content: { text: 'x', attachments: ['t'] } }] } } },
+      ['body', 'conversationfield', 'c', 'messages', 0, 'content', 'attachments'],
+    ],
+    [
+      'a generic title longer than a title',
+      { genericfield: { title: { body: 'x'.repeat(2049) } }, textfield: { a: { body: 'x' } } },
+      ['body', 'genericfield', 'title', 'body'],
+    ],
     ['nothing to process', { title: 'Only a title', genericfield: { title: { body: 'x' } } }, ['body']],
   ])('refuses %s with a 422 located in the body', (_name, extra, loc) => {
     expect(issuesOf(() => pushWriteOf(payload(extra)))).toEqual([expect.objectContaining({ loc })]);
@@ -59,7 +101,11 @@ describe('pushWriteOf (Send Data To Process → the content write body)', () => 
   });
 
   it('accepts empty objects and nulls for the members it does not use', () => {
-    expect(pushWriteOf(payload({ uuid: null, slug: null, title: null, source: null, filefield: {}, layoutfield: {}, textfield: { a: { body: 'x' } } })).fieldCount).toBe(1);
+    expect(
+      pushWriteOf(
+        payload({ uuid: null, slug: null, title: null, source: null, filefield: {}, layoutfield: {}, textfield: { a: { body: 'x' } } }),
+      ).fieldCount,
+    ).toBe(1);
   });
 });
 
@@ -80,7 +126,7 @@ describe('PushPayloadDto validation', () => {
 });
 
 describe('canonicalUuid', () => {
-  it('turns the reference clients\' dashless hex ids into the dashed lower-case form', () => {
+  it("turns the reference clients' dashless hex ids into the dashed lower-case form", () => {
     expect(canonicalUuid('0F3C2A9E5B7D4E1F8A6B2C4D6E8F0A1B')).toBe('0f3c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b');
     expect(canonicalUuid('0f3c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b')).toBe('0f3c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b');
   });

@@ -1,6 +1,13 @@
 import {
-  DomainError, type ConversationFieldInputDto, type FileFieldInputDto, type FileInputDto, type LinkFieldInputDto, type PushPayloadDto, type ResourceWriteDto,
-  type TextFieldInputDto, type ValidationIssue,
+  DomainError,
+  type ConversationFieldInputDto,
+  type FileFieldInputDto,
+  type FileInputDto,
+  type LinkFieldInputDto,
+  type PushPayloadDto,
+  type ResourceWriteDto,
+  type TextFieldInputDto,
+  type ValidationIssue,
 } from '@kb/contracts';
 
 /** What a push writes: the resource members and fields, in the shape of a create/modify body. */
@@ -34,8 +41,14 @@ export function pushWriteOf(p: PushPayloadDto, pushed: PushedFiles = NO_FILES): 
   const issues: ValidationIssue[] = [];
   for (const [key, value] of Object.entries(p.genericfield ?? {})) {
     const max = GENERIC_FIELDS[key];
-    if (max === undefined) issues.push({ loc: ['body', 'genericfield', key], msg: 'Generic fields are title and summary', type: 'value_error' });
-    else if (value.body.length > max) issues.push({ loc: ['body', 'genericfield', key, 'body'], msg: `body must be shorter than or equal to ${max} characters`, type: 'string_too_long' });
+    if (max === undefined)
+      issues.push({ loc: ['body', 'genericfield', key], msg: 'Generic fields are title and summary', type: 'value_error' });
+    else if (value.body.length > max)
+      issues.push({
+        loc: ['body', 'genericfield', key, 'body'],
+        msg: `body must be shorter than or equal to ${max} characters`,
+        type: 'string_too_long',
+      });
   }
   const files: Record<string, FileFieldInputDto> = {};
   for (const key of Object.keys(p.filefield ?? {})) {
@@ -48,13 +61,18 @@ export function pushWriteOf(p: PushPayloadDto, pushed: PushedFiles = NO_FILES): 
     for (const [i, m] of conversation.messages.entries()) {
       const wanted = (m.content.attachments ?? []).length;
       if (wanted > 0 && (pushed.attachments[id]?.[i] ?? []).length !== wanted) {
-        issues.push({ loc: ['body', 'conversationfield', id, 'messages', i, 'content', 'attachments'], msg: 'Unknown upload token', type: 'value_error' });
+        issues.push({
+          loc: ['body', 'conversationfield', id, 'messages', i, 'content', 'attachments'],
+          msg: 'Unknown upload token',
+          type: 'value_error',
+        });
       }
     }
   }
   const strategy = p.processing_options?.extract_strategy;
   const texts: Record<string, TextFieldInputDto> = {};
-  for (const [id, t] of Object.entries(p.textfield ?? {})) texts[id] = { ...t, format: t.format ?? 'PLAIN', extract_strategy: t.extract_strategy ?? strategy };
+  for (const [id, t] of Object.entries(p.textfield ?? {}))
+    texts[id] = { ...t, format: t.format ?? 'PLAIN', extract_strategy: t.extract_strategy ?? strategy };
   const links: Record<string, LinkFieldInputDto> = {};
   for (const [id, l] of Object.entries(p.linkfield ?? {})) {
     const { link, ...rest } = l;
@@ -65,14 +83,21 @@ export function pushWriteOf(p: PushPayloadDto, pushed: PushedFiles = NO_FILES): 
     conversations[id] = {
       messages: c.messages.map((m, i) => {
         const attachments = pushed.attachments[id]?.[i];
-        return { ...m, content: { text: m.content.text ?? '', format: m.content.format ?? 'PLAIN', ...(attachments ? { attachments } : {}) } };
+        return {
+          ...m,
+          content: { text: m.content.text ?? '', format: m.content.format ?? 'PLAIN', ...(attachments ? { attachments } : {}) },
+        };
       }),
       extract_strategy: strategy,
     };
   }
   const fieldCount = Object.keys(texts).length + Object.keys(links).length + Object.keys(conversations).length + Object.keys(files).length;
   if (fieldCount === 0 && issues.length === 0) {
-    issues.push({ loc: ['body'], msg: 'Nothing to process: give at least one textfield, filefield, linkfield or conversationfield', type: 'missing' });
+    issues.push({
+      loc: ['body'],
+      msg: 'Nothing to process: give at least one textfield, filefield, linkfield or conversationfield',
+      type: 'missing',
+    });
   }
   if (issues.length > 0) throw DomainError.validation(issues);
 

@@ -54,7 +54,10 @@ export class QuestionAnswersService {
   async generate(job: QuestionAnswersJob): Promise<void> {
     const field = await this.repo.findField(job.rid, job.field_type, job.field_id);
     if (!field || field.seqid !== job.seqid || field.status !== 'PROCESSED' || !field.extracted) return;
-    const extracted = field.extracted as { text?: { text?: string }; metadata?: { metadata?: { paragraphs?: StoredParagraph[]; language?: string } } };
+    const extracted = field.extracted as {
+      text?: { text?: string };
+      metadata?: { metadata?: { paragraphs?: StoredParagraph[]; language?: string } };
+    };
     const text = extracted.text?.text ?? '';
     const paragraphs = (extracted.metadata?.metadata?.paragraphs ?? []).filter((p) => p.end > p.start);
     if (!text.trim() || paragraphs.length === 0) return;
@@ -70,14 +73,27 @@ export class QuestionAnswersService {
     let generator: Generator;
     try {
       const config = await this.config(job.kbid);
-      generator = createGenerator({ generative_model: config['generative_model'] as string | undefined, user_keys: (config['user_keys'] as Record<string, Record<string, unknown>> | null) ?? null });
+      generator = createGenerator({
+        generative_model: config['generative_model'] as string | undefined,
+        user_keys: (config['user_keys'] as Record<string, Record<string, unknown>> | null) ?? null,
+      });
     } catch (err) {
-      this.logger.warn({ kbid: job.kbid, err: (err as Error).message }, 'question/answer pairs skipped: the generative model configuration is unusable');
+      this.logger.warn(
+        { kbid: job.kbid, err: (err as Error).message },
+        'question/answer pairs skipped: the generative model configuration is unusable',
+      );
       return;
     }
     let answer = '';
     try {
-      for await (const e of generator.generate({ question: QUESTION, context, chatHistory: [], systemPrompt: SYSTEM, citations: 'none', maxAnswerTokens: 1200 })) {
+      for await (const e of generator.generate({
+        question: QUESTION,
+        context,
+        chatHistory: [],
+        systemPrompt: SYSTEM,
+        citations: 'none',
+        maxAnswerTokens: 1200,
+      })) {
         if (e.type === 'text') answer += e.text;
       }
     } catch (err) {
@@ -87,7 +103,11 @@ export class QuestionAnswersService {
       return;
     }
     const language = extracted.metadata?.metadata?.language ?? '';
-    const pairs = parsePairs(answer, context.map((c) => c.key), language);
+    const pairs = parsePairs(
+      answer,
+      context.map((c) => c.key),
+      language,
+    );
     if (pairs === null) {
       this.logger.warn({ kbid: job.kbid, rid: job.rid }, 'question/answer pairs skipped: the model did not answer with the JSON asked for');
       return;
@@ -118,7 +138,11 @@ const QUESTION = `Write up to ${MAX_PAIRS} questions a reader could ask that the
  * The pairs of the model's answer (code fences and text around the JSON tolerated), or null when
  * there are none to read. Passages are cited by their 1-based number (or their paragraph id).
  */
-export function parsePairs(answer: string, keys: string[], language: string): FieldQuestionAnswers['question_answers']['question_answer'] | null {
+export function parsePairs(
+  answer: string,
+  keys: string[],
+  language: string,
+): FieldQuestionAnswers['question_answers']['question_answer'] | null {
   const start = answer.indexOf('{');
   const end = answer.lastIndexOf('}');
   if (start < 0 || end <= start) return null;
@@ -136,7 +160,15 @@ export function parsePairs(answer: string, keys: string[], language: string): Fi
     const a = (item as { answer?: unknown }).answer;
     if (typeof q !== 'string' || typeof a !== 'string' || !q.trim() || !a.trim()) continue;
     const cited = Array.isArray((item as { paragraphs?: unknown }).paragraphs) ? (item as { paragraphs: unknown[] }).paragraphs : [];
-    const ids = [...new Set(cited.map((p) => (typeof p === 'number' && Number.isInteger(p) ? keys[p - 1] : typeof p === 'string' && keys.includes(p) ? p : undefined)).filter((k): k is string => !!k))];
+    const ids = [
+      ...new Set(
+        cited
+          .map((p) =>
+            typeof p === 'number' && Number.isInteger(p) ? keys[p - 1] : typeof p === 'string' && keys.includes(p) ? p : undefined,
+          )
+          .filter((k): k is string => !!k),
+      ),
+    ];
     out.push({ question: { text: q.trim(), language, ids_paragraphs: ids }, answers: [{ text: a.trim(), language, ids_paragraphs: ids }] });
   }
   return out.length > 0 ? out : null;

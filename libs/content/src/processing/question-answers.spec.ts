@@ -4,9 +4,13 @@ describe('parsePairs (question/answer pairs from a model answer)', () => {
   const keys = ['r/t/body/0-40', 'r/t/body/42-90'];
 
   it('reads the JSON asked for, inside code fences or prose, and maps cited passage numbers to paragraph ids', () => {
-    const answer = 'Here you are:\n```json\n{"pairs": [{"question": " What pulls the tides? ", "answer": "The moon.", "paragraphs": [2, 2, 7, "r/t/body/0-40"]}, {"question": "Q2", "answer": "A2"}]}\n```';
+    const answer =
+      'Here you are:\n```json\n{"pairs": [{"question": " What pulls the tides? ", "answer": "The moon.", "paragraphs": [2, 2, 7, "r/t/body/0-40"]}, {"question": "Q2", "answer": "A2"}]}\n```';
     expect(parsePairs(answer, keys, 'en')).toEqual([
-      { question: { text: 'What pulls the tides?', language: 'en', ids_paragraphs: ['r/t/body/42-90', 'r/t/body/0-40'] }, answers: [{ text: 'The moon.', language: 'en', ids_paragraphs: ['r/t/body/42-90', 'r/t/body/0-40'] }] },
+      {
+        question: { text: 'What pulls the tides?', language: 'en', ids_paragraphs: ['r/t/body/42-90', 'r/t/body/0-40'] },
+        answers: [{ text: 'The moon.', language: 'en', ids_paragraphs: ['r/t/body/42-90', 'r/t/body/0-40'] }],
+      },
       { question: { text: 'Q2', language: 'en', ids_paragraphs: [] }, answers: [{ text: 'A2', language: 'en', ids_paragraphs: [] }] },
     ]);
   });

@@ -46,7 +46,10 @@ export class VectorsetsService {
     const started = Date.now();
     this.task(kbid, 'started', model, started);
     for (;;) {
-      const page = (await this.ds.query(`SELECT id::text AS id FROM content.resources WHERE kbid = $1 AND id > $2::uuid ORDER BY id LIMIT 200`, [kbid, after])) as { id: string }[];
+      const page = (await this.ds.query(
+        `SELECT id::text AS id FROM content.resources WHERE kbid = $1 AND id > $2::uuid ORDER BY id LIMIT 200`,
+        [kbid, after],
+      )) as { id: string }[];
       for (const { id } of page) {
         try {
           await this.fields.reprocess({ kbid, rid: id, actor: { user: 'system', client_type: 'processing', user_type: 'nuakey' } });
@@ -70,7 +73,12 @@ export class VectorsetsService {
    */
   private task(kbid: string, type: 'started' | 'stopped', model: string, started: number, resources?: number): void {
     this.audit.record({
-      event_id: randomUUID(), kbid, type, date: new Date().toISOString(), user_type: 'nuakey', client_type: 'processing',
+      event_id: randomUUID(),
+      kbid,
+      type,
+      date: new Date().toISOString(),
+      user_type: 'nuakey',
+      client_type: 'processing',
       ...(type === 'stopped' ? { total_duration: Date.now() - started } : {}),
       audit_metadata: { task: 'semantic-model-migration', model, ...(resources !== undefined ? { resources } : {}) },
     });

@@ -2,7 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
-  DomainError, ErrorCodes, UnderstandingSubjects, maskUrlCredentials, type ProcessFieldErrorDto, type WebhookAttemptDto, type WebhookDeliveriesDto, type WebhookDeliveriesRequest,
+  DomainError,
+  ErrorCodes,
+  UnderstandingSubjects,
+  maskUrlCredentials,
+  type ProcessFieldErrorDto,
+  type WebhookAttemptDto,
+  type WebhookDeliveriesDto,
+  type WebhookDeliveriesRequest,
   type WebhookEvent,
 } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -31,7 +38,10 @@ export interface CompletedJob {
  */
 @Injectable()
 export class WebhookDeliveriesService {
-  constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource, private readonly outbox: OutboxService) {}
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly outbox: OutboxService,
+  ) {}
 
   async schedule(m: EntityManager, job: CompletedJob, error: ProcessFieldErrorDto | null): Promise<OutboxEntity[]> {
     if (!job.webhook) return [];
@@ -39,20 +49,42 @@ export class WebhookDeliveriesService {
     const event: WebhookEvent = error ? 'processing.failed' : 'processing.completed';
     const completedAt = new Date(job.completed_at).toISOString();
     const body = {
-      id, event, created_at: new Date().toISOString(),
-      processing_id: job.processing_id, kbid: job.kbid, resource_id: job.rid, field: { type: job.field_type, id: job.field_id }, seqid: Number(job.seqid),
-      status: error ? 'ERROR' : 'PROCESSED', errors: error ? [{ body: error.body, code: error.code, code_str: error.code_str, created: completedAt }] : [],
-      completed_at: completedAt, retries: job.retries, labels: job.labels ?? [],
+      id,
+      event,
+      created_at: new Date().toISOString(),
+      processing_id: job.processing_id,
+      kbid: job.kbid,
+      resource_id: job.rid,
+      field: { type: job.field_type, id: job.field_id },
+      seqid: Number(job.seqid),
+      status: error ? 'ERROR' : 'PROCESSED',
+      errors: error ? [{ body: error.body, code: error.code, code_str: error.code_str, created: completedAt }] : [],
+      completed_at: completedAt,
+      retries: job.retries,
+      labels: job.labels ?? [],
     };
-    await m.query(
-      `INSERT INTO content.webhook_deliveries (id, processing_id, kbid, event, uri) VALUES ($1, $2, $3, $4, $5)`,
-      [id, job.processing_id, job.kbid, event, job.webhook.uri],
-    );
-    return this.outbox.add(m, [{
-      kind: 'queue',
-      target: UnderstandingSubjects.deliverWebhook.subject,
-      payload: { delivery_id: id, processing_id: job.processing_id, event, uri: job.webhook.uri, ...(job.webhook.headers ? { headers: job.webhook.headers } : {}), client: job.webhook.client, body },
-    }]);
+    await m.query(`INSERT INTO content.webhook_deliveries (id, processing_id, kbid, event, uri) VALUES ($1, $2, $3, $4, $5)`, [
+      id,
+      job.processing_id,
+      job.kbid,
+      event,
+      job.webhook.uri,
+    ]);
+    return this.outbox.add(m, [
+      {
+        kind: 'queue',
+        target: UnderstandingSubjects.deliverWebhook.subject,
+        payload: {
+          delivery_id: id,
+          processing_id: job.processing_id,
+          event,
+          uri: job.webhook.uri,
+          ...(job.webhook.headers ? { headers: job.webhook.headers } : {}),
+          client: job.webhook.client,
+          body,
+        },
+      },
+    ]);
   }
 
   /** Idempotent: an attempt reported twice (a redelivered report) is stored once. */
@@ -84,9 +116,22 @@ export class WebhookDeliveriesService {
       `SELECT id, event, uri, status, attempts, last_status_code, last_error, created_at, finished_at FROM content.webhook_deliveries
         WHERE processing_id = $1 AND kbid = ANY($2::uuid[]) ORDER BY created_at, id`,
       [req.processing_id, req.kbids],
-    )) as { id: string; event: WebhookEvent; uri: string; status: 'pending' | 'delivered' | 'failed'; attempts: number; last_status_code: number | null; last_error: string | null; created_at: Date; finished_at: Date | null }[];
+    )) as {
+      id: string;
+      event: WebhookEvent;
+      uri: string;
+      status: 'pending' | 'delivered' | 'failed';
+      attempts: number;
+      last_status_code: number | null;
+      last_error: string | null;
+      created_at: Date;
+      finished_at: Date | null;
+    }[];
     if (deliveries.length === 0) {
-      const known = (await this.ds.query(`SELECT 1 FROM content.processing_requests WHERE processing_id = $1 AND kbid = ANY($2::uuid[])`, [req.processing_id, req.kbids])) as unknown[];
+      const known = (await this.ds.query(`SELECT 1 FROM content.processing_requests WHERE processing_id = $1 AND kbid = ANY($2::uuid[])`, [
+        req.processing_id,
+        req.kbids,
+      ])) as unknown[];
       if (known.length === 0) throw new DomainError(ErrorCodes.NOT_FOUND, 'Processing request not found');
       return { deliveries: [] };
     }
@@ -96,8 +141,21 @@ export class WebhookDeliveriesService {
     )) as { delivery_id: string; attempt: number; at: Date; status_code: number | null; error: string | null; duration_ms: number }[];
     return {
       deliveries: deliveries.map((d) => ({
-        id: d.id, event: d.event, uri: maskUrlCredentials(d.uri), status: d.status, created_at: new Date(d.created_at).toISOString(), finished_at: d.finished_at ? new Date(d.finished_at).toISOString() : null,
-        attempts: attempts.filter((a) => a.delivery_id === d.id).map((a) => ({ attempt: a.attempt, at: new Date(a.at).toISOString(), status_code: a.status_code, error: a.error, duration_ms: a.duration_ms })),
+        id: d.id,
+        event: d.event,
+        uri: maskUrlCredentials(d.uri),
+        status: d.status,
+        created_at: new Date(d.created_at).toISOString(),
+        finished_at: d.finished_at ? new Date(d.finished_at).toISOString() : null,
+        attempts: attempts
+          .filter((a) => a.delivery_id === d.id)
+          .map((a) => ({
+            attempt: a.attempt,
+            at: new Date(a.at).toISOString(),
+            status_code: a.status_code,
+            error: a.error,
+            duration_ms: a.duration_ms,
+          })),
       })),
     };
   }

@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
 import {
-  DomainError, containsSecretMask, keepMaskedSecrets, maskSecrets, type ContentFieldType, type ConversationFieldInputDto, type FileFieldInputDto, type LinkFieldInputDto, type ResourceWriteDto, type TextFieldInputDto,
+  DomainError,
+  containsSecretMask,
+  keepMaskedSecrets,
+  maskSecrets,
+  type ContentFieldType,
+  type ConversationFieldInputDto,
+  type FileFieldInputDto,
+  type LinkFieldInputDto,
+  type ResourceWriteDto,
+  type TextFieldInputDto,
 } from '@kb/contracts';
 
 export interface FieldWrite {
@@ -40,7 +49,9 @@ function fileValue(input: FileFieldInputDto, now: string, loc: (string | number)
   const f = input.file;
   if (f.payload !== undefined) {
     // Inline bytes are turned into a blob by the HTTP edge before they reach this service.
-    throw DomainError.validation([{ loc: [...loc, 'file', 'payload'], msg: 'Inline file payloads must be stored by the gateway first', type: 'value_error' }]);
+    throw DomainError.validation([
+      { loc: [...loc, 'file', 'payload'], msg: 'Inline file payloads must be stored by the gateway first', type: 'value_error' },
+    ]);
   }
   if (!f.uri) throw DomainError.validation([{ loc: [...loc, 'file', 'uri'], msg: 'A file needs a uri or a payload', type: 'missing' }]);
   return drop({
@@ -57,10 +68,17 @@ function fileValue(input: FileFieldInputDto, now: string, loc: (string | number)
 function conversationValue(input: ConversationFieldInputDto, loc: (string | number)[]): Record<string, unknown> {
   const seen = new Set<string>();
   for (const [i, m] of input.messages.entries()) {
-    if (seen.has(m.ident)) throw DomainError.validation([{ loc: [...loc, 'messages', i, 'ident'], msg: `Duplicate message ident "${m.ident}"`, type: 'value_error' }]);
+    if (seen.has(m.ident))
+      throw DomainError.validation([
+        { loc: [...loc, 'messages', i, 'ident'], msg: `Duplicate message ident "${m.ident}"`, type: 'value_error' },
+      ]);
     seen.add(m.ident);
   }
-  return drop({ messages: JSON.parse(JSON.stringify(input.messages)), extract_strategy: input.extract_strategy, split_strategy: input.split_strategy });
+  return drop({
+    messages: JSON.parse(JSON.stringify(input.messages)),
+    extract_strategy: input.extract_strategy,
+    split_strategy: input.split_strategy,
+  });
 }
 
 /** Turns the field maps of a create/modify body into stored field values. */
@@ -68,8 +86,10 @@ export function fieldWritesOf(body: ResourceWriteDto, now: string): FieldWrite[]
   const out: FieldWrite[] = [];
   for (const [id, input] of Object.entries(body.texts ?? {})) out.push({ fieldType: 'text', fieldId: id, value: textValue(input) });
   for (const [id, input] of Object.entries(body.links ?? {})) out.push({ fieldType: 'link', fieldId: id, value: linkValue(input, now) });
-  for (const [id, input] of Object.entries(body.files ?? {})) out.push({ fieldType: 'file', fieldId: id, value: fileValue(input, now, ['body', 'files', id]) });
-  for (const [id, input] of Object.entries(body.conversations ?? {})) out.push({ fieldType: 'conversation', fieldId: id, value: conversationValue(input, ['body', 'conversations', id]) });
+  for (const [id, input] of Object.entries(body.files ?? {}))
+    out.push({ fieldType: 'file', fieldId: id, value: fileValue(input, now, ['body', 'files', id]) });
+  for (const [id, input] of Object.entries(body.conversations ?? {}))
+    out.push({ fieldType: 'conversation', fieldId: id, value: conversationValue(input, ['body', 'conversations', id]) });
   return out;
 }
 
@@ -81,7 +101,12 @@ export function fieldWritesOf(body: ResourceWriteDto, now: string): FieldWrite[]
 export function publicFieldValue(fieldType: ContentFieldType, value: Record<string, unknown>): Record<string, unknown> {
   if (fieldType === 'conversation') {
     const messages = (value['messages'] as unknown[] | undefined) ?? [];
-    return drop({ pages: messages.length > 0 ? 1 : 0, size: messages.length, total: messages.length, extract_strategy: value['extract_strategy'] as string | undefined });
+    return drop({
+      pages: messages.length > 0 ? 1 : 0,
+      size: messages.length,
+      total: messages.length,
+      extract_strategy: value['extract_strategy'] as string | undefined,
+    });
   }
   if (fieldType === 'file') {
     // `skip_store` marks a file that is deleted once processed (internal bookkeeping).
@@ -96,7 +121,10 @@ export function publicFieldValue(fieldType: ContentFieldType, value: Record<stri
  * The writes with every masked secret a client sent back (a value it read, then sent again)
  * replaced by the one stored for that field, so the mask is never stored over the secret.
  */
-export function keepStoredSecrets(writes: FieldWrite[], stored: { fieldType: string; fieldId: string; value: Record<string, unknown> }[]): FieldWrite[] {
+export function keepStoredSecrets(
+  writes: FieldWrite[],
+  stored: { fieldType: string; fieldId: string; value: Record<string, unknown> }[],
+): FieldWrite[] {
   return writes.map((w) => {
     const current = stored.find((f) => f.fieldType === w.fieldType && f.fieldId === w.fieldId);
     return current ? { ...w, value: keepMaskedSecrets(w.value, current.value) } : w;

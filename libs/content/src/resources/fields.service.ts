@@ -2,9 +2,24 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ClassConstructor } from 'class-transformer';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
-  ConversationFieldInputDto, DomainError, ErrorCodes, FileFieldInputDto, LinkFieldInputDto, TextFieldInputDto, validatePayload,
-  type AppendMessagesRequest, type ContentFieldType, type DeleteFieldRequest, type DeleteMessageRequest, type FieldRecord, type GetFieldRequest,
-  type Md5Request, type PutFieldRequest, type RegisterUploadRequest, type ReprocessRequest, type SeqIdDto,
+  ConversationFieldInputDto,
+  DomainError,
+  ErrorCodes,
+  FileFieldInputDto,
+  LinkFieldInputDto,
+  TextFieldInputDto,
+  validatePayload,
+  type AppendMessagesRequest,
+  type ContentFieldType,
+  type DeleteFieldRequest,
+  type DeleteMessageRequest,
+  type FieldRecord,
+  type GetFieldRequest,
+  type Md5Request,
+  type PutFieldRequest,
+  type RegisterUploadRequest,
+  type ReprocessRequest,
+  type SeqIdDto,
 } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FieldEntity } from '../entities/field.entity';
@@ -48,7 +63,12 @@ export class FieldsService {
     await this.configs.assertFieldStrategies(req.kbid, writes, () => ['body']);
     return this.write(req, 'modified', req.actor, async (m, resource, seqid, now) => {
       const kept = writesCarryMask(writes) ? keepStoredSecrets(writes, await this.repo.fieldsOf(resource.id, m)) : writes;
-      return pendingFieldRows(resource, prepareFileWrites(resource, kept, req.skip_store, () => ['body']), seqid, now);
+      return pendingFieldRows(
+        resource,
+        prepareFileWrites(resource, kept, req.skip_store, () => ['body']),
+        seqid,
+        now,
+      );
     });
   }
 
@@ -59,7 +79,8 @@ export class FieldsService {
     const show = req.show && req.show.length > 0 ? req.show : ['value', 'extracted', 'error'];
     const out: FieldRecord & { value?: Record<string, unknown> | null } = { status: field.status };
     if (show.includes('value')) {
-      out.value = field.fieldType === 'conversation' ? this.conversationPage(field.value, req.page) : publicFieldValue(field.fieldType, field.value);
+      out.value =
+        field.fieldType === 'conversation' ? this.conversationPage(field.value, req.page) : publicFieldValue(field.fieldType, field.value);
     }
     if (show.includes('extracted') && field.extracted) {
       const wanted = req.extracted && req.extracted.length > 0 ? req.extracted : ['text', 'metadata', 'link', 'file'];
@@ -98,12 +119,21 @@ export class FieldsService {
       if (foreign.length > 0) throw DomainError.validation(foreign);
       const known = new Set(current.map((x) => x.ident));
       for (const [i, message] of req.messages.entries()) {
-        if (known.has(message.ident)) throw DomainError.validation([{ loc: ['body', i, 'ident'], msg: `Message ident "${message.ident}" already exists`, type: 'value_error' }]);
+        if (known.has(message.ident))
+          throw DomainError.validation([
+            { loc: ['body', i, 'ident'], msg: `Message ident "${message.ident}" already exists`, type: 'value_error' },
+          ]);
         known.add(message.ident);
       }
       const messages = [...current, ...JSON.parse(JSON.stringify(req.messages))];
-      if (messages.length > MAX_MESSAGES) throw DomainError.validation([{ loc: ['body'], msg: `A conversation holds at most ${MAX_MESSAGES} messages`, type: 'too_long' }]);
-      return pendingFieldRows(resource, [{ fieldType: 'conversation', fieldId: req.field_id, value: { ...(field?.value ?? {}), messages } }], seqid, now);
+      if (messages.length > MAX_MESSAGES)
+        throw DomainError.validation([{ loc: ['body'], msg: `A conversation holds at most ${MAX_MESSAGES} messages`, type: 'too_long' }]);
+      return pendingFieldRows(
+        resource,
+        [{ fieldType: 'conversation', fieldId: req.field_id, value: { ...(field?.value ?? {}), messages } }],
+        seqid,
+        now,
+      );
     });
   }
 
@@ -112,7 +142,18 @@ export class FieldsService {
       const field = await this.repo.findField(resource.id, 'conversation', req.field_id, m);
       const messages = (field?.value['messages'] as { ident: string }[] | undefined) ?? [];
       if (!field || !messages.some((x) => x.ident === req.ident)) throw new DomainError(ErrorCodes.NOT_FOUND, 'Message not found');
-      return pendingFieldRows(resource, [{ fieldType: 'conversation', fieldId: req.field_id, value: { ...field.value, messages: messages.filter((x) => x.ident !== req.ident) } }], seqid, now);
+      return pendingFieldRows(
+        resource,
+        [
+          {
+            fieldType: 'conversation',
+            fieldId: req.field_id,
+            value: { ...field.value, messages: messages.filter((x) => x.ident !== req.ident) },
+          },
+        ],
+        seqid,
+        now,
+      );
     });
     return {};
   }
@@ -123,42 +164,71 @@ export class FieldsService {
    */
   async reprocess(req: ReprocessRequest): Promise<SeqIdDto> {
     return this.write(req, 'modified', req.actor, async (m, resource, seqid, now) => {
-      const named = (await this.repo.fieldsOf(resource.id, m)).filter((f) => (!req.field_type || f.fieldType === req.field_type) && (!req.field_id || f.fieldId === req.field_id));
+      const named = (await this.repo.fieldsOf(resource.id, m)).filter(
+        (f) => (!req.field_type || f.fieldType === req.field_type) && (!req.field_id || f.fieldId === req.field_id),
+      );
       if (req.field_id && named.length === 0) throw new DomainError(ErrorCodes.FIELD_NOT_FOUND, 'Field not found');
       if (req.field_id && named.every(isReleased)) {
-        throw new DomainError(ErrorCodes.CONFLICT, `The file of field ${req.field_id} was not kept (x-skip-store), so it cannot be processed again`);
+        throw new DomainError(
+          ErrorCodes.CONFLICT,
+          `The file of field ${req.field_id} was not kept (x-skip-store), so it cannot be processed again`,
+        );
       }
       const fields = named.filter((f) => !isReleased(f));
-      return pendingFieldRows(resource, fields.map((f) => ({ fieldType: f.fieldType, fieldId: f.fieldId, value: f.value })), seqid, now);
+      return pendingFieldRows(
+        resource,
+        fields.map((f) => ({ fieldType: f.fieldType, fieldId: f.fieldId, value: f.value })),
+        seqid,
+        now,
+      );
     });
   }
 
   /** A file the edge streamed to the blob store becomes a file field (of a new resource when `create`). */
   async registerUpload(req: RegisterUploadRequest): Promise<{ uuid: string; seqid: number; field_id: string }> {
-    const file = { file: { uri: req.file.uri, filename: req.file.filename, content_type: req.file.content_type, md5: req.file.md5 }, password: req.password, language: req.language, extract_strategy: req.extract_strategy };
+    const file = {
+      file: { uri: req.file.uri, filename: req.file.filename, content_type: req.file.content_type, md5: req.file.md5 },
+      password: req.password,
+      language: req.language,
+      extract_strategy: req.extract_strategy,
+    };
     if (req.create) {
       const members = req.resource ?? {};
-      const created = await this.resources.create({
-        kbid: req.kbid, rid: req.rid, actor: req.actor, skip_store: req.skip_store,
-        body: { title: req.file.filename, ...members, files: { [req.field_id]: file } } as never,
-      }, { [req.field_id]: req.file.size });
+      const created = await this.resources.create(
+        {
+          kbid: req.kbid,
+          rid: req.rid,
+          actor: req.actor,
+          skip_store: req.skip_store,
+          body: { title: req.file.filename, ...members, files: { [req.field_id]: file } } as never,
+        },
+        { [req.field_id]: req.file.size },
+      );
       return { uuid: created.uuid, seqid: created.seqid, field_id: req.field_id };
     }
     const writes = fieldWritesOf({ files: { [req.field_id]: file as never } }, new Date().toISOString());
     writes.forEach((w) => ((w.value['file'] as Record<string, unknown>)['size'] = req.file.size));
-    if (req.extract_strategy) await this.configs.assertStrategies(req.kbid, [{ kind: 'extract', id: req.extract_strategy, loc: ['header', 'x-extract-strategy'] }]);
-    const { seqid } = await this.write({ kbid: req.kbid, rid: req.rid }, 'modified', req.actor, async (_m, resource, s, now) => pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), s, now));
+    if (req.extract_strategy)
+      await this.configs.assertStrategies(req.kbid, [{ kind: 'extract', id: req.extract_strategy, loc: ['header', 'x-extract-strategy'] }]);
+    const { seqid } = await this.write({ kbid: req.kbid, rid: req.rid }, 'modified', req.actor, async (_m, resource, s, now) =>
+      pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), s, now),
+    );
     return { uuid: req.rid, seqid, field_id: req.field_id };
   }
 
   async md5Exists(req: Md5Request): Promise<{ exists: boolean }> {
-    const rows: unknown[] = await this.ds.query(`SELECT 1 FROM content.fields WHERE kbid = $1 AND field_type = 'file' AND value->'file'->>'md5' = $2 LIMIT 1`, [req.kbid, req.md5]);
+    const rows: unknown[] = await this.ds.query(
+      `SELECT 1 FROM content.fields WHERE kbid = $1 AND field_type = 'file' AND value->'file'->>'md5' = $2 LIMIT 1`,
+      [req.kbid, req.md5],
+    );
     return { exists: rows.length > 0 };
   }
 
   /** Shared write path: lock, new seqid, upsert the fields, refresh status, outbox jobs + audit. */
   private async write(
-    ref: { kbid: string; rid?: string; slug?: string }, type: 'modified', actor: PutFieldRequest['actor'],
+    ref: { kbid: string; rid?: string; slug?: string },
+    type: 'modified',
+    actor: PutFieldRequest['actor'],
     fieldsOf: (m: EntityManager, resource: ResourceEntity, seqid: number, now: Date) => Promise<FieldEntity[]>,
   ): Promise<SeqIdDto> {
     const started = Date.now();
@@ -170,7 +240,11 @@ export class FieldsService {
       const previous = fields.some((f) => f.fieldType === 'file') ? await this.repo.fieldsOf(resource.id, m) : [];
       await this.repo.upsertFields(m, fields);
       await this.refreshStatus(m, resource, seqid, now);
-      const entries = [...processingJobs(resource, fields), ...supersededUnstored(previous, fields), auditEntry(ref.kbid, type, resource.id, actor, started, replacedBytes(previous, fields))];
+      const entries = [
+        ...processingJobs(resource, fields),
+        ...supersededUnstored(previous, fields),
+        auditEntry(ref.kbid, type, resource.id, actor, started, replacedBytes(previous, fields)),
+      ];
       return { seqid, resource: { id: resource.id, title: resource.title }, rows: await this.outbox.add(m, entries) };
     });
     this.outbox.relayInBackground(result.rows);
@@ -195,7 +269,14 @@ export class FieldsService {
     const messages = (value['messages'] as unknown[] | undefined) ?? [];
     const pages = Math.max(1, Math.ceil(messages.length / MESSAGES_PER_PAGE));
     const n = page === undefined || page === 'first' ? 1 : page === 'last' ? pages : Number(page);
-    if (!Number.isInteger(n) || n < 1 || n > pages) throw DomainError.validation([{ loc: ['query', 'page'], msg: `page must be first, last or 1..${pages}`, type: 'value_error' }]);
-    return { messages: messages.slice((n - 1) * MESSAGES_PER_PAGE, n * MESSAGES_PER_PAGE), pages, size: MESSAGES_PER_PAGE, total: messages.length, page: n };
+    if (!Number.isInteger(n) || n < 1 || n > pages)
+      throw DomainError.validation([{ loc: ['query', 'page'], msg: `page must be first, last or 1..${pages}`, type: 'value_error' }]);
+    return {
+      messages: messages.slice((n - 1) * MESSAGES_PER_PAGE, n * MESSAGES_PER_PAGE),
+      pages,
+      size: MESSAGES_PER_PAGE,
+      total: messages.length,
+      page: n,
+    };
   }
 }

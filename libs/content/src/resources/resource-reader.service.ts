@@ -1,8 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import {
-  DomainError, ErrorCodes, type ActorDto, type AuditRecordedEvent,
-  type ContentFieldType, type ExtractedOption, type FieldRecord, type FieldType, type GetResourceRequest, type KbCountersDto, type ListResourcesRequest, type ResourceDto,
-  type ResourceListDto, type ResourceRef, type ShowOption,
+  DomainError,
+  ErrorCodes,
+  type ActorDto,
+  type AuditRecordedEvent,
+  type ContentFieldType,
+  type ExtractedOption,
+  type FieldRecord,
+  type FieldType,
+  type GetResourceRequest,
+  type KbCountersDto,
+  type ListResourcesRequest,
+  type ResourceDto,
+  type ResourceListDto,
+  type ResourceRef,
+  type ShowOption,
 } from '@kb/contracts';
 import { AuditBatchService } from '../audit/audit-batch.service';
 import type { FieldEntity } from '../entities/field.entity';
@@ -15,7 +27,12 @@ import { SUMMARY_GENERATED } from './resource-summary';
 const DEFAULT_SHOW: ShowOption[] = ['basic'];
 const DEFAULT_FIELD_TYPES: FieldType[] = ['text', 'file', 'link', 'conversation', 'generic'];
 const DEFAULT_EXTRACTED: ExtractedOption[] = ['text', 'metadata', 'link', 'file'];
-const DATA_KEY: Record<ContentFieldType, 'texts' | 'files' | 'links' | 'conversations'> = { text: 'texts', file: 'files', link: 'links', conversation: 'conversations' };
+const DATA_KEY: Record<ContentFieldType, 'texts' | 'files' | 'links' | 'conversations'> = {
+  text: 'texts',
+  file: 'files',
+  link: 'links',
+  conversation: 'conversations',
+};
 
 export interface SerializeOptions {
   show: ShowOption[];
@@ -29,12 +46,21 @@ export function serializeResource(r: ResourceEntity, fields: FieldEntity[], o: S
   const show = new Set(o.show);
   if (show.has('basic')) {
     Object.assign(out, {
-      slug: r.slug, title: r.title, summary: r.summary, icon: r.icon, thumbnail: r.thumbnail,
+      slug: r.slug,
+      title: r.title,
+      summary: r.summary,
+      icon: r.icon,
+      thumbnail: r.thumbnail,
       metadata: { metadata: {}, language: null, languages: [], ...r.metadata, status: r.status },
       usermetadata: { classifications: [], relations: [], ...r.usermetadata },
-      fieldmetadata: r.fieldmetadata, computedmetadata: withoutInternal(r.computedmetadata),
-      created: r.createdAt.toISOString(), modified: r.modifiedAt.toISOString(),
-      last_seqid: r.lastSeqid, last_account_seq: r.lastSeqid, queue: 'private', hidden: r.hidden,
+      fieldmetadata: r.fieldmetadata,
+      computedmetadata: withoutInternal(r.computedmetadata),
+      created: r.createdAt.toISOString(),
+      modified: r.modifiedAt.toISOString(),
+      last_seqid: r.lastSeqid,
+      last_account_seq: r.lastSeqid,
+      queue: 'private',
+      hidden: r.hidden,
     });
   }
   if (show.has('origin')) out.origin = { source: 'API', tags: [], collaborators: [], related: [], metadata: {}, ...r.origin };
@@ -103,7 +129,12 @@ export class ResourceReaderService {
     const page = req.page ?? 0;
     const size = req.size ?? 20;
     const { rows, more } = await this.repo.page(req.kbid, page, size, req.show_hidden ?? false);
-    return { resources: rows.map((r) => serializeResource(r, [], { show: DEFAULT_SHOW, fieldTypes: DEFAULT_FIELD_TYPES, extracted: DEFAULT_EXTRACTED })), pagination: { page, size, last: !more } };
+    return {
+      resources: rows.map((r) =>
+        serializeResource(r, [], { show: DEFAULT_SHOW, fieldTypes: DEFAULT_FIELD_TYPES, extracted: DEFAULT_EXTRACTED }),
+      ),
+      pagination: { page, size, last: !more },
+    };
   }
 
   async count(kbid: string): Promise<{ resources: number }> {

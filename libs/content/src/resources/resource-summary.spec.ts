@@ -3,16 +3,26 @@ import { resourceSummaryPatch, SUMMARY_GENERATED } from './resource-summary';
 
 type F = Pick<FieldEntity, 'fieldType' | 'fieldId' | 'status' | 'extracted'>;
 const field = (fieldType: F['fieldType'], fieldId: string, summary: string | undefined, status: F['status'] = 'PROCESSED'): F => ({
-  fieldType, fieldId, status, extracted: summary === undefined ? null : { metadata: { metadata: { summary } } },
+  fieldType,
+  fieldId,
+  status,
+  extracted: summary === undefined ? null : { metadata: { metadata: { summary } } },
 });
 
 describe('resourceSummaryPatch', () => {
   it("joins the processed fields' summaries in field order, within 600 characters", () => {
     const patch = resourceSummaryPatch({ summary: '', computedmetadata: {} }, [
-      field('file', 'doc', 'The file says this.'), field('text', 'b', 'Second text.'), field('text', 'a', 'First text.'), field('link', 'l', undefined), field('text', 'c', 'Pending.', 'PENDING'),
+      field('file', 'doc', 'The file says this.'),
+      field('text', 'b', 'Second text.'),
+      field('text', 'a', 'First text.'),
+      field('link', 'l', undefined),
+      field('text', 'c', 'Pending.', 'PENDING'),
     ]);
     expect(patch).toEqual({ summary: 'First text. Second text. The file says this.', computedmetadata: { [SUMMARY_GENERATED]: true } });
-    const long = resourceSummaryPatch({ summary: '', computedmetadata: {} }, [field('text', 'a', 'x'.repeat(500)), field('text', 'b', 'y'.repeat(500))]);
+    const long = resourceSummaryPatch({ summary: '', computedmetadata: {} }, [
+      field('text', 'a', 'x'.repeat(500)),
+      field('text', 'b', 'y'.repeat(500)),
+    ]);
     expect(long?.summary).toBe('x'.repeat(500));
     expect(resourceSummaryPatch({ summary: '', computedmetadata: {} }, [field('text', 'a', 'z'.repeat(900))])?.summary).toHaveLength(600);
   });
@@ -22,7 +32,11 @@ describe('resourceSummaryPatch', () => {
     expect(resourceSummaryPatch(generated, [field('text', 'a', 'New words.')])?.summary).toBe('New words.');
     expect(resourceSummaryPatch(generated, [field('text', 'a', 'Old words.')])).toBeUndefined();
     expect(resourceSummaryPatch({ summary: 'Written by a person.', computedmetadata: {} }, [field('text', 'a', 'Other.')])).toBeUndefined();
-    expect(resourceSummaryPatch({ summary: 'Written by a person.', computedmetadata: { [SUMMARY_GENERATED]: false } }, [field('text', 'a', 'Other.')])).toBeUndefined();
+    expect(
+      resourceSummaryPatch({ summary: 'Written by a person.', computedmetadata: { [SUMMARY_GENERATED]: false } }, [
+        field('text', 'a', 'Other.'),
+      ]),
+    ).toBeUndefined();
     expect(resourceSummaryPatch({ summary: '', computedmetadata: {} }, [field('text', 'a', '')])).toBeUndefined();
   });
 });

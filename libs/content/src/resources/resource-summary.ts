@@ -13,10 +13,15 @@ export const SUMMARY_GENERATED = 'summary_generated';
  * and kept up to date while it is processing's own; a summary the user writes is never replaced.
  * Undefined: leave the resource as it is.
  */
-export function resourceSummaryPatch(resource: Pick<ResourceEntity, 'summary' | 'computedmetadata'>, fields: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'status' | 'extracted'>[]): Partial<ResourceEntity> | undefined {
+export function resourceSummaryPatch(
+  resource: Pick<ResourceEntity, 'summary' | 'computedmetadata'>,
+  fields: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'status' | 'extracted'>[],
+): Partial<ResourceEntity> | undefined {
   const generated = resource.computedmetadata?.[SUMMARY_GENERATED] === true;
   if (resource.summary !== '' && !generated) return undefined;
-  const ordered = [...fields].sort((a, b) => TYPE_ORDER.indexOf(a.fieldType) - TYPE_ORDER.indexOf(b.fieldType) || a.fieldId.localeCompare(b.fieldId));
+  const ordered = [...fields].sort(
+    (a, b) => TYPE_ORDER.indexOf(a.fieldType) - TYPE_ORDER.indexOf(b.fieldType) || a.fieldId.localeCompare(b.fieldId),
+  );
   let summary = '';
   for (const f of ordered) {
     if (f.status !== 'PROCESSED') continue;

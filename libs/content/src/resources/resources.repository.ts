@@ -48,18 +48,33 @@ export class ResourcesRepository {
 
   private buildReader(): NonNullable<ResourcesRepository['reader']> {
     const meta = this.ds.getMetadata(ResourceEntity);
-    const columns = meta.columns.filter((c) => c.isSelect).map((c) => {
-      const transformer = Array.isArray(c.transformer) ? undefined : c.transformer;
-      return { db: c.databaseName, prop: c.propertyName as keyof ResourceEntity, ...(transformer ? { from: (v: unknown) => transformer.from(v) as unknown } : {}) };
-    });
+    const columns = meta.columns
+      .filter((c) => c.isSelect)
+      .map((c) => {
+        const transformer = Array.isArray(c.transformer) ? undefined : c.transformer;
+        return {
+          db: c.databaseName,
+          prop: c.propertyName as keyof ResourceEntity,
+          ...(transformer ? { from: (v: unknown) => transformer.from(v) as unknown } : {}),
+        };
+      });
     const list = columns.map((c) => `"${c.db}"`).join(', ');
     const table = `"${meta.schema}"."${meta.tableName}"`;
-    return { columns, byId: `SELECT ${list} FROM ${table} WHERE kbid = $1 AND id = $2 LIMIT 1`, bySlug: `SELECT ${list} FROM ${table} WHERE kbid = $1 AND slug = $2 LIMIT 1` };
+    return {
+      columns,
+      byId: `SELECT ${list} FROM ${table} WHERE kbid = $1 AND id = $2 LIMIT 1`,
+      bySlug: `SELECT ${list} FROM ${table} WHERE kbid = $1 AND slug = $2 LIMIT 1`,
+    };
   }
 
   /** Locks the row for the rest of the transaction so concurrent writers take turns. */
   lockById(manager: EntityManager, kbid: string, rid: string): Promise<ResourceEntity | null> {
-    return manager.getRepository(ResourceEntity).createQueryBuilder('r').setLock('pessimistic_write').where('r.kbid = :kbid AND r.id = :rid', { kbid, rid }).getOne();
+    return manager
+      .getRepository(ResourceEntity)
+      .createQueryBuilder('r')
+      .setLock('pessimistic_write')
+      .where('r.kbid = :kbid AND r.id = :rid', { kbid, rid })
+      .getOne();
   }
 
   /** Finds a resource by id or slug and locks its row for the rest of the transaction. */
@@ -82,7 +97,9 @@ export class ResourcesRepository {
   }
 
   private readonly seqids = new Coalescer<void, number>(async (callers) => {
-    const rows: { seqid: string }[] = await this.ds.query(`SELECT nextval('content.seqid_seq') AS seqid FROM generate_series(1, $1::int)`, [callers.length]);
+    const rows: { seqid: string }[] = await this.ds.query(`SELECT nextval('content.seqid_seq') AS seqid FROM generate_series(1, $1::int)`, [
+      callers.length,
+    ]);
     return rows.map((r) => Number(r.seqid)).sort((a, b) => a - b);
   });
 
@@ -118,7 +135,11 @@ export class ResourcesRepository {
     await manager.upsert(FieldEntity, fields.map(asRow), ['rid', 'fieldType', 'fieldId']);
   }
 
-  async updateField(manager: EntityManager, field: Pick<FieldEntity, 'rid' | 'fieldType' | 'fieldId'>, patch: Partial<FieldEntity>): Promise<void> {
+  async updateField(
+    manager: EntityManager,
+    field: Pick<FieldEntity, 'rid' | 'fieldType' | 'fieldId'>,
+    patch: Partial<FieldEntity>,
+  ): Promise<void> {
     await manager.update(FieldEntity, { rid: field.rid, fieldType: field.fieldType, fieldId: field.fieldId }, asRow(patch));
   }
 
@@ -129,7 +150,12 @@ export class ResourcesRepository {
   async page(kbid: string, page: number, size: number, showHidden: boolean): Promise<{ rows: ResourceEntity[]; more: boolean }> {
     const qb = this.ds.getRepository(ResourceEntity).createQueryBuilder('r').where('r.kbid = :kbid', { kbid });
     if (!showHidden) qb.andWhere('r.hidden = false');
-    const rows = await qb.orderBy('r.created_at', 'ASC').addOrderBy('r.id', 'ASC').offset(page * size).limit(size + 1).getMany();
+    const rows = await qb
+      .orderBy('r.created_at', 'ASC')
+      .addOrderBy('r.id', 'ASC')
+      .offset(page * size)
+      .limit(size + 1)
+      .getMany();
     return { rows: rows.slice(0, size), more: rows.length > size };
   }
 
@@ -159,7 +185,14 @@ export class ResourcesRepository {
     )) as Record<'resources' | 'fields' | 'paragraphs' | 'sentences' | 'index_size', string | number>[];
     const row = rows[0];
     const n = (v: string | number | undefined) => Number(v ?? 0);
-    return { resources: n(row?.resources), paragraphs: n(row?.paragraphs), fields: n(row?.fields), sentences: n(row?.sentences), shards: null, index_size: n(row?.index_size) };
+    return {
+      resources: n(row?.resources),
+      paragraphs: n(row?.paragraphs),
+      fields: n(row?.fields),
+      sentences: n(row?.sentences),
+      shards: null,
+      index_size: n(row?.index_size),
+    };
   }
 
   /** Ids of a KB's resources, a batch at a time (for KB deletion). */

@@ -2,9 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
-  DomainError, ErrorCodes,
-  type CreateResourceRequest, type DeleteResourceRequest, type ModifyResourceRequest, type ReindexResourceRequest, type ResourceCreatedDto,
-  type ResourceWriteDto, type SeqIdDto,
+  DomainError,
+  ErrorCodes,
+  type CreateResourceRequest,
+  type DeleteResourceRequest,
+  type ModifyResourceRequest,
+  type ReindexResourceRequest,
+  type ResourceCreatedDto,
+  type ResourceWriteDto,
+  type SeqIdDto,
 } from '@kb/contracts';
 import { translateUniqueViolation } from '@kb/platform/database';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -58,7 +64,9 @@ export class ResourcesService {
     await this.assertLabels(req.kbid, body);
     const writes = fieldWritesOf(body, now.toISOString());
     await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
-    for (const w of writes) if (w.fieldType === 'file' && fileSizes[w.fieldId] !== undefined) (w.value['file'] as Record<string, unknown>)['size'] = fileSizes[w.fieldId];
+    for (const w of writes)
+      if (w.fieldType === 'file' && fileSizes[w.fieldId] !== undefined)
+        (w.value['file'] as Record<string, unknown>)['size'] = fileSizes[w.fieldId];
     // Taken outside the write: a sequence value is never rolled back, so nothing is gained inside.
     const seqid = await this.repo.nextSeqid();
     const resource: ResourceEntity = {
@@ -85,7 +93,10 @@ export class ResourcesService {
     };
     resource.searchTags = resourceTags(resource);
     const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now);
-    const outboxRows = this.outbox.rowsFor([...processingJobs(resource, fields, req.processing_labels, req.processing_webhook), auditEntry(req.kbid, 'new', rid, req.actor, started, storedBytes(fields))]);
+    const outboxRows = this.outbox.rowsFor([
+      ...processingJobs(resource, fields, req.processing_labels, req.processing_webhook),
+      auditEntry(req.kbid, 'new', rid, req.actor, started, storedBytes(fields)),
+    ]);
     await translateUniqueViolation(
       async () => {
         // With fields, the resource, its fields and its outbox rows go in one statement; the title
@@ -101,7 +112,11 @@ export class ResourcesService {
       { code: ErrorCodes.SLUG_CONFLICT, message: `Resource slug ${body.slug} already exists` },
     ).catch((err: unknown) => {
       // The id (set by an upload or a push) was taken, not the slug: say so.
-      if (err instanceof DomainError && err.code === ErrorCodes.SLUG_CONFLICT && RESOURCE_ID_CONSTRAINTS.includes(String(err.details?.['constraint']))) {
+      if (
+        err instanceof DomainError &&
+        err.code === ErrorCodes.SLUG_CONFLICT &&
+        RESOURCE_ID_CONSTRAINTS.includes(String(err.details?.['constraint']))
+      ) {
         throw new DomainError(ErrorCodes.CONFLICT, `A resource with id ${rid} already exists`, err.details);
       }
       throw err;
@@ -132,7 +147,11 @@ export class ResourcesService {
           patch.status = deriveResourceStatus(allFields.map((f) => f.status));
           await this.repo.updateResource(m, current.id, { ...patch, modifiedAt: now, lastSeqid: seqid });
           await this.indexer.syncResource(m, { ...current, ...patch, modifiedAt: now, lastSeqid: seqid });
-          const entries = [...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook), ...supersededUnstored(previous, fields), auditEntry(req.kbid, 'modified', current.id, req.actor, started, replacedBytes(previous, fields))];
+          const entries = [
+            ...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook),
+            ...supersededUnstored(previous, fields),
+            auditEntry(req.kbid, 'modified', current.id, req.actor, started, replacedBytes(previous, fields)),
+          ];
           return { seqid, resource: { id: current.id, title: patch.title ?? current.title }, rows: await this.outbox.add(m, entries) };
         }),
       { code: ErrorCodes.SLUG_CONFLICT, message: `Slug already exists: ${body.slug}` },
@@ -176,7 +195,12 @@ export class ResourcesService {
       if (req.reindex_vectors) {
         const now = new Date();
         const seqid = await this.repo.nextSeqid(m);
-        const again = pendingFieldRows(current, fields.filter((f) => !isReleased(f)).map((f) => ({ fieldType: f.fieldType, fieldId: f.fieldId, value: f.value })), seqid, now);
+        const again = pendingFieldRows(
+          current,
+          fields.filter((f) => !isReleased(f)).map((f) => ({ fieldType: f.fieldType, fieldId: f.fieldId, value: f.value })),
+          seqid,
+          now,
+        );
         if (again.length > 0) {
           await this.repo.upsertFields(m, again);
           fields = await this.repo.fieldsOf(current.id, m);
@@ -193,7 +217,11 @@ export class ResourcesService {
   }
 
   private async assertLabels(kbid: string, body: ResourceWriteDto): Promise<void> {
-    const issues = await this.labelsets.classificationIssues(kbid, body.usermetadata?.classifications, ['body', 'usermetadata', 'classifications']);
+    const issues = await this.labelsets.classificationIssues(kbid, body.usermetadata?.classifications, [
+      'body',
+      'usermetadata',
+      'classifications',
+    ]);
     if (issues.length > 0) throw DomainError.validation(issues);
   }
 
@@ -220,7 +248,14 @@ export class ResourcesService {
     return patch;
   }
 
-  private async writeFields(m: EntityManager, resource: ResourceEntity, writes: FieldWrite[], seqid: number, now: Date, skipStore?: boolean): Promise<FieldEntity[]> {
+  private async writeFields(
+    m: EntityManager,
+    resource: ResourceEntity,
+    writes: FieldWrite[],
+    seqid: number,
+    now: Date,
+    skipStore?: boolean,
+  ): Promise<FieldEntity[]> {
     const kept = writesCarryMask(writes) ? keepStoredSecrets(writes, await this.repo.fieldsOf(resource.id, m)) : writes;
     const fields = pendingFieldRows(resource, prepareFileWrites(resource, kept, skipStore), seqid, now);
     await this.repo.upsertFields(m, fields);

@@ -7,9 +7,23 @@ const owner = { kbid: 'kb1', id: 'r1' };
 const U1 = '11111111-1111-4111-8111-111111111111';
 const U2 = '22222222-2222-4222-8222-222222222222';
 const unstored = (upload: string, field = 'doc') => `blob:${unstoredFileKey('kb1', 'r1', field, upload)}`;
-const fileWrite = (uri: string, fieldId = 'doc'): FieldWrite => ({ fieldType: 'file', fieldId, value: { file: { uri, filename: 'a.txt', md5: 'm' } } });
+const fileWrite = (uri: string, fieldId = 'doc'): FieldWrite => ({
+  fieldType: 'file',
+  fieldId,
+  value: { file: { uri, filename: 'a.txt', md5: 'm' } },
+});
 const row = (value: Record<string, unknown>, fieldId = 'doc'): FieldEntity => ({
-  rid: 'r1', kbid: 'kb1', fieldType: 'file', fieldId, value, extracted: null, status: 'PENDING', error: null, errors: [], seqid: 1, modifiedAt: new Date(0),
+  rid: 'r1',
+  kbid: 'kb1',
+  fieldType: 'file',
+  fieldId,
+  value,
+  extracted: null,
+  status: 'PENDING',
+  error: null,
+  errors: [],
+  seqid: 1,
+  modifiedAt: new Date(0),
 });
 
 describe('unstored files (x-skip-store)', () => {
@@ -30,7 +44,15 @@ describe('unstored files (x-skip-store)', () => {
         fileWrite('blob:content/kbs/kb2/r/r9/f/file/x/original', 'a'),
         fileWrite(`blob:${fileBlobKey('kb1', 'r2', 'x')}`, 'b'),
         fileWrite(`blob:${fileBlobKey('kb1', 'r1', 'c')}`, 'c'),
-        { fieldType: 'conversation', fieldId: 'chat', value: { messages: [{ ident: 'm1', content: { text: 'hi', attachments: [{ uri: 'https://x.test/a' }, { uri: 'blob:content/kbs/kb2/secret' }] } }] } },
+        {
+          fieldType: 'conversation',
+          fieldId: 'chat',
+          value: {
+            messages: [
+              { ident: 'm1', content: { text: 'hi', attachments: [{ uri: 'https://x.test/a' }, { uri: 'blob:content/kbs/kb2/secret' }] } },
+            ],
+          },
+        },
       ];
       let issues: unknown;
       try {
@@ -69,8 +91,16 @@ describe('unstored files (x-skip-store)', () => {
   describe('supersededUnstored', () => {
     const pending = row({ skip_store: true, file: { uri: unstored(U1) } });
     it.each([
-      ['a new upload replaces a pending unstored file', [row({ skip_store: true, file: { uri: unstored(U2) } })], [`content/kbs/kb1/r/r1/f/file/doc/unstored/${U1}/`]],
-      ['an external address replaces it', [row({ file: { uri: 'https://example.com/a.pdf' } })], [`content/kbs/kb1/r/r1/f/file/doc/unstored/${U1}/`]],
+      [
+        'a new upload replaces a pending unstored file',
+        [row({ skip_store: true, file: { uri: unstored(U2) } })],
+        [`content/kbs/kb1/r/r1/f/file/doc/unstored/${U1}/`],
+      ],
+      [
+        'an external address replaces it',
+        [row({ file: { uri: 'https://example.com/a.pdf' } })],
+        [`content/kbs/kb1/r/r1/f/file/doc/unstored/${U1}/`],
+      ],
       ['reprocessing keeps the same value', [pending], []],
       ['another field is written', [row({ file: { uri: unstored(U2, 'other') } }, 'other')], []],
     ])('%s', (_what, next, targets) => {

@@ -22,7 +22,11 @@ function foreignBlob(owner: Owner, uri: unknown): boolean {
   return typeof uri === 'string' && uri.startsWith('blob:') && !uri.startsWith(`blob:content/kbs/${owner.kbid}/r/${owner.id}/`);
 }
 
-const foreignIssue = (loc: Loc): ValidationIssue => ({ loc, msg: 'A blob: address may only name a file stored for this resource', type: 'value_error' });
+const foreignIssue = (loc: Loc): ValidationIssue => ({
+  loc,
+  msg: 'A blob: address may only name a file stored for this resource',
+  type: 'value_error',
+});
 
 /** Issues for attachments of conversation messages that name foreign blobs; `locOf(i)` locates message i. */
 export function attachmentIssues(owner: Owner, messages: unknown, locOf: (i: number) => Loc): ValidationIssue[] {
@@ -43,7 +47,12 @@ export function attachmentIssues(owner: Owner, messages: unknown, locOf: (i: num
  * edge stored them under the field's `unstored/<upload id>/` directory) so they are deleted once
  * processed. Returns the writes, for chaining.
  */
-export function prepareFileWrites(owner: Owner, writes: FieldWrite[], skipStore: boolean | undefined, locOf: (w: FieldWrite) => Loc = bodyLoc): FieldWrite[] {
+export function prepareFileWrites(
+  owner: Owner,
+  writes: FieldWrite[],
+  skipStore: boolean | undefined,
+  locOf: (w: FieldWrite) => Loc = bodyLoc,
+): FieldWrite[] {
   const issues: ValidationIssue[] = [];
   for (const w of writes) {
     if (w.fieldType === 'file' && foreignBlob(owner, fileOf(w.value)['uri'])) issues.push(foreignIssue([...locOf(w), 'file', 'uri']));
@@ -52,7 +61,8 @@ export function prepareFileWrites(owner: Owner, writes: FieldWrite[], skipStore:
   if (issues.length > 0) throw DomainError.validation(issues);
   if (skipStore) {
     for (const w of writes) {
-      if (w.fieldType === 'file' && unstoredFileDir({ kbid: owner.kbid, rid: owner.id, field_id: w.fieldId }, fileOf(w.value)['uri'])) w.value['skip_store'] = true;
+      if (w.fieldType === 'file' && unstoredFileDir({ kbid: owner.kbid, rid: owner.id, field_id: w.fieldId }, fileOf(w.value)['uri']))
+        w.value['skip_store'] = true;
     }
   }
   return writes;
@@ -92,7 +102,8 @@ export function supersededUnstored(previous: FieldEntity[], next: FieldEntity[])
   for (const old of previous) {
     const dir = pendingUnstored(old);
     const replacement = written.get(`${old.fieldType}/${old.fieldId}`);
-    if (dir && replacement && fileOf(replacement.value)['uri'] !== fileOf(old.value)['uri']) out.push({ kind: 'blob_cleanup', target: dir });
+    if (dir && replacement && fileOf(replacement.value)['uri'] !== fileOf(old.value)['uri'])
+      out.push({ kind: 'blob_cleanup', target: dir });
   }
   return out;
 }

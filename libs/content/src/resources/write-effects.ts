@@ -6,21 +6,46 @@ import type { OutboxEntry } from '../outbox/outbox.service';
 import type { FieldWrite } from './field-values';
 
 /** Rows for fields written by one write (status PENDING until processed). */
-export function pendingFieldRows(resource: Pick<ResourceEntity, 'id' | 'kbid'>, writes: FieldWrite[], seqid: number, now: Date): FieldEntity[] {
+export function pendingFieldRows(
+  resource: Pick<ResourceEntity, 'id' | 'kbid'>,
+  writes: FieldWrite[],
+  seqid: number,
+  now: Date,
+): FieldEntity[] {
   return writes.map((w) => ({
-    rid: resource.id, fieldType: w.fieldType, fieldId: w.fieldId, kbid: resource.kbid, value: w.value, extracted: null, status: 'PENDING', error: null, errors: [], seqid, modifiedAt: now,
+    rid: resource.id,
+    fieldType: w.fieldType,
+    fieldId: w.fieldId,
+    kbid: resource.kbid,
+    value: w.value,
+    extracted: null,
+    status: 'PENDING',
+    error: null,
+    errors: [],
+    seqid,
+    modifiedAt: now,
   }));
 }
 
 /** One processing job per written field, recorded in the outbox with the write; `labels` go to the jobs' status records. */
 export function processingJobs(
-  resource: Pick<ResourceEntity, 'id' | 'kbid' | 'title' | 'metadata'>, fields: FieldEntity[], labels?: string[], webhook?: WebhookTargetDto,
+  resource: Pick<ResourceEntity, 'id' | 'kbid' | 'title' | 'metadata'>,
+  fields: FieldEntity[],
+  labels?: string[],
+  webhook?: WebhookTargetDto,
 ): OutboxEntry[] {
   return fields.map((f) => ({
     kind: 'queue' as const,
     target: UnderstandingSubjects.processField.subject,
     payload: {
-      processing_id: randomUUID(), kbid: resource.kbid, rid: resource.id, field_type: f.fieldType, field_id: f.fieldId, seqid: f.seqid, value: f.value, title: resource.title,
+      processing_id: randomUUID(),
+      kbid: resource.kbid,
+      rid: resource.id,
+      field_type: f.fieldType,
+      field_id: f.fieldId,
+      seqid: f.seqid,
+      value: f.value,
+      title: resource.title,
       ...(typeof resource.metadata['language'] === 'string' ? { language: resource.metadata['language'] } : {}),
       ...(labels && labels.length > 0 ? { labels } : {}),
       ...(webhook ? { webhook } : {}),
@@ -32,13 +57,27 @@ export function processingJobs(
  * `bytes`: the change this write made to the bytes of files the KB holds in the blob store (see
  * storedBytes), metered by reporting as `storage_bytes`; left out when 0.
  */
-export function auditEntry(kbid: string, type: AuditEventType, rid: string, actor: ActorDto | undefined, started: number, bytes = 0): OutboxEntry {
+export function auditEntry(
+  kbid: string,
+  type: AuditEventType,
+  rid: string,
+  actor: ActorDto | undefined,
+  started: number,
+  bytes = 0,
+): OutboxEntry {
   return {
     kind: 'event',
     target: ContentSubjects.auditRecorded.subject,
     payload: {
-      event_id: randomUUID(), kbid, type, date: new Date().toISOString(), resource_id: rid, total_duration: Date.now() - started,
-      ...(actor?.user ? { user_id: actor.user } : {}), ...(actor?.client_type ? { client_type: actor.client_type } : {}), user_type: actor?.user_type ?? 'user',
+      event_id: randomUUID(),
+      kbid,
+      type,
+      date: new Date().toISOString(),
+      resource_id: rid,
+      total_duration: Date.now() - started,
+      ...(actor?.user ? { user_id: actor.user } : {}),
+      ...(actor?.client_type ? { client_type: actor.client_type } : {}),
+      user_type: actor?.user_type ?? 'user',
       ...(bytes !== 0 ? { audit_metadata: { bytes } } : {}),
     },
   };
@@ -55,24 +94,36 @@ export function storedBytes(fields: Pick<FieldEntity, 'fieldType' | 'value'>[]):
     if (f.fieldType !== 'file') continue;
     const file = (f.value['file'] ?? {}) as Record<string, unknown>;
     const size = file['size'];
-    if (typeof file['uri'] === 'string' && file['uri'].startsWith('blob:') && typeof size === 'number' && Number.isFinite(size) && size > 0) total += size;
+    if (typeof file['uri'] === 'string' && file['uri'].startsWith('blob:') && typeof size === 'number' && Number.isFinite(size) && size > 0)
+      total += size;
   }
   return total;
 }
 
 /** What writing `written` over `previous` (the resource's fields before the write) changes in storedBytes. */
-export function replacedBytes(previous: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'value'>[], written: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'value'>[]): number {
+export function replacedBytes(
+  previous: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'value'>[],
+  written: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'value'>[],
+): number {
   const keys = new Set(written.map((f) => `${f.fieldType}/${f.fieldId}`));
   return storedBytes(written) - storedBytes(previous.filter((f) => keys.has(`${f.fieldType}/${f.fieldId}`)));
 }
 
 /** Tells the search index to rebuild a resource's rows (`content.resource.reindexed`). */
-export function reindexedEvent(resource: Pick<ResourceEntity, 'id' | 'kbid'>, reindexVectors: boolean, fields: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'seqid' | 'status'>[]): OutboxEntry {
+export function reindexedEvent(
+  resource: Pick<ResourceEntity, 'id' | 'kbid'>,
+  reindexVectors: boolean,
+  fields: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'seqid' | 'status'>[],
+): OutboxEntry {
   return {
     kind: 'event',
     target: ContentSubjects.resourceReindexed.subject,
     payload: {
-      event_id: randomUUID(), kbid: resource.kbid, rid: resource.id, reindex_vectors: reindexVectors, date: new Date().toISOString(),
+      event_id: randomUUID(),
+      kbid: resource.kbid,
+      rid: resource.id,
+      reindex_vectors: reindexVectors,
+      date: new Date().toISOString(),
       fields: fields.map((f) => ({ field_type: f.fieldType, field_id: f.fieldId, seqid: f.seqid, status: f.status })),
     },
   };

@@ -60,7 +60,10 @@ export interface FindPlan {
   minBm25: number;
   vector?: number[];
   vectorset?: string;
-  fusion: { name: 'default' } | { name: 'rrf'; k: number; window: number; boosting: { keyword: number; semantic: number } } | { name: 'weighted'; weight: number; window: number };
+  fusion:
+    | { name: 'default' }
+    | { name: 'rrf'; k: number; window: number; boosting: { keyword: number; semantic: number } }
+    | { name: 'weighted'; weight: number; window: number };
   rerankWindow: number;
   /** `predict` (the default: the built-in lexical reranker) or `noop` (the fused order). */
   reranker: 'predict' | 'noop';
@@ -110,7 +113,8 @@ export interface ParagraphRow {
 }
 
 /** The columns of a `ParagraphRow`, for every statement that reads paragraphs back. */
-export const PARAGRAPH_COLUMNS = 'id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, start_seconds, end_seconds, text, kind, language, labels';
+export const PARAGRAPH_COLUMNS =
+  'id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, start_seconds, end_seconds, text, kind, language, labels';
 
 export interface RankedParagraph extends ParagraphRow {
   score: number;
@@ -158,7 +162,11 @@ export class FindService {
   private readonly reranker: Reranker = new LexicalReranker();
 
   /** Reads a /find body (or /ask's retrieval members) into a plan; every problem → one 422. */
-  async plan(req: RetrievalRequest, r: RequestReader, o: { defaultFeatures: Feature[]; allowed: readonly string[]; rephrase?: boolean }): Promise<FindPlan> {
+  async plan(
+    req: RetrievalRequest,
+    r: RequestReader,
+    o: { defaultFeatures: Feature[]; allowed: readonly string[]; rephrase?: boolean },
+  ): Promise<FindPlan> {
     const params = new SqlParams();
     const languages = await this.context.kbLanguages(req.kbid);
     const query = r.string('query', '', { max: 20_000 });
@@ -178,7 +186,8 @@ export class FindService {
     if (typeof ms === 'number') minSemantic = r.number('min_score', ms);
     else if (ms && typeof ms === 'object' && !Array.isArray(ms)) {
       const m = ms as Record<string, unknown>;
-      for (const k of Object.keys(m)) if (k !== 'semantic' && k !== 'bm25') r.issue(['min_score', k], 'Extra inputs are not permitted', 'extra_forbidden');
+      for (const k of Object.keys(m))
+        if (k !== 'semantic' && k !== 'bm25') r.issue(['min_score', k], 'Extra inputs are not permitted', 'extra_forbidden');
       minSemantic = r.number(['min_score', 'semantic'], m['semantic']);
       minBm25 = r.number(['min_score', 'bm25'], m['bm25'], { min: 0 }) ?? 0;
     } else if (ms !== undefined && ms !== null) r.issue('min_score', 'Input should be a number or {semantic, bm25}', 'model_type');
@@ -214,7 +223,8 @@ export class FindService {
     // `extracted` is deprecated (read above) and accepted without effect; `generative_model` is read by /find (rephrasing) and /ask.
     r.accept('generative_model');
     const auditMetadata = r.object('audit_metadata');
-    if (auditMetadata && JSON.stringify(auditMetadata).length > 10_240) r.issue('audit_metadata', 'audit_metadata must be at most 10 KB', 'value_error');
+    if (auditMetadata && JSON.stringify(auditMetadata).length > 10_240)
+      r.issue('audit_metadata', 'audit_metadata must be at most 10 KB', 'value_error');
     const kbParam = params.add(req.kbid);
     const filters = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages);
     const filter = filters.readAllMatch(r, { allowFieldFilters: true });
@@ -223,9 +233,33 @@ export class FindService {
     conds.push(securityCondition(params, 'p.groups', groups, false));
     if (!showHidden) conds.push('NOT p.hidden');
     return {
-      kbid: req.kbid, query, features, topK, minSemantic, minBm25, vector, vectorset, fusion, rerankWindow, reranker, graphQuery, withDuplicates, withSynonyms, highlight, debug,
-      groups, showHidden, serialization, where: conds.join(' AND '), params, auditMetadata, signal: req.signal, rephrase,
-      memoryFilter: filter.match ? { groups, showHidden, match: filterSql === 'TRUE' ? undefined : filter.match, where: conds.join(' AND ') } : null,
+      kbid: req.kbid,
+      query,
+      features,
+      topK,
+      minSemantic,
+      minBm25,
+      vector,
+      vectorset,
+      fusion,
+      rerankWindow,
+      reranker,
+      graphQuery,
+      withDuplicates,
+      withSynonyms,
+      highlight,
+      debug,
+      groups,
+      showHidden,
+      serialization,
+      where: conds.join(' AND '),
+      params,
+      auditMetadata,
+      signal: req.signal,
+      rephrase,
+      memoryFilter: filter.match
+        ? { groups, showHidden, match: filterSql === 'TRUE' ? undefined : filter.match, where: conds.join(' AND ') }
+        : null,
     };
   }
 
@@ -245,12 +279,14 @@ export class FindService {
       const window = Number.isInteger(o['window']) ? Math.min(Math.max(o['window'] as number, 1), 500) : 500;
       return { name: 'weighted', weight, window };
     }
-    if (o['name'] !== undefined && o['name'] !== 'rrf' && o['name'] !== 'legacy') r.issue(['rank_fusion', 'name'], "Input should be 'rrf' or 'weighted'", 'enum');
+    if (o['name'] !== undefined && o['name'] !== 'rrf' && o['name'] !== 'legacy')
+      r.issue(['rank_fusion', 'name'], "Input should be 'rrf' or 'weighted'", 'enum');
     const k = r.number(['rank_fusion', 'k'], o['k'], { min: 0 }) ?? 60;
     const w = o['window'];
     let window = 500;
     if (Number.isInteger(w) && (w as number) >= 1 && (w as number) <= 500) window = w as number;
-    else if (w !== undefined && w !== null) r.issue(['rank_fusion', 'window'], 'Input should be an integer between 1 and 500', 'less_than_equal');
+    else if (w !== undefined && w !== null)
+      r.issue(['rank_fusion', 'window'], 'Input should be an integer between 1 and 500', 'less_than_equal');
     const b = (o['boosting'] ?? {}) as Record<string, unknown>;
     const boosting = {
       keyword: r.number(['rank_fusion', 'boosting', 'keyword'], b['keyword']) ?? 1,
@@ -308,20 +344,31 @@ export class FindService {
       keyword: async (terms, limit, minScore) => {
         if (terms.length === 0 || limit <= 0) return [];
         const idx = await index();
-        return idx ? memoryKeywordSearch(this.ds.manager, idx, scope(), memoryFilter, terms, limit, minScore) : keywordSearch(this.ds.manager, scope(), terms, limit, minScore);
+        return idx
+          ? memoryKeywordSearch(this.ds.manager, idx, scope(), memoryFilter, terms, limit, minScore)
+          : keywordSearch(this.ds.manager, scope(), terms, limit, minScore);
       },
       semantic: async (query) => {
         const idx = await index();
         return idx
           ? memorySemanticSearch(this.ds.manager, idx, scope(), memoryFilter, query, this.memory.exactScanMax)
-          : semanticSearch(this.ds.manager, scope(), { ...query, population: await this.context.vectorPopulation(plan.kbid, query.vectorset) });
+          : semanticSearch(this.ds.manager, scope(), {
+              ...query,
+              population: await this.context.vectorPopulation(plan.kbid, query.vectorset),
+            });
       },
     };
   }
 
   /** The plan's query vector: the request's own `vector` (DOT, no threshold), else the query embedded by the KB's model. */
   async queryVector(plan: FindPlan): Promise<EmbedQueryResponse> {
-    if (plan.vector) return { vector: plan.vector, vectorset: plan.vectorset ?? (await this.context.defaultVectorset(plan.kbid)), similarity: 'DOT', threshold: 0 };
+    if (plan.vector)
+      return {
+        vector: plan.vector,
+        vectorset: plan.vectorset ?? (await this.context.defaultVectorset(plan.kbid)),
+        similarity: 'DOT',
+        threshold: 0,
+      };
     return this.context.embedQuery(plan.kbid, plan.query, plan.vectorset, plan.signal);
   }
 
@@ -332,7 +379,13 @@ export class FindService {
     const languages = await this.context.kbLanguages(plan.kbid);
     const terms = await this.keywordTerms(plan, languages);
     // Each retriever looks twice as deep as asked (at most 200), or as deep as a longer rerank window or RRF window.
-    const window = Math.max(plan.topK, Math.min(2 * plan.topK, 200), plan.rerankWindow, plan.fusion.name === 'rrf' ? Math.min(plan.fusion.window, 500) : 0, 100);
+    const window = Math.max(
+      plan.topK,
+      Math.min(2 * plan.topK, 200),
+      plan.rerankWindow,
+      plan.fusion.name === 'rrf' ? Math.min(plan.fusion.window, 500) : 0,
+      100,
+    );
     const wantKeyword = plan.features.includes('keyword') && terms.length > 0;
     const wantSemantic = plan.features.includes('semantic') && (plan.vector !== undefined || plan.query.trim() !== '');
     let minSemantic = plan.minSemantic ?? 0;
@@ -349,22 +402,32 @@ export class FindService {
           vectorset = q.vectorset;
           minSemantic = plan.minSemantic ?? q.threshold;
           timings['embed_ms'] = Date.now() - t0;
-          const hits = await retrieval.semantic({ vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: window });
+          const hits = await retrieval.semantic({
+            vector: q.vector,
+            vectorset: q.vectorset,
+            similarity: q.similarity,
+            minScore: minSemantic,
+            limit: window,
+          });
           timings['semantic_ms'] = Date.now() - t0;
           return hits;
         })()
       : Promise.resolve([]);
-    const gr: Promise<RetrieverHit[]> = plan.features.includes('graph') && plan.graphQuery
-      ? this.graph.paragraphHits(plan.kbid, plan.graphQuery, scope(), window).then((h) => ((timings['graph_ms'] = Date.now() - t0), h))
-      : Promise.resolve([]);
+    const gr: Promise<RetrieverHit[]> =
+      plan.features.includes('graph') && plan.graphQuery
+        ? this.graph.paragraphHits(plan.kbid, plan.graphQuery, scope(), window).then((h) => ((timings['graph_ms'] = Date.now() - t0), h))
+        : Promise.resolve([]);
     const [keywordHits, semanticHits, graphHits] = await Promise.all([kw, sem, gr]);
     plan.signal?.throwIfAborted();
     let fused: FusedHit[];
     if (plan.fusion.name === 'rrf') fused = rrf(keywordHits, semanticHits, plan.fusion);
-    else if (plan.fusion.name === 'weighted') fused = weightedFusion(keywordHits, semanticHits, { weight: plan.fusion.weight, window: plan.fusion.window, floor: minSemantic });
+    else if (plan.fusion.name === 'weighted')
+      fused = weightedFusion(keywordHits, semanticHits, { weight: plan.fusion.weight, window: plan.fusion.window, floor: minSemantic });
     else {
       const d = DEFAULT_FUSION[vectorset];
-      fused = d ? weightedFusion(keywordHits, semanticHits, { weight: d.weight, window, floor: minSemantic }) : rrf(keywordHits, semanticHits, { k: 60, window, boosting: { keyword: 1, semantic: 1 } });
+      fused = d
+        ? weightedFusion(keywordHits, semanticHits, { weight: d.weight, window, floor: minSemantic })
+        : rrf(keywordHits, semanticHits, { k: 60, window, boosting: { keyword: 1, semantic: 1 } });
     }
     fused = fuseGraph(fused, graphHits);
     const fusedCandidates = fused.slice(0, Math.max(plan.topK * 3, plan.topK + 20, plan.rerankWindow));
@@ -405,19 +468,32 @@ export class FindService {
    * The reranker's order of the best `rerankWindow` candidates (with its scores), the rest after
    * them; `read` is how many leading candidates have their rows in `rows` already.
    */
-  private async rerank(plan: FindPlan, candidates: FusedHit[], rows: Map<string, ParagraphRow>): Promise<{ candidates: FusedHit[]; read: number }> {
+  private async rerank(
+    plan: FindPlan,
+    candidates: FusedHit[],
+    rows: Map<string, ParagraphRow>,
+  ): Promise<{ candidates: FusedHit[]; read: number }> {
     const reranker = plan.reranker === 'predict' ? this.reranker : NOOP_RERANKER;
     if (reranker === NOOP_RERANKER || !plan.query.trim()) return { candidates, read: 0 };
     const window = candidates.slice(0, plan.rerankWindow);
     for (const [id, row] of await this.paragraphRows(window.map((h) => h.id))) rows.set(id, row);
     const head = window.filter((h) => rows.has(h.id));
     const byId = new Map(head.map((h) => [h.id, h]));
-    const reranked = reranker.rerank({ text: plan.query }, head.map((h) => {
-      const row = rows.get(h.id) as ParagraphRow;
-      return { id: h.id, text: row.text, language: row.language, score: h.score };
-    }));
+    const reranked = reranker.rerank(
+      { text: plan.query },
+      head.map((h) => {
+        const row = rows.get(h.id) as ParagraphRow;
+        return { id: h.id, text: row.text, language: row.language, score: h.score };
+      }),
+    );
     // As in the reference, a paragraph the reranker scored says so (API-MAP 4.5): its score is the reranker's.
-    return { candidates: [...reranked.map((c) => ({ ...(byId.get(c.id) as FusedHit), score: c.score, scoreType: 'RERANKER' as const })), ...candidates.slice(plan.rerankWindow)], read: reranked.length };
+    return {
+      candidates: [
+        ...reranked.map((c) => ({ ...(byId.get(c.id) as FusedHit), score: c.score, scoreType: 'RERANKER' as const })),
+        ...candidates.slice(plan.rerankWindow),
+      ],
+      read: reranked.length,
+    };
   }
 
   /** The `relations` feature: entities named in the query, with the resources and entities around them. */
@@ -433,10 +509,9 @@ export class FindService {
 
   async paragraphRows(ids: string[]): Promise<Map<string, ParagraphRow>> {
     if (ids.length === 0) return new Map();
-    const rows = (await this.ds.query(
-      `SELECT ${PARAGRAPH_COLUMNS} FROM content.search_paragraphs WHERE id = ANY($1::bigint[])`,
-      [ids],
-    )) as ParagraphRow[];
+    const rows = (await this.ds.query(`SELECT ${PARAGRAPH_COLUMNS} FROM content.search_paragraphs WHERE id = ANY($1::bigint[])`, [
+      ids,
+    ])) as ParagraphRow[];
     return new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -447,7 +522,15 @@ export class FindService {
     const needsFields = s.show.some((x) => x === 'values' || x === 'extracted' || x === 'errors');
     const fields = needsFields ? await this.ds.getRepository(FieldEntity).findBy({ rid: In(rids) }) : [];
     const out = new Map<string, ResourceDto>();
-    for (const r of rows) out.set(r.id, serializeResource(r, fields.filter((f) => f.rid === r.id), s));
+    for (const r of rows)
+      out.set(
+        r.id,
+        serializeResource(
+          r,
+          fields.filter((f) => f.rid === r.id),
+          s,
+        ),
+      );
     return out;
   }
 
@@ -462,13 +545,34 @@ export class FindService {
     r.finish();
     if (plan.rephrase) {
       const generator = this.rephraser.generator(await this.rephraser.kbConfig(req.kbid, req.signal), generativeModel);
-      this.rephrased(plan, await this.rephraser.rephrase(generator, { kbid: req.kbid, question: plan.query, history: [], prompt: plan.rephrase.prompt, signal: req.signal }));
+      this.rephrased(
+        plan,
+        await this.rephraser.rephrase(generator, {
+          kbid: req.kbid,
+          question: plan.query,
+          history: [],
+          prompt: plan.rephrase.prompt,
+          signal: req.signal,
+        }),
+      );
     }
     const outcome = await this.run(plan);
     if (plan.features.includes('relations')) outcome.relations = await this.relations(plan);
     plan.signal?.throwIfAborted();
     const body = await this.findResults(outcome);
-    this.audit(req, 'search', started, { query: plan.originalQuery ?? plan.query, ...(plan.originalQuery !== undefined ? { rephrased_question: plan.query } : {}), features: plan.features, resources_count: Object.keys(body['resources'] as object).length, filters: (req.body as Record<string, unknown>)['filter_expression'] ?? (req.body as Record<string, unknown>)['filters'] ?? null }, plan.auditMetadata);
+    this.audit(
+      req,
+      'search',
+      started,
+      {
+        query: plan.originalQuery ?? plan.query,
+        ...(plan.originalQuery !== undefined ? { rephrased_question: plan.query } : {}),
+        features: plan.features,
+        resources_count: Object.keys(body['resources'] as object).length,
+        filters: (req.body as Record<string, unknown>)['filter_expression'] ?? (req.body as Record<string, unknown>)['filters'] ?? null,
+      },
+      plan.auditMetadata,
+    );
     return body;
   }
 
@@ -519,7 +623,14 @@ export class FindService {
       text: highlightTerms ? highlight(p.text, p.language, highlightTerms) : p.text,
       id: p.paragraph_id,
       labels: p.labels,
-      position: { page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: p.start_seconds ?? null, end_seconds: p.end_seconds ?? null },
+      position: {
+        page_number: p.page ?? 0,
+        index: p.idx,
+        start: p.start_offset,
+        end: p.end_offset,
+        start_seconds: p.start_seconds ?? null,
+        end_seconds: p.end_seconds ?? null,
+      },
       fuzzy_result: false,
       page_with_visual: false,
       reference: null,
@@ -529,11 +640,24 @@ export class FindService {
   }
 
   /** Activity event for the reporting service, published in a batch (AuditBatchService); never fails the request. */
-  audit(req: RetrievalRequest, type: 'search' | 'suggest' | 'chat', started: number, details: Record<string, unknown>, auditMetadata?: Record<string, unknown>): void {
+  audit(
+    req: RetrievalRequest,
+    type: 'search' | 'suggest' | 'chat',
+    started: number,
+    details: Record<string, unknown>,
+    auditMetadata?: Record<string, unknown>,
+  ): void {
     this.auditBatch.record({
-      event_id: randomUUID(), kbid: req.kbid, type, date: new Date().toISOString(), total_duration: Date.now() - started, user_type: req.actor?.user_type ?? 'user',
-      ...(req.actor?.user ? { user_id: req.actor.user } : {}), ...(req.actor?.client_type ? { client_type: req.actor.client_type } : {}),
-      ...(auditMetadata ? { audit_metadata: auditMetadata } : {}), details,
+      event_id: randomUUID(),
+      kbid: req.kbid,
+      type,
+      date: new Date().toISOString(),
+      total_duration: Date.now() - started,
+      user_type: req.actor?.user_type ?? 'user',
+      ...(req.actor?.user ? { user_id: req.actor.user } : {}),
+      ...(req.actor?.client_type ? { client_type: req.actor.client_type } : {}),
+      ...(auditMetadata ? { audit_metadata: auditMetadata } : {}),
+      details,
     });
   }
 }

@@ -1,7 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  parseGraphExpr, type GraphExpr, type GraphKind, type GraphNodesResponse, type GraphPathsResponse, type GraphRelationsResponse, type GraphRequestBase, type NodePattern, type RelationPattern, type SearchPayload,
+  parseGraphExpr,
+  type GraphExpr,
+  type GraphKind,
+  type GraphNodesResponse,
+  type GraphPathsResponse,
+  type GraphRelationsResponse,
+  type GraphRequestBase,
+  type NodePattern,
+  type RelationPattern,
+  type SearchPayload,
 } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { PARAGRAPH_TARGET, FilterCompiler, readSecurityGroups, securityCondition } from './query/filters';
@@ -51,11 +60,20 @@ export class GraphService {
     const kbParam = params.add(req.kbid);
     const fe = r.object('filter_expression');
     // Graph filters are {"field": <expression>}; the filter compiler reports any other unknown member.
-    if (fe) for (const k of ['paragraph', 'operator']) if (k in fe) r.issue(['filter_expression', k], 'Extra inputs are not permitted (graph filters are {"field": <expression>})', 'extra_forbidden');
+    if (fe)
+      for (const k of ['paragraph', 'operator'])
+        if (k in fe)
+          r.issue(
+            ['filter_expression', k],
+            'Extra inputs are not permitted (graph filters are {"field": <expression>})',
+            'extra_forbidden',
+          );
     const languages = fe ? await this.context.kbLanguages(req.kbid) : [];
     const filters = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages);
     // Only the field expression is compiled (a separate reader, so no other filter member is taken).
-    const fieldOnly = new RequestReader(fe ? { filter_expression: Object.fromEntries(Object.entries(fe).filter(([k]) => k !== 'paragraph' && k !== 'operator')) } : {});
+    const fieldOnly = new RequestReader(
+      fe ? { filter_expression: Object.fromEntries(Object.entries(fe).filter(([k]) => k !== 'paragraph' && k !== 'operator')) } : {},
+    );
     const filterSql = filters.readAll(fieldOnly, { allowFieldFilters: false });
     r.issues.push(...fieldOnly.issues);
     const groups = readSecurityGroups(r, req.forced_groups);
@@ -139,7 +157,8 @@ export class GraphService {
       if (e.op === 'and' || e.op === 'or') e.items.forEach(walk);
       else if (e.op === 'not') walk(e.item);
       else if (e.op === 'node' && e.node.match === 'fuzzy' && e.node.value) wanted.add(e.node.value.toLowerCase());
-      else if (e.op === 'path') for (const n of [e.source, e.destination]) if (n?.match === 'fuzzy' && n.value) wanted.add(n.value.toLowerCase());
+      else if (e.op === 'path')
+        for (const n of [e.source, e.destination]) if (n?.match === 'fuzzy' && n.value) wanted.add(n.value.toLowerCase());
     };
     walk(expr);
     const out = new Map<string, string[]>();
@@ -153,7 +172,10 @@ export class GraphService {
           ) x WHERE length(v) BETWEEN $2 AND $3`,
         [kbid, value.length - distance, value.length + distance],
       )) as { v: string }[];
-      out.set(value, rows.map((x) => x.v).filter((v) => editDistance(v, value, distance) <= distance));
+      out.set(
+        value,
+        rows.map((x) => x.v).filter((v) => editDistance(v, value, distance) <= distance),
+      );
     }
     return out;
   }
@@ -178,7 +200,10 @@ interface Columns {
 }
 
 const edgeColumns: Columns = {
-  side: (s) => (s === 'source' ? { value: 'e.source_value', type: 'e.source_type', group: 'e.source_group' } : { value: 'e.dest_value', type: 'e.dest_type', group: 'e.dest_group' }),
+  side: (s) =>
+    s === 'source'
+      ? { value: 'e.source_value', type: 'e.source_type', group: 'e.source_group' }
+      : { value: 'e.dest_value', type: 'e.dest_type', group: 'e.dest_group' },
   relation: { type: 'e.relation', label: 'e.label' },
   generated: 'e.generated',
 };
@@ -215,9 +240,11 @@ function compile(e: GraphExpr, params: SqlParams, fuzzy: Map<string, string[]>, 
     const c = cols.side(side);
     const conds: string[] = [];
     if (n.value !== undefined) {
-      conds.push(n.match === 'fuzzy'
-        ? `lower(${c.value}) = ANY(${params.add(fuzzy.get(n.value.toLowerCase()) ?? [])}::text[])`
-        : `lower(${c.value}) = lower(${params.add(n.value)})`);
+      conds.push(
+        n.match === 'fuzzy'
+          ? `lower(${c.value}) = ANY(${params.add(fuzzy.get(n.value.toLowerCase()) ?? [])}::text[])`
+          : `lower(${c.value}) = lower(${params.add(n.value)})`,
+      );
     }
     if (n.type) conds.push(`${c.type} = ${params.add(n.type)}`);
     if (n.group !== undefined) conds.push(`${c.group} = ${params.add(n.group)}`);
@@ -233,7 +260,11 @@ function compile(e: GraphExpr, params: SqlParams, fuzzy: Map<string, string[]>, 
   switch (e.op) {
     case 'and':
     case 'or':
-      return e.items.length ? `(${e.items.map((i) => compile(i, params, fuzzy, cols)).join(e.op === 'and' ? ' AND ' : ' OR ')})` : e.op === 'and' ? 'TRUE' : 'FALSE';
+      return e.items.length
+        ? `(${e.items.map((i) => compile(i, params, fuzzy, cols)).join(e.op === 'and' ? ' AND ' : ' OR ')})`
+        : e.op === 'and'
+          ? 'TRUE'
+          : 'FALSE';
     case 'not':
       return `NOT (${compile(e.item, params, fuzzy, cols)})`;
     case 'node':
@@ -244,9 +275,17 @@ function compile(e: GraphExpr, params: SqlParams, fuzzy: Map<string, string[]>, 
       // Nothing here is generated by data augmentation; processor and user edges are told apart.
       return e.by === 'data-augmentation' ? 'FALSE' : `${cols.generated} = ${params.add(e.by)}`;
     case 'path': {
-      const forward = [e.source ? node(e.source, 'source') : 'TRUE', e.relation ? relation(e.relation) : 'TRUE', e.destination ? node(e.destination, 'destination') : 'TRUE'].join(' AND ');
+      const forward = [
+        e.source ? node(e.source, 'source') : 'TRUE',
+        e.relation ? relation(e.relation) : 'TRUE',
+        e.destination ? node(e.destination, 'destination') : 'TRUE',
+      ].join(' AND ');
       if (!e.undirected) return `(${forward})`;
-      const backward = [e.source ? node(e.source, 'destination') : 'TRUE', e.relation ? relation(e.relation) : 'TRUE', e.destination ? node(e.destination, 'source') : 'TRUE'].join(' AND ');
+      const backward = [
+        e.source ? node(e.source, 'destination') : 'TRUE',
+        e.relation ? relation(e.relation) : 'TRUE',
+        e.destination ? node(e.destination, 'source') : 'TRUE',
+      ].join(' AND ');
       return `((${forward}) OR (${backward}))`;
     }
   }

@@ -39,7 +39,10 @@ export class SearchContextService {
     const key = `${kbid}\0${vectorset}`;
     const hit = this.populations.get(key);
     if (hit && hit.until > Date.now()) return hit.value;
-    const rows = (await this.ds.query(`SELECT count(*)::int AS n FROM content.search_vectors WHERE kbid = $1 AND vectorset = $2`, [kbid, vectorset])) as { n: number }[];
+    const rows = (await this.ds.query(`SELECT count(*)::int AS n FROM content.search_vectors WHERE kbid = $1 AND vectorset = $2`, [
+      kbid,
+      vectorset,
+    ])) as { n: number }[];
     const value = rows[0]?.n ?? 0;
     this.populations.set(key, { value, until: Date.now() + TTL_MS * 6 });
     return value;
@@ -47,7 +50,9 @@ export class SearchContextService {
 
   /** The vectorset of a KB's stored vectors (for a query that brings its own vector and names none). */
   async defaultVectorset(kbid: string): Promise<string> {
-    const rows = (await this.ds.query(`SELECT vectorset FROM content.search_vectors WHERE kbid = $1 LIMIT 1`, [kbid])) as { vectorset: string }[];
+    const rows = (await this.ds.query(`SELECT vectorset FROM content.search_vectors WHERE kbid = $1 LIMIT 1`, [kbid])) as {
+      vectorset: string;
+    }[];
     return rows[0]?.vectorset ?? '';
   }
 

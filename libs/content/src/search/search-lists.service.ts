@@ -37,26 +37,38 @@ export class SearchListsService {
   async search(req: RetrievalRequest): Promise<SearchResponse> {
     const started = Date.now();
     const r = new RequestReader(req.body);
-    const plan = await this.finder.plan(req, r, { defaultFeatures: ['keyword', 'fulltext', 'semantic'] as never, allowed: SEARCH_FEATURES });
+    const plan = await this.finder.plan(req, r, {
+      defaultFeatures: ['keyword', 'fulltext', 'semantic'] as never,
+      allowed: SEARCH_FEATURES,
+    });
     const features = plan.features as string[];
     const faceted = r.stringList('faceted', { maxItems: REQUEST_LIMITS.facets }) ?? [];
     const offset = r.int('offset', 0, 0, 1000);
     const sort = r.object('sort');
     if (sort && sort['field'] !== undefined && sort['field'] !== 'score') {
-      r.issue(['sort', 'field'], "Not supported: /search sorts by score; use /catalog to list resources by date or title", 'not_supported');
+      r.issue(['sort', 'field'], 'Not supported: /search sorts by score; use /catalog to list resources by date or title', 'not_supported');
     }
     r.finish();
     const languages = await this.context.kbLanguages(req.kbid);
     const terms = await this.finder.keywordTerms(plan, languages);
     const want = offset + plan.topK;
     const retrieval = this.finder.retrieval(plan);
-    const keywordHits = features.includes('keyword') || features.includes('fulltext') ? await retrieval.keyword(terms, Math.max(want + 1, 200), plan.minBm25) : [];
+    const keywordHits =
+      features.includes('keyword') || features.includes('fulltext')
+        ? await retrieval.keyword(terms, Math.max(want + 1, 200), plan.minBm25)
+        : [];
     let semanticHits: RetrieverHit[] = [];
     let minSemantic = plan.minSemantic ?? 0;
     if (features.includes('semantic') && (plan.query.trim() || plan.vector)) {
       const q = await this.finder.queryVector(plan);
       minSemantic = plan.minSemantic ?? q.threshold;
-      semanticHits = await retrieval.semantic({ vector: q.vector, vectorset: q.vectorset, similarity: q.similarity, minScore: minSemantic, limit: want + 1 });
+      semanticHits = await retrieval.semantic({
+        vector: q.vector,
+        vectorset: q.vectorset,
+        similarity: q.similarity,
+        minScore: minSemantic,
+        limit: want + 1,
+      });
     }
     plan.signal?.throwIfAborted();
     const rows = await this.finder.paragraphRows([...new Set([...keywordHits.slice(0, 200), ...semanticHits].map((h) => h.id))]);
@@ -67,11 +79,29 @@ export class SearchListsService {
     if (features.includes('relations')) out['relations'] = await this.finder.relations(plan);
     const rids = new Set<string>();
     if (features.includes('keyword')) {
-      const page = keywordHits.slice(offset, want).map((h) => ({ h, p: rows.get(h.id) })).filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);
+      const page = keywordHits
+        .slice(offset, want)
+        .map((h) => ({ h, p: rows.get(h.id) }))
+        .filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);
       page.forEach((x) => rids.add(x.p.rid));
       out['paragraphs'] = {
-        results: page.map(({ h, p }) => ({ score: h.score, rid: p.rid, ...fieldParts(p), text: paragraphText(p), labels: stripL(p.labels), ...seconds(p), position: position(p), fuzzy_result: false })),
-        facets, query: plan.query, total: keywordHits.length, page_number: Math.floor(offset / plan.topK), page_size: plan.topK, next_page: keywordHits.length > want, min_score: plan.minBm25,
+        results: page.map(({ h, p }) => ({
+          score: h.score,
+          rid: p.rid,
+          ...fieldParts(p),
+          text: paragraphText(p),
+          labels: stripL(p.labels),
+          ...seconds(p),
+          position: position(p),
+          fuzzy_result: false,
+        })),
+        facets,
+        query: plan.query,
+        total: keywordHits.length,
+        page_number: Math.floor(offset / plan.topK),
+        page_size: plan.topK,
+        next_page: keywordHits.length > want,
+        min_score: plan.minBm25,
       };
     }
     if (features.includes('fulltext')) {
@@ -89,15 +119,34 @@ export class SearchListsService {
       page.forEach((x) => rids.add(x.p.rid));
       out['fulltext'] = {
         results: page.map(({ score, p }) => ({ score, rid: p.rid, ...fieldParts(p), labels: stripL(p.labels) })),
-        facets, query: plan.query, total: fields.length, page_number: Math.floor(offset / plan.topK), page_size: plan.topK, next_page: fields.length > want, min_score: plan.minBm25,
+        facets,
+        query: plan.query,
+        total: fields.length,
+        page_number: Math.floor(offset / plan.topK),
+        page_size: plan.topK,
+        next_page: fields.length > want,
+        min_score: plan.minBm25,
       };
     }
     if (features.includes('semantic')) {
-      const page = semanticHits.slice(offset, want).map((h) => ({ h, p: rows.get(h.id) })).filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);
+      const page = semanticHits
+        .slice(offset, want)
+        .map((h) => ({ h, p: rows.get(h.id) }))
+        .filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);
       page.forEach((x) => rids.add(x.p.rid));
       out['sentences'] = {
-        results: page.map(({ h, p }) => ({ score: h.score, rid: p.rid, text: p.text, ...fieldParts(p), index: String(p.idx), position: position(p) })),
-        facets: {}, page_number: Math.floor(offset / plan.topK), page_size: plan.topK, min_score: minSemantic,
+        results: page.map(({ h, p }) => ({
+          score: h.score,
+          rid: p.rid,
+          text: p.text,
+          ...fieldParts(p),
+          index: String(p.idx),
+          position: position(p),
+        })),
+        facets: {},
+        page_number: Math.floor(offset / plan.topK),
+        page_size: plan.topK,
+        min_score: minSemantic,
       };
     }
     plan.signal?.throwIfAborted();
@@ -111,21 +160,34 @@ export class SearchListsService {
    * Paragraph facets over the paragraphs the query matches (any query term), counted per resource:
    * by the memory index when it is current and decides the plan's filter, else in SQL.
    */
-  private async facets(plan: FindPlan, retrieval: PlanRetrieval, prefixes: string[], terms: string[]): Promise<Record<string, Record<string, number>>> {
+  private async facets(
+    plan: FindPlan,
+    retrieval: PlanRetrieval,
+    prefixes: string[],
+    terms: string[],
+  ): Promise<Record<string, Record<string, number>>> {
     const held = await retrieval.masked();
     if (held) return held.index.facets(prefixes, held.mask, terms);
     const params = new SqlParams(plan.params.values);
     const termCond = terms.length
       ? ` AND EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${params.add(plan.kbid)} AND po.paragraph = p.id AND po.term = ANY(${params.add(terms)}::text[]))`
       : '';
-    return facetCounts(this.ds.manager, { from: 'content.search_paragraphs p', tags: 'p.tags', counted: 'p.rid', where: plan.where + termCond, params }, prefixes);
+    return facetCounts(
+      this.ds.manager,
+      { from: 'content.search_paragraphs p', tags: 'p.tags', counted: 'p.rid', where: plan.where + termCond, params },
+      prefixes,
+    );
   }
 
   /** Entities (`/e/{family}/{value}` tags) of the paragraphs the plan lets through whose value starts with `prefix`: memory index or SQL. */
   private async entityTags(plan: FindPlan, retrieval: PlanRetrieval, prefix: string): Promise<string[]> {
     const held = await retrieval.masked();
     if (held) {
-      return held.index.tags(held.mask, (t) => t.startsWith('/e/') && (t.slice(3).split('/')[1] ?? '').toLowerCase().startsWith(prefix), ENTITY_SUGGESTIONS);
+      return held.index.tags(
+        held.mask,
+        (t) => t.startsWith('/e/') && (t.slice(3).split('/')[1] ?? '').toLowerCase().startsWith(prefix),
+        ENTITY_SUGGESTIONS,
+      );
     }
     const p = new SqlParams(plan.params.values);
     const rows = (await this.ds.query(
@@ -142,7 +204,8 @@ export class SearchListsService {
     const r = new RequestReader(req.body);
     const raw = r.raw('query');
     if (typeof raw !== 'string' || raw.trim() === '') r.issue('query', 'Field required', 'missing');
-    else if (raw.length > REQUEST_LIMITS.queryChars) r.issue('query', `String should have at most ${REQUEST_LIMITS.queryChars} characters`, 'string_too_long');
+    else if (raw.length > REQUEST_LIMITS.queryChars)
+      r.issue('query', `String should have at most ${REQUEST_LIMITS.queryChars} characters`, 'string_too_long');
     const features = r.enumList('features', ['paragraph', 'entities'] as const, ['paragraph', 'entities']);
     const body = { ...(r.body as Record<string, unknown>) };
     delete body['features'];
@@ -163,18 +226,36 @@ export class SearchListsService {
       const terms = new Set(analyzeQuery(query, languages));
       // The word being typed: every indexed term it starts (most frequent first) also counts.
       if (last) {
-        const expansions = (await this.ds.query(`SELECT term FROM content.search_terms WHERE kbid = $1 AND term LIKE $2 ORDER BY df DESC LIMIT 20`, [req.kbid, likePrefix(last)])) as { term: string }[];
+        const expansions = (await this.ds.query(
+          `SELECT term FROM content.search_terms WHERE kbid = $1 AND term LIKE $2 ORDER BY df DESC LIMIT 20`,
+          [req.kbid, likePrefix(last)],
+        )) as { term: string }[];
         for (const e of expansions) terms.add(e.term);
       }
       const hits = await retrieval.keyword([...terms], 10, 0);
       const rows = await this.finder.paragraphRows(hits.map((h) => h.id));
       const termSet = new Set(terms);
       out['paragraphs'] = {
-        results: hits.map((h) => ({ h, p: rows.get(h.id) })).filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p).map(({ h, p }) => ({
-          score: h.score, rid: p.rid, ...fieldParts(p), text: plan.highlight ? highlight(p.text, p.language, termSet) : p.text, labels: stripL(p.labels),
-          ...seconds(p), position: position(p), fuzzy_result: !analyzeQuery(query, languages).every((t) => termSet.has(t)),
-        })),
-        facets: {}, query, total: hits.length, page_number: 0, page_size: 10, next_page: false, min_score: 0,
+        results: hits
+          .map((h) => ({ h, p: rows.get(h.id) }))
+          .filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p)
+          .map(({ h, p }) => ({
+            score: h.score,
+            rid: p.rid,
+            ...fieldParts(p),
+            text: plan.highlight ? highlight(p.text, p.language, termSet) : p.text,
+            labels: stripL(p.labels),
+            ...seconds(p),
+            position: position(p),
+            fuzzy_result: !analyzeQuery(query, languages).every((t) => termSet.has(t)),
+          })),
+        facets: {},
+        query,
+        total: hits.length,
+        page_number: 0,
+        page_size: 10,
+        next_page: false,
+        min_score: 0,
       };
     }
     if (features.includes('entities')) {
@@ -193,9 +274,25 @@ export class SearchListsService {
 
 /** A paragraph result's `start_seconds` / `end_seconds` lists: one entry for a timed (TRANSCRIPT) paragraph, else none. */
 function seconds(p: ParagraphRow): { start_seconds: number[]; end_seconds: number[] } {
-  return p.start_seconds === null || p.start_seconds === undefined ? { start_seconds: [], end_seconds: [] } : { start_seconds: [p.start_seconds], end_seconds: p.end_seconds === null || p.end_seconds === undefined ? [] : [p.end_seconds] };
+  return p.start_seconds === null || p.start_seconds === undefined
+    ? { start_seconds: [], end_seconds: [] }
+    : { start_seconds: [p.start_seconds], end_seconds: p.end_seconds === null || p.end_seconds === undefined ? [] : [p.end_seconds] };
 }
 
-function position(p: ParagraphRow): { page_number: number; index: number; start: number; end: number; start_seconds: number | null; end_seconds: number | null } {
-  return { page_number: p.page ?? 0, index: p.idx, start: p.start_offset, end: p.end_offset, start_seconds: p.start_seconds ?? null, end_seconds: p.end_seconds ?? null };
+function position(p: ParagraphRow): {
+  page_number: number;
+  index: number;
+  start: number;
+  end: number;
+  start_seconds: number | null;
+  end_seconds: number | null;
+} {
+  return {
+    page_number: p.page ?? 0,
+    index: p.idx,
+    start: p.start_offset,
+    end: p.end_offset,
+    start_seconds: p.start_seconds ?? null,
+    end_seconds: p.end_seconds ?? null,
+  };
 }

@@ -24,7 +24,9 @@ export class SynonymsService {
   async get(kbid: string): Promise<KbSynonymsDto> {
     const hit = this.cache.get(kbid);
     if (hit && hit.until > Date.now()) return { synonyms: hit.value };
-    const rows = (await this.ds.query(`SELECT synonyms FROM content.kb_synonyms WHERE kbid = $1`, [kbid])) as { synonyms: Record<string, string[]> }[];
+    const rows = (await this.ds.query(`SELECT synonyms FROM content.kb_synonyms WHERE kbid = $1`, [kbid])) as {
+      synonyms: Record<string, string[]>;
+    }[];
     const value = rows[0]?.synonyms ?? {};
     this.cache.set(kbid, { value, until: Date.now() + TTL_MS });
     return { synonyms: value };
@@ -49,10 +51,16 @@ export class SynonymsService {
   /** The query with the synonyms of the terms it contains appended (the query itself when none match). */
   async expand(kbid: string, query: string): Promise<string> {
     const { synonyms } = await this.get(kbid);
-    const padded = ` ${query.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim()} `;
+    const padded = ` ${query
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim()} `;
     const extra = new Set<string>();
     for (const [term, list] of Object.entries(synonyms)) {
-      const key = term.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+      const key = term
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}]+/gu, ' ')
+        .trim();
       if (key && padded.includes(` ${key} `)) for (const s of list) extra.add(s);
     }
     return extra.size ? `${query} ${[...extra].join(' ')}` : query;
@@ -63,15 +71,27 @@ export class SynonymsService {
 export function checkSynonyms(body: unknown): Record<string, string[]> {
   const issues: ValidationIssue[] = [];
   const raw = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)['synonyms'] : undefined;
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw DomainError.validation([{ loc: ['body', 'synonyms'], msg: 'Field required: an object of term → list of synonyms', type: 'dict_type' }]);
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw DomainError.validation([
+      { loc: ['body', 'synonyms'], msg: 'Field required: an object of term → list of synonyms', type: 'dict_type' },
+    ]);
   const entries = Object.entries(raw as Record<string, unknown>);
   if (entries.length > MAX_TERMS) issues.push({ loc: ['body', 'synonyms'], msg: `At most ${MAX_TERMS} terms`, type: 'too_long' });
   const out: Record<string, string[]> = {};
   for (const [term, list] of entries.slice(0, MAX_TERMS)) {
     const key = term.trim();
-    if (!key || key.length > MAX_LENGTH) issues.push({ loc: ['body', 'synonyms', term], msg: `A term is 1 to ${MAX_LENGTH} characters`, type: 'string_too_long' });
-    if (!Array.isArray(list) || list.some((s) => typeof s !== 'string' || !s.trim() || s.length > MAX_LENGTH) || list.length > MAX_PER_TERM) {
-      issues.push({ loc: ['body', 'synonyms', term], msg: `A list of 0 to ${MAX_PER_TERM} synonyms of 1 to ${MAX_LENGTH} characters`, type: 'list_type' });
+    if (!key || key.length > MAX_LENGTH)
+      issues.push({ loc: ['body', 'synonyms', term], msg: `A term is 1 to ${MAX_LENGTH} characters`, type: 'string_too_long' });
+    if (
+      !Array.isArray(list) ||
+      list.some((s) => typeof s !== 'string' || !s.trim() || s.length > MAX_LENGTH) ||
+      list.length > MAX_PER_TERM
+    ) {
+      issues.push({
+        loc: ['body', 'synonyms', term],
+        msg: `A list of 0 to ${MAX_PER_TERM} synonyms of 1 to ${MAX_LENGTH} characters`,
+        type: 'list_type',
+      });
       continue;
     }
     out[key] = [...new Set((list as string[]).map((s) => s.trim()))];

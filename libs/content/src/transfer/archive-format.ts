@@ -16,9 +16,7 @@ export const FIXED_ENTRIES = ['manifest.json', 'kb.json', 'labelsets.jsonl', 'en
 export type FixedEntry = (typeof FIXED_ENTRIES)[number];
 
 export type EntryName =
-  | { kind: 'fixed'; name: FixedEntry }
-  | { kind: 'blob'; rid: string; path: string }
-  | { kind: 'resources'; name: string };
+  { kind: 'fixed'; name: FixedEntry } | { kind: 'blob'; rid: string; path: string } | { kind: 'resources'; name: string };
 
 /** Resources per `resources/<n>.jsonl` part: the writer holds one part in memory at a time. */
 export const RESOURCES_PER_PART = 50;

@@ -55,21 +55,28 @@ export async function* readArchive(source: Readable, limits: ArchiveLimits): Asy
       count++;
       if (count > limits.maxEntries) throw new ArchiveError(`the archive has more than ${limits.maxEntries} entries`);
       if (ended) throw new ArchiveError(`entry ${JSON.stringify(path)} follows end.json`);
-      if (header.type !== 'file' && header.type !== 'contiguous-file') throw new ArchiveError(`entry ${JSON.stringify(path)} is a ${String(header.type)}, not a file`);
+      if (header.type !== 'file' && header.type !== 'contiguous-file')
+        throw new ArchiveError(`entry ${JSON.stringify(path)} is a ${String(header.type)}, not a file`);
       const name = parseEntryName(path);
       if (!name) throw new ArchiveError(`entry name ${JSON.stringify(path.slice(0, 300))} is not allowed`);
-      if (count === 1 && !(name.kind === 'fixed' && name.name === 'manifest.json')) throw new ArchiveError('the archive must begin with manifest.json');
+      if (count === 1 && !(name.kind === 'fixed' && name.name === 'manifest.json'))
+        throw new ArchiveError('the archive must begin with manifest.json');
       const size = header.size ?? 0;
       const max = name.kind === 'blob' ? limits.maxBlobBytes : limits.maxJsonEntryBytes;
       if (size > max) throw new ArchiveError(`entry ${path} has ${size} bytes, more than the ${max} allowed`);
       total += size;
-      if (total > limits.maxTotalBytes) throw new ArchiveError(`the archive holds more than ${limits.maxTotalBytes} bytes once decompressed`);
+      if (total > limits.maxTotalBytes)
+        throw new ArchiveError(`the archive holds more than ${limits.maxTotalBytes} bytes once decompressed`);
       if (name.kind === 'fixed' && name.name === 'end.json') ended = true;
       yield { name, path, size, body: entry as AsyncIterable<Buffer> };
     }
   } catch (err) {
     stop(err as Error);
-    throw failure instanceof ArchiveError ? failure : err instanceof ArchiveError ? err : new ArchiveError(`unreadable archive (${(failure ?? (err as Error)).message})`);
+    throw failure instanceof ArchiveError
+      ? failure
+      : err instanceof ArchiveError
+        ? err
+        : new ArchiveError(`unreadable archive (${(failure ?? (err as Error)).message})`);
   } finally {
     if (!failure) {
       source.destroy();

@@ -8,7 +8,12 @@ import { entryLines, entryText, readArchive } from './archive-reader';
 import { ArchiveWriter } from './archive-writer';
 
 const RID = '0b4b0c1e-6f1a-4c39-9f43-2a1f6f2b7d10';
-const manifest = { format: 'kb-archive', version: 1, exported_at: '2026-01-02T03:04:05.000Z', source: { kbid: '6f1a0b4b-0c1e-4c39-9f43-2a1f6f2b7d10' } };
+const manifest = {
+  format: 'kb-archive',
+  version: 1,
+  exported_at: '2026-01-02T03:04:05.000Z',
+  source: { kbid: '6f1a0b4b-0c1e-4c39-9f43-2a1f6f2b7d10' },
+};
 
 async function collect(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -20,7 +25,10 @@ async function collect(stream: Readable): Promise<Buffer> {
 async function rawArchive(entries: { header: Headers; body?: Buffer }[], gzip = true): Promise<Buffer> {
   const p = tarPack();
   const out = collect(Readable.from(p));
-  for (const e of entries) await new Promise<void>((res, rej) => p.entry({ ...e.header, size: e.header.size ?? e.body?.length ?? 0 }, e.body ?? Buffer.alloc(0), (err) => (err ? rej(err) : res())));
+  for (const e of entries)
+    await new Promise<void>((res, rej) =>
+      p.entry({ ...e.header, size: e.header.size ?? e.body?.length ?? 0 }, e.body ?? Buffer.alloc(0), (err) => (err ? rej(err) : res())),
+    );
   p.finalize();
   const tar = await out;
   return gzip ? gzipSync(tar) : tar;
@@ -33,7 +41,8 @@ async function readAll(bytes: Buffer, limits: Partial<ArchiveLimits> = {}): Prom
   const entries: string[] = [];
   try {
     for await (const entry of readArchive(Readable.from([bytes]), { ...DEFAULT_ARCHIVE_LIMITS, ...limits })) {
-      if (entry.name.kind === 'resources') for await (const l of entryLines(entry, limits.maxLineBytes ?? 1024)) entries.push(`${entry.path}:${l.n}:${l.line}`);
+      if (entry.name.kind === 'resources')
+        for await (const l of entryLines(entry, limits.maxLineBytes ?? 1024)) entries.push(`${entry.path}:${l.n}:${l.line}`);
       else entries.push(`${entry.path}=${(await entryText(entry)).length}`);
     }
     return { entries };
@@ -52,11 +61,27 @@ describe('KB archive reader and writer', () => {
     await w.addJson('end.json', { resources: 2, blobs: 1 });
     w.finalize();
     const read = await readAll(await bytes);
-    expect(read).toEqual({ entries: ['manifest.json=' + JSON.stringify(manifest).length, `blobs/${RID}/f/file/doc/original=5`, 'resources/000001.jsonl:1:{"a":1}', 'resources/000001.jsonl:2:{"b":"two"}', 'end.json=25'] });
+    expect(read).toEqual({
+      entries: [
+        'manifest.json=' + JSON.stringify(manifest).length,
+        `blobs/${RID}/f/file/doc/original=5`,
+        'resources/000001.jsonl:1:{"a":1}',
+        'resources/000001.jsonl:2:{"b":"two"}',
+        'end.json=25',
+      ],
+    });
   });
 
   it.each([
-    ['../etc/passwd'], ['/etc/passwd'], [`blobs/${RID}/../../x`], [`blobs/${RID}/f/./x`], [`blobs/${RID}//x`], ['blobs/not-a-rid/x'], [`blobs/${RID}/a\\b`], ['resources/1.jsonl'], ['other.json'],
+    ['../etc/passwd'],
+    ['/etc/passwd'],
+    [`blobs/${RID}/../../x`],
+    [`blobs/${RID}/f/./x`],
+    [`blobs/${RID}//x`],
+    ['blobs/not-a-rid/x'],
+    [`blobs/${RID}/a\\b`],
+    ['resources/1.jsonl'],
+    ['other.json'],
   ])('refuses the entry name %s', async (name) => {
     expect(parseEntryName(name)).toBeUndefined();
     const read = await readAll(await rawArchive([file('manifest.json', '{}'), file(name, 'x'), file('end.json', '{}')]));
@@ -64,12 +89,16 @@ describe('KB archive reader and writer', () => {
   });
 
   it('refuses links and directories', async () => {
-    const read = await readAll(await rawArchive([file('manifest.json', '{}'), { header: { name: `blobs/${RID}/x`, type: 'symlink', linkname: '/etc/passwd' } }]));
+    const read = await readAll(
+      await rawArchive([file('manifest.json', '{}'), { header: { name: `blobs/${RID}/x`, type: 'symlink', linkname: '/etc/passwd' } }]),
+    );
     expect(read.error).toMatch(/is a symlink, not a file/);
   });
 
   it('refuses an entry larger than the limit from its header, before reading it', async () => {
-    const read = await readAll(await rawArchive([file('manifest.json', '{}'), file(`blobs/${RID}/big`, Buffer.alloc(2048))]), { maxBlobBytes: 1024 });
+    const read = await readAll(await rawArchive([file('manifest.json', '{}'), file(`blobs/${RID}/big`, Buffer.alloc(2048))]), {
+      maxBlobBytes: 1024,
+    });
     expect(read.error).toMatch(/has 2048 bytes, more than the 1024 allowed/);
     expect(read.entries).toEqual(['manifest.json=2']);
   });
@@ -83,13 +112,17 @@ describe('KB archive reader and writer', () => {
   });
 
   it('refuses more entries than allowed', async () => {
-    const read = await readAll(await rawArchive([file('manifest.json', '{}'), file(`blobs/${RID}/a`, 'a'), file(`blobs/${RID}/b`, 'b')]), { maxEntries: 2 });
+    const read = await readAll(await rawArchive([file('manifest.json', '{}'), file(`blobs/${RID}/a`, 'a'), file(`blobs/${RID}/b`, 'b')]), {
+      maxEntries: 2,
+    });
     expect(read.error).toMatch(/more than 2 entries/);
   });
 
   it('refuses an archive that does not begin with the manifest, goes on after end.json, or stops before it', async () => {
     expect((await readAll(await rawArchive([file('kb.json', '{}')]))).error).toMatch(/must begin with manifest.json/);
-    expect((await readAll(await rawArchive([file('manifest.json', '{}'), file('end.json', '{}'), file('kb.json', '{}')]))).error).toMatch(/follows end.json/);
+    expect((await readAll(await rawArchive([file('manifest.json', '{}'), file('end.json', '{}'), file('kb.json', '{}')]))).error).toMatch(
+      /follows end.json/,
+    );
     expect((await readAll(await rawArchive([file('manifest.json', '{}')]))).error).toMatch(/ends before end.json/);
   });
 
@@ -101,7 +134,10 @@ describe('KB archive reader and writer', () => {
 
   it('refuses a line longer than the limit without holding it', async () => {
     const long = JSON.stringify({ text: 'x'.repeat(5000) });
-    const read = await readAll(await rawArchive([file('manifest.json', '{}'), file('resources/000001.jsonl', `{"a":1}\n${long}\n`), file('end.json', '{}')]), { maxLineBytes: 1024 });
+    const read = await readAll(
+      await rawArchive([file('manifest.json', '{}'), file('resources/000001.jsonl', `{"a":1}\n${long}\n`), file('end.json', '{}')]),
+      { maxLineBytes: 1024 },
+    );
     expect(read.error).toMatch(/resources\/000001.jsonl line 2 is longer than 1024 bytes/);
     expect(read.entries).toContain('resources/000001.jsonl:1:{"a":1}');
   });
@@ -112,14 +148,49 @@ describe('KB archive reader and writer', () => {
     expect(() => checkManifest({ ...manifest, format: 'zip' })).toThrow(/not a kb-archive archive/);
     expect(() => checkKbConfig({ learning_configuration: { user_keys: { openai: { key: 'sk' } } } })).toThrow(/must not carry user_keys/);
     const resource = {
-      rid: RID, slug: 's', title: 't', summary: '', icon: '', thumbnail: '', metadata: {}, usermetadata: {}, fieldmetadata: [], computedmetadata: {}, origin: {}, extra: {}, relations: [],
-      access_groups: [], hidden: false, status: 'PROCESSED', created_at: '2026-01-02T03:04:05.000Z', modified_at: '2026-01-02T03:04:05.000Z',
-      fields: [{ field_type: 'text', field_id: 'body', value: { body: 'x' }, extracted: { text: { text: 'x' } }, status: 'PROCESSED', error: null, errors: [], modified_at: '2026-01-02T03:04:05.000Z' }],
+      rid: RID,
+      slug: 's',
+      title: 't',
+      summary: '',
+      icon: '',
+      thumbnail: '',
+      metadata: {},
+      usermetadata: {},
+      fieldmetadata: [],
+      computedmetadata: {},
+      origin: {},
+      extra: {},
+      relations: [],
+      access_groups: [],
+      hidden: false,
+      status: 'PROCESSED',
+      created_at: '2026-01-02T03:04:05.000Z',
+      modified_at: '2026-01-02T03:04:05.000Z',
+      fields: [
+        {
+          field_type: 'text',
+          field_id: 'body',
+          value: { body: 'x' },
+          extracted: { text: { text: 'x' } },
+          status: 'PROCESSED',
+          error: null,
+          errors: [],
+          modified_at: '2026-01-02T03:04:05.000Z',
+        },
+      ],
     };
     expect(checkResource(resource, 'line 1', { maxFieldsPerResource: 10 }).fields).toHaveLength(1);
-    expect(() => checkResource({ ...resource, rid: '../x' }, 'line 1', { maxFieldsPerResource: 10 })).toThrow(/rid must be a lower-case UUID/);
-    expect(() => checkResource({ ...resource, fields: [...resource.fields, ...resource.fields] }, 'line 1', { maxFieldsPerResource: 10 })).toThrow(/a field appears twice/);
-    expect(() => checkResource({ ...resource, fields: [{ ...resource.fields[0], field_id: '../x' }] }, 'line 1', { maxFieldsPerResource: 10 })).toThrow(/field_id must be/);
-    expect(() => checkResource({ ...resource, created_at: 'yesterday' }, 'line 1', { maxFieldsPerResource: 10 })).toThrow(/created_at must be an ISO 8601 date/);
+    expect(() => checkResource({ ...resource, rid: '../x' }, 'line 1', { maxFieldsPerResource: 10 })).toThrow(
+      /rid must be a lower-case UUID/,
+    );
+    expect(() =>
+      checkResource({ ...resource, fields: [...resource.fields, ...resource.fields] }, 'line 1', { maxFieldsPerResource: 10 }),
+    ).toThrow(/a field appears twice/);
+    expect(() =>
+      checkResource({ ...resource, fields: [{ ...resource.fields[0], field_id: '../x' }] }, 'line 1', { maxFieldsPerResource: 10 }),
+    ).toThrow(/field_id must be/);
+    expect(() => checkResource({ ...resource, created_at: 'yesterday' }, 'line 1', { maxFieldsPerResource: 10 })).toThrow(
+      /created_at must be an ISO 8601 date/,
+    );
   });
 });

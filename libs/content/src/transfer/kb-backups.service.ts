@@ -2,8 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  DomainError, ErrorCodes, stagedImportKey,
-  type AccountBackupRef, type AccountBackupsRef, type BackupCreatedDto, type BackupDto, type StagedRestoreDto, type StartBackupRequest,
+  DomainError,
+  ErrorCodes,
+  stagedImportKey,
+  type AccountBackupRef,
+  type AccountBackupsRef,
+  type BackupCreatedDto,
+  type BackupDto,
+  type StagedRestoreDto,
+  type StartBackupRequest,
 } from '@kb/contracts';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -44,17 +51,28 @@ export class KbBackupsService {
   ) {}
 
   async start(req: StartBackupRequest): Promise<BackupCreatedDto> {
-    const [kept] = (await this.ds.query(`SELECT count(*)::int AS n FROM content.kb_transfers WHERE kind = 'backup' AND account_id = $1`, [req.account_id])) as { n: number }[];
-    if ((kept?.n ?? 0) >= MAX_BACKUPS_PER_ACCOUNT) throw new DomainError(ErrorCodes.QUOTA_EXCEEDED, `An account keeps at most ${MAX_BACKUPS_PER_ACCOUNT} backups: delete some first`);
+    const [kept] = (await this.ds.query(`SELECT count(*)::int AS n FROM content.kb_transfers WHERE kind = 'backup' AND account_id = $1`, [
+      req.account_id,
+    ])) as { n: number }[];
+    if ((kept?.n ?? 0) >= MAX_BACKUPS_PER_ACCOUNT)
+      throw new DomainError(ErrorCodes.QUOTA_EXCEEDED, `An account keeps at most ${MAX_BACKUPS_PER_ACCOUNT} backups: delete some first`);
     const id = randomUUID();
-    await this.transfers.record(id, req.kb_data.id, 'backup', backupBlobKey(req.account_id, id), { kb_config: req.kb_config, kb_data: req.kb_data }, req.account_id);
+    await this.transfers.record(
+      id,
+      req.kb_data.id,
+      'backup',
+      backupBlobKey(req.account_id, id),
+      { kb_config: req.kb_config, kb_data: req.kb_data },
+      req.account_id,
+    );
     return { id };
   }
 
   async list(ref: AccountBackupsRef): Promise<BackupDto[]> {
     if (!UUID.test(ref.account_id)) return [];
     const rows = (await this.ds.query(
-      `SELECT * FROM content.kb_transfers WHERE kind = 'backup' AND account_id = $1 ORDER BY created_at DESC LIMIT ${MAX_BACKUPS_PER_ACCOUNT}`, [ref.account_id],
+      `SELECT * FROM content.kb_transfers WHERE kind = 'backup' AND account_id = $1 ORDER BY created_at DESC LIMIT ${MAX_BACKUPS_PER_ACCOUNT}`,
+      [ref.account_id],
     )) as BackupRow[];
     return rows.map(dto);
   }
@@ -77,7 +95,10 @@ export class KbBackupsService {
 
   private async find(ref: AccountBackupRef): Promise<BackupRow> {
     if (!UUID.test(ref.account_id) || !UUID.test(ref.backup_id)) throw new DomainError(ErrorCodes.NOT_FOUND, 'Backup not found');
-    const [row] = (await this.ds.query(`SELECT * FROM content.kb_transfers WHERE id = $1 AND kind = 'backup' AND account_id = $2`, [ref.backup_id, ref.account_id])) as BackupRow[];
+    const [row] = (await this.ds.query(`SELECT * FROM content.kb_transfers WHERE id = $1 AND kind = 'backup' AND account_id = $2`, [
+      ref.backup_id,
+      ref.account_id,
+    ])) as BackupRow[];
     if (!row) throw new DomainError(ErrorCodes.NOT_FOUND, 'Backup not found');
     return row;
   }
@@ -86,7 +107,9 @@ export class KbBackupsService {
 function dto(row: BackupRow): BackupDto {
   const iso = (v: Date | string) => new Date(v).toISOString();
   return {
-    id: row.id, account_id: row.account_id, started_at: iso(row.created_at),
+    id: row.id,
+    account_id: row.account_id,
+    started_at: iso(row.created_at),
     kb_data: row.params.kb_data ?? { id: row.kbid, slug: '', title: '', created: iso(row.created_at) },
     finished_at: row.status === 'finished' && row.finished_at ? iso(row.finished_at) : null,
     size: row.status === 'finished' && row.size_bytes !== null ? Number(row.size_bytes) : null,

@@ -3,7 +3,16 @@ import type { DataSource } from 'typeorm';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { resourceBlobPrefix } from '../resources/resources.service';
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, RESOURCES_PER_PART, blobEntryName, parseEntryName, partEntryName, type ArchiveField, type ArchiveResource } from './archive-format';
+import {
+  ARCHIVE_FORMAT,
+  ARCHIVE_VERSION,
+  RESOURCES_PER_PART,
+  blobEntryName,
+  parseEntryName,
+  partEntryName,
+  type ArchiveField,
+  type ArchiveResource,
+} from './archive-format';
 import { ArchiveWriter } from './archive-writer';
 
 /** A part is written once it holds this many bytes of lines, even with fewer than RESOURCES_PER_PART resources. */
@@ -55,18 +64,31 @@ export class KbExporter {
     return (await stored).size;
   }
 
-  private async entries(job: ExportJob, w: ArchiveWriter, progress: (processed: number) => Promise<void>, signal: AbortSignal): Promise<void> {
+  private async entries(
+    job: ExportJob,
+    w: ArchiveWriter,
+    progress: (processed: number) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
     const { kbid } = job;
     const config = job.params.kb_config ?? {};
-    await w.addJson('manifest.json', { format: ARCHIVE_FORMAT, version: ARCHIVE_VERSION, exported_at: new Date().toISOString(), source: { kbid, ...(typeof config['slug'] === 'string' ? { slug: config['slug'] } : {}) } });
+    await w.addJson('manifest.json', {
+      format: ARCHIVE_FORMAT,
+      version: ARCHIVE_VERSION,
+      exported_at: new Date().toISOString(),
+      source: { kbid, ...(typeof config['slug'] === 'string' ? { slug: config['slug'] } : {}) },
+    });
     await w.addJson('kb.json', config);
     const labelsets = (await this.ds.query(`SELECT id, body FROM content.labelsets WHERE kbid = $1 ORDER BY id`, [kbid])) as Row[];
     await w.addLines('labelsets.jsonl', labelsets);
     const groups = (await this.ds.query(
-      `SELECT id, title, color, custom, entities, deleted_entities, deleted FROM content.entities_groups WHERE kbid = $1 ORDER BY id`, [kbid],
+      `SELECT id, title, color, custom, entities, deleted_entities, deleted FROM content.entities_groups WHERE kbid = $1 ORDER BY id`,
+      [kbid],
     )) as Row[];
     await w.addLines('entities-groups.jsonl', groups);
-    const [synonyms] = (await this.ds.query(`SELECT synonyms FROM content.kb_synonyms WHERE kbid = $1`, [kbid])) as { synonyms: Record<string, string[]> }[];
+    const [synonyms] = (await this.ds.query(`SELECT synonyms FROM content.kb_synonyms WHERE kbid = $1`, [kbid])) as {
+      synonyms: Record<string, string[]>;
+    }[];
     await w.addJson('synonyms.json', { synonyms: synonyms?.synonyms ?? {} });
 
     let after: { created: string; id: string } | undefined;
@@ -102,7 +124,10 @@ export class KbExporter {
         await progress(resources);
       };
       for (const r of rows) {
-        const line = resourceLine(r, fields.filter((f) => f['rid'] === r['id']));
+        const line = resourceLine(
+          r,
+          fields.filter((f) => f['rid'] === r['id']),
+        );
         lines.push(line);
         bytes += JSON.stringify(line).length;
         if (bytes >= PART_BYTES) await flush();
@@ -129,13 +154,33 @@ export class KbExporter {
 
 function resourceLine(r: Row, fields: Row[]): ArchiveResource {
   return {
-    rid: String(r['id']), slug: String(r['slug']), title: String(r['title']), summary: String(r['summary']), icon: String(r['icon']), thumbnail: String(r['thumbnail']),
-    metadata: r['metadata'] as Row, usermetadata: r['usermetadata'] as Row, fieldmetadata: r['fieldmetadata'] as Row[], computedmetadata: r['computedmetadata'] as Row,
-    origin: r['origin'] as Row, extra: r['extra'] as Row, relations: r['relations'] as Row[], access_groups: r['access_groups'] as string[], hidden: Boolean(r['hidden']),
-    status: r['status'] as ArchiveResource['status'], created_at: iso(r['created_at']), modified_at: iso(r['modified_at']),
+    rid: String(r['id']),
+    slug: String(r['slug']),
+    title: String(r['title']),
+    summary: String(r['summary']),
+    icon: String(r['icon']),
+    thumbnail: String(r['thumbnail']),
+    metadata: r['metadata'] as Row,
+    usermetadata: r['usermetadata'] as Row,
+    fieldmetadata: r['fieldmetadata'] as Row[],
+    computedmetadata: r['computedmetadata'] as Row,
+    origin: r['origin'] as Row,
+    extra: r['extra'] as Row,
+    relations: r['relations'] as Row[],
+    access_groups: r['access_groups'] as string[],
+    hidden: Boolean(r['hidden']),
+    status: r['status'] as ArchiveResource['status'],
+    created_at: iso(r['created_at']),
+    modified_at: iso(r['modified_at']),
     fields: fields.map((f): ArchiveField => ({
-      field_type: f['field_type'] as ArchiveField['field_type'], field_id: String(f['field_id']), value: f['value'] as Row, extracted: (f['extracted'] as Row | null) ?? null,
-      status: f['status'] as ArchiveField['status'], error: (f['error'] as Row | null) ?? null, errors: (f['errors'] as Row[]) ?? [], modified_at: iso(f['modified_at']),
+      field_type: f['field_type'] as ArchiveField['field_type'],
+      field_id: String(f['field_id']),
+      value: f['value'] as Row,
+      extracted: (f['extracted'] as Row | null) ?? null,
+      status: f['status'] as ArchiveField['status'],
+      error: (f['error'] as Row | null) ?? null,
+      errors: (f['errors'] as Row[]) ?? [],
+      modified_at: iso(f['modified_at']),
     })),
   };
 }

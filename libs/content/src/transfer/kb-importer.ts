@@ -19,7 +19,15 @@ import { SearchIndexerService } from '../search/index/search-indexer.service';
 import { resourceTags } from '../search/index/tags';
 import { SynonymsService, checkSynonyms } from '../search/synonyms.service';
 import { ArchiveError, type ArchiveEntitiesGroup, type ArchiveLimits, type ArchiveResource } from './archive-format';
-import { checkEnd, checkEntitiesGroupLine, checkKbConfig, checkLabelSetLine, checkManifest, checkResource, parseJson } from './archive-lines';
+import {
+  checkEnd,
+  checkEntitiesGroupLine,
+  checkKbConfig,
+  checkLabelSetLine,
+  checkManifest,
+  checkResource,
+  parseJson,
+} from './archive-lines';
 import { entryLines, entryText, readArchive, type ArchiveEntry } from './archive-reader';
 
 export interface ImportJob {
@@ -84,7 +92,10 @@ export class KbImporter {
       const manifest = checkManifest(parseJson(await entryText(first.value), 'manifest.json'));
       const second = await entries.next();
       if (second.done || second.value.path !== 'kb.json') throw new ArchiveError('kb.json must follow manifest.json');
-      return { sourceKbid: manifest.source.kbid, kb: checkKbConfig(parseJson(await entryText(second.value), 'kb.json')) as Record<string, unknown> };
+      return {
+        sourceKbid: manifest.source.kbid,
+        kb: checkKbConfig(parseJson(await entryText(second.value), 'kb.json')) as Record<string, unknown>,
+      };
     } finally {
       await entries.return(undefined);
     }
@@ -103,7 +114,8 @@ export class KbImporter {
       if (name.kind === 'blob') {
         if (!rids.has(name.rid)) throw new ArchiveError(`${entry.path} belongs to no resource written before it`);
         const n = (blobsPerRid.get(name.rid) ?? 0) + 1;
-        if (n > limits.maxBlobsPerResource) throw new ArchiveError(`resource ${name.rid} has more than ${limits.maxBlobsPerResource} files`);
+        if (n > limits.maxBlobsPerResource)
+          throw new ArchiveError(`resource ${name.rid} has more than ${limits.maxBlobsPerResource} files`);
         blobsPerRid.set(name.rid, n);
         blobs++;
         for await (const chunk of entry.body) void chunk;
@@ -118,13 +130,19 @@ export class KbImporter {
           batch.push(r.slug);
           if (rids.size > limits.maxResources) throw new ArchiveError(`the archive holds more than ${limits.maxResources} resources`);
         }
-        const taken = (await this.ds.query(`SELECT slug FROM content.resources WHERE kbid = $1 AND slug = ANY($2::text[]) LIMIT 1`, [job.kbid, batch])) as { slug: string }[];
+        const taken = (await this.ds.query(`SELECT slug FROM content.resources WHERE kbid = $1 AND slug = ANY($2::text[]) LIMIT 1`, [
+          job.kbid,
+          batch,
+        ])) as { slug: string }[];
         if (taken[0]) throw new ArchiveError(`a resource with slug ${JSON.stringify(taken[0].slug)} already exists in this Knowledge Box`);
       } else if (name.name === 'manifest.json') {
         sourceKbid = checkManifest(parseJson(await entryText(entry), entry.path)).source.kbid;
       } else if (name.name === 'end.json') {
         const end = checkEnd(parseJson(await entryText(entry), entry.path));
-        if (end.resources !== rids.size || end.blobs !== blobs) throw new ArchiveError(`end.json counts ${end.resources} resources and ${end.blobs} files, the archive holds ${rids.size} and ${blobs}`);
+        if (end.resources !== rids.size || end.blobs !== blobs)
+          throw new ArchiveError(
+            `end.json counts ${end.resources} resources and ${end.blobs} files, the archive holds ${rids.size} and ${blobs}`,
+          );
       } else {
         await this.settingsEntry(entry, limits, { labelsets: [], groups: [], synonyms: undefined });
       }
@@ -143,7 +161,10 @@ export class KbImporter {
       if (name.kind === 'blob') {
         const rid = ids.get(name.rid);
         if (!rid) throw new ArchiveError(`${entry.path} belongs to no resource written before it`);
-        await this.blobs.put(`${resourceBlobPrefix(job.kbid, rid)}${name.path}`, stream(entry), { size: entry.size, maxBytes: limits.maxBlobBytes });
+        await this.blobs.put(`${resourceBlobPrefix(job.kbid, rid)}${name.path}`, stream(entry), {
+          size: entry.size,
+          maxBytes: limits.maxBlobBytes,
+        });
       } else if (name.kind === 'resources') {
         for await (const { line, n } of entryLines(entry, limits.maxLineBytes)) {
           checkStop(job);
@@ -193,14 +214,40 @@ export class KbImporter {
   private async insert(job: ImportJob, r: ArchiveResource): Promise<void> {
     const seqid = await this.repo.nextSeqid();
     const resource: ResourceEntity = {
-      id: r.rid, kbid: job.kbid, slug: r.slug, title: r.title, summary: r.summary, icon: r.icon, thumbnail: r.thumbnail, metadata: r.metadata, usermetadata: r.usermetadata,
-      fieldmetadata: r.fieldmetadata, computedmetadata: r.computedmetadata, origin: r.origin, extra: r.extra, relations: r.relations, accessGroups: r.access_groups, hidden: r.hidden,
-      status: r.status, createdAt: new Date(r.created_at), modifiedAt: new Date(r.modified_at), lastSeqid: seqid,
+      id: r.rid,
+      kbid: job.kbid,
+      slug: r.slug,
+      title: r.title,
+      summary: r.summary,
+      icon: r.icon,
+      thumbnail: r.thumbnail,
+      metadata: r.metadata,
+      usermetadata: r.usermetadata,
+      fieldmetadata: r.fieldmetadata,
+      computedmetadata: r.computedmetadata,
+      origin: r.origin,
+      extra: r.extra,
+      relations: r.relations,
+      accessGroups: r.access_groups,
+      hidden: r.hidden,
+      status: r.status,
+      createdAt: new Date(r.created_at),
+      modifiedAt: new Date(r.modified_at),
+      lastSeqid: seqid,
     };
     resource.searchTags = resourceTags(resource);
     const fields: FieldEntity[] = r.fields.map((f) => ({
-      rid: r.rid, fieldType: f.field_type, fieldId: f.field_id, kbid: job.kbid, value: f.value, extracted: f.extracted, status: f.status,
-      error: f.error as FieldEntity['error'], errors: f.errors as unknown as FieldEntity['errors'], seqid, modifiedAt: new Date(f.modified_at),
+      rid: r.rid,
+      fieldType: f.field_type,
+      fieldId: f.field_id,
+      kbid: job.kbid,
+      value: f.value,
+      extracted: f.extracted,
+      status: f.status,
+      error: f.error as FieldEntity['error'],
+      errors: f.errors as unknown as FieldEntity['errors'],
+      seqid,
+      modifiedAt: new Date(f.modified_at),
     }));
     const rows = await this.ds.transaction(async (m) => {
       await this.repo.insertResource(m, resource);
@@ -208,7 +255,13 @@ export class KbImporter {
       await m.query(`INSERT INTO content.kb_import_resources (import_id, rid) VALUES ($1, $2)`, [job.id, r.rid]);
       await this.indexer.reindexResource(m, resource, fields);
       // Fields the source had not processed yet are processed here.
-      return this.outbox.add(m, processingJobs(resource, fields.filter((f) => f.status === 'PENDING')));
+      return this.outbox.add(
+        m,
+        processingJobs(
+          resource,
+          fields.filter((f) => f.status === 'PENDING'),
+        ),
+      );
     });
     this.outbox.relayInBackground(rows);
   }

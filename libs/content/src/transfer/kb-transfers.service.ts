@@ -2,9 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  DomainError, ErrorCodes, stagedImportKey,
-  type KbArchiveHeadDto, type KbExportCreatedDto, type KbExportFileDto, type KbImportCreatedDto, type KbTransferRef, type KbTransferStatusDto, type PeekKbArchiveRequest,
-  type StartKbExportRequest, type StartKbImportRequest,
+  DomainError,
+  ErrorCodes,
+  stagedImportKey,
+  type KbArchiveHeadDto,
+  type KbExportCreatedDto,
+  type KbExportFileDto,
+  type KbImportCreatedDto,
+  type KbTransferRef,
+  type KbTransferStatusDto,
+  type PeekKbArchiveRequest,
+  type StartKbExportRequest,
+  type StartKbImportRequest,
 } from '@kb/contracts';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
@@ -91,13 +100,20 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
       const head = await this.importer.head(stagedImportKey(req.import_id), this.limits);
       return { source_kbid: head.sourceKbid, kb: head.kb };
     } catch (err) {
-      if (err instanceof ArchiveError) throw DomainError.validation([{ loc: ['body'], msg: `Not a valid Knowledge Box archive: ${err.message}`, type: 'value_error' }]);
+      if (err instanceof ArchiveError)
+        throw DomainError.validation([{ loc: ['body'], msg: `Not a valid Knowledge Box archive: ${err.message}`, type: 'value_error' }]);
       throw err;
     }
   }
 
   status(kind: 'export' | 'import', ref: KbTransferRef): Promise<KbTransferStatusDto> {
-    return this.find(kind, ref).then((row) => ({ status: row.status, total: row.total, processed: row.processed, retries: Math.max(0, row.attempts - 1), error: row.error }));
+    return this.find(kind, ref).then((row) => ({
+      status: row.status,
+      total: row.total,
+      processed: row.processed,
+      retries: Math.max(0, row.attempts - 1),
+      error: row.error,
+    }));
   }
 
   async exportFile(ref: KbTransferRef): Promise<KbExportFileDto> {
@@ -114,15 +130,28 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Records a job (429 when the KB has too many waiting) and wakes the worker. */
-  async record(id: string, kbid: string, kind: TransferKind, blobKey: string, params: Record<string, unknown>, accountId?: string): Promise<void> {
+  async record(
+    id: string,
+    kbid: string,
+    kind: TransferKind,
+    blobKey: string,
+    params: Record<string, unknown>,
+    accountId?: string,
+  ): Promise<void> {
     const [waiting] = (await this.ds.query(
-      `SELECT count(*)::int AS n FROM content.kb_transfers WHERE kbid = $1 AND status IN ('scheduled', 'running')`, [kbid],
+      `SELECT count(*)::int AS n FROM content.kb_transfers WHERE kbid = $1 AND status IN ('scheduled', 'running')`,
+      [kbid],
     )) as { n: number }[];
     if ((waiting?.n ?? 0) >= MAX_PENDING_PER_KB) {
-      throw new DomainError(ErrorCodes.RATE_LIMITED, `At most ${MAX_PENDING_PER_KB} exports and imports of a Knowledge Box run at once: wait for one to finish`, { try_after: 10 });
+      throw new DomainError(
+        ErrorCodes.RATE_LIMITED,
+        `At most ${MAX_PENDING_PER_KB} exports and imports of a Knowledge Box run at once: wait for one to finish`,
+        { try_after: 10 },
+      );
     }
     await this.ds.query(
-      `INSERT INTO content.kb_transfers (id, kbid, kind, blob_key, params, account_id) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`, [id, kbid, kind, blobKey, JSON.stringify(params), accountId ?? null],
+      `INSERT INTO content.kb_transfers (id, kbid, kind, blob_key, params, account_id) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
+      [id, kbid, kind, blobKey, JSON.stringify(params), accountId ?? null],
     );
     this.kick();
   }
@@ -130,7 +159,11 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
   private async find(kind: 'export' | 'import', ref: KbTransferRef): Promise<TransferRow> {
     const what = kind === 'export' ? 'Export' : 'Import';
     if (!UUID.test(ref.kbid) || !UUID.test(ref.id)) throw new DomainError(ErrorCodes.NOT_FOUND, `${what} not found`);
-    const [row] = (await this.ds.query(`SELECT * FROM content.kb_transfers WHERE id = $1 AND kbid = $2 AND kind = $3`, [ref.id, ref.kbid, kind])) as TransferRow[];
+    const [row] = (await this.ds.query(`SELECT * FROM content.kb_transfers WHERE id = $1 AND kbid = $2 AND kind = $3`, [
+      ref.id,
+      ref.kbid,
+      kind,
+    ])) as TransferRow[];
     if (!row) throw new DomainError(ErrorCodes.NOT_FOUND, `${what} not found`);
     return row;
   }
@@ -170,7 +203,11 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
     if (!job) return false;
     // The lease is renewed while the job runs, so a long check pass is never taken up twice.
     const heartbeat = setInterval(() => {
-      this.ds.query(`UPDATE content.kb_transfers SET lease_until = now() + interval '${LEASE_MINUTES} minutes' WHERE id = $1 AND status = 'running'`, [job.id])
+      this.ds
+        .query(
+          `UPDATE content.kb_transfers SET lease_until = now() + interval '${LEASE_MINUTES} minutes' WHERE id = $1 AND status = 'running'`,
+          [job.id],
+        )
         .catch((err: Error) => this.logger.warn({ id: job.id, err: err.message }, 'could not renew a KB transfer lease'));
     }, 60_000);
     heartbeat.unref();
@@ -204,7 +241,10 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
     await this.ds.query(`UPDATE content.kb_transfers SET total = $2, processed = 0 WHERE id = $1`, [job.id, total]);
     const exportJob: ExportJob = { id: job.id, kbid: job.kbid, blob_key: job.blob_key, params: job.params as ExportJob['params'] };
     const size = await this.exporter.write(exportJob, (n) => this.progress(job.id, n), this.stop.signal);
-    await this.ds.query(`UPDATE content.kb_transfers SET status = 'finished', size_bytes = $2, finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1`, [job.id, size]);
+    await this.ds.query(
+      `UPDATE content.kb_transfers SET status = 'finished', size_bytes = $2, finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1`,
+      [job.id, size],
+    );
   }
 
   private async runImport(job: TransferRow): Promise<void> {
@@ -223,17 +263,25 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
     await this.ds.query(`UPDATE content.kb_transfers SET total = $2, processed = 0 WHERE id = $1`, [job.id, checked.resources]);
     await this.importer.write(work, checked, limits, (n) => this.progress(job.id, n));
     await this.ds.query(`DELETE FROM content.kb_import_resources WHERE import_id = $1`, [job.id]);
-    await this.ds.query(`UPDATE content.kb_transfers SET status = 'finished', finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1`, [job.id]);
+    await this.ds.query(
+      `UPDATE content.kb_transfers SET status = 'finished', finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1`,
+      [job.id],
+    );
     await this.cleanupBlob(job);
   }
 
   private async progress(id: string, processed: number): Promise<void> {
-    await this.ds.query(`UPDATE content.kb_transfers SET processed = $2, lease_until = now() + interval '${LEASE_MINUTES} minutes' WHERE id = $1`, [id, processed]);
+    await this.ds.query(
+      `UPDATE content.kb_transfers SET processed = $2, lease_until = now() + interval '${LEASE_MINUTES} minutes' WHERE id = $1`,
+      [id, processed],
+    );
   }
 
   /** A staged archive goes once its import is over; a failed export's partial file too. */
   private async cleanupBlob(job: TransferRow): Promise<void> {
-    await this.blobs.delete(job.blob_key).catch((err: Error) => this.logger.warn({ key: job.blob_key, err: err.message }, 'could not delete a transfer blob'));
+    await this.blobs
+      .delete(job.blob_key)
+      .catch((err: Error) => this.logger.warn({ key: job.blob_key, err: err.message }, 'could not delete a transfer blob'));
   }
 
   private async expire(): Promise<void> {

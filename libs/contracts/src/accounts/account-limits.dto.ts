@@ -4,10 +4,18 @@ import { IsDefined, IsInt, IsOptional, IsString, Max, Min, ValidateNested } from
 
 /** Integer members of `limits.usage` and `limits.processing` (spec 2.5); -1 is unlimited. */
 export const MONTHLY_LIMIT_NAMES = [
-  'monthly_limit_paragraphs_processed', 'monthly_limit_docs_no_media_processed', 'monthly_limit_media_seconds_processed', 'monthly_limit_paragraphs_stored',
-  'monthly_limit_hosted_searches_performed', 'monthly_limit_hosted_answers_generated', 'monthly_limit_self_hosted_searches_performed',
-  'monthly_limit_self_hosted_answers_generated', 'storage_limit_max_bytes_per_kb', 'storage_limit_max_resources_per_kb',
-  'monthly_limit_non_media_files_processed', 'monthly_limit_chars_processed',
+  'monthly_limit_paragraphs_processed',
+  'monthly_limit_docs_no_media_processed',
+  'monthly_limit_media_seconds_processed',
+  'monthly_limit_paragraphs_stored',
+  'monthly_limit_hosted_searches_performed',
+  'monthly_limit_hosted_answers_generated',
+  'monthly_limit_self_hosted_searches_performed',
+  'monthly_limit_self_hosted_answers_generated',
+  'storage_limit_max_bytes_per_kb',
+  'storage_limit_max_resources_per_kb',
+  'monthly_limit_non_media_files_processed',
+  'monthly_limit_chars_processed',
 ] as const;
 export type MonthlyLimitName = (typeof MONTHLY_LIMIT_NAMES)[number];
 export const UPLOAD_LIMIT_NAMES = ['upload_limit_max_media_file_size', 'upload_limit_max_non_media_file_size'] as const;
@@ -39,9 +47,19 @@ limitMembers(UploadLimitsPatchDto, UPLOAD_LIMIT_NAMES);
 
 /** Set Account Limits (operators): the members given replace the account's own; the others keep theirs. */
 export class SetAccountLimitsDto {
-  @ApiPropertyOptional({ type: UploadLimitsPatchDto }) @IsOptional() @ValidateNested() @Type(() => UploadLimitsPatchDto) upload?: Partial<EffectiveLimits['upload']>;
-  @ApiPropertyOptional({ type: MonthlyLimitsPatchDto }) @IsOptional() @ValidateNested() @Type(() => MonthlyLimitsPatchDto) usage?: Partial<MonthlyLimits>;
-  @ApiPropertyOptional({ type: MonthlyLimitsPatchDto }) @IsOptional() @ValidateNested() @Type(() => MonthlyLimitsPatchDto) processing?: Partial<MonthlyLimits>;
+  @ApiPropertyOptional({ type: UploadLimitsPatchDto }) @IsOptional() @ValidateNested() @Type(() => UploadLimitsPatchDto) upload?: Partial<
+    EffectiveLimits['upload']
+  >;
+  @ApiPropertyOptional({ type: MonthlyLimitsPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => MonthlyLimitsPatchDto)
+  usage?: Partial<MonthlyLimits>;
+  @ApiPropertyOptional({ type: MonthlyLimitsPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => MonthlyLimitsPatchDto)
+  processing?: Partial<MonthlyLimits>;
 }
 
 export class SetAccountLimitsRequest {

@@ -1,7 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, IsArray, IsDefined, IsEmail, IsIn, IsOptional, IsString, IsUrl, Matches, MaxLength, ValidateNested,
+  ArrayMaxSize,
+  IsArray,
+  IsDefined,
+  IsEmail,
+  IsIn,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  MaxLength,
+  ValidateNested,
 } from 'class-validator';
 import { AccountRoles, type AccountRole } from '../common/principal';
 
@@ -15,7 +25,13 @@ export class SamlLegacyDto {
 }
 
 export class SamlConfigDto {
-  @ApiProperty({ type: [String] }) @IsDefined() @IsArray() @ArrayMaxSize(50) @IsString({ each: true }) @Matches(/^[a-z0-9.-]+\.[a-z]{2,}$/i, { each: true }) domains!: string[];
+  @ApiProperty({ type: [String] })
+  @IsDefined()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @Matches(/^[a-z0-9.-]+\.[a-z]{2,}$/i, { each: true })
+  domains!: string[];
   @ApiProperty() @IsDefined() @IsUrl({ require_tld: false, protocols: ['https', 'http'] }) sso_url!: string;
   @ApiProperty() @IsDefined() @IsString() @MaxLength(1024) entity_id!: string;
   @ApiProperty() @IsDefined() @IsString() @MaxLength(20000) x509_cert!: string;
@@ -23,7 +39,12 @@ export class SamlConfigDto {
 }
 
 export class CreateAccountDto {
-  @ApiProperty({ pattern: ACCOUNT_SLUG_PATTERN.source }) @IsDefined() @IsString() @MaxLength(64) @Matches(ACCOUNT_SLUG_PATTERN) slug!: string;
+  @ApiProperty({ pattern: ACCOUNT_SLUG_PATTERN.source })
+  @IsDefined()
+  @IsString()
+  @MaxLength(64)
+  @Matches(ACCOUNT_SLUG_PATTERN)
+  slug!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(250) title?: string;
   @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(4096) description?: string | null;
   @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsEmail() email?: string | null;
@@ -33,9 +54,22 @@ export class CreateAccountDto {
 export class ModifyAccountDto {
   @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(250) title?: string | null;
   @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(4096) description?: string | null;
-  @ApiPropertyOptional({ type: SamlLegacyDto, nullable: true }) @IsOptional() @ValidateNested() @Type(() => SamlLegacyDto) saml?: SamlLegacyDto | null;
-  @ApiPropertyOptional({ type: SamlConfigDto, nullable: true }) @IsOptional() @ValidateNested() @Type(() => SamlConfigDto) saml_config?: SamlConfigDto | null;
-  @ApiPropertyOptional({ nullable: true, pattern: ACCOUNT_SLUG_PATTERN.source }) @IsOptional() @IsString() @MaxLength(64) @Matches(ACCOUNT_SLUG_PATTERN) slug?: string | null;
+  @ApiPropertyOptional({ type: SamlLegacyDto, nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SamlLegacyDto)
+  saml?: SamlLegacyDto | null;
+  @ApiPropertyOptional({ type: SamlConfigDto, nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SamlConfigDto)
+  saml_config?: SamlConfigDto | null;
+  @ApiPropertyOptional({ nullable: true, pattern: ACCOUNT_SLUG_PATTERN.source })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(ACCOUNT_SLUG_PATTERN)
+  slug?: string | null;
 }
 
 export class AccountUserChangeDto {
@@ -44,8 +78,15 @@ export class AccountUserChangeDto {
 }
 
 export class UpdateAccountUsersDto {
-  @ApiPropertyOptional({ type: [AccountUserChangeDto], nullable: true }) @IsOptional() @IsArray() @ArrayMaxSize(500) @ValidateNested({ each: true }) @Type(() => AccountUserChangeDto) add?: AccountUserChangeDto[] | null;
-  @ApiPropertyOptional({ type: [String], nullable: true }) @IsOptional() @IsArray() @ArrayMaxSize(500) @IsString({ each: true }) delete?: string[] | null;
+  @ApiPropertyOptional({ type: [AccountUserChangeDto], nullable: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(500)
+  @ValidateNested({ each: true })
+  @Type(() => AccountUserChangeDto)
+  add?: AccountUserChangeDto[] | null;
+  @ApiPropertyOptional({ type: [String], nullable: true }) @IsOptional() @IsArray() @ArrayMaxSize(500) @IsString({ each: true }) delete?:
+    string[] | null;
 }
 
 export class InviteToAccountDto {

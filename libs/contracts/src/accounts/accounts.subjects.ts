@@ -3,31 +3,99 @@ import type { WebhookSecretDto } from '../understanding/webhook.dto';
 import type { AccessGrant } from '../common/principal';
 import { AccessChangedEvent, CheckAccessRequest, CredentialRevokedEvent } from './access.dto';
 import {
-  CreatePersonalTokenRequest, ModifyUserRequest, PersonalTokenRef, SignInRequest, SignUpRequest, UserRef, VerifyEmailRequest,
-  type EmailVerificationDto, type EmailVerifiedDto, type PersonalTokenCreatedDto, type PersonalTokenDto, type SignedUpDto, type UserProfileDto, type UserTokenDto,
+  CreatePersonalTokenRequest,
+  ModifyUserRequest,
+  PersonalTokenRef,
+  SignInRequest,
+  SignUpRequest,
+  UserRef,
+  VerifyEmailRequest,
+  type EmailVerificationDto,
+  type EmailVerifiedDto,
+  type PersonalTokenCreatedDto,
+  type PersonalTokenDto,
+  type SignedUpDto,
+  type UserProfileDto,
+  type UserTokenDto,
 } from './user.dto';
 import {
-  AccountCallerRef, CreateAccountRequest, InviteToAccountRequest, ModifyAccountRequest, SearchAccountUsersRequest, UpdateAccountUsersRequest,
-  type AccountDto, type AccountSummaryDto, type AccountUserDto, type InviteCreatedDto,
+  AccountCallerRef,
+  CreateAccountRequest,
+  InviteToAccountRequest,
+  ModifyAccountRequest,
+  SearchAccountUsersRequest,
+  UpdateAccountUsersRequest,
+  type AccountDto,
+  type AccountSummaryDto,
+  type AccountUserDto,
+  type InviteCreatedDto,
 } from './account.dto';
 import {
-  AcceptInviteRequest, DeleteAccountInviteRequest, DeleteKbInviteRequest, InviteToKbRequest, ListKbUsersRequest, UpdateKbUsersRequest,
-  type InviteAcceptedDto, type InvitedUserDto, type KbUserDto,
+  AcceptInviteRequest,
+  DeleteAccountInviteRequest,
+  DeleteKbInviteRequest,
+  InviteToKbRequest,
+  ListKbUsersRequest,
+  UpdateKbUsersRequest,
+  type InviteAcceptedDto,
+  type InvitedUserDto,
+  type KbUserDto,
 } from './kb-users.dto';
 import {
-  CreateNuaClientRequest, ListNuaClientsRequest, ModifyNuaClientRequest, NuaClientRef, type NuaClientDto, type NuaClientKeyDto, type NuaClientListDto, type NuaClientWebhookDto,
+  CreateNuaClientRequest,
+  ListNuaClientsRequest,
+  ModifyNuaClientRequest,
+  NuaClientRef,
+  type NuaClientDto,
+  type NuaClientKeyDto,
+  type NuaClientListDto,
+  type NuaClientWebhookDto,
 } from './nua-client.dto';
 import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
 import { CreateEphemeralTokenRequest, type EphemeralTokenDto } from './ephemeral-token.dto';
 import { ListZonesRequest, type ZoneDto } from './zone.dto';
 import {
-  ClaimSamlDomainRequest, SamlAccountRef, SamlAcsRequest, SamlDomainsRef, SamlLinkRequest, SamlLoginRequest, SsoDiscoverRequest, VerifySamlDomainRequest,
-  type SamlDomainDto, type SamlLoginDto, type SamlMetadataDto, type SsoDiscoveryDto,
+  ClaimSamlDomainRequest,
+  SamlAccountRef,
+  SamlAcsRequest,
+  SamlDomainsRef,
+  SamlLinkRequest,
+  SamlLoginRequest,
+  SsoDiscoverRequest,
+  VerifySamlDomainRequest,
+  type SamlDomainDto,
+  type SamlLoginDto,
+  type SamlMetadataDto,
+  type SsoDiscoveryDto,
 } from './saml.dto';
-import { AccountLimitsChangedEvent, AccountQuotaRequest, KbAccountRequest, SetAccountLimitsRequest, type AccountQuotaDto, type EffectiveLimits } from './account-limits.dto';
+import {
+  AccountLimitsChangedEvent,
+  AccountQuotaRequest,
+  KbAccountRequest,
+  SetAccountLimitsRequest,
+  type AccountQuotaDto,
+  type EffectiveLimits,
+} from './account-limits.dto';
 import { AccountUploadLimitsRequest, KbCorsRequest, type KbCorsDto, type KbUploadLimitsDto } from './kb.dto';
-import { KbConfigRef, LearningSchemaRequest, SemanticModelChangeRequest, SemanticModelsChangedEvent, SetKbConfigRequest, type KbVectorsetsDto } from './model-config.dto';
-import { CreateKbRequest, GetKbRequest, KbEvent, KbRef, ListKbsRequest, ModifyKbRequest, type IdDto, type KnowledgeBoxDto, type KnowledgeBoxSummaryDto } from './kb.dto';
+import {
+  KbConfigRef,
+  LearningSchemaRequest,
+  SemanticModelChangeRequest,
+  SemanticModelsChangedEvent,
+  SetKbConfigRequest,
+  type KbVectorsetsDto,
+} from './model-config.dto';
+import {
+  CreateKbRequest,
+  GetKbRequest,
+  KbEvent,
+  KbRef,
+  ListKbsRequest,
+  ModifyKbRequest,
+  type IdDto,
+  type KnowledgeBoxDto,
+  type KnowledgeBoxSummaryDto,
+} from './kb.dto';
 import { CreateKbForCallerRequest, KbBySlugRequest, KbCaller, type KbIdentityDto, type StandaloneKbListDto } from './kb-standalone.dto';
 import {
   CreateServiceAccountKeyRequest,
@@ -60,7 +128,10 @@ export const AccountsSubjects = {
   listServiceAccounts: rpc<KbRef, ServiceAccountDto[]>('accounts.service-account.list', KbRef),
   createServiceAccount: rpc<CreateServiceAccountRequest, IdDto>('accounts.service-account.create', CreateServiceAccountRequest),
   deleteServiceAccount: rpc<ServiceAccountRef, Record<string, never>>('accounts.service-account.delete', ServiceAccountRef),
-  createServiceAccountKey: rpc<CreateServiceAccountKeyRequest, ServiceAccountKeyCreatedDto>('accounts.service-account-key.create', CreateServiceAccountKeyRequest),
+  createServiceAccountKey: rpc<CreateServiceAccountKeyRequest, ServiceAccountKeyCreatedDto>(
+    'accounts.service-account-key.create',
+    CreateServiceAccountKeyRequest,
+  ),
   deleteServiceAccountKey: rpc<ServiceAccountKeyRef, Record<string, never>>('accounts.service-account-key.delete', ServiceAccountKeyRef),
 
   createTemporalKey: rpc<CreateTemporalKeyRequest, TemporalKeyDto>('accounts.temporal-key.create', CreateTemporalKeyRequest),
@@ -75,7 +146,10 @@ export const AccountsSubjects = {
   sendEmailVerification: rpc<UserRef, EmailVerificationDto>('accounts.user-email.send-verification', UserRef),
   /** Consumes a verification link: the address it was sent to is verified if it is still the user's. */
   verifyEmail: rpc<VerifyEmailRequest, EmailVerifiedDto>('accounts.user-email.verify', VerifyEmailRequest),
-  createPersonalToken: rpc<CreatePersonalTokenRequest, PersonalTokenCreatedDto>('accounts.personal-token.create', CreatePersonalTokenRequest),
+  createPersonalToken: rpc<CreatePersonalTokenRequest, PersonalTokenCreatedDto>(
+    'accounts.personal-token.create',
+    CreatePersonalTokenRequest,
+  ),
   listPersonalTokens: rpc<UserRef, PersonalTokenDto[]>('accounts.personal-token.list', UserRef),
   deletePersonalToken: rpc<PersonalTokenRef, null>('accounts.personal-token.delete', PersonalTokenRef),
 
@@ -138,7 +212,11 @@ export const AccountsSubjects = {
 
   kbCreated: event<KbEvent>('accounts.kb.created', 'NOTIFICATIONS', KbEvent),
   kbDeleted: event<KbEvent>('accounts.kb.deleted', 'NOTIFICATIONS', KbEvent),
-  semanticModelsChanged: event<SemanticModelsChangedEvent>('accounts.kb.semantic-models-changed', 'NOTIFICATIONS', SemanticModelsChangedEvent),
+  semanticModelsChanged: event<SemanticModelsChangedEvent>(
+    'accounts.kb.semantic-models-changed',
+    'NOTIFICATIONS',
+    SemanticModelsChangedEvent,
+  ),
   credentialRevoked: event<CredentialRevokedEvent>('accounts.credential.revoked', 'NOTIFICATIONS', CredentialRevokedEvent),
   accessChanged: event<AccessChangedEvent>('accounts.access.changed', 'NOTIFICATIONS', AccessChangedEvent),
 } as const;

@@ -10,14 +10,30 @@ export const DEFAULT_EPHEMERAL_TOKEN_TTL_SECONDS = 300;
 export const EPHEMERAL_TOKEN_PARAM = 'eph-token';
 
 export class CreateEphemeralTokenDto {
-  @ApiPropertyOptional({ maxLength: 256, description: 'Free label of the browser session the token is for (kept in the token, not interpreted)' })
-  @IsOptional() @IsString() @MaxLength(256) agent_session?: string | null;
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_EPHEMERAL_TOKEN_TTL_SECONDS, default: DEFAULT_EPHEMERAL_TOKEN_TTL_SECONDS, description: 'Seconds the token lives' })
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_EPHEMERAL_TOKEN_TTL_SECONDS) ttl?: number | null;
+  @ApiPropertyOptional({
+    maxLength: 256,
+    description: 'Free label of the browser session the token is for (kept in the token, not interpreted)',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  agent_session?: string | null;
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_EPHEMERAL_TOKEN_TTL_SECONDS,
+    default: DEFAULT_EPHEMERAL_TOKEN_TTL_SECONDS,
+    description: 'Seconds the token lives',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_EPHEMERAL_TOKEN_TTL_SECONDS)
+  ttl?: number | null;
 }
 
 export class EphemeralTokenDto {
-  @ApiProperty({ description: `Read-only token for the ${EPHEMERAL_TOKEN_PARAM} query parameter of the KB's download routes` }) token!: string;
+  @ApiProperty({ description: `Read-only token for the ${EPHEMERAL_TOKEN_PARAM} query parameter of the KB's download routes` })
+  token!: string;
 }
 
 /**

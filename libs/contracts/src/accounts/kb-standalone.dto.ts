@@ -9,8 +9,13 @@ import { CreateKnowledgeBoxDto, KnowledgeBoxDto, KnowledgeBoxSummaryDto } from '
  * reference system's database SDK and admin app call, acting in the caller's accounts.
  */
 export class CreateStandaloneKnowledgeBoxDto extends CreateKnowledgeBoxDto {
-  @ApiPropertyOptional({ description: 'Account (id or slug) to create the Knowledge Box in; needed only when the caller owns no account or several.' })
-  @IsOptional() @IsString() @MaxLength(128) account_id?: string;
+  @ApiPropertyOptional({
+    description: 'Account (id or slug) to create the Knowledge Box in; needed only when the caller owns no account or several.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  account_id?: string;
 }
 
 /** 201 of `POST /api/v1/kbs` and 200 of `PATCH /api/v1/kb/{kbid}` (the reference's KnowledgeBoxObjID). */

@@ -1,6 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsEmail,
+  IsIn,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 import { KbRoles, type KbRole } from '../common/principal';
 import { AccountCallerRef } from './account.dto';
 import { KbRef } from './kb.dto';
@@ -11,8 +22,20 @@ export class KbUserChangeDto {
 }
 
 export class UpdateKbUsersDto {
-  @ApiPropertyOptional({ type: [KbUserChangeDto] }) @IsOptional() @IsArray() @ArrayMaxSize(500) @ValidateNested({ each: true }) @Type(() => KbUserChangeDto) add?: KbUserChangeDto[];
-  @ApiPropertyOptional({ type: [KbUserChangeDto] }) @IsOptional() @IsArray() @ArrayMaxSize(500) @ValidateNested({ each: true }) @Type(() => KbUserChangeDto) update?: KbUserChangeDto[];
+  @ApiPropertyOptional({ type: [KbUserChangeDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(500)
+  @ValidateNested({ each: true })
+  @Type(() => KbUserChangeDto)
+  add?: KbUserChangeDto[];
+  @ApiPropertyOptional({ type: [KbUserChangeDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(500)
+  @ValidateNested({ each: true })
+  @Type(() => KbUserChangeDto)
+  update?: KbUserChangeDto[];
   @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @ArrayMaxSize(500) @IsString({ each: true }) delete?: string[];
 }
 

@@ -8,16 +8,27 @@ export const KbStates = ['PUBLISHED', 'PRIVATE'] as const;
 export type KbState = (typeof KbStates)[number];
 
 export class CreateKnowledgeBoxDto {
-  @ApiPropertyOptional({ pattern: KB_SLUG_PATTERN.source }) @IsOptional() @IsString() @MaxLength(250) @Matches(KB_SLUG_PATTERN) slug?: string;
+  @ApiPropertyOptional({ pattern: KB_SLUG_PATTERN.source })
+  @IsOptional()
+  @IsString()
+  @MaxLength(250)
+  @Matches(KB_SLUG_PATTERN)
+  slug?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(250) title?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096) description?: string;
   /** Deprecated: accepted and ignored. */
   @ApiPropertyOptional({ deprecated: true }) @IsOptional() sentence_embedder?: unknown;
   /** Deprecated: accepted and ignored. */
   @ApiPropertyOptional({ deprecated: true }) @IsOptional() anonymization?: unknown;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() learning_configuration?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() learning_configuration?: Record<
+    string,
+    unknown
+  >;
   @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @IsString({ each: true }) allowed_origins?: string[];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() external_index_provider?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() external_index_provider?: Record<
+    string,
+    unknown
+  >;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() search_configs?: Record<string, unknown>;
 }
 

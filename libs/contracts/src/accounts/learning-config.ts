@@ -24,8 +24,20 @@ export const SEMANTIC_MODELS: Record<string, SemanticModelInfo> = {
   'multilingual-e5-small': { provider: LOCAL_SEMANTIC_PROVIDER, size: 384, similarity: 'COSINE', threshold: 0.78, matryoshka_dims: [] },
   'bge-small-en-v1.5': { provider: LOCAL_SEMANTIC_PROVIDER, size: 384, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [] },
   'all-MiniLM-L6-v2': { provider: LOCAL_SEMANTIC_PROVIDER, size: 384, similarity: 'COSINE', threshold: 0.3, matryoshka_dims: [] },
-  'text-embedding-3-small': { provider: 'openai', size: 1536, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [1536, 1024, 512, 256] },
-  'text-embedding-3-large': { provider: 'openai', size: 3072, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [3072, 2048, 1024, 512, 256] },
+  'text-embedding-3-small': {
+    provider: 'openai',
+    size: 1536,
+    similarity: 'COSINE',
+    threshold: 0.5,
+    matryoshka_dims: [1536, 1024, 512, 256],
+  },
+  'text-embedding-3-large': {
+    provider: 'openai',
+    size: 3072,
+    similarity: 'COSINE',
+    threshold: 0.5,
+    matryoshka_dims: [3072, 2048, 1024, 512, 256],
+  },
   hf_embedding: { provider: 'openai_compatible', size: 0, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [] },
 };
 
@@ -36,7 +48,8 @@ const LOCAL_MODEL_ID = /^local:[A-Za-z0-9][A-Za-z0-9._-]{0,93}$/;
 export function semanticModelInfo(id: unknown): SemanticModelInfo | undefined {
   if (typeof id !== 'string') return undefined;
   if (Object.prototype.hasOwnProperty.call(SEMANTIC_MODELS, id)) return SEMANTIC_MODELS[id];
-  if (LOCAL_MODEL_ID.test(id)) return { provider: LOCAL_SEMANTIC_PROVIDER, size: 0, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [] };
+  if (LOCAL_MODEL_ID.test(id))
+    return { provider: LOCAL_SEMANTIC_PROVIDER, size: 0, similarity: 'COSINE', threshold: 0.5, matryoshka_dims: [] };
   return undefined;
 }
 
@@ -92,9 +105,14 @@ function transcriptionIssues(provider: string, entry: unknown, add: (path: (stri
   if (model === undefined) return;
   const at = ['user_keys', provider, 'transcription_model'];
   if (typeof model !== 'string' || model.trim() === '') add(at, 'transcription_model must be a model name', 'string_type');
-  else if (!TRANSCRIPTION_PROVIDERS.includes(provider)) add(at, `Transcription is served through ${TRANSCRIPTION_PROVIDERS.join(' or ')}, not ${provider}`);
+  else if (!TRANSCRIPTION_PROVIDERS.includes(provider))
+    add(at, `Transcription is served through ${TRANSCRIPTION_PROVIDERS.join(' or ')}, not ${provider}`);
   else if (provider === 'openai_compatible' && !(typeof e?.['url'] === 'string' && e['url'] !== '')) {
-    add(['user_keys', provider, 'url'], 'url (the base address of /audio/transcriptions) is required with a transcription_model', 'missing');
+    add(
+      ['user_keys', provider, 'url'],
+      'url (the base address of /audio/transcriptions) is required with a transcription_model',
+      'missing',
+    );
   }
 }
 
@@ -102,28 +120,45 @@ function transcriptionIssues(provider: string, entry: unknown, add: (path: (stri
  * Checks a learning configuration against the catalogue above; every problem is reported with its
  * location, as in a 422. `mode` 'update' refuses semantic model changes (they need reindexing).
  */
-export function learningConfigurationIssues(config: Record<string, unknown>, loc: (string | number)[], mode: 'create' | 'update'): ValidationIssue[] {
+export function learningConfigurationIssues(
+  config: Record<string, unknown>,
+  loc: (string | number)[],
+  mode: 'create' | 'update',
+): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const add = (path: (string | number)[], msg: string, type = 'value_error') => issues.push({ loc: [...loc, ...path], msg, type });
   const userKeys = config['user_keys'];
   if (userKeys !== undefined && userKeys !== null) {
-    if (typeof userKeys !== 'object' || Array.isArray(userKeys)) add(['user_keys'], 'user_keys must be an object keyed by provider', 'dict_type');
+    if (typeof userKeys !== 'object' || Array.isArray(userKeys))
+      add(['user_keys'], 'user_keys must be an object keyed by provider', 'dict_type');
     else {
-      for (const p of Object.keys(userKeys)) if (!PROVIDERS.includes(p)) add(['user_keys', p], `Unknown provider; one of ${PROVIDERS.join(', ')}`, 'enum');
+      for (const p of Object.keys(userKeys))
+        if (!PROVIDERS.includes(p)) add(['user_keys', p], `Unknown provider; one of ${PROVIDERS.join(', ')}`, 'enum');
       for (const [p, entry] of Object.entries(userKeys as Record<string, unknown>)) transcriptionIssues(p, entry, add);
     }
   }
-  const hasKey = (provider: string) => typeof userKeys === 'object' && userKeys !== null && provider in (userKeys as Record<string, unknown>);
+  const hasKey = (provider: string) =>
+    typeof userKeys === 'object' && userKeys !== null && provider in (userKeys as Record<string, unknown>);
 
-  const semantic = [...(Array.isArray(config['semantic_models']) ? (config['semantic_models'] as unknown[]) : []), ...(config['semantic_model'] !== undefined ? [config['semantic_model']] : [])];
+  const semantic = [
+    ...(Array.isArray(config['semantic_models']) ? (config['semantic_models'] as unknown[]) : []),
+    ...(config['semantic_model'] !== undefined ? [config['semantic_model']] : []),
+  ];
   if (mode === 'update' && (config['semantic_models'] !== undefined || config['semantic_model'] !== undefined)) {
     add(['semantic_models'], 'Semantic models are chosen when the Knowledge Box is created', 'value_error');
   }
-  if (config['semantic_models'] !== undefined && !Array.isArray(config['semantic_models'])) add(['semantic_models'], 'Input should be a valid list', 'list_type');
+  if (config['semantic_models'] !== undefined && !Array.isArray(config['semantic_models']))
+    add(['semantic_models'], 'Input should be a valid list', 'list_type');
   semantic.forEach((m, i) => {
     const info = semanticModelInfo(m);
-    if (!info) add(['semantic_models', i], `Unknown semantic model; one of ${Object.keys(SEMANTIC_MODELS).join(', ')}, or local:<model folder>`, 'enum');
-    else if (semanticModelNeedsKey(info) && !hasKey(info.provider)) add(['semantic_models', i], `${String(m)} needs user_keys.${info.provider}`);
+    if (!info)
+      add(
+        ['semantic_models', i],
+        `Unknown semantic model; one of ${Object.keys(SEMANTIC_MODELS).join(', ')}, or local:<model folder>`,
+        'enum',
+      );
+    else if (semanticModelNeedsKey(info) && !hasKey(info.provider))
+      add(['semantic_models', i], `${String(m)} needs user_keys.${info.provider}`);
   });
   const dflt = config['default_semantic_model'];
   if (dflt !== undefined && dflt !== null && !semantic.includes(dflt) && !(mode === 'update' && semanticModelInfo(dflt) !== undefined)) {
@@ -138,13 +173,16 @@ export function learningConfigurationIssues(config: Record<string, unknown>, loc
   }
   for (const [member, options] of Object.entries(SIMPLE_OPTIONS)) {
     const v = config[member];
-    if (v !== undefined && v !== null && !(options as readonly string[]).includes(v as string)) add([member], `One of ${options.join(', ')}`, 'enum');
+    if (v !== undefined && v !== null && !(options as readonly string[]).includes(v as string))
+      add([member], `One of ${options.join(', ')}`, 'enum');
   }
   for (const member of ['user_prompts', 'summary_prompt']) {
     const v = config[member];
-    if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v))) add([member], 'Input should be a valid dictionary', 'dict_type');
+    if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v)))
+      add([member], 'Input should be a valid dictionary', 'dict_type');
   }
   const pm = config['prefer_markdown_generative_response'];
-  if (pm !== undefined && typeof pm !== 'boolean') add(['prefer_markdown_generative_response'], 'Input should be a valid boolean', 'bool_type');
+  if (pm !== undefined && typeof pm !== 'boolean')
+    add(['prefer_markdown_generative_response'], 'Input should be a valid boolean', 'bool_type');
   return issues;
 }

@@ -58,5 +58,9 @@ export class SemanticModelsChangedEvent {
 }
 
 export class AddModelToKbDto {
-  @ApiProperty({ description: 'a semantic model id from the learning configuration schema' }) @IsDefined() @IsString() @MaxLength(256) id!: string;
+  @ApiProperty({ description: 'a semantic model id from the learning configuration schema' })
+  @IsDefined()
+  @IsString()
+  @MaxLength(256)
+  id!: string;
 }

@@ -7,15 +7,27 @@ export const NUA_CLIENT_ID_PATTERN = /^[a-z0-9_-]+$/;
 
 export class ProcessingWebhookDto {
   @ApiProperty() @IsDefined() @IsUrl({ require_tld: false, protocols: ['http', 'https'] }) uri!: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) @IsOptional() @IsObject() headers?: Record<string, string>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) @IsOptional() @IsObject() headers?: Record<
+    string,
+    string
+  >;
 }
 
 export class CreateNuaClientDto {
   @ApiProperty() @IsDefined() @IsString() @MaxLength(320) contact!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(250) title?: string;
   @ApiPropertyOptional({ default: '' }) @IsOptional() @IsString() @MaxLength(4096) description?: string;
-  @ApiPropertyOptional({ nullable: true, pattern: NUA_CLIENT_ID_PATTERN.source }) @IsOptional() @IsString() @MaxLength(64) @Matches(NUA_CLIENT_ID_PATTERN) client_id?: string | null;
-  @ApiPropertyOptional({ type: ProcessingWebhookDto }) @IsOptional() @ValidateNested() @Type(() => ProcessingWebhookDto) processing_webhook?: ProcessingWebhookDto;
+  @ApiPropertyOptional({ nullable: true, pattern: NUA_CLIENT_ID_PATTERN.source })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  @Matches(NUA_CLIENT_ID_PATTERN)
+  client_id?: string | null;
+  @ApiPropertyOptional({ type: ProcessingWebhookDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProcessingWebhookDto)
+  processing_webhook?: ProcessingWebhookDto;
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() allow_kb_management?: boolean;
 }
 
@@ -23,7 +35,11 @@ export class ModifyNuaClientDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(320) contact?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(250) title?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096) description?: string;
-  @ApiPropertyOptional({ type: ProcessingWebhookDto, nullable: true }) @IsOptional() @ValidateNested() @Type(() => ProcessingWebhookDto) processing_webhook?: ProcessingWebhookDto | null;
+  @ApiPropertyOptional({ type: ProcessingWebhookDto, nullable: true })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProcessingWebhookDto)
+  processing_webhook?: ProcessingWebhookDto | null;
 }
 
 export class NuaClientKeyDto {

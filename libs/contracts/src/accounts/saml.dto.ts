@@ -52,14 +52,19 @@ export class DomainVerificationRecordDto {
 /** An account's claim on an e-mail domain for single sign-on. */
 export class SamlDomainDto {
   @ApiProperty({ example: 'acme.com' }) domain!: string;
-  @ApiProperty({ enum: ['pending', 'verified'], description: 'Only a verified domain sends its users to the identity provider' }) status!: 'pending' | 'verified';
+  @ApiProperty({ enum: ['pending', 'verified'], description: 'Only a verified domain sends its users to the identity provider' }) status!:
+    'pending' | 'verified';
   @ApiPropertyOptional({ nullable: true, format: 'date-time' }) verified_at!: string | null;
   @ApiPropertyOptional({ nullable: true, format: 'date-time', description: 'Last verification attempt' }) checked_at!: string | null;
   @ApiProperty({ type: DomainVerificationRecordDto }) record!: DomainVerificationRecordDto;
 }
 
 export class ClaimSamlDomainDto {
-  @ApiProperty({ example: 'acme.com' }) @IsDefined() @IsFQDN({ require_tld: false, allow_underscores: false }) @MaxLength(253) domain!: string;
+  @ApiProperty({ example: 'acme.com' })
+  @IsDefined()
+  @IsFQDN({ require_tld: false, allow_underscores: false })
+  @MaxLength(253)
+  domain!: string;
 }
 
 export class SamlDomainsRef {

@@ -6,7 +6,12 @@ export const MIN_PASSWORD_LENGTH = 10;
 
 export class SignUpDto {
   @ApiProperty() @IsDefined() @IsEmail({ require_tld: false }) @MaxLength(320) email!: string;
-  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH }) @IsDefined() @IsString() @MinLength(MIN_PASSWORD_LENGTH) @MaxLength(1024) password!: string;
+  @ApiProperty({ minLength: MIN_PASSWORD_LENGTH })
+  @IsDefined()
+  @IsString()
+  @MinLength(MIN_PASSWORD_LENGTH)
+  @MaxLength(1024)
+  password!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) name?: string;
 }
 

@@ -24,8 +24,14 @@ const CLOSED = Symbol('kb:closed');
 export function Check(check: MemberCheck, o: { whenAbsent?: boolean } = {}): PropertyDecorator {
   return (target, property) => {
     Allow()(target, property);
-    const own: DeclaredCheck[] = Reflect.getOwnMetadata(CHECKS, target) ?? [...((Reflect.getMetadata(CHECKS, target) as DeclaredCheck[] | undefined) ?? [])];
-    const declared: DeclaredCheck = [String(property), check, o.whenAbsent === true || (check as { whenAbsent?: boolean }).whenAbsent === true];
+    const own: DeclaredCheck[] = Reflect.getOwnMetadata(CHECKS, target) ?? [
+      ...((Reflect.getMetadata(CHECKS, target) as DeclaredCheck[] | undefined) ?? []),
+    ];
+    const declared: DeclaredCheck = [
+      String(property),
+      check,
+      o.whenAbsent === true || (check as { whenAbsent?: boolean }).whenAbsent === true,
+    ];
     // A subclass redeclaring a member replaces its check in place.
     const at = own.findIndex(([p]) => p === declared[0]);
     if (at >= 0) own[at] = declared;
@@ -79,7 +85,8 @@ export const checks = {
       if (absent(v)) {
         if (o.required) issues.push({ loc, msg: 'Field required', type: 'missing' });
       } else if (typeof v !== 'string') issues.push({ loc, msg: 'Input should be a valid string', type: 'string_type' });
-      else if (o.max !== undefined && v.length > o.max) issues.push({ loc, msg: `String should have at most ${o.max} characters`, type: 'string_too_long' });
+      else if (o.max !== undefined && v.length > o.max)
+        issues.push({ loc, msg: `String should have at most ${o.max} characters`, type: 'string_too_long' });
     };
     return o.required ? whenAbsent(check) : check;
   },
@@ -102,8 +109,10 @@ export const checks = {
     (v, loc, issues) => {
       if (absent(v)) return;
       if (typeof v !== 'number' || !Number.isFinite(v)) issues.push({ loc, msg: 'Input should be a valid number', type: 'float_type' });
-      else if (o.min !== undefined && v < o.min) issues.push({ loc, msg: `Input should be greater than or equal to ${o.min}`, type: 'greater_than_equal' });
-      else if (o.max !== undefined && v > o.max) issues.push({ loc, msg: `Input should be less than or equal to ${o.max}`, type: 'less_than_equal' });
+      else if (o.min !== undefined && v < o.min)
+        issues.push({ loc, msg: `Input should be greater than or equal to ${o.min}`, type: 'greater_than_equal' });
+      else if (o.max !== undefined && v > o.max)
+        issues.push({ loc, msg: `Input should be less than or equal to ${o.max}`, type: 'less_than_equal' });
     },
 
   object: (): MemberCheck => (v, loc, issues) => {
@@ -113,13 +122,15 @@ export const checks = {
   /** An ISO date or date-time string. */
   date: (): MemberCheck => (v, loc, issues) => {
     if (absent(v)) return;
-    if (typeof v !== 'string' || Number.isNaN(new Date(v).getTime())) issues.push({ loc, msg: 'Input should be a valid datetime', type: 'datetime_parsing' });
+    if (typeof v !== 'string' || Number.isNaN(new Date(v).getTime()))
+      issues.push({ loc, msg: 'Input should be a valid datetime', type: 'datetime_parsing' });
   },
 
   oneOf:
     (allowed: readonly string[]): MemberCheck =>
     (v, loc, issues) => {
-      if (!absent(v) && (typeof v !== 'string' || !allowed.includes(v))) issues.push({ loc, msg: `Input should be ${quoted(allowed)}`, type: 'enum' });
+      if (!absent(v) && (typeof v !== 'string' || !allowed.includes(v)))
+        issues.push({ loc, msg: `Input should be ${quoted(allowed)}`, type: 'enum' });
     },
 
   /** A list of strings, each item reported at its index. `allowed`: an enumeration. */
@@ -132,8 +143,10 @@ export const checks = {
       for (let i = 0; i < v.length; i++) {
         const item: unknown = v[i];
         if (typeof item !== 'string') issues.push({ loc: [...loc, i], msg: 'Input should be a valid string', type: 'string_type' });
-        else if (item.length > o.max) issues.push({ loc: [...loc, i], msg: `String should have at most ${o.max} characters`, type: 'string_too_long' });
-        else if (o.allowed && !o.allowed.includes(item)) issues.push({ loc: [...loc, i], msg: `Input should be ${quoted(o.allowed)}`, type: 'enum' });
+        else if (item.length > o.max)
+          issues.push({ loc: [...loc, i], msg: `String should have at most ${o.max} characters`, type: 'string_too_long' });
+        else if (o.allowed && !o.allowed.includes(item))
+          issues.push({ loc: [...loc, i], msg: `Input should be ${quoted(o.allowed)}`, type: 'enum' });
       }
     },
 

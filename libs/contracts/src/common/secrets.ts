@@ -18,11 +18,32 @@ const SECRET_NAME = /key|secret|token|passw|pwd|auth|credential|cookie|signature
  * ?keyword= or ?postcode= stay readable.
  */
 const SECRET_PARAM_WORDS = new Set([
-  'key', 'apikey', 'secret', 'token', 'auth', 'authorization', 'password', 'passwd', 'pwd', 'pass', 'sig', 'signature', 'code', 'credential', 'credentials',
-  'session', 'sessionid', 'sid', 'jwt',
+  'key',
+  'apikey',
+  'secret',
+  'token',
+  'auth',
+  'authorization',
+  'password',
+  'passwd',
+  'pwd',
+  'pass',
+  'sig',
+  'signature',
+  'code',
+  'credential',
+  'credentials',
+  'session',
+  'sessionid',
+  'sid',
+  'jwt',
 ]);
 const isSecretParam = (name: string): boolean =>
-  name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).some((word) => SECRET_PARAM_WORDS.has(word));
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .some((word) => SECRET_PARAM_WORDS.has(word));
 const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,10 +89,17 @@ export function maskSecrets<T>(value: T): T {
 function restore(incoming: unknown, current: unknown, masked: unknown): unknown {
   if (typeof incoming === 'string') return typeof current === 'string' && masked !== current && incoming === masked ? current : incoming;
   if (Array.isArray(incoming)) {
-    return incoming.map((v, i) => restore(v, Array.isArray(current) ? current[i] : undefined, Array.isArray(masked) ? masked[i] : undefined));
+    return incoming.map((v, i) =>
+      restore(v, Array.isArray(current) ? current[i] : undefined, Array.isArray(masked) ? masked[i] : undefined),
+    );
   }
   if (isRecord(incoming)) {
-    return Object.fromEntries(Object.entries(incoming).map(([k, v]) => [k, restore(v, isRecord(current) ? current[k] : undefined, isRecord(masked) ? masked[k] : undefined)]));
+    return Object.fromEntries(
+      Object.entries(incoming).map(([k, v]) => [
+        k,
+        restore(v, isRecord(current) ? current[k] : undefined, isRecord(masked) ? masked[k] : undefined),
+      ]),
+    );
   }
   return incoming;
 }

@@ -27,7 +27,13 @@ describe('validatePayload', () => {
 
   it.each([
     [{ size: 3 }, [{ loc: ['body', 'slug'], type: 'missing' }]],
-    [{ slug: 'A1', size: -1 }, [{ loc: ['body', 'slug'], type: 'string_pattern_mismatch' }, { loc: ['body', 'size'], type: 'greater_than_equal' }]],
+    [
+      { slug: 'A1', size: -1 },
+      [
+        { loc: ['body', 'slug'], type: 'string_pattern_mismatch' },
+        { loc: ['body', 'size'], type: 'greater_than_equal' },
+      ],
+    ],
     [{ slug: 'ok', inner: { name: 4 } }, [{ loc: ['body', 'inner', 'name'], type: 'string_type' }]],
   ])('lists every invalid member of %j', (input, expected) => {
     const { issues } = collectIssues(Sample, input, { loc: ['body'] });
@@ -41,7 +47,9 @@ describe('validatePayload', () => {
       validatePayload(Sample, [1], { loc: ['body'] });
     } catch (err) {
       expect((err as DomainError).code).toBe(ErrorCodes.VALIDATION_FAILED);
-      expect((err as DomainError).details).toEqual({ detail: [{ loc: ['body'], msg: 'Input should be a valid object', type: 'model_type' }] });
+      expect((err as DomainError).details).toEqual({
+        detail: [{ loc: ['body'], msg: 'Input should be a valid object', type: 'model_type' }],
+      });
     }
   });
 

@@ -102,7 +102,11 @@ export interface ValidateOptions {
 }
 
 /** Lists every invalid member of `plain` against `cls`; empty when valid. */
-export function collectIssues<T extends object>(cls: ClassConstructor<T>, plain: unknown, options: ValidateOptions = {}): { value: T; issues: ValidationIssue[] } {
+export function collectIssues<T extends object>(
+  cls: ClassConstructor<T>,
+  plain: unknown,
+  options: ValidateOptions = {},
+): { value: T; issues: ValidationIssue[] } {
   const loc = options.loc ?? [];
   if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) {
     return { value: undefined as unknown as T, issues: [{ loc, msg: 'Input should be a valid object', type: 'model_type' }] };
@@ -132,13 +136,18 @@ const isPlainObject = (v: unknown): v is object => typeof v === 'object' && v !=
  */
 function checkNestedShapes(value: object, loc: (string | number)[], issues: ValidationIssue[], depth: number): void {
   if (depth > 32) return;
-  const metadatas = getMetadataStorage().getTargetValidationMetadatas(value.constructor, '', true, false) as { type: string; propertyName: string; each?: boolean }[];
+  const metadatas = getMetadataStorage().getTargetValidationMetadatas(value.constructor, '', true, false) as {
+    type: string;
+    propertyName: string;
+    each?: boolean;
+  }[];
   for (const m of metadatas) {
     if (m.type !== 'nestedValidation') continue;
     const member = (value as Record<string, unknown>)[m.propertyName];
     if (member === undefined || member === null) continue;
     const here = [...loc, m.propertyName];
-    const items: [unknown, (string | number)[]][] = m.each && Array.isArray(member) ? member.map((item, i) => [item, [...here, i]]) : [[member, here]];
+    const items: [unknown, (string | number)[]][] =
+      m.each && Array.isArray(member) ? member.map((item, i) => [item, [...here, i]]) : [[member, here]];
     for (const [item, at] of items) {
       if (!isPlainObject(item)) issues.push({ loc: at, msg: 'Input should be a valid object', type: 'model_type' });
       else checkNestedShapes(item, at, issues, depth + 1);
@@ -162,7 +171,13 @@ function membersOf(cls: Function): Set<string> {
  * Runs the `@Check` declarations of `value`'s class and reports the members a `@Closed` class does
  * not declare; then the same for every nested member declared with `@ValidateNested`.
  */
-function runMemberChecks(value: object, plain: Record<string, unknown>, loc: (string | number)[], issues: ValidationIssue[], depth: number): void {
+function runMemberChecks(
+  value: object,
+  plain: Record<string, unknown>,
+  loc: (string | number)[],
+  issues: ValidationIssue[],
+  depth: number,
+): void {
   if (depth > 32) return;
   const cls = value.constructor;
   const declared = memberChecks(cls.prototype as object);
@@ -172,9 +187,14 @@ function runMemberChecks(value: object, plain: Record<string, unknown>, loc: (st
   }
   if (isClosed(cls)) {
     const known = membersOf(cls);
-    for (const key of Object.keys(plain)) if (!known.has(key)) issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+    for (const key of Object.keys(plain))
+      if (!known.has(key)) issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
   }
-  const metadatas = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false) as { type: string; propertyName: string; each?: boolean }[];
+  const metadatas = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false) as {
+    type: string;
+    propertyName: string;
+    each?: boolean;
+  }[];
   for (const m of metadatas) {
     if (m.type !== 'nestedValidation') continue;
     const member = (value as Record<string, unknown>)[m.propertyName];
@@ -196,13 +216,21 @@ function isCheckedClass(cls: Function): boolean {
   if (checked === undefined) {
     const metadatas = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false) as { type: string; propertyName: string }[];
     const declared = new Set(memberChecks(cls.prototype as object).map(([p]) => p));
-    checked = metadatas.length > 0 && metadatas.every((m) => m.type === 'whitelistValidation' && declared.has(m.propertyName)) && Object.keys(mapOfSpecs(cls.prototype as object)).length === 0;
+    checked =
+      metadatas.length > 0 &&
+      metadatas.every((m) => m.type === 'whitelistValidation' && declared.has(m.propertyName)) &&
+      Object.keys(mapOfSpecs(cls.prototype as object)).length === 0;
     checkedClasses.set(cls, checked);
   }
   return checked;
 }
 
-function collectChecked<T extends object>(cls: ClassConstructor<T>, plain: Record<string, unknown>, loc: (string | number)[], options: ValidateOptions): { value: T; issues: ValidationIssue[] } {
+function collectChecked<T extends object>(
+  cls: ClassConstructor<T>,
+  plain: Record<string, unknown>,
+  loc: (string | number)[],
+  options: ValidateOptions,
+): { value: T; issues: ValidationIssue[] } {
   const value = new cls() as Record<string, unknown>;
   for (const [property] of memberChecks(cls.prototype as object)) {
     if (Object.prototype.hasOwnProperty.call(plain, property) && plain[property] !== undefined) value[property] = plain[property];
@@ -211,7 +239,8 @@ function collectChecked<T extends object>(cls: ClassConstructor<T>, plain: Recor
   runMemberChecks(value, plain, loc, issues, 0);
   if (options.forbidUnknown && !isClosed(cls)) {
     const known = membersOf(cls);
-    for (const key of Object.keys(plain)) if (!known.has(key)) issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+    for (const key of Object.keys(plain))
+      if (!known.has(key)) issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
   }
   return { value: value as T, issues };
 }
@@ -232,7 +261,13 @@ export function nestedCheck(cls: ClassConstructor<object>, o: { optional?: boole
 }
 
 /** Validates `@MapOf` members: an object whose keys match the pattern and whose values are valid. */
-function validateMaps(value: object, plain: Record<string, unknown>, loc: (string | number)[], issues: ValidationIssue[], options: ValidateOptions): void {
+function validateMaps(
+  value: object,
+  plain: Record<string, unknown>,
+  loc: (string | number)[],
+  issues: ValidationIssue[],
+  options: ValidateOptions,
+): void {
   for (const [property, spec] of Object.entries(mapOfSpecs(value))) {
     const raw = plain[property];
     if (raw === undefined || raw === null) continue;

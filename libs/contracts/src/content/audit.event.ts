@@ -1,9 +1,34 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsObject,
+  IsOptional,
+  IsString,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 
 /** Activity event types (spec 6.1 plus the reference system's newer ask/retrieve/augment). */
 export const AuditEventTypes = [
-  'visited', 'modified', 'deleted', 'new', 'search', 'suggest', 'indexed', 'chat', 'ask', 'retrieve', 'augment', 'started', 'stopped', 'processed',
+  'visited',
+  'modified',
+  'deleted',
+  'new',
+  'search',
+  'suggest',
+  'indexed',
+  'chat',
+  'ask',
+  'retrieve',
+  'augment',
+  'started',
+  'stopped',
+  'processed',
 ] as const;
 export type AuditEventType = (typeof AuditEventTypes)[number];
 
@@ -33,6 +58,10 @@ export const AUDIT_BATCH_MAX = 256;
  * event keeps its own id: a consumer stores each once, whichever way it came.
  */
 export class AuditBatchEvent {
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(AUDIT_BATCH_MAX) @ValidateNested({ each: true }) @Type(() => AuditRecordedEvent)
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(AUDIT_BATCH_MAX)
+  @ValidateNested({ each: true })
+  @Type(() => AuditRecordedEvent)
   events!: AuditRecordedEvent[];
 }

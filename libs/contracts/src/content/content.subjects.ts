@@ -9,32 +9,97 @@ import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
 import { CatalogEnvelope, CatalogFacetsEnvelope, type CatalogFacetsResponse, type CatalogResponse } from './search/catalog.dto';
-import { GraphNodesEnvelope, GraphPathsEnvelope, GraphRelationsEnvelope, type GraphNodesResponse, type GraphPathsResponse, type GraphRelationsResponse } from './search/graph.dto';
+import {
+  GraphNodesEnvelope,
+  GraphPathsEnvelope,
+  GraphRelationsEnvelope,
+  type GraphNodesResponse,
+  type GraphPathsResponse,
+  type GraphRelationsResponse,
+} from './search/graph.dto';
 import { FeedbackEnvelope } from './search/feedback.dto';
 import {
-  CreateResourceRequest, DeleteResourceRequest, GetResourceRequest, KbContentRef, ListResourcesRequest, ModifyResourceRequest, ResourceRef,
+  CreateResourceRequest,
+  DeleteResourceRequest,
+  GetResourceRequest,
+  KbContentRef,
+  ListResourcesRequest,
+  ModifyResourceRequest,
+  ResourceRef,
 } from './resource-requests.dto';
 import {
-  AppendMessagesRequest, DeleteFieldRequest, DeleteMessageRequest, GetFieldRequest, Md5Request, PutFieldRequest, RegisterUploadRequest, ReprocessRequest,
+  AppendMessagesRequest,
+  DeleteFieldRequest,
+  DeleteMessageRequest,
+  GetFieldRequest,
+  Md5Request,
+  PutFieldRequest,
+  RegisterUploadRequest,
+  ReprocessRequest,
 } from './field-requests.dto';
 import { ReindexResourceRequest } from './reindex-resource.dto';
-import { PredictGenerateRequest, PredictKbRef, PredictRerankRequest, type PredictGenerateItem, type PredictModelsDto, type PredictRerankResponse } from './predict.dto';
-import { ProcessingRequestRef, ProcessingRequestsQuery, ProcessingStatusRequest, type ProcessingStatusPage, type ProcessingStatusRecord } from './processing-status.dto';
+import {
+  PredictGenerateRequest,
+  PredictKbRef,
+  PredictRerankRequest,
+  type PredictGenerateItem,
+  type PredictModelsDto,
+  type PredictRerankResponse,
+} from './predict.dto';
+import {
+  ProcessingRequestRef,
+  ProcessingRequestsQuery,
+  ProcessingStatusRequest,
+  type ProcessingStatusPage,
+  type ProcessingStatusRecord,
+} from './processing-status.dto';
 import { ProcessingPullRequest, type ProcessingPullResult } from './processing-pull.dto';
 import { WebhookDeliveriesRequest, type WebhookDeliveriesDto } from '../understanding/webhook.dto';
 import { ProcessingPushRequest, type ProcessingPushResponseDto } from './processing-push.dto';
 import { ResourceReindexedEvent } from './resource-reindexed.event';
 import { LabelSetRef, SetLabelSetRequest, type LabelSetDto, type LabelSetsDto } from './labelset.dto';
 import type { KbCountersDto } from './kb-counters.dto';
-import { CreateEntitiesGroupRequest, EntitiesGroupRef, UpdateEntitiesGroupRequest, type EntitiesGroupDto, type KnowledgeBoxEntitiesDto } from './entities-groups.dto';
 import {
-  AccountBackupRef, AccountBackupsRef, KbTransferRef, PeekKbArchiveRequest, StartBackupRequest, StartKbExportRequest, StartKbImportRequest,
-  type BackupCreatedDto, type BackupDto, type StagedRestoreDto,
-  type KbArchiveHeadDto, type KbExportCreatedDto, type KbExportFileDto, type KbImportCreatedDto, type KbTransferStatusDto,
+  CreateEntitiesGroupRequest,
+  EntitiesGroupRef,
+  UpdateEntitiesGroupRequest,
+  type EntitiesGroupDto,
+  type KnowledgeBoxEntitiesDto,
+} from './entities-groups.dto';
+import {
+  AccountBackupRef,
+  AccountBackupsRef,
+  KbTransferRef,
+  PeekKbArchiveRequest,
+  StartBackupRequest,
+  StartKbExportRequest,
+  StartKbImportRequest,
+  type BackupCreatedDto,
+  type BackupDto,
+  type StagedRestoreDto,
+  type KbArchiveHeadDto,
+  type KbExportCreatedDto,
+  type KbExportFileDto,
+  type KbImportCreatedDto,
+  type KbTransferStatusDto,
 } from './kb-transfer.dto';
 import {
-  CreateKvSchemaRequest, CreateStrategyRequest, KbSettingsRef, KvSchemaRef, ResolveStrategiesRequest, SearchConfigurationRef, SetSearchConfigurationRequest, StrategiesRef, StrategyRef,
-  UpdateKvSchemaRequest, type ExtractStrategyDto, type KbKvSchemasDto, type KvSchemaDto, type ResolvedStrategies, type SearchConfigurationDto, type SplitStrategyDto,
+  CreateKvSchemaRequest,
+  CreateStrategyRequest,
+  KbSettingsRef,
+  KvSchemaRef,
+  ResolveStrategiesRequest,
+  SearchConfigurationRef,
+  SetSearchConfigurationRequest,
+  StrategiesRef,
+  StrategyRef,
+  UpdateKvSchemaRequest,
+  type ExtractStrategyDto,
+  type KbKvSchemasDto,
+  type KvSchemaDto,
+  type ResolvedStrategies,
+  type SearchConfigurationDto,
+  type SplitStrategyDto,
 } from './kb-config.dto';
 import type { FieldRecord, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto } from './resource.dto';
 
@@ -51,7 +116,10 @@ export const ContentSubjects = {
   appendMessages: rpc<AppendMessagesRequest, SeqIdDto>('content.conversation.append', AppendMessagesRequest),
   deleteMessage: rpc<DeleteMessageRequest, Record<string, never>>('content.conversation.delete-message', DeleteMessageRequest),
   reprocessResource: rpc<ReprocessRequest, SeqIdDto>('content.resource.reprocess', ReprocessRequest),
-  registerUpload: rpc<RegisterUploadRequest, { uuid: string; seqid: number; field_id: string }>('content.upload.register', RegisterUploadRequest),
+  registerUpload: rpc<RegisterUploadRequest, { uuid: string; seqid: number; field_id: string }>(
+    'content.upload.register',
+    RegisterUploadRequest,
+  ),
   md5Exists: rpc<Md5Request, { exists: boolean }>('content.file.checksum-exists', Md5Request),
   listLabelSets: rpc<KbContentRef, LabelSetsDto>('content.labelset.list', KbContentRef),
   getLabelSet: rpc<LabelSetRef, LabelSetDto>('content.labelset.get', LabelSetRef),
@@ -106,9 +174,18 @@ export const ContentSubjects = {
   /** Saved search configurations (find/ask presets applied by `search_configuration`). */
   listSearchConfigurations: rpc<KbSettingsRef, Record<string, SearchConfigurationDto>>('content.search-configurations.list', KbSettingsRef),
   getSearchConfiguration: rpc<SearchConfigurationRef, SearchConfigurationDto>('content.search-configurations.get', SearchConfigurationRef),
-  createSearchConfiguration: rpc<SetSearchConfigurationRequest, Record<string, never>>('content.search-configurations.create', SetSearchConfigurationRequest),
-  updateSearchConfiguration: rpc<SetSearchConfigurationRequest, Record<string, never>>('content.search-configurations.update', SetSearchConfigurationRequest),
-  deleteSearchConfiguration: rpc<SearchConfigurationRef, Record<string, never>>('content.search-configurations.delete', SearchConfigurationRef),
+  createSearchConfiguration: rpc<SetSearchConfigurationRequest, Record<string, never>>(
+    'content.search-configurations.create',
+    SetSearchConfigurationRequest,
+  ),
+  updateSearchConfiguration: rpc<SetSearchConfigurationRequest, Record<string, never>>(
+    'content.search-configurations.update',
+    SetSearchConfigurationRequest,
+  ),
+  deleteSearchConfiguration: rpc<SearchConfigurationRef, Record<string, never>>(
+    'content.search-configurations.delete',
+    SearchConfigurationRef,
+  ),
   /** Key-value schemas. */
   listKvSchemas: rpc<KbSettingsRef, KbKvSchemasDto>('content.kv-schemas.list', KbSettingsRef),
   getKvSchema: rpc<KvSchemaRef, KvSchemaDto>('content.kv-schemas.get', KvSchemaRef),

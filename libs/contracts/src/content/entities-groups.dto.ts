@@ -1,6 +1,17 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
 
 /** Ids of custom groups (those a user creates); groups found by processing keep processing's name. */
 export const ENTITIES_GROUP_ID_PATTERN = /^[a-zA-Z0-9:_-]+$/;
@@ -22,7 +33,11 @@ export class EntityDto {
   @ApiProperty() @IsDefined() @IsString() @MinLength(1) @MaxLength(ENTITIES_LIMITS.valueChars) value!: string;
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() merged?: boolean;
   @ApiPropertyOptional({ type: [String], default: [] })
-  @IsOptional() @IsArray() @ArrayMaxSize(ENTITIES_LIMITS.representsPerEntity) @IsString({ each: true }) @MaxLength(ENTITIES_LIMITS.valueChars, { each: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(ENTITIES_LIMITS.representsPerEntity)
+  @IsString({ each: true })
+  @MaxLength(ENTITIES_LIMITS.valueChars, { each: true })
   represents?: string[];
 }
 
@@ -41,14 +56,20 @@ export class EntitiesGroupDto {
 /** `GET /entitiesgroups`: every group of the KB, without its entities (read them per group). */
 export class KnowledgeBoxEntitiesDto {
   @ApiProperty() uuid!: string;
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/EntitiesGroupDto' } }) groups!: Record<string, EntitiesGroupDto>;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/EntitiesGroupDto' } }) groups!: Record<
+    string,
+    EntitiesGroupDto
+  >;
 }
 
 /** `POST /entitiesgroups`. Entity maps are checked by content (keys, values and counts), every problem at once. */
 @ApiExtraModels(EntityDto)
 export class CreateEntitiesGroupDto {
   @ApiProperty({ pattern: ENTITIES_GROUP_ID_PATTERN.source, maxLength: ENTITIES_LIMITS.groupIdChars })
-  @IsDefined() @IsString() @MaxLength(ENTITIES_LIMITS.groupIdChars) @Matches(ENTITIES_GROUP_ID_PATTERN, { message: 'group may only hold letters, digits, ":", "_" and "-"' })
+  @IsDefined()
+  @IsString()
+  @MaxLength(ENTITIES_LIMITS.groupIdChars)
+  @Matches(ENTITIES_GROUP_ID_PATTERN, { message: 'group may only hold letters, digits, ":", "_" and "-"' })
   group!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(ENTITIES_LIMITS.valueChars) title?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) color?: string;
@@ -63,7 +84,11 @@ export class UpdateEntitiesGroupDto {
   @ApiPropertyOptional(ENTITY_MAP) @IsOptional() @IsObject() add?: Record<string, unknown>;
   @ApiPropertyOptional(ENTITY_MAP) @IsOptional() @IsObject() update?: Record<string, unknown>;
   @ApiPropertyOptional({ type: [String] })
-  @IsOptional() @IsArray() @ArrayMaxSize(ENTITIES_LIMITS.deletesPerRequest) @IsString({ each: true }) @MaxLength(ENTITIES_LIMITS.valueChars, { each: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(ENTITIES_LIMITS.deletesPerRequest)
+  @IsString({ each: true })
+  @MaxLength(ENTITIES_LIMITS.valueChars, { each: true })
   delete?: string[];
 }
 

@@ -1,7 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, IsArray, IsBase64, IsBoolean, IsDefined, IsIn, IsISO8601, IsObject, IsOptional, IsString, IsUrl, Matches, MaxLength, ValidateNested,
+  ArrayMaxSize,
+  IsArray,
+  IsBase64,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsISO8601,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  MaxLength,
+  ValidateNested,
 } from 'class-validator';
 
 export const FIELD_ID_PATTERN = /^[a-zA-Z0-9:_-]+$/;
@@ -58,11 +71,22 @@ export class FileFieldInputDto {
 export class MessageContentDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(MAX_TEXT_BODY) text?: string = '';
   @ApiPropertyOptional({ enum: MessageFormats }) @IsOptional() @IsIn(MessageFormats) format?: string = 'PLAIN';
-  @ApiPropertyOptional({ type: [FileInputDto] }) @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => FileInputDto) attachments?: FileInputDto[];
+  @ApiPropertyOptional({ type: [FileInputDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @ValidateNested({ each: true })
+  @Type(() => FileInputDto)
+  attachments?: FileInputDto[];
 }
 
 export class MessageInputDto {
-  @ApiProperty() @IsDefined() @IsString() @MaxLength(128) @Matches(/^(?!0$)[^/]+$/, { message: 'ident must not be "0" nor contain "/"' }) ident!: string;
+  @ApiProperty()
+  @IsDefined()
+  @IsString()
+  @MaxLength(128)
+  @Matches(/^(?!0$)[^/]+$/, { message: 'ident must not be "0" nor contain "/"' })
+  ident!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) who?: string;
   @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @IsString({ each: true }) to?: string[];
   @ApiPropertyOptional() @IsOptional() @IsISO8601() timestamp?: string;
@@ -71,7 +95,13 @@ export class MessageInputDto {
 }
 
 export class ConversationFieldInputDto {
-  @ApiProperty({ type: [MessageInputDto] }) @IsDefined() @IsArray() @ArrayMaxSize(2048) @ValidateNested({ each: true }) @Type(() => MessageInputDto) messages!: MessageInputDto[];
+  @ApiProperty({ type: [MessageInputDto] })
+  @IsDefined()
+  @IsArray()
+  @ArrayMaxSize(2048)
+  @ValidateNested({ each: true })
+  @Type(() => MessageInputDto)
+  messages!: MessageInputDto[];
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) extract_strategy?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) split_strategy?: string;
 }

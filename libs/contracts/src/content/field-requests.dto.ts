@@ -1,5 +1,19 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { FIELD_ID_PATTERN, MessageInputDto } from './field-input.dto';
 import { ActorDto, ResourceRef } from './resource-requests.dto';
 import { ContentFieldTypes, ExtractedOptions, type ContentFieldType, type ExtractedOption } from './resource.dto';

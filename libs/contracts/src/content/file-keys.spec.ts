@@ -5,7 +5,11 @@ describe('file keys', () => {
   const upload = '0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d';
 
   it.each([
-    ['the field’s own unstored file', `blob:${unstoredFileKey('kb1', 'r1', 'doc', upload)}`, `content/kbs/kb1/r/r1/f/file/doc/unstored/${upload}/`],
+    [
+      'the field’s own unstored file',
+      `blob:${unstoredFileKey('kb1', 'r1', 'doc', upload)}`,
+      `content/kbs/kb1/r/r1/f/file/doc/unstored/${upload}/`,
+    ],
     ['the kept original', `blob:${fileBlobKey('kb1', 'r1', 'doc')}`, undefined],
     ['another field’s unstored file', `blob:${unstoredFileKey('kb1', 'r1', 'other', upload)}`, undefined],
     ['another resource’s unstored file', `blob:${unstoredFileKey('kb1', 'r2', 'doc', upload)}`, undefined],

@@ -2,15 +2,23 @@ import { collectIssues } from '../common/validation';
 import { ExtractStrategyDto, KvSchemaDto, SearchConfigurationDto, SplitStrategyDto } from './kb-config.dto';
 import { FindRequest } from './search/find.dto';
 
-const locs = (cls: new () => object, body: unknown) => collectIssues(cls, body, { loc: ['body'] }).issues.map((i) => i.loc.join('.')).sort();
+const locs = (cls: new () => object, body: unknown) =>
+  collectIssues(cls, body, { loc: ['body'] })
+    .issues.map((i) => i.loc.join('.'))
+    .sort();
 
 describe('KB configuration DTOs', () => {
   it('checks saved find and ask bodies with the live request DTOs', () => {
     expect(locs(SearchConfigurationDto, { kind: 'find', config: { query: 'tides', top_k: 3, features: ['keyword'] } })).toEqual([]);
     expect(locs(SearchConfigurationDto, { kind: 'ask', config: { top_k: 3, citations: true } })).toEqual([]);
-    expect(locs(SearchConfigurationDto, { kind: 'find', config: { top_k: 0, bogus: 1 } })).toEqual(['body.config.bogus', 'body.config.top_k']);
+    expect(locs(SearchConfigurationDto, { kind: 'find', config: { top_k: 0, bogus: 1 } })).toEqual([
+      'body.config.bogus',
+      'body.config.top_k',
+    ]);
     expect(locs(SearchConfigurationDto, { kind: 'ask', config: { citations: 'often' } })).toEqual(['body.config.citations']);
-    expect(locs(SearchConfigurationDto, { kind: 'find', config: { search_configuration: 'other' } })).toEqual(['body.config.search_configuration']);
+    expect(locs(SearchConfigurationDto, { kind: 'find', config: { search_configuration: 'other' } })).toEqual([
+      'body.config.search_configuration',
+    ]);
     expect(locs(SearchConfigurationDto, {})).toEqual(['body.config', 'body.kind']);
     expect(locs(SearchConfigurationDto, { kind: 'find', config: { query: 'x'.repeat(70_000) } })).toEqual(['body.config']);
   });
@@ -29,12 +37,23 @@ describe('KB configuration DTOs', () => {
     expect(locs(SplitStrategyDto, { name: 's', split: { max_paragraph: 100, overlap: -1 } })).toEqual(['body.split.overlap']);
     expect(locs(SplitStrategyDto, { split: {} })).toEqual(['body.name', 'body.split.max_paragraph']);
     expect(locs(ExtractStrategyDto, { name: 'e', ocr: false, split: { max_paragraph: 300 } })).toEqual([]);
-    expect(locs(ExtractStrategyDto, { name: 'e', split: { max_paragraph: 1 }, ai_tables: true })).toEqual(['body.ai_tables', 'body.split.max_paragraph']);
+    expect(locs(ExtractStrategyDto, { name: 'e', split: { max_paragraph: 1 }, ai_tables: true })).toEqual([
+      'body.ai_tables',
+      'body.split.max_paragraph',
+    ]);
   });
 
   it('checks key-value schemas as the reference does', () => {
     expect(locs(KvSchemaDto, { name: 'invoice', fields: [{ key: 'total', type: 'float', range: true }] })).toEqual([]);
-    expect(locs(KvSchemaDto, { name: 'a.b', fields: [{ key: 'k', type: 'text', range: true }, { key: 'k', type: 'integer' }, { key: 'z', type: 'text', extra: 1 }] }))
-      .toEqual(['body.fields.0.range', 'body.fields.1.key', 'body.fields.2.extra', 'body.name']);
+    expect(
+      locs(KvSchemaDto, {
+        name: 'a.b',
+        fields: [
+          { key: 'k', type: 'text', range: true },
+          { key: 'k', type: 'integer' },
+          { key: 'z', type: 'text', extra: 1 },
+        ],
+      }),
+    ).toEqual(['body.fields.0.range', 'body.fields.1.key', 'body.fields.2.extra', 'body.name']);
   });
 });

@@ -35,9 +35,14 @@ export type SearchConfigurationKind = (typeof SEARCH_CONFIGURATION_KINDS)[number
 const absent = (v: unknown): boolean => v === undefined || v === null;
 
 /** `check` on a member that must be present ('Field required' otherwise). */
-const required = (check: MemberCheck): MemberCheck => (v, loc, issues, owner) => (absent(v) ? void issues.push({ loc, msg: 'Field required', type: 'missing' }) : check(v, loc, issues, owner));
-const nested = (cls: new () => object): MemberCheck => (v, loc, issues) => void issues.push(...collectIssues(cls, v, { loc }).issues);
-
+const required =
+  (check: MemberCheck): MemberCheck =>
+  (v, loc, issues, owner) =>
+    absent(v) ? void issues.push({ loc, msg: 'Field required', type: 'missing' }) : check(v, loc, issues, owner);
+const nested =
+  (cls: new () => object): MemberCheck =>
+  (v, loc, issues) =>
+    void issues.push(...collectIssues(cls, v, { loc }).issues);
 
 /**
  * The saved body of a search configuration: a /find or /ask body (by `kind` of the owner), checked
@@ -47,8 +52,10 @@ const nested = (cls: new () => object): MemberCheck => (v, loc, issues) => void 
 const searchConfigCheck: MemberCheck = (v, loc, issues, owner) => {
   if (absent(v)) return void issues.push({ loc, msg: 'Field required', type: 'missing' });
   if (!isPlainObject(v)) return void issues.push({ loc, msg: 'Input should be a valid object', type: 'model_type' });
-  if (JSON.stringify(v).length > KB_CONFIG_LIMITS.configBytes) return void issues.push({ loc, msg: `At most ${KB_CONFIG_LIMITS.configBytes} bytes of JSON`, type: 'too_long' });
-  if (v['search_configuration'] !== undefined) issues.push({ loc: [...loc, 'search_configuration'], msg: 'A search configuration cannot name another', type: 'extra_forbidden' });
+  if (JSON.stringify(v).length > KB_CONFIG_LIMITS.configBytes)
+    return void issues.push({ loc, msg: `At most ${KB_CONFIG_LIMITS.configBytes} bytes of JSON`, type: 'too_long' });
+  if (v['search_configuration'] !== undefined)
+    issues.push({ loc: [...loc, 'search_configuration'], msg: 'A search configuration cannot name another', type: 'extra_forbidden' });
   const rest = { ...v };
   delete rest['search_configuration'];
   const kind = owner['kind'];
@@ -66,7 +73,12 @@ export class SearchConfigurationDto {
   @Check(required(checks.oneOf(SEARCH_CONFIGURATION_KINDS)), { whenAbsent: true })
   kind!: SearchConfigurationKind;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'A /find body (kind find) or an /ask body whose query is optional (kind ask), without search_configuration; at most 64 KB.' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'A /find body (kind find) or an /ask body whose query is optional (kind ask), without search_configuration; at most 64 KB.',
+  })
   @Check(searchConfigCheck, { whenAbsent: true })
   config!: Record<string, unknown>;
 }
@@ -76,21 +88,26 @@ export const KV_FIELD_TYPES = ['text', 'integer', 'float', 'boolean', 'date'] as
 const kvFieldCheck: MemberCheck = (v, loc, issues) => {
   if (absent(v)) return;
   if (!Array.isArray(v)) return void issues.push({ loc, msg: 'Input should be a valid list', type: 'list_type' });
-  if (v.length > KB_CONFIG_LIMITS.kvSchemaFields) return void issues.push({ loc, msg: `List should have at most ${KB_CONFIG_LIMITS.kvSchemaFields} items`, type: 'too_long' });
+  if (v.length > KB_CONFIG_LIMITS.kvSchemaFields)
+    return void issues.push({ loc, msg: `List should have at most ${KB_CONFIG_LIMITS.kvSchemaFields} items`, type: 'too_long' });
   const keys = new Set<string>();
   v.forEach((f: unknown, i) => {
     const at = [...loc, i];
     if (!isPlainObject(f)) return void issues.push({ loc: at, msg: 'Input should be a valid object', type: 'model_type' });
-    for (const k of Object.keys(f)) if (!['key', 'type', 'description', 'required', 'range'].includes(k)) issues.push({ loc: [...at, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+    for (const k of Object.keys(f))
+      if (!['key', 'type', 'description', 'required', 'range'].includes(k))
+        issues.push({ loc: [...at, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
     const key = f['key'];
     required(patternCheck(KV_NAME_PATTERN))(key, [...at, 'key'], issues, f);
-    if (typeof key === 'string' && keys.has(key)) issues.push({ loc: [...at, 'key'], msg: 'Schema field keys must be unique', type: 'value_error' });
+    if (typeof key === 'string' && keys.has(key))
+      issues.push({ loc: [...at, 'key'], msg: 'Schema field keys must be unique', type: 'value_error' });
     if (typeof key === 'string') keys.add(key);
     required(checks.oneOf(KV_FIELD_TYPES))(f['type'], [...at, 'type'], issues, f);
     checks.string({ max: 1000 })(f['description'], [...at, 'description'], issues, f);
     checks.bool()(f['required'], [...at, 'required'], issues, f);
     checks.bool()(f['range'], [...at, 'range'], issues, f);
-    if (f['range'] === true && !['integer', 'float', 'date'].includes(String(f['type']))) issues.push({ loc: [...at, 'range'], msg: `${String(f['type'])} is not an allowed range type`, type: 'value_error' });
+    if (f['range'] === true && !['integer', 'float', 'date'].includes(String(f['type'])))
+      issues.push({ loc: [...at, 'range'], msg: `${String(f['type'])} is not an allowed range type`, type: 'value_error' });
   });
 };
 
@@ -122,23 +139,35 @@ export class UpdateKvSchemaDto {
 
 /** `GET /kv-schemas`. */
 export class KbKvSchemasDto {
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/KvSchemaDto' } }) schemas!: Record<string, KvSchemaDto>;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/KvSchemaDto' } }) schemas!: Record<
+    string,
+    KvSchemaDto
+  >;
 }
 
 const overlapCheck: MemberCheck = (v, loc, issues, owner) => {
   if (absent(v)) return;
   checks.int(0, KB_CONFIG_LIMITS.maxParagraph / 2)(v, loc, issues, owner);
   const max = owner['max_paragraph'];
-  if (typeof v === 'number' && typeof max === 'number' && v > Math.floor(max / 2)) issues.push({ loc, msg: 'overlap should be at most half of max_paragraph', type: 'less_than_equal' });
+  if (typeof v === 'number' && typeof max === 'number' && v > Math.floor(max / 2))
+    issues.push({ loc, msg: 'overlap should be at most half of max_paragraph', type: 'less_than_equal' });
 };
 
 /** How a text is cut into paragraphs: chunks of at most `max_paragraph` characters, `overlap` shared. */
 @Closed()
 export class SplitConfigDto {
-  @ApiProperty({ minimum: KB_CONFIG_LIMITS.minParagraph, maximum: KB_CONFIG_LIMITS.maxParagraph, description: 'Characters of a paragraph at most; longer paragraphs are cut at sentence or word ends.' })
+  @ApiProperty({
+    minimum: KB_CONFIG_LIMITS.minParagraph,
+    maximum: KB_CONFIG_LIMITS.maxParagraph,
+    description: 'Characters of a paragraph at most; longer paragraphs are cut at sentence or word ends.',
+  })
   @Check(required(checks.int(KB_CONFIG_LIMITS.minParagraph, KB_CONFIG_LIMITS.maxParagraph)), { whenAbsent: true })
   max_paragraph!: number;
-  @ApiPropertyOptional({ minimum: 0, default: 0, description: 'Characters a cut paragraph repeats from the end of the one before (at most half of max_paragraph).' })
+  @ApiPropertyOptional({
+    minimum: 0,
+    default: 0,
+    description: 'Characters a cut paragraph repeats from the end of the one before (at most half of max_paragraph).',
+  })
   @Check(overlapCheck)
   overlap?: number;
 }
@@ -149,7 +178,8 @@ const nameCheck = checks.string({ max: 128, required: true });
 @Closed()
 export class SplitStrategyDto {
   @ApiProperty({ maxLength: 128 }) @Check(nameCheck) name!: string;
-  @ApiProperty({ type: SplitConfigDto }) @Check(required(nested(SplitConfigDto)), { whenAbsent: true })
+  @ApiProperty({ type: SplitConfigDto })
+  @Check(required(nested(SplitConfigDto)), { whenAbsent: true })
   split!: SplitConfigDto;
 }
 
@@ -157,7 +187,10 @@ export class SplitStrategyDto {
 @Closed()
 export class ExtractStrategyDto {
   @ApiProperty({ maxLength: 128 }) @Check(nameCheck) name!: string;
-  @ApiPropertyOptional({ default: true, description: 'Read scanned PDF pages and images with OCR (false: only their text layer; images give no text).' })
+  @ApiPropertyOptional({
+    default: true,
+    description: 'Read scanned PDF pages and images with OCR (false: only their text layer; images give no text).',
+  })
   @Check(checks.bool())
   ocr?: boolean;
   @ApiPropertyOptional({ type: SplitConfigDto, description: 'How the extracted text is split, when the field names no split strategy.' })

@@ -97,14 +97,21 @@ export class BackupDto {
   @ApiProperty({ format: 'uuid' }) account_id!: string;
   @ApiProperty({ format: 'date-time' }) started_at!: string;
   @ApiProperty({ type: BackupKbDataDto }) kb_data!: BackupKbDataDto;
-  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String, description: 'Set once the backup is complete' }) finished_at!: string | null;
+  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String, description: 'Set once the backup is complete' }) finished_at!:
+    string | null;
   @ApiPropertyOptional({ nullable: true, type: Number, description: 'Bytes of the backup, once complete' }) size!: number | null;
-  @ApiPropertyOptional({ nullable: true, type: String, description: 'Why the backup failed (it is then never finished)' }) error!: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'Why the backup failed (it is then never finished)' }) error!:
+    string | null;
 }
 
 /** `POST /account/{account_id}/backup/{backup_id}/restore` body (the reference's `BackupRestore`). */
 export class RestoreBackupDto {
-  @ApiProperty({ pattern: '^[a-z0-9_-]+$' }) @IsDefined() @IsString() @MaxLength(250) @Matches(/^[a-z0-9_-]+$/, { message: 'slug must match ^[a-z0-9_-]+$' }) slug!: string;
+  @ApiProperty({ pattern: '^[a-z0-9_-]+$' })
+  @IsDefined()
+  @IsString()
+  @MaxLength(250)
+  @Matches(/^[a-z0-9_-]+$/, { message: 'slug must match ^[a-z0-9_-]+$' })
+  slug!: string;
   @ApiProperty() @IsDefined() @IsString() @MaxLength(250) title!: string;
 }
 

@@ -1,6 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 
 export const LabelSetKinds = ['RESOURCES', 'PARAGRAPHS', 'SENTENCES', 'SELECTIONS'] as const;
 export const LABELSET_ID_PATTERN = /^[a-zA-Z0-9:_-]+$/;
@@ -16,13 +28,26 @@ export class LabelSetDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(250) title?: string;
   @ApiPropertyOptional({ default: 'blue' }) @IsOptional() @IsString() @MaxLength(64) color?: string = 'blue';
   @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() multiple?: boolean = true;
-  @ApiPropertyOptional({ enum: LabelSetKinds, isArray: true }) @IsOptional() @IsArray() @IsIn(LabelSetKinds, { each: true }) kind?: (typeof LabelSetKinds)[number][] = [];
-  @ApiPropertyOptional({ type: [LabelDto] }) @IsOptional() @IsArray() @ArrayMaxSize(2000) @ValidateNested({ each: true }) @Type(() => LabelDto) labels?: LabelDto[] = [];
+  @ApiPropertyOptional({ enum: LabelSetKinds, isArray: true })
+  @IsOptional()
+  @IsArray()
+  @IsIn(LabelSetKinds, { each: true })
+  kind?: (typeof LabelSetKinds)[number][] = [];
+  @ApiPropertyOptional({ type: [LabelDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(2000)
+  @ValidateNested({ each: true })
+  @Type(() => LabelDto)
+  labels?: LabelDto[] = [];
 }
 
 export class LabelSetsDto {
   @ApiProperty() uuid!: string;
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/LabelSetDto' } }) labelsets!: Record<string, LabelSetDto>;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/LabelSetDto' } }) labelsets!: Record<
+    string,
+    LabelSetDto
+  >;
 }
 
 export class LabelSetRef {

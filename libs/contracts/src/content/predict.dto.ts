@@ -1,8 +1,25 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength,
-  ValidateBy, ValidateNested, buildMessage, type ValidationOptions,
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateBy,
+  ValidateNested,
+  buildMessage,
+  type ValidationOptions,
 } from 'class-validator';
 
 /**
@@ -39,9 +56,14 @@ export function IsStringMap(maxEntries: number, maxChars: number, options?: Vali
         validate: (v: unknown) => {
           if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
           const entries = Object.entries(v as Record<string, unknown>);
-          return entries.length <= maxEntries && entries.every(([k, x]) => k.length <= 256 && typeof x === 'string' && x.length <= maxChars);
+          return (
+            entries.length <= maxEntries && entries.every(([k, x]) => k.length <= 256 && typeof x === 'string' && x.length <= maxChars)
+          );
         },
-        defaultMessage: buildMessage((each) => `${each}$property must be an object of at most ${maxEntries} strings of at most ${maxChars} characters`, options),
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must be an object of at most ${maxEntries} strings of at most ${maxChars} characters`,
+          options,
+        ),
       },
     },
     options,
@@ -63,7 +85,13 @@ export class PredictQueryBody extends PredictTextQuery {}
 
 /** `POST predict/sentences`: a batch of texts, one vector each. */
 export class PredictSentencesBody {
-  @ApiProperty({ type: [String], maxItems: PREDICT_LIMITS.texts }) @IsDefined() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(PREDICT_LIMITS.texts) @IsString({ each: true }) @MaxLength(PREDICT_LIMITS.text, { each: true })
+  @ApiProperty({ type: [String], maxItems: PREDICT_LIMITS.texts })
+  @IsDefined()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(PREDICT_LIMITS.texts)
+  @IsString({ each: true })
+  @MaxLength(PREDICT_LIMITS.text, { each: true })
   texts!: string[];
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) model?: string;
 }
@@ -83,24 +111,51 @@ export class PredictChatBody {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) user_id?: string;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() retrieval?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(PREDICT_LIMITS.text) system?: string;
-  @ApiPropertyOptional({ type: PredictUserPrompt }) @IsOptional() @ValidateNested() @Type(() => PredictUserPrompt) user_prompt?: PredictUserPrompt;
-  @ApiPropertyOptional({ type: [PredictMessage] }) @IsOptional() @IsArray() @ArrayMaxSize(PREDICT_LIMITS.turns) @ValidateNested({ each: true }) @Type(() => PredictMessage) chat_history?: PredictMessage[];
+  @ApiPropertyOptional({ type: PredictUserPrompt })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PredictUserPrompt)
+  user_prompt?: PredictUserPrompt;
+  @ApiPropertyOptional({ type: [PredictMessage] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(PREDICT_LIMITS.turns)
+  @ValidateNested({ each: true })
+  @Type(() => PredictMessage)
+  chat_history?: PredictMessage[];
   /** The context: a list of texts, or a map of id → text (ids become citation keys). */
-  @ApiPropertyOptional({ oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'object', additionalProperties: { type: 'string' } }] })
-  @IsOptional() query_context?: string[] | Record<string, string>;
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'array', items: { type: 'string' } },
+      { type: 'object', additionalProperties: { type: 'string' } },
+    ],
+  })
+  @IsOptional()
+  query_context?: string[] | Record<string, string>;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) generative_model?: string;
-  @ApiPropertyOptional({ maximum: PREDICT_LIMITS.maxTokens }) @IsOptional() @IsInt() @Min(1) @Max(PREDICT_LIMITS.maxTokens) max_tokens?: number;
+  @ApiPropertyOptional({ maximum: PREDICT_LIMITS.maxTokens })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(PREDICT_LIMITS.maxTokens)
+  max_tokens?: number;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() prefer_markdown?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsInt() seed?: number;
 }
 
 export class PredictSummarizeResource {
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) @IsDefined() @IsStringMap(PREDICT_LIMITS.fields, PREDICT_LIMITS.document) fields!: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } })
+  @IsDefined()
+  @IsStringMap(PREDICT_LIMITS.fields, PREDICT_LIMITS.document)
+  fields!: Record<string, string>;
 }
 
 /** `POST predict/summarize`: texts by resource and field. */
 export class PredictSummarizeBody {
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/PredictSummarizeResource' } }) @IsDefined() @IsObject() resources!: Record<string, PredictSummarizeResource>;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/PredictSummarizeResource' } })
+  @IsDefined()
+  @IsObject()
+  resources!: Record<string, PredictSummarizeResource>;
   @ApiPropertyOptional({ enum: ['simple', 'extended'] }) @IsOptional() @IsIn(['simple', 'extended']) summary_kind?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) generative_model?: string;
 }
@@ -109,9 +164,27 @@ export class PredictSummarizeBody {
 export class PredictRephraseBody {
   @ApiProperty() @IsDefined() @IsString() @MinLength(1) @MaxLength(PREDICT_LIMITS.text) question!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) user_id?: string;
-  @ApiPropertyOptional({ type: [PredictMessage] }) @IsOptional() @IsArray() @ArrayMaxSize(PREDICT_LIMITS.turns) @ValidateNested({ each: true }) @Type(() => PredictMessage) context?: PredictMessage[];
-  @ApiPropertyOptional({ type: [PredictMessage] }) @IsOptional() @IsArray() @ArrayMaxSize(PREDICT_LIMITS.turns) @ValidateNested({ each: true }) @Type(() => PredictMessage) chat_history?: PredictMessage[];
-  @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @ArrayMaxSize(PREDICT_LIMITS.turns) @IsString({ each: true }) @MaxLength(PREDICT_LIMITS.text, { each: true }) user_context?: string[];
+  @ApiPropertyOptional({ type: [PredictMessage] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(PREDICT_LIMITS.turns)
+  @ValidateNested({ each: true })
+  @Type(() => PredictMessage)
+  context?: PredictMessage[];
+  @ApiPropertyOptional({ type: [PredictMessage] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(PREDICT_LIMITS.turns)
+  @ValidateNested({ each: true })
+  @Type(() => PredictMessage)
+  chat_history?: PredictMessage[];
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(PREDICT_LIMITS.turns)
+  @IsString({ each: true })
+  @MaxLength(PREDICT_LIMITS.text, { each: true })
+  user_context?: string[];
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(PREDICT_LIMITS.text) prompt?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) generative_model?: string;
 }
@@ -120,7 +193,10 @@ export class PredictRephraseBody {
 export class PredictRerankBody {
   @ApiProperty() @IsDefined() @IsString() @MinLength(1) @MaxLength(PREDICT_LIMITS.text) question!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) user_id?: string;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) @IsDefined() @IsStringMap(PREDICT_LIMITS.contexts, PREDICT_LIMITS.text) context!: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } })
+  @IsDefined()
+  @IsStringMap(PREDICT_LIMITS.contexts, PREDICT_LIMITS.text)
+  context!: Record<string, string>;
 }
 
 /** `POST predict/remi` (RemiRequest): at least one of question, answer, contexts. */
@@ -128,23 +204,55 @@ export class PredictRemiBody {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) user_id?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(PREDICT_LIMITS.text) question?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(PREDICT_LIMITS.text) answer?: string;
-  @ApiPropertyOptional({ type: [String], maxItems: 50 }) @IsOptional() @IsArray() @ArrayMaxSize(50) @IsString({ each: true }) @MaxLength(PREDICT_LIMITS.text, { each: true }) contexts?: string[];
+  @ApiPropertyOptional({ type: [String], maxItems: 50 })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @MaxLength(PREDICT_LIMITS.text, { each: true })
+  contexts?: string[];
 }
 
 /** One message of an OpenAI-compatible chat; `content` is a string or text parts. */
 export class CompatChatMessage {
-  @ApiProperty({ enum: ['system', 'developer', 'user', 'assistant'] }) @IsDefined() @IsIn(['system', 'developer', 'user', 'assistant']) role!: string;
-  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', properties: { type: { type: 'string' }, text: { type: 'string' } } } }] })
-  @IsDefined() content!: string | { type: string; text?: string }[];
+  @ApiProperty({ enum: ['system', 'developer', 'user', 'assistant'] })
+  @IsDefined()
+  @IsIn(['system', 'developer', 'user', 'assistant'])
+  role!: string;
+  @ApiProperty({
+    oneOf: [
+      { type: 'string' },
+      { type: 'array', items: { type: 'object', properties: { type: { type: 'string' }, text: { type: 'string' } } } },
+    ],
+  })
+  @IsDefined()
+  content!: string | { type: string; text?: string }[];
 }
 
 /** `POST predict/compat/chat/completions` (OpenAI's chat completions request, the members used here). */
 export class CompatChatCompletionsBody {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) model?: string;
-  @ApiProperty({ type: [CompatChatMessage] }) @IsDefined() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(PREDICT_LIMITS.turns) @ValidateNested({ each: true }) @Type(() => CompatChatMessage) messages!: CompatChatMessage[];
+  @ApiProperty({ type: [CompatChatMessage] })
+  @IsDefined()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(PREDICT_LIMITS.turns)
+  @ValidateNested({ each: true })
+  @Type(() => CompatChatMessage)
+  messages!: CompatChatMessage[];
   @ApiPropertyOptional() @IsOptional() @IsBoolean() stream?: boolean;
-  @ApiPropertyOptional({ maximum: PREDICT_LIMITS.maxTokens }) @IsOptional() @IsInt() @Min(1) @Max(PREDICT_LIMITS.maxTokens) max_tokens?: number;
-  @ApiPropertyOptional({ maximum: PREDICT_LIMITS.maxTokens }) @IsOptional() @IsInt() @Min(1) @Max(PREDICT_LIMITS.maxTokens) max_completion_tokens?: number;
+  @ApiPropertyOptional({ maximum: PREDICT_LIMITS.maxTokens })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(PREDICT_LIMITS.maxTokens)
+  max_tokens?: number;
+  @ApiPropertyOptional({ maximum: PREDICT_LIMITS.maxTokens })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(PREDICT_LIMITS.maxTokens)
+  max_completion_tokens?: number;
   @ApiPropertyOptional() @IsOptional() @IsNumber() @Min(0) @Max(2) temperature?: number;
   @ApiPropertyOptional({ enum: [1] }) @IsOptional() @IsIn([1]) n?: number;
   @ApiPropertyOptional() @IsOptional() @IsInt() seed?: number;
@@ -152,7 +260,9 @@ export class CompatChatCompletionsBody {
 
 /** `POST predict/compat/embeddings` (OpenAI's embeddings request). */
 export class CompatEmbeddingsBody {
-  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: PREDICT_LIMITS.texts }] }) @IsDefined() input!: string | string[];
+  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: PREDICT_LIMITS.texts }] })
+  @IsDefined()
+  input!: string | string[];
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) model?: string;
   @ApiPropertyOptional({ enum: ['float', 'base64'] }) @IsOptional() @IsIn(['float', 'base64']) encoding_format?: 'float' | 'base64';
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) user?: string;
@@ -201,7 +311,10 @@ export class PredictSummarizedResource {
 }
 
 export class PredictSummarizeResponse {
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/PredictSummarizedResource' } }) resources!: Record<string, PredictSummarizedResource>;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/PredictSummarizedResource' } }) resources!: Record<
+    string,
+    PredictSummarizedResource
+  >;
   @ApiProperty() summary!: string;
 }
 
@@ -242,7 +355,12 @@ export class PredictKbRef {
 
 /** Vectors of texts with a KB's semantic model (`understanding.predict.embed`). */
 export class PredictEmbedRequest extends PredictKbRef {
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(PREDICT_LIMITS.texts) @IsString({ each: true }) @MaxLength(PREDICT_LIMITS.text, { each: true }) texts!: string[];
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(PREDICT_LIMITS.texts)
+  @IsString({ each: true })
+  @MaxLength(PREDICT_LIMITS.text, { each: true })
+  texts!: string[];
   @IsOptional() @IsString() @MaxLength(256) vectorset?: string;
   /** `query` applies the model's query prompt; `passage` its passage prompt. */
   @IsIn(['query', 'passage']) input!: 'query' | 'passage';

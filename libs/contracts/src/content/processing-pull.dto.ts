@@ -58,7 +58,12 @@ export class PullV1ResponseDto {
 export class PullV2BodyDto {
   @ApiPropertyOptional({ description: 'long-poll seconds (0–30)', default: 0 }) @IsOptional() @IsInt() @Min(0) @Max(30) timeout?: number;
   @ApiPropertyOptional({ default: 1, maximum: MAX_PULL_LIMIT }) @IsOptional() @IsInt() @Min(1) @Max(MAX_PULL_LIMIT) limit?: number;
-  @ApiPropertyOptional({ type: [String], description: 'ack tokens of handled messages' }) @IsOptional() @IsArray() @ArrayMaxSize(1000) @IsString({ each: true }) ack?: string[];
+  @ApiPropertyOptional({ type: [String], description: 'ack tokens of handled messages' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @IsString({ each: true })
+  ack?: string[];
 }
 
 export class PullV2MessageDto {

@@ -1,11 +1,32 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, IsUrl, Matches, MaxLength, ValidateNested,
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  MaxLength,
+  ValidateNested,
 } from 'class-validator';
 import { ProcessingWebhookDto } from '../accounts/nua-client.dto';
 import { MapOf } from '../common/map-of';
-import { FIELD_ID_PATTERN, LINK_URL_OPTIONS, LinkOptionsDto, MAX_TEXT_BODY, MessageFormats, MessageTypes, TextFieldInputDto } from './field-input.dto';
+import {
+  FIELD_ID_PATTERN,
+  LINK_URL_OPTIONS,
+  LinkOptionsDto,
+  MAX_TEXT_BODY,
+  MessageFormats,
+  MessageTypes,
+  TextFieldInputDto,
+} from './field-input.dto';
 import { MAX_FIELDS_PER_KIND, RESOURCE_SLUG_PATTERN } from './resource-input.dto';
 import { ActorDto } from './resource-requests.dto';
 
@@ -25,16 +46,31 @@ export class PushMessageContentDto {
 }
 
 export class PushMessageDto {
-  @ApiProperty() @IsDefined() @IsString() @MaxLength(128) @Matches(/^(?!0$)[^/]+$/, { message: 'ident must not be "0" nor contain "/"' }) ident!: string;
+  @ApiProperty()
+  @IsDefined()
+  @IsString()
+  @MaxLength(128)
+  @Matches(/^(?!0$)[^/]+$/, { message: 'ident must not be "0" nor contain "/"' })
+  ident!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) who?: string;
   @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @IsString({ each: true }) to?: string[];
   @ApiPropertyOptional() @IsOptional() @IsISO8601() timestamp?: string;
-  @ApiProperty({ type: PushMessageContentDto }) @IsDefined() @ValidateNested() @Type(() => PushMessageContentDto) content!: PushMessageContentDto;
+  @ApiProperty({ type: PushMessageContentDto })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => PushMessageContentDto)
+  content!: PushMessageContentDto;
   @ApiPropertyOptional({ enum: MessageTypes }) @IsOptional() @IsIn(MessageTypes) type?: string;
 }
 
 export class PushConversationDto {
-  @ApiProperty({ type: [PushMessageDto] }) @IsDefined() @IsArray() @ArrayMaxSize(2048) @ValidateNested({ each: true }) @Type(() => PushMessageDto) messages!: PushMessageDto[];
+  @ApiProperty({ type: [PushMessageDto] })
+  @IsDefined()
+  @IsArray()
+  @ArrayMaxSize(2048)
+  @ValidateNested({ each: true })
+  @Type(() => PushMessageDto)
+  messages!: PushMessageDto[];
 }
 
 export class PushProcessingOptionsDto {
@@ -62,29 +98,71 @@ const fieldMap = (ref: string) => ({ type: 'object', additionalProperties: { $re
 export class PushPayloadDto {
   /** Required here (the spec allows null): the data is processed into this Knowledge Box. */
   @ApiProperty() @IsDefined() @IsString() @MaxLength(100) kbid!: string;
-  @ApiPropertyOptional({ type: String, nullable: true, pattern: PUSH_UUID_PATTERN.source }) @IsOptional() @IsString() @Matches(PUSH_UUID_PATTERN, { message: 'uuid must be a UUID' }) uuid?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true, pattern: PUSH_UUID_PATTERN.source })
+  @IsOptional()
+  @IsString()
+  @Matches(PUSH_UUID_PATTERN, { message: 'uuid must be a UUID' })
+  uuid?: string | null;
   @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(2048) title?: string | null;
-  @ApiPropertyOptional({ type: String, nullable: true, pattern: RESOURCE_SLUG_PATTERN.source }) @IsOptional() @IsString() @MaxLength(250) @Matches(RESOURCE_SLUG_PATTERN) slug?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true, pattern: RESOURCE_SLUG_PATTERN.source })
+  @IsOptional()
+  @IsString()
+  @MaxLength(250)
+  @Matches(RESOURCE_SLUG_PATTERN)
+  slug?: string | null;
   @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(256) userid?: string | null;
   /** Recorded on the push's processing status records. */
-  @ApiPropertyOptional({ type: [String], default: [] }) @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) @MaxLength(256, { each: true }) labels?: string[];
+  @ApiPropertyOptional({ type: [String], default: [] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(256, { each: true })
+  labels?: string[];
   @ApiPropertyOptional({ type: Number, nullable: true }) @IsOptional() @IsInt() source?: number | null;
   /** `title` and `summary` of the resource. */
   @ApiPropertyOptional(fieldMap('TextFieldInputDto'))
-  @IsOptional() @IsObject() @MapOf(TextFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: 2 }) genericfield?: Record<string, TextFieldInputDto>;
+  @IsOptional()
+  @IsObject()
+  @MapOf(TextFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: 2 })
+  genericfield?: Record<string, TextFieldInputDto>;
   /** File tokens from Upload Binary File, by field id. */
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) @IsOptional() @IsObject() filefield?: Record<string, string>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) @IsOptional() @IsObject() filefield?: Record<
+    string,
+    string
+  >;
   @ApiPropertyOptional(fieldMap('PushLinkDto'))
-  @IsOptional() @IsObject() @MapOf(PushLinkDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND }) linkfield?: Record<string, PushLinkDto>;
+  @IsOptional()
+  @IsObject()
+  @MapOf(PushLinkDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  linkfield?: Record<string, PushLinkDto>;
   @ApiPropertyOptional(fieldMap('TextFieldInputDto'))
-  @IsOptional() @IsObject() @MapOf(TextFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND }) textfield?: Record<string, TextFieldInputDto>;
+  @IsOptional()
+  @IsObject()
+  @MapOf(TextFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  textfield?: Record<string, TextFieldInputDto>;
   /** Layout fields are not supported; only an empty object is accepted. */
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() layoutfield?: Record<string, unknown>;
   @ApiPropertyOptional(fieldMap('PushConversationDto'))
-  @IsOptional() @IsObject() @MapOf(PushConversationDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND }) conversationfield?: Record<string, PushConversationDto>;
-  @ApiPropertyOptional({ type: PushProcessingOptionsDto }) @IsOptional() @ValidateNested() @Type(() => PushProcessingOptionsDto) processing_options?: PushProcessingOptionsDto;
-  @ApiPropertyOptional({ type: PushLearningConfigDto }) @IsOptional() @ValidateNested() @Type(() => PushLearningConfigDto) learning_config?: PushLearningConfigDto;
-  @ApiPropertyOptional({ type: ProcessingWebhookDto }) @IsOptional() @ValidateNested() @Type(() => ProcessingWebhookDto) webhook_config?: ProcessingWebhookDto;
+  @IsOptional()
+  @IsObject()
+  @MapOf(PushConversationDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  conversationfield?: Record<string, PushConversationDto>;
+  @ApiPropertyOptional({ type: PushProcessingOptionsDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PushProcessingOptionsDto)
+  processing_options?: PushProcessingOptionsDto;
+  @ApiPropertyOptional({ type: PushLearningConfigDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PushLearningConfigDto)
+  learning_config?: PushLearningConfigDto;
+  @ApiPropertyOptional({ type: ProcessingWebhookDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProcessingWebhookDto)
+  webhook_config?: ProcessingWebhookDto;
 }
 
 /** Bus request of a push: the gateway has checked that `body.kbid` is a KB of the client's account. */

@@ -13,7 +13,12 @@ export class QuestionAnswersJob {
 
 /** `extracted.question_answers` of a field (spec 2.3). */
 export interface FieldQuestionAnswers {
-  question_answers: { question_answer: { question: { text: string; language: string; ids_paragraphs: string[] }; answers: { text: string; language: string; ids_paragraphs: string[] }[] }[] };
+  question_answers: {
+    question_answer: {
+      question: { text: string; language: string; ids_paragraphs: string[] };
+      answers: { text: string; language: string; ids_paragraphs: string[] }[];
+    }[];
+  };
   split_question_answers: Record<string, unknown>;
   deleted_splits: string[];
 }

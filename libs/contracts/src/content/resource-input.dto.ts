@@ -3,7 +3,12 @@ import { Type } from 'class-transformer';
 import { IsArray, IsBoolean, IsISO8601, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { MapOf } from '../common/map-of';
 import {
-  ConversationFieldInputDto, FIELD_ID_PATTERN, FileFieldInputDto, LinkFieldInputDto, ProcessingOptionsDto, TextFieldInputDto,
+  ConversationFieldInputDto,
+  FIELD_ID_PATTERN,
+  FileFieldInputDto,
+  LinkFieldInputDto,
+  ProcessingOptionsDto,
+  TextFieldInputDto,
 } from './field-input.dto';
 
 export const RESOURCE_SLUG_PATTERN = /^[a-zA-Z0-9:_-]+$/;
@@ -17,8 +22,15 @@ export class ResourceMetadataInputDto {
 }
 
 export class UserMetadataInputDto {
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) @IsOptional() @IsArray() @IsObject({ each: true }) classifications?: Record<string, unknown>[];
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) @IsOptional() @IsArray() @IsObject({ each: true }) relations?: Record<string, unknown>[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } })
+  @IsOptional()
+  @IsArray()
+  @IsObject({ each: true })
+  classifications?: Record<string, unknown>[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) @IsOptional() @IsArray() @IsObject({ each: true }) relations?: Record<
+    string,
+    unknown
+  >[];
 }
 
 export class OriginInputDto {
@@ -39,32 +51,74 @@ export class ExtraInputDto {
 }
 
 export class SecurityInputDto {
-  @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @IsString({ each: true }) @MaxLength(256, { each: true }) access_groups?: string[];
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  @MaxLength(256, { each: true })
+  access_groups?: string[];
 }
 
 /** Members shared by create and modify. Every member is optional. */
 export class ResourceWriteDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2048) title?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(65536) summary?: string;
-  @ApiPropertyOptional({ pattern: RESOURCE_SLUG_PATTERN.source }) @IsOptional() @IsString() @MaxLength(250) @Matches(RESOURCE_SLUG_PATTERN) slug?: string;
+  @ApiPropertyOptional({ pattern: RESOURCE_SLUG_PATTERN.source })
+  @IsOptional()
+  @IsString()
+  @MaxLength(250)
+  @Matches(RESOURCE_SLUG_PATTERN)
+  slug?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(255) icon?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(8192) thumbnail?: string;
-  @ApiPropertyOptional({ type: ResourceMetadataInputDto }) @IsOptional() @ValidateNested() @Type(() => ResourceMetadataInputDto) metadata?: ResourceMetadataInputDto;
-  @ApiPropertyOptional({ type: UserMetadataInputDto }) @IsOptional() @ValidateNested() @Type(() => UserMetadataInputDto) usermetadata?: UserMetadataInputDto;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) @IsOptional() @IsArray() @IsObject({ each: true }) fieldmetadata?: Record<string, unknown>[];
+  @ApiPropertyOptional({ type: ResourceMetadataInputDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ResourceMetadataInputDto)
+  metadata?: ResourceMetadataInputDto;
+  @ApiPropertyOptional({ type: UserMetadataInputDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => UserMetadataInputDto)
+  usermetadata?: UserMetadataInputDto;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } })
+  @IsOptional()
+  @IsArray()
+  @IsObject({ each: true })
+  fieldmetadata?: Record<string, unknown>[];
   @ApiPropertyOptional({ type: OriginInputDto }) @IsOptional() @ValidateNested() @Type(() => OriginInputDto) origin?: OriginInputDto;
   @ApiPropertyOptional({ type: ExtraInputDto }) @IsOptional() @ValidateNested() @Type(() => ExtraInputDto) extra?: ExtraInputDto;
-  @ApiPropertyOptional({ type: SecurityInputDto }) @IsOptional() @ValidateNested() @Type(() => SecurityInputDto) security?: SecurityInputDto;
+  @ApiPropertyOptional({ type: SecurityInputDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SecurityInputDto)
+  security?: SecurityInputDto;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() hidden?: boolean;
   @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/TextFieldInputDto' } })
-  @IsOptional() @IsObject() @MapOf(TextFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND }) texts?: Record<string, TextFieldInputDto>;
+  @IsOptional()
+  @IsObject()
+  @MapOf(TextFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  texts?: Record<string, TextFieldInputDto>;
   @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/LinkFieldInputDto' } })
-  @IsOptional() @IsObject() @MapOf(LinkFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND }) links?: Record<string, LinkFieldInputDto>;
+  @IsOptional()
+  @IsObject()
+  @MapOf(LinkFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  links?: Record<string, LinkFieldInputDto>;
   @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FileFieldInputDto' } })
-  @IsOptional() @IsObject() @MapOf(FileFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND }) files?: Record<string, FileFieldInputDto>;
+  @IsOptional()
+  @IsObject()
+  @MapOf(FileFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  files?: Record<string, FileFieldInputDto>;
   @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/ConversationFieldInputDto' } })
-  @IsOptional() @IsObject() @MapOf(ConversationFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND }) conversations?: Record<string, ConversationFieldInputDto>;
-  @ApiPropertyOptional({ type: ProcessingOptionsDto }) @IsOptional() @ValidateNested() @Type(() => ProcessingOptionsDto) processing_options?: ProcessingOptionsDto;
+  @IsOptional()
+  @IsObject()
+  @MapOf(ConversationFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  conversations?: Record<string, ConversationFieldInputDto>;
+  @ApiPropertyOptional({ type: ProcessingOptionsDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProcessingOptionsDto)
+  processing_options?: ProcessingOptionsDto;
 }
 
 export class CreateResourceDto extends ResourceWriteDto {}

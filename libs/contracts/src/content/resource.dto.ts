@@ -11,7 +11,16 @@ export const FIELD_TYPE_LETTER: Record<FieldType, string> = { text: 't', file: '
 
 export const ShowOptions = ['basic', 'origin', 'extra', 'relations', 'values', 'extracted', 'errors', 'security'] as const;
 export type ShowOption = (typeof ShowOptions)[number];
-export const ExtractedOptions = ['text', 'metadata', 'shortened_metadata', 'large_metadata', 'vectors', 'link', 'file', 'question_answers'] as const;
+export const ExtractedOptions = [
+  'text',
+  'metadata',
+  'shortened_metadata',
+  'large_metadata',
+  'vectors',
+  'link',
+  'file',
+  'question_answers',
+] as const;
 export type ExtractedOption = (typeof ExtractedOptions)[number];
 
 export const ResourceStatuses = ['PENDING', 'PROCESSED', 'ERROR', 'EMPTY', 'BLOCKED', 'EXPIRED'] as const;
@@ -63,7 +72,12 @@ export class ResourceDto {
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) extra?: Record<string, unknown>;
   @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) relations?: Record<string, unknown>[];
   @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  data?: { texts?: Record<string, FieldRecord>; files?: Record<string, FieldRecord>; links?: Record<string, FieldRecord>; conversations?: Record<string, FieldRecord> };
+  data?: {
+    texts?: Record<string, FieldRecord>;
+    files?: Record<string, FieldRecord>;
+    links?: Record<string, FieldRecord>;
+    conversations?: Record<string, FieldRecord>;
+  };
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) security?: { access_groups: string[] };
 }
 

@@ -3,8 +3,14 @@ import { IsDefined, IsObject, IsString } from 'class-validator';
 
 /** A KB's custom synonyms (API-MAP "Synonyms"): a term → its synonyms, used by `with_synonyms`. */
 export class KbSynonymsDto {
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, example: { car: ['automobile', 'vehicle'] } })
-  @IsDefined() @IsObject() synonyms!: Record<string, string[]>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'array', items: { type: 'string' } },
+    example: { car: ['automobile', 'vehicle'] },
+  })
+  @IsDefined()
+  @IsObject()
+  synonyms!: Record<string, string[]>;
 }
 
 export class KbSynonymsRef {

@@ -1,7 +1,13 @@
 import { PredictRemiRequest, type PredictRemiResponse } from '../content/predict.dto';
 import { IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { VerifyActivityChainRequest, type ActivityChainReport } from './activity-chain.dto';
-import { ActivityDownloadRef, ActivityMonthDownloadRequest, RequestActivityDownloadRequest, type ActivityCsvChunk, type ActivityDownloadDto } from './activity-download.dto';
+import {
+  ActivityDownloadRef,
+  ActivityMonthDownloadRequest,
+  RequestActivityDownloadRequest,
+  type ActivityCsvChunk,
+  type ActivityDownloadDto,
+} from './activity-download.dto';
 import { event, rpc, stream } from '../common/bus';
 import { AccountBlockingDto, GetUsageRequest, ListBlockingRequest, type UsageBucketDto } from './usage.dto';
 import { AuditEventTypes, type AuditEventType, type AuditRecordedEvent } from '../content/audit.event';
@@ -59,7 +65,10 @@ export class RemiScoresRequest {
   @IsOptional() @IsString() @MaxLength(100) to?: string;
 }
 
-export type RemiScoresResponse = { timestamp: string; metrics: { name: string; min: number | null; max: number | null; average: number | null }[] }[];
+export type RemiScoresResponse = {
+  timestamp: string;
+  metrics: { name: string; min: number | null; max: number | null; average: number | null }[];
+}[];
 
 export class RemiEventRequest {
   @IsString() @MaxLength(100) kbid!: string;
@@ -90,11 +99,17 @@ export const ReportingSubjects = {
   /** Months (YYYY-MM) in which a KB has events of a type: `{downloads: [...]}`. */
   activityMonths: rpc<ActivityMonthsRequest, { downloads: string[] }>('reporting.activity.months', ActivityMonthsRequest),
   /** Records a download request of a query's records (NDJSON or CSV); a background job writes the file. */
-  requestActivityDownload: rpc<RequestActivityDownloadRequest, ActivityDownloadDto>('reporting.activity-download.request', RequestActivityDownloadRequest),
+  requestActivityDownload: rpc<RequestActivityDownloadRequest, ActivityDownloadDto>(
+    'reporting.activity-download.request',
+    RequestActivityDownloadRequest,
+  ),
   /** A download request with its link once the file is ready. */
   activityDownloadStatus: rpc<ActivityDownloadRef, ActivityDownloadDto>('reporting.activity-download.status', ActivityDownloadRef),
   /** One month of one event type as CSV (the legacy download), streamed. */
-  activityMonthCsv: stream<ActivityMonthDownloadRequest, ActivityCsvChunk>('reporting.activity-download.month', ActivityMonthDownloadRequest),
+  activityMonthCsv: stream<ActivityMonthDownloadRequest, ActivityCsvChunk>(
+    'reporting.activity-download.month',
+    ActivityMonthDownloadRequest,
+  ),
   /** Recomputes a KB's activity chain of one event type and reports the first broken link. */
   verifyActivityChain: rpc<VerifyActivityChainRequest, ActivityChainReport>('reporting.activity-chain.verify', VerifyActivityChainRequest),
   /** Get Usage (spec 4.3): buckets of an account's (or one of its KB's) metered usage. */

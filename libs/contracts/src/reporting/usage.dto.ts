@@ -11,8 +11,17 @@ export type UsageAggregation = (typeof UsageAggregations)[number];
  * and `storage_bytes` are net changes in the bucket (stored amounts rise and fall).
  */
 export const UsageMetrics = [
-  'paragraphs_processed', 'chars_processed', 'docs_no_media_processed', 'media_seconds_processed', 'non_media_files_processed',
-  'paragraphs_stored', 'searches_performed', 'answers_generated', 'pre_processing_time', 'storage_bytes', 'resources',
+  'paragraphs_processed',
+  'chars_processed',
+  'docs_no_media_processed',
+  'media_seconds_processed',
+  'non_media_files_processed',
+  'paragraphs_stored',
+  'searches_performed',
+  'answers_generated',
+  'pre_processing_time',
+  'storage_bytes',
+  'resources',
 ] as const;
 export type UsageMetric = (typeof UsageMetrics)[number];
 
@@ -57,10 +66,16 @@ export class ListBlockingRequest {}
 
 /** The query of Get Usage at the edge (spec 4.3; API-MAP §1.3: `aggregation` defaults to `millennium`, `to` to now). */
 export class GetUsageQueryDto {
-  @ApiPropertyOptional({ enum: UsageAggregations, default: 'millennium' }) @IsOptional() @IsIn(UsageAggregations) aggregation?: UsageAggregation;
+  @ApiPropertyOptional({ enum: UsageAggregations, default: 'millennium' })
+  @IsOptional()
+  @IsIn(UsageAggregations)
+  aggregation?: UsageAggregation;
   /** `knowledgebox=` (empty, as a client sending null does) is the whole account. */
   @ApiPropertyOptional({ nullable: true, description: 'A Knowledge Box of the account (id); none or empty: the whole account' })
-  @Transform(({ value }: { value: unknown }) => (value === '' || value === 'null' ? undefined : value)) @IsOptional() @IsUUID() knowledgebox?: string;
+  @Transform(({ value }: { value: unknown }) => (value === '' || value === 'null' ? undefined : value))
+  @IsOptional()
+  @IsUUID()
+  knowledgebox?: string;
   @ApiProperty({ format: 'date-time' }) @IsDefined() @IsISO8601({ strict: true }) from!: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Default: now' }) @IsOptional() @IsISO8601({ strict: true }) to?: string;
 }

@@ -1,5 +1,18 @@
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { ContentFieldTypes, type ContentFieldType } from '../content/resource.dto';
 import { WebhookTargetDto } from './webhook.dto';
 
@@ -55,7 +68,11 @@ export class FieldProcessedResult {
   @IsString() field_id!: string;
   @IsInt() @Min(0) seqid!: number;
   /** Blob key of the `ExtractedFieldData` JSON; absent when processing failed (then `error` says why). */
-  @IsOptional() @IsString() @MaxLength(1024) @Matches(/^content\/kbs\/[^/]+\/r\/[^/]+\/f\/[^/]+\/[^/]+\/extracted\/\d+\.json$/) extracted_key?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  @Matches(/^content\/kbs\/[^/]+\/r\/[^/]+\/f\/[^/]+\/[^/]+\/extracted\/\d+\.json$/)
+  extracted_key?: string;
   @IsOptional() @ValidateNested() @Type(() => ProcessFieldErrorDto) error?: ProcessFieldErrorDto;
   /** Deliveries of the job before the one that produced this result (failed attempts retried). */
   @IsOptional() @IsInt() @Min(0) retries?: number;

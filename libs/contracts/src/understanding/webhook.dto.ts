@@ -34,7 +34,8 @@ export class WebhookAttemptDto {
   @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() error?: string | null;
   @ApiProperty() @IsInt() @Min(0) duration_ms!: number;
   /** `delivered` or `failed` when this attempt ended the delivery; null when another follows. */
-  @ApiPropertyOptional({ enum: ['delivered', 'failed'], nullable: true }) @IsOptional() @IsIn(['delivered', 'failed']) outcome?: 'delivered' | 'failed' | null;
+  @ApiPropertyOptional({ enum: ['delivered', 'failed'], nullable: true }) @IsOptional() @IsIn(['delivered', 'failed']) outcome?:
+    'delivered' | 'failed' | null;
 }
 
 /**

@@ -10,7 +10,8 @@ const METHOD_SPAN = new RegExp(`^((?:${METHODS.join('|')})(?:\\|(?:${METHODS.joi
 /** Sections of the map whose operations are counted (1: the spec's operations, 2: search, 3: resource and KB routes). */
 const SECTIONS = /^##+\s+([1-3])[.\s]/;
 
-const ROOTS = /^\/(kb|kbs|account|accounts|user|zones|processing|predict|learning|download|nua|service_account_temporal_key|ephemeral_token)(?=\/|$)/;
+const ROOTS =
+  /^\/(kb|kbs|account|accounts|user|zones|processing|predict|learning|download|nua|service_account_temporal_key|ephemeral_token)(?=\/|$)/;
 
 /**
  * A path as the map writes it → full paths with `{}` for each parameter: `{Z}`/`{G}` hosts and
@@ -20,7 +21,10 @@ const ROOTS = /^\/(kb|kbs|account|accounts|user|zones|processing|predict|learnin
  * optional tails `[/a|/b]` and alternatives `a|b|c` in the last segment are expanded.
  */
 function normalisePath(raw: string, anchor: string | undefined): string[] {
-  let path = raw.replace(/^\{[ZG]\}/, '').replace(/\?.*$/, '').replace(/[.,;:]+$/, '');
+  let path = raw
+    .replace(/^\{[ZG]\}/, '')
+    .replace(/\?.*$/, '')
+    .replace(/[.,;:]+$/, '');
   const dots = /^\/?\.\.\.(\/.*)$/.exec(path);
   if (dots) {
     const rest = dots[1] as string;

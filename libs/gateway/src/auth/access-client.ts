@@ -22,19 +22,30 @@ export interface AccessClientOptions {
 export class AccessClient {
   private readonly cache = new Map<string, Entry>();
 
-  constructor(private readonly bus: MessageBus, private readonly options: AccessClientOptions) {}
+  constructor(
+    private readonly bus: MessageBus,
+    private readonly options: AccessClientOptions,
+  ) {}
 
   async start(): Promise<void> {
     // Ephemeral subscriptions: every gateway replica hears every revocation.
-    await this.bus.subscribe(AccountsSubjects.credentialRevoked, async (e) => this.evict((g) => e.credential_ids.includes(g.principal.credential_id)));
+    await this.bus.subscribe(AccountsSubjects.credentialRevoked, async (e) =>
+      this.evict((g) => e.credential_ids.includes(g.principal.credential_id)),
+    );
     await this.bus.subscribe(AccountsSubjects.accessChanged, async (e) =>
-      this.evict((g) => (e.user_ids ?? []).includes(g.principal.user_id ?? '') || (e.kb_ids ?? []).some((k) => k === g.principal.kb_id || k === g.kb_found_id)),
+      this.evict(
+        (g) =>
+          (e.user_ids ?? []).includes(g.principal.user_id ?? '') ||
+          (e.kb_ids ?? []).some((k) => k === g.principal.kb_id || k === g.kb_found_id),
+      ),
     );
   }
 
   async check(req: CheckAccessRequest): Promise<AccessGrant> {
     if (this.options.ttlSeconds <= 0) return this.bus.request(AccountsSubjects.checkAccess, req);
-    const key = createHash('sha256').update(`${req.header}\0${req.token}\0${req.kbid ?? ''}\0${req.account ?? ''}`).digest('base64url');
+    const key = createHash('sha256')
+      .update(`${req.header}\0${req.token}\0${req.kbid ?? ''}\0${req.account ?? ''}`)
+      .digest('base64url');
     const now = Date.now();
     const hit = this.cache.get(key);
     if (hit && hit.expires > now) {
@@ -45,10 +56,14 @@ export class AccessClient {
       const grant = await this.bus.request(AccountsSubjects.checkAccess, req);
       // A grant must not outlive its credential.
       const credentialExpiry = grant.principal.expires_at ? Date.parse(grant.principal.expires_at) : Infinity;
-      this.remember(key, { grant: { ...grant, kb_found_id: grant.kb_found ? req.kbid : undefined }, expires: Math.min(now + this.options.ttlSeconds * 1000, credentialExpiry) });
+      this.remember(key, {
+        grant: { ...grant, kb_found_id: grant.kb_found ? req.kbid : undefined },
+        expires: Math.min(now + this.options.ttlSeconds * 1000, credentialExpiry),
+      });
       return grant;
     } catch (err) {
-      if (err instanceof DomainError && err.code === ErrorCodes.UNAUTHENTICATED) this.remember(key, { error: err, expires: now + this.options.ttlSeconds * 1000 });
+      if (err instanceof DomainError && err.code === ErrorCodes.UNAUTHENTICATED)
+        this.remember(key, { error: err, expires: now + this.options.ttlSeconds * 1000 });
       throw err;
     }
   }

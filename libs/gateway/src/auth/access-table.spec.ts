@@ -20,15 +20,36 @@ interface Layer {
 async function registeredRoutes(): Promise<string[]> {
   const bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
   const logger = createLogger({ service: 'test', level: 'silent' });
-  const blobs = await createBlobStore({ driver: 'fs', root: mkdtempSync(join(tmpdir(), 'kb-routes-')), signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
+  const blobs = await createBlobStore({
+    driver: 'fs',
+    root: mkdtempSync(join(tmpdir(), 'kb-routes-')),
+    signingSecret: 'x'.repeat(32),
+    publicBaseUrl: 'http://localhost',
+  });
   const moduleRef = await Test.createTestingModule({
-    imports: [{ module: Host, imports: [ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }), MessagingModule.forRoot(bus), StorageModule.forRoot(blobs), GatewayModule.forRoot({ accessCacheTtlSeconds: 0 })] }],
+    imports: [
+      {
+        module: Host,
+        imports: [
+          ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
+          MessagingModule.forRoot(bus),
+          StorageModule.forRoot(blobs),
+          GatewayModule.forRoot({ accessCacheTtlSeconds: 0 }),
+        ],
+      },
+    ],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
   const express = app.getHttpAdapter().getInstance() as { router?: { stack: Layer[] }; _router?: { stack: Layer[] } };
   const stack = (express.router ?? express._router)?.stack ?? [];
-  const routes = stack.flatMap((l) => (l.route ? Object.keys(l.route.methods).filter((m) => m !== '_all').map((m) => `${m.toUpperCase()} ${l.route!.path}`) : []));
+  const routes = stack.flatMap((l) =>
+    l.route
+      ? Object.keys(l.route.methods)
+          .filter((m) => m !== '_all')
+          .map((m) => `${m.toUpperCase()} ${l.route!.path}`)
+      : [],
+  );
   await app.close();
   return routes;
 }
@@ -49,17 +70,42 @@ describe('access table', () => {
   });
 
   it('requires a credential on every route except health, metrics and signing in (password or SAML), the e-mail verification link and signed file links', () => {
-    const open = Object.entries(ACCESS_TABLE).filter(([, rule]) => rule.scope === 'public').map(([k]) => k);
+    const open = Object.entries(ACCESS_TABLE)
+      .filter(([, rule]) => rule.scope === 'public')
+      .map(([k]) => k);
     const tusInfo = [
-      ...['', 'resource/:rid/file/:field_id/', 'slug/:rslug/file/:field_id/'].flatMap((b) => [`OPTIONS /api/v1/kb/:kbid/${b}tusupload`, `OPTIONS /api/v1/kb/:kbid/${b}tusupload/:upload_id`]),
-      'OPTIONS /api/v1/processing/tusupload', 'OPTIONS /api/v1/processing/tusupload/:upload_id',
+      ...['', 'resource/:rid/file/:field_id/', 'slug/:rslug/file/:field_id/'].flatMap((b) => [
+        `OPTIONS /api/v1/kb/:kbid/${b}tusupload`,
+        `OPTIONS /api/v1/kb/:kbid/${b}tusupload/:upload_id`,
+      ]),
+      'OPTIONS /api/v1/processing/tusupload',
+      'OPTIONS /api/v1/processing/tusupload/:upload_id',
     ];
-    expect(open.sort()).toEqual([
-      'GET /api/v1/learning/configuration/schema', 'GET /api/v1/nua/schema', 'GET /api/v1/schema', 'GET /auth', 'GET /auth/invite', 'GET /auth/verify-email', 'GET /health/live', 'GET /health/ready', 'GET /metrics',
-      'POST /api/v1/auth/login', 'POST /api/v1/auth/signup',
-      'POST /auth', 'POST /auth/invite/login', 'POST /auth/invite/signup', 'POST /auth/login', 'POST /auth/signup', 'POST /auth/signup-form',
-      'GET /api/v1/saml/:account_id/login', 'GET /api/v1/saml/:account_id/metadata', 'POST /api/v1/saml/:account_id/acs', ...tusInfo,
-      'GET /api/v1/blobs/*key',
-    ].sort());
+    expect(open.sort()).toEqual(
+      [
+        'GET /api/v1/learning/configuration/schema',
+        'GET /api/v1/nua/schema',
+        'GET /api/v1/schema',
+        'GET /auth',
+        'GET /auth/invite',
+        'GET /auth/verify-email',
+        'GET /health/live',
+        'GET /health/ready',
+        'GET /metrics',
+        'POST /api/v1/auth/login',
+        'POST /api/v1/auth/signup',
+        'POST /auth',
+        'POST /auth/invite/login',
+        'POST /auth/invite/signup',
+        'POST /auth/login',
+        'POST /auth/signup',
+        'POST /auth/signup-form',
+        'GET /api/v1/saml/:account_id/login',
+        'GET /api/v1/saml/:account_id/metadata',
+        'POST /api/v1/saml/:account_id/acs',
+        ...tusInfo,
+        'GET /api/v1/blobs/*key',
+      ].sort(),
+    );
   });
 });

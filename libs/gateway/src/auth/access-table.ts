@@ -33,10 +33,21 @@ export const DOWNLOAD_CALLERS: readonly CredentialKind[] = [...KB_CALLERS, 'ephe
 
 const PUBLIC: AccessRule = { scope: 'public' };
 const USER: AccessRule = { scope: 'user' };
-const kb = (role: RouteRole, credentials: readonly CredentialKind[] = KB_CALLERS): AccessRule => ({ scope: 'kb', role, kbParam: 'kbid', credentials });
+const kb = (role: RouteRole, credentials: readonly CredentialKind[] = KB_CALLERS): AccessRule => ({
+  scope: 'kb',
+  role,
+  kbParam: 'kbid',
+  credentials,
+});
 /** /ask routes: also open to temporal keys with security groups (spec 5), whose groups then replace the body's. */
 const ask: AccessRule = { scope: 'kb', role: 'READER', kbParam: 'kbid', credentials: KB_CALLERS, groupScoped: true };
-const accountKb = (role: RouteRole, credentials: readonly CredentialKind[] = USERS): AccessRule => ({ scope: 'kb', role, kbParam: 'kb_id', accountParam: 'account_id', credentials });
+const accountKb = (role: RouteRole, credentials: readonly CredentialKind[] = USERS): AccessRule => ({
+  scope: 'kb',
+  role,
+  kbParam: 'kb_id',
+  accountParam: 'account_id',
+  credentials,
+});
 const account = (role: AccountRole): AccessRule => ({ scope: 'account', role, accountParam: 'account_id', credentials: USERS });
 
 /** TUS server information is public (it says nothing about any KB); the rest needs WRITER. */

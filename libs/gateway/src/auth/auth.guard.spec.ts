@@ -43,22 +43,87 @@ describe('AuthGuard', () => {
     ['Reader writes', resource('PATCH'), { kb_role: 'SMEMBER' as const }, ErrorCodes.FORBIDDEN],
     ['Writer writes', resource('DELETE'), { kb_role: 'SCONTRIBUTOR' as const }, 'allowed'],
     ['key of another KB', resource('GET'), { kb_found: true }, ErrorCodes.FORBIDDEN],
-    ['temporal key with groups outside /ask', resource('GET'), { kb_role: 'SOWNER' as const, principal: { id: 'p', kind: 'temporal_key' as const, credential_id: 'c', security_groups: ['g'] } }, ErrorCodes.FORBIDDEN],
+    [
+      'temporal key with groups outside /ask',
+      resource('GET'),
+      { kb_role: 'SOWNER' as const, principal: { id: 'p', kind: 'temporal_key' as const, credential_id: 'c', security_groups: ['g'] } },
+      ErrorCodes.FORBIDDEN,
+    ],
     ['user on a missing KB', resource('GET'), { kb_found: false, principal: userPrincipal }, ErrorCodes.KB_NOT_FOUND],
     // Existence must not leak: another tenant's KB looks like a missing one to a user outside its account.
-    ['user on a KB of an account they are not in', resource('GET'), { kb_found: true, account_id: 'other', principal: userPrincipal }, ErrorCodes.KB_NOT_FOUND],
-    ['account member without a role on the KB', resource('GET'), { kb_found: true, account_id: 'a', account_role: 'AMEMBER' as const, principal: userPrincipal }, ErrorCodes.FORBIDDEN],
-    ['user invited to the KB only', resource('GET'), { kb_found: true, kb_role: 'SMEMBER' as const, account_id: 'a', principal: userPrincipal }, 'allowed'],
+    [
+      'user on a KB of an account they are not in',
+      resource('GET'),
+      { kb_found: true, account_id: 'other', principal: userPrincipal },
+      ErrorCodes.KB_NOT_FOUND,
+    ],
+    [
+      'account member without a role on the KB',
+      resource('GET'),
+      { kb_found: true, account_id: 'a', account_role: 'AMEMBER' as const, principal: userPrincipal },
+      ErrorCodes.FORBIDDEN,
+    ],
+    [
+      'user invited to the KB only',
+      resource('GET'),
+      { kb_found: true, kb_role: 'SMEMBER' as const, account_id: 'a', principal: userPrincipal },
+      'allowed',
+    ],
     ['API key listing its KBs', context('GET', '/api/v1/kbs', {}, apiKeyHeaders), {}, 'allowed'],
-    ['UA key listing KBs', context('GET', '/api/v1/kbs', {}, apiKeyHeaders), { principal: { id: 'c', kind: 'ua_key' as const, credential_id: 'c', account_id: 'a' } }, ErrorCodes.FORBIDDEN],
-    ['API key creating a KB on the standalone path', context('POST', '/api/v1/kbs', {}, apiKeyHeaders), { kb_role: 'SOWNER' as const }, ErrorCodes.FORBIDDEN],
-    ['Manager key deleting its KB on the standalone path', context('DELETE', '/api/v1/kb/:kbid', { kbid: KB1 }, apiKeyHeaders), { kb_role: 'SOWNER' as const }, ErrorCodes.FORBIDDEN],
-    ['Manager key modifying its KB', context('PATCH', '/api/v1/kb/:kbid', { kbid: KB1 }, apiKeyHeaders), { kb_role: 'SOWNER' as const }, 'allowed'],
-    ['Writer key modifying its KB', context('PATCH', '/api/v1/kb/:kbid', { kbid: KB1 }, apiKeyHeaders), { kb_role: 'SCONTRIBUTOR' as const }, ErrorCodes.FORBIDDEN],
-    ['API key on an account route', context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders), { account_role: 'AOWNER' as const }, ErrorCodes.FORBIDDEN],
-    ['account member creating a KB', context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders), { account_role: 'AMEMBER' as const, principal: userPrincipal }, ErrorCodes.FORBIDDEN],
-    ['account owner creating a KB', context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders), { account_role: 'AOWNER' as const, principal: userPrincipal }, 'allowed'],
-    ['KB of another account', context('PATCH', '/api/v1/account/:account_id/kb/:kb_id', { account_id: 'a', kb_id: K }, apiKeyHeaders), { kb_role: 'SOWNER' as const, account_id: 'other', principal: userPrincipal }, ErrorCodes.KB_NOT_FOUND],
+    [
+      'UA key listing KBs',
+      context('GET', '/api/v1/kbs', {}, apiKeyHeaders),
+      { principal: { id: 'c', kind: 'ua_key' as const, credential_id: 'c', account_id: 'a' } },
+      ErrorCodes.FORBIDDEN,
+    ],
+    [
+      'API key creating a KB on the standalone path',
+      context('POST', '/api/v1/kbs', {}, apiKeyHeaders),
+      { kb_role: 'SOWNER' as const },
+      ErrorCodes.FORBIDDEN,
+    ],
+    [
+      'Manager key deleting its KB on the standalone path',
+      context('DELETE', '/api/v1/kb/:kbid', { kbid: KB1 }, apiKeyHeaders),
+      { kb_role: 'SOWNER' as const },
+      ErrorCodes.FORBIDDEN,
+    ],
+    [
+      'Manager key modifying its KB',
+      context('PATCH', '/api/v1/kb/:kbid', { kbid: KB1 }, apiKeyHeaders),
+      { kb_role: 'SOWNER' as const },
+      'allowed',
+    ],
+    [
+      'Writer key modifying its KB',
+      context('PATCH', '/api/v1/kb/:kbid', { kbid: KB1 }, apiKeyHeaders),
+      { kb_role: 'SCONTRIBUTOR' as const },
+      ErrorCodes.FORBIDDEN,
+    ],
+    [
+      'API key on an account route',
+      context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders),
+      { account_role: 'AOWNER' as const },
+      ErrorCodes.FORBIDDEN,
+    ],
+    [
+      'account member creating a KB',
+      context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders),
+      { account_role: 'AMEMBER' as const, principal: userPrincipal },
+      ErrorCodes.FORBIDDEN,
+    ],
+    [
+      'account owner creating a KB',
+      context('POST', '/api/v1/account/:account_id/kbs', { account_id: 'a' }, apiKeyHeaders),
+      { account_role: 'AOWNER' as const, principal: userPrincipal },
+      'allowed',
+    ],
+    [
+      'KB of another account',
+      context('PATCH', '/api/v1/account/:account_id/kb/:kb_id', { account_id: 'a', kb_id: K }, apiKeyHeaders),
+      { kb_role: 'SOWNER' as const, account_id: 'other', principal: userPrincipal },
+      ErrorCodes.KB_NOT_FOUND,
+    ],
   ])('%s → %s', async (_name, ctx, grant, expected) => {
     expect(await outcome(guardAnswering(grant).guard, ctx)).toBe(expected);
   });
@@ -88,8 +153,11 @@ describe('AuthGuard', () => {
 
   it('refuses a path id that is not a uuid with 422 naming it, before asking accounts (it would reach a uuid column)', async () => {
     const { guard, calls } = guardAnswering({ kb_role: 'SOWNER' as const });
-    await expect(guard.canActivate(context('GET', '/api/v1/kb/:kbid/resource/:rid', { kbid: KB1, rid: 'undefined' }, apiKeyHeaders))).rejects.toMatchObject({
-      code: ErrorCodes.VALIDATION_FAILED, details: { detail: [{ loc: ['path', 'rid'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }] },
+    await expect(
+      guard.canActivate(context('GET', '/api/v1/kb/:kbid/resource/:rid', { kbid: KB1, rid: 'undefined' }, apiKeyHeaders)),
+    ).rejects.toMatchObject({
+      code: ErrorCodes.VALIDATION_FAILED,
+      details: { detail: [{ loc: ['path', 'rid'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }] },
     });
     expect(calls).toEqual([]);
   });

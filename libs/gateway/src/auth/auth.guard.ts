@@ -1,6 +1,15 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { DomainError, EPHEMERAL_TOKEN_PARAM, ErrorCodes, kbRoleSatisfies, type AccessGrant, type CredentialHeader, type Principal, type ValidationIssue } from '@kb/contracts';
+import {
+  DomainError,
+  EPHEMERAL_TOKEN_PARAM,
+  ErrorCodes,
+  kbRoleSatisfies,
+  type AccessGrant,
+  type CredentialHeader,
+  type Principal,
+  type ValidationIssue,
+} from '@kb/contracts';
 import { accessRuleFor, type AccessRule } from './access-table';
 import { AccessClient } from './access-client';
 import { presentedCredentials } from './credential-header';
@@ -20,8 +29,11 @@ const UUID_PARAMS = ['kbid', 'kb_id', 'rid', 'sa_id', 'sa_key_id', 'token_id'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function malformedIds(params: Record<string, unknown>): ValidationIssue[] {
-  return UUID_PARAMS.filter((name) => typeof params[name] === 'string' && !UUID.test(params[name] as string))
-    .map((name) => ({ loc: ['path', name], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }));
+  return UUID_PARAMS.filter((name) => typeof params[name] === 'string' && !UUID.test(params[name] as string)).map((name) => ({
+    loc: ['path', name],
+    msg: 'Input should be a valid UUID',
+    type: 'uuid_parsing',
+  }));
 }
 
 /** Decides every request from the access table. The only place the service makes this decision. */
@@ -36,7 +48,11 @@ export class AuthGuard implements CanActivate {
     if (!rule) throw new DomainError(ErrorCodes.INTERNAL, `No access rule for ${req.method} ${path}`);
     const credential = this.credentialOf(req, rule);
     if (rule.scope === 'public') return true;
-    if (!credential) throw new DomainError(ErrorCodes.UNAUTHENTICATED, 'This route needs a credential: Authorization, X-SVC-SERVICEACCOUNT or X-SVC-UAKEY');
+    if (!credential)
+      throw new DomainError(
+        ErrorCodes.UNAUTHENTICATED,
+        'This route needs a credential: Authorization, X-SVC-SERVICEACCOUNT or X-SVC-UAKEY',
+      );
     const badIds = malformedIds(req.params);
     if (badIds.length > 0) throw DomainError.validation(badIds);
 
@@ -57,7 +73,10 @@ export class AuthGuard implements CanActivate {
     if (eph === undefined) return header;
     if (rule.scope === 'public') return null;
     if (rule.scope !== 'kb' || !rule.credentials.includes('ephemeral_token')) {
-      throw new DomainError(ErrorCodes.UNAUTHENTICATED, `An ${EPHEMERAL_TOKEN_PARAM} opens only the download routes of its Knowledge Box; this route needs a credential header`);
+      throw new DomainError(
+        ErrorCodes.UNAUTHENTICATED,
+        `An ${EPHEMERAL_TOKEN_PARAM} opens only the download routes of its Knowledge Box; this route needs a credential header`,
+      );
     }
     return { header: 'ephemeral', token: eph };
   }
@@ -71,7 +90,8 @@ export class AuthGuard implements CanActivate {
   private authorize(rule: AccessRule, grant: AccessGrant, req: Request): void {
     const p = grant.principal;
     const groupScoped = rule.scope === 'kb' && rule.groupScoped === true;
-    if (p.security_groups && p.security_groups.length > 0 && !groupScoped) throw forbidden('A temporal key with security groups opens only the /ask endpoints');
+    if (p.security_groups && p.security_groups.length > 0 && !groupScoped)
+      throw forbidden('A temporal key with security groups opens only the /ask endpoints');
     switch (rule.scope) {
       case 'user':
         if (!p.user_id) throw forbidden('This route is for users (user token or personal access token)');
@@ -101,7 +121,11 @@ export class AuthGuard implements CanActivate {
           throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found in this account');
         }
         if (!kbRoleSatisfies(grant.kb_role, rule.role)) {
-          throw forbidden(grant.kb_role ? `This action needs the ${rule.role} role on the Knowledge Box; you have ${grant.kb_role}` : 'No access to this Knowledge Box');
+          throw forbidden(
+            grant.kb_role
+              ? `This action needs the ${rule.role} role on the Knowledge Box; you have ${grant.kb_role}`
+              : 'No access to this Knowledge Box',
+          );
         }
         return;
       }

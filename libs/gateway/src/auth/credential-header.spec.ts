@@ -35,7 +35,10 @@ describe('presentedCredential', () => {
     expect(codeOf(() => presentedCredential(headers))).toBe(ErrorCodes.MULTIPLE_CREDENTIALS);
   });
 
-  it.each([[{ authorization: 'Basic abc' }], [{ 'x-svc-serviceaccount': 'token-without-scheme' }], [{ authorization: 'Bearer a b' }]])('rejects malformed %j', (headers) => {
-    expect(codeOf(() => presentedCredential(headers))).toBe(ErrorCodes.UNAUTHENTICATED);
-  });
+  it.each([[{ authorization: 'Basic abc' }], [{ 'x-svc-serviceaccount': 'token-without-scheme' }], [{ authorization: 'Bearer a b' }]])(
+    'rejects malformed %j',
+    (headers) => {
+      expect(codeOf(() => presentedCredential(headers))).toBe(ErrorCodes.UNAUTHENTICATED);
+    },
+  );
 });

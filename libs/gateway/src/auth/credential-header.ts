@@ -52,13 +52,20 @@ export function presentedCredential(headers: Headers): PresentedCredential | nul
  * A request's one credential: a header, or the `eph-token` query parameter (download routes).
  * Both at once are refused like two headers; `ephemeral` is the query parameter's token.
  */
-export function presentedCredentials(req: { headers: Headers; query?: unknown }): { header: PresentedCredential | null; ephemeral?: string } {
+export function presentedCredentials(req: { headers: Headers; query?: unknown }): {
+  header: PresentedCredential | null;
+  ephemeral?: string;
+} {
   const header = presentedCredential(req.headers);
   const raw = (req.query as Record<string, unknown> | undefined)?.[EPHEMERAL_TOKEN_PARAM];
   if (raw === undefined) return { header };
   if (header) {
-    throw new DomainError(ErrorCodes.MULTIPLE_CREDENTIALS, `Exactly one credential is allowed per request; this one carries the ${header.name} header and the ${EPHEMERAL_TOKEN_PARAM} query parameter`);
+    throw new DomainError(
+      ErrorCodes.MULTIPLE_CREDENTIALS,
+      `Exactly one credential is allowed per request; this one carries the ${header.name} header and the ${EPHEMERAL_TOKEN_PARAM} query parameter`,
+    );
   }
-  if (typeof raw !== 'string' || raw.trim() === '' || raw.length > 4096) throw new DomainError(ErrorCodes.UNAUTHENTICATED, `The ${EPHEMERAL_TOKEN_PARAM} query parameter must be one token`);
+  if (typeof raw !== 'string' || raw.trim() === '' || raw.length > 4096)
+    throw new DomainError(ErrorCodes.UNAUTHENTICATED, `The ${EPHEMERAL_TOKEN_PARAM} query parameter must be one token`);
   return { header, ephemeral: raw.trim() };
 }

@@ -4,16 +4,51 @@ import type { MessageBus } from '@kb/platform/messaging';
 
 /** Request headers a browser client may send (credential headers, client hints, uploads). */
 export const CORS_ALLOWED_HEADERS = [
-  'authorization', 'content-type', 'x-svc-serviceaccount', 'x-nuclia-serviceaccount', 'x-stf-serviceaccount', 'x-svc-uakey', 'x-nuclia-nuakey',
-  'x-stf-nuakey', 'x-ndb-client', 'x-synchronous', 'x-svcdb-user', 'x-nucliadb-user', 'x-show-consumption', 'x-skip-store', 'x-filename',
-  'x-password', 'x-language', 'x-md5', 'x-extract-strategy', 'x-split-strategy', 'x-request-id', 'tus-resumable', 'upload-length',
-  'upload-offset', 'upload-metadata', 'upload-defer-length', 'upload-concat', 'range',
+  'authorization',
+  'content-type',
+  'x-svc-serviceaccount',
+  'x-nuclia-serviceaccount',
+  'x-stf-serviceaccount',
+  'x-svc-uakey',
+  'x-nuclia-nuakey',
+  'x-stf-nuakey',
+  'x-ndb-client',
+  'x-synchronous',
+  'x-svcdb-user',
+  'x-nucliadb-user',
+  'x-show-consumption',
+  'x-skip-store',
+  'x-filename',
+  'x-password',
+  'x-language',
+  'x-md5',
+  'x-extract-strategy',
+  'x-split-strategy',
+  'x-request-id',
+  'tus-resumable',
+  'upload-length',
+  'upload-offset',
+  'upload-metadata',
+  'upload-defer-length',
+  'upload-concat',
+  'range',
 ].join(', ');
 
 /** Response headers a browser client may read. */
 export const CORS_EXPOSED_HEADERS = [
-  'location', 'upload-offset', 'upload-length', 'tus-resumable', 'tus-version', 'tus-extension', 'tus-max-size', 'nuclia-learning-id',
-  'x-learning-id', 'x-request-id', 'content-range', 'accept-ranges', 'retry-after',
+  'location',
+  'upload-offset',
+  'upload-length',
+  'tus-resumable',
+  'tus-version',
+  'tus-extension',
+  'tus-max-size',
+  'nuclia-learning-id',
+  'x-learning-id',
+  'x-request-id',
+  'content-range',
+  'accept-ranges',
+  'retry-after',
 ].join(', ');
 
 /** Paths of one KB, by id. `/kb/s/{slug}` names no KB id (a slug lookup across the caller's KBs): global origins. */
@@ -44,7 +79,10 @@ export interface CorsOptions {
 export class CorsPolicy {
   private readonly cache = new Map<string, { origins: string[]; expires: number }>();
 
-  constructor(private readonly bus: MessageBus, private readonly options: CorsOptions) {}
+  constructor(
+    private readonly bus: MessageBus,
+    private readonly options: CorsOptions,
+  ) {}
 
   async start(): Promise<void> {
     await this.bus.subscribe(AccountsSubjects.accessChanged, async (e) => {
@@ -61,7 +99,9 @@ export class CorsPolicy {
         .then((allowed) => {
           const ok = allowed.includes('*') || allowed.includes(origin);
           if (!ok) {
-            res.status(403).json({ detail: `Origin ${origin} is not allowed${KB_PATH.test(req.path) ? ' for this Knowledge Box (allowed_origins)' : ''}` });
+            res.status(403).json({
+              detail: `Origin ${origin} is not allowed${KB_PATH.test(req.path) ? ' for this Knowledge Box (allowed_origins)' : ''}`,
+            });
             return;
           }
           res.setHeader('Access-Control-Allow-Origin', origin);

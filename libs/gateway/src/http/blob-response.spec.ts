@@ -17,9 +17,21 @@ describe('parseRange', () => {
 
 describe('mayBeInline', () => {
   it.each([
-    ['text/html', false], ['text/html; charset=utf-8', false], ['application/xhtml+xml', false], ['image/svg+xml', false], ['text/xml', false],
-    ['application/xml', false], ['application/rss+xml', false], ['text/javascript', false], ['application/javascript', false], ['multipart/x-mixed-replace', false],
-    ['', false], ['application/pdf', true], ['image/png', true], ['text/plain', true], ['video/mp4', true],
+    ['text/html', false],
+    ['text/html; charset=utf-8', false],
+    ['application/xhtml+xml', false],
+    ['image/svg+xml', false],
+    ['text/xml', false],
+    ['application/xml', false],
+    ['application/rss+xml', false],
+    ['text/javascript', false],
+    ['application/javascript', false],
+    ['multipart/x-mixed-replace', false],
+    ['', false],
+    ['application/pdf', true],
+    ['image/png', true],
+    ['text/plain', true],
+    ['video/mp4', true],
   ])('%s → %s', (type, inline) => {
     expect(mayBeInline(type)).toBe(inline);
   });

@@ -26,7 +26,10 @@ interface Bucket {
 export class ClientRateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
-  constructor(private readonly options: ClientRateLimitOptions, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly options: ClientRateLimitOptions,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Takes one token; returns null when allowed, else the epoch ms at which a token is back. */
   take(address: string): number | null {
@@ -72,5 +75,8 @@ export function clientKey(address: string): string {
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const groups = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

@@ -5,7 +5,10 @@ import { validatePayload } from '@kb/contracts';
 /** Validates one request part against a DTO class; a 422 lists every invalid member with its `loc`. */
 @Injectable()
 export class DtoPipe<T extends object> implements PipeTransform<unknown, T> {
-  constructor(private readonly cls: ClassConstructor<T>, private readonly part: 'body' | 'query') {}
+  constructor(
+    private readonly cls: ClassConstructor<T>,
+    private readonly part: 'body' | 'query',
+  ) {}
 
   transform(value: unknown): T {
     // Clients send `Content-Type: application/json` with no body on some calls: treat it as {}.

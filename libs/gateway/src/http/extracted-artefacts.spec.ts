@@ -1,7 +1,14 @@
 import { artefactsOf, findArtefact } from './extracted-artefacts';
 
 const prefix = 'content/kbs/kb1/r/r1/f/file/doc/';
-const ref = (key: string, extra: Record<string, unknown> = {}) => ({ uri: `blob:${key}`, size: 10, content_type: 'image/png', filename: 'thumbnail.png', md5: 'x', ...extra });
+const ref = (key: string, extra: Record<string, unknown> = {}) => ({
+  uri: `blob:${key}`,
+  size: 10,
+  content_type: 'image/png',
+  filename: 'thumbnail.png',
+  md5: 'x',
+  ...extra,
+});
 
 const extracted = {
   text: { text: 'ignored', split_text: {} },
@@ -19,7 +26,11 @@ const extracted = {
 
 describe('extracted artefacts', () => {
   it('lists every stored file reference with its member name', () => {
-    expect(artefactsOf(extracted).map((a) => a.name).sort()).toEqual(['file_generated/summary.md', 'file_pages_previews/pages/0', 'file_preview', 'file_thumbnail', 'thumbnail']);
+    expect(
+      artefactsOf(extracted)
+        .map((a) => a.name)
+        .sort(),
+    ).toEqual(['file_generated/summary.md', 'file_pages_previews/pages/0', 'file_preview', 'file_thumbnail', 'thumbnail']);
   });
 
   it.each([
@@ -41,7 +52,10 @@ describe('extracted artefacts', () => {
   });
 
   it('keeps the reference’s file name and type for the response', () => {
-    expect(findArtefact(extracted, prefix, 'file_generated/summary.md')).toMatchObject({ filename: 'summary.md', content_type: 'text/markdown' });
+    expect(findArtefact(extracted, prefix, 'file_generated/summary.md')).toMatchObject({
+      filename: 'summary.md',
+      content_type: 'text/markdown',
+    });
     expect(findArtefact(null, prefix, 'thumbnail')).toBeUndefined();
   });
 });

@@ -10,7 +10,18 @@ export interface ArtefactReference {
 // Groups of the extracted record; `metadata.metadata` is one more wrapper.
 const GROUPS = new Set(['metadata', 'file', 'link']);
 // Never artefacts, and large: not walked.
-const SKIPPED = new Set(['text', 'vectors', 'large_metadata', 'question_answers', 'paragraphs', 'split_metadata', 'positions', 'ner', 'entities', 'relations']);
+const SKIPPED = new Set([
+  'text',
+  'vectors',
+  'large_metadata',
+  'question_answers',
+  'paragraphs',
+  'split_metadata',
+  'positions',
+  'ner',
+  'entities',
+  'relations',
+]);
 const MAX_DEPTH = 8;
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -25,7 +36,8 @@ function walk(node: unknown, path: string[], out: ArtefactReference[]): void {
     const members = path.slice(1);
     if (path[0] === 'metadata' && members[0] === 'metadata') members.shift();
     out.push({
-      key: uri.slice('blob:'.length), name: members.join('/'),
+      key: uri.slice('blob:'.length),
+      name: members.join('/'),
       ...(typeof n['filename'] === 'string' && n['filename'] ? { filename: n['filename'] } : {}),
       ...(typeof n['content_type'] === 'string' && n['content_type'] ? { content_type: n['content_type'] } : {}),
     });
@@ -46,10 +58,15 @@ export function artefactsOf(extracted: Record<string, unknown> | null | undefine
  * member name (`file_thumbnail`, `link_thumbnail`, `file_generated/<name>`). Only objects under the
  * field's own prefix qualify, and never the original file.
  */
-export function findArtefact(extracted: Record<string, unknown> | null | undefined, fieldPrefix: string, downloadField: string): ArtefactReference | undefined {
+export function findArtefact(
+  extracted: Record<string, unknown> | null | undefined,
+  fieldPrefix: string,
+  downloadField: string,
+): ArtefactReference | undefined {
   const wanted = downloadField.replace(/^\/+/, '');
   if (!wanted || wanted.split('/').some((s) => s === '..' || s === '.' || s === '')) return undefined;
   return artefactsOf(extracted).find(
-    (a) => a.key.startsWith(fieldPrefix) && a.key !== `${fieldPrefix}original` && (a.key === `${fieldPrefix}${wanted}` || a.name === wanted),
+    (a) =>
+      a.key.startsWith(fieldPrefix) && a.key !== `${fieldPrefix}original` && (a.key === `${fieldPrefix}${wanted}` || a.name === wanted),
   );
 }

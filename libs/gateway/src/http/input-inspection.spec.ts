@@ -7,7 +7,11 @@ describe('inspectInput', () => {
 
   it('names every reserved member, wherever it is (own properties, as JSON.parse makes them)', () => {
     const body = JSON.parse('{"constructor":{"prototype":{}},"texts":{"__proto__":{"body":"x"}},"a":[{"prototype":1}]}') as unknown;
-    expect(inspectInput(body, ['body']).map((i) => i.loc)).toEqual([['body', 'constructor'], ['body', 'texts', '__proto__'], ['body', 'a', 0, 'prototype']]);
+    expect(inspectInput(body, ['body']).map((i) => i.loc)).toEqual([
+      ['body', 'constructor'],
+      ['body', 'texts', '__proto__'],
+      ['body', 'a', 0, 'prototype'],
+    ]);
   });
 
   it('names NUL characters in values and member names', () => {

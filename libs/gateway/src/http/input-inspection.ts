@@ -31,7 +31,8 @@ export function inspectInput(value: unknown, root: Loc): ValidationIssue[] {
   for (let top = stack.pop(); top && issues.length < MAX_ISSUES; top = stack.pop()) {
     const v = top.value;
     if (typeof v === 'string') {
-      if (v.includes('\0')) issues.push({ loc: locOf(top), msg: 'String should not contain NUL characters', type: 'string_pattern_mismatch' });
+      if (v.includes('\0'))
+        issues.push({ loc: locOf(top), msg: 'String should not contain NUL characters', type: 'string_pattern_mismatch' });
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
@@ -47,8 +48,10 @@ export function inspectInput(value: unknown, root: Loc): ValidationIssue[] {
     const keys = Object.keys(v);
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i] as string;
-      if (RESERVED_MEMBER_NAMES.has(key)) issues.push({ loc: locOf(top, key), msg: `Member name ${key} is reserved and not accepted`, type: 'value_error' });
-      else if (key.includes('\0')) issues.push({ loc: locOf(top, key), msg: 'Member names should not contain NUL characters', type: 'string_pattern_mismatch' });
+      if (RESERVED_MEMBER_NAMES.has(key))
+        issues.push({ loc: locOf(top, key), msg: `Member name ${key} is reserved and not accepted`, type: 'value_error' });
+      else if (key.includes('\0'))
+        issues.push({ loc: locOf(top, key), msg: 'Member names should not contain NUL characters', type: 'string_pattern_mismatch' });
       else stack.push({ value: (v as Record<string, unknown>)[key], parent: top, key, depth: depth + 1 });
     }
   }

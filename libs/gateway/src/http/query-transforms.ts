@@ -5,12 +5,14 @@ export const QueryArray = () =>
   Transform(({ value }) => {
     if (value === undefined || value === null) return undefined;
     const list = Array.isArray(value) ? value : [value];
-    return list.flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter((v) => v !== '');
+    return list
+      .flatMap((v) => String(v).split(','))
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
   });
 
 /** Integers from the query string; anything that is not a whole number is left as is for the validator to reject. */
-export const QueryInt = () =>
-  Transform(({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value));
+export const QueryInt = () => Transform(({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value));
 
 export const QueryBool = () =>
   Transform(({ value }) => {

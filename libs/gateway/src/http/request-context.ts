@@ -27,7 +27,11 @@ export function userTypeOf(kind: CredentialKind | undefined): UserType {
 
 /** `x-skip-store: true` on a write with files: processing reads them, then they are deleted (spec 4.2). */
 export function skipStoreOf(req: AuthedRequest): boolean {
-  return String(req.headers['x-skip-store'] ?? '').trim().toLowerCase() === 'true';
+  return (
+    String(req.headers['x-skip-store'] ?? '')
+      .trim()
+      .toLowerCase() === 'true'
+  );
 }
 
 /**

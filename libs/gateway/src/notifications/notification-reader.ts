@@ -34,7 +34,11 @@ export class NotificationReader {
   private done = false;
   private readonly timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly sink: LineSink, private readonly options: ReaderOptions, private readonly onEnd: () => void) {
+  constructor(
+    private readonly sink: LineSink,
+    private readonly options: ReaderOptions,
+    private readonly onEnd: () => void,
+  ) {
     this.timers.push(setInterval(() => this.push(notificationLine({ type: 'heartbeat', data: {} })), options.heartbeatMs));
     this.timers.push(setTimeout(() => this.close('max_duration'), options.maxDurationMs));
   }

@@ -35,7 +35,11 @@ class FakeSink extends EventEmitter implements LineSink {
 
 const KB1 = '11111111-1111-4111-8111-111111111111';
 const KB2 = '22222222-2222-4222-8222-222222222222';
-const note = (kbid: string, rid: string): KbNotificationEvent => ({ kbid, type: 'resource_written', data: { resource_uuid: rid, resource_title: rid, seqid: 1, operation: 'created', error: false } });
+const note = (kbid: string, rid: string): KbNotificationEvent => ({
+  kbid,
+  type: 'resource_written',
+  data: { resource_uuid: rid, resource_title: rid, seqid: 1, operation: 'created', error: false },
+});
 const settle = () => new Promise((r) => setImmediate(r));
 
 describe('NotificationsHub', () => {
@@ -44,14 +48,21 @@ describe('NotificationsHub', () => {
 
   beforeEach(() => {
     bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
-    hub = new NotificationsHub(bus, { ...DEFAULT_NOTIFICATION_LIMITS, perKb: 3, perCaller: 2, maxPending: 5, heartbeatMs: 60_000, dropGraceMs: 60_000 });
+    hub = new NotificationsHub(bus, {
+      ...DEFAULT_NOTIFICATION_LIMITS,
+      perKb: 3,
+      perCaller: 2,
+      maxPending: 5,
+      heartbeatMs: 60_000,
+      dropGraceMs: 60_000,
+    });
   });
   afterEach(async () => {
     hub.onModuleDestroy();
     await bus.close();
   });
 
-  it('sends a reader its KB\'s notifications only, after a first heartbeat', async () => {
+  it("sends a reader its KB's notifications only, after a first heartbeat", async () => {
     const a = new FakeSink();
     const b = new FakeSink();
     await hub.open(KB1, 'alice', a, () => undefined);

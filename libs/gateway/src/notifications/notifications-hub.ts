@@ -11,7 +11,12 @@ export interface NotificationLimits extends ReaderOptions {
 }
 
 export const DEFAULT_NOTIFICATION_LIMITS: NotificationLimits = {
-  perKb: 50, perCaller: 5, maxPending: 500, heartbeatMs: 10_000, maxDurationMs: 120_000, dropGraceMs: 30_000,
+  perKb: 50,
+  perCaller: 5,
+  maxPending: 500,
+  heartbeatMs: 10_000,
+  maxDurationMs: 120_000,
+  dropGraceMs: 30_000,
 };
 
 export const NOTIFICATION_LIMITS = Symbol('NOTIFICATION_LIMITS');
@@ -44,8 +49,10 @@ export class NotificationsHub implements OnModuleDestroy {
    */
   async open(kbid: string, caller: string, sink: LineSink, start: () => void): Promise<NotificationReader> {
     const entry = this.kbs.get(kbid);
-    if ((entry?.admitted ?? 0) >= this.limits.perKb) throw new DomainError(ErrorCodes.RATE_LIMITED, `This Knowledge Box has ${this.limits.perKb} notification streams open already`);
-    if ((this.callers.get(caller) ?? 0) >= this.limits.perCaller) throw new DomainError(ErrorCodes.RATE_LIMITED, `You have ${this.limits.perCaller} notification streams open already`);
+    if ((entry?.admitted ?? 0) >= this.limits.perKb)
+      throw new DomainError(ErrorCodes.RATE_LIMITED, `This Knowledge Box has ${this.limits.perKb} notification streams open already`);
+    if ((this.callers.get(caller) ?? 0) >= this.limits.perCaller)
+      throw new DomainError(ErrorCodes.RATE_LIMITED, `You have ${this.limits.perCaller} notification streams open already`);
     const kb = entry ?? this.follow(kbid);
     kb.admitted++;
     this.callers.set(caller, (this.callers.get(caller) ?? 0) + 1);

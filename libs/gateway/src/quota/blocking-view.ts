@@ -20,7 +20,11 @@ export class BlockingView {
   /** When each account's last event arrived: an event newer than the start of a list read wins over the list. */
   private readonly eventAt = new Map<string, number>();
 
-  constructor(private readonly bus: MessageBus, private readonly options: BlockingViewOptions, private readonly onError: (err: Error) => void = () => undefined) {}
+  constructor(
+    private readonly bus: MessageBus,
+    private readonly options: BlockingViewOptions,
+    private readonly onError: (err: Error) => void = () => undefined,
+  ) {}
 
   async start(): Promise<void> {
     // Ephemeral subscription: every gateway replica hears every change.

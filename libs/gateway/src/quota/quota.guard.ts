@@ -36,7 +36,10 @@ export class QuotaGuard implements CanActivate {
     const kbid = typeof req.params['kbid'] === 'string' ? req.params['kbid'] : undefined;
     const blocked = this.view.blocked(accountId, kbid, features);
     if (blocked) {
-      throw new DomainError(ErrorCodes.QUOTA_EXCEEDED, `The account has reached ${WHAT[blocked] ?? `a usage limit (${blocked})`}; it is blocked for ${blocked} until the month turns or the limit is raised`);
+      throw new DomainError(
+        ErrorCodes.QUOTA_EXCEEDED,
+        `The account has reached ${WHAT[blocked] ?? `a usage limit (${blocked})`}; it is blocked for ${blocked} until the month turns or the limit is raised`,
+      );
     }
     return true;
   }

@@ -31,16 +31,32 @@ describe('quotaFeaturesFor', () => {
       const [m, p] = k.split(' ') as [string, string];
       return quotaFeaturesFor(m, p).length > 0;
     });
-    expect(limited).toEqual(expect.arrayContaining(['POST /api/v1/kb/:kbid/find', 'POST /api/v1/kb/:kbid/ask', 'POST /api/v1/kb/:kbid/resources', 'POST /api/v1/processing/push']));
+    expect(limited).toEqual(
+      expect.arrayContaining([
+        'POST /api/v1/kb/:kbid/find',
+        'POST /api/v1/kb/:kbid/ask',
+        'POST /api/v1/kb/:kbid/resources',
+        'POST /api/v1/processing/push',
+      ]),
+    );
     // Reads of a resource are never refused; searching inside one is a search.
-    expect(limited.filter((k) => k.startsWith('DELETE ') || (k.startsWith('GET /api/v1/kb/:kbid/resource') && !k.endsWith('/search')))).toEqual([]);
+    expect(
+      limited.filter((k) => k.startsWith('DELETE ') || (k.startsWith('GET /api/v1/kb/:kbid/resource') && !k.endsWith('/search'))),
+    ).toEqual([]);
     expect(quotaFeaturesFor('GET', '/api/v1/kb/:kbid/resource/:rid/search')).toEqual(['search']);
   });
 });
 
 describe('BlockingView', () => {
   const month = new Date().toISOString().slice(0, 7);
-  const block = (account: string, extra: Partial<AccountBlockingDto> = {}): AccountBlockingDto => ({ account_id: account, month, features: ['search'], kbs: {}, blocking_state: 'quota', ...extra });
+  const block = (account: string, extra: Partial<AccountBlockingDto> = {}): AccountBlockingDto => ({
+    account_id: account,
+    month,
+    features: ['search'],
+    kbs: {},
+    blocking_state: 'quota',
+    ...extra,
+  });
 
   function fakeBus(list: () => Promise<AccountBlockingDto[]>) {
     const handlers: ((e: AccountBlockingDto) => Promise<void>)[] = [];

@@ -1,8 +1,18 @@
 import { Controller, Get, Inject, Param, Req } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
-  AccountPermissionsDto, AccountStatusDto, AccountUserDto, AccountsSubjects, DomainError, ErrorCodes, KbIndexDto, KbPermissionsDto, UserProfileDto, ZoneDto,
-  kbRoleSatisfies, type RouteRole,
+  AccountPermissionsDto,
+  AccountStatusDto,
+  AccountUserDto,
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  KbIndexDto,
+  KbPermissionsDto,
+  UserProfileDto,
+  ZoneDto,
+  kbRoleSatisfies,
+  type RouteRole,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -40,7 +50,10 @@ export class AccountInfoController {
   }
 
   @Get('account/:account_id/zones')
-  @ApiOperation({ summary: 'List the zones of an account', description: 'The zone new KBs of the account go to, and every zone one of its KBs lives in.' })
+  @ApiOperation({
+    summary: 'List the zones of an account',
+    description: 'The zone new KBs of the account go to, and every zone one of its KBs lives in.',
+  })
   @ApiResponse({ status: 200, type: [ZoneDto] })
   accountZones(@Param('account_id') account: string, @Req() req: AuthedRequest): Promise<ZoneDto[]> {
     return this.bus.request(AccountsSubjects.listZones, { account_id: this.accountOf(req, account) }, busContextOf(req));
@@ -63,7 +76,10 @@ export class AccountInfoController {
   }
 
   @Get('account/:account_id/kb/:kb_id/permissions')
-  @ApiOperation({ summary: "The caller's permissions on a Knowledge Box", description: 'The KB role and the route roles (READER, WRITER, MANAGER) it grants.' })
+  @ApiOperation({
+    summary: "The caller's permissions on a Knowledge Box",
+    description: 'The KB role and the route roles (READER, WRITER, MANAGER) it grants.',
+  })
   @ApiResponse({ status: 200, type: KbPermissionsDto })
   kbPermissions(@Param('account_id') account: string, @Param('kb_id') kb: string, @Req() req: AuthedRequest): KbPermissionsDto {
     const role = req.grant?.kb_role;
@@ -72,11 +88,18 @@ export class AccountInfoController {
   }
 
   @Get('account/:account_id/index/kbs')
-  @ApiOperation({ summary: 'Where the KBs of an account live', description: 'One {account_id, kb_id, zone_id} per KB the caller sees in the account.' })
+  @ApiOperation({
+    summary: 'Where the KBs of an account live',
+    description: 'One {account_id, kb_id, zone_id} per KB the caller sees in the account.',
+  })
   @ApiResponse({ status: 200, type: [KbIndexDto] })
   async kbIndex(@Param('account_id') account: string, @Req() req: AuthedRequest): Promise<KbIndexDto[]> {
     const accountId = this.accountOf(req, account);
-    const kbs = await this.bus.request(AccountsSubjects.listKbs, { account_id: accountId, user_id: req.principal?.user_id }, busContextOf(req));
+    const kbs = await this.bus.request(
+      AccountsSubjects.listKbs,
+      { account_id: accountId, user_id: req.principal?.user_id },
+      busContextOf(req),
+    );
     return kbs.map((kb) => ({ account_id: accountId, kb_id: kb.id, zone_id: kb.zone }));
   }
 
@@ -84,8 +107,16 @@ export class AccountInfoController {
   @ApiOperation({ summary: 'One user of an account' })
   @ApiResponse({ status: 200, type: AccountUserDto })
   @ApiResponse({ status: 404, description: 'Not a user of this account' })
-  async accountUser(@Param('account_id') account: string, @Param('user_id') userId: string, @Req() req: AuthedRequest): Promise<AccountUserDto> {
-    const users = await this.bus.request(AccountsSubjects.listAccountUsers, { account: this.accountOf(req, account), user_id: req.principal?.user_id ?? '' }, busContextOf(req));
+  async accountUser(
+    @Param('account_id') account: string,
+    @Param('user_id') userId: string,
+    @Req() req: AuthedRequest,
+  ): Promise<AccountUserDto> {
+    const users = await this.bus.request(
+      AccountsSubjects.listAccountUsers,
+      { account: this.accountOf(req, account), user_id: req.principal?.user_id ?? '' },
+      busContextOf(req),
+    );
     const user = users.find((u) => u.id === userId);
     if (!user) throw new DomainError(ErrorCodes.USER_NOT_FOUND, 'User not found in this account');
     return user;

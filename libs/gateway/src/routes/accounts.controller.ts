@@ -1,8 +1,20 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
-  AcceptInviteDto, AccountDto, AccountSummaryDto, AccountUserDto, AccountsSubjects, CreateAccountDto, IdDto, InviteAcceptedDto, InviteCreatedDto,
-  InviteToAccountDto, InvitedUserDto, ModifyAccountDto, UpdateAccountUsersDto, DomainError,
+  AcceptInviteDto,
+  AccountDto,
+  AccountSummaryDto,
+  AccountUserDto,
+  AccountsSubjects,
+  CreateAccountDto,
+  IdDto,
+  InviteAcceptedDto,
+  InviteCreatedDto,
+  InviteToAccountDto,
+  InvitedUserDto,
+  ModifyAccountDto,
+  UpdateAccountUsersDto,
+  DomainError,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -43,7 +55,11 @@ export class AccountsController {
   @Patch('account/:account_id')
   @ApiOperation({ summary: 'Modify Account' })
   @ApiResponse({ status: 200, description: 'null' })
-  modify(@Param('account_id') account: string, @Body(bodyOf(ModifyAccountDto)) body: ModifyAccountDto, @Req() req: AuthedRequest): Promise<null> {
+  modify(
+    @Param('account_id') account: string,
+    @Body(bodyOf(ModifyAccountDto)) body: ModifyAccountDto,
+    @Req() req: AuthedRequest,
+  ): Promise<null> {
     return this.bus.request(AccountsSubjects.modifyAccount, { ...this.caller(req, account), body }, busContextOf(req));
   }
 
@@ -65,7 +81,11 @@ export class AccountsController {
   @ApiOperation({ summary: 'Search Account Users' })
   @ApiQuery({ name: 'query', required: true })
   @ApiResponse({ status: 200, type: [AccountUserDto] })
-  search(@Param('account_id') account: string, @Query('query') query: string | undefined, @Req() req: AuthedRequest): Promise<AccountUserDto[]> {
+  search(
+    @Param('account_id') account: string,
+    @Query('query') query: string | undefined,
+    @Req() req: AuthedRequest,
+  ): Promise<AccountUserDto[]> {
     if (typeof query !== 'string') throw DomainError.validation([{ loc: ['query', 'query'], msg: 'Field required', type: 'missing' }]);
     return this.bus.request(AccountsSubjects.searchAccountUsers, { ...this.caller(req, account), query }, busContextOf(req));
   }
@@ -73,7 +93,11 @@ export class AccountsController {
   @Patch('account/:account_id/users')
   @ApiOperation({ summary: 'Update Users (account)' })
   @ApiResponse({ status: 200, description: 'null' })
-  updateUsers(@Param('account_id') account: string, @Body(bodyOf(UpdateAccountUsersDto)) body: UpdateAccountUsersDto, @Req() req: AuthedRequest): Promise<null> {
+  updateUsers(
+    @Param('account_id') account: string,
+    @Body(bodyOf(UpdateAccountUsersDto)) body: UpdateAccountUsersDto,
+    @Req() req: AuthedRequest,
+  ): Promise<null> {
     return this.bus.request(AccountsSubjects.updateAccountUsers, { ...this.caller(req, account), body }, busContextOf(req));
   }
 
@@ -81,7 +105,11 @@ export class AccountsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Invite To Account' })
   @ApiResponse({ status: 200, type: InviteCreatedDto })
-  invite(@Param('account_id') account: string, @Body(bodyOf(InviteToAccountDto)) body: InviteToAccountDto, @Req() req: AuthedRequest): Promise<InviteCreatedDto> {
+  invite(
+    @Param('account_id') account: string,
+    @Body(bodyOf(InviteToAccountDto)) body: InviteToAccountDto,
+    @Req() req: AuthedRequest,
+  ): Promise<InviteCreatedDto> {
     return this.bus.request(AccountsSubjects.inviteToAccount, { ...this.caller(req, account), body }, busContextOf(req));
   }
 

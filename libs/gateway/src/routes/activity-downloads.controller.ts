@@ -11,16 +11,30 @@ const FORMATS: Record<string, ActivityDownloadFormat> = { 'application/x-ndjson'
 const RECORD_SCHEMA = {
   type: 'object',
   properties: {
-    request_id: { type: 'string', format: 'uuid' }, download_type: { type: 'string', enum: ['query'] }, download_format: { type: 'string', enum: ['ndjson', 'csv'] },
-    event_type: { type: 'string' }, requested_at: { type: 'string', format: 'date-time' }, kb_id: { type: 'string' },
-    download_url: { type: 'string', nullable: true, description: 'A link to the file, valid for an hour from this answer; null until the file is ready' },
-    status: { type: 'string', enum: ['pending', 'running', 'done', 'failed'] }, records: { type: 'integer', nullable: true }, size_bytes: { type: 'integer', nullable: true }, error: { type: 'string', nullable: true },
+    request_id: { type: 'string', format: 'uuid' },
+    download_type: { type: 'string', enum: ['query'] },
+    download_format: { type: 'string', enum: ['ndjson', 'csv'] },
+    event_type: { type: 'string' },
+    requested_at: { type: 'string', format: 'date-time' },
+    kb_id: { type: 'string' },
+    download_url: {
+      type: 'string',
+      nullable: true,
+      description: 'A link to the file, valid for an hour from this answer; null until the file is ready',
+    },
+    status: { type: 'string', enum: ['pending', 'running', 'done', 'failed'] },
+    records: { type: 'integer', nullable: true },
+    size_bytes: { type: 'integer', nullable: true },
+    error: { type: 'string', nullable: true },
   },
 };
 
 /** The format an Accept header asks for: exactly one of the two file types (parameters such as charset aside). */
 function formatOf(accept: string | undefined): ActivityDownloadFormat | undefined {
-  const types = (accept ?? '').split(',').map((t) => t.split(';')[0]?.trim().toLowerCase() ?? '').filter((t) => t in FORMATS);
+  const types = (accept ?? '')
+    .split(',')
+    .map((t) => t.split(';')[0]?.trim().toLowerCase() ?? '')
+    .filter((t) => t in FORMATS);
   return types.length > 0 ? FORMATS[types[0] as string] : undefined;
 }
 
@@ -45,16 +59,42 @@ export class ActivityDownloadsController {
   })
   @ApiParam({ name: 'event_type', enum: [...AuditEventTypes] })
   @ApiHeader({ name: 'accept', required: true, enum: Object.keys(FORMATS) })
-  @ApiBody({ schema: { type: 'object', required: ['year_month', 'filters'], properties: { year_month: { type: 'string' }, show: { type: 'array', items: { type: 'string' } }, filters: { type: 'object' }, email_address: { type: 'string', nullable: true }, notify_via_email: { type: 'boolean', default: false } } } })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['year_month', 'filters'],
+      properties: {
+        year_month: { type: 'string' },
+        show: { type: 'array', items: { type: 'string' } },
+        filters: { type: 'object' },
+        email_address: { type: 'string', nullable: true },
+        notify_via_email: { type: 'boolean', default: false },
+      },
+    },
+  })
   @ApiResponse({ status: 202, description: 'The download request record (spec 2.7)', schema: RECORD_SCHEMA })
-  request(@Param('kbid') kbid: string, @Param('event_type') eventType: string, @Headers('accept') accept: string | undefined, @Body() body: unknown, @Req() req: AuthedRequest): Promise<ActivityDownloadDto> {
+  request(
+    @Param('kbid') kbid: string,
+    @Param('event_type') eventType: string,
+    @Headers('accept') accept: string | undefined,
+    @Body() body: unknown,
+    @Req() req: AuthedRequest,
+  ): Promise<ActivityDownloadDto> {
     const format = formatOf(accept);
-    if (!format) throw DomainError.validation([{ loc: ['header', 'accept'], msg: 'Accept should be application/x-ndjson or text/csv', type: 'enum' }]);
-    return this.bus.request(ReportingSubjects.requestActivityDownload, { kbid, event_type: eventType, format, body: (body ?? {}) as Record<string, unknown> }, busContextOf(req));
+    if (!format)
+      throw DomainError.validation([{ loc: ['header', 'accept'], msg: 'Accept should be application/x-ndjson or text/csv', type: 'enum' }]);
+    return this.bus.request(
+      ReportingSubjects.requestActivityDownload,
+      { kbid, event_type: eventType, format, body: (body ?? {}) as Record<string, unknown> },
+      busContextOf(req),
+    );
   }
 
   @Get('download_request/:request_id')
-  @ApiOperation({ summary: 'Get Download Status', description: 'The download request record; `download_url` is set once the file is ready (a link valid for an hour from this answer).' })
+  @ApiOperation({
+    summary: 'Get Download Status',
+    description: 'The download request record; `download_url` is set once the file is ready (a link valid for an hour from this answer).',
+  })
   @ApiResponse({ status: 200, description: 'The download request record (spec 2.7)', schema: RECORD_SCHEMA })
   @ApiResponse({ status: 404, description: 'No such request for this Knowledge Box' })
   status(@Param('kbid') kbid: string, @Param('request_id') requestId: string, @Req() req: AuthedRequest): Promise<ActivityDownloadDto> {
@@ -62,16 +102,31 @@ export class ActivityDownloadsController {
   }
 
   @Get('download')
-  @ApiOperation({ summary: 'Download Knowledgebox Activity', description: 'Legacy: every member of one month\'s records of one event type, as CSV (header row, UTF-8 byte order mark), streamed.' })
+  @ApiOperation({
+    summary: 'Download Knowledgebox Activity',
+    description: "Legacy: every member of one month's records of one event type, as CSV (header row, UTF-8 byte order mark), streamed.",
+  })
   @ApiQuery({ name: 'type', required: true, enum: [...AuditEventTypes] })
   @ApiQuery({ name: 'month', required: true, schema: { type: 'string', pattern: '^\\d+-(0[1-9]|1[012])$' } })
   @ApiResponse({ status: 200, description: 'text/csv' })
-  async month(@Param('kbid') kbid: string, @Query('type') type: unknown, @Query('month') month: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  async month(
+    @Param('kbid') kbid: string,
+    @Query('type') type: unknown,
+    @Query('month') month: unknown,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
     const issues = [];
     if (typeof type !== 'string' || type === '') issues.push({ loc: ['query', 'type'], msg: 'Field required', type: 'missing' });
-    if (typeof month !== 'string' || !/^\d+-(0[1-9]|1[012])$/.test(month)) issues.push({ loc: ['query', 'month'], msg: 'month must be in the format YYYY-MM', type: 'string_pattern_mismatch' });
+    if (typeof month !== 'string' || !/^\d+-(0[1-9]|1[012])$/.test(month))
+      issues.push({ loc: ['query', 'month'], msg: 'month must be in the format YYYY-MM', type: 'string_pattern_mismatch' });
     if (issues.length > 0) throw DomainError.validation(issues);
-    const iterator = this.bus.requestStream(ReportingSubjects.activityMonthCsv, { kbid, event_type: type as string, month: month as string }, busContextOf(req))[Symbol.asyncIterator]();
+    const stream = this.bus.requestStream(
+      ReportingSubjects.activityMonthCsv,
+      { kbid, event_type: type as string, month: month as string },
+      busContextOf(req),
+    );
+    const iterator = stream[Symbol.asyncIterator]();
     // The request is checked before the first chunk: a bad one still gets a plain 422.
     const first = await iterator.next();
     res.status(200);

@@ -28,10 +28,35 @@ export class ActivityController {
       '`pagination` `{limit (0-1000, default 10), starting_after | ending_before (record ids)}`. At most 20 comparisons and 10 metadata filters; compared strings up to 1000 characters, patterns up to 200.',
   })
   @ApiParam(EVENT_TYPE)
-  @ApiBody({ schema: { type: 'object', required: ['year_month', 'filters'], properties: { year_month: { type: 'string', example: '2026-11' }, show: { type: 'array', items: { type: 'string' } }, filters: { type: 'object' }, pagination: { type: 'object', properties: { limit: { type: 'integer' }, starting_after: { type: 'integer' }, ending_before: { type: 'integer' } } } } } })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['year_month', 'filters'],
+      properties: {
+        year_month: { type: 'string', example: '2026-11' },
+        show: { type: 'array', items: { type: 'string' } },
+        filters: { type: 'object' },
+        pagination: {
+          type: 'object',
+          properties: { limit: { type: 'integer' }, starting_after: { type: 'integer' }, ending_before: { type: 'integer' } },
+        },
+      },
+    },
+  })
   @ApiResponse({ status: 200, description: 'application/x-ndjson: one activity record per line (members of spec 6.1)' })
-  async query(@Param('kbid') kbid: string, @Param('event_type') eventType: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
-    const iterator = this.bus.requestStream(ReportingSubjects.queryActivity, { kbid, event_type: eventType, body: (body ?? {}) as Record<string, unknown> }, busContextOf(req))[Symbol.asyncIterator]();
+  async query(
+    @Param('kbid') kbid: string,
+    @Param('event_type') eventType: string,
+    @Body() body: unknown,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
+    const stream = this.bus.requestStream(
+      ReportingSubjects.queryActivity,
+      { kbid, event_type: eventType, body: (body ?? {}) as Record<string, unknown> },
+      busContextOf(req),
+    );
+    const iterator = stream[Symbol.asyncIterator]();
     // The request is checked before the first item: a bad one still gets a plain 422.
     const first = await iterator.next();
     const hasMore = !first.done && first.value.type === 'page' && first.value.has_more;
@@ -54,7 +79,10 @@ export class ActivityController {
   }
 
   @Get('months')
-  @ApiOperation({ summary: 'Get Knowledgebox Activity Downloads List', description: 'The months (YYYY-MM, UTC) in which the Knowledge Box has events of this type.' })
+  @ApiOperation({
+    summary: 'Get Knowledgebox Activity Downloads List',
+    description: 'The months (YYYY-MM, UTC) in which the Knowledge Box has events of this type.',
+  })
   @ApiParam(EVENT_TYPE)
   @ApiResponse({ status: 200, schema: { type: 'object', properties: { downloads: { type: 'array', items: { type: 'string' } } } } })
   months(@Param('kbid') kbid: string, @Param('event_type') eventType: string, @Req() req: AuthedRequest): Promise<{ downloads: string[] }> {
@@ -65,7 +93,7 @@ export class ActivityController {
   @ApiOperation({
     summary: 'Verify Knowledgebox Activity Chain',
     description:
-      'Recomputes the hash chain of the Knowledge Box\'s records of this event type (each record\'s hash covers the previous one\'s and every member it was stored with) and reports the first broken link: ' +
+      "Recomputes the hash chain of the Knowledge Box's records of this event type (each record's hash covers the previous one's and every member it was stored with) and reports the first broken link: " +
       'a record altered (`hash_mismatch`), a position without its record (`missing_record`), or an end that is not the recorded head (`head_mismatch`). ' +
       'At most `limit` records (default 100 000, up to 1 000 000) from `from_seq` (default 1); `next_seq` says where the next slice starts. Records stored in the last seconds may not be sealed yet (`unsealed`). ' +
       'An exported log (the query with `show` including `event_id`, `details`, `chain_seq` and `chain_hash`) can be verified offline with `npm run activity:verify` (docs/activity.md).',
@@ -76,7 +104,11 @@ export class ActivityController {
   @ApiResponse({ status: 200, description: 'The verification report (`verified`, `last`, `head`, `unsealed`, `broken`, `next_seq`)' })
   @ApiResponse({ status: 429, description: 'Two verifications are running in this reporting process already' })
   verify(
-    @Param('kbid') kbid: string, @Param('event_type') eventType: string, @Query('from_seq') fromSeq: unknown, @Query('limit') limit: unknown, @Req() req: AuthedRequest,
+    @Param('kbid') kbid: string,
+    @Param('event_type') eventType: string,
+    @Query('from_seq') fromSeq: unknown,
+    @Query('limit') limit: unknown,
+    @Req() req: AuthedRequest,
   ): Promise<ActivityChainReport> {
     const issues: ValidationIssue[] = [];
     const int = (value: unknown, name: string): number | undefined => {

@@ -2,7 +2,18 @@ import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nest
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { AskRequest, AskStreamLine, ContentSubjects, FeedbackRequest, ValidationErrorResponse, SummarizedResource, SummarizeRequest, SummarizeResponse, SyncAskResponse, type AskItem } from '@kb/contracts';
+import {
+  AskRequest,
+  AskStreamLine,
+  ContentSubjects,
+  FeedbackRequest,
+  ValidationErrorResponse,
+  SummarizedResource,
+  SummarizeRequest,
+  SummarizeResponse,
+  SyncAskResponse,
+  type AskItem,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
@@ -94,12 +105,20 @@ export class AskController {
 
   @Post('ask')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Ask Knowledge Box', description: 'Retrieval-augmented answer with citations, streamed as NDJSON unless x-synchronous is true.' })
+  @ApiOperation({
+    summary: 'Ask Knowledge Box',
+    description: 'Retrieval-augmented answer with citations, streamed as NDJSON unless x-synchronous is true.',
+  })
   @ApiHeader({ name: 'x-synchronous', required: false, description: 'true → one JSON SyncAskResponse instead of the NDJSON stream' })
   @ApiHeader({ name: 'x-show-consumption', required: false, description: 'true → adds a consumption item' })
   @ApiBody({ type: AskRequest })
   @ApiResponse(ASK_RESPONSE)
-  ask(@Param('kbid') kbid: string, @Body(bodyOf(AskRequest)) body: AskRequest, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  ask(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(AskRequest)) body: AskRequest,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
     return this.run(kbid, body, req, res, {});
   }
 
@@ -108,7 +127,13 @@ export class AskController {
   @ApiOperation({ summary: 'Ask a resource (by id)' })
   @ApiBody({ type: AskRequest })
   @ApiResponse(ASK_RESPONSE)
-  askResource(@Param('kbid') kbid: string, @Param('rid') rid: string, @Body(bodyOf(AskRequest)) body: AskRequest, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  askResource(
+    @Param('kbid') kbid: string,
+    @Param('rid') rid: string,
+    @Body(bodyOf(AskRequest)) body: AskRequest,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
     return this.run(kbid, body, req, res, { rid });
   }
 
@@ -117,36 +142,71 @@ export class AskController {
   @ApiOperation({ summary: 'Ask a resource (by slug)' })
   @ApiBody({ type: AskRequest })
   @ApiResponse(ASK_RESPONSE)
-  askSlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Body(bodyOf(AskRequest)) body: AskRequest, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  askSlug(
+    @Param('kbid') kbid: string,
+    @Param('rslug') slug: string,
+    @Body(bodyOf(AskRequest)) body: AskRequest,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
     return this.run(kbid, body, req, res, { slug });
   }
 
   @Post('feedback')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Send feedback on an answer', description: 'Good or bad, with an optional comment, on the answer of a learning id (the `nuclia-learning-id` header of /ask).' })
+  @ApiOperation({
+    summary: 'Send feedback on an answer',
+    description: 'Good or bad, with an optional comment, on the answer of a learning id (the `nuclia-learning-id` header of /ask).',
+  })
   @ApiBody({ type: FeedbackRequest })
-  @ApiResponse({ status: 200, description: 'Recorded: an empty object', schema: { type: 'object', properties: {}, additionalProperties: false } })
-  async feedback(@Param('kbid') kbid: string, @Body(bodyOf(FeedbackRequest)) body: FeedbackRequest, @Req() req: AuthedRequest): Promise<Record<string, never>> {
+  @ApiResponse({
+    status: 200,
+    description: 'Recorded: an empty object',
+    schema: { type: 'object', properties: {}, additionalProperties: false },
+  })
+  async feedback(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(FeedbackRequest)) body: FeedbackRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<Record<string, never>> {
     return this.bus.request(ContentSubjects.feedback, { kbid, body, actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('summarize')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Summarize resources', description: 'A summary of each named resource and one of them together: the generative model, else the built-in extractive summaries.' })
+  @ApiOperation({
+    summary: 'Summarize resources',
+    description: 'A summary of each named resource and one of them together: the generative model, else the built-in extractive summaries.',
+  })
   @ApiBody({ type: SummarizeRequest })
   @ApiResponse({ status: 200, type: SummarizeResponse })
   @ApiResponse({ status: 404, description: 'A named resource is not in the KB' })
-  summarize(@Param('kbid') kbid: string, @Body(bodyOf(SummarizeRequest)) body: SummarizeRequest, @Req() req: AuthedRequest): Promise<SummarizeResponse> {
+  summarize(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(SummarizeRequest)) body: SummarizeRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<SummarizeResponse> {
     return this.bus.request(ContentSubjects.summarize, { kbid, body, actor: actorOf(req) }, busContextOf(req));
   }
 
-  private async run(kbid: string, body: AskRequest, req: AuthedRequest, res: Response, scope: { rid?: string; slug?: string }): Promise<void> {
+  private async run(
+    kbid: string,
+    body: AskRequest,
+    req: AuthedRequest,
+    res: Response,
+    scope: { rid?: string; slug?: string },
+  ): Promise<void> {
     const learningId = randomUUID().replace(/-/g, '');
     const groups = req.principal?.security_groups;
     const stream = this.bus.requestStream(
       ContentSubjects.ask,
       {
-        kbid, body, ...scope, learning_id: learningId, actor: actorOf(req), show_consumption: truthy(req.headers['x-show-consumption']),
+        kbid,
+        body,
+        ...scope,
+        learning_id: learningId,
+        actor: actorOf(req),
+        show_consumption: truthy(req.headers['x-show-consumption']),
         ...(groups && groups.length ? { forced_groups: groups } : {}),
       },
       busContextOf(req),
@@ -174,7 +234,8 @@ export class AskController {
     });
     try {
       if (!first.done) res.write(`${JSON.stringify({ item: first.value })}\n`);
-      for (let n = await iterator.next(); !n.done && !closed; n = await iterator.next()) res.write(`${JSON.stringify({ item: n.value })}\n`);
+      for (let n = await iterator.next(); !n.done && !closed; n = await iterator.next())
+        res.write(`${JSON.stringify({ item: n.value })}\n`);
     } catch (err) {
       // Headers are gone: the failure becomes the stream's last item.
       if (!closed) res.write(`${JSON.stringify({ item: { type: 'error', error: (err as Error).message } })}\n`);

@@ -7,7 +7,6 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { formField, pageStatusOf } from './page-form';
 import { emailStep, passwordStep, signUpStep, ssoStep, tokenPage } from './auth-page.html';
 
-
 /** The `{auth_url}` page: e-mail first, then password (or single sign-on), or sign-up. */
 @ApiExcludeController()
 @Controller('auth')
@@ -42,7 +41,8 @@ export class AuthPageController {
   @Post('login')
   async login(@Req() req: Request, @Res() res: Response): Promise<void> {
     const body = { email: formField(req, 'email'), password: formField(req, 'password') };
-    if (collectIssues(SignInDto, body).issues.length > 0) return this.html(res, 422, passwordStep(body.email, 'Enter your e-mail address and password'));
+    if (collectIssues(SignInDto, body).issues.length > 0)
+      return this.html(res, 422, passwordStep(body.email, 'Enter your e-mail address and password'));
     try {
       const { token, expires } = await this.bus.request(AccountsSubjects.signIn, { body, ip: clientKey(req.ip ?? '') });
       this.html(res, 200, tokenPage(token, expires));
@@ -53,7 +53,11 @@ export class AuthPageController {
 
   @Post('signup')
   async signUp(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const body = { email: formField(req, 'email'), password: formField(req, 'password'), ...(formField(req, 'name') ? { name: formField(req, 'name') } : {}) };
+    const body = {
+      email: formField(req, 'email'),
+      password: formField(req, 'password'),
+      ...(formField(req, 'name') ? { name: formField(req, 'name') } : {}),
+    };
     const { issues } = collectIssues(SignUpDto, body);
     if (issues.length > 0) return this.html(res, 422, signUpStep(body.email, issues.map((i) => i.msg).join('; ')));
     try {
@@ -68,4 +72,3 @@ export class AuthPageController {
     res.status(status).setHeader('Cache-Control', 'no-store').type('html').send(html);
   }
 }
-

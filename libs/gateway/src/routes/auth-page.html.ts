@@ -1,5 +1,6 @@
 /** Server-rendered pages of the sign-in flow. Plain HTML forms: no script needed to sign in. */
-export const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+export const escape = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 export function page(title: string, body: string): string {
   return `<!doctype html>
@@ -20,43 +21,58 @@ export function page(title: string, body: string): string {
 export const errorBox = (error?: string) => (error ? `<p class="error" role="alert">${escape(error)}</p>` : '');
 
 export function emailStep(error?: string): string {
-  return page('Sign in', `<h1>Sign in</h1>${errorBox(error)}
+  return page(
+    'Sign in',
+    `<h1>Sign in</h1>${errorBox(error)}
 <form method="post" action="/auth">
  <label for="email">E-mail address</label><input id="email" name="email" type="email" autocomplete="username" required autofocus>
  <button type="submit">Continue</button>
-</form>`);
+</form>`,
+  );
 }
 
 export function passwordStep(email: string, error?: string): string {
   const e = escape(email);
-  return page('Sign in', `<h1>Sign in</h1>${errorBox(error)}
+  return page(
+    'Sign in',
+    `<h1>Sign in</h1>${errorBox(error)}
 <form method="post" action="/auth/login">
  <label for="email">E-mail address</label><input id="email" name="email" type="email" value="${e}" autocomplete="username" required>
  <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
  <button type="submit">Sign in</button>
 </form>
-<form method="post" action="/auth/signup-form"><input type="hidden" name="email" value="${e}"><button class="secondary" type="submit">Create an account instead</button></form>`);
+<form method="post" action="/auth/signup-form"><input type="hidden" name="email" value="${e}"><button class="secondary" type="submit">Create an account instead</button></form>`,
+  );
 }
 
 export function signUpStep(email: string, error?: string): string {
-  return page('Create an account', `<h1>Create an account</h1>${errorBox(error)}
+  return page(
+    'Create an account',
+    `<h1>Create an account</h1>${errorBox(error)}
 <form method="post" action="/auth/signup">
  <label for="email">E-mail address</label><input id="email" name="email" type="email" value="${escape(email)}" autocomplete="username" required>
  <label for="name">Name</label><input id="name" name="name" autocomplete="name">
  <label for="password">Password (10 characters or more)</label><input id="password" name="password" type="password" minlength="10" autocomplete="new-password" required>
  <button type="submit">Create account</button>
-</form>`);
+</form>`,
+  );
 }
 
 export function ssoStep(email: string, loginUrl: string): string {
-  return page('Single sign-on', `<h1>Single sign-on</h1>
+  return page(
+    'Single sign-on',
+    `<h1>Single sign-on</h1>
 <p>${escape(email)} signs in through your organisation's identity provider.</p>
-<a class="button" id="sso" href="${escape(loginUrl)}">Continue with single sign-on</a>`);
+<a class="button" id="sso" href="${escape(loginUrl)}">Continue with single sign-on</a>`,
+  );
 }
 
 export function tokenPage(token: string, expires: string): string {
-  return page('Signed in', `<h1>Signed in</h1>
+  return page(
+    'Signed in',
+    `<h1>Signed in</h1>
 <p>Your user token (send it as <strong>Authorization: Bearer &lt;token&gt;</strong>):</p>
 <code id="token">${escape(token)}</code>
-<p class="small">It expires at <time id="expires" datetime="${escape(expires)}">${escape(expires)}</time>. For scripts and tools that need longer access, create a personal access token with <code style="display:inline">POST /api/v1/user/pa_tokens</code>.</p>`);
+<p class="small">It expires at <time id="expires" datetime="${escape(expires)}">${escape(expires)}</time>. For scripts and tools that need longer access, create a personal access token with <code style="display:inline">POST /api/v1/user/pa_tokens</code>.</p>`,
+  );
 }

@@ -1,6 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ContentSubjects, CreateEntitiesGroupDto, DomainError, EntitiesGroupDto, KnowledgeBoxEntitiesDto, UpdateEntitiesGroupDto } from '@kb/contracts';
+import {
+  ContentSubjects,
+  CreateEntitiesGroupDto,
+  DomainError,
+  EntitiesGroupDto,
+  KnowledgeBoxEntitiesDto,
+  UpdateEntitiesGroupDto,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
@@ -13,18 +20,39 @@ export class EntitiesGroupsController {
   constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
 
   @Get('entitiesgroups')
-  @ApiOperation({ summary: 'Get Knowledge Box Entities', description: 'Every entities group (custom ones and those processing found), without their entities: read those per group.' })
-  @ApiQuery({ name: 'show_entities', required: false, type: Boolean, description: 'Only false is accepted (the reference refuses true as well)' })
+  @ApiOperation({
+    summary: 'Get Knowledge Box Entities',
+    description: 'Every entities group (custom ones and those processing found), without their entities: read those per group.',
+  })
+  @ApiQuery({
+    name: 'show_entities',
+    required: false,
+    type: Boolean,
+    description: 'Only false is accepted (the reference refuses true as well)',
+  })
   @ApiResponse({ status: 200, type: KnowledgeBoxEntitiesDto })
-  list(@Param('kbid') kbid: string, @Query('show_entities') showEntities: string | undefined, @Req() req: AuthedRequest): Promise<KnowledgeBoxEntitiesDto> {
+  list(
+    @Param('kbid') kbid: string,
+    @Query('show_entities') showEntities: string | undefined,
+    @Req() req: AuthedRequest,
+  ): Promise<KnowledgeBoxEntitiesDto> {
     if (showEntities !== undefined && showEntities !== 'false') {
-      throw DomainError.validation([{ loc: ['query', 'show_entities'], msg: 'show_entities is not supported: read each group with /entitiesgroup/{group}', type: 'value_error' }]);
+      throw DomainError.validation([
+        {
+          loc: ['query', 'show_entities'],
+          msg: 'show_entities is not supported: read each group with /entitiesgroup/{group}',
+          type: 'value_error',
+        },
+      ]);
     }
     return this.bus.request(ContentSubjects.listEntitiesGroups, { kbid }, busContextOf(req));
   }
 
   @Get('entitiesgroup/:group')
-  @ApiOperation({ summary: 'Get a Knowledge Box Entities Group', description: 'Stored entities and those processing found in the KB (at most 2000).' })
+  @ApiOperation({
+    summary: 'Get a Knowledge Box Entities Group',
+    description: 'Stored entities and those processing found in the KB (at most 2000).',
+  })
   @ApiResponse({ status: 200, type: EntitiesGroupDto })
   @ApiResponse({ status: 404, description: 'No such group' })
   get(@Param('kbid') kbid: string, @Param('group') group: string, @Req() req: AuthedRequest): Promise<EntitiesGroupDto> {
@@ -36,21 +64,36 @@ export class EntitiesGroupsController {
   @ApiOperation({ summary: 'Create Knowledge Box Entities Group' })
   @ApiResponse({ status: 200, description: 'Created' })
   @ApiResponse({ status: 409, description: 'The group exists (custom or found by processing)' })
-  async create(@Param('kbid') kbid: string, @Body(bodyOf(CreateEntitiesGroupDto)) body: CreateEntitiesGroupDto, @Req() req: AuthedRequest): Promise<Record<string, never>> {
+  async create(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(CreateEntitiesGroupDto)) body: CreateEntitiesGroupDto,
+    @Req() req: AuthedRequest,
+  ): Promise<Record<string, never>> {
     return this.bus.request(ContentSubjects.createEntitiesGroup, { kbid, body }, busContextOf(req));
   }
 
   @Patch('entitiesgroup/:group')
-  @ApiOperation({ summary: 'Update Knowledge Box Entities Group', description: 'Title, colour; entities to add, update and delete (deleting an entity processing found hides it).' })
+  @ApiOperation({
+    summary: 'Update Knowledge Box Entities Group',
+    description: 'Title, colour; entities to add, update and delete (deleting an entity processing found hides it).',
+  })
   @ApiResponse({ status: 200, description: 'Updated' })
   @ApiResponse({ status: 404, description: 'No such group' })
-  update(@Param('kbid') kbid: string, @Param('group') group: string, @Body(bodyOf(UpdateEntitiesGroupDto)) body: UpdateEntitiesGroupDto, @Req() req: AuthedRequest): Promise<Record<string, never>> {
+  update(
+    @Param('kbid') kbid: string,
+    @Param('group') group: string,
+    @Body(bodyOf(UpdateEntitiesGroupDto)) body: UpdateEntitiesGroupDto,
+    @Req() req: AuthedRequest,
+  ): Promise<Record<string, never>> {
     return this.bus.request(ContentSubjects.updateEntitiesGroup, { kbid, group, body }, busContextOf(req));
   }
 
   @Delete('entitiesgroup/:group')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Delete Knowledge Box Entities Group', description: 'A group processing found stays hidden until it is created again.' })
+  @ApiOperation({
+    summary: 'Delete Knowledge Box Entities Group',
+    description: 'A group processing found stays hidden until it is created again.',
+  })
   @ApiResponse({ status: 200, description: 'Deleted' })
   @ApiResponse({ status: 404, description: 'No such group' })
   delete(@Param('kbid') kbid: string, @Param('group') group: string, @Req() req: AuthedRequest): Promise<Record<string, never>> {

@@ -1,7 +1,15 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Inject, Param, Patch, Post, Put, Req } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import {
-  ContentSubjects, ExtractStrategyDto, KbKvSchemasDto, KvSchemaDto, SearchConfigurationDto, SplitStrategyDto, UpdateKvSchemaDto, ValidationErrorResponse, type StrategyKind,
+  ContentSubjects,
+  ExtractStrategyDto,
+  KbKvSchemasDto,
+  KvSchemaDto,
+  SearchConfigurationDto,
+  SplitStrategyDto,
+  UpdateKvSchemaDto,
+  ValidationErrorResponse,
+  type StrategyKind,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -37,11 +45,19 @@ export class KbConfigController {
 
   @Post('search_configurations/:config_name')
   @HttpCode(201)
-  @ApiOperation({ summary: 'Create search configuration', description: `A /find or /ask body saved under a name (${'^[a-zA-Z0-9:_-]{1,64}$'}), checked as the live request is; at most 50 per KB.` })
+  @ApiOperation({
+    summary: 'Create search configuration',
+    description: `A /find or /ask body saved under a name (${'^[a-zA-Z0-9:_-]{1,64}$'}), checked as the live request is; at most 50 per KB.`,
+  })
   @ApiBody({ type: SearchConfigurationDto })
   @ApiResponse({ status: 201, description: 'Created (no body)' })
   @ApiResponse({ status: 409, description: 'A configuration of that name exists' })
-  async createSearch(@Param('kbid') kbid: string, @Param('config_name') name: string, @Body(bodyOf(SearchConfigurationDto)) body: SearchConfigurationDto, @Req() req: AuthedRequest): Promise<void> {
+  async createSearch(
+    @Param('kbid') kbid: string,
+    @Param('config_name') name: string,
+    @Body(bodyOf(SearchConfigurationDto)) body: SearchConfigurationDto,
+    @Req() req: AuthedRequest,
+  ): Promise<void> {
     await this.bus.request(ContentSubjects.createSearchConfiguration, { kbid, name, body }, busContextOf(req));
   }
 
@@ -51,7 +67,12 @@ export class KbConfigController {
   @ApiBody({ type: SearchConfigurationDto })
   @ApiResponse({ status: 200, description: 'Updated (no body)' })
   @ApiResponse({ status: 404, description: 'No such configuration' })
-  async updateSearch(@Param('kbid') kbid: string, @Param('config_name') name: string, @Body(bodyOf(SearchConfigurationDto)) body: SearchConfigurationDto, @Req() req: AuthedRequest): Promise<void> {
+  async updateSearch(
+    @Param('kbid') kbid: string,
+    @Param('config_name') name: string,
+    @Body(bodyOf(SearchConfigurationDto)) body: SearchConfigurationDto,
+    @Req() req: AuthedRequest,
+  ): Promise<void> {
     await this.bus.request(ContentSubjects.updateSearchConfiguration, { kbid, name, body }, busContextOf(req));
   }
 
@@ -73,7 +94,10 @@ export class KbConfigController {
 
   @Post('kv-schemas')
   @HttpCode(201)
-  @ApiOperation({ summary: 'Create a key-value schema', description: 'At most 20 schemas per KB and 50 keys per schema; the name is its id.' })
+  @ApiOperation({
+    summary: 'Create a key-value schema',
+    description: 'At most 20 schemas per KB and 50 keys per schema; the name is its id.',
+  })
   @ApiBody({ type: KvSchemaDto })
   @ApiResponse({ status: 201, type: KvSchemaDto })
   @ApiResponse({ status: 409, description: 'A schema of that name exists' })
@@ -94,7 +118,12 @@ export class KbConfigController {
   @ApiBody({ type: UpdateKvSchemaDto })
   @ApiResponse({ status: 200, type: KvSchemaDto })
   @ApiResponse({ status: 404, description: 'No such schema' })
-  updateKv(@Param('kbid') kbid: string, @Param('schema_id') schemaId: string, @Body(bodyOf(UpdateKvSchemaDto)) body: UpdateKvSchemaDto, @Req() req: AuthedRequest): Promise<KvSchemaDto> {
+  updateKv(
+    @Param('kbid') kbid: string,
+    @Param('schema_id') schemaId: string,
+    @Body(bodyOf(UpdateKvSchemaDto)) body: UpdateKvSchemaDto,
+    @Req() req: AuthedRequest,
+  ): Promise<KvSchemaDto> {
     return this.bus.request(ContentSubjects.updateKvSchema, { kbid, schema_id: schemaId, body }, busContextOf(req));
   }
 
@@ -117,10 +146,17 @@ export class KbConfigController {
   @Post('extract_strategies')
   @HttpCode(200)
   @Header('Content-Type', 'application/json')
-  @ApiOperation({ summary: 'Add an extract strategy', description: 'Fields name it by the returned id (`extract_strategy`); at most 50 per KB.' })
+  @ApiOperation({
+    summary: 'Add an extract strategy',
+    description: 'Fields name it by the returned id (`extract_strategy`); at most 50 per KB.',
+  })
   @ApiBody({ type: ExtractStrategyDto })
-  @ApiResponse({ status: 200, schema: { type: 'string', description: 'The new strategy\'s id (JSON string).' } })
-  createExtract(@Param('kbid') kbid: string, @Body(bodyOf(ExtractStrategyDto)) body: ExtractStrategyDto, @Req() req: AuthedRequest): Promise<string> {
+  @ApiResponse({ status: 200, schema: { type: 'string', description: "The new strategy's id (JSON string)." } })
+  createExtract(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(ExtractStrategyDto)) body: ExtractStrategyDto,
+    @Req() req: AuthedRequest,
+  ): Promise<string> {
     return this.createStrategy('extract', kbid, body, req);
   }
 
@@ -151,10 +187,17 @@ export class KbConfigController {
   @Post('split_strategies')
   @HttpCode(200)
   @Header('Content-Type', 'application/json')
-  @ApiOperation({ summary: 'Add a split strategy', description: 'Fields name it by the returned id (`split_strategy`); at most 50 per KB.' })
+  @ApiOperation({
+    summary: 'Add a split strategy',
+    description: 'Fields name it by the returned id (`split_strategy`); at most 50 per KB.',
+  })
   @ApiBody({ type: SplitStrategyDto })
-  @ApiResponse({ status: 200, schema: { type: 'string', description: 'The new strategy\'s id (JSON string).' } })
-  createSplit(@Param('kbid') kbid: string, @Body(bodyOf(SplitStrategyDto)) body: SplitStrategyDto, @Req() req: AuthedRequest): Promise<string> {
+  @ApiResponse({ status: 200, schema: { type: 'string', description: "The new strategy's id (JSON string)." } })
+  createSplit(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(SplitStrategyDto)) body: SplitStrategyDto,
+    @Req() req: AuthedRequest,
+  ): Promise<string> {
     return this.createStrategy('split', kbid, body, req);
   }
 
@@ -180,7 +223,12 @@ export class KbConfigController {
   }
 
   /** The reference answers with the id as a JSON string. */
-  private async createStrategy(kind: StrategyKind, kbid: string, body: SplitStrategyDto | ExtractStrategyDto, req: AuthedRequest): Promise<string> {
+  private async createStrategy(
+    kind: StrategyKind,
+    kbid: string,
+    body: SplitStrategyDto | ExtractStrategyDto,
+    req: AuthedRequest,
+  ): Promise<string> {
     const { id } = await this.bus.request(ContentSubjects.createStrategy, { kbid, kind, body }, busContextOf(req));
     return JSON.stringify(id);
   }

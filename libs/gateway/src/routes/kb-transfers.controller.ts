@@ -14,7 +14,11 @@ const FORMAT = 'The archive is a gzipped tar of JSON Lines and stored files, doc
 
 function uploadOf(req: AuthedRequest): ArchiveUpload {
   const length = header(req, 'content-length');
-  return { body: req, declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined, context: busContextOf(req).context };
+  return {
+    body: req,
+    declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+    context: busContextOf(req).context,
+  };
 }
 
 /**
@@ -32,7 +36,10 @@ export class KbTransfersController {
 
   @Post('kb/:kbid/export')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Start An Export', description: `Writes an archive of the KB in the background. ${FORMAT} Poll the status, then download it (kept 7 days).` })
+  @ApiOperation({
+    summary: 'Start An Export',
+    description: `Writes an archive of the KB in the background. ${FORMAT} Poll the status, then download it (kept 7 days).`,
+  })
   @ApiResponse({ status: 200, type: KbExportCreatedDto })
   @ApiResponse({ status: 429, description: 'Three exports or imports of this KB are already under way' })
   async startExport(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<KbExportCreatedDto> {
@@ -49,10 +56,18 @@ export class KbTransfersController {
   }
 
   @Get('kb/:kbid/export/:export_id')
-  @ApiOperation({ summary: 'Download An Export', description: `The archive, streamed (Range supported). 409 until the export is finished. ${FORMAT}` })
+  @ApiOperation({
+    summary: 'Download An Export',
+    description: `The archive, streamed (Range supported). 409 until the export is finished. ${FORMAT}`,
+  })
   @ApiResponse({ status: 200, description: 'application/gzip' })
   @ApiResponse({ status: 409, description: 'The export is not finished' })
-  async download(@Param('kbid') kbid: string, @Param('export_id') id: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  async download(
+    @Param('kbid') kbid: string,
+    @Param('export_id') id: string,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
     const file = await this.bus.request(ContentSubjects.kbExportFile, { kbid, id }, busContextOf(req));
     await sendBlob(this.blobs, req, res, { key: file.blob_key, filename: file.filename, contentType: 'application/gzip', inline: false });
   }
@@ -87,6 +102,10 @@ export class KbTransfersController {
   })
   @ApiResponse({ status: 200, type: NewImportedKbDto })
   importAsNewKb(@Query('account_id') account: unknown, @Req() req: AuthedRequest): Promise<NewImportedKbDto> {
-    return this.archives.importAsNewKb(req.principal?.user_id ?? '', typeof account === 'string' && account ? account : undefined, uploadOf(req));
+    return this.archives.importAsNewKb(
+      req.principal?.user_id ?? '',
+      typeof account === 'string' && account ? account : undefined,
+      uploadOf(req),
+    );
   }
 }

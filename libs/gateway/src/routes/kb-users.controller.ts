@@ -15,14 +15,28 @@ export class KbUsersController {
   @ApiOperation({ summary: 'Users (list KB users)' })
   @ApiQuery({ name: 'include_user_detail', required: false, type: Boolean })
   @ApiResponse({ status: 200, type: [KbUserDto] })
-  list(@Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Query('include_user_detail') detail: string | undefined, @Req() req: AuthedRequest): Promise<KbUserDto[]> {
-    return this.bus.request(AccountsSubjects.listKbUsers, { account_id: accountId, kb_id: kbId, include_user_detail: detail === 'true' }, busContextOf(req));
+  list(
+    @Param('account_id') accountId: string,
+    @Param('kb_id') kbId: string,
+    @Query('include_user_detail') detail: string | undefined,
+    @Req() req: AuthedRequest,
+  ): Promise<KbUserDto[]> {
+    return this.bus.request(
+      AccountsSubjects.listKbUsers,
+      { account_id: accountId, kb_id: kbId, include_user_detail: detail === 'true' },
+      busContextOf(req),
+    );
   }
 
   @Patch('users')
   @ApiOperation({ summary: 'Update Users (KB)' })
   @ApiResponse({ status: 200, description: 'null' })
-  update(@Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Body(bodyOf(UpdateKbUsersDto)) body: UpdateKbUsersDto, @Req() req: AuthedRequest): Promise<null> {
+  update(
+    @Param('account_id') accountId: string,
+    @Param('kb_id') kbId: string,
+    @Body(bodyOf(UpdateKbUsersDto)) body: UpdateKbUsersDto,
+    @Req() req: AuthedRequest,
+  ): Promise<null> {
     return this.bus.request(AccountsSubjects.updateKbUsers, { account_id: accountId, kb_id: kbId, body }, busContextOf(req));
   }
 
@@ -30,8 +44,17 @@ export class KbUsersController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Invite To Knowledge Box' })
   @ApiResponse({ status: 200, type: InviteCreatedDto })
-  invite(@Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Body(bodyOf(InviteToKbDto)) body: InviteToKbDto, @Req() req: AuthedRequest): Promise<InviteCreatedDto> {
-    return this.bus.request(AccountsSubjects.inviteToKb, { account_id: accountId, kb_id: kbId, invited_by: req.principal?.user_id, body }, busContextOf(req));
+  invite(
+    @Param('account_id') accountId: string,
+    @Param('kb_id') kbId: string,
+    @Body(bodyOf(InviteToKbDto)) body: InviteToKbDto,
+    @Req() req: AuthedRequest,
+  ): Promise<InviteCreatedDto> {
+    return this.bus.request(
+      AccountsSubjects.inviteToKb,
+      { account_id: accountId, kb_id: kbId, invited_by: req.principal?.user_id, body },
+      busContextOf(req),
+    );
   }
 
   @Get('invites')
@@ -45,7 +68,12 @@ export class KbUsersController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete Invite' })
   @ApiQuery({ name: 'email', required: true })
-  async deleteInvite(@Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Query('email') email: string | undefined, @Req() req: AuthedRequest): Promise<void> {
+  async deleteInvite(
+    @Param('account_id') accountId: string,
+    @Param('kb_id') kbId: string,
+    @Query('email') email: string | undefined,
+    @Req() req: AuthedRequest,
+  ): Promise<void> {
     if (typeof email !== 'string') throw DomainError.validation([{ loc: ['query', 'email'], msg: 'Field required', type: 'missing' }]);
     await this.bus.request(AccountsSubjects.deleteKbInvite, { account_id: accountId, kb_id: kbId, email }, busContextOf(req));
   }

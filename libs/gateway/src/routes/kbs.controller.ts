@@ -1,7 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
-  AccountsSubjects, CreateKnowledgeBoxDto, IdDto, KnowledgeBoxDto, KnowledgeBoxSummaryDto, ModifyKnowledgeBoxDto,
+  AccountsSubjects,
+  CreateKnowledgeBoxDto,
+  IdDto,
+  KnowledgeBoxDto,
+  KnowledgeBoxSummaryDto,
+  ModifyKnowledgeBoxDto,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -17,28 +22,49 @@ export class KbsController {
   @Post('kbs')
   @ApiOperation({ summary: 'Create Knowledge Box' })
   @ApiResponse({ status: 201, type: IdDto })
-  create(@Param('account_id') accountId: string, @Body(bodyOf(CreateKnowledgeBoxDto)) body: CreateKnowledgeBoxDto, @Req() req: AuthedRequest): Promise<IdDto> {
-    return this.bus.request(AccountsSubjects.createKb, { account_id: req.grant?.account_id ?? accountId, actor_user_id: req.principal?.user_id, body }, busContextOf(req));
+  create(
+    @Param('account_id') accountId: string,
+    @Body(bodyOf(CreateKnowledgeBoxDto)) body: CreateKnowledgeBoxDto,
+    @Req() req: AuthedRequest,
+  ): Promise<IdDto> {
+    return this.bus.request(
+      AccountsSubjects.createKb,
+      { account_id: req.grant?.account_id ?? accountId, actor_user_id: req.principal?.user_id, body },
+      busContextOf(req),
+    );
   }
 
   @Get('kbs')
   @ApiOperation({ summary: 'List Knowledge Boxes' })
   @ApiResponse({ status: 200, type: [KnowledgeBoxSummaryDto] })
   list(@Param('account_id') accountId: string, @Req() req: AuthedRequest): Promise<KnowledgeBoxSummaryDto[]> {
-    return this.bus.request(AccountsSubjects.listKbs, { account_id: req.grant?.account_id ?? accountId, user_id: req.principal?.user_id }, busContextOf(req));
+    return this.bus.request(
+      AccountsSubjects.listKbs,
+      { account_id: req.grant?.account_id ?? accountId, user_id: req.principal?.user_id },
+      busContextOf(req),
+    );
   }
 
   @Get('kb/:kb_id')
   @ApiOperation({ summary: 'Get Knowledge Box' })
   @ApiResponse({ status: 200, type: KnowledgeBoxDto })
   get(@Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Req() req: AuthedRequest): Promise<KnowledgeBoxDto> {
-    return this.bus.request(AccountsSubjects.getKb, { account_id: accountId, kb_id: kbId, caller_role: req.grant?.kb_role }, busContextOf(req));
+    return this.bus.request(
+      AccountsSubjects.getKb,
+      { account_id: accountId, kb_id: kbId, caller_role: req.grant?.kb_role },
+      busContextOf(req),
+    );
   }
 
   @Patch('kb/:kb_id')
   @ApiOperation({ summary: 'Modify Knowledge Box' })
   @ApiResponse({ status: 200, description: 'Empty object' })
-  modify(@Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Body(bodyOf(ModifyKnowledgeBoxDto)) body: ModifyKnowledgeBoxDto, @Req() req: AuthedRequest): Promise<Record<string, never>> {
+  modify(
+    @Param('account_id') accountId: string,
+    @Param('kb_id') kbId: string,
+    @Body(bodyOf(ModifyKnowledgeBoxDto)) body: ModifyKnowledgeBoxDto,
+    @Req() req: AuthedRequest,
+  ): Promise<Record<string, never>> {
     return this.bus.request(AccountsSubjects.modifyKb, { account_id: accountId, kb_id: kbId, body }, busContextOf(req));
   }
 

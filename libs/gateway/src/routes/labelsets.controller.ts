@@ -28,7 +28,12 @@ export class LabelSetsController {
   @Post('labelset/:labelset')
   @HttpCode(200)
   @ApiOperation({ summary: 'Create or replace a label set (label titles unique, case-insensitive)' })
-  set(@Param('kbid') kbid: string, @Param('labelset') labelset: string, @Body(bodyOf(LabelSetDto)) body: LabelSetDto, @Req() req: AuthedRequest): Promise<Record<string, never>> {
+  set(
+    @Param('kbid') kbid: string,
+    @Param('labelset') labelset: string,
+    @Body(bodyOf(LabelSetDto)) body: LabelSetDto,
+    @Req() req: AuthedRequest,
+  ): Promise<Record<string, never>> {
     return this.bus.request(ContentSubjects.setLabelSet, { kbid, labelset, body }, busContextOf(req));
   }
 

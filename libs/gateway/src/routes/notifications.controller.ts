@@ -14,7 +14,7 @@ export class NotificationsController {
   @ApiOperation({
     summary: 'Knowledge Box Notifications Stream',
     description:
-      'A stream of the KB\'s activity from now on: each line is a base64-encoded JSON notification `{type, data}`, with `type` one of ' +
+      "A stream of the KB's activity from now on: each line is a base64-encoded JSON notification `{type, data}`, with `type` one of " +
       '`resource_written` (`data`: resource_uuid, resource_title, seqid, operation created|modified|deleted, error), `resource_processed` ' +
       '(resource_uuid, resource_title, seqid, ingestion_succeeded, processing_errors) and `resource_indexed` (resource_uuid, resource_title, seqid); ' +
       'also `heartbeat` (first line, then every 10 s) and a last `closed` (`data.reason`: max_duration after 2 minutes, slow_reader when the client ' +

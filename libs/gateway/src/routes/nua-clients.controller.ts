@@ -19,7 +19,11 @@ export class NuaClientsController {
   @Post('nua_clients')
   @ApiOperation({ summary: 'Create Account Nua Client' })
   @ApiResponse({ status: 201, type: NuaClientKeyDto })
-  create(@Param('account_id') accountId: string, @Body(bodyOf(CreateNuaClientDto)) body: CreateNuaClientDto, @Req() req: AuthedRequest): Promise<NuaClientKeyDto> {
+  create(
+    @Param('account_id') accountId: string,
+    @Body(bodyOf(CreateNuaClientDto)) body: CreateNuaClientDto,
+    @Req() req: AuthedRequest,
+  ): Promise<NuaClientKeyDto> {
     return this.bus.request(AccountsSubjects.createNuaClient, { account_id: this.account(req, accountId), body }, busContextOf(req));
   }
 
@@ -27,8 +31,16 @@ export class NuaClientsController {
   @ApiOperation({ summary: 'Get Account Nua Clients' })
   @ApiQuery({ name: 'client_id', required: false })
   @ApiResponse({ status: 200, type: NuaClientListDto })
-  list(@Param('account_id') accountId: string, @Query('client_id') clientId: string | undefined, @Req() req: AuthedRequest): Promise<NuaClientListDto> {
-    return this.bus.request(AccountsSubjects.listNuaClients, { account_id: this.account(req, accountId), ...(typeof clientId === 'string' ? { client_id: clientId } : {}) }, busContextOf(req));
+  list(
+    @Param('account_id') accountId: string,
+    @Query('client_id') clientId: string | undefined,
+    @Req() req: AuthedRequest,
+  ): Promise<NuaClientListDto> {
+    return this.bus.request(
+      AccountsSubjects.listNuaClients,
+      { account_id: this.account(req, accountId), ...(typeof clientId === 'string' ? { client_id: clientId } : {}) },
+      busContextOf(req),
+    );
   }
 
   @Get('nua_client/:client_id')
@@ -41,8 +53,17 @@ export class NuaClientsController {
   @Patch('nua_client/:client_id')
   @ApiOperation({ summary: 'Update Nua Client' })
   @ApiResponse({ status: 200, description: 'null' })
-  modify(@Param('account_id') accountId: string, @Param('client_id') client: string, @Body(bodyOf(ModifyNuaClientDto)) body: ModifyNuaClientDto, @Req() req: AuthedRequest): Promise<null> {
-    return this.bus.request(AccountsSubjects.modifyNuaClient, { account_id: this.account(req, accountId), client, body }, busContextOf(req));
+  modify(
+    @Param('account_id') accountId: string,
+    @Param('client_id') client: string,
+    @Body(bodyOf(ModifyNuaClientDto)) body: ModifyNuaClientDto,
+    @Req() req: AuthedRequest,
+  ): Promise<null> {
+    return this.bus.request(
+      AccountsSubjects.modifyNuaClient,
+      { account_id: this.account(req, accountId), client, body },
+      busContextOf(req),
+    );
   }
 
   @Delete('nua_client/:client_id')

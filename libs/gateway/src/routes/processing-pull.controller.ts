@@ -3,7 +3,14 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import {
-  AccountsSubjects, ContentSubjects, MAX_PULL_LIMIT, PullV1ResponseDto, PullV2BodyDto, PullV2ResponseDto, type ProcessingPullRequest, type ProcessingPullResult,
+  AccountsSubjects,
+  ContentSubjects,
+  MAX_PULL_LIMIT,
+  PullV1ResponseDto,
+  PullV2BodyDto,
+  PullV2ResponseDto,
+  type ProcessingPullRequest,
+  type ProcessingPullResult,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -36,25 +43,41 @@ export class ProcessingPullController {
   @Get('v1/processing/pull')
   @ApiOperation({
     summary: 'Pull processed data (v1)',
-    description: 'Up to `limit` (default 5, at most 50) completed jobs after `from_cursor`, waiting up to `timeout` seconds (default 5, at most 30) for one. Each payload is base64 of a JSON document (docs/decisions/0009). `partition` (1 to the client\'s `partitions`, default 1) narrows to the resources hashed to it.',
+    description:
+      "Up to `limit` (default 5, at most 50) completed jobs after `from_cursor`, waiting up to `timeout` seconds (default 5, at most 30) for one. Each payload is base64 of a JSON document (docs/decisions/0009). `partition` (1 to the client's `partitions`, default 1) narrows to the resources hashed to it.",
   })
   @ApiResponse({ status: 200, type: PullV1ResponseDto })
   async v1(@Query(queryOf(PullV1Query)) q: PullV1Query, @Req() req: AuthedRequest): Promise<PullV1ResponseDto> {
     const base = await this.base(req, q.limit ?? 5, q.partition ?? 1);
-    const res = await this.longPoll(req, { ...base, mode: 'v1', ...(q.from_cursor !== undefined ? { from_cursor: q.from_cursor } : {}) }, q.timeout ?? 5);
+    const res = await this.longPoll(
+      req,
+      { ...base, mode: 'v1', ...(q.from_cursor !== undefined ? { from_cursor: q.from_cursor } : {}) },
+      q.timeout ?? 5,
+    );
     const payloads = res.messages.map((m) => m.payload);
-    return { status: payloads.length > 0 ? 'ok' : 'empty', payload: payloads[0] ?? null, payloads, msgid: res.messages.at(-1)?.processing_id ?? null, cursor: res.cursor };
+    return {
+      status: payloads.length > 0 ? 'ok' : 'empty',
+      payload: payloads[0] ?? null,
+      payloads,
+      msgid: res.messages.at(-1)?.processing_id ?? null,
+      cursor: res.cursor,
+    };
   }
 
   @Post('v2/processing/pull')
   @ApiOperation({
     summary: 'Pull processed data (v2)',
-    description: 'Acknowledges `ack` (cumulative: a token acknowledges the messages before it), then delivers up to `limit` (default 1, at most 50) completed jobs after the client\'s position, waiting up to `timeout` seconds (default 0, at most 30). Delivered messages are leased for `ttl` seconds, then delivered again unless acknowledged. 204 when there is nothing.',
+    description:
+      "Acknowledges `ack` (cumulative: a token acknowledges the messages before it), then delivers up to `limit` (default 1, at most 50) completed jobs after the client's position, waiting up to `timeout` seconds (default 0, at most 30). Delivered messages are leased for `ttl` seconds, then delivered again unless acknowledged. 204 when there is nothing.",
   })
   @ApiResponse({ status: 200, type: PullV2ResponseDto })
   @ApiResponse({ status: 204, description: 'Nothing to pull' })
   @HttpCode(200)
-  async v2(@Body(bodyOf(PullV2BodyDto)) body: PullV2BodyDto, @Req() req: AuthedRequest, @Res({ passthrough: true }) res: Response): Promise<PullV2ResponseDto | undefined> {
+  async v2(
+    @Body(bodyOf(PullV2BodyDto)) body: PullV2BodyDto,
+    @Req() req: AuthedRequest,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PullV2ResponseDto | undefined> {
     const base = await this.base(req, body.limit ?? 1);
     const out = await this.longPoll(req, { ...base, mode: 'v2', ack: body.ack ?? [], ttl_s: V2_TTL_S }, body.timeout ?? 0);
     if (out.messages.length === 0) {
@@ -62,8 +85,14 @@ export class ProcessingPullController {
       return undefined;
     }
     return {
-      messages: out.messages.map((m) => ({ payload: m.payload, headers: { processing_id: m.processing_id }, ack_token: m.ack_token, seq: m.seq })),
-      ttl: V2_TTL_S, pending: out.pending,
+      messages: out.messages.map((m) => ({
+        payload: m.payload,
+        headers: { processing_id: m.processing_id },
+        ack_token: m.ack_token,
+        seq: m.seq,
+      })),
+      ttl: V2_TTL_S,
+      pending: out.pending,
     };
   }
 
@@ -75,7 +104,13 @@ export class ProcessingPullController {
       this.bus.request(AccountsSubjects.listKbs, { account_id: account, whole_account: true }, ctx),
       this.bus.request(AccountsSubjects.getNuaClient, { account_id: account, client: consumer }, ctx),
     ]);
-    return { kbids: kbs.map((kb) => kb.id), consumer, limit, partitions: client.partitions, ...(partition !== undefined ? { partition } : {}) };
+    return {
+      kbids: kbs.map((kb) => kb.id),
+      consumer,
+      limit,
+      partitions: client.partitions,
+      ...(partition !== undefined ? { partition } : {}),
+    };
   }
 
   /** Asks again every half second until something is there, the time is up, or the client left. */

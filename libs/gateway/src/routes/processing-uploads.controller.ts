@@ -21,7 +21,10 @@ const accountOf = (req: AuthedRequest): string => req.principal?.account_id ?? '
 @ApiTags('Understanding API')
 @Controller('api/v1/processing')
 export class ProcessingUploadsController {
-  constructor(private readonly uploads: ProcessingUploadService, private readonly tus: TusService) {}
+  constructor(
+    private readonly uploads: ProcessingUploadService,
+    private readonly tus: TusService,
+  ) {}
 
   @Post('upload')
   @HttpCode(201)
@@ -32,29 +35,45 @@ export class ProcessingUploadsController {
   @ApiHeader({ name: 'x-language', required: false })
   @ApiOperation({
     summary: 'Upload Binary File',
-    description: 'Streams the file (the raw body, or the first file part of a multipart/form-data body) to storage and answers 201 with a token (a JSON string) for `filefield` or message `attachments` of Send Data To Process. A token is used by one push; an unused file expires after 24 hours. Unsupported type → 415, over the account\'s upload limit → 413.',
+    description:
+      "Streams the file (the raw body, or the first file part of a multipart/form-data body) to storage and answers 201 with a token (a JSON string) for `filefield` or message `attachments` of Send Data To Process. A token is used by one push; an unused file expires after 24 hours. Unsupported type → 415, over the account's upload limit → 413.",
   })
   @ApiResponse({ status: 201, schema: { type: 'string', description: 'The upload token' } })
   async upload(@Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const common = {
-      accountId: accountOf(req), md5: header(req, 'x-md5'), password: header(req, 'x-password'), language: header(req, 'x-language'), context: busContextOf(req).context,
+      accountId: accountOf(req),
+      md5: header(req, 'x-md5'),
+      password: header(req, 'x-password'),
+      language: header(req, 'x-language'),
+      context: busContextOf(req).context,
     };
     let token: string;
     if (isMultipart(header(req, 'content-type'))) {
       // The spec's multipart upload: the first file part is the file; x-filename still wins.
       const part = await readMultipartFile(req);
       try {
-        token = await this.uploads.stage({ ...common, body: part.stream, declaredType: part.mimeType, filename: decodeFilename(header(req, 'x-filename')) ?? part.filename });
+        token = await this.uploads.stage({
+          ...common,
+          body: part.stream,
+          declaredType: part.mimeType,
+          filename: decodeFilename(header(req, 'x-filename')) ?? part.filename,
+        });
       } catch (err) {
         part.stream.resume();
-        if (part.broken()) throw DomainError.validation([{ loc: ['body'], msg: 'Malformed multipart body: the file part was cut short', type: 'value_error' }]);
+        if (part.broken())
+          throw DomainError.validation([
+            { loc: ['body'], msg: 'Malformed multipart body: the file part was cut short', type: 'value_error' },
+          ]);
         throw err;
       }
       await part.finished.catch(() => undefined);
     } else {
       const length = header(req, 'content-length');
       token = await this.uploads.stage({
-        ...common, body: req, declaredType: header(req, 'content-type'), filename: decodeFilename(header(req, 'x-filename')),
+        ...common,
+        body: req,
+        declaredType: header(req, 'content-type'),
+        filename: decodeFilename(header(req, 'x-filename')),
         declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
       });
     }
@@ -71,7 +90,10 @@ export class ProcessingUploadsController {
 
   @Post('tusupload')
   @HttpCode(201)
-  @ApiOperation({ summary: 'TUS: create a resumable upload to process (Upload-Length or Upload-Defer-Length: 1; Upload-Metadata filename,content_type,md5,language,password)' })
+  @ApiOperation({
+    summary:
+      'TUS: create a resumable upload to process (Upload-Length or Upload-Defer-Length: 1; Upload-Metadata filename,content_type,md5,language,password)',
+  })
   async create(@Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     await tusRoutes.create(this.tus, { account: accountOf(req) }, req, res);
   }
@@ -83,7 +105,9 @@ export class ProcessingUploadsController {
   }
 
   @Patch('tusupload/:upload_id')
-  @ApiOperation({ summary: 'TUS: append a chunk (200); the last chunk answers with the upload token (a JSON string) and Tus-Upload-Finished: 1' })
+  @ApiOperation({
+    summary: 'TUS: append a chunk (200); the last chunk answers with the upload token (a JSON string) and Tus-Upload-Finished: 1',
+  })
   async patch(@Param('upload_id') id: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     await tusRoutes.patch(this.tus, tusNamespace({ account: accountOf(req) }), id, req, res);
   }

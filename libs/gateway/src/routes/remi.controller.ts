@@ -9,7 +9,11 @@ const SCORES_SCHEMA = {
   type: 'object',
   properties: {
     answer_relevance: { type: 'object', properties: { score: { type: 'integer', minimum: 0, maximum: 5 }, reason: { type: 'string' } } },
-    context_relevance: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 5 }, description: 'One score per context piece, in the order of the context' },
+    context_relevance: {
+      type: 'array',
+      items: { type: 'integer', minimum: 0, maximum: 5 },
+      description: 'One score per context piece, in the order of the context',
+    },
     groundedness: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 5 }, description: 'One score per answer sentence' },
   },
 };
@@ -30,18 +34,30 @@ export class RemiController {
     summary: 'Query Rag Requests By Scores',
     description:
       'Scored `/ask` requests of one UTC month in id order. Body: `month` (YYYY-MM, required); `context_relevance` `{value (0-5), operation (gt, ge, lt, le, eq), aggregation (average, min, max; default average)}` or null, ' +
-      'compared with the aggregate of the request\'s context relevance scores; `feedback_good` (boolean or null); `status` (SUCCESS, ERROR, NO_CONTEXT or null); `pagination` `{limit (1-100, default 20), starting_after (record id)}`. ' +
+      "compared with the aggregate of the request's context relevance scores; `feedback_good` (boolean or null); `status` (SUCCESS, ERROR, NO_CONTEXT or null); `pagination` `{limit (1-100, default 20), starting_after (record id)}`. " +
       'Requests are scored in the background, usually within seconds of the answer.',
   })
   @ApiBody({
     schema: {
-      type: 'object', required: ['month'],
+      type: 'object',
+      required: ['month'],
       properties: {
         month: { type: 'string', example: '2026-11' },
-        context_relevance: { type: 'object', nullable: true, properties: { value: { type: 'number' }, operation: { type: 'string', enum: ['gt', 'ge', 'lt', 'le', 'eq'] }, aggregation: { type: 'string', enum: ['average', 'min', 'max'] } } },
+        context_relevance: {
+          type: 'object',
+          nullable: true,
+          properties: {
+            value: { type: 'number' },
+            operation: { type: 'string', enum: ['gt', 'ge', 'lt', 'le', 'eq'] },
+            aggregation: { type: 'string', enum: ['average', 'min', 'max'] },
+          },
+        },
         feedback_good: { type: 'boolean', nullable: true },
         status: { type: 'string', nullable: true, enum: ['SUCCESS', 'ERROR', 'NO_CONTEXT'] },
-        pagination: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 }, starting_after: { type: 'integer' } } },
+        pagination: {
+          type: 'object',
+          properties: { limit: { type: 'integer', minimum: 1, maximum: 100 }, starting_after: { type: 'integer' } },
+        },
       },
     },
   })
@@ -50,7 +66,13 @@ export class RemiController {
     schema: {
       type: 'object',
       properties: {
-        data: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' }, question: { type: 'string' }, answer: { type: 'string' }, remi: SCORES_SCHEMA } } },
+        data: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { id: { type: 'integer' }, question: { type: 'string' }, answer: { type: 'string' }, remi: SCORES_SCHEMA },
+          },
+        },
         has_more: { type: 'boolean' },
       },
     },
@@ -66,7 +88,12 @@ export class RemiController {
       'Minimum, maximum and average of each REMi score per UTC time bucket with scored requests: `answer_relevance`, `context_relevance` (per request, the average over its context) and `groundedness` (per request, the average over its sentences). ' +
       'At most 1000 buckets per call.',
   })
-  @ApiQuery({ name: 'aggregation', required: false, enum: ['hour', 'day', 'week', 'month', 'quarter', 'year', 'millennium'], description: 'Bucket size (default day)' })
+  @ApiQuery({
+    name: 'aggregation',
+    required: false,
+    enum: ['hour', 'day', 'week', 'month', 'quarter', 'year', 'millennium'],
+    description: 'Bucket size (default day)',
+  })
   @ApiQuery({ name: 'from', required: true, description: 'date-time' })
   @ApiQuery({ name: 'to', required: false, description: 'date-time (default now)' })
   @ApiResponse({
@@ -77,21 +104,53 @@ export class RemiController {
         type: 'object',
         properties: {
           timestamp: { type: 'string', format: 'date-time' },
-          metrics: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, min: { type: 'number' }, max: { type: 'number' }, average: { type: 'number' } } } },
+          metrics: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { name: { type: 'string' }, min: { type: 'number' }, max: { type: 'number' }, average: { type: 'number' } },
+            },
+          },
         },
       },
     },
   })
   scores(
-    @Param('kbid') kbid: string, @Query('aggregation') aggregation: unknown, @Query('from') from: unknown, @Query('to') to: unknown, @Req() req: AuthedRequest,
+    @Param('kbid') kbid: string,
+    @Query('aggregation') aggregation: unknown,
+    @Query('from') from: unknown,
+    @Query('to') to: unknown,
+    @Req() req: AuthedRequest,
   ): Promise<RemiScoresResponse> {
     const one = (v: unknown) => (typeof v === 'string' ? v.slice(0, 100) : Array.isArray(v) ? String(v[0]).slice(0, 100) : undefined);
-    return this.bus.request(ReportingSubjects.remiScores, { kbid, aggregation: one(aggregation), from: one(from), to: one(to) }, busContextOf(req));
+    return this.bus.request(
+      ReportingSubjects.remiScores,
+      { kbid, aggregation: one(aggregation), from: one(from), to: one(to) },
+      busContextOf(req),
+    );
   }
 
   @Get('events/:event_id')
-  @ApiOperation({ summary: 'Get Remi Event', description: 'One scored `/ask` request with its REMi scores and full context (the context relevance of each piece beside it).' })
-  @ApiResponse({ status: 200, schema: { type: 'object', properties: { id: { type: 'integer' }, date: { type: 'string', format: 'date-time' }, status: { type: 'string' }, question: { type: 'string' }, answer: { type: 'string' }, context: { type: 'array', items: { type: 'object' } }, remi: SCORES_SCHEMA, scorer: { type: 'string' } } } })
+  @ApiOperation({
+    summary: 'Get Remi Event',
+    description: 'One scored `/ask` request with its REMi scores and full context (the context relevance of each piece beside it).',
+  })
+  @ApiResponse({
+    status: 200,
+    schema: {
+      type: 'object',
+      properties: {
+        id: { type: 'integer' },
+        date: { type: 'string', format: 'date-time' },
+        status: { type: 'string' },
+        question: { type: 'string' },
+        answer: { type: 'string' },
+        context: { type: 'array', items: { type: 'object' } },
+        remi: SCORES_SCHEMA,
+        scorer: { type: 'string' },
+      },
+    },
+  })
   @ApiResponse({ status: 404, description: 'No scored request with this id in the Knowledge Box' })
   event(@Param('kbid') kbid: string, @Param('event_id') eventId: string, @Req() req: AuthedRequest): Promise<RemiEventResponse> {
     return this.bus.request(ReportingSubjects.remiEvent, { kbid, event_id: eventId.slice(0, 100) }, busContextOf(req));

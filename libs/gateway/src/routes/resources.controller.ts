@@ -3,8 +3,21 @@ import { ApiHeader, ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } fr
 import type { Response } from 'express';
 import { ArrayUnique, IsArray, IsBoolean, IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import {
-  ContentSubjects, CreateResourceDto, DomainError, ErrorCodes, ExtractedOptions, FieldTypes, ModifyResourceDto, ResourceCreatedDto, ResourceDto, ResourceListDto, SeqIdDto, ShowOptions,
-  type ExtractedOption, type FieldType, type ShowOption,
+  ContentSubjects,
+  CreateResourceDto,
+  DomainError,
+  ErrorCodes,
+  ExtractedOptions,
+  FieldTypes,
+  ModifyResourceDto,
+  ResourceCreatedDto,
+  ResourceDto,
+  ResourceListDto,
+  SeqIdDto,
+  ShowOptions,
+  type ExtractedOption,
+  type FieldType,
+  type ShowOption,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -15,12 +28,31 @@ import { UploadService } from '../uploads/upload.service';
 import { randomUUID } from 'node:crypto';
 
 export class GetResourceQuery {
-  @ApiPropertyOptional({ enum: ShowOptions, isArray: true, description: 'What to serialize (repeat the parameter or separate with commas).' })
-  @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(ShowOptions, { each: true }) show?: ShowOption[];
+  @ApiPropertyOptional({
+    enum: ShowOptions,
+    isArray: true,
+    description: 'What to serialize (repeat the parameter or separate with commas).',
+  })
+  @IsOptional()
+  @QueryArray()
+  @IsArray()
+  @ArrayUnique()
+  @IsIn(ShowOptions, { each: true })
+  show?: ShowOption[];
   @ApiPropertyOptional({ enum: FieldTypes, isArray: true, description: 'Field types to serialize.' })
-  @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(FieldTypes, { each: true }) field_type?: FieldType[];
+  @IsOptional()
+  @QueryArray()
+  @IsArray()
+  @ArrayUnique()
+  @IsIn(FieldTypes, { each: true })
+  field_type?: FieldType[];
   @ApiPropertyOptional({ enum: ExtractedOptions, isArray: true, description: 'Extracted data to serialize (with show=extracted).' })
-  @IsOptional() @QueryArray() @IsArray() @ArrayUnique() @IsIn(ExtractedOptions, { each: true }) extracted?: ExtractedOption[];
+  @IsOptional()
+  @QueryArray()
+  @IsArray()
+  @ArrayUnique()
+  @IsIn(ExtractedOptions, { each: true })
+  extracted?: ExtractedOption[];
 }
 
 export class ReindexQuery {
@@ -38,20 +70,31 @@ export class ListResourcesQuery {
 @ApiHeader({ name: 'x-svcdb-user', required: false, description: 'User id recorded in the activity log' })
 @Controller('api/v1/kb/:kbid')
 export class ResourcesController {
-  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus, private readonly uploads: UploadService) {}
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly uploads: UploadService,
+  ) {}
 
   @Post('resources')
   @ApiOperation({ summary: 'Create Resource' })
   @ApiHeader({ name: 'x-synchronous', required: false, description: 'Accepted for compatibility; every write is synchronous' })
   @ApiHeader({ name: 'x-skip-store', required: false, description: 'true: file fields go to processing and are not kept' })
   @ApiResponse({ status: 201, type: ResourceCreatedDto })
-  async create(@Param('kbid') kbid: string, @Body(bodyOf(CreateResourceDto)) body: CreateResourceDto, @Req() req: AuthedRequest): Promise<ResourceCreatedDto> {
+  async create(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(CreateResourceDto)) body: CreateResourceDto,
+    @Req() req: AuthedRequest,
+  ): Promise<ResourceCreatedDto> {
     // Inline file bytes go to the blob store first, under the id the resource will have.
     const rid = randomUUID();
     const skip = skipStoreOf(req);
     const staged = await this.uploads.stageInlineFiles(kbid, rid, body.files, skip);
     try {
-      return await this.bus.request(ContentSubjects.createResource, { kbid, rid, actor: actorOf(req), ...(skip ? { skip_store: true } : {}), body: { ...body, files: staged.files } }, busContextOf(req));
+      return await this.bus.request(
+        ContentSubjects.createResource,
+        { kbid, rid, actor: actorOf(req), ...(skip ? { skip_store: true } : {}), body: { ...body, files: staged.files } },
+        busContextOf(req),
+      );
     } catch (err) {
       if (staged.keys.length > 0) await this.uploads.discard(`content/kbs/${kbid}/r/${rid}/`);
       throw err;
@@ -61,21 +104,39 @@ export class ResourcesController {
   @Get('resources')
   @ApiOperation({ summary: 'List Resources' })
   @ApiResponse({ status: 200, type: ResourceListDto })
-  list(@Param('kbid') kbid: string, @Query(queryOf(ListResourcesQuery)) q: ListResourcesQuery, @Req() req: AuthedRequest): Promise<ResourceListDto> {
-    return this.bus.request(ContentSubjects.listResources, { kbid, page: q.page, size: q.size, show_hidden: q.show_hidden }, busContextOf(req));
+  list(
+    @Param('kbid') kbid: string,
+    @Query(queryOf(ListResourcesQuery)) q: ListResourcesQuery,
+    @Req() req: AuthedRequest,
+  ): Promise<ResourceListDto> {
+    return this.bus.request(
+      ContentSubjects.listResources,
+      { kbid, page: q.page, size: q.size, show_hidden: q.show_hidden },
+      busContextOf(req),
+    );
   }
 
   @Get('resource/:rid')
   @ApiOperation({ summary: 'Get Resource (by id)' })
   @ApiResponse({ status: 200, type: ResourceDto })
-  get(@Param('kbid') kbid: string, @Param('rid') rid: string, @Query(queryOf(GetResourceQuery)) q: GetResourceQuery, @Req() req: AuthedRequest): Promise<ResourceDto> {
+  get(
+    @Param('kbid') kbid: string,
+    @Param('rid') rid: string,
+    @Query(queryOf(GetResourceQuery)) q: GetResourceQuery,
+    @Req() req: AuthedRequest,
+  ): Promise<ResourceDto> {
     return this.bus.request(ContentSubjects.getResource, { kbid, rid, ...q, actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('slug/:rslug')
   @ApiOperation({ summary: 'Get Resource (by slug)' })
   @ApiResponse({ status: 200, type: ResourceDto })
-  getBySlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Query(queryOf(GetResourceQuery)) q: GetResourceQuery, @Req() req: AuthedRequest): Promise<ResourceDto> {
+  getBySlug(
+    @Param('kbid') kbid: string,
+    @Param('rslug') slug: string,
+    @Query(queryOf(GetResourceQuery)) q: GetResourceQuery,
+    @Req() req: AuthedRequest,
+  ): Promise<ResourceDto> {
     return this.bus.request(ContentSubjects.getResource, { kbid, slug, ...q, actor: actorOf(req) }, busContextOf(req));
   }
 
@@ -88,7 +149,12 @@ export class ResourcesController {
 
   @Head('slug/:rslug')
   @ApiOperation({ summary: 'Resource exists (by slug)' })
-  async headBySlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  async headBySlug(
+    @Param('kbid') kbid: string,
+    @Param('rslug') slug: string,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
     const { exists } = await this.bus.request(ContentSubjects.resourceExists, { kbid, slug }, busContextOf(req));
     res.status(exists ? 200 : 404).end();
   }
@@ -97,7 +163,12 @@ export class ResourcesController {
   @ApiOperation({ summary: 'Modify Resource (by id)' })
   @ApiHeader({ name: 'x-skip-store', required: false, description: 'true: file fields go to processing and are not kept' })
   @ApiResponse({ status: 200, type: SeqIdDto })
-  modify(@Param('kbid') kbid: string, @Param('rid') rid: string, @Body(bodyOf(ModifyResourceDto)) body: ModifyResourceDto, @Req() req: AuthedRequest): Promise<SeqIdDto> {
+  modify(
+    @Param('kbid') kbid: string,
+    @Param('rid') rid: string,
+    @Body(bodyOf(ModifyResourceDto)) body: ModifyResourceDto,
+    @Req() req: AuthedRequest,
+  ): Promise<SeqIdDto> {
     return this.modifyWithFiles(kbid, { rid }, body, req);
   }
 
@@ -105,19 +176,38 @@ export class ResourcesController {
   @ApiOperation({ summary: 'Modify Resource (by slug)' })
   @ApiHeader({ name: 'x-skip-store', required: false, description: 'true: file fields go to processing and are not kept' })
   @ApiResponse({ status: 200, type: SeqIdDto })
-  modifyBySlug(@Param('kbid') kbid: string, @Param('rslug') slug: string, @Body(bodyOf(ModifyResourceDto)) body: ModifyResourceDto, @Req() req: AuthedRequest): Promise<SeqIdDto> {
+  modifyBySlug(
+    @Param('kbid') kbid: string,
+    @Param('rslug') slug: string,
+    @Body(bodyOf(ModifyResourceDto)) body: ModifyResourceDto,
+    @Req() req: AuthedRequest,
+  ): Promise<SeqIdDto> {
     return this.modifyWithFiles(kbid, { slug }, body, req);
   }
 
-  private async modifyWithFiles(kbid: string, ref: { rid?: string; slug?: string }, body: ModifyResourceDto, req: AuthedRequest): Promise<SeqIdDto> {
+  private async modifyWithFiles(
+    kbid: string,
+    ref: { rid?: string; slug?: string },
+    body: ModifyResourceDto,
+    req: AuthedRequest,
+  ): Promise<SeqIdDto> {
     const hasInline = Object.values(body.files ?? {}).some((f) => f.file.payload !== undefined);
     const skip = skipStoreOf(req);
-    if (!hasInline) return this.bus.request(ContentSubjects.modifyResource, { kbid, ...ref, actor: actorOf(req), skip_store: skip, body }, busContextOf(req));
+    if (!hasInline)
+      return this.bus.request(
+        ContentSubjects.modifyResource,
+        { kbid, ...ref, actor: actorOf(req), skip_store: skip, body },
+        busContextOf(req),
+      );
     const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, ...ref }, busContextOf(req));
     if (!found.exists || !found.rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
     const staged = await this.uploads.stageInlineFiles(kbid, found.rid, body.files, skip);
     try {
-      return await this.bus.request(ContentSubjects.modifyResource, { kbid, rid: found.rid, actor: actorOf(req), skip_store: skip, body: { ...body, files: staged.files } }, busContextOf(req));
+      return await this.bus.request(
+        ContentSubjects.modifyResource,
+        { kbid, rid: found.rid, actor: actorOf(req), skip_store: skip, body: { ...body, files: staged.files } },
+        busContextOf(req),
+      );
     } catch (err) {
       for (const key of staged.keys) await this.uploads.discard(key);
       throw err;
@@ -130,7 +220,11 @@ export class ResourcesController {
   @ApiResponse({ status: 204 })
   async reindex(@Param('kbid') kbid: string, @Query(queryOf(ReindexQuery)) q: ReindexQuery, @Req() req: AuthedRequest): Promise<void> {
     const ref = req.params['rid'] ? { rid: String(req.params['rid']) } : { slug: String(req.params['rslug']) };
-    await this.bus.request(ContentSubjects.reindexResource, { kbid, ...ref, reindex_vectors: q.reindex_vectors ?? false, actor: actorOf(req) }, busContextOf(req));
+    await this.bus.request(
+      ContentSubjects.reindexResource,
+      { kbid, ...ref, reindex_vectors: q.reindex_vectors ?? false, actor: actorOf(req) },
+      busContextOf(req),
+    );
   }
 
   @Delete('resource/:rid')

@@ -26,7 +26,11 @@ export class SamlDomainsController {
   @ApiOperation({ summary: 'Claim a domain for single sign-on (pending until verified); saml_config.domains are claimed automatically' })
   @ApiResponse({ status: 201, type: SamlDomainDto })
   @ApiResponse({ status: 409, description: 'Another account has verified this domain' })
-  claim(@Param('account_id') account: string, @Body(bodyOf(ClaimSamlDomainDto)) body: ClaimSamlDomainDto, @Req() req: AuthedRequest): Promise<SamlDomainDto> {
+  claim(
+    @Param('account_id') account: string,
+    @Body(bodyOf(ClaimSamlDomainDto)) body: ClaimSamlDomainDto,
+    @Req() req: AuthedRequest,
+  ): Promise<SamlDomainDto> {
     return this.bus.request(AccountsSubjects.claimSamlDomain, { account: req.grant?.account_id ?? account, body }, busContextOf(req));
   }
 

@@ -51,7 +51,8 @@ export class SamlController {
   @Post('link')
   @HttpCode(200)
   @ApiOperation({
-    summary: "Link single sign-on to the signed-in user: returns the identity provider's URL; the identity it answers for is attached to this user",
+    summary:
+      "Link single sign-on to the signed-in user: returns the identity provider's URL; the identity it answers for is attached to this user",
   })
   @ApiResponse({ status: 200, type: SamlLoginDto })
   link(@Param('account_id') accountId: string, @Req() req: AuthedRequest): Promise<SamlLoginDto> {
@@ -59,14 +60,15 @@ export class SamlController {
   }
 
   @Post('acs')
-  @ApiOperation({ summary: "Assertion consumer: the identity provider posts its SAMLResponse here; answers with the user token page" })
+  @ApiOperation({ summary: 'Assertion consumer: the identity provider posts its SAMLResponse here; answers with the user token page' })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiProduces('text/html')
   @ApiResponse({ status: 200, description: 'Signed in: the page shows the user token' })
   @ApiResponse({ status: 401, description: 'The response was refused (the page says which check failed)' })
   async acs(@Param('account_id') accountId: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const samlResponse = formField(req, 'SAMLResponse');
-    if (!samlResponse) return this.errorPage(res, new DomainError(ErrorCodes.UNAUTHENTICATED, 'Single sign-on refused: no SAMLResponse was posted'));
+    if (!samlResponse)
+      return this.errorPage(res, new DomainError(ErrorCodes.UNAUTHENTICATED, 'Single sign-on refused: no SAMLResponse was posted'));
     const relayState = formField(req, 'RelayState');
     try {
       const { token, expires } = await this.bus.request(
@@ -85,7 +87,15 @@ export class SamlController {
     const status = err instanceof DomainError ? PAGE_STATUS[err.code] : undefined;
     // Anything else (bus timeouts, bugs) goes to the error filter and its usual status.
     if (!(err instanceof DomainError) || status === undefined) throw err;
-    res.status(status).setHeader('Cache-Control', 'no-store').type('html')
-      .send(page('Single sign-on', `<h1>Single sign-on failed</h1>${errorBox(err.message)}<a class="button secondary" href="/auth">Back to sign-in</a>`));
+    res
+      .status(status)
+      .setHeader('Cache-Control', 'no-store')
+      .type('html')
+      .send(
+        page(
+          'Single sign-on',
+          `<h1>Single sign-on failed</h1>${errorBox(err.message)}<a class="button secondary" href="/auth">Back to sign-in</a>`,
+        ),
+      );
   }
 }

@@ -1,9 +1,31 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
-  CatalogFacetsRequest, CatalogFacetsResponse, CatalogQueryParams, CatalogRequest, CatalogResponse, ContentSubjects, ValidationErrorResponse, DomainError, ErrorCodes, FindQueryParams, FindRequest, FindResponse, SearchQueryParams, SearchRequest,
-  GraphNodesRequest, GraphNodesResponse, GraphPathsRequest, GraphPathsResponse, GraphRelationsRequest, GraphRelationsResponse,
-  SearchResponse, SuggestQueryParams, SuggestRequest, SuggestResponse, validatePayload,
+  CatalogFacetsRequest,
+  CatalogFacetsResponse,
+  CatalogQueryParams,
+  CatalogRequest,
+  CatalogResponse,
+  ContentSubjects,
+  ValidationErrorResponse,
+  DomainError,
+  ErrorCodes,
+  FindQueryParams,
+  FindRequest,
+  FindResponse,
+  SearchQueryParams,
+  SearchRequest,
+  GraphNodesRequest,
+  GraphNodesResponse,
+  GraphPathsRequest,
+  GraphPathsResponse,
+  GraphRelationsRequest,
+  GraphRelationsResponse,
+  SearchResponse,
+  SuggestQueryParams,
+  SuggestRequest,
+  SuggestResponse,
+  validatePayload,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -11,7 +33,19 @@ import { bodyOf } from '../http/dto.pipe';
 import { actorOf, busContextOf } from '../http/request-context';
 
 /** GET query members that are lists, booleans, numbers; and those renamed on the way to the body. */
-const LISTS = new Set(['features', 'fields', 'filters', 'show', 'field_type', 'field_type_filter', 'extracted', 'security_groups', 'resource_filters', 'keyword_filters', 'faceted']);
+const LISTS = new Set([
+  'features',
+  'fields',
+  'filters',
+  'show',
+  'field_type',
+  'field_type_filter',
+  'extracted',
+  'security_groups',
+  'resource_filters',
+  'keyword_filters',
+  'faceted',
+]);
 const BOOLS = new Set(['debug', 'highlight', 'with_duplicates', 'with_synonyms', 'show_hidden', 'hidden', 'rephrase']);
 const INTS = new Set(['top_k', 'page_number', 'page_size', 'offset']);
 const FLOATS = new Set(['min_score', 'min_score_semantic', 'min_score_bm25']);
@@ -27,7 +61,8 @@ export function queryToBody(query: Record<string, unknown>): Record<string, unkn
   for (const [key, raw] of Object.entries(query)) {
     const values = Array.isArray(raw) ? raw.map(String) : [String(raw)];
     const one = values[values.length - 1] as string;
-    if (LISTS.has(key)) body[key] = values.flatMap((v) => (key === 'security_groups' || key === 'filters' ? [v] : v.split(','))).filter((v) => v !== '');
+    if (LISTS.has(key))
+      body[key] = values.flatMap((v) => (key === 'security_groups' || key === 'filters' ? [v] : v.split(','))).filter((v) => v !== '');
     else if (BOOLS.has(key)) body[key] = one === 'true' ? true : one === 'false' ? false : one;
     else if (INTS.has(key)) body[key] = /^-?\d+$/.test(one) ? Number(one) : one;
     else if (FLOATS.has(key)) body[key] = one !== '' && Number.isFinite(Number(one)) ? Number(one) : one;
@@ -35,7 +70,9 @@ export function queryToBody(query: Record<string, unknown>): Record<string, unkn
       try {
         body[key] = JSON.parse(one);
       } catch {
-        throw DomainError.validation([{ loc: ['query', 'filter_expression'], msg: 'filter_expression must be a JSON object', type: 'json_invalid' }]);
+        throw DomainError.validation([
+          { loc: ['query', 'filter_expression'], msg: 'filter_expression must be a JSON object', type: 'json_invalid' },
+        ]);
       }
     } else body[key] = one;
   }
@@ -55,7 +92,10 @@ export function queryToBody(query: Record<string, unknown>): Record<string, unkn
     delete body['min_score_bm25'];
   }
   if (body['sort_field'] !== undefined || body['sort_order'] !== undefined || body['sort_limit'] !== undefined) {
-    body['sort'] = { ...(body['sort_field'] !== undefined ? { field: body['sort_field'] } : {}), ...(body['sort_order'] !== undefined ? { order: body['sort_order'] } : {}) };
+    body['sort'] = {
+      ...(body['sort_field'] !== undefined ? { field: body['sort_field'] } : {}),
+      ...(body['sort_order'] !== undefined ? { order: body['sort_order'] } : {}),
+    };
     delete body['sort_field'];
     delete body['sort_order'];
     delete body['sort_limit'];
@@ -69,7 +109,9 @@ export function queryToBody(query: Record<string, unknown>): Record<string, unkn
  */
 export function resourceSearchBody(query: Record<string, unknown>, rid: string): Record<string, unknown> {
   if (query['resource_filters'] !== undefined) {
-    throw DomainError.validation([{ loc: ['query', 'resource_filters'], msg: 'The resource is the one in the path', type: 'extra_forbidden' }]);
+    throw DomainError.validation([
+      { loc: ['query', 'resource_filters'], msg: 'The resource is the one in the path', type: 'extra_forbidden' },
+    ]);
   }
   const body = queryToBody(query);
   const size = body['page_size'];
@@ -77,7 +119,8 @@ export function resourceSearchBody(query: Record<string, unknown>, rid: string):
   delete body['page_size'];
   delete body['page_number'];
   if (size !== undefined) body['top_k'] = size;
-  if (page !== undefined) body['offset'] = typeof page === 'number' && typeof size === 'number' ? page * size : typeof page === 'number' ? page * 20 : page;
+  if (page !== undefined)
+    body['offset'] = typeof page === 'number' && typeof size === 'number' ? page * size : typeof page === 'number' ? page * 20 : page;
   return { features: ['keyword'], ...body, resource_filters: [rid] };
 }
 
@@ -90,7 +133,10 @@ export class SearchController {
 
   @Post('find')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Find Knowledge Box', description: 'Hybrid retrieval (keyword BM25 + semantic), fused and ranked paragraphs grouped by resource.' })
+  @ApiOperation({
+    summary: 'Find Knowledge Box',
+    description: 'Hybrid retrieval (keyword BM25 + semantic), fused and ranked paragraphs grouped by resource.',
+  })
   @ApiBody({ type: FindRequest })
   @ApiResponse({ status: 200, type: FindResponse, description: 'KnowledgeboxFindResults' })
   findPost(@Param('kbid') kbid: string, @Body(bodyOf(FindRequest)) body: FindRequest, @Req() req: AuthedRequest): Promise<FindResponse> {
@@ -99,7 +145,10 @@ export class SearchController {
 
   @Get('find')
   @ApiQuery({ type: FindQueryParams, required: false })
-  @ApiOperation({ summary: 'Find Knowledge Box (GET)', description: 'POST /find with its members as query parameters; lists repeat or are comma-separated, filter_expression is JSON.' })
+  @ApiOperation({
+    summary: 'Find Knowledge Box (GET)',
+    description: 'POST /find with its members as query parameters; lists repeat or are comma-separated, filter_expression is JSON.',
+  })
   @ApiResponse({ status: 200, type: FindResponse, description: 'KnowledgeboxFindResults' })
   findGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<FindResponse> {
     const body = validatePayload(FindRequest, queryToBody(query), { loc: ['query'] });
@@ -108,16 +157,26 @@ export class SearchController {
 
   @Post('catalog')
   @HttpCode(200)
-  @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog)', description: 'Title/slug query, filters, facets, sort and paging over resources.' })
+  @ApiOperation({
+    summary: 'List resources of a Knowledge Box (catalog)',
+    description: 'Title/slug query, filters, facets, sort and paging over resources.',
+  })
   @ApiBody({ type: CatalogRequest })
   @ApiResponse({ status: 200, type: CatalogResponse, description: 'CatalogResponse' })
-  catalogPost(@Param('kbid') kbid: string, @Body(bodyOf(CatalogRequest)) body: CatalogRequest, @Req() req: AuthedRequest): Promise<CatalogResponse> {
+  catalogPost(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(CatalogRequest)) body: CatalogRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<CatalogResponse> {
     return this.bus.request(ContentSubjects.catalog, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Get('catalog')
   @ApiQuery({ type: CatalogQueryParams, required: false })
-  @ApiOperation({ summary: 'List resources of a Knowledge Box (catalog, GET)', description: 'POST /catalog with its members as query parameters (sort_field, sort_order; filter_expression as JSON).' })
+  @ApiOperation({
+    summary: 'List resources of a Knowledge Box (catalog, GET)',
+    description: 'POST /catalog with its members as query parameters (sort_field, sort_order; filter_expression as JSON).',
+  })
   @ApiResponse({ status: 200, type: CatalogResponse, description: 'CatalogResponse' })
   catalogGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<CatalogResponse> {
     const body = validatePayload(CatalogRequest, queryToBody(query), { loc: ['query'] });
@@ -126,46 +185,83 @@ export class SearchController {
 
   @Post('catalog/facets')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Catalog facets', description: 'Counts of resource tags under each prefix, e.g. {"prefixes": [{"prefix": "/l"}]}.' })
+  @ApiOperation({
+    summary: 'Catalog facets',
+    description: 'Counts of resource tags under each prefix, e.g. {"prefixes": [{"prefix": "/l"}]}.',
+  })
   @ApiBody({ type: CatalogFacetsRequest })
   @ApiResponse({ status: 200, type: CatalogFacetsResponse })
-  catalogFacets(@Param('kbid') kbid: string, @Body(bodyOf(CatalogFacetsRequest)) body: CatalogFacetsRequest, @Req() req: AuthedRequest): Promise<CatalogFacetsResponse> {
+  catalogFacets(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(CatalogFacetsRequest)) body: CatalogFacetsRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<CatalogFacetsResponse> {
     return this.bus.request(ContentSubjects.catalogFacets, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('graph')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Search Knowledge Box graph paths', description: 'Edges (source node → relation → destination node) of the KB\'s knowledge graph matching a boolean query over paths, nodes, relations and who generated them.' })
+  @ApiOperation({
+    summary: 'Search Knowledge Box graph paths',
+    description:
+      "Edges (source node → relation → destination node) of the KB's knowledge graph matching a boolean query over paths, nodes, relations and who generated them.",
+  })
   @ApiBody({ type: GraphPathsRequest })
   @ApiResponse({ status: 200, type: GraphPathsResponse, description: 'GraphSearchResponse' })
-  graphPaths(@Param('kbid') kbid: string, @Body(bodyOf(GraphPathsRequest)) body: GraphPathsRequest, @Req() req: AuthedRequest): Promise<GraphPathsResponse> {
+  graphPaths(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(GraphPathsRequest)) body: GraphPathsRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<GraphPathsResponse> {
     return this.bus.request(ContentSubjects.graphPaths, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('graph/nodes')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Search Knowledge Box graph nodes', description: 'Nodes of the KB\'s knowledge graph matching a boolean query over nodes (exact or fuzzy value, type, group) and who generated their edges.' })
+  @ApiOperation({
+    summary: 'Search Knowledge Box graph nodes',
+    description:
+      "Nodes of the KB's knowledge graph matching a boolean query over nodes (exact or fuzzy value, type, group) and who generated their edges.",
+  })
   @ApiBody({ type: GraphNodesRequest })
   @ApiResponse({ status: 200, type: GraphNodesResponse, description: 'GraphNodesSearchResponse' })
-  graphNodes(@Param('kbid') kbid: string, @Body(bodyOf(GraphNodesRequest)) body: GraphNodesRequest, @Req() req: AuthedRequest): Promise<GraphNodesResponse> {
+  graphNodes(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(GraphNodesRequest)) body: GraphNodesRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<GraphNodesResponse> {
     return this.bus.request(ContentSubjects.graphNodes, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('graph/relations')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Search Knowledge Box graph relations', description: 'Relation kinds (label and type) of the KB\'s knowledge graph matching a boolean query.' })
+  @ApiOperation({
+    summary: 'Search Knowledge Box graph relations',
+    description: "Relation kinds (label and type) of the KB's knowledge graph matching a boolean query.",
+  })
   @ApiBody({ type: GraphRelationsRequest })
   @ApiResponse({ status: 200, type: GraphRelationsResponse, description: 'GraphRelationsSearchResponse' })
-  graphRelations(@Param('kbid') kbid: string, @Body(bodyOf(GraphRelationsRequest)) body: GraphRelationsRequest, @Req() req: AuthedRequest): Promise<GraphRelationsResponse> {
+  graphRelations(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(GraphRelationsRequest)) body: GraphRelationsRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<GraphRelationsResponse> {
     return this.bus.request(ContentSubjects.graphRelations, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('search')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Search Knowledge Box', description: 'Separate result lists: paragraphs (BM25), fulltext (fields), sentences (semantic); facets; offset paging.' })
+  @ApiOperation({
+    summary: 'Search Knowledge Box',
+    description: 'Separate result lists: paragraphs (BM25), fulltext (fields), sentences (semantic); facets; offset paging.',
+  })
   @ApiBody({ type: SearchRequest })
   @ApiResponse({ status: 200, type: SearchResponse, description: 'KnowledgeboxSearchResults' })
-  searchPost(@Param('kbid') kbid: string, @Body(bodyOf(SearchRequest)) body: SearchRequest, @Req() req: AuthedRequest): Promise<SearchResponse> {
+  searchPost(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(SearchRequest)) body: SearchRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<SearchResponse> {
     return this.bus.request(ContentSubjects.search, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
@@ -179,23 +275,44 @@ export class SearchController {
   }
 
   @Get('resource/:rid/search')
-  @ApiOperation({ summary: 'Search Resource', description: 'The /search engine limited to one resource: paragraphs (keyword) by default, sentences with features=semantic.' })
+  @ApiOperation({
+    summary: 'Search Resource',
+    description: 'The /search engine limited to one resource: paragraphs (keyword) by default, sentences with features=semantic.',
+  })
   @ApiResponse({ status: 200, description: 'ResourceSearchResults {sentences, paragraphs, relations, nodes, shards}' })
   @ApiResponse({ status: 404, description: 'No such resource in the KB' })
-  async resourceSearch(@Param('kbid') kbid: string, @Param('rid') rid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+  async resourceSearch(
+    @Param('kbid') kbid: string,
+    @Param('rid') rid: string,
+    @Query() query: Record<string, unknown>,
+    @Req() req: AuthedRequest,
+  ): Promise<Record<string, unknown>> {
     const body = resourceSearchBody(query, rid);
     const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, rid }, busContextOf(req));
     if (!found.exists) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
     const r = await this.bus.request(ContentSubjects.search, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
-    return { sentences: r['sentences'] ?? null, paragraphs: r['paragraphs'] ?? null, relations: r['relations'] ?? null, nodes: null, shards: null };
+    return {
+      sentences: r['sentences'] ?? null,
+      paragraphs: r['paragraphs'] ?? null,
+      relations: r['relations'] ?? null,
+      nodes: null,
+      shards: null,
+    };
   }
 
   @Post('suggest')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Suggest on a Knowledge Box', description: 'Paragraphs matching the words typed so far (the last one as a prefix) and entities.' })
+  @ApiOperation({
+    summary: 'Suggest on a Knowledge Box',
+    description: 'Paragraphs matching the words typed so far (the last one as a prefix) and entities.',
+  })
   @ApiBody({ type: SuggestRequest })
   @ApiResponse({ status: 200, type: SuggestResponse, description: 'KnowledgeboxSuggestResults' })
-  suggestPost(@Param('kbid') kbid: string, @Body(bodyOf(SuggestRequest)) body: SuggestRequest, @Req() req: AuthedRequest): Promise<SuggestResponse> {
+  suggestPost(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(SuggestRequest)) body: SuggestRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<SuggestResponse> {
     return this.bus.request(ContentSubjects.suggest, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 

@@ -1,7 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
-  AccountsSubjects, CreateServiceAccountDto, CreateServiceAccountKeyDto, IdDto, ServiceAccountDto, ServiceAccountKeyCreatedDto,
+  AccountsSubjects,
+  CreateServiceAccountDto,
+  CreateServiceAccountKeyDto,
+  IdDto,
+  ServiceAccountDto,
+  ServiceAccountKeyCreatedDto,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -23,7 +28,12 @@ export class ServiceAccountsController {
   @Post('service_accounts')
   @ApiOperation({ summary: 'Add Service Account' })
   @ApiResponse({ status: 201, type: IdDto })
-  create(@Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Body(bodyOf(CreateServiceAccountDto)) body: CreateServiceAccountDto, @Req() req: AuthedRequest): Promise<IdDto> {
+  create(
+    @Param('account_id') accountId: string,
+    @Param('kb_id') kbId: string,
+    @Body(bodyOf(CreateServiceAccountDto)) body: CreateServiceAccountDto,
+    @Req() req: AuthedRequest,
+  ): Promise<IdDto> {
     return this.bus.request(AccountsSubjects.createServiceAccount, { account_id: accountId, kb_id: kbId, body }, busContextOf(req));
   }
 
@@ -31,7 +41,12 @@ export class ServiceAccountsController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete Service Account (its keys stop working at once)' })
   @ApiResponse({ status: 204 })
-  async delete(@Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Param('sa_id') saId: string, @Req() req: AuthedRequest): Promise<void> {
+  async delete(
+    @Param('account_id') accountId: string,
+    @Param('kb_id') kbId: string,
+    @Param('sa_id') saId: string,
+    @Req() req: AuthedRequest,
+  ): Promise<void> {
     await this.bus.request(AccountsSubjects.deleteServiceAccount, { account_id: accountId, kb_id: kbId, sa_id: saId }, busContextOf(req));
   }
 
@@ -39,10 +54,17 @@ export class ServiceAccountsController {
   @ApiOperation({ summary: 'Add Service Account Key' })
   @ApiResponse({ status: 201, type: ServiceAccountKeyCreatedDto })
   createKey(
-    @Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Param('sa_id') saId: string,
-    @Body(bodyOf(CreateServiceAccountKeyDto)) body: CreateServiceAccountKeyDto, @Req() req: AuthedRequest,
+    @Param('account_id') accountId: string,
+    @Param('kb_id') kbId: string,
+    @Param('sa_id') saId: string,
+    @Body(bodyOf(CreateServiceAccountKeyDto)) body: CreateServiceAccountKeyDto,
+    @Req() req: AuthedRequest,
   ): Promise<ServiceAccountKeyCreatedDto> {
-    return this.bus.request(AccountsSubjects.createServiceAccountKey, { account_id: accountId, kb_id: kbId, sa_id: saId, body }, busContextOf(req));
+    return this.bus.request(
+      AccountsSubjects.createServiceAccountKey,
+      { account_id: accountId, kb_id: kbId, sa_id: saId, body },
+      busContextOf(req),
+    );
   }
 
   @Delete('service_account/:sa_id/key/:sa_key_id')
@@ -50,8 +72,16 @@ export class ServiceAccountsController {
   @ApiOperation({ summary: 'Delete Api Key' })
   @ApiResponse({ status: 204 })
   async deleteKey(
-    @Param('account_id') accountId: string, @Param('kb_id') kbId: string, @Param('sa_id') saId: string, @Param('sa_key_id') keyId: string, @Req() req: AuthedRequest,
+    @Param('account_id') accountId: string,
+    @Param('kb_id') kbId: string,
+    @Param('sa_id') saId: string,
+    @Param('sa_key_id') keyId: string,
+    @Req() req: AuthedRequest,
   ): Promise<void> {
-    await this.bus.request(AccountsSubjects.deleteServiceAccountKey, { account_id: accountId, kb_id: kbId, sa_id: saId, key_id: keyId }, busContextOf(req));
+    await this.bus.request(
+      AccountsSubjects.deleteServiceAccountKey,
+      { account_id: accountId, kb_id: kbId, sa_id: saId, key_id: keyId },
+      busContextOf(req),
+    );
   }
 }

@@ -22,7 +22,8 @@ export class SynonymsController {
   @HttpCode(204)
   @ApiOperation({
     summary: 'Set the custom synonyms',
-    description: 'Replaces them all: `{synonyms: {term: [synonym…]}}` (at most 10,000 terms, 100 synonyms a term, 200 characters each). With `with_synonyms: true`, a keyword query containing a term (word or phrase, any case) also matches its synonyms.',
+    description:
+      'Replaces them all: `{synonyms: {term: [synonym…]}}` (at most 10,000 terms, 100 synonyms a term, 200 characters each). With `with_synonyms: true`, a keyword query containing a term (word or phrase, any case) also matches its synonyms.',
   })
   @ApiBody({ type: KbSynonymsDto })
   @ApiResponse({ status: 204 })

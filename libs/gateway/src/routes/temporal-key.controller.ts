@@ -14,10 +14,15 @@ export class TemporalKeyController {
   @Post('service_account_temporal_key')
   @ApiOperation({
     summary: 'Create Temporal Secure Token',
-    description: 'With an API key (X-SVC-SERVICEACCOUNT). Lives at most 10 s. Without security_groups it acts as its parent key; with them it opens only the /ask endpoints.',
+    description:
+      'With an API key (X-SVC-SERVICEACCOUNT). Lives at most 10 s. Without security_groups it acts as its parent key; with them it opens only the /ask endpoints.',
   })
   @ApiResponse({ status: 201, type: TemporalKeyDto })
   create(@Body(bodyOf(CreateTemporalKeyDto)) body: CreateTemporalKeyDto, @Req() req: AuthedRequest): Promise<TemporalKeyDto> {
-    return this.bus.request(AccountsSubjects.createTemporalKey, { parent_key_id: req.principal?.credential_id ?? '', body }, busContextOf(req));
+    return this.bus.request(
+      AccountsSubjects.createTemporalKey,
+      { parent_key_id: req.principal?.credential_id ?? '', body },
+      busContextOf(req),
+    );
   }
 }

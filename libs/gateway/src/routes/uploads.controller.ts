@@ -18,7 +18,10 @@ export const header = (req: AuthedRequest, name: string): string | undefined => 
 };
 
 /** The raw body of both upload routes. */
-const FILE_BODY = { description: 'The file\'s bytes; `Content-Type` names its media type (any, `application/octet-stream` when unknown).', schema: { type: 'string', format: 'binary' } } as const;
+const FILE_BODY = {
+  description: "The file's bytes; `Content-Type` names its media type (any, `application/octet-stream` when unknown).",
+  schema: { type: 'string', format: 'binary' },
+} as const;
 
 /** Raw file uploads, streamed from the request to the blob store. */
 @ApiTags('Uploads')
@@ -36,9 +39,18 @@ export class UploadsController {
   private input(req: AuthedRequest, kbid: string) {
     const length = header(req, 'content-length');
     return {
-      kbid, body: req, declaredType: header(req, 'content-type'), filename: decodeFilename(header(req, 'x-filename')), md5: header(req, 'x-md5'),
-      password: header(req, 'x-password'), language: header(req, 'x-language'), extractStrategy: header(req, 'x-extract-strategy'),
-      declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined, skipStore: skipStoreOf(req), actor: actorOf(req), context: busContextOf(req).context,
+      kbid,
+      body: req,
+      declaredType: header(req, 'content-type'),
+      filename: decodeFilename(header(req, 'x-filename')),
+      md5: header(req, 'x-md5'),
+      password: header(req, 'x-password'),
+      language: header(req, 'x-language'),
+      extractStrategy: header(req, 'x-extract-strategy'),
+      declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+      skipStore: skipStoreOf(req),
+      actor: actorOf(req),
+      context: busContextOf(req).context,
     };
   }
 
@@ -56,7 +68,11 @@ export class UploadsController {
   @ApiOperation({ summary: 'Upload a file into a file field of an existing resource (raw body)' })
   @ApiBody(FILE_BODY)
   @ApiResponse({ status: 201, type: ResourceFileUploadedDto })
-  uploadToField(@Param('kbid') kbid: string, @Param('field_id') fieldId: string, @Req() req: AuthedRequest): Promise<ResourceFileUploadedDto> {
+  uploadToField(
+    @Param('kbid') kbid: string,
+    @Param('field_id') fieldId: string,
+    @Req() req: AuthedRequest,
+  ): Promise<ResourceFileUploadedDto> {
     const target = req.params['rid'] ? { rid: String(req.params['rid']) } : { slug: String(req.params['rslug']) };
     return this.uploads.upload({ ...this.input(req, kbid), target, fieldId });
   }

@@ -1,6 +1,15 @@
 import { Body, Controller, Get, Inject, Param, Put, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { AccountsSubjects, GetUsageQueryDto, ReportingSubjects, SetAccountLimitsDto, UsageBucketEntryDto, AccountLimitsDto, type EffectiveLimits, type UsageBucketDto } from '@kb/contracts';
+import {
+  AccountsSubjects,
+  GetUsageQueryDto,
+  ReportingSubjects,
+  SetAccountLimitsDto,
+  UsageBucketEntryDto,
+  AccountLimitsDto,
+  type EffectiveLimits,
+  type UsageBucketDto,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf, queryOf } from '../http/dto.pipe';
@@ -21,11 +30,18 @@ export class UsageController {
       '`resources`, `paragraphs_stored` and `storage_bytes` are the net change in the bucket. Account owners (AOWNER) only.',
   })
   @ApiResponse({ status: 200, type: [UsageBucketEntryDto] })
-  usage(@Param('account_id') account: string, @Query(queryOf(GetUsageQueryDto)) query: GetUsageQueryDto, @Req() req: AuthedRequest): Promise<UsageBucketDto[]> {
+  usage(
+    @Param('account_id') account: string,
+    @Query(queryOf(GetUsageQueryDto)) query: GetUsageQueryDto,
+    @Req() req: AuthedRequest,
+  ): Promise<UsageBucketDto[]> {
     return this.bus.request(
       ReportingSubjects.getUsage,
       {
-        account_id: req.grant?.account_id ?? account, from: query.from, to: query.to ?? new Date().toISOString(), aggregation: query.aggregation ?? 'millennium',
+        account_id: req.grant?.account_id ?? account,
+        from: query.from,
+        to: query.to ?? new Date().toISOString(),
+        aggregation: query.aggregation ?? 'millennium',
         ...(query.knowledgebox ? { kb_id: query.knowledgebox } : {}),
       },
       busContextOf(req),
@@ -36,11 +52,15 @@ export class UsageController {
   @ApiOperation({
     summary: 'Set Account Limits (operators)',
     description:
-      'Operators (users of type ROOT) set an account\'s limits (spec 2.5): the members given replace the account\'s own, the others keep theirs; -1 is unlimited. ' +
+      "Operators (users of type ROOT) set an account's limits (spec 2.5): the members given replace the account's own, the others keep theirs; -1 is unlimited. " +
       'Blocks of limits no longer reached are lifted within moments, without a restart.',
   })
   @ApiResponse({ status: 200, type: AccountLimitsDto })
-  setLimits(@Param('account_id') account: string, @Body(bodyOf(SetAccountLimitsDto)) body: SetAccountLimitsDto, @Req() req: AuthedRequest): Promise<EffectiveLimits> {
+  setLimits(
+    @Param('account_id') account: string,
+    @Body(bodyOf(SetAccountLimitsDto)) body: SetAccountLimitsDto,
+    @Req() req: AuthedRequest,
+  ): Promise<EffectiveLimits> {
     return this.bus.request(AccountsSubjects.setAccountLimits, { account, user_id: req.principal?.user_id ?? '', body }, busContextOf(req));
   }
 }

@@ -1,7 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
-  AccountsSubjects, CreatePersonalTokenDto, EmailVerificationDto, ModifyUserDto, PersonalTokenCreatedDto, PersonalTokenDto, SignInDto, SignUpDto, SignedUpDto, UserProfileDto,
+  AccountsSubjects,
+  CreatePersonalTokenDto,
+  EmailVerificationDto,
+  ModifyUserDto,
+  PersonalTokenCreatedDto,
+  PersonalTokenDto,
+  SignInDto,
+  SignUpDto,
+  SignedUpDto,
+  UserProfileDto,
   UserTokenDto,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
@@ -66,7 +75,10 @@ export class UserController {
   @Post('user/pa_tokens')
   @ApiOperation({ summary: 'Create Token (personal access token)' })
   @ApiResponse({ status: 201, type: PersonalTokenCreatedDto })
-  createToken(@Body(bodyOf(CreatePersonalTokenDto)) body: CreatePersonalTokenDto, @Req() req: AuthedRequest): Promise<PersonalTokenCreatedDto> {
+  createToken(
+    @Body(bodyOf(CreatePersonalTokenDto)) body: CreatePersonalTokenDto,
+    @Req() req: AuthedRequest,
+  ): Promise<PersonalTokenCreatedDto> {
     return this.bus.request(AccountsSubjects.createPersonalToken, { user_id: userOf(req), body }, busContextOf(req));
   }
 

@@ -14,10 +14,22 @@ export class VerifyEmailPageController {
 
   @Get()
   async verify(@Query('token') token: string | undefined, @Res() res: Response): Promise<void> {
-    if (!token) return this.html(res, 422, page('E-mail address', `<h1>E-mail address not verified</h1>${errorBox('This verification link is incomplete')}`));
+    if (!token)
+      return this.html(
+        res,
+        422,
+        page('E-mail address', `<h1>E-mail address not verified</h1>${errorBox('This verification link is incomplete')}`),
+      );
     try {
       const { email } = await this.bus.request(AccountsSubjects.verifyEmail, { token: token.slice(0, 4096) });
-      this.html(res, 200, page('E-mail address verified', `<h1>E-mail address verified</h1><p id="verified">${escape(email)} is confirmed as yours.</p><a class="button" href="/auth">Sign in</a>`));
+      this.html(
+        res,
+        200,
+        page(
+          'E-mail address verified',
+          `<h1>E-mail address verified</h1><p id="verified">${escape(email)} is confirmed as yours.</p><a class="button" href="/auth">Sign in</a>`,
+        ),
+      );
     } catch (err) {
       this.html(res, pageStatusOf(err), page('E-mail address', `<h1>E-mail address not verified</h1>${errorBox((err as Error).message)}`));
     }

@@ -6,12 +6,34 @@ const BY_EXTENSION: Record<string, string> = {
   '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  '.csv': 'text/csv', '.tsv': 'text/tab-separated-values', '.txt': 'text/plain', '.md': 'text/markdown', '.markdown': 'text/markdown',
-  '.html': 'text/html', '.htm': 'text/html', '.json': 'application/json', '.rst': 'text/x-rst', '.xml': 'application/xml',
+  '.csv': 'text/csv',
+  '.tsv': 'text/tab-separated-values',
+  '.txt': 'text/plain',
+  '.md': 'text/markdown',
+  '.markdown': 'text/markdown',
+  '.html': 'text/html',
+  '.htm': 'text/html',
+  '.json': 'application/json',
+  '.rst': 'text/x-rst',
+  '.xml': 'application/xml',
   '.eml': 'message/rfc822',
-  '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.tif': 'image/tiff', '.tiff': 'image/tiff', '.webp': 'image/webp', '.gif': 'image/gif',
-  '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.m4a': 'audio/mp4', '.ogg': 'audio/ogg', '.flac': 'audio/flac', '.webm': 'video/webm',
-  '.mp4': 'video/mp4', '.mov': 'video/quicktime', '.mkv': 'video/x-matroska', '.avi': 'video/x-msvideo',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.tif': 'image/tiff',
+  '.tiff': 'image/tiff',
+  '.webp': 'image/webp',
+  '.gif': 'image/gif',
+  '.mp3': 'audio/mpeg',
+  '.wav': 'audio/wav',
+  '.m4a': 'audio/mp4',
+  '.ogg': 'audio/ogg',
+  '.flac': 'audio/flac',
+  '.webm': 'video/webm',
+  '.mp4': 'video/mp4',
+  '.mov': 'video/quicktime',
+  '.mkv': 'video/x-matroska',
+  '.avi': 'video/x-msvideo',
 };
 const SUPPORTED = new Set(Object.values(BY_EXTENSION));
 
@@ -24,7 +46,8 @@ export const isMedia = (contentType: string) => /^(audio|video)\//.test(contentT
 export function resolveContentType(declared: string | undefined, filename: string | undefined): string | undefined {
   const clean = declared?.split(';')[0]?.trim().toLowerCase();
   const fromName = filename ? BY_EXTENSION[extname(filename).toLowerCase()] : undefined;
-  if (!clean || clean === 'application/octet-stream' || clean === 'binary/octet-stream') return fromName ?? (filename ? undefined : 'application/octet-stream');
+  if (!clean || clean === 'application/octet-stream' || clean === 'binary/octet-stream')
+    return fromName ?? (filename ? undefined : 'application/octet-stream');
   if (SUPPORTED.has(clean) || clean.startsWith('text/') || clean.startsWith('audio/') || clean.startsWith('video/')) return clean;
   return undefined;
 }

@@ -15,12 +15,22 @@ function startServer(): Promise<{ url: string; server: Server }> {
           if (head.length < 1) head.push(chunk as Buffer);
         }
         await part.finished;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ size, filename: part.filename, mimeType: part.mimeType, start: Buffer.concat(head).subarray(0, 5).toString() }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            size,
+            filename: part.filename,
+            mimeType: part.mimeType,
+            start: Buffer.concat(head).subarray(0, 5).toString(),
+          }),
+        );
       },
-      (err: { code?: string; message: string }) => res.writeHead(422, { 'content-type': 'application/json' }).end(JSON.stringify({ code: err.code, message: err.message })),
+      (err: { code?: string; message: string }) =>
+        res.writeHead(422, { 'content-type': 'application/json' }).end(JSON.stringify({ code: err.code, message: err.message })),
     );
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server })),
+  );
 }
 
 describe('readMultipartFile', () => {

@@ -46,7 +46,13 @@ export function readMultipartFile(req: IncomingMessage): Promise<MultipartFile> 
       }
       found = true;
       stream.on('error', () => (broken = true));
-      resolve({ stream, ...(info.filename ? { filename: info.filename } : {}), ...(info.mimeType ? { mimeType: info.mimeType } : {}), broken: () => broken, finished });
+      resolve({
+        stream,
+        ...(info.filename ? { filename: info.filename } : {}),
+        ...(info.mimeType ? { mimeType: info.mimeType } : {}),
+        broken: () => broken,
+        finished,
+      });
     });
     parser.on('error', (err: Error) => {
       broken = true;

@@ -16,7 +16,8 @@ const context = { request_id: 'r-1' } as never;
 function fakeBus(limit = 1000): MessageBus {
   return {
     request: async (def: AnyDef) => {
-      if (def.subject === AccountsSubjects.accountUploadLimits.subject || def.subject === AccountsSubjects.kbUploadLimits.subject) return { upload_limit_max_media_file_size: limit * 10, upload_limit_max_non_media_file_size: limit };
+      if (def.subject === AccountsSubjects.accountUploadLimits.subject || def.subject === AccountsSubjects.kbUploadLimits.subject)
+        return { upload_limit_max_media_file_size: limit * 10, upload_limit_max_non_media_file_size: limit };
       throw new Error(`unexpected ${def.subject}`);
     },
   } as unknown as MessageBus;
@@ -55,29 +56,59 @@ describe('Upload Binary File (ProcessingUploadService) and the sweep of unused u
 
   it('stages the bytes under the account with the upload headers, and answers an unguessable token', async () => {
     const token = await uploads.stage({
-      accountId: ACCOUNT, body: Readable.from([Buffer.from('hello '), Buffer.from('world')]), filename: 'notes.txt', password: 'pw', language: 'en',
-      md5: '5EB63BBBE01EEED093CB22BB8F5ACDC3', context,
+      accountId: ACCOUNT,
+      body: Readable.from([Buffer.from('hello '), Buffer.from('world')]),
+      filename: 'notes.txt',
+      password: 'pw',
+      language: 'en',
+      md5: '5EB63BBBE01EEED093CB22BB8F5ACDC3',
+      context,
     });
     expect(token).toMatch(PROCESSING_UPLOAD_TOKEN);
     const stat = await blobs.stat(processingUploadKey(ACCOUNT, token));
-    expect(stat).toMatchObject({ size: 11, contentType: 'text/plain', metadata: { filename: 'notes.txt', password: 'pw', language: 'en', md5: '5eb63bbbe01eeed093cb22bb8f5acdc3' } });
+    expect(stat).toMatchObject({
+      size: 11,
+      contentType: 'text/plain',
+      metadata: { filename: 'notes.txt', password: 'pw', language: 'en', md5: '5eb63bbbe01eeed093cb22bb8f5acdc3' },
+    });
     const other = await uploads.stage({ accountId: ACCOUNT, body: Buffer.from('x'), filename: 'a.txt', context });
     expect(other).not.toBe(token);
   });
 
   it('refuses unsupported types (415), oversize files (413, declared or streamed), and a wrong x-md5 (422), keeping nothing', async () => {
-    await expect(uploads.stage({ accountId: ACCOUNT, body: Buffer.from('x'), filename: 'tool.exe', declaredType: 'application/x-msdownload', context }))
-      .rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_MEDIA_TYPE });
-    await expect(uploads.stage({ accountId: ACCOUNT, body: Buffer.from('x'), filename: 'a.txt', declaredSize: 5000, context })).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
-    await expect(uploads.stage({ accountId: ACCOUNT, body: Buffer.alloc(5000, 97), filename: 'a.txt', context })).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
-    await expect(uploads.stage({ accountId: ACCOUNT, body: Buffer.from('abc'), filename: 'a.txt', md5: '0'.repeat(32), context })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
-    await expect(uploads.stage({ accountId: ACCOUNT, body: Buffer.from('abc'), filename: 'a.txt', md5: 'not-an-md5', context })).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
+    await expect(
+      uploads.stage({
+        accountId: ACCOUNT,
+        body: Buffer.from('x'),
+        filename: 'tool.exe',
+        declaredType: 'application/x-msdownload',
+        context,
+      }),
+    ).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_MEDIA_TYPE });
+    await expect(
+      uploads.stage({ accountId: ACCOUNT, body: Buffer.from('x'), filename: 'a.txt', declaredSize: 5000, context }),
+    ).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    await expect(uploads.stage({ accountId: ACCOUNT, body: Buffer.alloc(5000, 97), filename: 'a.txt', context })).rejects.toMatchObject({
+      code: ErrorCodes.PAYLOAD_TOO_LARGE,
+    });
+    await expect(
+      uploads.stage({ accountId: ACCOUNT, body: Buffer.from('abc'), filename: 'a.txt', md5: '0'.repeat(32), context }),
+    ).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
+    await expect(
+      uploads.stage({ accountId: ACCOUNT, body: Buffer.from('abc'), filename: 'a.txt', md5: 'not-an-md5', context }),
+    ).rejects.toMatchObject({ code: ErrorCodes.VALIDATION_FAILED });
     expect(await all(blobs)).toEqual([]);
   });
 
   it('ends a resumable (TUS) upload to process with a token for the whole file', async () => {
     const tus = new TusService(blobs, fakeBus(), new UploadService(fakeBus(), blobs), uploads);
-    const state = await tus.create({ owner: { account: ACCOUNT }, length: 10, deferLength: false, metadata: { filename: 'parts.txt' }, context });
+    const state = await tus.create({
+      owner: { account: ACCOUNT },
+      length: 10,
+      deferLength: false,
+      metadata: { filename: 'parts.txt' },
+      context,
+    });
     const actor = { user: 'u', client_type: 'api' } as never;
     const first = await tus.append(`processing:${ACCOUNT}`, state.id, 0, undefined, Readable.from([Buffer.from('01234')]), actor, context);
     expect(first.done).toBeUndefined();
@@ -98,13 +129,19 @@ describe('Upload Binary File (ProcessingUploadService) and the sweep of unused u
     const tus = new TusService(blobs, fakeBus(), new UploadService(fakeBus(), blobs), uploads);
     const actor = { user: 'u', client_type: 'api' } as never;
     const ns = `processing:${ACCOUNT}`;
-    await expect(tus.create({ owner: { account: ACCOUNT }, length: 1001, deferLength: false, metadata: { filename: 'big.txt' }, context })).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    await expect(
+      tus.create({ owner: { account: ACCOUNT }, length: 1001, deferLength: false, metadata: { filename: 'big.txt' }, context }),
+    ).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
     const growing = await tus.create({ owner: { account: ACCOUNT }, deferLength: true, metadata: { filename: 'big.txt' }, context });
     await tus.append(ns, growing.id, 0, undefined, Readable.from([Buffer.alloc(600, 97)]), actor, context);
-    await expect(tus.append(ns, growing.id, 600, undefined, Readable.from([Buffer.alloc(600, 97)]), actor, context)).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    await expect(tus.append(ns, growing.id, 600, undefined, Readable.from([Buffer.alloc(600, 97)]), actor, context)).rejects.toMatchObject({
+      code: ErrorCodes.PAYLOAD_TOO_LARGE,
+    });
     await expect(tus.status(ns, growing.id)).rejects.toMatchObject({ code: ErrorCodes.NOT_FOUND });
     const declared = await tus.create({ owner: { account: ACCOUNT }, deferLength: true, metadata: { filename: 'big.txt' }, context });
-    await expect(tus.append(ns, declared.id, 0, 5000, Readable.from([Buffer.from('x')]), actor, context)).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    await expect(tus.append(ns, declared.id, 0, 5000, Readable.from([Buffer.from('x')]), actor, context)).rejects.toMatchObject({
+      code: ErrorCodes.PAYLOAD_TOO_LARGE,
+    });
     expect(await all(blobs)).toEqual([]);
   });
 
@@ -116,7 +153,15 @@ describe('Upload Binary File (ProcessingUploadService) and the sweep of unused u
     const resumed = await tus.create({ owner: { account: ACCOUNT }, length: 10, deferLength: false, metadata: {}, context });
     age(root, 25 * 3600 * 1000);
     // A chunk written today keeps its upload, although the upload began two days ago.
-    await tus.append(`processing:${ACCOUNT}`, resumed.id, 0, undefined, Readable.from([Buffer.from('01234')]), { user: 'u', client_type: 'api' } as never, context);
+    await tus.append(
+      `processing:${ACCOUNT}`,
+      resumed.id,
+      0,
+      undefined,
+      Readable.from([Buffer.from('01234')]),
+      { user: 'u', client_type: 'api' } as never,
+      context,
+    );
     const fresh = await uploads.stage({ accountId: ACCOUNT, body: Buffer.from('new'), filename: 'b.txt', context });
 
     expect(await sweeper.sweep()).toEqual({ staged: 1, tus: 1 });

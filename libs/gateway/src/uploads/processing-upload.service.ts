@@ -19,15 +19,28 @@ export interface ProcessingUploadInput extends UploadedFile {
  */
 @Injectable()
 export class ProcessingUploadService {
-  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus, @Inject(BLOB_STORE) private readonly blobs: BlobStore) {}
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+  ) {}
 
   async stage(input: ProcessingUploadInput): Promise<string> {
     const contentType = resolveContentType(input.declaredType, input.filename);
-    if (!contentType) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported file type ${input.declaredType ?? ''}${input.filename ? ` (${input.filename})` : ''}`.trim());
+    if (!contentType)
+      throw new DomainError(
+        ErrorCodes.UNSUPPORTED_MEDIA_TYPE,
+        `Unsupported file type ${input.declaredType ?? ''}${input.filename ? ` (${input.filename})` : ''}`.trim(),
+      );
     if (input.md5 !== undefined && !/^[a-fA-F0-9]{32}$/.test(input.md5)) {
-      throw DomainError.validation([{ loc: ['header', 'x-md5'], msg: 'x-md5 must be 32 hexadecimal characters', type: 'string_pattern_mismatch' }]);
+      throw DomainError.validation([
+        { loc: ['header', 'x-md5'], msg: 'x-md5 must be 32 hexadecimal characters', type: 'string_pattern_mismatch' },
+      ]);
     }
-    const limits = await this.bus.request(AccountsSubjects.accountUploadLimits, { account_id: input.accountId }, { context: input.context });
+    const limits = await this.bus.request(
+      AccountsSubjects.accountUploadLimits,
+      { account_id: input.accountId },
+      { context: input.context },
+    );
     const maxBytes = isMedia(contentType) ? limits.upload_limit_max_media_file_size : limits.upload_limit_max_non_media_file_size;
     if (input.declaredSize !== undefined && maxBytes >= 0 && input.declaredSize > maxBytes) {
       throw new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, `The file is larger than this account's limit of ${maxBytes} bytes`);

@@ -37,7 +37,8 @@ interface TusState {
 export const TUS_VERSION = '1.0.0';
 export const TUS_EXTENSIONS = 'creation,creation-defer-length';
 
-const tooLarge = (maxBytes: number) => new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, `The file is larger than this account's limit of ${maxBytes} bytes`);
+const tooLarge = (maxBytes: number) =>
+  new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, `The file is larger than this account's limit of ${maxBytes} bytes`);
 
 export const TUS_PREFIX = 'gateway/tus/';
 const dirOf = (ns: string, id: string) => `${TUS_PREFIX}${ns}/${id}/`;
@@ -45,7 +46,8 @@ const stateKey = (ns: string, id: string) => `${dirOf(ns, id)}state.json`;
 const partKey = (ns: string, id: string, offset: number) => `${dirOf(ns, id)}part-${String(offset).padStart(15, '0')}`;
 
 /** Where the uploads of a KB, or of an understanding-API client's account, keep their state. */
-export const tusNamespace = (target: { kbid: string } | { account: string }): string => ('kbid' in target ? target.kbid : `processing:${target.account}`);
+export const tusNamespace = (target: { kbid: string } | { account: string }): string =>
+  'kbid' in target ? target.kbid : `processing:${target.account}`;
 
 /** The result of the last chunk: the resource file written, or the token of the staged file. */
 export type TusResult = { seqid: number; uuid: string; field_id: string } | string;
@@ -53,10 +55,17 @@ export type TusResult = { seqid: number; uuid: string; field_id: string } | stri
 /** `Upload-Metadata: key base64,key base64` (values optional). */
 export function parseUploadMetadata(header: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const pair of (header ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of (header ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [key, value] = pair.split(/\s+/, 2) as [string, string | undefined];
-    if (!/^[A-Za-z0-9_.-]+$/.test(key)) throw DomainError.validation([{ loc: ['header', 'upload-metadata'], msg: `Malformed metadata key "${key}"`, type: 'value_error' }]);
-    if (value !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) throw DomainError.validation([{ loc: ['header', 'upload-metadata', key], msg: 'Metadata values must be base64', type: 'value_error' }]);
+    if (!/^[A-Za-z0-9_.-]+$/.test(key))
+      throw DomainError.validation([{ loc: ['header', 'upload-metadata'], msg: `Malformed metadata key "${key}"`, type: 'value_error' }]);
+    if (value !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(value))
+      throw DomainError.validation([
+        { loc: ['header', 'upload-metadata', key], msg: 'Metadata values must be base64', type: 'value_error' },
+      ]);
     out[key] = value === undefined ? '' : Buffer.from(value, 'base64').toString('utf8');
   }
   return out;
@@ -76,19 +85,39 @@ export class TusService {
   ) {}
 
   async create(input: {
-    owner: { kbid: string } | { account: string }; target?: { rid?: string; slug?: string }; fieldId?: string; length?: number; deferLength: boolean; metadata: Record<string, string>;
-    resource?: Record<string, unknown>; skipStore?: boolean; context: BusContext;
+    owner: { kbid: string } | { account: string };
+    target?: { rid?: string; slug?: string };
+    fieldId?: string;
+    length?: number;
+    deferLength: boolean;
+    metadata: Record<string, string>;
+    resource?: Record<string, unknown>;
+    skipStore?: boolean;
+    context: BusContext;
   }): Promise<TusState> {
     if (input.length === undefined && !input.deferLength) {
-      throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length or Upload-Defer-Length: 1 is required', type: 'missing' }]);
+      throw DomainError.validation([
+        { loc: ['header', 'upload-length'], msg: 'Upload-Length or Upload-Defer-Length: 1 is required', type: 'missing' },
+      ]);
     }
     // An upload into a field needs its resource now, not after the client sent every byte.
     if (input.target && 'kbid' in input.owner) await this.uploads.existingResource(input.owner.kbid, input.target, input.context);
     const maxBytes = await this.sizeLimit(input.owner, input.metadata, input.context);
     if (input.length !== undefined && maxBytes !== undefined && input.length > maxBytes) throw tooLarge(maxBytes);
     const state: TusState = {
-      id: randomBytes(16).toString('hex'), ns: tusNamespace(input.owner), ...input.owner, target: input.target, fieldId: input.fieldId, length: input.length, offset: 0, parts: [],
-      metadata: input.metadata, resource: input.resource, ...(maxBytes !== undefined ? { maxBytes } : {}), ...(input.skipStore ? { skipStore: true } : {}), created: new Date().toISOString(),
+      id: randomBytes(16).toString('hex'),
+      ns: tusNamespace(input.owner),
+      ...input.owner,
+      target: input.target,
+      fieldId: input.fieldId,
+      length: input.length,
+      offset: 0,
+      parts: [],
+      metadata: input.metadata,
+      resource: input.resource,
+      ...(maxBytes !== undefined ? { maxBytes } : {}),
+      ...(input.skipStore ? { skipStore: true } : {}),
+      created: new Date().toISOString(),
     };
     await this.save(state);
     return state;
@@ -100,24 +129,42 @@ export class TusService {
 
   /** Appends one chunk at `offset`; returns the new state and, after the last chunk, the upload result. */
   async append(
-    ns: string, id: string, offset: number, length: number | undefined, body: Readable, actor: ActorDto, context: BusContext, skipStore = false,
+    ns: string,
+    id: string,
+    offset: number,
+    length: number | undefined,
+    body: Readable,
+    actor: ActorDto,
+    context: BusContext,
+    skipStore = false,
   ): Promise<{ state: TusState; done?: TusResult }> {
     const state = await this.load(ns, id);
-    if (offset !== state.offset) throw new DomainError(ErrorCodes.CONFLICT, `Upload-Offset ${offset} does not match the current offset ${state.offset}`, { offset: state.offset });
+    if (offset !== state.offset)
+      throw new DomainError(ErrorCodes.CONFLICT, `Upload-Offset ${offset} does not match the current offset ${state.offset}`, {
+        offset: state.offset,
+      });
     if (length !== undefined) {
-      if (state.length !== undefined && state.length !== length) throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length cannot change', type: 'value_error' }]);
+      if (state.length !== undefined && state.length !== length)
+        throw DomainError.validation([{ loc: ['header', 'upload-length'], msg: 'Upload-Length cannot change', type: 'value_error' }]);
       if (state.maxBytes !== undefined && length > state.maxBytes) return this.abandon(state, tooLarge(state.maxBytes));
       state.length = length;
     }
     // A deferred length is bounded by the limit too: the bytes so far may not pass it.
-    const remaining = state.length !== undefined ? state.length - state.offset : state.maxBytes !== undefined ? state.maxBytes - state.offset : undefined;
+    const remaining =
+      state.length !== undefined ? state.length - state.offset : state.maxBytes !== undefined ? state.maxBytes - state.offset : undefined;
     const key = partKey(ns, id, state.offset);
     let stat: { size: number };
     try {
       stat = await this.blobs.put(key, body, remaining !== undefined ? { maxBytes: remaining } : {});
     } catch (err) {
       // Past the account's limit the upload can never complete: its parts go now, not when swept.
-      if (state.length === undefined && err instanceof DomainError && err.code === ErrorCodes.PAYLOAD_TOO_LARGE && state.maxBytes !== undefined) return this.abandon(state, tooLarge(state.maxBytes));
+      if (
+        state.length === undefined &&
+        err instanceof DomainError &&
+        err.code === ErrorCodes.PAYLOAD_TOO_LARGE &&
+        state.maxBytes !== undefined
+      )
+        return this.abandon(state, tooLarge(state.maxBytes));
       throw err;
     }
     state.parts.push({ key, size: stat.size });
@@ -127,15 +174,27 @@ export class TusService {
 
     const m = state.metadata;
     const file = {
-      body: Readable.from(this.concat(state.parts)), declaredSize: state.length, declaredType: m['content_type'] ?? m['filetype'],
-      filename: decodeFilename(m['filename'] ?? m['name']), md5: m['md5'] || undefined, password: m['password'] || undefined, language: m['language'] || undefined, context,
+      body: Readable.from(this.concat(state.parts)),
+      declaredSize: state.length,
+      declaredType: m['content_type'] ?? m['filetype'],
+      filename: decodeFilename(m['filename'] ?? m['name']),
+      md5: m['md5'] || undefined,
+      password: m['password'] || undefined,
+      language: m['language'] || undefined,
+      context,
     };
     try {
       const done: TusResult = state.account
         ? await this.processingUploads.stage({ accountId: state.account, ...file })
         : await this.uploads.upload({
-          kbid: state.kbid ?? ns, target: state.target, fieldId: state.fieldId, resource: state.resource, skipStore: state.skipStore === true || skipStore, actor, ...file,
-        });
+            kbid: state.kbid ?? ns,
+            target: state.target,
+            fieldId: state.fieldId,
+            resource: state.resource,
+            skipStore: state.skipStore === true || skipStore,
+            actor,
+            ...file,
+          });
       await this.blobs.deletePrefix(dirOf(ns, id));
       return { state, done };
     } catch (err) {
@@ -146,7 +205,11 @@ export class TusService {
   }
 
   /** The account's size limit for what the metadata says the file is; undefined when unlimited. */
-  private async sizeLimit(owner: { kbid: string } | { account: string }, m: Record<string, string>, context: BusContext): Promise<number | undefined> {
+  private async sizeLimit(
+    owner: { kbid: string } | { account: string },
+    m: Record<string, string>,
+    context: BusContext,
+  ): Promise<number | undefined> {
     const limits = await ('kbid' in owner
       ? this.bus.request(AccountsSubjects.kbUploadLimits, { kb_id: owner.kbid }, { context })
       : this.bus.request(AccountsSubjects.accountUploadLimits, { account_id: owner.account }, { context }));
@@ -170,7 +233,8 @@ export class TusService {
   }
 
   private async load(ns: string, id: string): Promise<TusState> {
-    if (!/^[0-9a-f]{32}$/.test(id) || !(await this.blobs.exists(stateKey(ns, id)))) throw new DomainError(ErrorCodes.NOT_FOUND, 'Upload not found or already finished');
+    if (!/^[0-9a-f]{32}$/.test(id) || !(await this.blobs.exists(stateKey(ns, id))))
+      throw new DomainError(ErrorCodes.NOT_FOUND, 'Upload not found or already finished');
     const { body } = await this.blobs.get(stateKey(ns, id));
     const chunks: Buffer[] = [];
     for await (const c of body) chunks.push(c as Buffer);

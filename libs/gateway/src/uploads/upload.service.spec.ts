@@ -14,7 +14,8 @@ function fakeBus(register: () => Promise<unknown>, limit = 1000): MessageBus {
   return {
     request: async (def: AnyDef) => {
       if (def.subject === ContentSubjects.md5Exists.subject) return { exists: false };
-      if (def.subject === AccountsSubjects.kbUploadLimits.subject) return { upload_limit_max_media_file_size: limit, upload_limit_max_non_media_file_size: limit };
+      if (def.subject === AccountsSubjects.kbUploadLimits.subject)
+        return { upload_limit_max_media_file_size: limit, upload_limit_max_non_media_file_size: limit };
       if (def.subject === ContentSubjects.registerUpload.subject) return register();
       throw new Error(`unexpected ${def.subject}`);
     },
@@ -42,21 +43,38 @@ describe('UploadService', () => {
   });
 
   it('stores the bytes and registers them with content', async () => {
-    const service = new UploadService(fakeBus(async () => ({ uuid: 'r', seqid: 1, field_id: 'f' })), blobs);
+    const service = new UploadService(
+      fakeBus(async () => ({ uuid: 'r', seqid: 1, field_id: 'f' })),
+      blobs,
+    );
     await service.upload({ ...base, body: Readable.from([Buffer.from('hello')]) });
     expect(await keys(blobs)).toEqual([expect.stringMatching(/\/f\/file\/[0-9a-f]{32}\/original$/)]);
   });
 
   it('deletes the stored bytes when content refuses the registration (no blob without a resource)', async () => {
-    const service = new UploadService(fakeBus(async () => { throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, 'content is down'); }), blobs);
-    await expect(service.upload({ ...base, body: Readable.from([Buffer.from('hello')]) })).rejects.toMatchObject({ code: ErrorCodes.SERVICE_UNAVAILABLE });
+    const service = new UploadService(
+      fakeBus(async () => {
+        throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, 'content is down');
+      }),
+      blobs,
+    );
+    await expect(service.upload({ ...base, body: Readable.from([Buffer.from('hello')]) })).rejects.toMatchObject({
+      code: ErrorCodes.SERVICE_UNAVAILABLE,
+    });
     expect(await keys(blobs)).toEqual([]);
   });
 
   it('refuses a file over the account limit, by declared size or while streaming, and keeps nothing', async () => {
-    const service = new UploadService(fakeBus(async () => ({ uuid: 'r', seqid: 1, field_id: 'f' }), 10), blobs);
-    await expect(service.upload({ ...base, declaredSize: 11, body: Readable.from([Buffer.alloc(11)]) })).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
-    await expect(service.upload({ ...base, body: Readable.from([Buffer.alloc(6), Buffer.alloc(6)]) })).rejects.toMatchObject({ code: ErrorCodes.PAYLOAD_TOO_LARGE });
+    const service = new UploadService(
+      fakeBus(async () => ({ uuid: 'r', seqid: 1, field_id: 'f' }), 10),
+      blobs,
+    );
+    await expect(service.upload({ ...base, declaredSize: 11, body: Readable.from([Buffer.alloc(11)]) })).rejects.toMatchObject({
+      code: ErrorCodes.PAYLOAD_TOO_LARGE,
+    });
+    await expect(service.upload({ ...base, body: Readable.from([Buffer.alloc(6), Buffer.alloc(6)]) })).rejects.toMatchObject({
+      code: ErrorCodes.PAYLOAD_TOO_LARGE,
+    });
     expect(await keys(blobs)).toEqual([]);
   });
 
@@ -73,14 +91,26 @@ describe('UploadService', () => {
     expect(await keys(blobs)).toEqual([expect.stringMatching(/\/f\/file\/[0-9a-f]{32}\/unstored\/[0-9a-f-]{36}\/original$/)]);
     expect(registered[0]).toMatchObject({ skip_store: true, file: { uri: `blob:${(await keys(blobs))[0]}` } });
 
-    const failing = new UploadService(fakeBus(async () => { throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, 'down'); }), blobs);
+    const failing = new UploadService(
+      fakeBus(async () => {
+        throw new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, 'down');
+      }),
+      blobs,
+    );
     const before = await keys(blobs);
-    await expect(failing.upload({ ...base, skipStore: true, body: Readable.from([Buffer.from('x')]) })).rejects.toMatchObject({ code: ErrorCodes.SERVICE_UNAVAILABLE });
+    await expect(failing.upload({ ...base, skipStore: true, body: Readable.from([Buffer.from('x')]) })).rejects.toMatchObject({
+      code: ErrorCodes.SERVICE_UNAVAILABLE,
+    });
     expect(await keys(blobs)).toEqual(before);
   });
 
   it('refuses unsupported types before reading the body', async () => {
-    const service = new UploadService(fakeBus(async () => ({})), blobs);
-    await expect(service.upload({ ...base, declaredType: 'application/x-msdownload', filename: 'a.exe', body: Readable.from([]) })).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_MEDIA_TYPE });
+    const service = new UploadService(
+      fakeBus(async () => ({})),
+      blobs,
+    );
+    await expect(
+      service.upload({ ...base, declaredType: 'application/x-msdownload', filename: 'a.exe', body: Readable.from([]) }),
+    ).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_MEDIA_TYPE });
   });
 });

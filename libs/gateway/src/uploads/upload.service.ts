@@ -1,7 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, fileBlobKey, unstoredFileKey, type ActorDto, type BusContext, type FileFieldInputDto } from '@kb/contracts';
+import {
+  AccountsSubjects,
+  ContentSubjects,
+  DomainError,
+  ErrorCodes,
+  fileBlobKey,
+  unstoredFileKey,
+  type ActorDto,
+  type BusContext,
+  type FileFieldInputDto,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { isMedia, resolveContentType } from './media-types';
@@ -41,14 +51,23 @@ export const uploadBlobKey = (kbid: string, rid: string, fieldId: string, skipSt
  */
 @Injectable()
 export class UploadService {
-  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus, @Inject(BLOB_STORE) private readonly blobs: BlobStore) {}
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+  ) {}
 
   async upload(input: UploadInput): Promise<{ seqid: number; uuid: string; field_id: string }> {
     const opts = { context: input.context };
     const contentType = resolveContentType(input.declaredType, input.filename);
-    if (!contentType) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported file type ${input.declaredType ?? ''}${input.filename ? ` (${input.filename})` : ''}`.trim());
+    if (!contentType)
+      throw new DomainError(
+        ErrorCodes.UNSUPPORTED_MEDIA_TYPE,
+        `Unsupported file type ${input.declaredType ?? ''}${input.filename ? ` (${input.filename})` : ''}`.trim(),
+      );
     if (input.md5 !== undefined && !/^[a-fA-F0-9]{32}$/.test(input.md5)) {
-      throw DomainError.validation([{ loc: ['header', 'x-md5'], msg: 'x-md5 must be 32 hexadecimal characters', type: 'string_pattern_mismatch' }]);
+      throw DomainError.validation([
+        { loc: ['header', 'x-md5'], msg: 'x-md5 must be 32 hexadecimal characters', type: 'string_pattern_mismatch' },
+      ]);
     }
     if (input.md5 && (await this.bus.request(ContentSubjects.md5Exists, { kbid: input.kbid, md5: input.md5.toLowerCase() }, opts)).exists) {
       throw new DomainError(ErrorCodes.DUPLICATE_FILE, 'File already exists in the Knowledge Box');
@@ -63,17 +82,32 @@ export class UploadService {
     const rid = input.target ? await this.existingResource(input.kbid, input.target, input.context) : randomUUID();
     const fieldId = input.fieldId ?? randomBytes(16).toString('hex');
     const key = uploadBlobKey(input.kbid, rid, fieldId, input.skipStore);
-    const stat = await this.blobs.put(key, input.body, { contentType, ...(maxBytes >= 0 ? { maxBytes } : {}), metadata: input.filename ? { filename: input.filename } : {} });
+    const stat = await this.blobs.put(key, input.body, {
+      contentType,
+      ...(maxBytes >= 0 ? { maxBytes } : {}),
+      metadata: input.filename ? { filename: input.filename } : {},
+    });
     try {
       if (input.md5 && stat.md5 && stat.md5 !== input.md5.toLowerCase()) {
         throw DomainError.validation([{ loc: ['header', 'x-md5'], msg: 'x-md5 does not match the uploaded bytes', type: 'value_error' }]);
       }
-      return await this.bus.request(ContentSubjects.registerUpload, {
-        kbid: input.kbid, rid, create, field_id: fieldId, actor: input.actor, ...(input.skipStore ? { skip_store: true } : {}),
-        file: { uri: `blob:${key}`, filename: input.filename, content_type: contentType, size: stat.size, md5: stat.md5 ?? '' },
-        ...(input.password ? { password: input.password } : {}), ...(input.language ? { language: input.language } : {}),
-        ...(input.extractStrategy ? { extract_strategy: input.extractStrategy } : {}), ...(input.resource ? { resource: input.resource } : {}),
-      }, opts);
+      return await this.bus.request(
+        ContentSubjects.registerUpload,
+        {
+          kbid: input.kbid,
+          rid,
+          create,
+          field_id: fieldId,
+          actor: input.actor,
+          ...(input.skipStore ? { skip_store: true } : {}),
+          file: { uri: `blob:${key}`, filename: input.filename, content_type: contentType, size: stat.size, md5: stat.md5 ?? '' },
+          ...(input.password ? { password: input.password } : {}),
+          ...(input.language ? { language: input.language } : {}),
+          ...(input.extractStrategy ? { extract_strategy: input.extractStrategy } : {}),
+          ...(input.resource ? { resource: input.resource } : {}),
+        },
+        opts,
+      );
     } catch (err) {
       await (create ? this.blobs.deletePrefix(`content/kbs/${input.kbid}/r/${rid}/`) : this.blobs.delete(key)).catch(() => undefined);
       throw err;
@@ -89,10 +123,17 @@ export class UploadService {
 
   /** Inline base64 payloads of JSON file fields: stored first, replaced by their blob uri. */
   async storeInlinePayload(
-    kbid: string, rid: string, fieldId: string, payload: string, contentType: string | undefined, filename: string | undefined, skipStore = false,
+    kbid: string,
+    rid: string,
+    fieldId: string,
+    payload: string,
+    contentType: string | undefined,
+    filename: string | undefined,
+    skipStore = false,
   ): Promise<{ uri: string; size: number; md5: string; content_type: string }> {
     const resolved = resolveContentType(contentType, filename);
-    if (!resolved) throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported file type ${contentType ?? ''} for field ${fieldId}`.trim());
+    if (!resolved)
+      throw new DomainError(ErrorCodes.UNSUPPORTED_MEDIA_TYPE, `Unsupported file type ${contentType ?? ''} for field ${fieldId}`.trim());
     const key = uploadBlobKey(kbid, rid, fieldId, skipStore);
     const stat = await this.blobs.put(key, Buffer.from(payload, 'base64'), { contentType: resolved });
     return { uri: `blob:${key}`, size: stat.size, md5: stat.md5 ?? '', content_type: resolved };
@@ -103,7 +144,10 @@ export class UploadService {
    * Returns the keys written, for the caller to discard if the write then fails.
    */
   async stageInlineFiles(
-    kbid: string, rid: string, files: Record<string, FileFieldInputDto> | undefined, skipStore = false,
+    kbid: string,
+    rid: string,
+    files: Record<string, FileFieldInputDto> | undefined,
+    skipStore = false,
   ): Promise<{ files?: Record<string, FileFieldInputDto>; keys: string[] }> {
     if (!files || !Object.values(files).some((f) => f.file.payload !== undefined)) return { files, keys: [] };
     const out: Record<string, FileFieldInputDto> = {};
@@ -114,7 +158,15 @@ export class UploadService {
           out[fieldId] = field;
           continue;
         }
-        const stored = await this.storeInlinePayload(kbid, rid, fieldId, field.file.payload, field.file.content_type, field.file.filename, skipStore);
+        const stored = await this.storeInlinePayload(
+          kbid,
+          rid,
+          fieldId,
+          field.file.payload,
+          field.file.content_type,
+          field.file.filename,
+          skipStore,
+        );
         keys.push(stored.uri.slice('blob:'.length));
         const { payload: _payload, ...file } = field.file;
         out[fieldId] = { ...field, file: { ...file, uri: stored.uri, content_type: stored.content_type, md5: stored.md5 } };

@@ -69,7 +69,10 @@ export class EnvReader {
   list(name: string, fallback: string[] = []): string[] {
     const raw = this.optional(name);
     if (raw === undefined) return fallback;
-    return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
 
   url(name: string, fallback?: string): string {

@@ -22,12 +22,7 @@ export {
   type ClassType,
   type ServiceDataSourceOptions,
 } from './data-source/service-data-source';
-export {
-  executedMigrationNames,
-  pendingMigrationNames,
-  revertLastMigration,
-  runServiceMigrations,
-} from './migrations/migration-runner';
+export { executedMigrationNames, pendingMigrationNames, revertLastMigration, runServiceMigrations } from './migrations/migration-runner';
 export {
   MIGRATE_USAGE,
   migrateCommand,

@@ -27,7 +27,14 @@ describe('DatabaseModule', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         DatabaseModule.forRoot({
-          options: { service: 'content', schema: content.schema, entities: content.entities, migrations: content.migrations, dataDir, runMigrations: true },
+          options: {
+            service: 'content',
+            schema: content.schema,
+            entities: content.entities,
+            migrations: content.migrations,
+            dataDir,
+            runMigrations: true,
+          },
         }),
         DatabaseModule.forRootAsync({
           token: dataSourceToken('reporting'),

@@ -1,13 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Client } from 'pg';
-import {
-  closeServiceDataSource,
-  createServiceDataSource,
-  pgliteServerMain,
-  runningEmbeddedDataDirs,
-  startEmbeddedPostgres,
-} from '../src';
+import { closeServiceDataSource, createServiceDataSource, pgliteServerMain, runningEmbeddedDataDirs, startEmbeddedPostgres } from '../src';
 import { tempDataDir } from './fixtures/backends.fixture';
 import { notesFixture, uniqueSchema } from './fixtures/notes.fixture';
 
@@ -42,7 +36,9 @@ describe('embedded PostgreSQL lifecycle', () => {
         await pg.stop();
       }
       for (const bad of ['2GB', 'lots', '0MB', '512 mb']) {
-        await expect(startEmbeddedPostgres({ dataDir: own.dataDir, sharedBuffers: bad })).rejects.toThrow(/EMBEDDED_DB_SHARED_BUFFERS .*between 1MB and 1536MB/);
+        await expect(startEmbeddedPostgres({ dataDir: own.dataDir, sharedBuffers: bad })).rejects.toThrow(
+          /EMBEDDED_DB_SHARED_BUFFERS .*between 1MB and 1536MB/,
+        );
       }
       for (const bad of ['0', '-1', 'cheap', '1e9']) {
         process.env['EMBEDDED_DB_RANDOM_PAGE_COST'] = bad;

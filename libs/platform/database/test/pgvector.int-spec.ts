@@ -25,9 +25,7 @@ describe('pgvector on the embedded PostgreSQL', () => {
     async up(runner: QueryRunner): Promise<void> {
       await runner.query('CREATE EXTENSION IF NOT EXISTS vector');
       await runner.query(`CREATE TABLE "${schema}"."paragraphs" (id text PRIMARY KEY, embedding vector(3) NOT NULL)`);
-      await runner.query(
-        `CREATE INDEX paragraphs_embedding_hnsw ON "${schema}"."paragraphs" USING hnsw (embedding vector_cosine_ops)`,
-      );
+      await runner.query(`CREATE INDEX paragraphs_embedding_hnsw ON "${schema}"."paragraphs" USING hnsw (embedding vector_cosine_ops)`);
     }
     async down(runner: QueryRunner): Promise<void> {
       await runner.query(`DROP TABLE "${schema}"."paragraphs"`);
@@ -60,17 +58,14 @@ describe('pgvector on the embedded PostgreSQL', () => {
   });
 
   it('has the vector extension installed', async () => {
-    const rows: Array<{ extversion: string }> = await ds.query(
-      "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
-    );
+    const rows: Array<{ extversion: string }> = await ds.query("SELECT extversion FROM pg_extension WHERE extname = 'vector'");
     expect(rows).toHaveLength(1);
   });
 
   it('returns the nearest neighbours by cosine distance', async () => {
-    const rows: Array<{ id: string }> = await ds.query(
-      `SELECT id FROM "${schema}"."paragraphs" ORDER BY embedding <=> $1 LIMIT 2`,
-      ['[1,0.05,0]'],
-    );
+    const rows: Array<{ id: string }> = await ds.query(`SELECT id FROM "${schema}"."paragraphs" ORDER BY embedding <=> $1 LIMIT 2`, [
+      '[1,0.05,0]',
+    ]);
     expect(rows.map((r) => r.id)).toEqual(['x-axis', 'near-x']);
   });
 

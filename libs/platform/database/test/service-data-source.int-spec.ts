@@ -57,10 +57,9 @@ describe.each<Backend>(['postgres', 'pglite'])('service DataSource on %s', (back
   const notes = () => ds.getRepository(fixture.NoteEntity);
 
   it('creates the schema and applies the migrations once', async () => {
-    const [{ exists }] = await ds.query(
-      'SELECT EXISTS (SELECT 1 FROM information_schema.schemata WHERE schema_name = $1) AS exists',
-      [fixture.schema],
-    );
+    const [{ exists }] = await ds.query('SELECT EXISTS (SELECT 1 FROM information_schema.schemata WHERE schema_name = $1) AS exists', [
+      fixture.schema,
+    ]);
     expect(exists).toBe(true);
 
     expect(await runServiceMigrations(ds)).toEqual(fixture.migrationNames);
@@ -68,10 +67,9 @@ describe.each<Backend>(['postgres', 'pglite'])('service DataSource on %s', (back
   });
 
   it('keeps the migrations table inside the service schema', async () => {
-    const rows: Array<{ table_name: string }> = await ds.query(
-      'SELECT table_name FROM information_schema.tables WHERE table_schema = $1',
-      [fixture.schema],
-    );
+    const rows: Array<{ table_name: string }> = await ds.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [
+      fixture.schema,
+    ]);
     expect(rows.map((r) => r.table_name).sort()).toEqual([`${fixture.schema}_migrations`, 'notes'].sort());
   });
 
@@ -155,7 +153,10 @@ describe.each<Backend>(['postgres', 'pglite'])('service DataSource on %s', (back
     const { NoteEntity } = fixture;
     const ok = insertStatement(ds, [
       { target: NoteEntity, rows: [{ id: '00000000-0000-4000-8000-000000000001', slug: 'one-a', body: 'a' }] },
-      { target: NoteEntity, rows: [{ id: '00000000-0000-4000-8000-000000000002', slug: 'one-b', body: 'b', createdAt: new Date('2020-01-02T03:04:05Z') }] },
+      {
+        target: NoteEntity,
+        rows: [{ id: '00000000-0000-4000-8000-000000000002', slug: 'one-b', body: 'b', createdAt: new Date('2020-01-02T03:04:05Z') }],
+      },
     ] as InsertPart[]);
     expect(ok.sql).toMatch(/^WITH i0 AS \(INSERT INTO/);
     await ds.query(ok.sql, ok.params);

@@ -24,7 +24,10 @@ describe('error mapping', () => {
   });
 
   it('renders 422 with every issue', () => {
-    const issues = [{ loc: ['body', 'title'], msg: 'bad', type: 'string_type' }, { loc: ['body', 'slug'], msg: 'Field required', type: 'missing' }];
+    const issues = [
+      { loc: ['body', 'title'], msg: 'bad', type: 'string_type' },
+      { loc: ['body', 'slug'], msg: 'Field required', type: 'missing' },
+    ];
     expect(toHttpError(DomainError.validation(issues))).toEqual({ status: 422, body: { detail: issues } });
   });
 

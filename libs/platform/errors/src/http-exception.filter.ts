@@ -32,7 +32,10 @@ export function toHttpError(err: unknown, logger?: ErrorLogger, requestId?: stri
   if (parser && typeof parser === 'object' && typeof parser.type === 'string' && (parser.status ?? parser.statusCode)) {
     switch (parser.type) {
       case 'entity.parse.failed':
-        return { status: 422, body: { detail: [{ loc: ['body'], msg: `JSON decode error: ${parser.message ?? 'invalid JSON'}`, type: 'json_invalid' }] } };
+        return {
+          status: 422,
+          body: { detail: [{ loc: ['body'], msg: `JSON decode error: ${parser.message ?? 'invalid JSON'}`, type: 'json_invalid' }] },
+        };
       case 'entity.too.large':
         return { status: 413, body: { detail: `Request body larger than the limit of ${parser.limit ?? '?'} bytes` } };
       case 'encoding.unsupported':
@@ -85,7 +88,10 @@ function fromDomainError(err: DomainError, logger?: ErrorLogger, requestId?: str
 function internal(err: unknown, logger?: ErrorLogger, requestId?: string): HttpErrorBody {
   const errorId = randomUUID();
   const e = err as Error;
-  logger?.error({ error_id: errorId, request_id: requestId, err: { message: e?.message, stack: e?.stack, name: e?.name } }, 'unhandled error');
+  logger?.error(
+    { error_id: errorId, request_id: requestId, err: { message: e?.message, stack: e?.stack, name: e?.name } },
+    'unhandled error',
+  );
   return { status: 500, body: { detail: 'Internal server error', error_id: errorId } };
 }
 

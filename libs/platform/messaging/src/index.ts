@@ -6,7 +6,15 @@ export { backoffDelay, resolveConsumeOptions, DEFAULT_ACK_WAIT_MS, DEFAULT_BACKO
 export { type DeadLetter, deadLetterDef, deadLetterSubject, defaultQueueGroup } from './shared/dead-letter';
 export { type ReplyEnvelope } from './shared/envelope';
 export { InProcessMessageBus, type InProcessBusOptions } from './inprocess/in-process-bus';
-export { QUEUE_CONSUMER, type QueueStore, type NewMessage, type ClaimRequest, type ClaimedJob, type ConsumerKey, type DeadJob } from './inprocess/queue-store';
+export {
+  QUEUE_CONSUMER,
+  type QueueStore,
+  type NewMessage,
+  type ClaimRequest,
+  type ClaimedJob,
+  type ConsumerKey,
+  type DeadJob,
+} from './inprocess/queue-store';
 export { MemoryQueueStore } from './inprocess/memory-queue-store';
 export { SqlQueueStore, pgExecutor, type SqlExecutor, type SqlQueueStoreOptions } from './inprocess/sql-queue-store';
 export { busSchemaStatements } from './inprocess/bus-schema';
@@ -14,4 +22,11 @@ export { CreateBusSchema1760000000000 } from './inprocess/bus-schema.migration';
 export { NatsMessageBus, type NatsBusOptions } from './nats/nats-bus';
 export type { NatsAuth, NatsTls } from './nats/nats-connection';
 export { Coalescer } from './shared/coalescer';
-export { ALL_STREAMS, natsPasswordVariable, natsPermissions, natsServerConfig, type NatsPermissions, type NatsServerConfigOptions } from './nats/nats-permissions';
+export {
+  ALL_STREAMS,
+  natsPasswordVariable,
+  natsPermissions,
+  natsServerConfig,
+  type NatsPermissions,
+  type NatsServerConfigOptions,
+} from './nats/nats-permissions';

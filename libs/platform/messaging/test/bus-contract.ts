@@ -37,7 +37,11 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       it('round-trips payloads as JSON and carries the context', async () => {
         const def = rpc<{ at: Date }, { at: unknown; context: BusContext }>(subject('get'));
         await bus.handle(def, async (payload, context) => ({ at: payload.at, context }));
-        const reply = await bus.request(def, { at: new Date('2024-05-06T07:08:09.000Z') }, { context: { requestId: 'req-1', principalId: 'user-1' } });
+        const reply = await bus.request(
+          def,
+          { at: new Date('2024-05-06T07:08:09.000Z') },
+          { context: { requestId: 'req-1', principalId: 'user-1' } },
+        );
         expect(reply).toEqual({ at: '2024-05-06T07:08:09.000Z', context: { requestId: 'req-1', principalId: 'user-1' } });
       });
 
@@ -46,7 +50,12 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         await bus.handle(def, async () => {
           throw new DomainError('KB_NOT_FOUND', 'Knowledge Box not found', { kbid: 'kb1' });
         });
-        await expect(bus.request(def, {})).rejects.toMatchObject({ name: 'DomainError', code: 'KB_NOT_FOUND', message: 'Knowledge Box not found', details: { kbid: 'kb1' } });
+        await expect(bus.request(def, {})).rejects.toMatchObject({
+          name: 'DomainError',
+          code: 'KB_NOT_FOUND',
+          message: 'Knowledge Box not found',
+          details: { kbid: 'kb1' },
+        });
       });
 
       it('hides unexpected errors behind INTERNAL with an error id that is logged', async () => {
@@ -61,7 +70,12 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         expect(domain.message).toBe('Internal error');
         const errorId = domain.details?.error_id;
         expect(typeof errorId).toBe('string');
-        expect(harness.logs.some((line) => line.level === 'error' && line.fields.error_id === errorId && JSON.stringify(line.fields).includes('database exploded'))).toBe(true);
+        expect(
+          harness.logs.some(
+            (line) =>
+              line.level === 'error' && line.fields.error_id === errorId && JSON.stringify(line.fields).includes('database exploded'),
+          ),
+        ).toBe(true);
       });
 
       it('fails with BUS_TIMEOUT when the handler is too slow', async () => {
@@ -92,7 +106,11 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       it("aborts the handler's signal at the deadline the request carries", async () => {
         const def = rpc<object, string>(subject('get'));
         let aborted = false;
-        await bus.handle(def, (_payload, _context, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(String((aborted = signal.aborted))))));
+        await bus.handle(
+          def,
+          (_payload, _context, signal) =>
+            new Promise((resolve) => signal.addEventListener('abort', () => resolve(String((aborted = signal.aborted))))),
+        );
         await expect(bus.request(def, {}, { timeoutMs: 300 })).rejects.toMatchObject({ code: ErrorCodes.BUS_TIMEOUT });
         await waitFor(() => aborted, 3_000, "the handler's signal to abort at the deadline");
       });
@@ -228,7 +246,10 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         await bus.publishLive(def, 'kb-a', { name: 'bad', count: 0 });
         await bus.publishLive(def, 'kb-a', { name: 'three', count: 3 });
         await waitFor(() => a.length >= 2 && b.length >= 1);
-        expect(a).toEqual([{ name: 'one', count: 1 }, { name: 'three', count: 3 }]);
+        expect(a).toEqual([
+          { name: 'one', count: 1 },
+          { name: 'three', count: 3 },
+        ]);
         expect(b).toEqual([{ name: 'two', count: 2 }]);
         await subA.close();
         await bus.publishLive(def, 'kb-a', { name: 'after', count: 4 });
@@ -256,7 +277,12 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         await bus.subscribe(def, record('live'));
         for (let i = 0; i < 10; i++) await bus.publish(def, { i });
         const all = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
-        await waitFor(() => got.a?.length === 10 && got.b?.length === 10 && got.live?.length === 10 && (got.c1?.length ?? 0) + (got.c2?.length ?? 0) >= 10, 8_000, 'fan-out');
+        await waitFor(
+          () =>
+            got.a?.length === 10 && got.b?.length === 10 && got.live?.length === 10 && (got.c1?.length ?? 0) + (got.c2?.length ?? 0) >= 10,
+          8_000,
+          'fan-out',
+        );
         expect([...(got.a ?? [])].sort((x, y) => x - y)).toEqual(all);
         expect([...(got.b ?? [])].sort((x, y) => x - y)).toEqual(all);
         expect([...(got.live ?? [])].sort((x, y) => x - y)).toEqual(all);
@@ -300,18 +326,28 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         const def = queue<{ job: string }>(subject('process'), 'PROCESSING');
         const seen: { bus: string; count: number }[] = [];
         // The ack wait is far longer than the test: only a hand-back brings the job back in time.
-        await bus.consume(def, async (_payload, meta) => {
-          seen.push({ bus: 'first', count: meta.deliveryCount });
-          await new Promise<never>(() => undefined);
-        }, { durable: 'workers', ackWaitMs: 600_000 });
+        await bus.consume(
+          def,
+          async (_payload, meta) => {
+            seen.push({ bus: 'first', count: meta.deliveryCount });
+            await new Promise<never>(() => undefined);
+          },
+          { durable: 'workers', ackWaitMs: 600_000 },
+        );
         await bus.enqueue(def, { job: 'j1' });
         await waitFor(() => seen.length === 1, 5_000, 'the first delivery');
         await bus.stopConsuming();
         const next = await harness.createBus();
         try {
-          await next.consume(def, async (_payload, meta) => void seen.push({ bus: 'next', count: meta.deliveryCount }), { durable: 'workers', ackWaitMs: 600_000 });
+          await next.consume(def, async (_payload, meta) => void seen.push({ bus: 'next', count: meta.deliveryCount }), {
+            durable: 'workers',
+            ackWaitMs: 600_000,
+          });
           await waitFor(() => seen.length === 2, 10_000, 'the handed-back job');
-          expect(seen).toEqual([{ bus: 'first', count: 1 }, { bus: 'next', count: 2 }]);
+          expect(seen).toEqual([
+            { bus: 'first', count: 1 },
+            { bus: 'next', count: 2 },
+          ]);
         } finally {
           await next.close();
         }
@@ -355,7 +391,12 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         await waitFor(() => letters.length === 2, 6_000, 'two dead letters');
         const failed = letters.find((l) => (l.payload as { name: string }).name === 'doomed');
         const invalid = letters.find((l) => (l.payload as { name: string }).name === 'invalid');
-        expect(failed).toMatchObject({ subject: def.subject, deliveryCount: 2, error: { code: 'UPSTREAM_DOWN' }, payload: { name: 'doomed', count: 1 } });
+        expect(failed).toMatchObject({
+          subject: def.subject,
+          deliveryCount: 2,
+          error: { code: 'UPSTREAM_DOWN' },
+          payload: { name: 'doomed', count: 1 },
+        });
         expect(invalid).toMatchObject({ deliveryCount: 1, error: { code: ErrorCodes.VALIDATION_FAILED } });
         expect(calls).toEqual([1, 2]);
       });
@@ -375,10 +416,14 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       it('redelivers to another instance after a consumer crashed without acking', async () => {
         const def = queue<{ job: string }>(subject('process'), 'PROCESSING');
         const crashed: DeliveryMeta[] = [];
-        await bus.consume(def, async (_payload, meta) => {
-          crashed.push(meta);
-          await new Promise<never>(() => undefined);
-        }, { durable: 'workers', ackWaitMs: 1_000 });
+        await bus.consume(
+          def,
+          async (_payload, meta) => {
+            crashed.push(meta);
+            await new Promise<never>(() => undefined);
+          },
+          { durable: 'workers', ackWaitMs: 1_000 },
+        );
         await bus.enqueue(def, { job: 'survive' });
         await waitFor(() => crashed.length === 1, 5_000, 'the first delivery');
         await bus.abort();
@@ -414,10 +459,14 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       it('hands a job on once its worker has renewed it for maxWorkingMs', async () => {
         const def = queue<{ job: string }>(subject('process'), 'PROCESSING');
         const deliveries: { count: number; at: number }[] = [];
-        await bus.consume(def, async (_payload, meta) => {
-          deliveries.push({ count: meta.deliveryCount, at: Date.now() });
-          if (meta.deliveryCount === 1) await new Promise<never>(() => undefined);
-        }, { durable: 'workers', ackWaitMs: 500, maxWorkingMs: 1_500, concurrency: 2 });
+        await bus.consume(
+          def,
+          async (_payload, meta) => {
+            deliveries.push({ count: meta.deliveryCount, at: Date.now() });
+            if (meta.deliveryCount === 1) await new Promise<never>(() => undefined);
+          },
+          { durable: 'workers', ackWaitMs: 500, maxWorkingMs: 1_500, concurrency: 2 },
+        );
         await bus.enqueue(def, { job: 'stuck' });
         await waitFor(() => deliveries.length === 2, 8_000, 'the redelivery of a stuck job');
         expect(deliveries.map((d) => d.count)).toEqual([1, 2]);
@@ -432,7 +481,11 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
 
         const restarted = await harness.createBus();
         const got: string[] = [];
-        await restarted.consume(def, async (payload, meta) => void got.push(`${meta.id}:${payload.n}`), { durable: 'workers', ...fast, concurrency: 3 });
+        await restarted.consume(def, async (payload, meta) => void got.push(`${meta.id}:${payload.n}`), {
+          durable: 'workers',
+          ...fast,
+          concurrency: 3,
+        });
         await waitFor(() => got.length >= 10, 6_000, 'ten jobs');
         await sleep(300);
         expect(got.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `job-${i}:${i}`).sort());

@@ -34,7 +34,8 @@ export function runId(): string {
 }
 
 function captureLogger(logs: LogLine[]): BusLogger {
-  const push = (level: LogLine['level']) => (message: string, fields?: Record<string, unknown>) => logs.push({ level, message, fields: fields ?? {} });
+  const push = (level: LogLine['level']) => (message: string, fields?: Record<string, unknown>) =>
+    logs.push({ level, message, fields: fields ?? {} });
   return { info: push('info'), warn: push('warn'), error: push('error') };
 }
 
@@ -45,7 +46,13 @@ function inProcessHarness(store: QueueStore, onDispose: () => Promise<void>): Bu
     logs,
     async createBus() {
       await store.init();
-      const bus = new InProcessMessageBus({ store, requestTimeoutMs: 2_000, pollIntervalMs: 100, drainTimeoutMs: 2_000, logger: captureLogger(logs) });
+      const bus = new InProcessMessageBus({
+        store,
+        requestTimeoutMs: 2_000,
+        pollIntervalMs: 100,
+        drainTimeoutMs: 2_000,
+        logger: captureLogger(logs),
+      });
       buses.push(bus);
       return bus;
     },

@@ -7,10 +7,23 @@ import { AccountsSubjects, ContentSubjects, ReportingSubjects, UnderstandingSubj
 export type Use = 'request' | 'handle' | 'publish' | 'receive';
 
 const METHOD_USE: Record<string, Use> = {
-  request: 'request', requestStream: 'request', handle: 'handle', handleStream: 'handle',
-  publish: 'publish', enqueue: 'publish', subscribe: 'receive', consume: 'receive', publishLive: 'publish', subscribeLive: 'receive',
+  request: 'request',
+  requestStream: 'request',
+  handle: 'handle',
+  handleStream: 'handle',
+  publish: 'publish',
+  enqueue: 'publish',
+  subscribe: 'receive',
+  consume: 'receive',
+  publishLive: 'publish',
+  subscribeLive: 'receive',
 };
-const GROUPS: Record<string, Record<string, AnyDef>> = { AccountsSubjects, ContentSubjects, ReportingSubjects, UnderstandingSubjects } as never;
+const GROUPS: Record<string, Record<string, AnyDef>> = {
+  AccountsSubjects,
+  ContentSubjects,
+  ReportingSubjects,
+  UnderstandingSubjects,
+} as never;
 
 export interface SubjectUse {
   use: Use;
@@ -37,7 +50,13 @@ export function busUses(dir: string): SubjectUse[] {
     };
     const at = (node: ts.Node) => `${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
     const visit = (node: ts.Node): void => {
-      if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer && ts.isIdentifier(node.initializer) && GROUPS[node.initializer.text]) {
+      if (
+        ts.isVariableDeclaration(node) &&
+        ts.isIdentifier(node.name) &&
+        node.initializer &&
+        ts.isIdentifier(node.initializer) &&
+        GROUPS[node.initializer.text]
+      ) {
         aliases.set(node.name.text, node.initializer.text);
       }
       if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.arguments[0]) {
@@ -50,7 +69,13 @@ export function busUses(dir: string): SubjectUse[] {
         const def = defOf(node.arguments[0]);
         if (def) uses.push({ use: 'publish', def, at: at(node) });
       }
-      if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && node.name.text === 'target' && ts.isPropertyAccessExpression(node.initializer) && node.initializer.name.text === 'subject') {
+      if (
+        ts.isPropertyAssignment(node) &&
+        ts.isIdentifier(node.name) &&
+        node.name.text === 'target' &&
+        ts.isPropertyAccessExpression(node.initializer) &&
+        node.initializer.name.text === 'subject'
+      ) {
         const def = defOf(node.initializer.expression);
         if (def) uses.push({ use: 'publish', def, at: at(node) });
       }

@@ -77,7 +77,9 @@ describe('InProcessMessageBus', () => {
     await waitFor(() => deliveries.length === 2, 3_000, 'the redelivery');
     await waitFor(() => store.pendingCount() === 0, 3_000, 'the dead letter');
     const dead = await store.deadJobs('hang.job.run');
-    expect(dead).toEqual([expect.objectContaining({ deliveryCount: 3, body: '{"v":1}', error: expect.objectContaining({ code: 'BUS_TIMEOUT' }) })]);
+    expect(dead).toEqual([
+      expect.objectContaining({ deliveryCount: 3, body: '{"v":1}', error: expect.objectContaining({ code: 'BUS_TIMEOUT' }) }),
+    ]);
     expect(deliveries).toEqual([1, 2]);
   });
 
@@ -103,10 +105,14 @@ describe('InProcessMessageBus.stopConsuming', () => {
     const first = new InProcessMessageBus({ store, logger: silentLogger, pollIntervalMs: 50, drainTimeoutMs: 5_000 });
     let release!: () => void;
     const started: number[] = [];
-    await first.consume(def, async (p) => {
-      started.push(p.v);
-      await new Promise<void>((resolve) => (release = resolve));
-    }, { durable: 'w', ackWaitMs: 600_000, concurrency: 1 });
+    await first.consume(
+      def,
+      async (p) => {
+        started.push(p.v);
+        await new Promise<void>((resolve) => (release = resolve));
+      },
+      { durable: 'w', ackWaitMs: 600_000, concurrency: 1 },
+    );
     await first.enqueue(def, { v: 1 });
     await waitFor(() => started.length === 1, 3_000, 'the job to start');
     const stopping = first.stopConsuming();
@@ -129,10 +135,14 @@ describe('InProcessMessageBus.stopConsuming', () => {
     const store = new MemoryQueueStore();
     const first = new InProcessMessageBus({ store, logger: silentLogger, pollIntervalMs: 50, drainTimeoutMs: 200 });
     const started: number[] = [];
-    await first.consume(def, async (p) => {
-      started.push(p.v);
-      await new Promise<never>(() => undefined);
-    }, { durable: 'w', ackWaitMs: 600_000, concurrency: 1 });
+    await first.consume(
+      def,
+      async (p) => {
+        started.push(p.v);
+        await new Promise<never>(() => undefined);
+      },
+      { durable: 'w', ackWaitMs: 600_000, concurrency: 1 },
+    );
     await first.enqueue(def, { v: 7 });
     await waitFor(() => started.length === 1, 3_000, 'the job to start');
     await first.stopConsuming();

@@ -27,14 +27,23 @@ describe('NATS bus: stream replicas', () => {
   const streams = [queue<{ n: number }>('test.replicas.job', 'PROCESSING')];
 
   it('creates streams with the configured number of copies', async () => {
-    const bus = await NatsMessageBus.connect({ servers: NATS_URL, name: 'replicas-test', prefix, logger: quiet, streams, streamReplicas: 1 });
+    const bus = await NatsMessageBus.connect({
+      servers: NATS_URL,
+      name: 'replicas-test',
+      prefix,
+      logger: quiet,
+      streams,
+      streamReplicas: 1,
+    });
     const info = await (await nc.jetstreamManager()).streams.info(`${prefix}PROCESSING`);
     expect(info.config.num_replicas).toBe(1);
     await bus.close();
   });
 
   it('asks for three copies when told, which a single server refuses', async () => {
-    await expect(NatsMessageBus.connect({ servers: NATS_URL, name: 'replicas-test', prefix, logger: quiet, streams, streamReplicas: 3 })).rejects.toThrow(/replica|clustered/i);
+    await expect(
+      NatsMessageBus.connect({ servers: NATS_URL, name: 'replicas-test', prefix, logger: quiet, streams, streamReplicas: 3 }),
+    ).rejects.toThrow(/replica|clustered/i);
     const names: string[] = [];
     for await (const name of (await nc.jetstreamManager()).streams.names()) names.push(name);
     expect(names).not.toContain(`${prefix}PROCESSING`);

@@ -16,7 +16,16 @@ describe('NATS bus: shared streams under concurrent start', () => {
   const buses: NatsMessageBus[] = [];
 
   const bus = async (streams?: QueueDef<unknown>[]) => {
-    const b = await NatsMessageBus.connect({ servers: NATS_URL, name: 'streams-test', prefix, requestTimeoutMs: 2_000, drainTimeoutMs: 1_000, fetchExpiresMs: 1_000, logger: quiet, streams });
+    const b = await NatsMessageBus.connect({
+      servers: NATS_URL,
+      name: 'streams-test',
+      prefix,
+      requestTimeoutMs: 2_000,
+      drainTimeoutMs: 1_000,
+      fetchExpiresMs: 1_000,
+      logger: quiet,
+      streams,
+    });
     buses.push(b);
     return b;
   };
@@ -43,7 +52,10 @@ describe('NATS bus: shared streams under concurrent start', () => {
         const b = await bus();
         await Promise.all(
           defs(app, 4).map((def) =>
-            b.consume(def, async (payload) => void got.set(def.subject, [...(got.get(def.subject) ?? []), payload.n]), { durable: app, ackWaitMs: 2_000 }),
+            b.consume(def, async (payload) => void got.set(def.subject, [...(got.get(def.subject) ?? []), payload.n]), {
+              durable: app,
+              ackWaitMs: 2_000,
+            }),
           ),
         );
         return b;
@@ -73,7 +85,9 @@ describe('NATS bus: shared streams under concurrent start', () => {
     await waitFor(() => got.length === 2 && again.length >= 1, 10_000, 'both jobs');
     expect(got.sort()).toEqual([1, 2]);
     const info = await jsm.streams.info(`${prefix}PROCESSING`);
-    expect(info.config.subjects).toEqual(expect.arrayContaining([`${prefix}other.subject`, `${prefix}${first.subject}`, `${prefix}${second.subject}`]));
+    expect(info.config.subjects).toEqual(
+      expect.arrayContaining([`${prefix}other.subject`, `${prefix}${first.subject}`, `${prefix}${second.subject}`]),
+    );
   });
 
   it('declared streams are created with every subject at connect, so concurrent starts never drop one', async () => {

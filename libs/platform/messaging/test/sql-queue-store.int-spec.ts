@@ -10,7 +10,13 @@ import { silentLogger } from '../src/shared/bus-logger';
 import { queue } from '@kb/contracts';
 import { PG_URL, runId, waitFor } from './bus-harness';
 
-const message = (subject: string, i: number, dedupKey?: string): NewMessage => ({ msgId: `m${i}`, subject, body: JSON.stringify({ i }), context: { requestId: `r${i}` }, dedupKey });
+const message = (subject: string, i: number, dedupKey?: string): NewMessage => ({
+  msgId: `m${i}`,
+  subject,
+  body: JSON.stringify({ i }),
+  context: { requestId: `r${i}` },
+  dedupKey,
+});
 
 /** Behaviour every SQL backend must show; run on the server (pg and TypeORM) and on PGlite. */
 async function exerciseStore(store: QueueStore): Promise<void> {
@@ -35,7 +41,9 @@ async function exerciseStore(store: QueueStore): Promise<void> {
   const [again] = await store.claim({ subject: 's.q', consumer: QUEUE_CONSUMER, limit: 5, leaseMs: 60_000, token: 't3' });
   expect(again?.deliveryCount).toBe(2);
   expect(await store.bury(again!.id, 't3', { code: 'DEAD', message: 'gave up' })).toBe(true);
-  expect(await store.deadJobs('s.q')).toEqual([expect.objectContaining({ msgId: 'm1', deliveryCount: 2, error: { code: 'DEAD', message: 'gave up' } })]);
+  expect(await store.deadJobs('s.q')).toEqual([
+    expect.objectContaining({ msgId: 'm1', deliveryCount: 2, error: { code: 'DEAD', message: 'gave up' } }),
+  ]);
 
   const forA = await store.claim({ subject: 's.e', consumer: 'a', limit: 5, leaseMs: 1, token: 'ta' });
   expect(forA.map((j) => j.msgId)).toEqual(['m3']);
@@ -49,9 +57,15 @@ async function exerciseStore(store: QueueStore): Promise<void> {
   await store.purgeDone(0);
 
   // Concurrent calls share one statement (group commit); each caller still gets its own answer.
-  const inserted = await Promise.all([1, 2, 3, 4].map((i) => store.insertJob(message('s.b', 10 + i, i === 3 ? 'kb1' : i === 4 ? 'kb1' : undefined))));
+  const inserted = await Promise.all(
+    [1, 2, 3, 4].map((i) => store.insertJob(message('s.b', 10 + i, i === 3 ? 'kb1' : i === 4 ? 'kb1' : undefined))),
+  );
   expect(inserted).toEqual([true, true, true, false]);
-  const copies = await Promise.all([store.insertFanout(message('s.e', 20, 'ke')), store.insertFanout(message('s.e', 21, 'ke')), store.insertFanout(message('s.none', 22))]);
+  const copies = await Promise.all([
+    store.insertFanout(message('s.e', 20, 'ke')),
+    store.insertFanout(message('s.e', 21, 'ke')),
+    store.insertFanout(message('s.none', 22)),
+  ]);
   expect(copies).toEqual([2, 0, 0]);
   const batch = await store.claim({ subject: 's.b', consumer: QUEUE_CONSUMER, limit: 10, leaseMs: 60_000, token: 'tb' });
   expect(batch.map((j) => j.msgId)).toEqual(['m11', 'm12', 'm13']);

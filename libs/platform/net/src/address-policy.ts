@@ -16,16 +16,36 @@ export interface OutboundPolicy {
 
 const blockedV4 = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blockedV4.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blockedV4.addSubnet(net, prefix, 'ipv4');
 
 const blockedV6 = new BlockList();
 for (const [net, prefix] of [
   ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible form
-  ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) blockedV6.addSubnet(net, prefix, 'ipv6');
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  blockedV6.addSubnet(net, prefix, 'ipv6');
 
 /** Cloud instance metadata endpoints (AWS, GCP, Azure, OpenStack; Alibaba; AWS's IPv6 one), canonical: credentials live there. */
 const METADATA = new Set(['169.254.169.254', '100.100.100.200', 'fd00:ec2:0:0:0:0:0:254']);
@@ -96,7 +116,15 @@ export class AddressPolicy {
     if (this.allowed.check(c.address, c.family === 4 ? 'ipv4' : 'ipv6')) return undefined;
     // Metadata only through an explicit CIDR entry: a host name or the blanket switch never reach it.
     if (isMetadata(c.address)) return `${address} is a cloud metadata address`;
-    if (this.hosts.has(host.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, ''))) return undefined;
+    if (
+      this.hosts.has(
+        host
+          .replace(/^\[|\]$/g, '')
+          .toLowerCase()
+          .replace(/\.$/, ''),
+      )
+    )
+      return undefined;
     if (this.allowPrivate) return undefined;
     return isForbiddenAddress(c.address) ? `${address} is not a public address` : undefined;
   }

@@ -31,7 +31,12 @@ export function guardedLookup(policy: AddressPolicy, resolve: Resolver): LookupF
         const [one] = allowed as [{ address: string; family: number }];
         callback(null, one.address, one.family);
       },
-      (err: Error) => callback(new OutboundError('FETCH_FAILED', `cannot resolve ${hostname}: ${(err as NodeJS.ErrnoException).code ?? err.message}`), '', 0),
+      (err: Error) =>
+        callback(
+          new OutboundError('FETCH_FAILED', `cannot resolve ${hostname}: ${(err as NodeJS.ErrnoException).code ?? err.message}`),
+          '',
+          0,
+        ),
     );
   };
 }

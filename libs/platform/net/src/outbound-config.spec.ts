@@ -7,8 +7,16 @@ describe('outboundPolicyFromEnv', () => {
   });
 
   it('reads the allow-lists and maps the private-network switch', () => {
-    const env = { OUTBOUND_ALLOW_HOSTS: 'llm.corp.internal, tei.corp.internal', OUTBOUND_ALLOW_CIDRS: '10.20.0.0/16,127.0.0.1', PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true' };
-    expect(outboundPolicyFromEnv(new EnvReader(env))).toEqual({ allowHosts: ['llm.corp.internal', 'tei.corp.internal'], allowCidrs: ['10.20.0.0/16', '127.0.0.1'], allowPrivate: true });
+    const env = {
+      OUTBOUND_ALLOW_HOSTS: 'llm.corp.internal, tei.corp.internal',
+      OUTBOUND_ALLOW_CIDRS: '10.20.0.0/16,127.0.0.1',
+      PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true',
+    };
+    expect(outboundPolicyFromEnv(new EnvReader(env))).toEqual({
+      allowHosts: ['llm.corp.internal', 'tei.corp.internal'],
+      allowCidrs: ['10.20.0.0/16', '127.0.0.1'],
+      allowPrivate: true,
+    });
   });
 
   it('refuses entries it cannot read, naming them', () => {

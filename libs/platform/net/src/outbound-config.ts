@@ -12,7 +12,8 @@ export function outboundPolicyFromEnv(reader: EnvReader): OutboundPolicy {
   const allowCidrs = reader.list('OUTBOUND_ALLOW_CIDRS');
   const allowPrivate = reader.bool('PROCESSING_ALLOW_PRIVATE_NETWORKS', false);
   const bad = allowCidrs.filter((c) => !parseCidr(c));
-  if (bad.length) throw new ConfigError([`OUTBOUND_ALLOW_CIDRS has entries that are neither an address nor a CIDR block: ${bad.join(', ')}`]);
+  if (bad.length)
+    throw new ConfigError([`OUTBOUND_ALLOW_CIDRS has entries that are neither an address nor a CIDR block: ${bad.join(', ')}`]);
   const badHosts = allowHosts.filter((h) => !/^[a-z0-9.-]+$/i.test(h));
   if (badHosts.length) throw new ConfigError([`OUTBOUND_ALLOW_HOSTS has entries that are not host names: ${badHosts.join(', ')}`]);
   return { allowHosts, allowCidrs, allowPrivate };

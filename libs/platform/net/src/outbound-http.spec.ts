@@ -31,7 +31,10 @@ const listen = (s: Site, host: string, port = 0): Promise<number> =>
   });
 
 const codeOf = (p: Promise<unknown>): Promise<string> =>
-  p.then(() => 'resolved', (e: unknown) => (e instanceof OutboundError ? e.code : `not an OutboundError: ${String(e)}`));
+  p.then(
+    () => 'resolved',
+    (e: unknown) => (e instanceof OutboundError ? e.code : `not an OutboundError: ${String(e)}`),
+  );
 
 describe('OutboundHttp', () => {
   let port: number;
@@ -54,7 +57,8 @@ describe('OutboundHttp', () => {
       else if (url === '/to-file') res.writeHead(302, { location: 'file:///etc/passwd' }).end();
       else if (url === '/big') res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(64 * 1024));
       else if (url === '/big-declared') res.writeHead(200, { 'content-length': String(10 * 1024 * 1024) }).end();
-      else if (url === '/silent') return; // never answers
+      else if (url === '/silent')
+        return; // never answers
       else res.writeHead(200, { 'content-type': 'text/plain' }).end('public page');
     });
     port = await listen(publicSite, '127.0.0.2');
@@ -98,15 +102,34 @@ describe('OutboundHttp', () => {
   });
 
   it('hands the socket only the allowed addresses of a mixed answer', async () => {
-    const http = client({ policy, resolve: async () => [{ address: '127.0.0.1', family: 4 }, { address: '127.0.0.2', family: 4 }] });
+    const http = client({
+      policy,
+      resolve: async () => [
+        { address: '127.0.0.1', family: 4 },
+        { address: '127.0.0.2', family: 4 },
+      ],
+    });
     expect(await (await http.fetch(`http://mixed.test:${port}/page`)).text()).toBe('public page');
     expect(internal.connections).toBe(0);
   });
 
   it.each([
-    'http://127.0.0.1:PORT/', 'http://127.1:PORT/', 'http://0x7f.1:PORT/', 'http://2130706433:PORT/', 'http://[::ffff:127.0.0.1]:PORT/', 'http://localhost:PORT/',
-    'http://api.localhost:PORT/', 'http://0.0.0.0:PORT/', 'http://[::1]:PORT/', 'http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/',
-    'file:///etc/passwd', 'ftp://127.0.0.2/', 'gopher://127.0.0.2/', 'http://user:pw@127.0.0.2:PORT/', 'not a url',
+    'http://127.0.0.1:PORT/',
+    'http://127.1:PORT/',
+    'http://0x7f.1:PORT/',
+    'http://2130706433:PORT/',
+    'http://[::ffff:127.0.0.1]:PORT/',
+    'http://localhost:PORT/',
+    'http://api.localhost:PORT/',
+    'http://0.0.0.0:PORT/',
+    'http://[::1]:PORT/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[fd00:ec2::254]/',
+    'file:///etc/passwd',
+    'ftp://127.0.0.2/',
+    'gopher://127.0.0.2/',
+    'http://user:pw@127.0.0.2:PORT/',
+    'not a url',
   ])('refuses %s without connecting', async (url) => {
     const resolve = jest.fn(async () => [{ address: '127.0.0.1', family: 4 }]);
     const http = client({ policy, resolve });
@@ -135,7 +158,8 @@ describe('OutboundHttp', () => {
     const http = client({ policy });
     otherPublic.requests = [];
     const res = await http.fetch(`http://127.0.0.2:${port}/to-other`, {
-      redirect: 'follow', headers: { authorization: 'Bearer secret', cookie: 'session=1', 'x-api-key': 'k', 'user-agent': 'kb-test' },
+      redirect: 'follow',
+      headers: { authorization: 'Bearer secret', cookie: 'session=1', 'x-api-key': 'k', 'user-agent': 'kb-test' },
     });
     expect(await res.text()).toBe('landed');
     expect(res.url).toBe(`http://127.0.0.2:${otherPort}/landing`);

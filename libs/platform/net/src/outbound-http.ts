@@ -84,7 +84,8 @@ export class OutboundHttp {
           throw err instanceof OutboundError ? err : new OutboundError('FETCH_FAILED', `${target.host} redirected to an invalid address`);
         }
         // Credentials were given for the first origin only: once a hop leaves it they stay behind.
-        if (next.origin !== target.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => NEUTRAL_HEADERS.has(k.toLowerCase())));
+        if (next.origin !== target.origin)
+          headers = Object.fromEntries(Object.entries(headers).filter(([k]) => NEUTRAL_HEADERS.has(k.toLowerCase())));
         if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
           method = 'GET';
           body = undefined;
@@ -113,7 +114,8 @@ export class OutboundHttp {
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       throw new OutboundError('FORBIDDEN_ADDRESS', `only http and https URLs are requested, not ${parsed.protocol}`);
     }
-    if (parsed.username || parsed.password) throw new OutboundError('FORBIDDEN_ADDRESS', 'URLs with embedded credentials are not requested; use headers');
+    if (parsed.username || parsed.password)
+      throw new OutboundError('FORBIDDEN_ADDRESS', 'URLs with embedded credentials are not requested; use headers');
     const refused = this.policy.refuseHost(parsed.hostname);
     if (refused) throw new OutboundError('FORBIDDEN_ADDRESS', `refusing to connect to ${parsed.hostname}: ${refused}`);
     return parsed;

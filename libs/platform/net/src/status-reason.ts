@@ -4,9 +4,23 @@
  */
 export function statusReason(status: number): string {
   const known: Record<number, string> = {
-    400: 'bad request', 401: 'credentials refused', 403: 'access denied', 404: 'not found', 405: 'method not allowed', 408: 'request timeout',
-    409: 'conflict', 413: 'request too large', 415: 'unsupported media type', 422: 'request rejected', 429: 'rate limited', 500: 'internal error',
-    501: 'not implemented', 502: 'bad gateway', 503: 'unavailable', 504: 'gateway timeout', 529: 'overloaded',
+    400: 'bad request',
+    401: 'credentials refused',
+    403: 'access denied',
+    404: 'not found',
+    405: 'method not allowed',
+    408: 'request timeout',
+    409: 'conflict',
+    413: 'request too large',
+    415: 'unsupported media type',
+    422: 'request rejected',
+    429: 'rate limited',
+    500: 'internal error',
+    501: 'not implemented',
+    502: 'bad gateway',
+    503: 'unavailable',
+    504: 'gateway timeout',
+    529: 'overloaded',
   };
   const reason = known[status];
   if (reason) return reason;

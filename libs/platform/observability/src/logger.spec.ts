@@ -7,7 +7,12 @@ import { bufferedDestination, createLogger } from './logger';
 describe('createLogger', () => {
   it('writes JSON lines with the service name and never a credential', () => {
     const lines: string[] = [];
-    const destination = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
+    const destination = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
     const logger = createLogger({ service: 'gateway', destination });
     logger.info({ headers: { authorization: 'Bearer abc', 'x-svc-serviceaccount': 'Bearer key', accept: 'json' }, token: 't0k' }, 'hello');
     const line = JSON.parse(lines[0] ?? '{}');
@@ -28,7 +33,12 @@ describe('createLogger', () => {
       for (let i = 0; i < 3; i++) logger.info({ i }, 'request');
       expect(readFileSync(file, 'utf8')).toBe(''); // not written by the call that logged it
       await new Promise((r) => setTimeout(r, 300)); // the timer writes a partial chunk
-      expect(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).i)).toEqual([0, 1, 2]);
+      expect(
+        readFileSync(file, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).i),
+      ).toEqual([0, 1, 2]);
       for (let i = 3; i < 200; i++) logger.info({ i }, 'request');
       dest.flushSync();
       expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(200);

@@ -74,14 +74,28 @@ export class TransactionalOutbox {
   rowsFor(entries: OutboxEntry[]): OutboxRow[] {
     const now = new Date();
     const firstAttempt = new Date(now.getTime() + (this.config.firstRetryMs ?? 10_000));
-    return entries.map((e) => ({ id: randomUUID(), kind: e.kind, target: e.target, payload: e.payload ?? {}, attempts: 0, createdAt: now, nextAttemptAt: firstAttempt }));
+    return entries.map((e) => ({
+      id: randomUUID(),
+      kind: e.kind,
+      target: e.target,
+      payload: e.payload ?? {},
+      attempts: 0,
+      createdAt: now,
+      nextAttemptAt: firstAttempt,
+    }));
   }
 
   /** Inserts the rows with the caller's transaction (one statement, whatever their number). */
   async insertRows(manager: EntityManager, rows: OutboxRow[]): Promise<void> {
     if (rows.length === 0) return;
     const records = rows.map((r) => ({
-      id: r.id, kind: r.kind, target: r.target, payload: r.payload, attempts: r.attempts, created_at: r.createdAt.toISOString(), next_attempt_at: r.nextAttemptAt.toISOString(),
+      id: r.id,
+      kind: r.kind,
+      target: r.target,
+      payload: r.payload,
+      attempts: r.attempts,
+      created_at: r.createdAt.toISOString(),
+      next_attempt_at: r.nextAttemptAt.toISOString(),
     }));
     await manager.query(
       `INSERT INTO ${this.table} (id, kind, target, payload, attempts, created_at, next_attempt_at)
@@ -102,7 +116,10 @@ export class TransactionalOutbox {
         await this.execute(row);
         done.push(row.id);
       } catch (err) {
-        this.config.logger.warn({ outbox_id: row.id, kind: row.kind, target: row.target, err: (err as Error).message }, 'outbox relay failed; will retry');
+        this.config.logger.warn(
+          { outbox_id: row.id, kind: row.kind, target: row.target, err: (err as Error).message },
+          'outbox relay failed; will retry',
+        );
       }
     }
     if (done.length > 0) await this.relayed.submit(done);
@@ -120,7 +137,9 @@ export class TransactionalOutbox {
    */
   relayInBackground(rows: OutboxRow[]): void {
     if (rows.length === 0) return;
-    const pending = this.relay(rows).catch((err: unknown) => this.config.logger.warn({ err: (err as Error).message }, 'outbox relay failed; the sweep will retry'));
+    const pending = this.relay(rows).catch((err: unknown) =>
+      this.config.logger.warn({ err: (err as Error).message }, 'outbox relay failed; the sweep will retry'),
+    );
     this.inFlight.add(pending);
     void pending.finally(() => this.inFlight.delete(pending));
   }
@@ -165,15 +184,23 @@ export class TransactionalOutbox {
       );
       for (const raw of claimed) {
         const row: OutboxRow = {
-          id: raw['id'] as string, kind: raw['kind'] as string, target: raw['target'] as string, payload: raw['payload'] as Record<string, unknown>,
-          attempts: Number(raw['attempts']), createdAt: new Date(raw['created_at'] as string), nextAttemptAt: new Date(raw['next_attempt_at'] as string),
+          id: raw['id'] as string,
+          kind: raw['kind'] as string,
+          target: raw['target'] as string,
+          payload: raw['payload'] as Record<string, unknown>,
+          attempts: Number(raw['attempts']),
+          createdAt: new Date(raw['created_at'] as string),
+          nextAttemptAt: new Date(raw['next_attempt_at'] as string),
         };
         try {
           await this.execute(row);
           await ds.query(`DELETE FROM ${this.table} WHERE id = $1`, [row.id]);
         } catch (err) {
           const delay = RETRY_MS[Math.min(row.attempts, RETRY_MS.length - 1)] as number;
-          await ds.query(`UPDATE ${this.table} SET next_attempt_at = now() + (interval '1 millisecond' * $2) WHERE id = $1`, [row.id, delay]);
+          await ds.query(`UPDATE ${this.table} SET next_attempt_at = now() + (interval '1 millisecond' * $2) WHERE id = $1`, [
+            row.id,
+            delay,
+          ]);
           this.config.logger.warn({ outbox_id: row.id, attempts: row.attempts, err: (err as Error).message }, 'outbox retry failed');
         }
       }
@@ -186,8 +213,10 @@ export class TransactionalOutbox {
     if (row.kind !== 'queue' && row.kind !== 'event') return this.executeOther(row);
     const def = DEFS.get(row.target);
     if (!def) throw new Error(`Unknown subject ${row.target}`);
-    if (row.kind === 'queue' && def.kind === 'queue') await this.config.bus.enqueue(def as QueueDef<unknown>, row.payload, { msgId: row.id });
-    else if (row.kind === 'event' && def.kind === 'event') await this.config.bus.publish(def as EventDef<unknown>, row.payload, { msgId: row.id });
+    if (row.kind === 'queue' && def.kind === 'queue')
+      await this.config.bus.enqueue(def as QueueDef<unknown>, row.payload, { msgId: row.id });
+    else if (row.kind === 'event' && def.kind === 'event')
+      await this.config.bus.publish(def as EventDef<unknown>, row.payload, { msgId: row.id });
     else throw new Error(`Subject ${row.target} is not a ${row.kind}`);
   }
 

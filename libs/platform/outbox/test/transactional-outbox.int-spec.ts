@@ -23,7 +23,9 @@ class ShopOutbox1700000000000 implements MigrationInterface {
 function flaky(bus: MessageBus, state: { down: boolean }): MessageBus {
   return new Proxy(bus, {
     get(target, prop, receiver) {
-      if (prop === 'publish') return async (...args: Parameters<MessageBus['publish']>) => (state.down ? Promise.reject(new Error('bus down')) : target.publish(...args));
+      if (prop === 'publish')
+        return async (...args: Parameters<MessageBus['publish']>) =>
+          state.down ? Promise.reject(new Error('bus down')) : target.publish(...args);
       const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -52,8 +54,17 @@ describe.each(['postgres', 'pglite'] as const)('TransactionalOutbox (%s)', (engi
       ds = await createServiceDataSource({ ...common, dataDir: pgDir });
     }
     bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
-    await bus.subscribe(AccountsSubjects.kbDeleted, async (e: KbEvent, meta) => void received.push({ kb: e.kb_id, id: meta.id }), { durable: 'watch' });
-    outbox = new TransactionalOutbox({ dataSource: ds, schema: 'shop', bus: flaky(bus, state), logger: createLogger({ service: 'test', level: 'silent' }), sweepMs: 100, firstRetryMs: 0 });
+    await bus.subscribe(AccountsSubjects.kbDeleted, async (e: KbEvent, meta) => void received.push({ kb: e.kb_id, id: meta.id }), {
+      durable: 'watch',
+    });
+    outbox = new TransactionalOutbox({
+      dataSource: ds,
+      schema: 'shop',
+      bus: flaky(bus, state),
+      logger: createLogger({ service: 'test', level: 'silent' }),
+      sweepMs: 100,
+      firstRetryMs: 0,
+    });
   });
 
   afterAll(async () => {
@@ -64,21 +75,27 @@ describe.each(['postgres', 'pglite'] as const)('TransactionalOutbox (%s)', (engi
     if (pgDir) rmSync(pgDir, { recursive: true, force: true });
   });
 
-  const rows = async (): Promise<{ id: string; payload: { kb_id: string } }[]> => ds.query('SELECT id, payload FROM shop.outbox ORDER BY created_at');
+  const rows = async (): Promise<{ id: string; payload: { kb_id: string } }[]> =>
+    ds.query('SELECT id, payload FROM shop.outbox ORDER BY created_at');
 
   it('relays committed rows in order with their row id as message id, and deletes them', async () => {
     const written = await ds.transaction((m) => outbox.add(m, [entry('kb-1'), entry('kb-2')]));
     await outbox.relay(written);
     expect(await rows()).toEqual([]);
     await eventually(async () => (received.length >= 2 ? true : undefined), 5_000, 'two events');
-    expect(received.slice(0, 2)).toEqual([{ kb: 'kb-1', id: written[0]!.id }, { kb: 'kb-2', id: written[1]!.id }]);
+    expect(received.slice(0, 2)).toEqual([
+      { kb: 'kb-1', id: written[0]!.id },
+      { kb: 'kb-2', id: written[1]!.id },
+    ]);
   });
 
   it('stores nothing for a transaction that rolls back', async () => {
-    await expect(ds.transaction(async (m) => {
-      await outbox.add(m, [entry('kb-rolled-back')]);
-      throw new Error('write refused');
-    })).rejects.toThrow('write refused');
+    await expect(
+      ds.transaction(async (m) => {
+        await outbox.add(m, [entry('kb-rolled-back')]);
+        throw new Error('write refused');
+      }),
+    ).rejects.toThrow('write refused');
     expect(await rows()).toEqual([]);
   });
 

@@ -15,7 +15,15 @@ export async function createRuntimeBus(runtime: RuntimeEnv, name: string, logger
     // Every app declares every stream subject of the system at connect, so apps started together
     // write identical subject lists and none drops another's subject.
     const streams = ALL_SUBJECTS.filter((d): d is EventDef<unknown> | QueueDef<unknown> => d.kind === 'event' || d.kind === 'queue');
-    return createMessageBus({ transport: 'nats', servers: runtime.bus.natsUrl, name, streams, streamReplicas: runtime.bus.streamReplicas, ...runtime.bus.nats, ...common });
+    return createMessageBus({
+      transport: 'nats',
+      servers: runtime.bus.natsUrl,
+      name,
+      streams,
+      streamReplicas: runtime.bus.streamReplicas,
+      ...runtime.bus.nats,
+      ...common,
+    });
   }
   if (!store) throw new Error('The in-process bus needs a database to persist queued work');
   return createMessageBus({ transport: 'inprocess', store: new SqlQueueStore(store), ...common });

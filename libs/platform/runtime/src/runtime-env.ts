@@ -9,7 +9,14 @@ export interface RuntimeEnv {
   dataDir: string;
   zone: string;
   logLevel: string;
-  bus: { transport: 'inprocess' | 'nats'; natsUrl: string; prefix: string; requestTimeoutMs: number; streamReplicas: number; nats: NatsSecurity };
+  bus: {
+    transport: 'inprocess' | 'nats';
+    natsUrl: string;
+    prefix: string;
+    requestTimeoutMs: number;
+    streamReplicas: number;
+    nats: NatsSecurity;
+  };
   publicBaseUrl: string;
   /** SHUTDOWN_GRACE_MS: the longest a SIGTERM shutdown may take before the process gives up (exit 1). */
   shutdownGraceMs: number;
@@ -21,7 +28,10 @@ export interface NatsSecurity {
   tls?: { caFile?: string; certFile?: string; keyFile?: string };
 }
 
-export function readRuntimeEnv(env: Env, defaults: { transport: 'inprocess' | 'nats'; port: number }): { runtime: RuntimeEnv; reader: EnvReader } {
+export function readRuntimeEnv(
+  env: Env,
+  defaults: { transport: 'inprocess' | 'nats'; port: number },
+): { runtime: RuntimeEnv; reader: EnvReader } {
   const reader = new EnvReader(env);
   const runtime: RuntimeEnv = {
     dataDir: resolve(reader.string('DATA_DIR', './data')),
@@ -59,7 +69,11 @@ function readNatsSecurity(reader: EnvReader, env: Env): NatsSecurity {
   } else if (env['NATS_PASSWORD'] || passwordFile) {
     reader.string('NATS_USER');
   }
-  const tls = { caFile: reader.optional('NATS_TLS_CA'), certFile: reader.optional('NATS_TLS_CERT'), keyFile: reader.optional('NATS_TLS_KEY') };
+  const tls = {
+    caFile: reader.optional('NATS_TLS_CA'),
+    certFile: reader.optional('NATS_TLS_CERT'),
+    keyFile: reader.optional('NATS_TLS_KEY'),
+  };
   if (tls.caFile || tls.certFile || tls.keyFile) security.tls = Object.fromEntries(Object.entries(tls).filter(([, v]) => v !== undefined));
   return security;
 }

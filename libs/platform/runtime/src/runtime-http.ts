@@ -6,7 +6,11 @@ import { HttpErrorFilter } from '@kb/platform/errors';
 import { PinoNestLogger, type Logger } from '@kb/platform/observability';
 
 /** Creates a Nest app with pino logging and no implicit body parser (the edge sets its own). */
-export async function createHttpApp(module: DynamicModule, logger: Logger, configure?: (app: INestApplication) => void): Promise<INestApplication> {
+export async function createHttpApp(
+  module: DynamicModule,
+  logger: Logger,
+  configure?: (app: INestApplication) => void,
+): Promise<INestApplication> {
   const app = await NestFactory.create(module, { bodyParser: false, logger: new PinoNestLogger(logger), abortOnError: false });
   if (configure) configure(app);
   else app.useGlobalFilters(new HttpErrorFilter(logger));
@@ -66,7 +70,13 @@ export function closeOnSignals(logger: Logger, close: () => Promise<void>, optio
  * closes (outbox relays flushed in its destroy hooks, then the bus is closed); then `release`
  * (databases, blob store); finally the logs are flushed.
  */
-export function shutdownOnSignals(logger: Logger, app: INestApplication, bus: MessageBus, graceMs: number, release: () => Promise<void>): void {
+export function shutdownOnSignals(
+  logger: Logger,
+  app: INestApplication,
+  bus: MessageBus,
+  graceMs: number,
+  release: () => Promise<void>,
+): void {
   closeOnSignals(
     logger,
     async () => {
@@ -88,7 +98,10 @@ export async function stopHttp(app: INestApplication, limitMs: number, logger: L
   server.closeIdleConnections();
   const idle = setInterval(() => server.closeIdleConnections(), 50);
   let timer: NodeJS.Timeout | undefined;
-  const drained = await Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)))]);
+  const drained = await Promise.race([
+    closed.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), limitMs))),
+  ]);
   clearInterval(idle);
   clearTimeout(timer);
   if (!drained) {

@@ -14,11 +14,22 @@ class ServiceAppModule {}
  * Root module of one process of the distributed topology: observability (health, metrics, logs),
  * the bus, and the service modules it runs.
  */
-export function serviceAppModule(service: string, logger: Logger, bus: MessageBus, checks: HealthCheck[], imports: DynamicModule[]): DynamicModule {
+export function serviceAppModule(
+  service: string,
+  logger: Logger,
+  bus: MessageBus,
+  checks: HealthCheck[],
+  imports: DynamicModule[],
+): DynamicModule {
   return {
     module: ServiceAppModule,
     imports: [
-      ObservabilityModule.forRoot({ service, logger, checks: [...checks, { name: 'bus', check: () => bus.isHealthy() }], accessLog: false }),
+      ObservabilityModule.forRoot({
+        service,
+        logger,
+        checks: [...checks, { name: 'bus', check: () => bus.isHealthy() }],
+        accessLog: false,
+      }),
       MessagingModule.forRoot(bus),
       ...imports,
     ],
@@ -27,12 +38,25 @@ export function serviceAppModule(service: string, logger: Logger, bus: MessageBu
 
 /** The service's own DataSource: `<SERVICE>_DATABASE_URL`, `DATABASE_URL`, or embedded PGlite under DATA_DIR/pg. */
 export async function serviceDataSource(
-  env: Env, runtime: RuntimeEnv, service: string, entities: readonly ClassType[], migrations: readonly ClassType[],
+  env: Env,
+  runtime: RuntimeEnv,
+  service: string,
+  entities: readonly ClassType[],
+  migrations: readonly ClassType[],
 ): Promise<{ dataSource: DataSource; check: HealthCheck; close: () => Promise<void> }> {
   const dataSource = await createServiceDataSource({
-    service, schema: service, url: databaseUrlFromEnv(env, service), dataDir: join(runtime.dataDir, 'pg'), entities, migrations,
+    service,
+    schema: service,
+    url: databaseUrlFromEnv(env, service),
+    dataDir: join(runtime.dataDir, 'pg'),
+    entities,
+    migrations,
     // Production runs migrations as a one-shot job; the embedded default and tests run them at start.
     runMigrations: env['MIGRATIONS_RUN'] !== 'false',
   });
-  return { dataSource, check: { name: `db:${service}`, check: () => dbHealthCheck(dataSource) }, close: () => closeServiceDataSource(dataSource) };
+  return {
+    dataSource,
+    check: { name: `db:${service}`, check: () => dbHealthCheck(dataSource) },
+    close: () => closeServiceDataSource(dataSource),
+  };
 }

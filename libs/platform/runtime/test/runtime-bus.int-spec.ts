@@ -11,10 +11,40 @@ import { createRuntimeBus, readRuntimeEnv } from '../src';
 function makeCertificates(dir: string): { caFile: string; certFile: string; keyFile: string } {
   const file = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=test CA', '-keyout', file('ca.key'), '-out', file('ca.pem'));
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=test CA',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+  );
   openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', file('server.key'), '-out', file('server.csr'));
   writeFileSync(file('san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  openssl('x509', '-req', '-in', file('server.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', file('san.cnf'), '-out', file('server.pem'));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    file('server.csr'),
+    '-CA',
+    file('ca.pem'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    file('san.cnf'),
+    '-out',
+    file('server.pem'),
+  );
   return { caFile: file('ca.pem'), certFile: file('server.pem'), keyFile: file('server.key') };
 }
 
@@ -49,7 +79,10 @@ describe('an app connecting to NATS with its own user over TLS (from the environ
     const passwordFile = join(dir, 'gateway.password');
     writeFileSync(passwordFile, `${server.credentials('gateway').pass}\n`, { mode: 0o600 });
     const accounts = await busFor({ ...server.appEnv('accounts'), NATS_TLS_CA: caFile }, 'accounts');
-    const gateway = await busFor({ NATS_URL: server.url, NATS_USER: 'gateway', NATS_PASSWORD_FILE: passwordFile, NATS_TLS_CA: caFile }, 'gateway');
+    const gateway = await busFor(
+      { NATS_URL: server.url, NATS_USER: 'gateway', NATS_PASSWORD_FILE: passwordFile, NATS_TLS_CA: caFile },
+      'gateway',
+    );
     const def = rpc<{ kb_id: string }, { kb: string }>('accounts.kb.get');
     await accounts.handle(def, async (req) => ({ kb: req.kb_id }));
     await expect(gateway.request(def, { kb_id: 'kb1' })).resolves.toEqual({ kb: 'kb1' });
@@ -59,7 +92,9 @@ describe('an app connecting to NATS with its own user over TLS (from the environ
     const errors: Record<string, unknown>[] = [];
     const logger: BusLogger = { ...silentLogger, error: (_message, fields) => errors.push(fields ?? {}) };
     const gateway = await busFor({ ...server.appEnv('gateway'), NATS_TLS_CA: caFile }, 'gateway', logger);
-    await expect(gateway.request(AccountsSubjects.resolveKbConfig, { kb_id: 'kb1' }, { timeoutMs: 500 })).rejects.toMatchObject({ code: ErrorCodes.BUS_TIMEOUT });
+    await expect(gateway.request(AccountsSubjects.resolveKbConfig, { kb_id: 'kb1' }, { timeoutMs: 500 })).rejects.toMatchObject({
+      code: ErrorCodes.BUS_TIMEOUT,
+    });
     expect(errors).toContainEqual({ operation: 'publish', subject: AccountsSubjects.resolveKbConfig.subject });
   }, 30_000);
 

@@ -26,7 +26,10 @@ describe('byte ranges', () => {
 describe('put options', () => {
   it('defaults the content type and keeps valid metadata', () => {
     expect(validatePutOptions()).toEqual({ contentType: 'application/octet-stream', metadata: {}, size: undefined, maxBytes: undefined });
-    expect(validatePutOptions({ contentType: 'text/plain; charset="utf-8"', metadata: { 'file-name': 'x' } })).toMatchObject({ contentType: 'text/plain; charset="utf-8"', metadata: { 'file-name': 'x' } });
+    expect(validatePutOptions({ contentType: 'text/plain; charset="utf-8"', metadata: { 'file-name': 'x' } })).toMatchObject({
+      contentType: 'text/plain; charset="utf-8"',
+      metadata: { 'file-name': 'x' },
+    });
   });
 
   it.each([
@@ -59,7 +62,9 @@ describe('presign options', () => {
   });
 
   it('rejects filenames with control characters', () => {
-    expect(() => validatePresignOptions({ expiresInSeconds: 60, filename: 'a\r\nb' })).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+    expect(() => validatePresignOptions({ expiresInSeconds: 60, filename: 'a\r\nb' })).toThrow(
+      expect.objectContaining({ code: 'VALIDATION_FAILED' }),
+    );
     expect(() => validatePresignOptions({ expiresInSeconds: 604800, filename: 'ok.pdf' })).not.toThrow();
   });
 });

@@ -5,7 +5,18 @@ import { invalidBlobInput, payloadTooLarge, rangeNotSatisfiable } from './blob-e
 export const MAX_METADATA_BYTES = 2048;
 const METADATA_KEY = /^[a-z0-9][a-z0-9-]{0,63}$/;
 /** Names S3 clients treat as headers, not user metadata: they would not round-trip. */
-const RESERVED_METADATA_KEYS = new Set(['content-type', 'content-length', 'content-md5', 'content-encoding', 'content-language', 'content-disposition', 'cache-control', 'expires', 'etag', 'last-modified']);
+const RESERVED_METADATA_KEYS = new Set([
+  'content-type',
+  'content-length',
+  'content-md5',
+  'content-encoding',
+  'content-language',
+  'content-disposition',
+  'cache-control',
+  'expires',
+  'etag',
+  'last-modified',
+]);
 const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=("[^"\\\r\n]*"|[A-Za-z0-9!#$&^_.+-]+))*$/;
 
 export interface ValidPutOptions {
@@ -18,11 +29,15 @@ export interface ValidPutOptions {
 export function validatePutOptions(options: PutOptions = {}): ValidPutOptions {
   const contentType = options.contentType?.trim() || BLOB_DEFAULT_CONTENT_TYPE;
   if (contentType.length > 255 || !CONTENT_TYPE.test(contentType)) throw invalidBlobInput('contentType', 'not a valid media type');
-  for (const [name, value] of [['size', options.size], ['maxBytes', options.maxBytes]] as const) {
+  for (const [name, value] of [
+    ['size', options.size],
+    ['maxBytes', options.maxBytes],
+  ] as const) {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw invalidBlobInput(name, 'must be a non-negative integer');
   }
   // A declared size over the limit fails before a single byte is read.
-  if (options.size !== undefined && options.maxBytes !== undefined && options.size > options.maxBytes) throw payloadTooLarge(options.maxBytes);
+  if (options.size !== undefined && options.maxBytes !== undefined && options.size > options.maxBytes)
+    throw payloadTooLarge(options.maxBytes);
   return { contentType, metadata: validateMetadata(options.metadata ?? {}), size: options.size, maxBytes: options.maxBytes };
 }
 

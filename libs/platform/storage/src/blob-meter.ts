@@ -31,7 +31,8 @@ export class BlobMeter extends Transform {
 
   override _flush(callback: TransformCallback): void {
     const { expectedSize } = this.limits;
-    if (expectedSize !== undefined && this.bytes !== expectedSize) return callback(sizeMismatch(expectedSize, `stream has ${this.bytes} bytes`));
+    if (expectedSize !== undefined && this.bytes !== expectedSize)
+      return callback(sizeMismatch(expectedSize, `stream has ${this.bytes} bytes`));
     this.digest = this.hash.digest('hex');
     callback();
   }

@@ -97,7 +97,8 @@ export function blobStoreConfigProblems(config: BlobStoreConfig, names: Record<s
 function parseEndpoint(value: string): { endPoint: string; port: number; useSSL: boolean } {
   try {
     const url = new URL(value);
-    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (url.pathname !== '/' && url.pathname !== '')) throw new Error('unsupported');
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (url.pathname !== '/' && url.pathname !== ''))
+      throw new Error('unsupported');
     const useSSL = url.protocol === 'https:';
     return { endPoint: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : useSSL ? 443 : 80, useSSL };
   } catch {

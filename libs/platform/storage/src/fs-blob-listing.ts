@@ -21,7 +21,8 @@ export async function* listObjectFiles(dir: string, keyPrefix: string, filter: s
   // Sorting directories as "name/" and files by key name yields keys in plain byte order, like S3.
   const named = entries.flatMap((e) => {
     if (e.isDirectory()) return [{ name: e.name, sortKey: `${e.name}/`, isDir: true }];
-    if (e.isFile() && e.name.endsWith(OBJECT_FILE_SUFFIX)) return [{ name: e.name, sortKey: e.name.slice(0, -OBJECT_FILE_SUFFIX.length), isDir: false }];
+    if (e.isFile() && e.name.endsWith(OBJECT_FILE_SUFFIX))
+      return [{ name: e.name, sortKey: e.name.slice(0, -OBJECT_FILE_SUFFIX.length), isDir: false }];
     return [];
   });
   named.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));

@@ -200,7 +200,12 @@ export class FsBlobStore implements BlobStore {
     assertValidBlobKey(key);
     validatePresignOptions(options);
     const expires = Math.floor(Date.now() / 1000) + options.expiresInSeconds;
-    return buildPresignedBlobUrl(this.config.publicBaseUrl, this.config.signingSecret, { key, expires, filename: options.filename, inline: options.inline });
+    return buildPresignedBlobUrl(this.config.publicBaseUrl, this.config.signingSecret, {
+      key,
+      expires,
+      filename: options.filename,
+      inline: options.inline,
+    });
   }
 
   async isHealthy(): Promise<boolean> {
@@ -276,6 +281,14 @@ export class FsBlobStore implements BlobStore {
   }
 
   private toStat(key: string, { trailer, lastModified }: FsBlobDescription): BlobStat {
-    return { key, size: trailer.size, contentType: trailer.contentType, etag: trailer.md5, md5: trailer.md5, lastModified, metadata: { ...trailer.metadata } };
+    return {
+      key,
+      size: trailer.size,
+      contentType: trailer.contentType,
+      etag: trailer.md5,
+      md5: trailer.md5,
+      lastModified,
+      metadata: { ...trailer.metadata },
+    };
   }
 }

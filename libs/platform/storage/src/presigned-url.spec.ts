@@ -59,7 +59,10 @@ describe('presigned blob URLs', () => {
 
   it('rejects repeated parameters in either query shape', () => {
     const signature = signBlobUrl(SECRET, { key: KEY, expires: EXPIRES });
-    expect(verifyPresignedBlobUrl(SECRET, KEY, { expires: String(EXPIRES), signature: [signature, signature] }, NOW)).toEqual({ valid: false, reason: 'malformed' });
+    expect(verifyPresignedBlobUrl(SECRET, KEY, { expires: String(EXPIRES), signature: [signature, signature] }, NOW)).toEqual({
+      valid: false,
+      reason: 'malformed',
+    });
     expect(verifyPresignedBlobUrl(SECRET, KEY, { expires: String(EXPIRES), signature: [signature] }, NOW).valid).toBe(true);
   });
 
@@ -69,9 +72,13 @@ describe('presigned blob URLs', () => {
     [undefined, false, 'attachment'],
     ['a.pdf', undefined, 'attachment; filename="a.pdf"; filename*=UTF-8\'\'a.pdf'],
     ['ü "q".pdf', true, 'inline; filename="_ _q_.pdf"; filename*=UTF-8\'\'%C3%BC%20%22q%22.pdf'],
-    ["it's (1).txt", false, 'attachment; filename="it\'s (1).txt"; filename*=UTF-8\'\'it%27s%20%281%29.txt'],
+    ["it's (1).txt", false, "attachment; filename=\"it's (1).txt\"; filename*=UTF-8''it%27s%20%281%29.txt"],
     ['報告書.pdf', false, 'attachment; filename="___.pdf"; filename*=UTF-8\'\'%E5%A0%B1%E5%91%8A%E6%9B%B8.pdf'],
-    ['🎉 a\\b\r\nSet-Cookie: x.txt', false, 'attachment; filename="__ a_b__Set-Cookie: x.txt"; filename*=UTF-8\'\'%F0%9F%8E%89%20a%5Cb%0D%0ASet-Cookie%3A%20x.txt'],
+    [
+      '🎉 a\\b\r\nSet-Cookie: x.txt',
+      false,
+      'attachment; filename="__ a_b__Set-Cookie: x.txt"; filename*=UTF-8\'\'%F0%9F%8E%89%20a%5Cb%0D%0ASet-Cookie%3A%20x.txt',
+    ],
     ['lone \uD800 surrogate', false, 'attachment; filename="lone _ surrogate"; filename*=UTF-8\'\'lone%20%EF%BF%BD%20surrogate'],
   ])('writes Content-Disposition for %j inline=%j', (filename, inline, expected) => {
     expect(contentDisposition(filename, inline)).toBe(expected);

@@ -49,7 +49,8 @@ export function verifyPresignedBlobUrl(secret: string, key: string, query: Presi
   const filename = single(query, 'filename');
   const inlineRaw = single(query, 'inline');
   if (expiresRaw === null || signature === null || filename === null || inlineRaw === null) return { valid: false, reason: 'malformed' };
-  if (!expiresRaw || !/^\d{1,12}$/.test(expiresRaw) || !signature || !/^[0-9a-f]{64}$/.test(signature)) return { valid: false, reason: 'malformed' };
+  if (!expiresRaw || !/^\d{1,12}$/.test(expiresRaw) || !signature || !/^[0-9a-f]{64}$/.test(signature))
+    return { valid: false, reason: 'malformed' };
   if ((inlineRaw !== undefined && inlineRaw !== '1') || filename === '') return { valid: false, reason: 'malformed' };
   if (!isValidBlobKey(key)) return { valid: false, reason: 'malformed' };
 

@@ -9,7 +9,17 @@ import { decodeMetadataValue, encodeMetadataValue, resolveRange, validatePresign
 import { assertValidBlobKey, assertValidBlobPrefix } from './blob-key';
 import { BlobMeter } from './blob-meter';
 import { toReadable } from './blob-body';
-import { BLOB_DEFAULT_CONTENT_TYPE, type BlobBody, type BlobGetResult, type BlobListItem, type BlobStat, type BlobStore, type GetOptions, type PresignGetOptions, type PutOptions } from './blob-store';
+import {
+  BLOB_DEFAULT_CONTENT_TYPE,
+  type BlobBody,
+  type BlobGetResult,
+  type BlobListItem,
+  type BlobStat,
+  type BlobStore,
+  type GetOptions,
+  type PresignGetOptions,
+  type PutOptions,
+} from './blob-store';
 import { contentDisposition } from './presigned-url';
 import { uploadStreamToS3 } from './s3-upload';
 
@@ -43,7 +53,8 @@ export class S3BlobStore implements BlobStore {
 
   constructor(config: S3BlobStoreConfig) {
     this.partSize = config.partSize ?? DEFAULT_S3_PART_SIZE;
-    if (!Number.isInteger(this.partSize) || this.partSize < MIN_S3_PART_SIZE) throw new Error(`S3 partSize must be an integer ≥ ${MIN_S3_PART_SIZE}`);
+    if (!Number.isInteger(this.partSize) || this.partSize < MIN_S3_PART_SIZE)
+      throw new Error(`S3 partSize must be an integer ≥ ${MIN_S3_PART_SIZE}`);
     this.bucket = config.bucket;
     // Our own keep-alive agent, so close() can release its sockets and let the process exit.
     this.agent = config.useSSL ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
@@ -77,7 +88,15 @@ export class S3BlobStore implements BlobStore {
     const headers: Record<string, string> = { 'Content-Type': opts.contentType };
     for (const [name, value] of Object.entries(opts.metadata)) headers[META_PREFIX + name] = encodeMetadataValue(value);
     const { etag } = await uploadStreamToS3({ client: this.client, bucket: this.bucket, key, partSize: this.partSize, headers }, metered);
-    return { key, size: meter.bytes, contentType: opts.contentType, etag, md5: meter.md5, lastModified: new Date(), metadata: opts.metadata };
+    return {
+      key,
+      size: meter.bytes,
+      contentType: opts.contentType,
+      etag,
+      md5: meter.md5,
+      lastModified: new Date(),
+      metadata: opts.metadata,
+    };
   }
 
   async get(key: string, options: GetOptions = {}): Promise<BlobGetResult> {
@@ -124,7 +143,9 @@ export class S3BlobStore implements BlobStore {
       const results = await this.client.removeObjects(this.bucket, batch);
       const failed = results.filter((r) => r && r.Error);
       if (failed.length > 0) {
-        throw new DomainError(ErrorCodes.INTERNAL, `failed to delete ${failed.length} objects under ${prefix}`, { errors: failed.slice(0, 10).map((f) => f?.Error) });
+        throw new DomainError(ErrorCodes.INTERNAL, `failed to delete ${failed.length} objects under ${prefix}`, {
+          errors: failed.slice(0, 10).map((f) => f?.Error),
+        });
       }
       deleted += batch.length;
       batch = [];
@@ -149,7 +170,10 @@ export class S3BlobStore implements BlobStore {
     assertValidBlobKey(from, 'from');
     assertValidBlobKey(to, 'to');
     try {
-      await this.client.copyObject(new CopySourceOptions({ Bucket: this.bucket, Object: from }), new CopyDestinationOptions({ Bucket: this.bucket, Object: to }));
+      await this.client.copyObject(
+        new CopySourceOptions({ Bucket: this.bucket, Object: from }),
+        new CopyDestinationOptions({ Bucket: this.bucket, Object: to }),
+      );
     } catch (err) {
       throw MISSING.has(s3Code(err) ?? '') ? blobNotFound(from) : err;
     }
@@ -196,7 +220,10 @@ function toStat(key: string, info: BucketItemStat): BlobStat {
 }
 
 function isStandardHeader(name: string): boolean {
-  return name.startsWith('x-amz-') || ['cache-control', 'content-encoding', 'content-disposition', 'content-language', 'if-none-match', 'if-match'].includes(name);
+  return (
+    name.startsWith('x-amz-') ||
+    ['cache-control', 'content-encoding', 'content-disposition', 'content-language', 'if-none-match', 'if-match'].includes(name)
+  );
 }
 
 function s3Code(err: unknown): string | undefined {

@@ -56,7 +56,9 @@ async function uploadMultipart(target: S3UploadTarget, iterator: AsyncIterator<B
     const partNumber = etags.length + 1;
     if (partNumber > MAX_PARTS) throw payloadTooLarge(partSize * MAX_PARTS);
     const headers = { 'Content-MD5': createHash('md5').update(part).digest('base64') };
-    const uploaded = await onceMoreOnReset(() => client.uploadPart({ bucketName: bucket, objectName: key, uploadID: uploadId, partNumber, headers }, part));
+    const uploaded = await onceMoreOnReset(() =>
+      client.uploadPart({ bucketName: bucket, objectName: key, uploadID: uploadId, partNumber, headers }, part),
+    );
     etags.push({ part: partNumber, etag: uploaded.etag });
   };
   try {

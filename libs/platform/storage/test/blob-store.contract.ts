@@ -223,7 +223,9 @@ export function describeBlobStoreContract(name: string, setup: () => Promise<Blo
       await expect(store.put(key, source.stream, { maxBytes: MiB })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
       await expectNothingStored(key);
       await expect(store.put(key, Buffer.alloc(11), { maxBytes: 10 })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
-      await expect(store.put(key, generatedStream(10).stream, { size: 2 * MiB, maxBytes: MiB })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+      await expect(store.put(key, generatedStream(10).stream, { size: 2 * MiB, maxBytes: MiB })).rejects.toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
+      });
       await expectNothingStored(key);
       expect(await store.put(key, Buffer.alloc(10), { maxBytes: 10 })).toMatchObject({ size: 10 });
     });

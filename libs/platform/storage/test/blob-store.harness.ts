@@ -32,7 +32,10 @@ export function md5(data: Buffer | string): string {
 }
 
 /** A stream of `total` fresh bytes in `chunkSize` chunks; `failAfter` makes it error mid-way. */
-export function generatedStream(total: number, options: { chunkSize?: number; failAfter?: number; onChunk?: (produced: number) => void } = {}): { stream: Readable; md5: () => string } {
+export function generatedStream(
+  total: number,
+  options: { chunkSize?: number; failAfter?: number; onChunk?: (produced: number) => void } = {},
+): { stream: Readable; md5: () => string } {
   const chunkSize = options.chunkSize ?? 64 * 1024;
   const hash = createHash('md5');
   async function* produce(): AsyncGenerator<Buffer> {

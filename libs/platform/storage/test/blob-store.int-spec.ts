@@ -16,9 +16,16 @@ async function fsStore(): Promise<{ store: BlobStore; root: string }> {
 }
 
 /** Plays the gateway: checks the signature, then streams the object. */
-async function openFsPresigned(store: BlobStore, url: string): Promise<{ status: number; body: Buffer; contentDisposition?: string | null }> {
+async function openFsPresigned(
+  store: BlobStore,
+  url: string,
+): Promise<{ status: number; body: Buffer; contentDisposition?: string | null }> {
   const parsed = new URL(url);
-  const key = parsed.pathname.slice(PRESIGNED_BLOB_PATH.length + 1).split('/').map(decodeURIComponent).join('/');
+  const key = parsed.pathname
+    .slice(PRESIGNED_BLOB_PATH.length + 1)
+    .split('/')
+    .map(decodeURIComponent)
+    .join('/');
   const verdict = verifyPresignedBlobUrl(SECRET, key, parsed.searchParams);
   if (!verdict.valid) return { status: 403, body: Buffer.alloc(0) };
   const { body } = await store.get(key);
@@ -89,7 +96,12 @@ describe('fs presigned URLs', () => {
     expect(url.origin + url.pathname).toBe(`${PUBLIC_BASE_URL}/api/v1/blobs/${key}`);
     expect(url.searchParams.get('expires')).toMatch(/^\d+$/);
     expect(url.searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
-    expect(verifyPresignedBlobUrl(SECRET, key, url.searchParams)).toMatchObject({ valid: true, filename: 'a.pdf', inline: true, contentDisposition: 'inline; filename="a.pdf"; filename*=UTF-8\'\'a.pdf' });
+    expect(verifyPresignedBlobUrl(SECRET, key, url.searchParams)).toMatchObject({
+      valid: true,
+      filename: 'a.pdf',
+      inline: true,
+      contentDisposition: 'inline; filename="a.pdf"; filename*=UTF-8\'\'a.pdf',
+    });
   });
 
   it('accepts a plain object query as express parses it', async () => {
@@ -99,7 +111,10 @@ describe('fs presigned URLs', () => {
 
   it('rejects a tampered key, signature, filename or disposition', async () => {
     const url = await presigned({ filename: 'a.pdf' });
-    expect(verifyPresignedBlobUrl(SECRET, 'content/kbs/kb2/r/r1/f/file/original', url.searchParams)).toEqual({ valid: false, reason: 'bad_signature' });
+    expect(verifyPresignedBlobUrl(SECRET, 'content/kbs/kb2/r/r1/f/file/original', url.searchParams)).toEqual({
+      valid: false,
+      reason: 'bad_signature',
+    });
     const sig = url.searchParams.get('signature') as string;
     const flipped = new URLSearchParams(url.searchParams);
     flipped.set('signature', (sig[0] === 'a' ? 'b' : 'a') + sig.slice(1));
@@ -113,7 +128,10 @@ describe('fs presigned URLs', () => {
     const later = new URLSearchParams(url.searchParams);
     later.set('expires', String(Number(url.searchParams.get('expires')) + 3600));
     expect(verifyPresignedBlobUrl(SECRET, key, later)).toEqual({ valid: false, reason: 'bad_signature' });
-    expect(verifyPresignedBlobUrl('another-secret-another-secret-xx', key, url.searchParams)).toEqual({ valid: false, reason: 'bad_signature' });
+    expect(verifyPresignedBlobUrl('another-secret-another-secret-xx', key, url.searchParams)).toEqual({
+      valid: false,
+      reason: 'bad_signature',
+    });
   });
 
   it('rejects an expired URL', async () => {
@@ -128,7 +146,10 @@ describe('fs presigned URLs', () => {
     const repeated = new URLSearchParams(url.searchParams);
     repeated.append('signature', url.searchParams.get('signature') as string);
     expect(verifyPresignedBlobUrl(SECRET, key, repeated)).toEqual({ valid: false, reason: 'malformed' });
-    expect(verifyPresignedBlobUrl(SECRET, key, { expires: url.searchParams.get('expires') ?? '' })).toEqual({ valid: false, reason: 'malformed' });
+    expect(verifyPresignedBlobUrl(SECRET, key, { expires: url.searchParams.get('expires') ?? '' })).toEqual({
+      valid: false,
+      reason: 'malformed',
+    });
     expect(verifyPresignedBlobUrl(SECRET, '../etc/passwd', url.searchParams)).toEqual({ valid: false, reason: 'malformed' });
   });
 });

@@ -103,7 +103,10 @@ export function buildSimpleDocx(text: string): Buffer {
   return buildZip([
     { name: '[Content_Types].xml', data: DOCX_TYPES },
     { name: '_rels/.rels', data: DOCX_RELS },
-    { name: 'word/document.xml', data: `<?xml version="1.0" encoding="UTF-8"?><w:document ${W}><w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>` },
+    {
+      name: 'word/document.xml',
+      data: `<?xml version="1.0" encoding="UTF-8"?><w:document ${W}><w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>`,
+    },
   ]);
 }
 
@@ -120,14 +123,16 @@ const BOMBS = {
     open: '<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>',
     unit: '<row><c t="inlineStr"><is><t>a</t></is></c></row>',
     close: '</sheetData></worksheet>',
-    types: '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/></Types>',
+    types:
+      '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/></Types>',
   },
   pptx: {
     part: 'ppt/slides/slide1.xml',
     open: '<?xml version="1.0" encoding="UTF-8"?><p:sld xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:cSld><p:spTree><p:sp><p:txBody>',
     unit: '<a:p><a:r><a:t>a</a:t></a:r></a:p>',
     close: '</p:txBody></p:sp></p:spTree></p:cSld></p:sld>',
-    types: '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/></Types>',
+    types:
+      '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/></Types>',
   },
 };
 
@@ -180,5 +185,10 @@ export function pngBomb(width: number, height: number): Buffer {
   const adler = Buffer.alloc(4);
   adler.writeUInt32BE(((rawSize % 65521) * 65536 + 1) >>> 0, 0);
   const idat = Buffer.concat([Buffer.from([0x78, 0xda]), deflated, adler]);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', idat),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }

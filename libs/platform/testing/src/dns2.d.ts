@@ -2,8 +2,18 @@
 declare module 'dns2' {
   import type { AddressInfo } from 'node:net';
 
-  interface Question { name: string; type: number; class: number }
-  interface Answer { name: string; type: number; class: number; ttl: number; data?: string | string[] }
+  interface Question {
+    name: string;
+    type: number;
+    class: number;
+  }
+  interface Answer {
+    name: string;
+    type: number;
+    class: number;
+    ttl: number;
+    data?: string | string[];
+  }
 
   export class Packet {
     static TYPE: Record<'A' | 'TXT' | 'AAAA' | 'CNAME' | 'MX', number>;

@@ -24,9 +24,11 @@ export async function startFakeDnsServer(): Promise<FakeDnsServer> {
     const name = (question?.name ?? '').toLowerCase().replace(/\.$/, '');
     if (question?.type === Packet.TYPE.TXT) queries.push(name);
     const values = txt.get(name);
-    if (!values) response.header.rcode = 3; // NXDOMAIN
+    if (!values)
+      response.header.rcode = 3; // NXDOMAIN
     else if (question?.type === Packet.TYPE.TXT) {
-      for (const data of values) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data });
+      for (const data of values)
+        response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data });
     }
     void send(response);
   });

@@ -46,7 +46,9 @@ export async function startFakeEmbeddingServer(dimensions = 64): Promise<FakeEmb
       requests.push({ input, model: String(body.model ?? ''), authorization: req.headers['authorization'] });
       const data = input.map((text, index) => ({ object: 'embedding', index, embedding: hashedEmbedding(text, dimensions) }));
       const tokens = input.reduce((n, t) => n + Math.ceil(t.length / 4), 0);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -95,19 +95,34 @@ export async function startFakeLlmServer(defaults: FakeLlmScript = {}): Promise<
       try {
         body = JSON.parse(raw || '{}') as Record<string, unknown>;
       } catch {
-        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'body is not JSON', type: 'invalid_request_error' } }));
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'body is not JSON', type: 'invalid_request_error' } }));
         return;
       }
       const path = req.url ?? '/';
-      const entry: FakeLlmRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, receivedAt: performance.now(), abandoned: false };
+      const entry: FakeLlmRequest = {
+        method: req.method ?? 'GET',
+        path,
+        headers: req.headers,
+        body,
+        receivedAt: performance.now(),
+        abandoned: false,
+      };
       requests.push(entry);
       res.on('close', () => {
         if (!res.writableFinished) entry.abandoned = true;
       });
       const pathname = path.split('?')[0] as string;
-      const protocol: Protocol | undefined = pathname.endsWith('/chat/completions') ? 'openai' : pathname.endsWith('/messages') ? 'anthropic' : undefined;
+      const protocol: Protocol | undefined = pathname.endsWith('/chat/completions')
+        ? 'openai'
+        : pathname.endsWith('/messages')
+          ? 'anthropic'
+          : undefined;
       if (req.method !== 'POST' || !protocol) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${pathname}` } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `no route ${req.method} ${pathname}` } }));
         return;
       }
       void respond(protocol, queue.shift() ?? fallback, body, raw.length, res).catch(() => res.destroy());
@@ -134,7 +149,13 @@ export async function startFakeLlmServer(defaults: FakeLlmScript = {}): Promise<
   };
 }
 
-async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string, unknown>, bodyLength: number, res: ServerResponse): Promise<void> {
+async function respond(
+  protocol: Protocol,
+  s: FakeLlmScript,
+  body: Record<string, unknown>,
+  bodyLength: number,
+  res: ServerResponse,
+): Promise<void> {
   if (s.hang === 'before-headers') return;
   await sleep(s.firstChunkDelayMs);
   if (s.status) {
@@ -143,7 +164,9 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
       protocol === 'openai'
         ? { error: { message, type: s.status >= 500 ? 'server_error' : 'invalid_request_error', code: null } }
         : { type: 'error', error: { type: anthropicErrorType(s.status), message } };
-    res.writeHead(s.status, { 'content-type': 'application/json', ...(s.retryAfter ? { 'retry-after': s.retryAfter } : {}) }).end(JSON.stringify(error));
+    res
+      .writeHead(s.status, { 'content-type': 'application/json', ...(s.retryAfter ? { 'retry-after': s.retryAfter } : {}) })
+      .end(JSON.stringify(error));
     return;
   }
   const chunks = s.chunks ?? ['Hello', ' world'];
@@ -155,17 +178,36 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
     const whole =
       protocol === 'openai'
         ? {
-            id: 'chatcmpl-fake', object: 'chat.completion', model,
-            choices: [{ index: 0, message: { role: 'assistant', content: chunks.join(''), ...(s.reasoning ? { reasoning_content: s.reasoning.join('') } : {}) }, finish_reason: s.stopReason ?? 'stop' }],
+            id: 'chatcmpl-fake',
+            object: 'chat.completion',
+            model,
+            choices: [
+              {
+                index: 0,
+                message: {
+                  role: 'assistant',
+                  content: chunks.join(''),
+                  ...(s.reasoning ? { reasoning_content: s.reasoning.join('') } : {}),
+                },
+                finish_reason: s.stopReason ?? 'stop',
+              },
+            ],
             usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
           }
         : {
-            id: 'msg_fake', type: 'message', role: 'assistant', model,
+            id: 'msg_fake',
+            type: 'message',
+            role: 'assistant',
+            model,
             content: [
               ...(s.reasoning ? [{ type: 'thinking', thinking: s.reasoning.join(''), signature: 'fake-signature' }] : []),
-              tool ? { type: 'tool_use', id: 'toolu_fake', name: tool, input: JSON.parse(chunks.join('')) as unknown } : { type: 'text', text: chunks.join('') },
+              tool
+                ? { type: 'tool_use', id: 'toolu_fake', name: tool, input: JSON.parse(chunks.join('')) as unknown }
+                : { type: 'text', text: chunks.join('') },
             ],
-            stop_reason: s.stopReason ?? (tool ? 'tool_use' : 'end_turn'), stop_sequence: null, usage: { input_tokens: usage.input, output_tokens: usage.output },
+            stop_reason: s.stopReason ?? (tool ? 'tool_use' : 'end_turn'),
+            stop_sequence: null,
+            usage: { input_tokens: usage.input, output_tokens: usage.output },
           };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(whole));
     return;
@@ -188,25 +230,46 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
     }
   };
   const openai = (delta: Record<string, unknown>, finish: string | null = null): Record<string, unknown> => ({
-    id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }],
+    id: 'chatcmpl-fake',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
   });
   const pause = (): Promise<void> => sleep(s.chunkDelayMs);
 
   if (protocol === 'openai') await send(undefined, openai({ role: 'assistant', content: '' }));
   else {
-    await send('message_start', { type: 'message_start', message: { id: 'msg_fake', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input, output_tokens: 1 } } });
+    await send('message_start', {
+      type: 'message_start',
+      message: {
+        id: 'msg_fake',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: usage.input, output_tokens: 1 },
+      },
+    });
     await send('ping', { type: 'ping' });
   }
   let block = 0;
   if (s.reasoning?.length) {
-    if (protocol === 'anthropic') await send('content_block_start', { type: 'content_block_start', index: block, content_block: { type: 'thinking', thinking: '' } });
+    if (protocol === 'anthropic')
+      await send('content_block_start', { type: 'content_block_start', index: block, content_block: { type: 'thinking', thinking: '' } });
     for (const r of s.reasoning) {
       await pause();
       if (protocol === 'openai') await send(undefined, openai({ reasoning_content: r }));
       else await send('content_block_delta', { type: 'content_block_delta', index: block, delta: { type: 'thinking_delta', thinking: r } });
     }
     if (protocol === 'anthropic') {
-      await send('content_block_delta', { type: 'content_block_delta', index: block, delta: { type: 'signature_delta', signature: 'fake-signature' } });
+      await send('content_block_delta', {
+        type: 'content_block_delta',
+        index: block,
+        delta: { type: 'signature_delta', signature: 'fake-signature' },
+      });
       await send('content_block_stop', { type: 'content_block_stop', index: block++ });
     }
   }
@@ -231,7 +294,12 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
     await pause();
     const text = chunks[i] as string;
     if (protocol === 'openai') await send(undefined, openai({ content: text }));
-    else if (tool) await send('content_block_delta', { type: 'content_block_delta', index: block, delta: { type: 'input_json_delta', partial_json: text } });
+    else if (tool)
+      await send('content_block_delta', {
+        type: 'content_block_delta',
+        index: block,
+        delta: { type: 'input_json_delta', partial_json: text },
+      });
     else await send('content_block_delta', { type: 'content_block_delta', index: block, delta: { type: 'text_delta', text } });
   }
   if (s.omitEnd) {
@@ -242,12 +310,23 @@ async function respond(protocol: Protocol, s: FakeLlmScript, body: Record<string
     await send(undefined, openai({}, s.stopReason ?? 'stop'));
     const options = body['stream_options'] as { include_usage?: boolean } | undefined;
     if (options?.include_usage) {
-      await send(undefined, { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [], usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } });
+      await send(undefined, {
+        id: 'chatcmpl-fake',
+        object: 'chat.completion.chunk',
+        created: 1_700_000_000,
+        model,
+        choices: [],
+        usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+      });
     }
     await send(undefined, '[DONE]');
   } else {
     await send('content_block_stop', { type: 'content_block_stop', index: block });
-    await send('message_delta', { type: 'message_delta', delta: { stop_reason: s.stopReason ?? (tool ? 'tool_use' : 'end_turn'), stop_sequence: null }, usage: { output_tokens: usage.output } });
+    await send('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: s.stopReason ?? (tool ? 'tool_use' : 'end_turn'), stop_sequence: null },
+      usage: { output_tokens: usage.output },
+    });
     await send('message_stop', { type: 'message_stop' });
   }
   res.end();
@@ -262,7 +341,15 @@ function answerTool(body: Record<string, unknown>, s: FakeLlmScript): string | u
 }
 
 function anthropicErrorType(status: number): string {
-  const types: Record<number, string> = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error', 529: 'overloaded_error' };
+  const types: Record<number, string> = {
+    400: 'invalid_request_error',
+    401: 'authentication_error',
+    403: 'permission_error',
+    404: 'not_found_error',
+    413: 'request_too_large',
+    429: 'rate_limit_error',
+    529: 'overloaded_error',
+  };
   return types[status] ?? 'api_error';
 }
 

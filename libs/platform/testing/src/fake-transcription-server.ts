@@ -25,14 +25,16 @@ export interface FakeTranscriptionServer {
 }
 
 function wavInfo(data: Buffer): Pick<ReceivedAudio, 'sampleRate' | 'channels' | 'bitsPerSample' | 'seconds'> {
-  if (data.subarray(0, 4).toString('latin1') !== 'RIFF' || data.subarray(8, 12).toString('latin1') !== 'WAVE') return { sampleRate: 0, channels: 0, bitsPerSample: 0, seconds: 0 };
+  if (data.subarray(0, 4).toString('latin1') !== 'RIFF' || data.subarray(8, 12).toString('latin1') !== 'WAVE')
+    return { sampleRate: 0, channels: 0, bitsPerSample: 0, seconds: 0 };
   let at = 12;
   let fmt = { sampleRate: 0, channels: 0, bitsPerSample: 0 };
   let dataBytes = 0;
   while (at + 8 <= data.length) {
     const id = data.subarray(at, at + 4).toString('latin1');
     const size = data.readUInt32LE(at + 4);
-    if (id === 'fmt ') fmt = { channels: data.readUInt16LE(at + 10), sampleRate: data.readUInt32LE(at + 12), bitsPerSample: data.readUInt16LE(at + 22) };
+    if (id === 'fmt ')
+      fmt = { channels: data.readUInt16LE(at + 10), sampleRate: data.readUInt32LE(at + 12), bitsPerSample: data.readUInt16LE(at + 22) };
     if (id === 'data') dataBytes = Math.min(size, data.length - at - 8);
     at += 8 + size + (size % 2);
   }
@@ -49,7 +51,8 @@ export async function startFakeTranscriptionServer(): Promise<FakeTranscriptionS
   const requests: ReceivedAudio[] = [];
   let failures: { status: number; count: number } | undefined;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const reply = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const reply = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/audio/transcriptions')) return reply(404, { error: { message: 'not found' } });
     const fields: Record<string, string> = {};
     const files: { filename: string; data: Buffer }[] = [];
@@ -74,12 +77,19 @@ export async function startFakeTranscriptionServer(): Promise<FakeTranscriptionS
       if (!file || !fields['model']) return reply(400, { error: { message: 'file and model are required' } });
       const info = wavInfo(file.data);
       requests.push({
-        model: fields['model'], ...(fields['language'] ? { language: fields['language'] } : {}), ...(fields['response_format'] ? { responseFormat: fields['response_format'] } : {}),
-        ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}), filename: file.filename, ...info,
+        model: fields['model'],
+        ...(fields['language'] ? { language: fields['language'] } : {}),
+        ...(fields['response_format'] ? { responseFormat: fields['response_format'] } : {}),
+        ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+        filename: file.filename,
+        ...info,
       });
       const n = requests.length;
       const segments = Array.from({ length: Math.max(1, Math.ceil(info.seconds / 2)) }, (_, i) => ({
-        id: i, start: i * 2, end: Math.min((i + 1) * 2, info.seconds), text: ` Part ${n}.${i + 1}.`,
+        id: i,
+        start: i * 2,
+        end: Math.min((i + 1) * 2, info.seconds),
+        text: ` Part ${n}.${i + 1}.`,
       }));
       reply(200, { task: 'transcribe', language: 'english', duration: info.seconds, text: segments.map((s) => s.text).join(''), segments });
     });

@@ -27,13 +27,18 @@ export interface AuthNatsServer {
  * subject permissions of BUS_ACCESS for `prefix`: the configuration production uses, so tests see
  * a permission an app lacks as the failure it would be there. `stop()` kills it and removes its files.
  */
-export async function startAuthNatsServer(options: { prefix?: string; tls?: { certFile: string; keyFile: string; caFile?: string } } = {}): Promise<AuthNatsServer> {
+export async function startAuthNatsServer(
+  options: { prefix?: string; tls?: { certFile: string; keyFile: string; caFile?: string } } = {},
+): Promise<AuthNatsServer> {
   const dir = mkdtempSync(join(tmpdir(), 'kb-nats-'));
   const port = await freePort();
   // nats-server parses a variable's value as a configuration value: a letter then hex digits stays a string.
   const passwords = Object.fromEntries(BusApps.map((app) => [app, `p${randomBytes(24).toString('hex')}`])) as Record<BusApp, string>;
   const configFile = join(dir, 'nats-server.conf');
-  writeFileSync(configFile, natsServerConfig({ prefix: options.prefix, listen: `127.0.0.1:${port}`, storeDir: join(dir, 'js'), tls: options.tls }));
+  writeFileSync(
+    configFile,
+    natsServerConfig({ prefix: options.prefix, listen: `127.0.0.1:${port}`, storeDir: join(dir, 'js'), tls: options.tls }),
+  );
   const env = { ...process.env, ...Object.fromEntries(BusApps.map((app) => [natsPasswordVariable(app), passwords[app]])) };
   const child: ChildProcess = spawn(NATS_SERVER_BIN, ['-c', configFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];

@@ -48,7 +48,9 @@ export function buildPdf(pages: PdfPage[], options: { userPassword?: string; tit
   const stream = (dict: string, body: Buffer): number => {
     const n = objects.length + 1;
     const data = objectKey ? rc4(objectKey(n), body) : body;
-    return add(Buffer.concat([Buffer.from(`<< ${dict} /Length ${data.length} >>\nstream\n`, 'latin1'), data, Buffer.from('\nendstream', 'latin1')]));
+    return add(
+      Buffer.concat([Buffer.from(`<< ${dict} /Length ${data.length} >>\nstream\n`, 'latin1'), data, Buffer.from('\nendstream', 'latin1')]),
+    );
   };
   const font = add('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
   const pagesRef = objects.length + 1 + 1; // after the catalog
@@ -57,13 +59,26 @@ export function buildPdf(pages: PdfPage[], options: { userPassword?: string; tit
   const kids: number[] = [];
   for (const page of pages) {
     if ('lines' in page) {
-      const ops = page.lines.map((l, i) => (l === '' ? '' : `BT /F1 14 Tf 72 ${720 - i * 20} Td (${l.replace(/[()\\]/g, '\\$&')}) Tj ET`)).join('\n');
+      const ops = page.lines
+        .map((l, i) => (l === '' ? '' : `BT /F1 14 Tf 72 ${720 - i * 20} Td (${l.replace(/[()\\]/g, '\\$&')}) Tj ET`))
+        .join('\n');
       const content = stream('', Buffer.from(ops, 'latin1'));
-      kids.push(add(`<< /Type /Page /Parent ${pagesRef} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >> >> /Contents ${content} 0 R >>`));
+      kids.push(
+        add(
+          `<< /Type /Page /Parent ${pagesRef} 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >> >> /Contents ${content} 0 R >>`,
+        ),
+      );
     } else {
-      const img = stream(`/Type /XObject /Subtype /Image /Width ${page.width} /Height ${page.height} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode`, page.jpeg);
+      const img = stream(
+        `/Type /XObject /Subtype /Image /Width ${page.width} /Height ${page.height} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode`,
+        page.jpeg,
+      );
       const content = stream('', Buffer.from(`q ${page.width} 0 0 ${page.height} 0 0 cm /Im1 Do Q`, 'latin1'));
-      kids.push(add(`<< /Type /Page /Parent ${pagesRef} 0 R /MediaBox [0 0 ${page.width} ${page.height}] /Resources << /XObject << /Im1 ${img} 0 R >> >> /Contents ${content} 0 R >>`));
+      kids.push(
+        add(
+          `<< /Type /Page /Parent ${pagesRef} 0 R /MediaBox [0 0 ${page.width} ${page.height}] /Resources << /XObject << /Im1 ${img} 0 R >> >> /Contents ${content} 0 R >>`,
+        ),
+      );
     }
   }
   const infoRef = options.title && !objectKey ? add(`<< /Title (${options.title}) /Author (Ada Lovelace) >>`) : 0;
@@ -73,7 +88,11 @@ export function buildPdf(pages: PdfPage[], options: { userPassword?: string; tit
   let length = parts[0].length;
   objects.forEach((o, i) => {
     offsets.push(length);
-    const chunk = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`, 'latin1'), typeof o === 'string' ? Buffer.from(o, 'latin1') : o, Buffer.from('\nendobj\n', 'latin1')]);
+    const chunk = Buffer.concat([
+      Buffer.from(`${i + 1} 0 obj\n`, 'latin1'),
+      typeof o === 'string' ? Buffer.from(o, 'latin1') : o,
+      Buffer.from('\nendobj\n', 'latin1'),
+    ]);
     parts.push(chunk);
     length += chunk.length;
   });

@@ -37,7 +37,13 @@ export function readAuthnRequest(redirectUrl: string): AuthnRequestInfo {
   if (!encoded) throw new Error(`no SAMLRequest in ${redirectUrl}`);
   const xml = inflateRawSync(Buffer.from(encoded, 'base64')).toString('utf8');
   const attr = (name: string) => new RegExp(`\\s${name}="([^"]*)"`).exec(xml)?.[1] ?? '';
-  return { id: attr('ID'), acsUrl: attr('AssertionConsumerServiceURL'), issuer: /<saml:Issuer[^>]*>([^<]*)</.exec(xml)?.[1] ?? '', relayState: url.searchParams.get('RelayState'), xml };
+  return {
+    id: attr('ID'),
+    acsUrl: attr('AssertionConsumerServiceURL'),
+    issuer: /<saml:Issuer[^>]*>([^<]*)</.exec(xml)?.[1] ?? '',
+    relayState: url.searchParams.get('RelayState'),
+    xml,
+  };
 }
 
 export interface SamlResponseOptions {
@@ -72,17 +78,19 @@ export function samlResponseXml(idp: TestIdp, o: SamlResponseOptions): string {
   const attributes = Object.entries(o.attributes ?? { email: o.email })
     .map(([name, value]) => `<saml:Attribute Name="${esc(name)}"><saml:AttributeValue>${esc(value)}</saml:AttributeValue></saml:Attribute>`)
     .join('');
-  return `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_r${randomBytes(16).toString('hex')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${esc(o.destination ?? o.acsUrl)}" InResponseTo="${esc(o.inResponseTo)}">`
-    + `<saml:Issuer>${issuer}</saml:Issuer>`
-    + `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>`
-    + `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${assertionId}" Version="2.0" IssueInstant="${now.toISOString()}">`
-    + `<saml:Issuer>${issuer}</saml:Issuer>`
-    + `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${esc(o.email)}</saml:NameID>`
-    + `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData InResponseTo="${esc(o.inResponseTo)}" NotOnOrAfter="${notOnOrAfter}" Recipient="${esc(o.recipient ?? o.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>`
-    + `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${esc(o.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>`
-    + `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="_s${randomBytes(8).toString('hex')}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`
-    + `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>`
-    + `</saml:Assertion></samlp:Response>`;
+  return (
+    `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_r${randomBytes(16).toString('hex')}" Version="2.0" IssueInstant="${now.toISOString()}" Destination="${esc(o.destination ?? o.acsUrl)}" InResponseTo="${esc(o.inResponseTo)}">` +
+    `<saml:Issuer>${issuer}</saml:Issuer>` +
+    `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>` +
+    `<saml:Assertion xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${assertionId}" Version="2.0" IssueInstant="${now.toISOString()}">` +
+    `<saml:Issuer>${issuer}</saml:Issuer>` +
+    `<saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress">${esc(o.email)}</saml:NameID>` +
+    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData InResponseTo="${esc(o.inResponseTo)}" NotOnOrAfter="${notOnOrAfter}" Recipient="${esc(o.recipient ?? o.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>` +
+    `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${esc(o.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+    `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="_s${randomBytes(8).toString('hex')}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+    `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` +
+    `</saml:Assertion></samlp:Response>`
+  );
 }
 
 function signElement(xml: string, element: 'Assertion' | 'Response', key: string, cert: string): string {
@@ -138,12 +146,19 @@ export async function startTestIdpServer(idp: TestIdp, email: () => string): Pro
     try {
       const request = readAuthnRequest(`http://idp${req.url ?? '/'}`);
       requests.push(request);
-      const response = buildSamlResponse(idp, { inResponseTo: request.id, email: email(), acsUrl: request.acsUrl, audience: request.issuer });
+      const response = buildSamlResponse(idp, {
+        inResponseTo: request.id,
+        email: email(),
+        acsUrl: request.acsUrl,
+        audience: request.issuer,
+      });
       responses.push(response);
       const relay = request.relayState ? `<input type="hidden" name="RelayState" value="${esc(request.relayState)}">` : '';
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-      res.end(`<!doctype html><html><body onload="document.forms[0].submit()"><form method="post" action="${esc(request.acsUrl)}">`
-        + `<input type="hidden" name="SAMLResponse" value="${response}">${relay}<noscript><button>Continue</button></noscript></form></body></html>`);
+      res.end(
+        `<!doctype html><html><body onload="document.forms[0].submit()"><form method="post" action="${esc(request.acsUrl)}">` +
+          `<input type="hidden" name="SAMLResponse" value="${response}">${relay}<noscript><button>Continue</button></noscript></form></body></html>`,
+      );
     } catch (err) {
       res.writeHead(400, { 'Content-Type': 'text/plain' });
       res.end(String(err));

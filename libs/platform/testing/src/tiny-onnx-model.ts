@@ -53,11 +53,22 @@ export function writeTinyOnnxModel(folder: string, options: TinyOnnxModelOptions
   mkdirSync(join(folder, 'onnx'), { recursive: true });
   mkdirSync(join(folder, '1_Pooling'), { recursive: true });
   writeFileSync(join(folder, 'onnx', 'model.onnx'), modelBytes(table, vocabulary.length, dims));
-  writeFileSync(join(folder, 'config.json'), JSON.stringify({ model_type: 'bert', hidden_size: dims, max_position_embeddings: 512, vocab_size: vocabulary.length }));
+  writeFileSync(
+    join(folder, 'config.json'),
+    JSON.stringify({ model_type: 'bert', hidden_size: dims, max_position_embeddings: 512, vocab_size: vocabulary.length }),
+  );
   writeFileSync(join(folder, 'tokenizer.json'), JSON.stringify(tokenizerJson(vocabulary)));
   writeFileSync(
     join(folder, 'tokenizer_config.json'),
-    JSON.stringify({ tokenizer_class: 'BertTokenizer', do_lower_case: true, model_max_length: options.maxLength ?? 128, cls_token: '[CLS]', sep_token: '[SEP]', pad_token: '[PAD]', unk_token: '[UNK]' }),
+    JSON.stringify({
+      tokenizer_class: 'BertTokenizer',
+      do_lower_case: true,
+      model_max_length: options.maxLength ?? 128,
+      cls_token: '[CLS]',
+      sep_token: '[SEP]',
+      pad_token: '[PAD]',
+      unk_token: '[UNK]',
+    }),
   );
   writeFileSync(
     join(folder, 'modules.json'),
@@ -70,15 +81,32 @@ export function writeTinyOnnxModel(folder: string, options: TinyOnnxModelOptions
   const pooling = options.pooling ?? 'mean';
   writeFileSync(
     join(folder, '1_Pooling', 'config.json'),
-    JSON.stringify({ word_embedding_dimension: dims, pooling_mode_cls_token: pooling === 'cls', pooling_mode_mean_tokens: pooling === 'mean', pooling_mode_max_tokens: false }),
+    JSON.stringify({
+      word_embedding_dimension: dims,
+      pooling_mode_cls_token: pooling === 'cls',
+      pooling_mode_mean_tokens: pooling === 'mean',
+      pooling_mode_max_tokens: false,
+    }),
   );
-  if (options.prompts) writeFileSync(join(folder, 'config_sentence_transformers.json'), JSON.stringify({ prompts: options.prompts, default_prompt_name: null }));
+  if (options.prompts)
+    writeFileSync(
+      join(folder, 'config_sentence_transformers.json'),
+      JSON.stringify({ prompts: options.prompts, default_prompt_name: null }),
+    );
   return { folder, dimensions: dims, vocabulary };
 }
 
 function tokenizerJson(vocabulary: string[]): Record<string, unknown> {
   const id = (t: string) => vocabulary.indexOf(t);
-  const special = (t: string) => ({ id: id(t), content: t, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+  const special = (t: string) => ({
+    id: id(t),
+    content: t,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  });
   return {
     version: '1.0',
     truncation: null,
@@ -88,10 +116,17 @@ function tokenizerJson(vocabulary: string[]): Record<string, unknown> {
     pre_tokenizer: { type: 'BertPreTokenizer' },
     post_processor: {
       type: 'TemplateProcessing',
-      single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+      single: [
+        { SpecialToken: { id: '[CLS]', type_id: 0 } },
+        { Sequence: { id: 'A', type_id: 0 } },
+        { SpecialToken: { id: '[SEP]', type_id: 0 } },
+      ],
       pair: [
-        { SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } },
-        { Sequence: { id: 'B', type_id: 1 } }, { SpecialToken: { id: '[SEP]', type_id: 1 } },
+        { SpecialToken: { id: '[CLS]', type_id: 0 } },
+        { Sequence: { id: 'A', type_id: 0 } },
+        { SpecialToken: { id: '[SEP]', type_id: 0 } },
+        { Sequence: { id: 'B', type_id: 1 } },
+        { SpecialToken: { id: '[SEP]', type_id: 1 } },
       ],
       special_tokens: {
         '[CLS]': { id: '[CLS]', ids: [id('[CLS]')], tokens: ['[CLS]'] },

@@ -15,7 +15,10 @@ export interface Member {
 const SEARCHES: readonly AuditEventType[] = ['search', 'suggest', 'chat', 'ask', 'retrieve', 'augment'];
 const CHATS: readonly AuditEventType[] = ['chat', 'ask'];
 const detail = (name: string, kind: MemberKind, filterable: boolean, types: readonly AuditEventType[]): Member => ({
-  sql: kind === 'int' ? `(e.details ->> '${name}')::numeric` : kind === 'json' ? `(e.details -> '${name}')` : `(e.details ->> '${name}')`, kind, filterable, types,
+  sql: kind === 'int' ? `(e.details ->> '${name}')::numeric` : kind === 'json' ? `(e.details -> '${name}')` : `(e.details ->> '${name}')`,
+  kind,
+  filterable,
+  types,
 });
 
 /**
@@ -40,7 +43,12 @@ export const MEMBERS: Readonly<Record<string, Member>> = {
   answer: detail('answer', 'string', true, CHATS),
   retrieved_context: detail('retrieved_context', 'json', false, CHATS),
   chat_history: detail('chat_history', 'json', false, CHATS),
-  feedback_good: { sql: `(CASE WHEN jsonb_typeof(e.feedback -> 'good') = 'boolean' THEN (e.feedback ->> 'good')::boolean END)`, kind: 'bool', filterable: true, types: CHATS },
+  feedback_good: {
+    sql: `(CASE WHEN jsonb_typeof(e.feedback -> 'good') = 'boolean' THEN (e.feedback ->> 'good')::boolean END)`,
+    kind: 'bool',
+    filterable: true,
+    types: CHATS,
+  },
   feedback_comment: { sql: `(e.feedback ->> 'feedback')`, kind: 'string', filterable: true, types: CHATS },
   feedback: { sql: 'e.feedback', kind: 'json', filterable: false, types: CHATS },
   model: detail('model', 'string', true, CHATS),
@@ -66,5 +74,7 @@ export function defaultShow(type: AuditEventType): string[] {
 export const EXPORT_MEMBERS: ReadonlySet<string> = new Set(['event_id', 'details', 'chain_seq', 'chain_hash']);
 
 export function membersOf(type: AuditEventType): string[] {
-  return Object.entries(MEMBERS).filter(([, m]) => !m.types || m.types.includes(type)).map(([name]) => name);
+  return Object.entries(MEMBERS)
+    .filter(([, m]) => !m.types || m.types.includes(type))
+    .map(([name]) => name);
 }

@@ -7,8 +7,14 @@ describe('parseActivityQuery', () => {
   it('binds every value and metadata key as a parameter: no request text reaches the SQL', () => {
     const evil = "x'); DROP TABLE reporting.activity_events; --";
     const q = parseActivityQuery(KB, 'chat', {
-      year_month: '2026-11', show: [`audit_metadata.${evil}`, 'answer'],
-      filters: { user_id: { eq: evil, like: evil.slice(0, 40) }, answer: { ilike: '%a%' }, audit_metadata: [{ key: evil, ne: evil }], total_duration: { ge: 3, isnull: false } },
+      year_month: '2026-11',
+      show: [`audit_metadata.${evil}`, 'answer'],
+      filters: {
+        user_id: { eq: evil, like: evil.slice(0, 40) },
+        answer: { ilike: '%a%' },
+        audit_metadata: [{ key: evil, ne: evil }],
+        total_duration: { ge: 3, isnull: false },
+      },
       pagination: { limit: 5, starting_after: 9 },
     });
     const sql = [q.sql, ...q.columns.map((c) => c.sql)].join(' ');
@@ -46,7 +52,7 @@ describe('parseActivityQuery', () => {
 });
 
 describe('likePattern', () => {
-  it('keeps the user\'s wildcards and escapes, and makes a trailing lone backslash literal', () => {
+  it("keeps the user's wildcards and escapes, and makes a trailing lone backslash literal", () => {
     expect(likePattern('50\\%%')).toBe('50\\%%');
     expect(likePattern('a\\')).toBe('a\\\\');
     expect(likePattern('a\\\\')).toBe('a\\\\');

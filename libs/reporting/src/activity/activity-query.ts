@@ -77,18 +77,23 @@ export function parseActivityQuery(kbid: string, eventType: string, body: unknow
   const issues: ValidationIssue[] = [];
   const issue = (loc: Loc, msg: string, type = 'value_error'): void => void issues.push({ loc, msg, type });
   const type = eventType.toLowerCase() as AuditEventType;
-  if (!AuditEventTypes.includes(type)) issue(['path', 'event_type'], `Input should be ${AuditEventTypes.map((t) => `'${t}'`).join(', ')}`, 'enum');
+  if (!AuditEventTypes.includes(type))
+    issue(['path', 'event_type'], `Input should be ${AuditEventTypes.map((t) => `'${t}'`).join(', ')}`, 'enum');
   const known = new Set(AuditEventTypes.includes(type) ? membersOf(type) : Object.keys(MEMBERS));
   const b: Record<string, unknown> = isObject(body) ? body : {};
   if (!isObject(body)) issue(['body'], 'Input should be a valid object', 'model_type');
-  for (const k of Object.keys(b)) if (!['year_month', 'show', 'filters', 'pagination'].includes(k)) issue(['body', k], 'Extra inputs are not permitted', 'extra_forbidden');
+  for (const k of Object.keys(b))
+    if (!['year_month', 'show', 'filters', 'pagination'].includes(k))
+      issue(['body', k], 'Extra inputs are not permitted', 'extra_forbidden');
 
   const ym = b['year_month'];
   let month = '1970-01';
   if (ym === undefined || ym === null) issue(['body', 'year_month'], 'Field required', 'missing');
-  else if (typeof ym !== 'string' || !YEAR_MONTH.test(ym)) issue(['body', 'year_month'], 'year_month must be in the format YYYY-MM', 'value_error');
+  else if (typeof ym !== 'string' || !YEAR_MONTH.test(ym))
+    issue(['body', 'year_month'], 'year_month must be in the format YYYY-MM', 'value_error');
   // Months outside 1970-9998 hold no events, and their bounds would not be plain ISO instants.
-  else if (Number(ym.slice(0, 4)) < 1970 || Number(ym.slice(0, 4)) > 9998) issue(['body', 'year_month'], 'year_month must be between 1970-01 and 9998-12', 'value_error');
+  else if (Number(ym.slice(0, 4)) < 1970 || Number(ym.slice(0, 4)) > 9998)
+    issue(['body', 'year_month'], 'year_month must be between 1970-01 and 9998-12', 'value_error');
   else month = ym;
 
   const params = new Params([kbid, type, ...monthRange(month)]);
@@ -102,17 +107,22 @@ export function parseActivityQuery(kbid: string, eventType: string, body: unknow
   if (p !== undefined && p !== null) {
     if (!isObject(p)) issue(['body', 'pagination'], 'Input should be a valid object', 'model_type');
     else {
-      for (const k of Object.keys(p)) if (!['limit', 'starting_after', 'ending_before'].includes(k)) issue(['body', 'pagination', k], 'Extra inputs are not permitted', 'extra_forbidden');
+      for (const k of Object.keys(p))
+        if (!['limit', 'starting_after', 'ending_before'].includes(k))
+          issue(['body', 'pagination', k], 'Extra inputs are not permitted', 'extra_forbidden');
       const l = p['limit'];
       if (l !== undefined && l !== null) {
         if (!Number.isInteger(l)) issue(['body', 'pagination', 'limit'], 'Input should be a valid integer', 'int_type');
-        else if ((l as number) < 0) issue(['body', 'pagination', 'limit'], 'Input should be greater than or equal to 0', 'greater_than_equal');
-        else if ((l as number) > ACTIVITY_LIMITS.pageSize) issue(['body', 'pagination', 'limit'], `Input should be less than or equal to ${ACTIVITY_LIMITS.pageSize}`, 'less_than_equal');
+        else if ((l as number) < 0)
+          issue(['body', 'pagination', 'limit'], 'Input should be greater than or equal to 0', 'greater_than_equal');
+        else if ((l as number) > ACTIVITY_LIMITS.pageSize)
+          issue(['body', 'pagination', 'limit'], `Input should be less than or equal to ${ACTIVITY_LIMITS.pageSize}`, 'less_than_equal');
         else limit = l as number;
       }
       const after = cursor(p['starting_after'], ['body', 'pagination', 'starting_after'], issue);
       const before = cursor(p['ending_before'], ['body', 'pagination', 'ending_before'], issue);
-      if (after !== undefined && before !== undefined) issue(['body', 'pagination'], 'Send starting_after or ending_before, not both', 'value_error');
+      if (after !== undefined && before !== undefined)
+        issue(['body', 'pagination'], 'Send starting_after or ending_before, not both', 'value_error');
       else if (after !== undefined) where.push(`e.id > ${params.add(after)}::bigint`);
       else if (before !== undefined) {
         where.push(`e.id < ${params.add(before)}::bigint`);
@@ -133,9 +143,16 @@ function cursor(v: unknown, loc: Loc, issue: (loc: Loc, msg: string, type?: stri
   return v as number;
 }
 
-function readShow(v: unknown, type: AuditEventType, known: Set<string>, params: Params, issue: (loc: Loc, msg: string, type?: string) => void): ShownColumn[] {
+function readShow(
+  v: unknown,
+  type: AuditEventType,
+  known: Set<string>,
+  params: Params,
+  issue: (loc: Loc, msg: string, type?: string) => void,
+): ShownColumn[] {
   let names: string[];
-  if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) names = AuditEventTypes.includes(type) ? defaultShow(type) : ['id', 'date'];
+  if (v === undefined || v === null || (Array.isArray(v) && v.length === 0))
+    names = AuditEventTypes.includes(type) ? defaultShow(type) : ['id', 'date'];
   else if (v === 'all') names = [...known].filter((n) => !EXPORT_MEMBERS.has(n));
   else if (!Array.isArray(v)) {
     issue(['body', 'show'], "Input should be a valid list or 'all'", 'list_type');
@@ -147,8 +164,14 @@ function readShow(v: unknown, type: AuditEventType, known: Set<string>, params: 
     names = [];
     v.forEach((item, i) => {
       if (typeof item !== 'string') issue(['body', 'show', i], 'Input should be a valid string', 'string_type');
-      else if (item.startsWith('audit_metadata.') && item.length > 'audit_metadata.'.length && item.length <= 'audit_metadata.'.length + ACTIVITY_LIMITS.keyChars) names.push(item);
-      else if (!known.has(item)) issue(['body', 'show', i], `${item} is not a field. List of fields: ${[...known].join(', ')}`, 'value_error');
+      else if (
+        item.startsWith('audit_metadata.') &&
+        item.length > 'audit_metadata.'.length &&
+        item.length <= 'audit_metadata.'.length + ACTIVITY_LIMITS.keyChars
+      )
+        names.push(item);
+      else if (!known.has(item))
+        issue(['body', 'show', i], `${item} is not a field. List of fields: ${[...known].join(', ')}`, 'value_error');
       else if (names.includes(item)) issue(['body', 'show', i], 'Set items should be unique', 'unique');
       else names.push(item);
     });
@@ -156,13 +179,20 @@ function readShow(v: unknown, type: AuditEventType, known: Set<string>, params: 
   // Pagination needs the id, and a record without its date says little: both are always there.
   const all = ['id', 'date', ...names.filter((n) => n !== 'id' && n !== 'date')];
   return all.map((name) => {
-    if (name.startsWith('audit_metadata.')) return { name, kind: 'json' as const, sql: `(e.audit_metadata -> ${params.add(name.slice('audit_metadata.'.length))}::text)` };
+    if (name.startsWith('audit_metadata.'))
+      return { name, kind: 'json' as const, sql: `(e.audit_metadata -> ${params.add(name.slice('audit_metadata.'.length))}::text)` };
     const m = MEMBERS[name] as Member;
     return { name, kind: m.kind, sql: m.sql };
   });
 }
 
-function readFilters(v: unknown, known: Set<string>, params: Params, where: string[], issue: (loc: Loc, msg: string, type?: string) => void): void {
+function readFilters(
+  v: unknown,
+  known: Set<string>,
+  params: Params,
+  where: string[],
+  issue: (loc: Loc, msg: string, type?: string) => void,
+): void {
   const loc: Loc = ['body', 'filters'];
   if (v === undefined || v === null) {
     issue(loc, 'Field required', 'missing');
@@ -198,7 +228,8 @@ function readFilters(v: unknown, known: Set<string>, params: Params, where: stri
         if (!isObject(entry)) return issue(eloc, 'Input should be a valid object', 'model_type');
         const key = entry['key'];
         if (typeof key !== 'string' || key === '') return issue([...eloc, 'key'], 'Field required', 'missing');
-        if (key.length > ACTIVITY_LIMITS.keyChars) return issue([...eloc, 'key'], `String should have at most ${ACTIVITY_LIMITS.keyChars} characters`, 'string_too_long');
+        if (key.length > ACTIVITY_LIMITS.keyChars)
+          return issue([...eloc, 'key'], `String should have at most ${ACTIVITY_LIMITS.keyChars} characters`, 'string_too_long');
         const { key: _key, ...ops } = entry;
         comparisons += comparison(`(e.audit_metadata ->> ${params.add(key)}::text)`, 'string', ops, eloc, params, where, issue);
       });
@@ -215,12 +246,19 @@ function readFilters(v: unknown, known: Set<string>, params: Params, where: stri
 
 /** One comparison object (`{eq, gt, ge, lt, le, ne, isnull}` and for strings `like`, `ilike`); returns how many it holds. */
 function comparison(
-  sql: string, kind: Member['kind'], ops: Record<string, unknown>, loc: Loc, params: Params, where: string[], issue: (loc: Loc, msg: string, type?: string) => void,
+  sql: string,
+  kind: Member['kind'],
+  ops: Record<string, unknown>,
+  loc: Loc,
+  params: Params,
+  where: string[],
+  issue: (loc: Loc, msg: string, type?: string) => void,
 ): number {
   let n = 0;
   for (const [op, value] of Object.entries(ops)) {
     const oloc = [...loc, op];
-    const allowed: readonly string[] = kind === 'string' ? [...OPERATORS, ...PATTERNS] : kind === 'bool' ? ['eq', 'ne', 'isnull'] : OPERATORS;
+    const allowed: readonly string[] =
+      kind === 'string' ? [...OPERATORS, ...PATTERNS] : kind === 'bool' ? ['eq', 'ne', 'isnull'] : OPERATORS;
     if (!allowed.includes(op)) {
       issue(oloc, 'Extra inputs are not permitted', 'extra_forbidden');
       continue;
@@ -243,7 +281,13 @@ function comparison(
   return n;
 }
 
-function typed(kind: Member['kind'], op: string, value: unknown, loc: Loc, issue: (loc: Loc, msg: string, type?: string) => void): { value: unknown; cast: string } | undefined {
+function typed(
+  kind: Member['kind'],
+  op: string,
+  value: unknown,
+  loc: Loc,
+  issue: (loc: Loc, msg: string, type?: string) => void,
+): { value: unknown; cast: string } | undefined {
   if (kind === 'int') {
     if (!Number.isSafeInteger(value)) return void issue(loc, 'Input should be a valid integer', 'int_type');
     return { value, cast: 'numeric' };

@@ -1,6 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { AuditEventTypes, DomainError, ErrorCodes, type ActivityMonthsRequest, type ActivityQueryItem, type ActivityQueryRequest, type AuditEventType } from '@kb/contracts';
+import {
+  AuditEventTypes,
+  DomainError,
+  ErrorCodes,
+  type ActivityMonthsRequest,
+  type ActivityQueryItem,
+  type ActivityQueryRequest,
+  type AuditEventType,
+} from '@kb/contracts';
 import { REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
 import { parseActivityQuery, type ShownColumn } from './activity-query';
 
@@ -45,10 +53,15 @@ export class ActivityService {
   async months(req: ActivityMonthsRequest): Promise<{ downloads: string[] }> {
     const type = req.event_type.toLowerCase() as AuditEventType;
     if (!AuditEventTypes.includes(type)) {
-      throw DomainError.validation([{ loc: ['path', 'event_type'], msg: `Input should be ${AuditEventTypes.map((t) => `'${t}'`).join(', ')}`, type: 'enum' }]);
+      throw DomainError.validation([
+        { loc: ['path', 'event_type'], msg: `Input should be ${AuditEventTypes.map((t) => `'${t}'`).join(', ')}`, type: 'enum' },
+      ]);
     }
     if (!UUID.test(req.kbid)) return { downloads: [] };
-    const rows: { month: string }[] = await this.ds.query(`SELECT month FROM reporting.activity_months WHERE kbid = $1::uuid AND type = $2 ORDER BY month`, [req.kbid, type]);
+    const rows: { month: string }[] = await this.ds.query(
+      `SELECT month FROM reporting.activity_months WHERE kbid = $1::uuid AND type = $2 ORDER BY month`,
+      [req.kbid, type],
+    );
     return { downloads: rows.map((r) => r.month) };
   }
 

@@ -61,7 +61,12 @@ export function feedbackRow(e: AuditRecordedEvent): FeedbackRow | null {
   const f = (e.details as Record<string, unknown>)['feedback'] as Record<string, unknown>;
   const learningId = str(f['learning_id']) ?? str((e.details as Record<string, unknown>)['learning_id']);
   if (!learningId) return null;
-  const entry = { good: typeof f['good'] === 'boolean' ? f['good'] : null, feedback: str(f['feedback']) ?? null, task: str(f['task']) ?? null, date: e.date };
+  const entry = {
+    good: typeof f['good'] === 'boolean' ? f['good'] : null,
+    feedback: str(f['feedback']) ?? null,
+    task: str(f['task']) ?? null,
+    date: e.date,
+  };
   const block = str(f['text_block_id']);
   return { kbid: e.kbid, learning_id: learningId, feedback: block ? { text_blocks: { [block]: entry } } : entry };
 }

@@ -26,7 +26,9 @@ export async function ensureMonthPartition(db: Querier, month: string): Promise<
   const [from, to] = monthRange(month);
   const name = `activity_events_${month.replace('-', '_')}`;
   try {
-    await db.query(`CREATE TABLE IF NOT EXISTS reporting.${name} PARTITION OF reporting.activity_events FOR VALUES FROM ('${from}') TO ('${to}')`);
+    await db.query(
+      `CREATE TABLE IF NOT EXISTS reporting.${name} PARTITION OF reporting.activity_events FOR VALUES FROM ('${from}') TO ('${to}')`,
+    );
   } catch (err) {
     const found: { r: string | null }[] = await db.query(`SELECT to_regclass($1)::text AS r`, [`reporting.${name}`]);
     if (!found[0]?.r) throw err;

@@ -15,7 +15,12 @@ export interface ExportCheck {
  * hash of the record before the slice). With `head` (the verify route's `head.hash`, kept by the
  * third party), the slice must end there.
  */
-export function verifyExport(lines: string[], kbid: string, type: string, options: { after?: { seq: number; hash: string }; head?: string } = {}): ExportCheck {
+export function verifyExport(
+  lines: string[],
+  kbid: string,
+  type: string,
+  options: { after?: { seq: number; hash: string }; head?: string } = {},
+): ExportCheck {
   const records: (ChainRecord & { chain_seq: number; chain_hash: string; line: number })[] = [];
   for (const [i, text] of lines.entries()) {
     if (!text.trim()) continue;
@@ -29,11 +34,21 @@ export function verifyExport(lines: string[], kbid: string, type: string, option
       return { records: records.length, verified: 0, last: null, broken: { reason: 'not_sealed', line: i + 1 } };
     }
     records.push({
-      event_id: row['event_id'], kbid: kbid.toLowerCase(), type, date: String(row['date']),
-      user_id: (row['user_id'] as string | null) ?? null, user_type: (row['user_type'] as string | null) ?? null, client_type: (row['client_type'] as string | null) ?? null,
-      total_duration: (row['total_duration'] as number | null) ?? null, resource_id: (row['resource_id'] as string | null) ?? null,
-      audit_metadata: row['audit_metadata'] ?? {}, details: row['details'] ?? {}, learning_id: (row['learning_id'] as string | null) ?? null,
-      chain_seq: row['chain_seq'], chain_hash: row['chain_hash'], line: i + 1,
+      event_id: row['event_id'],
+      kbid: kbid.toLowerCase(),
+      type,
+      date: String(row['date']),
+      user_id: (row['user_id'] as string | null) ?? null,
+      user_type: (row['user_type'] as string | null) ?? null,
+      client_type: (row['client_type'] as string | null) ?? null,
+      total_duration: (row['total_duration'] as number | null) ?? null,
+      resource_id: (row['resource_id'] as string | null) ?? null,
+      audit_metadata: row['audit_metadata'] ?? {},
+      details: row['details'] ?? {},
+      learning_id: (row['learning_id'] as string | null) ?? null,
+      chain_seq: row['chain_seq'],
+      chain_hash: row['chain_hash'],
+      line: i + 1,
     });
   }
   records.sort((a, b) => a.chain_seq - b.chain_seq);
@@ -44,7 +59,12 @@ export function verifyExport(lines: string[], kbid: string, type: string, option
     return { records: records.length, verified: check.verified, last: check.last, broken: { ...check.broken, ...(line ? { line } : {}) } };
   }
   if (options.head !== undefined && check.last?.hash !== options.head) {
-    return { records: records.length, verified: check.verified, last: check.last, broken: { seq: (check.last?.seq ?? start.seq) + 1, reason: 'head_mismatch' } };
+    return {
+      records: records.length,
+      verified: check.verified,
+      last: check.last,
+      broken: { seq: (check.last?.seq ?? start.seq) + 1, reason: 'head_mismatch' },
+    };
   }
   return { records: records.length, verified: check.verified, last: check.last, broken: null };
 }

@@ -14,9 +14,16 @@ describe('activity chain hashes', () => {
     expect(chainHash(GENESIS_HASH, 2, r)).not.toBe(h1); // another position
     expect(chainHash(h1, 1, r)).not.toBe(h1); // another predecessor
     const h2 = chainHash(h1, 2, { ...r, event_id: 'e2' });
-    const chain = [{ ...r, chain_seq: 1, chain_hash: h1 }, { ...r, event_id: 'e2', chain_seq: 2, chain_hash: h2 }];
+    const chain = [
+      { ...r, chain_seq: 1, chain_hash: h1 },
+      { ...r, event_id: 'e2', chain_seq: 2, chain_hash: h2 },
+    ];
     expect(checkChain(chain, { seq: 0, hash: GENESIS_HASH })).toEqual({ verified: 2, last: { seq: 2, hash: h2 }, broken: null });
     expect(checkChain([chain[1]!], { seq: 0, hash: GENESIS_HASH }).broken).toEqual({ seq: 1, reason: 'missing_record' });
-    expect(checkChain([{ ...chain[0]!, resource_id: 'r9' }], { seq: 0, hash: GENESIS_HASH }).broken).toEqual({ seq: 1, event_id: 'e1', reason: 'hash_mismatch' });
+    expect(checkChain([{ ...chain[0]!, resource_id: 'r9' }], { seq: 0, hash: GENESIS_HASH }).broken).toEqual({
+      seq: 1,
+      event_id: 'e1',
+      reason: 'hash_mismatch',
+    });
   });
 });

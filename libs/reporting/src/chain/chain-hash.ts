@@ -32,9 +32,19 @@ export function canonicalJson(value: unknown): string {
 /** The text a record contributes to its chain: its position and every member it was stored with. */
 export function chainText(seq: number, r: ChainRecord): string {
   return canonicalJson({
-    seq, event_id: r.event_id, kbid: r.kbid, type: r.type, date: new Date(r.date).toISOString(),
-    user_id: r.user_id ?? null, user_type: r.user_type ?? null, client_type: r.client_type ?? null, total_duration: r.total_duration ?? null,
-    resource_id: r.resource_id ?? null, audit_metadata: r.audit_metadata ?? {}, details: r.details ?? {}, learning_id: r.learning_id ?? null,
+    seq,
+    event_id: r.event_id,
+    kbid: r.kbid,
+    type: r.type,
+    date: new Date(r.date).toISOString(),
+    user_id: r.user_id ?? null,
+    user_type: r.user_type ?? null,
+    client_type: r.client_type ?? null,
+    total_duration: r.total_duration ?? null,
+    resource_id: r.resource_id ?? null,
+    audit_metadata: r.audit_metadata ?? {},
+    details: r.details ?? {},
+    learning_id: r.learning_id ?? null,
   });
 }
 
@@ -57,14 +67,18 @@ export interface ChainCheck {
  * record before the first one given): each must be the next position and hash to what it carries.
  * Stops at the first break. Used online (the verify route) and offline (an exported log).
  */
-export function checkChain(records: Iterable<ChainRecord & { chain_seq: number; chain_hash: string }>, previous: { seq: number; hash: string }): ChainCheck {
+export function checkChain(
+  records: Iterable<ChainRecord & { chain_seq: number; chain_hash: string }>,
+  previous: { seq: number; hash: string },
+): ChainCheck {
   let verified = 0;
   let last: { seq: number; hash: string } | null = null;
   let prev = previous;
   for (const r of records) {
     const seq = Number(r.chain_seq);
     if (seq !== prev.seq + 1) return { verified, last, broken: { seq: prev.seq + 1, reason: 'missing_record' } };
-    if (chainHash(prev.hash, seq, r) !== r.chain_hash) return { verified, last, broken: { seq, event_id: r.event_id, reason: 'hash_mismatch' } };
+    if (chainHash(prev.hash, seq, r) !== r.chain_hash)
+      return { verified, last, broken: { seq, event_id: r.event_id, reason: 'hash_mismatch' } };
     verified++;
     prev = last = { seq, hash: r.chain_hash };
   }

@@ -64,7 +64,9 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
 
   /** Seals one batch and meters its usage; true when it was full (more may be waiting). */
   async seal(): Promise<boolean> {
-    const [probe] = (await this.ds.query(`SELECT EXISTS (SELECT 1 FROM reporting.activity_events WHERE chain_seq IS NULL) AS pending`)) as { pending: boolean }[];
+    const [probe] = (await this.ds.query(`SELECT EXISTS (SELECT 1 FROM reporting.activity_events WHERE chain_seq IS NULL) AS pending`)) as {
+      pending: boolean;
+    }[];
     if (!probe?.pending) return false;
     let metered: string[] = [];
     const full = await this.ds.transaction(async (m) => {
@@ -101,7 +103,11 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
         );
       }
       metered = [...new Set(deltas.map((d) => d.kbid))];
-      const ends = [...heads.entries()].map(([key, h]) => ({ kbid: key.slice(0, key.indexOf('/')), type: key.slice(key.indexOf('/') + 1), ...h }));
+      const ends = [...heads.entries()].map(([key, h]) => ({
+        kbid: key.slice(0, key.indexOf('/')),
+        type: key.slice(key.indexOf('/') + 1),
+        ...h,
+      }));
       await m.query(
         `INSERT INTO reporting.activity_chain_heads AS h (kbid, type, seq, hash)
          SELECT kbid, type, seq, hash FROM jsonb_to_recordset($1::jsonb) AS t(kbid uuid, type text, seq bigint, hash text)
@@ -126,7 +132,10 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async heads(m: EntityManager, rows: StoredChainRow[]): Promise<Map<string, { seq: number; hash: string }>> {
-    const pairs = [...new Set(rows.map((r) => `${r.kbid}/${r.type}`))].map((k) => ({ kbid: k.slice(0, k.indexOf('/')), type: k.slice(k.indexOf('/') + 1) }));
+    const pairs = [...new Set(rows.map((r) => `${r.kbid}/${r.type}`))].map((k) => ({
+      kbid: k.slice(0, k.indexOf('/')),
+      type: k.slice(k.indexOf('/') + 1),
+    }));
     const found: { kbid: string; type: string; seq: string; hash: string }[] = await m.query(
       `SELECT h.kbid::text AS kbid, h.type, h.seq, h.hash FROM reporting.activity_chain_heads h
          JOIN jsonb_to_recordset($1::jsonb) AS t(kbid uuid, type text) ON h.kbid = t.kbid AND h.type = t.type FOR UPDATE OF h`,
@@ -139,8 +148,12 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
 /** A stored record as the event it was (what usage metering reads of it). */
 function asEvent(row: StoredChainRow): AuditRecordedEvent {
   return {
-    event_id: row.event_id, kbid: row.kbid, type: row.type as AuditRecordedEvent['type'], date: new Date(row.date).toISOString(),
+    event_id: row.event_id,
+    kbid: row.kbid,
+    type: row.type as AuditRecordedEvent['type'],
+    date: new Date(row.date).toISOString(),
     ...(typeof row.total_duration === 'number' ? { total_duration: row.total_duration } : {}),
-    audit_metadata: (row.audit_metadata ?? {}) as Record<string, unknown>, details: (row.details ?? {}) as Record<string, unknown>,
+    audit_metadata: (row.audit_metadata ?? {}) as Record<string, unknown>,
+    details: (row.details ?? {}) as Record<string, unknown>,
   };
 }

@@ -1,6 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
-import { AuditEventTypes, DomainError, ErrorCodes, type ActivityChainReport, type VerifyActivityChainRequest, type AuditEventType } from '@kb/contracts';
+import {
+  AuditEventTypes,
+  DomainError,
+  ErrorCodes,
+  type ActivityChainReport,
+  type VerifyActivityChainRequest,
+  type AuditEventType,
+} from '@kb/contracts';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
 import { checkChain, GENESIS_HASH, type ChainBreak } from './chain-hash';
 import { CHAIN_COLUMNS, type StoredChainRow } from './chain-rows';
@@ -28,15 +35,29 @@ export class ChainVerifyService {
   async verify(req: VerifyActivityChainRequest): Promise<ActivityChainReport> {
     const type = req.event_type.toLowerCase() as AuditEventType;
     const issues = [];
-    if (!AuditEventTypes.includes(type)) issues.push({ loc: ['path', 'event_type'], msg: `Input should be ${AuditEventTypes.map((t) => `'${t}'`).join(', ')}`, type: 'enum' });
+    if (!AuditEventTypes.includes(type))
+      issues.push({ loc: ['path', 'event_type'], msg: `Input should be ${AuditEventTypes.map((t) => `'${t}'`).join(', ')}`, type: 'enum' });
     const from = req.from_seq ?? 1;
     const limit = req.limit ?? DEFAULT_VERIFY_LIMIT;
-    if (!Number.isInteger(from) || from < 1) issues.push({ loc: ['query', 'from_seq'], msg: 'Input should be an integer of at least 1', type: 'greater_than_equal' });
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_VERIFY_LIMIT) issues.push({ loc: ['query', 'limit'], msg: `Input should be an integer from 1 to ${MAX_VERIFY_LIMIT}`, type: 'value_error' });
+    if (!Number.isInteger(from) || from < 1)
+      issues.push({ loc: ['query', 'from_seq'], msg: 'Input should be an integer of at least 1', type: 'greater_than_equal' });
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_VERIFY_LIMIT)
+      issues.push({ loc: ['query', 'limit'], msg: `Input should be an integer from 1 to ${MAX_VERIFY_LIMIT}`, type: 'value_error' });
     if (issues.length > 0) throw DomainError.validation(issues);
-    const empty: ActivityChainReport = { kbid: req.kbid, event_type: type, from_seq: from, verified: 0, last: null, head: null, unsealed: 0, broken: null, next_seq: null };
+    const empty: ActivityChainReport = {
+      kbid: req.kbid,
+      event_type: type,
+      from_seq: from,
+      verified: 0,
+      last: null,
+      head: null,
+      unsealed: 0,
+      broken: null,
+      next_seq: null,
+    };
     if (!UUID.test(req.kbid)) return empty;
-    if (this.running >= MAX_RUNNING) throw new DomainError(ErrorCodes.RATE_LIMITED, 'Another verification is running: try again when it has finished', { try_after: 5 });
+    if (this.running >= MAX_RUNNING)
+      throw new DomainError(ErrorCodes.RATE_LIMITED, 'Another verification is running: try again when it has finished', { try_after: 5 });
     this.running++;
     try {
       // One snapshot: read at different moments, a seal committing in between would show records the head does not name yet.
@@ -46,14 +67,31 @@ export class ChainVerifyService {
     }
   }
 
-  private async run(m: EntityManager, kbid: string, type: string, from: number, limit: number, report: ActivityChainReport): Promise<ActivityChainReport> {
-    const [head] = (await m.query(`SELECT seq, hash FROM reporting.activity_chain_heads WHERE kbid = $1 AND type = $2`, [kbid, type])) as { seq: string; hash: string }[];
-    const [pending] = (await m.query(`SELECT count(*)::int AS n FROM reporting.activity_events WHERE kbid = $1 AND type = $2 AND chain_seq IS NULL`, [kbid, type])) as { n: number }[];
+  private async run(
+    m: EntityManager,
+    kbid: string,
+    type: string,
+    from: number,
+    limit: number,
+    report: ActivityChainReport,
+  ): Promise<ActivityChainReport> {
+    const [head] = (await m.query(`SELECT seq, hash FROM reporting.activity_chain_heads WHERE kbid = $1 AND type = $2`, [kbid, type])) as {
+      seq: string;
+      hash: string;
+    }[];
+    const [pending] = (await m.query(
+      `SELECT count(*)::int AS n FROM reporting.activity_events WHERE kbid = $1 AND type = $2 AND chain_seq IS NULL`,
+      [kbid, type],
+    )) as { n: number }[];
     report.head = head ? { seq: Number(head.seq), hash: head.hash } : null;
     report.unsealed = pending?.n ?? 0;
     let previous = { seq: from - 1, hash: GENESIS_HASH };
     if (from > 1) {
-      const [before] = (await m.query(`SELECT chain_hash FROM reporting.activity_events WHERE kbid = $1 AND type = $2 AND chain_seq = $3`, [kbid, type, from - 1])) as { chain_hash: string }[];
+      const [before] = (await m.query(`SELECT chain_hash FROM reporting.activity_events WHERE kbid = $1 AND type = $2 AND chain_seq = $3`, [
+        kbid,
+        type,
+        from - 1,
+      ])) as { chain_hash: string }[];
       if (!before) return { ...report, broken: { seq: from - 1, reason: 'missing_record' } };
       previous = { seq: from - 1, hash: before.chain_hash };
     }

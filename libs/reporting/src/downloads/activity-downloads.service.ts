@@ -3,7 +3,13 @@ import { Readable } from 'node:stream';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  DomainError, ErrorCodes, type ActivityCsvChunk, type ActivityDownloadDto, type ActivityDownloadRef, type ActivityMonthDownloadRequest, type RequestActivityDownloadRequest,
+  DomainError,
+  ErrorCodes,
+  type ActivityCsvChunk,
+  type ActivityDownloadDto,
+  type ActivityDownloadRef,
+  type ActivityMonthDownloadRequest,
+  type RequestActivityDownloadRequest,
   type ValidationIssue,
 } from '@kb/contracts';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
@@ -87,13 +93,23 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
     if (email !== undefined && email !== null && (typeof email !== 'string' || email.length > 320 || !/^[^@\s]+@[^@\s]+$/.test(email))) {
       issues.push({ loc: ['body', 'email_address'], msg: 'Input should be a valid e-mail address or null', type: 'value_error' });
     }
-    if (notify !== undefined && typeof notify !== 'boolean') issues.push({ loc: ['body', 'notify_via_email'], msg: 'Input should be a valid boolean', type: 'bool_type' });
+    if (notify !== undefined && typeof notify !== 'boolean')
+      issues.push({ loc: ['body', 'notify_via_email'], msg: 'Input should be a valid boolean', type: 'bool_type' });
     if (notify === true && !this.mailer) {
-      issues.push({ loc: ['body', 'notify_via_email'], msg: 'E-mail notification of downloads is not available: poll Get Download Status for the link', type: 'value_error' });
+      issues.push({
+        loc: ['body', 'notify_via_email'],
+        msg: 'E-mail notification of downloads is not available: poll Get Download Status for the link',
+        type: 'value_error',
+      });
     } else if (notify === true && (typeof email !== 'string' || email === '')) {
       issues.push({ loc: ['body', 'email_address'], msg: 'An e-mail address is required to be notified by e-mail', type: 'missing' });
     }
-    if ('pagination' in query) issues.push({ loc: ['body', 'pagination'], msg: 'A download holds every matching record: pagination is not accepted', type: 'extra_forbidden' });
+    if ('pagination' in query)
+      issues.push({
+        loc: ['body', 'pagination'],
+        msg: 'A download holds every matching record: pagination is not accepted',
+        type: 'extra_forbidden',
+      });
     // The query's own checks (year_month, show, filters, the event type), every problem at once.
     try {
       parseActivityQuery(req.kbid, req.event_type, query);
@@ -105,14 +121,27 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
     if (issues.length > 0) throw DomainError.validation(issues);
     if (!UUID.test(req.kbid)) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
     const [waiting] = (await this.ds.query(
-      `SELECT count(*)::int AS n FROM reporting.activity_downloads WHERE kbid = $1 AND status IN ('pending', 'running')`, [req.kbid],
+      `SELECT count(*)::int AS n FROM reporting.activity_downloads WHERE kbid = $1 AND status IN ('pending', 'running')`,
+      [req.kbid],
     )) as { n: number }[];
     if ((waiting?.n ?? 0) >= MAX_PENDING_PER_KB) {
-      throw new DomainError(ErrorCodes.RATE_LIMITED, `At most ${MAX_PENDING_PER_KB} downloads of a Knowledge Box are prepared at once: wait for one to finish`, { try_after: 10 });
+      throw new DomainError(
+        ErrorCodes.RATE_LIMITED,
+        `At most ${MAX_PENDING_PER_KB} downloads of a Knowledge Box are prepared at once: wait for one to finish`,
+        { try_after: 10 },
+      );
     }
     const rows: DownloadRow[] = await this.ds.query(
       `INSERT INTO reporting.activity_downloads (request_id, kbid, event_type, format, query, email_address, notify) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING *`,
-      [randomUUID(), req.kbid, req.event_type.toLowerCase(), req.format, JSON.stringify(query), typeof email === 'string' ? email : null, notify === true],
+      [
+        randomUUID(),
+        req.kbid,
+        req.event_type.toLowerCase(),
+        req.format,
+        JSON.stringify(query),
+        typeof email === 'string' ? email : null,
+        notify === true,
+      ],
     );
     this.kick();
     return this.dto(rows[0] as DownloadRow);
@@ -120,7 +149,10 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
 
   async status(ref: ActivityDownloadRef): Promise<ActivityDownloadDto> {
     if (!UUID.test(ref.kbid) || !UUID.test(ref.request_id)) throw new DomainError(ErrorCodes.NOT_FOUND, 'Download request not found');
-    const [row] = (await this.ds.query(`SELECT * FROM reporting.activity_downloads WHERE request_id = $1 AND kbid = $2`, [ref.request_id, ref.kbid])) as DownloadRow[];
+    const [row] = (await this.ds.query(`SELECT * FROM reporting.activity_downloads WHERE request_id = $1 AND kbid = $2`, [
+      ref.request_id,
+      ref.kbid,
+    ])) as DownloadRow[];
     if (!row) throw new DomainError(ErrorCodes.NOT_FOUND, 'Download request not found');
     return this.dto(row);
   }
@@ -133,7 +165,10 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
       yield { text: '' };
       return;
     }
-    for await (const text of csvText(columns.map((c) => c.name), allRecords(this.activity, req.kbid, req.event_type, query, signal))) {
+    for await (const text of csvText(
+      columns.map((c) => c.name),
+      allRecords(this.activity, req.kbid, req.event_type, query, signal),
+    )) {
       if (signal?.aborted) return;
       yield { text };
     }
@@ -204,9 +239,17 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
         yield r;
       }
     })(allRecords(this.activity, job.kbid, job.event_type, job.query, this.stop.signal));
-    const text = job.format === 'csv' ? csvText(columns.map((c) => c.name), records) : ndjsonText(records);
+    const text =
+      job.format === 'csv'
+        ? csvText(
+            columns.map((c) => c.name),
+            records,
+          )
+        : ndjsonText(records);
     const key = `reporting/kbs/${job.kbid}/activity-downloads/${job.request_id}.${job.format}`;
-    const stat = await this.blobs.put(key, Readable.from(text), { contentType: job.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson' });
+    const stat = await this.blobs.put(key, Readable.from(text), {
+      contentType: job.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson',
+    });
     if (this.stop.signal.aborted) throw new Error('stopped before the file was complete');
     await this.ds.query(
       `UPDATE reporting.activity_downloads SET status = 'done', blob_key = $2, records = $3, size_bytes = $4, finished_at = now(), lease_until = NULL, error = NULL WHERE request_id = $1`,
@@ -224,7 +267,10 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
     const month = typeof job.query['year_month'] === 'string' ? job.query['year_month'] : 'activity';
     const expires = new Date(Date.now() + MAIL_LINK_SECONDS * 1000);
     try {
-      const link = await this.blobs.presignGet(key, { expiresInSeconds: MAIL_LINK_SECONDS, filename: `activity-${job.event_type}-${month}.${job.format}` });
+      const link = await this.blobs.presignGet(key, {
+        expiresInSeconds: MAIL_LINK_SECONDS,
+        filename: `activity-${job.event_type}-${month}.${job.format}`,
+      });
       await this.mailer.send({ to: job.email_address, eventType: job.event_type, month, link, expires, records });
       await this.ds.query(`UPDATE reporting.activity_downloads SET notified_at = now() WHERE request_id = $1`, [job.request_id]);
     } catch (err) {
@@ -245,12 +291,25 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
 
   private async dto(row: DownloadRow): Promise<ActivityDownloadDto> {
     const month = typeof row.query['year_month'] === 'string' ? row.query['year_month'] : 'activity';
-    const url = row.status === 'done' && row.blob_key
-      ? await this.blobs.presignGet(row.blob_key, { expiresInSeconds: LINK_SECONDS, filename: `activity-${row.event_type}-${month}.${row.format}` })
-      : null;
+    const url =
+      row.status === 'done' && row.blob_key
+        ? await this.blobs.presignGet(row.blob_key, {
+            expiresInSeconds: LINK_SECONDS,
+            filename: `activity-${row.event_type}-${month}.${row.format}`,
+          })
+        : null;
     return {
-      request_id: row.request_id, download_type: 'query', download_format: row.format, event_type: row.event_type, requested_at: new Date(row.requested_at).toISOString(), kb_id: row.kbid,
-      download_url: url, status: row.status, records: row.records ?? null, size_bytes: row.size_bytes === null ? null : Number(row.size_bytes), error: row.status === 'failed' ? row.error : null,
+      request_id: row.request_id,
+      download_type: 'query',
+      download_format: row.format,
+      event_type: row.event_type,
+      requested_at: new Date(row.requested_at).toISOString(),
+      kb_id: row.kbid,
+      download_url: url,
+      status: row.status,
+      records: row.records ?? null,
+      size_bytes: row.size_bytes === null ? null : Number(row.size_bytes),
+      error: row.status === 'failed' ? row.error : null,
     };
   }
 }

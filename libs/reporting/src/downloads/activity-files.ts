@@ -9,13 +9,22 @@ export const FILE_PAGE = 1000;
  * Every record of a query, page after page (id order), through the activity query itself (the
  * same checks, members and time limit per page): a file holds exactly what the query shows.
  */
-export async function* allRecords(activity: ActivityService, kbid: string, eventType: string, query: Record<string, unknown>, signal?: AbortSignal): AsyncGenerator<Record<string, unknown>> {
+export async function* allRecords(
+  activity: ActivityService,
+  kbid: string,
+  eventType: string,
+  query: Record<string, unknown>,
+  signal?: AbortSignal,
+): AsyncGenerator<Record<string, unknown>> {
   let after: number | undefined;
   for (;;) {
     const pagination = after === undefined ? { limit: FILE_PAGE } : { limit: FILE_PAGE, starting_after: after };
     let more = false;
     let seen = 0;
-    for await (const item of activity.query({ kbid, event_type: eventType, body: { ...query, pagination } }, signal) as AsyncIterable<ActivityQueryItem>) {
+    for await (const item of activity.query(
+      { kbid, event_type: eventType, body: { ...query, pagination } },
+      signal,
+    ) as AsyncIterable<ActivityQueryItem>) {
       if (item.type === 'page') {
         more = item.has_more;
         continue;
@@ -46,7 +55,11 @@ export async function* ndjsonText(records: AsyncIterable<Record<string, unknown>
  * right, a header row of the shown members, then one row per record; nested values (metadata,
  * context, history) as JSON text in their cell, absent ones empty.
  */
-export async function* csvText(columns: string[], records: AsyncIterable<Record<string, unknown>>, options: { bom?: boolean } = {}): AsyncGenerator<string> {
+export async function* csvText(
+  columns: string[],
+  records: AsyncIterable<Record<string, unknown>>,
+  options: { bom?: boolean } = {},
+): AsyncGenerator<string> {
   yield stringify([columns], { bom: options.bom ?? true, record_delimiter: 'windows' });
   let rows: string[][] = [];
   for await (const r of records) {

@@ -35,18 +35,28 @@ export class ActivityEvents1764100000000 implements MigrationInterface {
     ) PARTITION BY RANGE (date)`);
     await q.query(`ALTER SEQUENCE reporting.activity_event_ids OWNED BY reporting.activity_events.id`);
     await q.query(`CREATE INDEX activity_events_kb_type_id_idx ON reporting.activity_events (kbid, type, id)`);
-    await q.query(`CREATE INDEX activity_events_learning_idx ON reporting.activity_events (kbid, learning_id) WHERE learning_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX activity_events_learning_idx ON reporting.activity_events (kbid, learning_id) WHERE learning_id IS NOT NULL`,
+    );
     // Months with activity per KB and type (Get Knowledgebox Activity Downloads List), kept on insert.
-    await q.query(`CREATE TABLE reporting.activity_months (kbid uuid NOT NULL, type text NOT NULL, month text NOT NULL, PRIMARY KEY (kbid, type, month))`);
+    await q.query(
+      `CREATE TABLE reporting.activity_months (kbid uuid NOT NULL, type text NOT NULL, month text NOT NULL, PRIMARY KEY (kbid, type, month))`,
+    );
     // Feedback on answers, by learning id, whichever arrives first: merged into the chat record when both are there.
-    await q.query(`CREATE TABLE reporting.chat_feedback (kbid uuid NOT NULL, learning_id text NOT NULL, feedback jsonb NOT NULL, PRIMARY KEY (kbid, learning_id))`);
+    await q.query(
+      `CREATE TABLE reporting.chat_feedback (kbid uuid NOT NULL, learning_id text NOT NULL, feedback jsonb NOT NULL, PRIMARY KEY (kbid, learning_id))`,
+    );
 
-    const months: { m: string }[] = await q.query(`SELECT DISTINCT to_char(date AT TIME ZONE 'UTC', 'YYYY-MM') AS m FROM reporting.audit_events`);
+    const months: { m: string }[] = await q.query(
+      `SELECT DISTINCT to_char(date AT TIME ZONE 'UTC', 'YYYY-MM') AS m FROM reporting.audit_events`,
+    );
     for (const { m } of months) await ensureMonthPartition(q, m);
     await q.query(`INSERT INTO reporting.activity_events (id, event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata)
       SELECT id, event_id, kbid, type, date, user_id, user_type, client_type, total_duration, resource_id, audit_metadata FROM reporting.audit_events`);
     await q.query(`SELECT setval('reporting.activity_event_ids', GREATEST((SELECT max(id) FROM reporting.audit_events), 0) + 1, false)`);
-    await q.query(`INSERT INTO reporting.activity_months SELECT DISTINCT kbid, type, to_char(date AT TIME ZONE 'UTC', 'YYYY-MM') FROM reporting.audit_events`);
+    await q.query(
+      `INSERT INTO reporting.activity_months SELECT DISTINCT kbid, type, to_char(date AT TIME ZONE 'UTC', 'YYYY-MM') FROM reporting.audit_events`,
+    );
     await q.query(`DROP TABLE reporting.audit_events`);
   }
 

@@ -31,7 +31,9 @@ export class RemiScores1764400000000 implements MigrationInterface {
     await q.query(`CREATE INDEX remi_scores_kb_date_idx ON reporting.remi_scores (kbid, date, event_row)`);
     // Chat records by id, for the scorer's scan past its cursor.
     await q.query(`CREATE INDEX activity_events_chat_id_idx ON reporting.activity_events (id) WHERE type = 'chat'`);
-    await q.query(`CREATE TABLE reporting.remi_cursor (one boolean PRIMARY KEY DEFAULT true CHECK (one), last_row bigint NOT NULL, lease_until timestamptz NOT NULL)`);
+    await q.query(
+      `CREATE TABLE reporting.remi_cursor (one boolean PRIMARY KEY DEFAULT true CHECK (one), last_row bigint NOT NULL, lease_until timestamptz NOT NULL)`,
+    );
     await q.query(`INSERT INTO reporting.remi_cursor (last_row, lease_until) VALUES (0, '-infinity')`);
   }
 

@@ -13,8 +13,12 @@ export class ActivityChain1764600000000 implements MigrationInterface {
     await q.query(`ALTER TABLE reporting.activity_events ADD COLUMN chain_seq bigint, ADD COLUMN chain_hash text`);
     // What the sealer has still to do, oldest first; and each chain in order, for verification.
     await q.query(`CREATE INDEX activity_events_unsealed_idx ON reporting.activity_events (id) WHERE chain_seq IS NULL`);
-    await q.query(`CREATE INDEX activity_events_chain_idx ON reporting.activity_events (kbid, type, chain_seq) WHERE chain_seq IS NOT NULL`);
-    await q.query(`CREATE TABLE reporting.activity_chain_heads (kbid uuid NOT NULL, type text NOT NULL, seq bigint NOT NULL, hash text NOT NULL, PRIMARY KEY (kbid, type))`);
+    await q.query(
+      `CREATE INDEX activity_events_chain_idx ON reporting.activity_events (kbid, type, chain_seq) WHERE chain_seq IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE TABLE reporting.activity_chain_heads (kbid uuid NOT NULL, type text NOT NULL, seq bigint NOT NULL, hash text NOT NULL, PRIMARY KEY (kbid, type))`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

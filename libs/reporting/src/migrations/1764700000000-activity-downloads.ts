@@ -26,7 +26,9 @@ export class ActivityDownloads1764700000000 implements MigrationInterface {
       finished_at timestamptz
     )`);
     await q.query(`CREATE INDEX activity_downloads_kb_idx ON reporting.activity_downloads (kbid, requested_at)`);
-    await q.query(`CREATE INDEX activity_downloads_pending_idx ON reporting.activity_downloads (requested_at) WHERE status IN ('pending', 'running')`);
+    await q.query(
+      `CREATE INDEX activity_downloads_pending_idx ON reporting.activity_downloads (requested_at) WHERE status IN ('pending', 'running')`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -8,7 +8,9 @@ export class DeletedKbs1764850000000 implements MigrationInterface {
   name = 'DeletedKbs1764850000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE reporting.deleted_kbs (kbid uuid PRIMARY KEY, account_id uuid, deleted_at timestamptz NOT NULL DEFAULT now())`);
+    await q.query(
+      `CREATE TABLE reporting.deleted_kbs (kbid uuid PRIMARY KEY, account_id uuid, deleted_at timestamptz NOT NULL DEFAULT now())`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -5,7 +5,9 @@ export class DownloadNotify1764860000000 implements MigrationInterface {
   name = 'DownloadNotify1764860000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE reporting.activity_downloads ADD COLUMN notify boolean NOT NULL DEFAULT false, ADD COLUMN notified_at timestamptz`);
+    await q.query(
+      `ALTER TABLE reporting.activity_downloads ADD COLUMN notify boolean NOT NULL DEFAULT false, ADD COLUMN notified_at timestamptz`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

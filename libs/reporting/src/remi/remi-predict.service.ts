@@ -1,5 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BUILTIN_SEMANTIC_MODEL, DomainError, UnderstandingSubjects, type PredictRemiRequest, type PredictRemiResponse } from '@kb/contracts';
+import {
+  BUILTIN_SEMANTIC_MODEL,
+  DomainError,
+  UnderstandingSubjects,
+  type PredictRemiRequest,
+  type PredictRemiResponse,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
 import { scoreRemi, type EmbedTexts } from './remi-scorer';
@@ -26,7 +32,9 @@ export class RemiPredictService {
     const answer = req.answer ?? '';
     const contexts = req.contexts ?? [];
     if (!question.trim() && !answer.trim() && contexts.length === 0) {
-      throw DomainError.validation([{ loc: ['body'], msg: 'At least one of question, answer or contexts must be provided', type: 'value_error' }]);
+      throw DomainError.validation([
+        { loc: ['body'], msg: 'At least one of question, answer or contexts must be provided', type: 'value_error' },
+      ]);
     }
     const embed = this.options.remiSemantic && req.kbid ? this.embedder(req.kbid) : undefined;
     const scores = await scoreRemi({ question, answer, context: contexts.map((text, i) => ({ key: String(i), text })) }, embed);
@@ -45,7 +53,15 @@ export class RemiPredictService {
   private embedder(kbid: string): EmbedTexts {
     return async (texts) => {
       try {
-        const res = await Promise.all(texts.map((t) => this.bus.request(UnderstandingSubjects.embedQuery, { kbid, text: t.slice(0, EMBED_CHARS) || ' ', vectorset: BUILTIN_SEMANTIC_MODEL })));
+        const res = await Promise.all(
+          texts.map((t) =>
+            this.bus.request(UnderstandingSubjects.embedQuery, {
+              kbid,
+              text: t.slice(0, EMBED_CHARS) || ' ',
+              vectorset: BUILTIN_SEMANTIC_MODEL,
+            }),
+          ),
+        );
         return res.map((r) => r.vector);
       } catch {
         return null;

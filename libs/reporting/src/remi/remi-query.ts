@@ -15,7 +15,13 @@ export const REMI_OPERATIONS = { gt: '>', ge: '>=', lt: '<', le: '<=', eq: '=' }
 export const REMI_AGGREGATIONS = { average: 'context_avg', min: 'context_min', max: 'context_max' } as const;
 /** Bucket sizes, the same enum as Get Usage (shortest bucket length, so that the bound on their number is never exceeded). */
 export const TIME_AGGREGATIONS: Record<string, number> = {
-  hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000, month: 28 * 86_400_000, quarter: 89 * 86_400_000, year: 365 * 86_400_000, millennium: 365_000 * 86_400_000,
+  hour: 3_600_000,
+  day: 86_400_000,
+  week: 7 * 86_400_000,
+  month: 28 * 86_400_000,
+  quarter: 89 * 86_400_000,
+  year: 365 * 86_400_000,
+  millennium: 365_000 * 86_400_000,
 };
 
 const YEAR_MONTH = /^\d{4}-(0[1-9]|1[012])$/;
@@ -39,18 +45,44 @@ export function parseRemiQuery(body: unknown): RemiQuery {
   if (!isObject(body)) issue([], 'Input should be an object', 'model_type');
   const month = b['month'];
   if (month === undefined) issue(['month'], 'Field required', 'missing');
-  else if (typeof month !== 'string' || !YEAR_MONTH.test(month)) issue(['month'], 'Input should be a month, YYYY-MM', 'string_pattern_mismatch');
+  else if (typeof month !== 'string' || !YEAR_MONTH.test(month))
+    issue(['month'], 'Input should be a month, YYYY-MM', 'string_pattern_mismatch');
   const q: RemiQuery = { from: '', to: '', limit: REMI_QUERY_LIMITS.defaultPageSize };
   const cr = b['context_relevance'];
   if (cr !== undefined && cr !== null) {
     if (!isObject(cr)) issue(['context_relevance'], 'Input should be an object or null', 'model_type');
     else {
       const { value, operation, aggregation = 'average' } = cr as { value?: unknown; operation?: unknown; aggregation?: unknown };
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 5) issue(['context_relevance', 'value'], 'Input should be a number from 0 to 5', 'value_error');
-      if (typeof operation !== 'string' || !(operation in REMI_OPERATIONS)) issue(['context_relevance', 'operation'], `Input should be ${Object.keys(REMI_OPERATIONS).map((o) => `'${o}'`).join(', ')}`, 'enum');
-      if (typeof aggregation !== 'string' || !(aggregation in REMI_AGGREGATIONS)) issue(['context_relevance', 'aggregation'], `Input should be ${Object.keys(REMI_AGGREGATIONS).map((o) => `'${o}'`).join(', ')}`, 'enum');
-      if (typeof value === 'number' && typeof operation === 'string' && operation in REMI_OPERATIONS && typeof aggregation === 'string' && aggregation in REMI_AGGREGATIONS) {
-        q.context = { column: REMI_AGGREGATIONS[aggregation as keyof typeof REMI_AGGREGATIONS], op: REMI_OPERATIONS[operation as keyof typeof REMI_OPERATIONS], value };
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 5)
+        issue(['context_relevance', 'value'], 'Input should be a number from 0 to 5', 'value_error');
+      if (typeof operation !== 'string' || !(operation in REMI_OPERATIONS))
+        issue(
+          ['context_relevance', 'operation'],
+          `Input should be ${Object.keys(REMI_OPERATIONS)
+            .map((o) => `'${o}'`)
+            .join(', ')}`,
+          'enum',
+        );
+      if (typeof aggregation !== 'string' || !(aggregation in REMI_AGGREGATIONS))
+        issue(
+          ['context_relevance', 'aggregation'],
+          `Input should be ${Object.keys(REMI_AGGREGATIONS)
+            .map((o) => `'${o}'`)
+            .join(', ')}`,
+          'enum',
+        );
+      if (
+        typeof value === 'number' &&
+        typeof operation === 'string' &&
+        operation in REMI_OPERATIONS &&
+        typeof aggregation === 'string' &&
+        aggregation in REMI_AGGREGATIONS
+      ) {
+        q.context = {
+          column: REMI_AGGREGATIONS[aggregation as keyof typeof REMI_AGGREGATIONS],
+          op: REMI_OPERATIONS[operation as keyof typeof REMI_OPERATIONS],
+          value,
+        };
       }
     }
   }
@@ -61,7 +93,8 @@ export function parseRemiQuery(body: unknown): RemiQuery {
   }
   const status = b['status'];
   if (status !== undefined && status !== null) {
-    if (typeof status !== 'string' || !(REMI_STATUSES as readonly string[]).includes(status)) issue(['status'], `Input should be ${REMI_STATUSES.map((s) => `'${s}'`).join(', ')} or null`, 'enum');
+    if (typeof status !== 'string' || !(REMI_STATUSES as readonly string[]).includes(status))
+      issue(['status'], `Input should be ${REMI_STATUSES.map((s) => `'${s}'`).join(', ')} or null`, 'enum');
     else q.status = status;
   }
   const p = b['pagination'];
@@ -70,12 +103,14 @@ export function parseRemiQuery(body: unknown): RemiQuery {
     else {
       if (p['limit'] !== undefined) {
         const l = p['limit'];
-        if (typeof l !== 'number' || !Number.isInteger(l) || l < 1 || l > REMI_QUERY_LIMITS.pageSize) issue(['pagination', 'limit'], `Input should be an integer from 1 to ${REMI_QUERY_LIMITS.pageSize}`, 'value_error');
+        if (typeof l !== 'number' || !Number.isInteger(l) || l < 1 || l > REMI_QUERY_LIMITS.pageSize)
+          issue(['pagination', 'limit'], `Input should be an integer from 1 to ${REMI_QUERY_LIMITS.pageSize}`, 'value_error');
         else q.limit = l;
       }
       const after = p['starting_after'];
       if (after !== undefined && after !== null) {
-        if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0) issue(['pagination', 'starting_after'], 'Input should be a record id', 'int_type');
+        if (typeof after !== 'number' || !Number.isSafeInteger(after) || after < 0)
+          issue(['pagination', 'starting_after'], 'Input should be a record id', 'int_type');
         else q.startingAfter = after;
       }
     }
@@ -92,11 +127,23 @@ export interface RemiRange {
 }
 
 /** Reads the query of Aggregated Remi Scores Across Time: `from` required, `to` defaults to now, at most 1000 buckets. */
-export function parseRemiRange(aggregation: string | undefined, from: string | undefined, to: string | undefined, now = new Date()): RemiRange {
+export function parseRemiRange(
+  aggregation: string | undefined,
+  from: string | undefined,
+  to: string | undefined,
+  now = new Date(),
+): RemiRange {
   const issues: ValidationIssue[] = [];
   const issue = (loc: string, msg: string, type = 'value_error') => void issues.push({ loc: ['query', loc], msg, type });
   const agg = aggregation ?? 'day';
-  if (!(agg in TIME_AGGREGATIONS)) issue('aggregation', `Input should be ${Object.keys(TIME_AGGREGATIONS).map((a) => `'${a}'`).join(', ')}`, 'enum');
+  if (!(agg in TIME_AGGREGATIONS))
+    issue(
+      'aggregation',
+      `Input should be ${Object.keys(TIME_AGGREGATIONS)
+        .map((a) => `'${a}'`)
+        .join(', ')}`,
+      'enum',
+    );
   const date = (s: string | undefined, name: string): Date | undefined => {
     if (s === undefined) return undefined;
     const d = new Date(s);
@@ -112,7 +159,11 @@ export function parseRemiRange(aggregation: string | undefined, from: string | u
   if (f && t && f.getTime() >= t.getTime()) issue('to', 'Input should be after from', 'value_error');
   const size = TIME_AGGREGATIONS[agg];
   if (f && t && size && (t.getTime() - f.getTime()) / size > REMI_QUERY_LIMITS.buckets) {
-    issue('from', `The range holds more than ${REMI_QUERY_LIMITS.buckets} ${agg} buckets: narrow it or aggregate by a longer period`, 'value_error');
+    issue(
+      'from',
+      `The range holds more than ${REMI_QUERY_LIMITS.buckets} ${agg} buckets: narrow it or aggregate by a longer period`,
+      'value_error',
+    );
   }
   if (issues.length > 0) throw DomainError.validation(issues);
   return { aggregation: agg, from: (f as Date).toISOString(), to: (t as Date).toISOString() };

@@ -105,15 +105,26 @@ export async function scoreRemiRaw(input: RemiInput, embed?: EmbedTexts): Promis
     // A sentence of only stopwords ("Yes.") asserts nothing that could be checked: it is not held against the answer.
     if (sup.share === null) return 1;
     // The model may vouch for a paraphrase, never against words the context holds: the mix only raises lexical support.
-    const value = Math.max(sup.share, mix(sup.share, best === null ? null : ranged(best, COSINE_RANGES.groundedness), LEXICAL_WEIGHT.groundedness));
+    const value = Math.max(
+      sup.share,
+      mix(sup.share, best === null ? null : ranged(best, COSINE_RANGES.groundedness), LEXICAL_WEIGHT.groundedness),
+    );
     return value * MISSING_SALIENT_FACTOR ** Math.min(2, sup.missingSalient.length);
   });
 
   const answerStems = stemSet(input.answer);
   const a = support(qWords, answerStems);
   const aCos = cosine(v(0), v(1));
-  const answerValue = input.noContext || !input.answer.trim() ? 0 : mix(a.share, aCos === null ? null : ranged(aCos, COSINE_RANGES.answer), LEXICAL_WEIGHT.answer);
-  return { answer: { value: answerValue, found: a.found, total: a.total, cosine: aCos }, context: contextValues, groundedness, sentences: answerSentences };
+  const answerValue =
+    input.noContext || !input.answer.trim()
+      ? 0
+      : mix(a.share, aCos === null ? null : ranged(aCos, COSINE_RANGES.answer), LEXICAL_WEIGHT.answer);
+  return {
+    answer: { value: answerValue, found: a.found, total: a.total, cosine: aCos },
+    context: contextValues,
+    groundedness,
+    sentences: answerSentences,
+  };
 }
 
 export async function scoreRemi(input: RemiInput, embed?: EmbedTexts): Promise<RemiScores> {
@@ -128,7 +139,14 @@ export async function scoreRemi(input: RemiInput, embed?: EmbedTexts): Promise<R
 function answerReason(input: RemiInput, raw: RemiRaw): string {
   if (input.noContext) return 'No context was found for the question, and the answer says so.';
   if (!input.answer.trim()) return 'No answer was given.';
-  const parts = [raw.answer.total > 0 ? `The answer takes up ${raw.answer.found} of the question's ${raw.answer.total} key terms` : 'The question has no key terms to look for'];
-  if (raw.answer.cosine !== null) parts.push(`its meaning is ${raw.answer.cosine >= 0.5 ? 'close to' : raw.answer.cosine >= 0.3 ? 'related to' : 'far from'} the question's (similarity ${raw.answer.cosine.toFixed(2)})`);
+  const parts = [
+    raw.answer.total > 0
+      ? `The answer takes up ${raw.answer.found} of the question's ${raw.answer.total} key terms`
+      : 'The question has no key terms to look for',
+  ];
+  if (raw.answer.cosine !== null)
+    parts.push(
+      `its meaning is ${raw.answer.cosine >= 0.5 ? 'close to' : raw.answer.cosine >= 0.3 ? 'related to' : 'far from'} the question's (similarity ${raw.answer.cosine.toFixed(2)})`,
+    );
   return `${parts.join('; ')}.`;
 }

@@ -5,12 +5,13 @@
  */
 
 const STOPWORDS = new Set(
-  ('a about above after again against all also am an and any are as at be because been before being below between both but by can could did do does doing ' +
+  (
+    'a about above after again against all also am an and any are as at be because been before being below between both but by can could did do does doing ' +
     'down during each few for from further had has have having he her here hers herself him himself his how i if in into is it its itself just me more most ' +
     'my myself no nor not now of off on once only or other our ours out over own same she should so some such than that the their theirs them then there ' +
     'these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours ' +
-    'yes was were which whose what who known called named one two many much well may might must shall also')
-    .split(' '),
+    'yes was were which whose what who known called named one two many much well may might must shall also'
+  ).split(' '),
 );
 
 export interface Word {
@@ -66,7 +67,10 @@ export function sentences(text: string, max: number): string[] {
  * Weighted share of `words` found in `known` (salient words weigh 3), and the salient words that
  * are missing. No words: `share` is null (nothing to check).
  */
-export function support(words: Word[], known: Set<string>): { share: number | null; missingSalient: string[]; found: number; total: number } {
+export function support(
+  words: Word[],
+  known: Set<string>,
+): { share: number | null; missingSalient: string[]; found: number; total: number } {
   let have = 0;
   let all = 0;
   let found = 0;

@@ -34,7 +34,9 @@ interface ChatRow {
 export function remiInput(details: Record<string, unknown>): RemiInput & { status: ReturnType<typeof remiStatus> } {
   const status = remiStatus(details['status']);
   const context = (Array.isArray(details['retrieved_context']) ? details['retrieved_context'] : [])
-    .filter((c): c is { key: unknown; text: string } => typeof c === 'object' && c !== null && typeof (c as { text?: unknown }).text === 'string')
+    .filter(
+      (c): c is { key: unknown; text: string } => typeof c === 'object' && c !== null && typeof (c as { text?: unknown }).text === 'string',
+    )
     .map((c) => ({ key: String(c.key), text: c.text }));
   return {
     question: typeof details['question'] === 'string' ? details['question'] : '',
@@ -124,11 +126,16 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
     const input = remiInput(row.details ?? {});
     const embed = this.options.remiSemantic ? this.embedder(row.kbid) : undefined;
     let scorer = embed ? `offline:${BUILT_IN_VECTORSET}` : 'offline:lexical';
-    const scores = await scoreRemi(input, embed ? async (texts) => {
-      const out = await embed(texts);
-      if (!out) scorer = 'offline:lexical';
-      return out;
-    } : undefined);
+    const scores = await scoreRemi(
+      input,
+      embed
+        ? async (texts) => {
+            const out = await embed(texts);
+            if (!out) scorer = 'offline:lexical';
+            return out;
+          }
+        : undefined,
+    );
     const avg = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : null);
     const ctx = scores.context_relevance;
     await this.ds.query(
@@ -139,8 +146,19 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
         WHERE NOT EXISTS (SELECT 1 FROM reporting.deleted_kbs d WHERE d.kbid = $2::uuid)
        ON CONFLICT (event_row) DO NOTHING`,
       [
-        row.id, row.kbid, row.date, input.status, scores.answer_relevance.score, scores.answer_relevance.reason, JSON.stringify(ctx), JSON.stringify(scores.groundedness),
-        avg(ctx), ctx.length ? Math.min(...ctx) : null, ctx.length ? Math.max(...ctx) : null, avg(scores.groundedness), scorer,
+        row.id,
+        row.kbid,
+        row.date,
+        input.status,
+        scores.answer_relevance.score,
+        scores.answer_relevance.reason,
+        JSON.stringify(ctx),
+        JSON.stringify(scores.groundedness),
+        avg(ctx),
+        ctx.length ? Math.min(...ctx) : null,
+        ctx.length ? Math.max(...ctx) : null,
+        avg(scores.groundedness),
+        scorer,
       ],
     );
   }
@@ -149,7 +167,15 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
   private embedder(kbid: string): EmbedTexts {
     return async (texts) => {
       try {
-        const res = await Promise.all(texts.map((t) => this.bus.request(UnderstandingSubjects.embedQuery, { kbid, text: t.slice(0, EMBED_CHARS) || ' ', vectorset: BUILT_IN_VECTORSET })));
+        const res = await Promise.all(
+          texts.map((t) =>
+            this.bus.request(UnderstandingSubjects.embedQuery, {
+              kbid,
+              text: t.slice(0, EMBED_CHARS) || ' ',
+              vectorset: BUILT_IN_VECTORSET,
+            }),
+          ),
+        );
         return res.map((r) => r.vector);
       } catch {
         return null;

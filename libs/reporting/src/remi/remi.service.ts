@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  DomainError, ErrorCodes, type RemiEventRequest, type RemiEventResponse, type RemiQueryRequest, type RemiQueryResponse, type RemiScoresRequest, type RemiScoresResponse,
+  DomainError,
+  ErrorCodes,
+  type RemiEventRequest,
+  type RemiEventResponse,
+  type RemiQueryRequest,
+  type RemiQueryResponse,
+  type RemiScoresRequest,
+  type RemiScoresResponse,
 } from '@kb/contracts';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
 import { parseRemiQuery, parseRemiRange } from './remi-query';
@@ -50,7 +57,9 @@ export class RemiService {
       params,
     );
     return {
-      data: rows.slice(0, q.limit).map((r) => ({ id: Number(r.id), question: str(r.details?.['question']), answer: str(r.details?.['answer']), remi: remiOf(r) })),
+      data: rows
+        .slice(0, q.limit)
+        .map((r) => ({ id: Number(r.id), question: str(r.details?.['question']), answer: str(r.details?.['answer']), remi: remiOf(r) })),
       has_more: rows.length > q.limit,
     };
   }
@@ -82,7 +91,14 @@ export class RemiService {
   async event(req: RemiEventRequest): Promise<RemiEventResponse> {
     const missing = () => DomainError.notFound(ErrorCodes.NOT_FOUND, `No scored request ${req.event_id} in this knowledge box`);
     if (!UUID.test(req.kbid) || !ROW_ID.test(req.event_id)) throw missing();
-    const rows: (ScoreRow & { id: string; date: string; status: string; scorer: string; details: Record<string, unknown>; feedback: Record<string, unknown> | null })[] = await this.ds.query(
+    const rows: (ScoreRow & {
+      id: string;
+      date: string;
+      status: string;
+      scorer: string;
+      details: Record<string, unknown>;
+      feedback: Record<string, unknown> | null;
+    })[] = await this.ds.query(
       `SELECT s.event_row AS id, s.date, s.status, s.scorer, e.details, e.feedback, ${SCORES}
          FROM reporting.remi_scores s JOIN reporting.activity_events e ON e.id = s.event_row AND e.date = s.date AND e.type = 'chat'
         WHERE s.kbid = $1::uuid AND s.event_row = $2`,
@@ -102,10 +118,18 @@ export class RemiService {
       return { key: String(c), text: '', context_relevance: null };
     });
     return {
-      id: Number(r.id), date: new Date(r.date).toISOString(), status: remiStatus(d['status']), question: str(d['question']),
-      rephrased_question: typeof d['rephrased_question'] === 'string' ? d['rephrased_question'] : null, answer: str(d['answer']),
-      model: typeof d['model'] === 'string' ? d['model'] : null, chat_history: Array.isArray(d['chat_history']) ? d['chat_history'] : [],
-      feedback: r.feedback ?? null, context, remi, scorer: r.scorer,
+      id: Number(r.id),
+      date: new Date(r.date).toISOString(),
+      status: remiStatus(d['status']),
+      question: str(d['question']),
+      rephrased_question: typeof d['rephrased_question'] === 'string' ? d['rephrased_question'] : null,
+      answer: str(d['answer']),
+      model: typeof d['model'] === 'string' ? d['model'] : null,
+      chat_history: Array.isArray(d['chat_history']) ? d['chat_history'] : [],
+      feedback: r.feedback ?? null,
+      context,
+      remi,
+      scorer: r.scorer,
     };
   }
 }

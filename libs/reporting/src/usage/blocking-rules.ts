@@ -25,7 +25,8 @@ const PER_KB_RULES: { limit: MonthlyLimitName; metric: UsageMetric }[] = [
 ];
 
 /** A limit is reached when the amount is at or past it; -1 (or any negative) is unlimited. */
-const reached = (amount: number | undefined, limit: number | undefined): boolean => limit !== undefined && limit >= 0 && (amount ?? 0) >= limit;
+const reached = (amount: number | undefined, limit: number | undefined): boolean =>
+  limit !== undefined && limit >= 0 && (amount ?? 0) >= limit;
 
 /**
  * The blocks an account's usage calls for: features blocked account-wide (a monthly limit reached)

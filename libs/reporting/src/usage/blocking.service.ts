@@ -48,7 +48,10 @@ export class BlockingService implements OnModuleDestroy {
 
   /** Re-decides blocked accounts whose month has turned (or whose limits went stale) every `blockingSweepMs`. */
   start(): void {
-    this.timer = setInterval(() => void this.sweep().catch((err: Error) => this.logger.warn({ err: err.message }, 'usage blocking sweep failed')), this.options.blockingSweepMs);
+    this.timer = setInterval(
+      () => void this.sweep().catch((err: Error) => this.logger.warn({ err: err.message }, 'usage blocking sweep failed')),
+      this.options.blockingSweepMs,
+    );
     this.timer.unref();
   }
 
@@ -103,11 +106,14 @@ export class BlockingService implements OnModuleDestroy {
         this.decidedAt.set(accountId, now);
         due.push(accountId);
       } else if (!this.later.has(accountId)) {
-        const timer = setTimeout(() => {
-          this.later.delete(accountId);
-          this.decidedAt.set(accountId, Date.now());
-          this.track(this.evaluate([accountId]));
-        }, last + USAGE_DECISION_INTERVAL_MS - now);
+        const timer = setTimeout(
+          () => {
+            this.later.delete(accountId);
+            this.decidedAt.set(accountId, Date.now());
+            this.track(this.evaluate([accountId]));
+          },
+          last + USAGE_DECISION_INTERVAL_MS - now,
+        );
         timer.unref();
         this.later.set(accountId, timer);
       }
@@ -138,9 +144,11 @@ export class BlockingService implements OnModuleDestroy {
   async evaluate(accountIds: string[]): Promise<void> {
     for (const accountId of new Set(accountIds)) {
       const previous = this.deciding.get(accountId) ?? Promise.resolve();
-      const next = previous.then(() => this.evaluateOne(accountId)).catch((err: Error) => {
-        this.logger.warn({ account_id: accountId, err: err.message }, 'deciding usage blocks failed');
-      });
+      const next = previous
+        .then(() => this.evaluateOne(accountId))
+        .catch((err: Error) => {
+          this.logger.warn({ account_id: accountId, err: err.message }, 'deciding usage blocks failed');
+        });
       this.deciding.set(accountId, next);
       await next;
       if (this.deciding.get(accountId) === next) this.deciding.delete(accountId);
@@ -154,9 +162,15 @@ export class BlockingService implements OnModuleDestroy {
     const totals = await this.totals(accountId, month);
     const decided = decideBlocks(limits, totals);
     const next: Stored = { month, ...decided };
-    const stored: Stored[] = await this.ds.query(`SELECT month, features, kbs FROM reporting.account_blocks WHERE account_id = $1`, [accountId]);
+    const stored: Stored[] = await this.ds.query(`SELECT month, features, kbs FROM reporting.account_blocks WHERE account_id = $1`, [
+      accountId,
+    ]);
     const before = stored[0];
-    const changed = !before || before.month !== month || JSON.stringify(before.features) !== JSON.stringify(next.features) || JSON.stringify(before.kbs) !== JSON.stringify(next.kbs);
+    const changed =
+      !before ||
+      before.month !== month ||
+      JSON.stringify(before.features) !== JSON.stringify(next.features) ||
+      JSON.stringify(before.kbs) !== JSON.stringify(next.kbs);
     if (!changed) {
       await this.ds.query(`UPDATE reporting.account_blocks SET updated_at = now() WHERE account_id = $1`, [accountId]);
       return;

@@ -36,13 +36,27 @@ export function bucketStart(t: Date, aggregation: UsageAggregation): Date {
 export function nextBucket(start: Date, aggregation: UsageAggregation): Date {
   const d = new Date(start);
   switch (aggregation) {
-    case 'hour': d.setUTCHours(d.getUTCHours() + 1); break;
-    case 'day': d.setUTCDate(d.getUTCDate() + 1); break;
-    case 'week': d.setUTCDate(d.getUTCDate() + 7); break;
-    case 'month': d.setUTCMonth(d.getUTCMonth() + 1); break;
-    case 'quarter': d.setUTCMonth(d.getUTCMonth() + 3); break;
-    case 'year': d.setUTCFullYear(d.getUTCFullYear() + 1); break;
-    case 'millennium': d.setUTCFullYear(d.getUTCFullYear() + 1000); break;
+    case 'hour':
+      d.setUTCHours(d.getUTCHours() + 1);
+      break;
+    case 'day':
+      d.setUTCDate(d.getUTCDate() + 1);
+      break;
+    case 'week':
+      d.setUTCDate(d.getUTCDate() + 7);
+      break;
+    case 'month':
+      d.setUTCMonth(d.getUTCMonth() + 1);
+      break;
+    case 'quarter':
+      d.setUTCMonth(d.getUTCMonth() + 3);
+      break;
+    case 'year':
+      d.setUTCFullYear(d.getUTCFullYear() + 1);
+      break;
+    case 'millennium':
+      d.setUTCFullYear(d.getUTCFullYear() + 1000);
+      break;
   }
   return d;
 }

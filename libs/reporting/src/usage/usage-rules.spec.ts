@@ -19,7 +19,10 @@ describe('usage buckets (UTC, as date_trunc)', () => {
   });
 
   it('lists the buckets of a range, and none past the bound', () => {
-    expect(bucketStarts(new Date('2026-01-31T10:00:00Z'), new Date('2026-03-01T00:00:00Z'), 'month')?.map((d) => d.toISOString())).toEqual(['2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z']);
+    expect(bucketStarts(new Date('2026-01-31T10:00:00Z'), new Date('2026-03-01T00:00:00Z'), 'month')?.map((d) => d.toISOString())).toEqual([
+      '2026-01-01T00:00:00.000Z',
+      '2026-02-01T00:00:00.000Z',
+    ]);
     expect(bucketStarts(new Date('2024-01-01T00:00:00Z'), new Date('2025-01-01T00:00:00Z'), 'hour')).toHaveLength(8784);
     expect(bucketStarts(new Date('2024-01-01T00:00:00Z'), new Date('2025-01-01T00:00:00Z'), 'hour', 100)).toBeNull();
   });
@@ -34,10 +37,20 @@ describe('usage deltas of an event', () => {
     expect(usageDeltas({ ...base, type: 'chat', details: { question: 'q', status: 'error' } })).toEqual({});
     expect(usageDeltas({ ...base, type: 'chat', details: { feedback: { good: true } } })).toEqual({});
     expect(usageDeltas({ ...base, type: 'deleted' })).toEqual({ resources: -1 });
-    expect(usageDeltas({ ...base, type: 'processed', audit_metadata: { field: 'file/f', usage: { paragraphs: 2, characters: 9, media_seconds: 0, documents: 1, media: false } } }))
-      .toEqual({ paragraphs_processed: 2, chars_processed: 9, docs_no_media_processed: 1, non_media_files_processed: 1 });
-    expect(usageDeltas({ ...base, type: 'processed', audit_metadata: { field: 'file/v', usage: { paragraphs: -3, characters: 'x', media_seconds: 12, documents: 1, media: true } } }))
-      .toEqual({ media_seconds_processed: 12 });
+    expect(
+      usageDeltas({
+        ...base,
+        type: 'processed',
+        audit_metadata: { field: 'file/f', usage: { paragraphs: 2, characters: 9, media_seconds: 0, documents: 1, media: false } },
+      }),
+    ).toEqual({ paragraphs_processed: 2, chars_processed: 9, docs_no_media_processed: 1, non_media_files_processed: 1 });
+    expect(
+      usageDeltas({
+        ...base,
+        type: 'processed',
+        audit_metadata: { field: 'file/v', usage: { paragraphs: -3, characters: 'x', media_seconds: 12, documents: 1, media: true } },
+      }),
+    ).toEqual({ media_seconds_processed: 12 });
   });
 
   it('meters stored bytes, signed, from writes, deletions and released files, and the seconds of extraction', () => {
@@ -48,19 +61,37 @@ describe('usage deltas of an event', () => {
     // Not a whole number of bytes: ignored, never half-counted.
     expect(usageDeltas({ ...base, type: 'new', audit_metadata: { bytes: 1.5 } })).toEqual({ resources: 1 });
     expect(usageDeltas({ ...base, type: 'new', audit_metadata: { bytes: '9' } })).toEqual({ resources: 1 });
-    expect(usageDeltas({ ...base, type: 'processed', audit_metadata: { field: 'file/f', status: 'ERROR', bytes: -100 } })).toEqual({ storage_bytes: -100 });
-    expect(usageDeltas({ ...base, type: 'processed', audit_metadata: { field: 'text/t', usage: { paragraphs: 1, characters: 5, documents: 1, media: false, processing_seconds: 0.25 } } }))
-      .toEqual({ paragraphs_processed: 1, chars_processed: 5, docs_no_media_processed: 1, pre_processing_time: 0.25 });
+    expect(usageDeltas({ ...base, type: 'processed', audit_metadata: { field: 'file/f', status: 'ERROR', bytes: -100 } })).toEqual({
+      storage_bytes: -100,
+    });
+    expect(
+      usageDeltas({
+        ...base,
+        type: 'processed',
+        audit_metadata: { field: 'text/t', usage: { paragraphs: 1, characters: 5, documents: 1, media: false, processing_seconds: 0.25 } },
+      }),
+    ).toEqual({ paragraphs_processed: 1, chars_processed: 5, docs_no_media_processed: 1, pre_processing_time: 0.25 });
   });
 });
 
 describe('decideBlocks', () => {
-  const limits = (usage: Record<string, number>, processing: Record<string, number> = {}) => ({ upload: {}, usage, processing }) as unknown as EffectiveLimits;
+  const limits = (usage: Record<string, number>, processing: Record<string, number> = {}) =>
+    ({ upload: {}, usage, processing }) as unknown as EffectiveLimits;
   it('blocks a feature at its limit, not below, never when unlimited; storage per KB', () => {
-    expect(decideBlocks(limits({ monthly_limit_hosted_searches_performed: 3 }), { monthly: { searches_performed: 2 }, perKb: {} })).toEqual({ features: [], kbs: {} });
-    expect(decideBlocks(limits({ monthly_limit_hosted_searches_performed: 3 }), { monthly: { searches_performed: 3 }, perKb: {} })).toEqual({ features: ['search'], kbs: {} });
-    expect(decideBlocks(limits({ monthly_limit_hosted_searches_performed: -1 }), { monthly: { searches_performed: 1e9 }, perKb: {} })).toEqual({ features: [], kbs: {} });
-    expect(decideBlocks(limits({ storage_limit_max_resources_per_kb: 2 }, { monthly_limit_chars_processed: 10 }), { monthly: { chars_processed: 11 }, perKb: { a: { resources: 2 }, b: { resources: 1 } } }))
-      .toEqual({ features: ['processing'], kbs: { a: ['storage'] } });
+    expect(decideBlocks(limits({ monthly_limit_hosted_searches_performed: 3 }), { monthly: { searches_performed: 2 }, perKb: {} })).toEqual(
+      { features: [], kbs: {} },
+    );
+    expect(decideBlocks(limits({ monthly_limit_hosted_searches_performed: 3 }), { monthly: { searches_performed: 3 }, perKb: {} })).toEqual(
+      { features: ['search'], kbs: {} },
+    );
+    expect(
+      decideBlocks(limits({ monthly_limit_hosted_searches_performed: -1 }), { monthly: { searches_performed: 1e9 }, perKb: {} }),
+    ).toEqual({ features: [], kbs: {} });
+    expect(
+      decideBlocks(limits({ storage_limit_max_resources_per_kb: 2 }, { monthly_limit_chars_processed: 10 }), {
+        monthly: { chars_processed: 11 },
+        perKb: { a: { resources: 2 }, b: { resources: 1 } },
+      }),
+    ).toEqual({ features: ['processing'], kbs: { a: ['storage'] } });
   });
 });

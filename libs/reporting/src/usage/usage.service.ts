@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  AccountsSubjects, DomainError, ErrorCodes, UsageMetrics, type AuditRecordedEvent, type GetUsageRequest, type UsageBucketDto, type UsageMetric,
+  AccountsSubjects,
+  DomainError,
+  ErrorCodes,
+  UsageMetrics,
+  type AuditRecordedEvent,
+  type GetUsageRequest,
+  type UsageBucketDto,
+  type UsageMetric,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
@@ -41,7 +48,10 @@ export class UsageService {
 
   /** A KB was created (accounts' event): its account is known before its first event. */
   async rememberKb(kbid: string, accountId: string): Promise<void> {
-    await this.ds.query(`INSERT INTO reporting.kb_accounts (kbid, account_id) VALUES ($1, $2) ON CONFLICT (kbid) DO NOTHING`, [kbid, accountId]);
+    await this.ds.query(`INSERT INTO reporting.kb_accounts (kbid, account_id) VALUES ($1, $2) ON CONFLICT (kbid) DO NOTHING`, [
+      kbid,
+      accountId,
+    ]);
     this.cache(kbid, accountId);
   }
 
@@ -58,7 +68,10 @@ export class UsageService {
       return !a && !((this.unknownKbs.get(k) ?? 0) > now);
     });
     if (missing.length === 0) return out;
-    const rows: { kbid: string; account_id: string }[] = await this.ds.query(`SELECT kbid, account_id FROM reporting.kb_accounts WHERE kbid = ANY($1::uuid[])`, [missing]);
+    const rows: { kbid: string; account_id: string }[] = await this.ds.query(
+      `SELECT kbid, account_id FROM reporting.kb_accounts WHERE kbid = ANY($1::uuid[])`,
+      [missing],
+    );
     for (const r of rows) {
       out.set(r.kbid, r.account_id);
       this.cache(r.kbid, r.account_id);
@@ -98,12 +111,20 @@ export class UsageService {
   async get(req: GetUsageRequest): Promise<UsageBucketDto[]> {
     const from = new Date(req.from);
     const to = new Date(req.to);
-    if (Number.isNaN(from.getTime())) throw DomainError.validation([{ loc: ['query', 'from'], msg: 'Input should be a valid datetime', type: 'datetime_parsing' }]);
-    if (Number.isNaN(to.getTime())) throw DomainError.validation([{ loc: ['query', 'to'], msg: 'Input should be a valid datetime', type: 'datetime_parsing' }]);
+    if (Number.isNaN(from.getTime()))
+      throw DomainError.validation([{ loc: ['query', 'from'], msg: 'Input should be a valid datetime', type: 'datetime_parsing' }]);
+    if (Number.isNaN(to.getTime()))
+      throw DomainError.validation([{ loc: ['query', 'to'], msg: 'Input should be a valid datetime', type: 'datetime_parsing' }]);
     if (to <= from) throw DomainError.validation([{ loc: ['query', 'to'], msg: '`to` must be after `from`', type: 'value_error' }]);
     const starts = bucketStarts(from, to, req.aggregation);
     if (!starts) {
-      throw DomainError.validation([{ loc: ['query', 'aggregation'], msg: `At most ${MAX_USAGE_BUCKETS} buckets per request: use a coarser aggregation or a shorter range`, type: 'value_error' }]);
+      throw DomainError.validation([
+        {
+          loc: ['query', 'aggregation'],
+          msg: `At most ${MAX_USAGE_BUCKETS} buckets per request: use a coarser aggregation or a shorter range`,
+          type: 'value_error',
+        },
+      ]);
     }
     if (req.kb_id) {
       const owner = (await this.accountsOf([req.kb_id])).get(req.kb_id);
@@ -122,7 +143,10 @@ export class UsageService {
     }
     return starts.map((s) => {
       const values = byBucket.get(s.getTime());
-      return { timestamp: s.toISOString(), metrics: UsageMetrics.map((name, i) => ({ name, value: values ? (values[i] as number) : 0, details: [] })) };
+      return {
+        timestamp: s.toISOString(),
+        metrics: UsageMetrics.map((name, i) => ({ name, value: values ? (values[i] as number) : 0, details: [] })),
+      };
     });
   }
 
@@ -135,7 +159,8 @@ export class UsageService {
    */
   private async sums(req: GetUsageRequest, from: string, to: string): Promise<string | null> {
     // A double prints as JSON reads it (shortest exact digits; never NaN or Infinity: sums of finite deltas).
-    const item = (bucket: string, metric: string, value: string) => `${bucket}::bigint || ',' || array_position($3::text[], ${metric}) || ',' || ${value}`;
+    const item = (bucket: string, metric: string, value: string) =>
+      `${bucket}::bigint || ',' || array_position($3::text[], ${metric}) || ',' || ${value}`;
     if (req.kb_id && req.aggregation === 'hour') {
       const rows: { s: string | null }[] = await this.ds.query(
         `SELECT string_agg(${item('extract(epoch FROM hour)', 'metric', 'value')}, ',') AS s

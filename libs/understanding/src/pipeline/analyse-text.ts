@@ -1,5 +1,15 @@
 import type { ExtractedVector } from '@kb/contracts';
-import { detectLanguage, entityRelations, extractEntities, extractiveSummary, sentenceSpans, toSpecNer, type Embedder, type RelationRecord, type SpecNer } from './analysis';
+import {
+  detectLanguage,
+  entityRelations,
+  extractEntities,
+  extractiveSummary,
+  sentenceSpans,
+  toSpecNer,
+  type Embedder,
+  type RelationRecord,
+  type SpecNer,
+} from './analysis';
 import type { ExtractedParagraph } from './extractors';
 import { chunkSpans, splitParagraphs, type ChunkSizes, type Span } from './split';
 
@@ -48,7 +58,8 @@ export function normaliseLanguage(language: string | undefined): string | undefi
 
 export function analyseText(text: string, options: AnalyseOptions): AnalysedText {
   const language = normaliseLanguage(options.language) ?? detectLanguage(text);
-  const found: (Span & { kind?: string; page?: number; is_a_table?: boolean; start_seconds?: number; end_seconds?: number })[] = options.paragraphs?.length
+  const found: (Span & { kind?: string; page?: number; is_a_table?: boolean; start_seconds?: number; end_seconds?: number })[] = options
+    .paragraphs?.length
     ? options.paragraphs
     : splitParagraphs(text);
   const spans = options.chunks ? chunkSpans(text, found, options.chunks) : found;
@@ -57,8 +68,12 @@ export function analyseText(text: string, options: AnalyseOptions): AnalysedText
     const sentences = sentenceSpans(text, p.start, p.end, language);
     allSentences.push(...sentences);
     return {
-      start: p.start, end: p.end, start_seconds: p.start_seconds !== undefined ? [p.start_seconds] : [], end_seconds: p.end_seconds !== undefined ? [p.end_seconds] : [],
-      kind: p.kind ?? 'TEXT', classifications: [],
+      start: p.start,
+      end: p.end,
+      start_seconds: p.start_seconds !== undefined ? [p.start_seconds] : [],
+      end_seconds: p.end_seconds !== undefined ? [p.end_seconds] : [],
+      kind: p.kind ?? 'TEXT',
+      classifications: [],
       sentences: sentences.map((s) => ({ start: s.start, end: s.end, key: '' })),
       key: `${options.fieldKey}/${p.start}-${p.end}`,
       page: { page: p.page ?? 0, page_with_visual: false },
@@ -86,6 +101,12 @@ export async function paragraphVectors(embedder: Embedder, texts: AnalysedText[]
   const vectors = await embedder.embedPassages(inputs);
   let next = 0;
   return texts.map((t) =>
-    t.paragraphs.map((p) => ({ start: p.start, end: p.end, start_paragraph: p.start, end_paragraph: p.end, vector: vectors[next++] ?? [] })),
+    t.paragraphs.map((p) => ({
+      start: p.start,
+      end: p.end,
+      start_paragraph: p.start,
+      end_paragraph: p.end,
+      vector: vectors[next++] ?? [],
+    })),
   );
 }

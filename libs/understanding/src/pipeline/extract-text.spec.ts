@@ -2,7 +2,8 @@ import { extractText } from './extract-text';
 
 describe('extractText', () => {
   it('HTML: scripts and styles go with their content, blocks become paragraphs, entities are decoded', () => {
-    const html = '<h1>Title</h1><script type="x">var a = "<p>no</p>";</script><p>One &amp; two</p><STYLE>p{}</STYLE><div>Three<br/>four</div>';
+    const html =
+      '<h1>Title</h1><script type="x">var a = "<p>no</p>";</script><p>One &amp; two</p><STYLE>p{}</STYLE><div>Three<br/>four</div>';
     expect(extractText(html, 'HTML')).toBe('Title\n\nOne & two\n\nThree\nfour');
   });
 
@@ -11,7 +12,9 @@ describe('extractText', () => {
   });
 
   it('Markdown: links and images keep their text, emphasis and headings their words', () => {
-    expect(extractText('# Head\n\nSee [the docs](https://x.test/a "t") and ![logo](l.png), **bold**.', 'MARKDOWN')).toBe('Head\n\nSee the docs and logo, bold.');
+    expect(extractText('# Head\n\nSee [the docs](https://x.test/a "t") and ![logo](l.png), **bold**.', 'MARKDOWN')).toBe(
+      'Head\n\nSee the docs and logo, bold.',
+    );
   });
 
   // Each of these took minutes with the previous patterns (each unclosed opening rescanned the whole

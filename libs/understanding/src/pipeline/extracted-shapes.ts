@@ -54,7 +54,10 @@ export function singleTextExtracted(a: AnalysedText, vectors: ExtractedVector[],
  * The `extracted` record of a conversation: one split per message ident. The field-level
  * metadata carries what describes the whole conversation (language, mime type), no paragraphs.
  */
-export function splitExtracted(splits: { ident: string; analysed: AnalysedText; vectors: ExtractedVector[] }[], extras: MetadataExtras): ExtractedFieldData {
+export function splitExtracted(
+  splits: { ident: string; analysed: AnalysedText; vectors: ExtractedVector[] }[],
+  extras: MetadataExtras,
+): ExtractedFieldData {
   const languages = splits.map((s) => s.analysed.language).filter((l): l is string => !!l);
   const language = mostCommon(languages);
   const split_text: Record<string, string> = {};
@@ -65,7 +68,14 @@ export function splitExtracted(splits: { ident: string; analysed: AnalysedText; 
     split_metadata[s.ident] = metadataOf(s.analysed, extras);
     split_vectors[s.ident] = { vectors: s.vectors };
   }
-  const whole: AnalysedText = { text: '', paragraphs: [], ner: { ner: {}, entities: {}, positions: {} }, relations: [], summary: '', ...(language ? { language } : {}) };
+  const whole: AnalysedText = {
+    text: '',
+    paragraphs: [],
+    ner: { ner: {}, entities: {}, positions: {} },
+    relations: [],
+    summary: '',
+    ...(language ? { language } : {}),
+  };
   return {
     text: { text: '', split_text, deleted_splits: [] },
     metadata: { metadata: metadataOf(whole, extras), split_metadata, deleted_splits: [] },

@@ -1,6 +1,15 @@
 import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { ContentSubjects, fieldBlobPrefix, TextFormats, type ExtractedFieldData, type ProcessFieldErrorDto, type ProcessFieldJob, type ResolvedStrategies, type TextFormat } from '@kb/contracts';
+import {
+  ContentSubjects,
+  fieldBlobPrefix,
+  TextFormats,
+  type ExtractedFieldData,
+  type ProcessFieldErrorDto,
+  type ProcessFieldJob,
+  type ResolvedStrategies,
+  type TextFormat,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { UNDERSTANDING_OPTIONS, type EmbedderFactory, type UnderstandingOptions } from '../understanding.tokens';
@@ -10,7 +19,16 @@ import { extractedError } from './extracted-error';
 import { singleTextExtracted, splitExtracted, type FileReference, type MetadataExtras } from './extracted-shapes';
 import { extractText } from './extract-text';
 import {
-  createTesseractOcr, extractFile, extractMediaFile, extractWebPage, fetchPage, MAX_MEDIA_FILE_BYTES, type ExtractedDocument, type ExtractFileInfo, type Ocr, type Transcriber,
+  createTesseractOcr,
+  extractFile,
+  extractMediaFile,
+  extractWebPage,
+  fetchPage,
+  MAX_MEDIA_FILE_BYTES,
+  type ExtractedDocument,
+  type ExtractFileInfo,
+  type Ocr,
+  type Transcriber,
 } from './extractors';
 import { openFileSource, readFileSource, type FileSource, type MediaSource } from './field-sources';
 import { KbEmbeddersService } from '../query/kb-embedders.service';
@@ -26,7 +44,13 @@ type Job = ProcessFieldJob & { strategies: ResolvedStrategies };
 export type FieldOutcome = { extracted: ExtractedFieldData; language?: string } | { error: ProcessFieldErrorDto };
 
 const FIELD_LETTER = { text: 't', file: 'f', link: 'u', conversation: 'c' } as const;
-const TEXT_MIME: Partial<Record<TextFormat, string>> = { HTML: 'text/html', MARKDOWN: 'text/markdown', KEEP_MARKDOWN: 'text/markdown', JSON: 'application/json', RST: 'text/x-rst' };
+const TEXT_MIME: Partial<Record<TextFormat, string>> = {
+  HTML: 'text/html',
+  MARKDOWN: 'text/markdown',
+  KEEP_MARKDOWN: 'text/markdown',
+  JSON: 'application/json',
+  RST: 'text/x-rst',
+};
 
 interface Message {
   ident: string;
@@ -95,7 +119,11 @@ export class FieldProcessorService implements OnModuleDestroy {
     const split = str(job.value['split_strategy']);
     const extract = str(job.value['extract_strategy']);
     if ((!split && !extract) || !this.bus) return {};
-    return this.bus.request(ContentSubjects.resolveStrategies, { kbid: job.kbid, ...(split ? { split } : {}), ...(extract ? { extract } : {}) });
+    return this.bus.request(ContentSubjects.resolveStrategies, {
+      kbid: job.kbid,
+      ...(split ? { split } : {}),
+      ...(extract ? { extract } : {}),
+    });
   }
 
   private extract(job: Job, started: string): Promise<ExtractedFieldData> {
@@ -114,7 +142,8 @@ export class FieldProcessorService implements OnModuleDestroy {
   private async text(job: Job, started: string): Promise<ExtractedFieldData> {
     const body = str(job.value['body']) ?? '';
     const rawFormat = job.value['format'];
-    const format: TextFormat = typeof rawFormat === 'string' && (TextFormats as readonly string[]).includes(rawFormat) ? (rawFormat as TextFormat) : 'PLAIN';
+    const format: TextFormat =
+      typeof rawFormat === 'string' && (TextFormats as readonly string[]).includes(rawFormat) ? (rawFormat as TextFormat) : 'PLAIN';
     const analysed = this.analyse(job, extractText(body, format), { language: job.language });
     return this.single(job, analysed, { mime_type: TEXT_MIME[format] ?? 'text/plain', started });
   }
@@ -123,23 +152,40 @@ export class FieldProcessorService implements OnModuleDestroy {
     const source = (job.value['file'] ?? {}) as FileSource;
     const language = str(job.value['language']) ?? job.language;
     const info = {
-      contentType: source.content_type, filename: source.filename, password: str(job.value['password']), ocr: this.ocrFor(job), language, ...this.mediaInfo(job),
+      contentType: source.content_type,
+      filename: source.filename,
+      password: str(job.value['password']),
+      ocr: this.ocrFor(job),
+      language,
+      ...this.mediaInfo(job),
     };
     const { doc, md5 } = await this.fileDocument(source, info);
-    const { document, nestedPositions } = await appendNested(doc, (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }), {
-      budgetMs: extractionSandbox().limits.timeoutMs,
-    });
+    const { document, nestedPositions } = await appendNested(
+      doc,
+      (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }),
+      {
+        budgetMs: extractionSandbox().limits.timeoutMs,
+      },
+    );
     const thumbnail = await this.storeThumbnail(job, doc);
     const analysed = this.analyse(job, document.text, { paragraphs: document.paragraphs, language: language ?? doc.language });
     const mime = doc.metadata?.['mime_type'] ?? 'application/octet-stream';
     const extracted = await this.single(job, analysed, { mime_type: mime, started, links: doc.links, thumbnail });
     extracted.file = {
-      language: analysed.language ?? '', md5: source.md5 ?? md5,
+      language: analysed.language ?? '',
+      md5: source.md5 ?? md5,
       metadata: { ...(doc.metadata ?? {}), ...(doc.pages ? { pages: String(doc.pages) } : {}) },
-      nested: Object.fromEntries(Object.keys(nestedPositions).map((name) => [name, name])), file_generated: {},
-      file_rows_previews: Object.fromEntries(Object.entries(doc.rows_previews ?? {}).map(([sheet, preview]) => [sheet, { sheets: { [sheet]: preview } }])),
-      file_pages_previews: { pages: [], positions: [], structures: [] }, ...(thumbnail ? { file_thumbnail: thumbnail } : {}),
-      field: '', icon: mime, nested_position: nestedPositions, nested_list_position: {},
+      nested: Object.fromEntries(Object.keys(nestedPositions).map((name) => [name, name])),
+      file_generated: {},
+      file_rows_previews: Object.fromEntries(
+        Object.entries(doc.rows_previews ?? {}).map(([sheet, preview]) => [sheet, { sheets: { [sheet]: preview } }]),
+      ),
+      file_pages_previews: { pages: [], positions: [], structures: [] },
+      ...(thumbnail ? { file_thumbnail: thumbnail } : {}),
+      field: '',
+      icon: mime,
+      nested_position: nestedPositions,
+      nested_list_position: {},
     };
     if (doc.media_seconds !== undefined) extracted.media_seconds = doc.media_seconds;
     return extracted;
@@ -169,27 +215,54 @@ export class FieldProcessorService implements OnModuleDestroy {
 
   /** What audio and video need: the KB's transcriber (looked up only for media) and the chunk length. */
   private mediaInfo(job: ProcessFieldJob): Pick<ExtractFileInfo, 'transcriber' | 'chunkSeconds'> {
-    return { transcriber: this.transcriberOf(job), ...(this.options.transcriptionChunkSeconds ? { chunkSeconds: this.options.transcriptionChunkSeconds } : {}) };
+    return {
+      transcriber: this.transcriberOf(job),
+      ...(this.options.transcriptionChunkSeconds ? { chunkSeconds: this.options.transcriptionChunkSeconds } : {}),
+    };
   }
 
   private async link(job: Job, started: string): Promise<ExtractedFieldData> {
     const uri = str(job.value['uri']) ?? '';
     // A link to a recording streams it to disk; pages and documents are read into memory.
-    const page = await fetchPage(uri, { headers: strMap(job.value['headers']), cookies: strMap(job.value['cookies']), http: this.options.outbound, media: {} });
+    const page = await fetchPage(uri, {
+      headers: strMap(job.value['headers']),
+      cookies: strMap(job.value['cookies']),
+      http: this.options.outbound,
+      media: {},
+    });
     const selectors = { css_selector: str(job.value['css_selector']), xpath: str(job.value['xpath']) };
-    const fileInfo = { contentType: page.contentType, ocr: this.ocrFor(job), language: str(job.value['language']) ?? job.language, ...this.mediaInfo(job) };
-    const doc = page.kind === 'html'
-      ? await extractWebPage(page.html, page.finalUrl, selectors)
-      : page.kind === 'media' ? (await this.mediaDocument(page, fileInfo)).doc : await extractFile(page.data, fileInfo);
+    const fileInfo = {
+      contentType: page.contentType,
+      ocr: this.ocrFor(job),
+      language: str(job.value['language']) ?? job.language,
+      ...this.mediaInfo(job),
+    };
+    const doc =
+      page.kind === 'html'
+        ? await extractWebPage(page.html, page.finalUrl, selectors)
+        : page.kind === 'media'
+          ? (await this.mediaDocument(page, fileInfo)).doc
+          : await extractFile(page.data, fileInfo);
     const mime = page.kind === 'html' ? 'text/html' : (doc.metadata?.['mime_type'] ?? page.contentType);
     const thumbnail = await this.storeThumbnail(job, doc);
-    const analysed = this.analyse(job, doc.text, { paragraphs: doc.paragraphs, language: str(job.value['language']) ?? job.language ?? doc.language });
+    const analysed = this.analyse(job, doc.text, {
+      paragraphs: doc.paragraphs,
+      language: str(job.value['language']) ?? job.language ?? doc.language,
+    });
     const extracted = await this.single(job, analysed, { mime_type: mime, started, links: doc.links, thumbnail });
     extracted.link = {
-      date: started, language: analysed.language ?? '', title: doc.title ?? '', metadata: doc.metadata ?? {},
+      date: started,
+      language: analysed.language ?? '',
+      title: doc.title ?? '',
+      metadata: doc.metadata ?? {},
       ...(thumbnail ? { link_thumbnail: thumbnail } : {}),
       ...(doc.image ? { link_image: { uri: doc.image, size: 0, content_type: '', filename: '', md5: '' } } : {}),
-      field: '', description: doc.description ?? '', type: mime, embed: '', file_generated: {}, url: page.finalUrl,
+      field: '',
+      description: doc.description ?? '',
+      type: mime,
+      embed: '',
+      file_generated: {},
+      url: page.finalUrl,
     };
     if (doc.media_seconds !== undefined) extracted.media_seconds = doc.media_seconds;
     return extracted;
@@ -211,8 +284,17 @@ export class FieldProcessorService implements OnModuleDestroy {
       splits.push({ ident: message.ident, analysed: this.analyse(job, text, { language: job.language, split: message.ident }) });
     }
     const extracted = await this.vectorised(job, async (embedder) => {
-      const vectors = await paragraphVectors(embedder, splits.map((s) => s.analysed));
-      return withVectorset(splitExtracted(splits.map((s, i) => ({ ...s, vectors: vectors[i] ?? [] })), { mime_type: 'text/plain', started }), embedder);
+      const vectors = await paragraphVectors(
+        embedder,
+        splits.map((s) => s.analysed),
+      );
+      return withVectorset(
+        splitExtracted(
+          splits.map((s, i) => ({ ...s, vectors: vectors[i] ?? [] })),
+          { mime_type: 'text/plain', started },
+        ),
+        embedder,
+      );
     });
     if (mediaSeconds > 0) extracted.media_seconds = Math.round(mediaSeconds * 1000) / 1000;
     return extracted;
@@ -227,14 +309,24 @@ export class FieldProcessorService implements OnModuleDestroy {
     try {
       const bytes = await readFileSource(this.blobs, attachment, {});
       // Voice messages are transcribed when the KB has a transcriber.
-      return await extractFile(bytes.data, { contentType: bytes.contentType, filename: attachment.filename, ocr: this.ocrFor(job), language: job.language, ...this.mediaInfo(job) });
+      return await extractFile(bytes.data, {
+        contentType: bytes.contentType,
+        filename: attachment.filename,
+        ocr: this.ocrFor(job),
+        language: job.language,
+        ...this.mediaInfo(job),
+      });
     } catch (err) {
       if (extractedError(err)) return { text: '' };
       throw err;
     }
   }
 
-  private analyse(job: Job, text: string, o: { paragraphs?: ExtractedDocument['paragraphs']; language?: string; split?: string }): AnalysedText {
+  private analyse(
+    job: Job,
+    text: string,
+    o: { paragraphs?: ExtractedDocument['paragraphs']; language?: string; split?: string },
+  ): AnalysedText {
     const fieldKey = `${job.rid}/${FIELD_LETTER[job.field_type]}/${job.field_id}${o.split ? `/${o.split}` : ''}`;
     // The field's split strategy, else its extract strategy's split, cuts long paragraphs.
     const split = job.strategies.split ?? job.strategies.extract?.split;

@@ -14,7 +14,12 @@ describe('storedMedia (recordings streamed from the blob store)', () => {
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'kb-field-sources-'));
-    blobs = await createBlobStore({ driver: 'fs', root: join(root, 'blobs'), signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
+    blobs = await createBlobStore({
+      driver: 'fs',
+      root: join(root, 'blobs'),
+      signingSecret: 'x'.repeat(32),
+      publicBaseUrl: 'http://localhost',
+    });
     execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=duration=1', join(root, 'tone.wav')]);
     wav = readFileSync(join(root, 'tone.wav'));
     await blobs.put('k/tone', wav);

@@ -44,7 +44,8 @@ export async function readFileSource(blobs: BlobStore | undefined, file: FileSou
     if (!blobs) throw new Error('this process has no blob store to read file fields from');
     return { data: await readBlob(blobs, uri.slice(BLOB_PREFIX.length), maxBytes), contentType: file.content_type };
   }
-  if (!/^https?:\/\//i.test(uri)) throw new ExtractionError(`The file address ${JSON.stringify(uri)} is neither a blob nor an http(s) URL`, 'FORBIDDEN_ADDRESS');
+  if (!/^https?:\/\//i.test(uri))
+    throw new ExtractionError(`The file address ${JSON.stringify(uri)} is neither a blob nor an http(s) URL`, 'FORBIDDEN_ADDRESS');
   const page = await fetchPage(uri, { headers: file.extra_headers, http: options.http, maxBytes, timeoutMs: 120_000 });
   return bytesOf(file, page);
 }
@@ -68,12 +69,22 @@ export interface MediaSource {
  * A file field's content: a recording (stored, or behind an http(s) address) to stream to disk, or
  * the bytes of anything else. An address is fetched once either way.
  */
-export async function openFileSource(blobs: BlobStore | undefined, file: FileSource, options: ReadOptions): Promise<{ media: MediaSource } | { bytes: FileBytes }> {
+export async function openFileSource(
+  blobs: BlobStore | undefined,
+  file: FileSource,
+  options: ReadOptions,
+): Promise<{ media: MediaSource } | { bytes: FileBytes }> {
   const stored = await storedMedia(blobs, file);
   if (stored) return { media: { type: stored.type, spool: stored.spool, discard: async () => undefined } };
   const uri = file.uri ?? '';
   if (file.payload === undefined && /^https?:\/\//i.test(uri)) {
-    const page = await fetchPage(uri, { headers: file.extra_headers, http: options.http, maxBytes: options.maxBytes ?? DEFAULT_MAX_FILE_BYTES, timeoutMs: 120_000, media: {} });
+    const page = await fetchPage(uri, {
+      headers: file.extra_headers,
+      http: options.http,
+      maxBytes: options.maxBytes ?? DEFAULT_MAX_FILE_BYTES,
+      timeoutMs: 120_000,
+      media: {},
+    });
     if (page.kind === 'media') return { media: { type: page.type, spool: page.spool, discard: page.discard } };
     return { bytes: bytesOf(file, page) };
   }
@@ -94,7 +105,8 @@ async function openBlob(blobs: BlobStore, key: string, maxBytes: number): Promis
     }
     return got.body;
   } catch (err) {
-    if (err instanceof DomainError && err.code === ErrorCodes.NOT_FOUND) throw new ExtractionError(`The stored file ${key} no longer exists`, 'FILE_NOT_FOUND');
+    if (err instanceof DomainError && err.code === ErrorCodes.NOT_FOUND)
+      throw new ExtractionError(`The stored file ${key} no longer exists`, 'FILE_NOT_FOUND');
     throw err;
   }
 }
@@ -124,7 +136,8 @@ export async function storedMedia(blobs: BlobStore | undefined, file: FileSource
     got = await blobs.get(key, { range: { start: 0, end: HEAD_BYTES - 1 } });
   } catch (err) {
     // Missing or empty (no byte to range over): the ordinary read reports it.
-    if (err instanceof DomainError && (err.code === ErrorCodes.NOT_FOUND || err.code === ErrorCodes.RANGE_NOT_SATISFIABLE)) return undefined;
+    if (err instanceof DomainError && (err.code === ErrorCodes.NOT_FOUND || err.code === ErrorCodes.RANGE_NOT_SATISFIABLE))
+      return undefined;
     throw err;
   }
   const head = await readAll(got.body);

@@ -1,7 +1,11 @@
 import { ExtractionError, type ExtractedDocument, type NestedFile } from './extractors';
 import { appendNested } from './nested-files';
 
-const doc = (text: string, nested: NestedFile[] = []): ExtractedDocument => ({ text, paragraphs: [{ start: 0, end: text.length, kind: 'TEXT' }], ...(nested.length ? { nested } : {}) });
+const doc = (text: string, nested: NestedFile[] = []): ExtractedDocument => ({
+  text,
+  paragraphs: [{ start: 0, end: text.length, kind: 'TEXT' }],
+  ...(nested.length ? { nested } : {}),
+});
 const file = (filename: string): NestedFile => ({ filename, content_type: 'text/plain', data: Buffer.from(filename) });
 
 describe('appendNested', () => {

@@ -15,10 +15,24 @@ describe('ProcessingWorkerService', () => {
   const sent: FieldProcessedResult[] = [];
   // Only enqueue is used by handle(); the rest of the bus is irrelevant here.
   const bus = { enqueue: async (_def: unknown, payload: FieldProcessedResult) => void sent.push(payload) } as unknown as MessageBus;
-  const job: ProcessFieldJob = { processing_id: 'p-9', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 4, value: { body: 'x' } };
+  const job: ProcessFieldJob = {
+    processing_id: 'p-9',
+    kbid: 'kb-1',
+    rid: 'r-1',
+    field_type: 'text',
+    field_id: 'body',
+    seqid: 4,
+    value: { body: 'x' },
+  };
   const meta = (deliveryCount: number) => ({ id: 'm', subject: 's', deliveryCount, context: {} }) as DeliveryMeta;
   const worker = (process: () => Promise<FieldOutcome>) =>
-    new ProcessingWorkerService(bus, { consumeJobs: false, concurrency: 1, maxAttempts: 3 }, createLogger({ service: 't', level: 'silent' }), { process } as unknown as FieldProcessorService, blobs);
+    new ProcessingWorkerService(
+      bus,
+      { consumeJobs: false, concurrency: 1, maxAttempts: 3 },
+      createLogger({ service: 't', level: 'silent' }),
+      { process } as unknown as FieldProcessorService,
+      blobs,
+    );
 
   beforeAll(async () => {
     blobRoot = mkdtempSync(join(tmpdir(), 'kb-worker-'));
@@ -31,11 +45,17 @@ describe('ProcessingWorkerService', () => {
   beforeEach(() => void (sent.length = 0));
 
   it('writes the extracted data to the blob store and publishes only its key', async () => {
-    const extracted = { text: { text: 'x', split_text: {}, deleted_splits: [] }, metadata: { metadata: {}, split_metadata: {}, deleted_splits: [] }, vectors: { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] } };
+    const extracted = {
+      text: { text: 'x', split_text: {}, deleted_splits: [] },
+      metadata: { metadata: {}, split_metadata: {}, deleted_splits: [] },
+      vectors: { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] },
+    };
     await worker(async () => ({ extracted })).handle(job, meta(1));
     const key = extractedBlobKey(job);
     expect(key).toBe('content/kbs/kb-1/r/r-1/f/text/body/extracted/4.json');
-    expect(sent).toEqual([{ processing_id: 'p-9', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 4, extracted_key: key, retries: 0 }]);
+    expect(sent).toEqual([
+      { processing_id: 'p-9', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 4, extracted_key: key, retries: 0 },
+    ]);
     const body = (await blobs.get(key)).body;
     const chunks: Buffer[] = [];
     for await (const c of body) chunks.push(c as Buffer);

@@ -37,7 +37,14 @@ export class ProcessingWorkerService implements OnModuleInit {
   }
 
   async handle(job: ProcessFieldJob, meta: DeliveryMeta): Promise<void> {
-    const ids = { processing_id: job.processing_id, kbid: job.kbid, rid: job.rid, field_type: job.field_type, field_id: job.field_id, seqid: job.seqid };
+    const ids = {
+      processing_id: job.processing_id,
+      kbid: job.kbid,
+      rid: job.rid,
+      field_type: job.field_type,
+      field_id: job.field_id,
+      seqid: job.seqid,
+    };
     let result: FieldProcessedResult;
     try {
       const outcome = await this.processor.process(job);
@@ -50,13 +57,24 @@ export class ProcessingWorkerService implements OnModuleInit {
         result = { ...ids, extracted_key: key };
       }
     } catch (err) {
-      this.logger.warn({ processing_id: job.processing_id, attempt: meta.deliveryCount, err: (err as Error).message }, 'processing attempt failed');
+      this.logger.warn(
+        { processing_id: job.processing_id, attempt: meta.deliveryCount, err: (err as Error).message },
+        'processing attempt failed',
+      );
       if (meta.deliveryCount < this.options.maxAttempts) throw err;
       processingJobs.labels('understanding', 'failed').inc();
-      await this.bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, error: finalError(err, meta.deliveryCount), retries: meta.deliveryCount - 1 }, { msgId: `${job.processing_id}:result` });
+      await this.bus.enqueue(
+        UnderstandingSubjects.fieldProcessed,
+        { ...ids, error: finalError(err, meta.deliveryCount), retries: meta.deliveryCount - 1 },
+        { msgId: `${job.processing_id}:result` },
+      );
       return;
     }
-    await this.bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...result, retries: meta.deliveryCount - 1 }, { msgId: `${job.processing_id}:result` });
+    await this.bus.enqueue(
+      UnderstandingSubjects.fieldProcessed,
+      { ...result, retries: meta.deliveryCount - 1 },
+      { msgId: `${job.processing_id}:result` },
+    );
     processingJobs.labels('understanding', result.error ? 'field_error' : 'processed').inc();
   }
 }

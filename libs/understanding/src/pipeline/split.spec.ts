@@ -15,7 +15,12 @@ describe('splitParagraphs', () => {
 
   it('handles CJK and Arabic sentence ends', () => {
     const text = '今日は晴れ。 明日は雨。 هل هذا صحيح؟ نعم';
-    expect(splitSentences(text, 0, text.length).map((s) => text.slice(s.start, s.end))).toEqual(['今日は晴れ。', '明日は雨。', 'هل هذا صحيح؟', 'نعم']);
+    expect(splitSentences(text, 0, text.length).map((s) => text.slice(s.start, s.end))).toEqual([
+      '今日は晴れ。',
+      '明日は雨。',
+      'هل هذا صحيح؟',
+      'نعم',
+    ]);
   });
 });
 

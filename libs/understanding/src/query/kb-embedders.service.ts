@@ -101,9 +101,13 @@ export class KbEmbeddersService implements OnModuleInit, OnModuleDestroy {
     const all = [...this.cache.values()];
     this.cache.clear();
     for (const { models } of all) {
-      for (const e of (await models.then((m) => m.embedders, () => [] as Embedder[]))) {
+      for (const e of await models.then(
+        (m) => m.embedders,
+        () => [] as Embedder[],
+      )) {
         // The built-in and local models are shared by every KB and closed below or with the process.
-        if (e.model !== BUILTIN_SEMANTIC_MODEL && semanticModelInfo(e.model)?.provider !== LOCAL_SEMANTIC_PROVIDER) await e.close().catch(() => undefined);
+        if (e.model !== BUILTIN_SEMANTIC_MODEL && semanticModelInfo(e.model)?.provider !== LOCAL_SEMANTIC_PROVIDER)
+          await e.close().catch(() => undefined);
       }
     }
     await closeLocalEmbedders();
@@ -117,7 +121,10 @@ interface KbModels {
 
 /** The KB's semantic models, the default first (the built-in model when none is configured). */
 function modelsOf(config: Record<string, unknown>): string[] {
-  const list = Array.isArray(config['semantic_models']) ? (config['semantic_models'] as unknown[]).filter((m): m is string => typeof m === 'string') : [];
-  const dflt = typeof config['default_semantic_model'] === 'string' ? config['default_semantic_model'] : (list[0] ?? BUILTIN_SEMANTIC_MODEL);
+  const list = Array.isArray(config['semantic_models'])
+    ? (config['semantic_models'] as unknown[]).filter((m): m is string => typeof m === 'string')
+    : [];
+  const dflt =
+    typeof config['default_semantic_model'] === 'string' ? config['default_semantic_model'] : (list[0] ?? BUILTIN_SEMANTIC_MODEL);
   return [...new Set([dflt, ...list])];
 }

@@ -16,27 +16,33 @@ describe('KbTranscribersService (the transcriber of each KB)', () => {
       return configs[payload.kb_id] ?? { user_keys: null };
     },
   } as unknown as MessageBus;
-  const service = (options: Partial<UnderstandingOptions> = {}) => new KbTranscribersService(bus, { consumeJobs: false, concurrency: 1, maxAttempts: 3, ...options });
+  const service = (options: Partial<UnderstandingOptions> = {}) =>
+    new KbTranscribersService(bus, { consumeJobs: false, concurrency: 1, maxAttempts: 3, ...options });
 
   beforeAll(() => {
     modelDir = mkdtempSync(join(tmpdir(), 'kb-transcribers-'));
     writeFileSync(join(modelDir, 'ggml-small.bin'), 'weights');
     writeFileSync(join(modelDir, 'whisper-cli'), '#!/bin/sh\nexit 0\n');
     chmodSync(join(modelDir, 'whisper-cli'), 0o755);
-    configs['kb-compat'] = { user_keys: { openai_compatible: { url: 'http://speech.local/v1', key: 'sk-1', transcription_model: 'whisper-large-v3' }, openai: { key: 'sk-2', transcription_model: 'whisper-1' } } };
+    configs['kb-compat'] = {
+      user_keys: {
+        openai_compatible: { url: 'http://speech.local/v1', key: 'sk-1', transcription_model: 'whisper-large-v3' },
+        openai: { key: 'sk-2', transcription_model: 'whisper-1' },
+      },
+    };
     configs['kb-openai'] = { user_keys: { openai: { key: 'sk-2', transcription_model: 'whisper-1' } } };
     configs['kb-embeddings-only'] = { user_keys: { openai: { key: 'sk-3', model: 'text-embedding-3-small' } } };
   });
   afterAll(() => rmSync(modelDir, { recursive: true, force: true }));
 
-  it('uses the KB\'s provider entry that names a transcription_model, openai_compatible first', async () => {
+  it("uses the KB's provider entry that names a transcription_model, openai_compatible first", async () => {
     const compat = await service().get('kb-compat');
     expect(compat).toBeInstanceOf(OpenAiTranscriber);
     expect(compat?.model).toBe('whisper-large-v3');
     expect((await service().get('kb-openai'))?.model).toBe('whisper-1');
   });
 
-  it('without one: none, or the workers\' local model folder when the deployment has one', async () => {
+  it("without one: none, or the workers' local model folder when the deployment has one", async () => {
     await expect(service().get('kb-embeddings-only')).resolves.toBeUndefined();
     const local = await service({ transcriptionModelDir: modelDir }).get('kb-embeddings-only');
     expect(local).toBeInstanceOf(WhisperCppTranscriber);
@@ -49,7 +55,10 @@ describe('KbTranscribersService (the transcriber of each KB)', () => {
     const empty = mkdtempSync(join(tmpdir(), 'kb-transcribers-empty-'));
     try {
       const s = service({ transcriptionModelDir: empty });
-      await expect(s.get('kb-1')).rejects.toMatchObject({ code: 'NO_TRANSCRIBER', message: expect.stringContaining('holds no whisper.cpp model') });
+      await expect(s.get('kb-1')).rejects.toMatchObject({
+        code: 'NO_TRANSCRIBER',
+        message: expect.stringContaining('holds no whisper.cpp model'),
+      });
       writeFileSync(join(empty, 'ggml-tiny.bin'), 'weights');
       writeFileSync(join(empty, 'whisper-cli'), '#!/bin/sh\nexit 0\n');
       chmodSync(join(empty, 'whisper-cli'), 0o755);
@@ -59,7 +68,7 @@ describe('KbTranscribersService (the transcriber of each KB)', () => {
     }
   });
 
-  it('reads each KB\'s configuration once a minute, not once per field', async () => {
+  it("reads each KB's configuration once a minute, not once per field", async () => {
     asked.length = 0;
     const s = service();
     await s.get('kb-openai');

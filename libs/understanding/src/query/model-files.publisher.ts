@@ -37,7 +37,10 @@ export class ModelFilesPublisher implements OnApplicationBootstrap {
       const key = modelFileKey(BUILTIN_SEMANTIC_MODEL, name);
       const size = (await stat(join(dir, name))).size;
       if ((await blobs.stat(key))?.size === size) continue;
-      await blobs.put(key, createReadStream(join(dir, name)), { contentType: name.endsWith('.json') ? 'application/json' : 'application/octet-stream', size });
+      await blobs.put(key, createReadStream(join(dir, name)), {
+        contentType: name.endsWith('.json') ? 'application/json' : 'application/octet-stream',
+        size,
+      });
       written += 1;
     }
     return written;

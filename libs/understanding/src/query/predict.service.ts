@@ -1,6 +1,11 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import {
-  DomainError, UnderstandingSubjects, type PredictEmbedRequest, type PredictEmbedResponse, type PredictTokensRequest, type PredictTokensResult,
+  DomainError,
+  UnderstandingSubjects,
+  type PredictEmbedRequest,
+  type PredictEmbedResponse,
+  type PredictTokensRequest,
+  type PredictTokensResult,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { detectLanguage, extractEntities } from '../pipeline/analysis';
@@ -29,15 +34,31 @@ export class PredictService implements OnModuleInit {
   }
 
   async embed(req: PredictEmbedRequest): Promise<PredictEmbedResponse> {
-    const all: Embedder[] = req.kbid ? await this.embedders.all(req.kbid) : [await (this.options.embedderFactory ?? defaultEmbedderFactory)('')];
+    const all: Embedder[] = req.kbid
+      ? await this.embedders.all(req.kbid)
+      : [await (this.options.embedderFactory ?? defaultEmbedderFactory)('')];
     // A KB's model is named by its configured id or by the model its provider reports (as /find's `vectorset`).
-    const embedder = req.kbid ? await this.embedders.forVectorset(req.kbid, req.vectorset) : req.vectorset ? all.find((e) => e.model === req.vectorset) : all[0];
+    const embedder = req.kbid
+      ? await this.embedders.forVectorset(req.kbid, req.vectorset)
+      : req.vectorset
+        ? all.find((e) => e.model === req.vectorset)
+        : all[0];
     if (!embedder) {
-      throw DomainError.validation([{ loc: ['query', 'model'], msg: `Unknown model ${req.vectorset}; the available ones are ${all.map((e) => e.model).join(', ')}`, type: 'value_error' }]);
+      throw DomainError.validation([
+        {
+          loc: ['query', 'model'],
+          msg: `Unknown model ${req.vectorset}; the available ones are ${all.map((e) => e.model).join(', ')}`,
+          type: 'value_error',
+        },
+      ]);
     }
-    const vectors = req.input === 'query' ? await Promise.all(req.texts.map((t) => embedder.embedQuery(t))) : await embedder.embedPassages(req.texts);
+    const vectors =
+      req.input === 'query' ? await Promise.all(req.texts.map((t) => embedder.embedQuery(t))) : await embedder.embedPassages(req.texts);
     return {
-      model: embedder.model, vectors, similarity: embedder.similarity, threshold: embedder.threshold,
+      model: embedder.model,
+      vectors,
+      similarity: embedder.similarity,
+      threshold: embedder.threshold,
       thresholds: Object.fromEntries(all.map((e) => [e.model, e.threshold])),
     };
   }

@@ -27,7 +27,13 @@ export class QueryEmbeddingService implements OnModuleInit {
     const embedder = await this.embedders.forVectorset(req.kbid, req.vectorset);
     if (!embedder) {
       const known = (await this.embedders.all(req.kbid)).map((e) => e.model);
-      throw DomainError.validation([{ loc: ['body', 'vectorset'], msg: `Unknown vectorset ${req.vectorset}; this knowledge box has ${known.join(', ')}`, type: 'value_error' }]);
+      throw DomainError.validation([
+        {
+          loc: ['body', 'vectorset'],
+          msg: `Unknown vectorset ${req.vectorset}; this knowledge box has ${known.join(', ')}`,
+          type: 'value_error',
+        },
+      ]);
     }
     const key = `${req.kbid}\0${embedder.model}\0${req.text}`;
     const hit = this.cache.get(key);

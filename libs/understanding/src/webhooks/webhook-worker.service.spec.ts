@@ -13,7 +13,6 @@ const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
 const strict = new OutboundHttp();
 afterAll(() => Promise.all([local.close(), strict.close()]));
 
-
 describe('WebhookWorkerService', () => {
   const SERVER_SECRET = 's'.repeat(64);
   let server: Server;
@@ -23,13 +22,29 @@ describe('WebhookWorkerService', () => {
   const received: { headers: IncomingHttpHeaders; body: string }[] = [];
   const reports: WebhookAttemptDto[] = [];
   const bus = { enqueue: async (_def: unknown, payload: WebhookAttemptDto) => void reports.push(payload) } as unknown as MessageBus;
-  const worker = (allowPrivate = true) => new WebhookWorkerService(bus, {
-    consumeJobs: false, concurrency: 1, maxAttempts: 3, outbound: allowPrivate ? local : strict, webhookSigningSecret: SERVER_SECRET, webhookMaxAttempts: 3,
-  }, createLogger({ service: 't', level: 'silent' }));
+  const worker = (allowPrivate = true) =>
+    new WebhookWorkerService(
+      bus,
+      {
+        consumeJobs: false,
+        concurrency: 1,
+        maxAttempts: 3,
+        outbound: allowPrivate ? local : strict,
+        webhookSigningSecret: SERVER_SECRET,
+        webhookMaxAttempts: 3,
+      },
+      createLogger({ service: 't', level: 'silent' }),
+    );
   const meta = (deliveryCount: number) => ({ id: 'm', subject: 's', deliveryCount, context: {} }) as DeliveryMeta;
   const job = (over: Partial<DeliverWebhookJob> = {}): DeliverWebhookJob => ({
-    delivery_id: 'd-1', processing_id: 'p-1', event: 'processing.completed', uri: `${base}/hook`, client: 'client-1',
-    headers: { authorization: 'Bearer receiver-token', 'content-type': 'text/evil', 'X-Webhook-Id': 'forged' }, body: { id: 'd-1', status: 'PROCESSED' }, ...over,
+    delivery_id: 'd-1',
+    processing_id: 'p-1',
+    event: 'processing.completed',
+    uri: `${base}/hook`,
+    client: 'client-1',
+    headers: { authorization: 'Bearer receiver-token', 'content-type': 'text/evil', 'X-Webhook-Id': 'forged' },
+    body: { id: 'd-1', status: 'PROCESSED' },
+    ...over,
   });
 
   beforeAll(async () => {
@@ -51,18 +66,26 @@ describe('WebhookWorkerService', () => {
     answer = 200;
   });
 
-  it('POSTs the body signed with the client\'s secret, with its headers but not over the reserved ones', async () => {
+  it("POSTs the body signed with the client's secret, with its headers but not over the reserved ones", async () => {
     await worker().deliver(job(), meta(1));
     expect(received).toHaveLength(1);
     const got = received[0] as { headers: IncomingHttpHeaders; body: string };
     expect(JSON.parse(got.body)).toEqual({ id: 'd-1', status: 'PROCESSED' });
-    expect(got.headers).toMatchObject({ 'content-type': 'application/json', authorization: 'Bearer receiver-token', 'x-webhook-id': 'd-1', 'x-webhook-event': 'processing.completed', 'x-webhook-attempt': '1' });
+    expect(got.headers).toMatchObject({
+      'content-type': 'application/json',
+      authorization: 'Bearer receiver-token',
+      'x-webhook-id': 'd-1',
+      'x-webhook-event': 'processing.completed',
+      'x-webhook-attempt': '1',
+    });
     // A receiver verifies the signature with the secret the client reads from GET /processing/webhook-secret.
     const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(got.headers['x-webhook-signature'])) ?? [];
     expect(Math.abs(Number(t) - Date.now() / 1000)).toBeLessThan(60);
     expect(v1).toBe(createHmac('sha256', webhookSecret(SERVER_SECRET, 'client-1')).update(`${t}.${got.body}`).digest('hex'));
     expect(v1).not.toBe(createHmac('sha256', webhookSecret(SERVER_SECRET, 'client-2')).update(`${t}.${got.body}`).digest('hex'));
-    expect(reports).toEqual([expect.objectContaining({ delivery_id: 'd-1', attempt: 1, status_code: 200, error: null, outcome: 'delivered' })]);
+    expect(reports).toEqual([
+      expect.objectContaining({ delivery_id: 'd-1', attempt: 1, status_code: 200, error: null, outcome: 'delivered' }),
+    ]);
   });
 
   it('retries 5xx, 429 and network errors through the bus, and gives up after the last attempt', async () => {
@@ -72,7 +95,11 @@ describe('WebhookWorkerService', () => {
     await expect(worker().deliver(job(), meta(2))).rejects.toThrow(/HTTP 429/);
     answer = 500;
     await worker().deliver(job(), meta(3));
-    expect(reports.map((r) => [r.attempt, r.status_code, r.outcome])).toEqual([[1, 503, null], [2, 429, null], [3, 500, 'failed']]);
+    expect(reports.map((r) => [r.attempt, r.status_code, r.outcome])).toEqual([
+      [1, 503, null],
+      [2, 429, null],
+      [3, 500, 'failed'],
+    ]);
     await expect(worker().deliver(job({ uri: 'http://127.0.0.1:1/closed' }), meta(1))).rejects.toThrow();
     expect(reports.at(-1)).toMatchObject({ status_code: null, outcome: null, error: expect.any(String) });
   });
@@ -85,7 +112,11 @@ describe('WebhookWorkerService', () => {
     expect(received).toHaveLength(2);
     await worker(false).deliver(job(), meta(1));
     expect(received).toHaveLength(2);
-    expect(reports.map((r) => [r.status_code, r.outcome])).toEqual([[404, 'failed'], [302, 'failed'], [null, 'failed']]);
+    expect(reports.map((r) => [r.status_code, r.outcome])).toEqual([
+      [404, 'failed'],
+      [302, 'failed'],
+      [null, 'failed'],
+    ]);
     expect(reports[2]?.error).toMatch(/127\.0\.0\.1|forbidden|private/i);
   });
 });

@@ -54,12 +54,24 @@ export class WebhookWorkerService implements OnModuleInit {
     try {
       const body = JSON.stringify(job.body);
       const secret = webhookSecret(this.signingSecret(), job.client);
-      const extra = Object.fromEntries(Object.entries(job.headers ?? {}).filter(([k, v]) => typeof v === 'string' && !RESERVED.test(k)).slice(0, 50));
+      const extra = Object.fromEntries(
+        Object.entries(job.headers ?? {})
+          .filter(([k, v]) => typeof v === 'string' && !RESERVED.test(k))
+          .slice(0, 50),
+      );
       const res = await (this.options.outbound ?? outboundHttp()).fetch(job.uri, {
-        method: 'POST', redirect: 'manual', timeoutMs: TIMEOUT_MS, maxBytes: 64 * 1024, body,
+        method: 'POST',
+        redirect: 'manual',
+        timeoutMs: TIMEOUT_MS,
+        maxBytes: 64 * 1024,
+        body,
         headers: {
-          ...extra, 'content-type': 'application/json', 'user-agent': 'knowledge-box-service-webhooks/1',
-          'x-webhook-id': job.delivery_id, 'x-webhook-event': job.event, 'x-webhook-attempt': String(attempt),
+          ...extra,
+          'content-type': 'application/json',
+          'user-agent': 'knowledge-box-service-webhooks/1',
+          'x-webhook-id': job.delivery_id,
+          'x-webhook-event': job.event,
+          'x-webhook-attempt': String(attempt),
           'x-webhook-signature': webhookSignature(secret, Math.floor(Date.now() / 1000), body),
         },
       });
@@ -76,7 +88,15 @@ export class WebhookWorkerService implements OnModuleInit {
     }
     const last = attempt >= this.maxAttempts;
     const outcome: WebhookAttemptDto['outcome'] = error === null ? 'delivered' : retry && !last ? null : 'failed';
-    const report: WebhookAttemptDto = { delivery_id: job.delivery_id, attempt, at, status_code: statusCode, error, duration_ms: Date.now() - started, outcome };
+    const report: WebhookAttemptDto = {
+      delivery_id: job.delivery_id,
+      attempt,
+      at,
+      status_code: statusCode,
+      error,
+      duration_ms: Date.now() - started,
+      outcome,
+    };
     await this.bus.enqueue(UnderstandingSubjects.webhookAttempted, report, { msgId: `${job.delivery_id}:${attempt}` });
     if (outcome === null) {
       this.logger.warn({ delivery_id: job.delivery_id, attempt, err: error }, 'webhook attempt failed; will retry');

@@ -9,7 +9,11 @@ import { OpenAiCompatibleGenerator } from './openai-compatible.generator';
 const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
 afterAll(() => local.close());
 
-const SCHEMA = { name: 'verdict', description: 'The verdict', schema: { type: 'object', properties: { author: { type: 'string' }, year: { type: 'integer' } }, required: ['author'] } };
+const SCHEMA = {
+  name: 'verdict',
+  description: 'The verdict',
+  schema: { type: 'object', properties: { author: { type: 'string' }, year: { type: 'integer' } }, required: ['author'] },
+};
 const request = (over: Partial<GenerationRequest> = {}): GenerationRequest => ({
   question: 'Who wrote Dune?',
   context: [{ key: 'r1/t/body/0-34', text: 'Dune was written by Frank Herbert.' }],
@@ -32,17 +36,33 @@ describe('answer options on the provider generators', () => {
   beforeEach(() => llm.reset());
 
   const openai = () => new OpenAiCompatibleGenerator({ url: llm.openAiUrl, key: 'sk', model: 'gpt-test', timeoutMs: 2_000, http: local });
-  const anthropic = () => new AnthropicGenerator({ url: llm.url, key: 'sk-ant', model: 'claude-test', timeoutMs: 2_000, http: local, temperature: 0.2 });
+  const anthropic = () =>
+    new AnthropicGenerator({ url: llm.url, key: 'sk-ant', model: 'claude-test', timeoutMs: 2_000, http: local, temperature: 0.2 });
 
   it('OpenAI-compatible: sends response_format json_schema and reasoning_effort, streams the content as json events', async () => {
     llm.enqueue({ chunks: ['{"author": ', '"Frank Herbert"}'], reasoning: ['The passage ', 'names him.'] });
     const got = await events(openai().generate(request({ answerJsonSchema: SCHEMA, reasoning: { effort: 'high' } })));
     const body = llm.requests[0]?.body as Record<string, unknown>;
-    expect(body['response_format']).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', description: 'The verdict', schema: SCHEMA.schema } });
+    expect(body['response_format']).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'verdict', description: 'The verdict', schema: SCHEMA.schema },
+    });
     expect(body['reasoning_effort']).toBe('high');
-    expect(got.filter((e) => e.type === 'reasoning').map((e) => (e as { text: string }).text).join('')).toBe('The passage names him.');
+    expect(
+      got
+        .filter((e) => e.type === 'reasoning')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('The passage names him.');
     expect(got.some((e) => e.type === 'text')).toBe(false);
-    expect(JSON.parse(got.filter((e) => e.type === 'json').map((e) => (e as { text: string }).text).join(''))).toEqual({ author: 'Frank Herbert' });
+    expect(
+      JSON.parse(
+        got
+          .filter((e) => e.type === 'json')
+          .map((e) => (e as { text: string }).text)
+          .join(''),
+      ),
+    ).toEqual({ author: 'Frank Herbert' });
   });
 
   it('OpenAI-compatible: sends neither member when the request asks for neither', async () => {
@@ -73,7 +93,9 @@ describe('answer options on the provider generators', () => {
 
   it('Anthropic: thinking with a budget on top of the answer tokens, thinking blocks as reasoning, the tool left to the model', async () => {
     llm.enqueue({ chunks: ['{"author": "Frank Herbert"}'], reasoning: ['Herbert ', 'wrote it.'] });
-    const got = await collectAnswer(anthropic().generate(request({ answerJsonSchema: SCHEMA, reasoning: { budgetTokens: 2048 }, maxAnswerTokens: 500 })));
+    const got = await collectAnswer(
+      anthropic().generate(request({ answerJsonSchema: SCHEMA, reasoning: { budgetTokens: 2048 }, maxAnswerTokens: 500 })),
+    );
     const body = llm.requests[0]?.body as Record<string, unknown>;
     expect(body['thinking']).toEqual({ type: 'enabled', budget_tokens: 2048 });
     expect(body['max_tokens']).toBe(2548);

@@ -42,12 +42,17 @@ const EFFORT_BUDGET: Record<string, number> = { minimal: 1024, low: 2048, medium
 
 /** The Messages API request members for reasoning (extended thinking) and structured answers (a forced tool). */
 function answerOptions(req: GenerationRequest, answerTokens: number, system: string): Record<string, unknown> {
-  const budget = req.reasoning && req.reasoning.effort !== 'none' ? (req.reasoning.budgetTokens ?? EFFORT_BUDGET[req.reasoning.effort ?? 'medium'] ?? 4096) : undefined;
+  const budget =
+    req.reasoning && req.reasoning.effort !== 'none'
+      ? (req.reasoning.budgetTokens ?? EFFORT_BUDGET[req.reasoning.effort ?? 'medium'] ?? 4096)
+      : undefined;
   const schema = req.answerJsonSchema;
   const out: Record<string, unknown> = { max_tokens: answerTokens + (budget ?? 0), system };
   if (budget) out['thinking'] = { type: 'enabled', budget_tokens: budget };
   if (schema) {
-    out['tools'] = [{ name: schema.name, description: schema.description ?? 'Gives the answer in the required structure.', input_schema: schema.schema }];
+    out['tools'] = [
+      { name: schema.name, description: schema.description ?? 'Gives the answer in the required structure.', input_schema: schema.schema },
+    ];
     // Extended thinking cannot be combined with a forced tool: the model is then told to call it.
     out['tool_choice'] = budget ? { type: 'auto' } : { type: 'tool', name: schema.name };
     out['system'] = `${system}\n\nGive the answer by calling the tool ${schema.name}; its input is the answer.`;
@@ -96,7 +101,15 @@ export class AnthropicGenerator implements Generator {
     let stopReason: string | undefined;
     let stopped = false;
 
-    for await (const message of postForEvents({ url: this.endpoint, headers, body, timeoutMs: o.timeoutMs ?? 60_000, signal: req.signal, provider, http: o.http })) {
+    for await (const message of postForEvents({
+      url: this.endpoint,
+      headers,
+      body,
+      timeoutMs: o.timeoutMs ?? 60_000,
+      signal: req.signal,
+      provider,
+      http: o.http,
+    })) {
       const event = parseJson(message.data, provider) as MessagesEvent;
       const type = event.type ?? message.event;
       if (type === 'error') {
@@ -108,11 +121,18 @@ export class AnthropicGenerator implements Generator {
         inputTokens = event.message?.usage?.input_tokens ?? inputTokens;
         outputTokens = event.message?.usage?.output_tokens ?? outputTokens;
       } else if (type === 'content_block_start') {
-        if (event.content_block?.type === 'tool_use' && req.answerJsonSchema && event.content_block.name === req.answerJsonSchema.name) toolBlock ??= event.index;
+        if (event.content_block?.type === 'tool_use' && req.answerJsonSchema && event.content_block.name === req.answerJsonSchema.name)
+          toolBlock ??= event.index;
       } else if (type === 'content_block_delta') {
         if (event.delta?.type === 'text_delta' && event.delta.text) yield { type: 'text', text: event.delta.text };
         else if (event.delta?.type === 'thinking_delta' && event.delta.thinking) yield { type: 'reasoning', text: event.delta.thinking };
-        else if (event.delta?.type === 'input_json_delta' && event.delta.partial_json && toolBlock !== undefined && event.index === toolBlock) yield { type: 'json', text: event.delta.partial_json };
+        else if (
+          event.delta?.type === 'input_json_delta' &&
+          event.delta.partial_json &&
+          toolBlock !== undefined &&
+          event.index === toolBlock
+        )
+          yield { type: 'json', text: event.delta.partial_json };
       } else if (type === 'message_delta') {
         // message_delta usage is cumulative for the message.
         stopReason = event.delta?.stop_reason ?? stopReason;
@@ -126,7 +146,8 @@ export class AnthropicGenerator implements Generator {
         for (const block of event.content ?? []) {
           if (block.type === 'text' && block.text) yield { type: 'text', text: block.text };
           else if (block.type === 'thinking' && block.thinking) yield { type: 'reasoning', text: block.thinking };
-          else if (block.type === 'tool_use' && req.answerJsonSchema && block.name === req.answerJsonSchema.name) yield { type: 'json', text: JSON.stringify(block.input ?? {}) };
+          else if (block.type === 'tool_use' && req.answerJsonSchema && block.name === req.answerJsonSchema.name)
+            yield { type: 'json', text: JSON.stringify(block.input ?? {}) };
         }
         stopReason = event.stop_reason ?? undefined;
         inputTokens = event.usage?.input_tokens;

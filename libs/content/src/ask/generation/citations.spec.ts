@@ -35,9 +35,12 @@ describe('computeCitations', () => {
     const keys = new Set(context.map((c) => c.key));
     const words = 'Dune Frank Herbert Tacoma 1920 novel Hugo tomatoes sun r9/t/body/0-1 [4] beginners cheese the of a'.split(' ');
     let seed = 42;
-    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let i = 0; i < 200; i++) {
-      const answer = Array.from({ length: 3 }, () => Array.from({ length: 1 + Math.floor(random() * 8) }, () => words[Math.floor(random() * words.length)]).join(' ') + '.').join(' ');
+      const answer = Array.from(
+        { length: 3 },
+        () => Array.from({ length: 1 + Math.floor(random() * 8) }, () => words[Math.floor(random() * words.length)]).join(' ') + '.',
+      ).join(' ');
       const citations = computeCitations(answer, context, random());
       for (const [key, spans] of Object.entries(citations)) {
         expect(keys.has(key)).toBe(true);

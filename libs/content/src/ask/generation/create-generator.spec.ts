@@ -11,7 +11,13 @@ import { OpenAiCompatibleGenerator } from './openai-compatible.generator';
 const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
 afterAll(() => local.close());
 
-const request: GenerationRequest = { question: 'Who wrote Dune?', context: [{ key: 'k', text: 'Dune was written by Frank Herbert.' }], chatHistory: [], citations: 'none', maxAnswerTokens: 5_000 };
+const request: GenerationRequest = {
+  question: 'Who wrote Dune?',
+  context: [{ key: 'k', text: 'Dune was written by Frank Herbert.' }],
+  chatHistory: [],
+  citations: 'none',
+  maxAnswerTokens: 5_000,
+};
 
 function issuesOf(config: unknown): string[] {
   try {
@@ -30,20 +36,30 @@ describe('createGenerator', () => {
   afterAll(() => llm.close());
   beforeEach(() => llm.reset());
 
-  it.each([undefined, null, {}, { generative_model: 'extractive' }, { generative_model: '  ', user_keys: { openai: { key: 'sk' } } }])('builds the extractive generator for %j', (config) => {
-    const generator = createGenerator(config as GenerativeModelConfig);
-    expect(generator).toBeInstanceOf(ExtractiveGenerator);
-    expect(generator.model).toBe('extractive');
-  });
+  it.each([undefined, null, {}, { generative_model: 'extractive' }, { generative_model: '  ', user_keys: { openai: { key: 'sk' } } }])(
+    'builds the extractive generator for %j',
+    (config) => {
+      const generator = createGenerator(config as GenerativeModelConfig);
+      expect(generator).toBeInstanceOf(ExtractiveGenerator);
+      expect(generator.model).toBe('extractive');
+    },
+  );
 
   it('serves any other model over the OpenAI protocol from user_keys.openai_compat', async () => {
-    const generator = createGenerator({
-      generative_model: 'llama3.1:8b',
-      user_keys: {
-        openai_compat: { url: llm.openAiUrl, key: 'local', generation_config: { temperature: 0.1, max_supported_completion_tokens: 256, max_input_tokens: 8_000 } },
-        my_embedder: { url: 'not even a url' },
+    const generator = createGenerator(
+      {
+        generative_model: 'llama3.1:8b',
+        user_keys: {
+          openai_compat: {
+            url: llm.openAiUrl,
+            key: 'local',
+            generation_config: { temperature: 0.1, max_supported_completion_tokens: 256, max_input_tokens: 8_000 },
+          },
+          my_embedder: { url: 'not even a url' },
+        },
       },
-    }, { http: local });
+      { http: local },
+    );
     expect(generator).toBeInstanceOf(OpenAiCompatibleGenerator);
     expect(generator.model).toBe('llama3.1:8b');
     await collectAnswer(generator.generate(request));
@@ -52,29 +68,48 @@ describe('createGenerator', () => {
   });
 
   it("lets the entry's model win over a provider alias and builds Azure addresses", async () => {
-    const azure = createGenerator({ generative_model: 'azure_openai', user_keys: { azure_openai: { url: llm.url, key: 'az', deployment: 'gpt4o' } } }, { http: local });
+    const azure = createGenerator(
+      { generative_model: 'azure_openai', user_keys: { azure_openai: { url: llm.url, key: 'az', deployment: 'gpt4o' } } },
+      { http: local },
+    );
     expect(azure.model).toBe('gpt4o');
     await collectAnswer(azure.generate(request));
     expect(llm.requests[0]?.path).toBe('/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21');
     expect(llm.requests[0]?.headers['api-key']).toBe('az');
-    expect(createGenerator({ generative_model: 'openai', user_keys: { openai: { key: 'sk', model: 'gpt-4o-mini' } } }).model).toBe('gpt-4o-mini');
+    expect(createGenerator({ generative_model: 'openai', user_keys: { openai: { key: 'sk', model: 'gpt-4o-mini' } } }).model).toBe(
+      'gpt-4o-mini',
+    );
   });
 
   it('builds Anthropic for anthropic and claude-* models', async () => {
-    const claude = createGenerator({ generative_model: 'claude-3-5-haiku-latest', user_keys: { anthropic: { key: 'sk-ant', url: llm.url } } }, { http: local });
+    const claude = createGenerator(
+      { generative_model: 'claude-3-5-haiku-latest', user_keys: { anthropic: { key: 'sk-ant', url: llm.url } } },
+      { http: local },
+    );
     expect(claude).toBeInstanceOf(AnthropicGenerator);
     expect(claude.model).toBe('claude-3-5-haiku-latest');
     await collectAnswer(claude.generate(request));
     expect(llm.requests[0]?.path).toBe('/v1/messages');
     expect(llm.requests[0]?.headers['x-api-key']).toBe('sk-ant');
-    expect(createGenerator({ generative_model: 'anthropic', user_keys: { anthropic: { key: 'k', model: 'claude-sonnet-4-0' } } }).model).toBe('claude-sonnet-4-0');
+    expect(
+      createGenerator({ generative_model: 'anthropic', user_keys: { anthropic: { key: 'k', model: 'claude-sonnet-4-0' } } }).model,
+    ).toBe('claude-sonnet-4-0');
   });
 
   it('reports every problem of a configuration at once', () => {
     expect(
       issuesOf({
         generative_model: 'my-model',
-        user_keys: { openai_compat: { url: 'ftp://x', key: 5, timeout_ms: -1, headers: { a: 1 }, generation_config: { temperature: 9, max_input_tokens: 1.5 }, model_features: { streaming: 'yes' } } },
+        user_keys: {
+          openai_compat: {
+            url: 'ftp://x',
+            key: 5,
+            timeout_ms: -1,
+            headers: { a: 1 },
+            generation_config: { temperature: 9, max_input_tokens: 1.5 },
+            model_features: { streaming: 'yes' },
+          },
+        },
       }),
     ).toEqual([
       'user_keys.openai_compat.url must be an http(s) address',
@@ -88,10 +123,21 @@ describe('createGenerator', () => {
   });
 
   it.each([
-    [{ generative_model: 'gpt-4o' }, ['generative_model gpt-4o needs a provider entry in user_keys (openai_compat or openai_compatible or openai or azure_openai), or use extractive']],
+    [
+      { generative_model: 'gpt-4o' },
+      [
+        'generative_model gpt-4o needs a provider entry in user_keys (openai_compat or openai_compatible or openai or azure_openai), or use extractive',
+      ],
+    ],
     [{ generative_model: 'claude-3-opus', user_keys: { anthropic: {} } }, ['user_keys.anthropic.key is required']],
-    [{ generative_model: 'anthropic', user_keys: { anthropic: { key: 'k' } } }, ['user_keys.anthropic.model is required when generative_model is anthropic']],
-    [{ generative_model: 'openai_compat', user_keys: { openai_compat: { key: 'k' } } }, ['user_keys.openai_compat.model is required when generative_model is openai_compat', 'user_keys.openai_compat.url is required']],
+    [
+      { generative_model: 'anthropic', user_keys: { anthropic: { key: 'k' } } },
+      ['user_keys.anthropic.model is required when generative_model is anthropic'],
+    ],
+    [
+      { generative_model: 'openai_compat', user_keys: { openai_compat: { key: 'k' } } },
+      ['user_keys.openai_compat.model is required when generative_model is openai_compat', 'user_keys.openai_compat.url is required'],
+    ],
     [{ generative_model: 'gpt-4o', user_keys: { openai: 'sk' } }, ['user_keys.openai must be an object']],
     [{ generative_model: 42 }, ['generative_model must be a string']],
   ])('rejects %j', (config, issues) => {

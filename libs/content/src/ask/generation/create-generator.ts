@@ -53,7 +53,9 @@ export function createGenerator(config?: GenerativeModelConfig | null, options: 
       : ['openai_compat', 'openai_compatible', 'openai', 'azure_openai'];
   const entryName = candidates.find((name) => isObject(keys) && keys[name] !== undefined && keys[name] !== null);
   if (!entryName) {
-    issues.push(`generative_model ${modelName} needs a provider entry in user_keys (${candidates.join(' or ')}), or use ${EXTRACTIVE_MODEL}`);
+    issues.push(
+      `generative_model ${modelName} needs a provider entry in user_keys (${candidates.join(' or ')}), or use ${EXTRACTIVE_MODEL}`,
+    );
     throw invalid(issues);
   }
   const entry = (keys as Record<string, unknown>)[entryName];
@@ -85,7 +87,10 @@ export function createGenerator(config?: GenerativeModelConfig | null, options: 
     });
   }
   return new OpenAiCompatibleGenerator({
-    url: azure && e.deployment ? `${(url as string).replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(e.deployment)}` : (url as string),
+    url:
+      azure && e.deployment
+        ? `${(url as string).replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(e.deployment)}`
+        : (url as string),
     key: e.key,
     model: model as string,
     timeoutMs,
@@ -114,7 +119,12 @@ interface ProviderEntry {
   timeout_ms?: number;
   include_usage?: boolean;
   headers?: Record<string, string>;
-  generation_config: { temperature?: number; default_max_completion_tokens?: number; max_input_tokens?: number; max_supported_completion_tokens?: number };
+  generation_config: {
+    temperature?: number;
+    default_max_completion_tokens?: number;
+    max_input_tokens?: number;
+    max_supported_completion_tokens?: number;
+  };
   model_features: { streaming?: boolean; system_message?: boolean };
 }
 
@@ -156,7 +166,8 @@ function readEntry(raw: Record<string, unknown>, path: string, issues: string[])
   const auth = str('auth');
   if (auth && auth !== 'bearer' && auth !== 'api-key') issues.push(`${path}.auth must be bearer or api-key`);
   const headers = section('headers');
-  for (const [name, value] of Object.entries(headers)) if (typeof value !== 'string') issues.push(`${path}.headers.${name} must be a string`);
+  for (const [name, value] of Object.entries(headers))
+    if (typeof value !== 'string') issues.push(`${path}.headers.${name} must be a string`);
   const gc = section('generation_config');
   const temperature = gc['temperature'];
   if (temperature !== undefined && temperature !== null && !(typeof temperature === 'number' && temperature >= 0 && temperature <= 2)) {
@@ -180,7 +191,10 @@ function readEntry(raw: Record<string, unknown>, path: string, issues: string[])
       max_input_tokens: positiveInt(gc, 'max_input_tokens', `${path}.generation_config`),
       max_supported_completion_tokens: positiveInt(gc, 'max_supported_completion_tokens', `${path}.generation_config`),
     },
-    model_features: { streaming: bool(features, 'streaming', `${path}.model_features`), system_message: bool(features, 'system_message', `${path}.model_features`) },
+    model_features: {
+      streaming: bool(features, 'streaming', `${path}.model_features`),
+      system_message: bool(features, 'system_message', `${path}.model_features`),
+    },
   };
 }
 

@@ -1,4 +1,11 @@
-import { GenerationError, type ChatTurn, type GenerationContext, type GenerationEvent, type GenerationRequest, type Generator } from './generator';
+import {
+  GenerationError,
+  type ChatTurn,
+  type GenerationContext,
+  type GenerationEvent,
+  type GenerationRequest,
+  type Generator,
+} from './generator';
 import { contentTerms, estimateTokens, normalise, sentenceSpans } from './text';
 
 export const EXTRACTIVE_MODEL = 'extractive';
@@ -38,7 +45,10 @@ export class ExtractiveGenerator implements Generator {
 
   private async *stream(req: GenerationRequest): AsyncGenerator<GenerationEvent> {
     if (req.signal?.aborted) throw new GenerationError('aborted', 'extractive generation was aborted');
-    const picked = selfContained(selectSentences(req.question, req.context, { ...this.options, chatHistory: req.chatHistory }), req.context);
+    const picked = selfContained(
+      selectSentences(req.question, req.context, { ...this.options, chatHistory: req.chatHistory }),
+      req.context,
+    );
     let answer = '';
     for (const [i, sentence] of picked.entries()) {
       // Sentences are never cut: the best one is always given, further ones only within max tokens.
@@ -56,12 +66,14 @@ export class ExtractiveGenerator implements Generator {
 }
 
 /** Questions whose answer is a name, a date, a number or yes/no: one sentence answers them best. */
-const FACTOID = /\b(?:who|whom|whose|what|which|when|where|how (?:many|much|old|long|far|tall|big|large|often))\b|^(?:name|is|are|was|were|do|does|did|can|could|has|have|had)\b/;
+const FACTOID =
+  /\b(?:who|whom|whose|what|which|when|where|how (?:many|much|old|long|far|tall|big|large|often))\b|^(?:name|is|are|was|were|do|does|did|can|could|has|have|had)\b/;
 /** Questions asking for an explanation, which several sentences answer better. */
 const OPEN = /\b(?:why|explain|describe|summari[sz]e|compare)\b|^how (?:do|does|did|can|could|is|are|was|were|to|should)\b/;
 const PRONOUN_START = /^(?:he|she|it|they|his|her|its|their|this|these)\b/i;
 const WANTS_NUMBER = /\b(?:when|year|date|how (?:many|much|old|long|far|tall|big|large|often)|age|number|population|century|decade)\b/;
-const WANTS_NAME = /\b(?:who|whom|whose|where|which|what (?:city|country|state|town|company|team|band|film|movie|book|album|language|university|county|river|name))\b/;
+const WANTS_NAME =
+  /\b(?:who|whom|whose|where|which|what (?:city|country|state|town|company|team|band|film|movie|book|album|language|university|county|river|name))\b/;
 
 /** Weights of the sentence score; exposed for the benchmark that tuned them. */
 export const EXTRACTIVE_TUNING = {
@@ -139,7 +151,8 @@ export function selectSentences(
   const ranked = rank(weights);
   const top = ranked[0] as ScoredSentence;
   // No overlap at all: the retrieval still ranked the first passage best, so its opening sentence is the safest answer.
-  if (top.score <= 0) return [candidates.find((c) => c.rank === candidates[0]?.rank && c.text.split(/\s+/).length >= 4) ?? (candidates[0] as ScoredSentence)];
+  if (top.score <= 0)
+    return [candidates.find((c) => c.rank === candidates[0]?.rank && c.text.split(/\s+/).length >= 4) ?? (candidates[0] as ScoredSentence)];
 
   const factoid = FACTOID.test(q) && !OPEN.test(q);
   if (factoid) return [secondHop(top, weights, idf, questionWords, rank, passageTerms, tuning) ?? top];

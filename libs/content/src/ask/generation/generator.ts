@@ -78,13 +78,20 @@ export class GenerationError extends DomainError {
     /** Seconds the provider asked to wait (Retry-After), when it said. */
     readonly retryAfter?: number,
   ) {
-    super(GENERATION_FAILED, message, { kind, status, retry_after: retryAfter, retryable: ['timeout', 'rate_limited', 'provider'].includes(kind) });
+    super(GENERATION_FAILED, message, {
+      kind,
+      status,
+      retry_after: retryAfter,
+      retryable: ['timeout', 'rate_limited', 'provider'].includes(kind),
+    });
     this.name = 'GenerationError';
   }
 }
 
 /** Concatenates a stream's text events: for callers that want the whole answer at once. */
-export async function collectAnswer(events: AsyncIterable<GenerationEvent>): Promise<{ answer: string; reasoning: string; json: string; metadata?: Extract<GenerationEvent, { type: 'metadata' }> }> {
+export async function collectAnswer(
+  events: AsyncIterable<GenerationEvent>,
+): Promise<{ answer: string; reasoning: string; json: string; metadata?: Extract<GenerationEvent, { type: 'metadata' }> }> {
   let answer = '';
   let reasoning = '';
   let json = '';

@@ -59,7 +59,13 @@ describe('OpenAiCompatibleGenerator', () => {
     expect(received?.path).toBe('/v1/chat/completions');
     expect(received?.headers['authorization']).toBe('Bearer sk-test');
     expect(received?.headers['openai-organization']).toBe('org-1');
-    expect(received?.body).toMatchObject({ model: 'gpt-test', stream: true, stream_options: { include_usage: true }, max_tokens: 64, seed: 7 });
+    expect(received?.body).toMatchObject({
+      model: 'gpt-test',
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 64,
+      seed: 7,
+    });
     const messages = received?.body['messages'] as { role: string; content: string }[];
     expect(messages.map((m) => m.role)).toEqual(['system', 'user']);
     expect(messages[1]?.content).toContain('[1] Dune was written by Frank Herbert.');

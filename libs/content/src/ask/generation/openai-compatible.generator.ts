@@ -88,17 +88,38 @@ export class OpenAiCompatibleGenerator implements Generator {
       ...(req.seed !== undefined ? { seed: req.seed } : {}),
       // Structured outputs: the content is then the JSON object, streamed like text.
       ...(req.answerJsonSchema
-        ? { response_format: { type: 'json_schema', json_schema: { name: req.answerJsonSchema.name, ...(req.answerJsonSchema.description ? { description: req.answerJsonSchema.description } : {}), schema: req.answerJsonSchema.schema } } }
+        ? {
+            response_format: {
+              type: 'json_schema',
+              json_schema: {
+                name: req.answerJsonSchema.name,
+                ...(req.answerJsonSchema.description ? { description: req.answerJsonSchema.description } : {}),
+                schema: req.answerJsonSchema.schema,
+              },
+            },
+          }
         : {}),
       ...(req.reasoning ? { reasoning_effort: req.reasoning.effort ?? 'medium' } : {}),
     };
-    const authHeader: Record<string, string> = !o.key ? {} : o.auth === 'api-key' ? { 'api-key': o.key } : { authorization: `Bearer ${o.key}` };
+    const authHeader: Record<string, string> = !o.key
+      ? {}
+      : o.auth === 'api-key'
+        ? { 'api-key': o.key }
+        : { authorization: `Bearer ${o.key}` };
     const provider = `generative provider ${new URL(this.endpoint).host}`;
     let usage: ChatChunk['usage'];
     let stopReason: string | undefined;
     let done = false;
 
-    for await (const message of postForEvents({ url: this.endpoint, headers: { ...authHeader, ...o.headers }, body, timeoutMs: o.timeoutMs ?? 60_000, signal: req.signal, provider, http: o.http })) {
+    for await (const message of postForEvents({
+      url: this.endpoint,
+      headers: { ...authHeader, ...o.headers },
+      body,
+      timeoutMs: o.timeoutMs ?? 60_000,
+      signal: req.signal,
+      provider,
+      http: o.http,
+    })) {
       if (message.data === '[DONE]') {
         done = true;
         break;

@@ -6,7 +6,13 @@ const context: GenerationContext[] = [
   { key: 'r1/t/body/0-50', text: 'Dune was written by Frank Herbert. It appeared in 1965.' },
   { key: 'r2/t/body/0-40', text: 'Herbert was born in Tacoma.' },
 ];
-const request = (over: Partial<GenerationRequest> = {}): GenerationRequest => ({ question: 'Who wrote Dune?', context, chatHistory: [], citations: 'default', ...over });
+const request = (over: Partial<GenerationRequest> = {}): GenerationRequest => ({
+  question: 'Who wrote Dune?',
+  context,
+  chatHistory: [],
+  citations: 'default',
+  ...over,
+});
 
 describe('buildPrompt', () => {
   it('numbers the context in rank order under the default instructions', () => {
@@ -14,7 +20,9 @@ describe('buildPrompt', () => {
     const prompt = buildPrompt(request({ chatHistory: history }));
     expect(prompt.system).toContain(DEFAULT_SYSTEM_PROMPT);
     expect(prompt.system).toContain('plain text');
-    expect(prompt.user).toBe('Context passages:\n\n[1] Dune was written by Frank Herbert. It appeared in 1965.\n\n[2] Herbert was born in Tacoma.\n\nQuestion: Who wrote Dune?');
+    expect(prompt.user).toBe(
+      'Context passages:\n\n[1] Dune was written by Frank Herbert. It appeared in 1965.\n\n[2] Herbert was born in Tacoma.\n\nQuestion: Who wrote Dune?',
+    );
     expect(prompt.history).toEqual(history);
     expect(prompt.footnotes).toEqual({});
   });
@@ -32,14 +40,18 @@ describe('buildPrompt', () => {
       }),
     );
     expect(prompt.system.startsWith('System. History:\nUser: Hello\nAssistant: Hi there')).toBe(true);
-    expect(prompt.user).toBe('Q=What does {context} mean in {json}?\nC=[1] Dune was written by Frank Herbert. It appeared in 1965.\n\n[2] Herbert was born in Tacoma.');
+    expect(prompt.user).toBe(
+      'Q=What does {context} mean in {json}?\nC=[1] Dune was written by Frank Herbert. It appeared in 1965.\n\n[2] Herbert was born in Tacoma.',
+    );
     // The template placed the history itself: it is not sent a second time as messages.
     expect(prompt.history).toEqual([]);
   });
 
   it('adds the context and the question when the templates leave them out', () => {
     const prompt = buildPrompt(request({ userPrompt: 'Answer like a pirate.' }));
-    expect(prompt.user).toBe('Context passages:\n\n[1] Dune was written by Frank Herbert. It appeared in 1965.\n\n[2] Herbert was born in Tacoma.\n\nAnswer like a pirate.\n\nQuestion: Who wrote Dune?');
+    expect(prompt.user).toBe(
+      'Context passages:\n\n[1] Dune was written by Frank Herbert. It appeared in 1965.\n\n[2] Herbert was born in Tacoma.\n\nAnswer like a pirate.\n\nQuestion: Who wrote Dune?',
+    );
   });
 
   it('keeps the context out of the user message when a custom system prompt holds it', () => {
@@ -85,14 +97,17 @@ describe('trimContext', () => {
   });
 
   it('cuts the passage that overflows after its last whole sentence and drops the rest', () => {
-    const budget = estimateTokens((long[0] as GenerationContext).text) + estimateTokens('Second passage has a sentence. And another one here.');
+    const budget =
+      estimateTokens((long[0] as GenerationContext).text) + estimateTokens('Second passage has a sentence. And another one here.');
     expect(trimContext(long, budget)).toEqual([long[0], { key: 'b', text: 'Second passage has a sentence. And another one here.' }]);
   });
 });
 
 describe('fitContext', () => {
   it('leaves the request alone without a limit and trims the context to a small one', () => {
-    const req = request({ context: Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, text: 'A sentence of filler words here. '.repeat(20) })) });
+    const req = request({
+      context: Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, text: 'A sentence of filler words here. '.repeat(20) })),
+    });
     expect(fitContext(req, undefined)).toBe(req);
     const fitted = fitContext(req, 2_000);
     expect(fitted.context.length).toBeGreaterThan(0);

@@ -32,7 +32,9 @@ const PLACEHOLDER = /\{(context|question|chat_history)\}/g;
  * A template pair that leaves out `{context}` or `{question}` gets the missing part appended to the
  * user message: a grounded answer needs both.
  */
-export function buildPrompt(req: Pick<GenerationRequest, 'question' | 'context' | 'chatHistory' | 'systemPrompt' | 'userPrompt' | 'preferMarkdown' | 'citations'>): BuiltPrompt {
+export function buildPrompt(
+  req: Pick<GenerationRequest, 'question' | 'context' | 'chatHistory' | 'systemPrompt' | 'userPrompt' | 'preferMarkdown' | 'citations'>,
+): BuiltPrompt {
   const footnotes: Record<string, string> = {};
   const blocks = req.context.map((c, i) => {
     if (req.citations === 'llm_footnotes') footnotes[String(i + 1)] = c.key;
@@ -41,7 +43,11 @@ export function buildPrompt(req: Pick<GenerationRequest, 'question' | 'context' 
   const values = { context: blocks.join('\n\n'), question: req.question.trim(), chat_history: formatHistory(req.chatHistory) };
   const systemTemplate = req.systemPrompt?.trim() ? req.systemPrompt : DEFAULT_SYSTEM_PROMPT;
   // A custom system prompt that places the context itself leaves the default user message just the question.
-  const userTemplate = req.userPrompt?.trim() ? req.userPrompt : systemTemplate.includes('{context}') ? 'Question: {question}' : DEFAULT_USER_PROMPT;
+  const userTemplate = req.userPrompt?.trim()
+    ? req.userPrompt
+    : systemTemplate.includes('{context}')
+      ? 'Question: {question}'
+      : DEFAULT_USER_PROMPT;
   const uses = (name: string): boolean => systemTemplate.includes(`{${name}}`) || userTemplate.includes(`{${name}}`);
 
   let user = substitute(userTemplate, values);
@@ -51,7 +57,12 @@ export function buildPrompt(req: Pick<GenerationRequest, 'question' | 'context' 
   const instructions = [substitute(systemTemplate, values)];
   instructions.push(req.preferMarkdown ? 'Format the answer in Markdown.' : 'Answer in plain text, without Markdown.');
   if (req.citations === 'llm_footnotes') instructions.push(FOOTNOTE_INSTRUCTIONS);
-  return { system: instructions.join('\n\n'), user, history: uses('chat_history') ? [] : req.chatHistory.filter((t) => t.text.trim()), footnotes };
+  return {
+    system: instructions.join('\n\n'),
+    user,
+    history: uses('chat_history') ? [] : req.chatHistory.filter((t) => t.text.trim()),
+    footnotes,
+  };
 }
 
 /** Replaces `{context}`, `{question}` and `{chat_history}`; other braces are left alone. */

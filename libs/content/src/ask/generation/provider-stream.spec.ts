@@ -55,6 +55,8 @@ describe('provider responses', () => {
     expect(endpointUrl('http://h/v1', '/chat/completions')).toBe('http://h/v1/chat/completions');
     expect(endpointUrl('http://h/v1/', '/chat/completions')).toBe('http://h/v1/chat/completions');
     expect(endpointUrl('http://h/v1/chat/completions', '/chat/completions')).toBe('http://h/v1/chat/completions');
-    expect(endpointUrl('https://x.azure.com/openai/deployments/d?api-version=1', '/chat/completions')).toBe('https://x.azure.com/openai/deployments/d/chat/completions?api-version=1');
+    expect(endpointUrl('https://x.azure.com/openai/deployments/d?api-version=1', '/chat/completions')).toBe(
+      'https://x.azure.com/openai/deployments/d/chat/completions?api-version=1',
+    );
   });
 });

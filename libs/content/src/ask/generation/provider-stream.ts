@@ -51,7 +51,8 @@ export async function* postForEvents(o: StreamingPost): AsyncGenerator<SseMessag
       if (o.signal?.aborted) throw abortedError(o.provider);
       if (err instanceof GenerationError) throw err;
       // A refused address is a configuration that cannot work: not worth another attempt.
-      if (err instanceof OutboundError && err.code === 'FORBIDDEN_ADDRESS') throw new GenerationError('bad_request', `${o.provider} is not reachable: ${err.message}`);
+      if (err instanceof OutboundError && err.code === 'FORBIDDEN_ADDRESS')
+        throw new GenerationError('bad_request', `${o.provider} is not reachable: ${err.message}`);
       throw new GenerationError('provider', `${o.provider} failed while ${during}: ${describe(err)}`);
     } finally {
       clearTimeout(timer);
@@ -80,7 +81,11 @@ export async function* postForEvents(o: StreamingPost): AsyncGenerator<SseMessag
     const contentType = res.headers.get('content-type') ?? '';
     if (!contentType.includes('text/event-stream') && contentType.includes('json')) {
       let text = '';
-      for (let chunk = await waitFor('reading the response', reader.read()); !chunk.done; chunk = await waitFor('reading the response', reader.read())) {
+      for (
+        let chunk = await waitFor('reading the response', reader.read());
+        !chunk.done;
+        chunk = await waitFor('reading the response', reader.read())
+      ) {
         text += decoder.decode(chunk.value, { stream: true });
       }
       finished = true;

@@ -12,9 +12,63 @@ export interface Span {
 
 /** Lower-case words that end with a period without ending the sentence. */
 const ABBREVIATIONS = new Set([
-  'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'mt', 'ft', 'gen', 'col', 'lt', 'sgt', 'capt', 'rev', 'hon', 'gov', 'sen', 'rep',
-  'pres', 'inc', 'ltd', 'corp', 'bros', 'vs', 'etc', 'cf', 'al', 'approx', 'vol', 'vols', 'fig', 'figs', 'pp', 'eds', 'dept', 'univ',
-  'assn', 'ave', 'blvd', 'jan', 'feb', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'ca', 'c', 'e.g', 'i.e', 'a.m', 'p.m',
+  'mr',
+  'mrs',
+  'ms',
+  'dr',
+  'prof',
+  'sr',
+  'jr',
+  'st',
+  'mt',
+  'ft',
+  'gen',
+  'col',
+  'lt',
+  'sgt',
+  'capt',
+  'rev',
+  'hon',
+  'gov',
+  'sen',
+  'rep',
+  'pres',
+  'inc',
+  'ltd',
+  'corp',
+  'bros',
+  'vs',
+  'etc',
+  'cf',
+  'al',
+  'approx',
+  'vol',
+  'vols',
+  'fig',
+  'figs',
+  'pp',
+  'eds',
+  'dept',
+  'univ',
+  'assn',
+  'ave',
+  'blvd',
+  'jan',
+  'feb',
+  'apr',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'sept',
+  'oct',
+  'nov',
+  'ca',
+  'c',
+  'e.g',
+  'i.e',
+  'a.m',
+  'p.m',
   'ph.d',
 ]);
 
@@ -111,7 +165,10 @@ const STOPWORDS = new Set(
 
 /** Lower case, accents removed, so "Émile" and "emile" meet. */
 export function normalise(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** A light suffix stripper: enough for "films"/"film", "directed"/"director"/"directing" to meet. */
@@ -123,7 +180,23 @@ export function stem(word: string): string {
   else if (w.endsWith('sses')) w = w.slice(0, -2);
   else if (w.endsWith('es') && /(?:ch|sh|x|z)es$/.test(w)) w = w.slice(0, -2);
   else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is')) w = w.slice(0, -1);
-  for (const suffix of ['ational', 'ization', 'ations', 'ation', 'ments', 'ment', 'ness', 'ingly', 'edly', 'ing', 'ers', 'er', 'or', 'ed', 'ly']) {
+  for (const suffix of [
+    'ational',
+    'ization',
+    'ations',
+    'ation',
+    'ments',
+    'ment',
+    'ness',
+    'ingly',
+    'edly',
+    'ing',
+    'ers',
+    'er',
+    'or',
+    'ed',
+    'ly',
+  ]) {
     if (w.endsWith(suffix) && w.length - suffix.length >= 3) {
       w = w.slice(0, -suffix.length);
       break;

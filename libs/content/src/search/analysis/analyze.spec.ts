@@ -91,7 +91,12 @@ describe('analyzeQuery', () => {
   it('is the union of every language and the neutral analysis, without duplicates', () => {
     const terms = analyzeQuery('The studies of running cells, cells', ['en', 'es', 'fr']);
     expect(new Set(terms).size).toBe(terms.length);
-    const union = new Set([...analyze('studies running cells', 'en'), ...analyze('studies running cells', 'es'), ...analyze('studies running cells', 'fr'), ...analyze('studies running cells')]);
+    const union = new Set([
+      ...analyze('studies running cells', 'en'),
+      ...analyze('studies running cells', 'es'),
+      ...analyze('studies running cells', 'fr'),
+      ...analyze('studies running cells'),
+    ]);
     expect(new Set(terms)).toEqual(union);
     expect(terms).toEqual(expect.arrayContaining(['studi', 'run', 'cell', 'studies', 'running', 'cells']));
   });

@@ -66,7 +66,10 @@ const isShortLatin = (word: string): boolean => word.length <= 2 && isAscii(word
 
 function queryStopWords(analyzer: LanguageAnalyzer, analyzers: readonly LanguageAnalyzer[]): ReadonlySet<string> {
   if (analyzers.length === 1) return analyzer.stopWords;
-  const key = `${analyzer.id}:${analyzers.map((other) => other.id).sort().join(',')}`;
+  const key = `${analyzer.id}:${analyzers
+    .map((other) => other.id)
+    .sort()
+    .join(',')}`;
   let stopWords = queryStopWordSets.get(key);
   if (!stopWords) {
     const neutral = neutralAnalyzer();

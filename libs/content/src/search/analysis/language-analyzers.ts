@@ -17,12 +17,35 @@ export interface LanguageAnalyzer {
 }
 
 /** ISO 639-1 code → Snowball algorithm. */
-const SNOWBALL_BY_CODE: ReadonlyMap<string, string> = new Map(Object.entries({
-  en: 'english', es: 'spanish', fr: 'french', de: 'german', it: 'italian', pt: 'portuguese',
-  nl: 'dutch', sv: 'swedish', no: 'norwegian', nb: 'norwegian', nn: 'norwegian', da: 'danish',
-  fi: 'finnish', hu: 'hungarian', ro: 'romanian', ru: 'russian', tr: 'turkish', ca: 'catalan',
-  eu: 'basque', cs: 'czech', ga: 'irish', sl: 'slovene', ta: 'tamil', hy: 'armenian', ar: 'arabic',
-}));
+const SNOWBALL_BY_CODE: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    en: 'english',
+    es: 'spanish',
+    fr: 'french',
+    de: 'german',
+    it: 'italian',
+    pt: 'portuguese',
+    nl: 'dutch',
+    sv: 'swedish',
+    no: 'norwegian',
+    nb: 'norwegian',
+    nn: 'norwegian',
+    da: 'danish',
+    fi: 'finnish',
+    hu: 'hungarian',
+    ro: 'romanian',
+    ru: 'russian',
+    tr: 'turkish',
+    ca: 'catalan',
+    eu: 'basque',
+    cs: 'czech',
+    ga: 'irish',
+    sl: 'slovene',
+    ta: 'tamil',
+    hy: 'armenian',
+    ar: 'arabic',
+  }),
+);
 const SNOWBALL_NAMES: ReadonlySet<string> = new Set(SNOWBALL_BY_CODE.values());
 
 /** Memoised stems per language: words follow Zipf's law, so a bounded map hits almost always. */

@@ -49,7 +49,19 @@ const LATIN_OR_GREEK = /[\p{Script=Latin}\p{Script=Greek}]/u;
 const COMBINING_DIACRITICS = /[\u0300-\u036f]/g;
 /** Letters that carry their diacritic in the base character (no NFD decomposition). */
 const FOLDED_LETTERS: Readonly<Record<string, string>> = {
-  ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', ł: 'l', đ: 'd', ð: 'd', þ: 'th', ı: 'i', ħ: 'h', ŧ: 't', ŀ: 'l', ς: 'σ',
+  ß: 'ss',
+  æ: 'ae',
+  œ: 'oe',
+  ø: 'o',
+  ł: 'l',
+  đ: 'd',
+  ð: 'd',
+  þ: 'th',
+  ı: 'i',
+  ħ: 'h',
+  ŧ: 't',
+  ŀ: 'l',
+  ς: 'σ',
 };
 const FOLDED_LETTER = /[ßæœøłđðþıħŧŀς]/g;
 

@@ -154,8 +154,11 @@ function isPlainCjk(char: string): boolean {
   if (char.length !== 1) return false;
   const code = char.charCodeAt(0);
   return (
-    (code >= 0x4e00 && code <= 0x9fff) || (code >= 0x3400 && code <= 0x4dbf) || (code >= 0x3041 && code <= 0x3096) ||
-    (code >= 0x30a1 && code <= 0x30fa) || (code >= 0xac00 && code <= 0xd7a3)
+    (code >= 0x4e00 && code <= 0x9fff) ||
+    (code >= 0x3400 && code <= 0x4dbf) ||
+    (code >= 0x3041 && code <= 0x3096) ||
+    (code >= 0x30a1 && code <= 0x30fa) ||
+    (code >= 0xac00 && code <= 0xd7a3)
   );
 }
 

@@ -54,7 +54,13 @@ function relation(rid: string, v: unknown, generated: RelationRow['generated']):
 export function fieldRelations(rid: string, extracted: ExtractedFieldData): RelationRow[] {
   const metadata = obj(extracted.metadata);
   const sources = [obj(metadata['metadata']), ...Object.values(obj(metadata['split_metadata'])).map(obj)];
-  return dedupe(sources.flatMap((m) => arr(m['relations']).map((r) => relation(rid, r, 'processor')).filter((r): r is RelationRow => !!r)));
+  return dedupe(
+    sources.flatMap((m) =>
+      arr(m['relations'])
+        .map((r) => relation(rid, r, 'processor'))
+        .filter((r): r is RelationRow => !!r),
+    ),
+  );
 }
 
 /**
@@ -63,15 +69,21 @@ export function fieldRelations(rid: string, extracted: ExtractedFieldData): Rela
  */
 export function resourceRelations(resource: Pick<ResourceEntity, 'id' | 'usermetadata'>): RelationRow[] {
   const um = obj(resource.usermetadata);
-  const rows = arr(um['relations']).map((r) => relation(resource.id, r, 'user')).filter((r): r is RelationRow => !!r);
+  const rows = arr(um['relations'])
+    .map((r) => relation(resource.id, r, 'user'))
+    .filter((r): r is RelationRow => !!r);
   for (const c of arr(um['classifications'])) {
     const co = obj(c);
     const labelset = str(co['labelset']);
     const label = str(co['label']);
     if (!labelset || !label || co['cancelled_by_user'] === true) continue;
     rows.push({
-      source: { value: resource.id, type: 'resource', group: '' }, relation: 'ABOUT', label: '',
-      destination: { value: `${labelset}/${label}`, type: 'label', group: labelset }, paragraph: null, generated: 'user',
+      source: { value: resource.id, type: 'resource', group: '' },
+      relation: 'ABOUT',
+      label: '',
+      destination: { value: `${labelset}/${label}`, type: 'label', group: labelset },
+      paragraph: null,
+      generated: 'user',
     });
   }
   return dedupe(rows);
@@ -88,7 +100,14 @@ function dedupe(rows: RelationRow[]): RelationRow[] {
 }
 
 /** Replaces the edges of one field of a resource (or its resource-level edges) in one statement each. */
-export async function replaceRelations(m: EntityManager, kbid: string, rid: string, field: string, rows: RelationRow[], o: { fresh?: boolean } = {}): Promise<void> {
+export async function replaceRelations(
+  m: EntityManager,
+  kbid: string,
+  rid: string,
+  field: string,
+  rows: RelationRow[],
+  o: { fresh?: boolean } = {},
+): Promise<void> {
   if (!o.fresh) await m.query(`DELETE FROM content.search_relations WHERE rid = $1 AND field = $2`, [rid, field]);
   if (!rows.length) return;
   const cols = (k: (r: RelationRow) => unknown) => rows.map(k);
@@ -97,11 +116,19 @@ export async function replaceRelations(m: EntityManager, kbid: string, rid: stri
        (kbid, rid, field, source_value, source_type, source_group, relation, label, dest_value, dest_type, dest_group, paragraph, generated)
      SELECT $1, $2, $3, s.* FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[]) AS s`,
     [
-      kbid, rid, field,
-      cols((r) => r.source.value), cols((r) => r.source.type), cols((r) => r.source.group),
-      cols((r) => r.relation), cols((r) => r.label),
-      cols((r) => r.destination.value), cols((r) => r.destination.type), cols((r) => r.destination.group),
-      cols((r) => r.paragraph), cols((r) => r.generated),
+      kbid,
+      rid,
+      field,
+      cols((r) => r.source.value),
+      cols((r) => r.source.type),
+      cols((r) => r.source.group),
+      cols((r) => r.relation),
+      cols((r) => r.label),
+      cols((r) => r.destination.value),
+      cols((r) => r.destination.type),
+      cols((r) => r.destination.group),
+      cols((r) => r.paragraph),
+      cols((r) => r.generated),
     ],
   );
 }

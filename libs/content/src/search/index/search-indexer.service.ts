@@ -76,7 +76,10 @@ const TITLE_FIELD = 'a/title';
 const hnswSeen = new WeakMap<object, Set<string>>();
 
 export function hnswIndexName(vectorset: string, dimension: number): string {
-  return `search_vectors_hnsw_${vectorset.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 40)}_${dimension}`;
+  return `search_vectors_hnsw_${vectorset
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .slice(0, 40)}_${dimension}`;
 }
 
 function countTerms(terms: string[]): Map<string, number> {
@@ -102,11 +105,22 @@ export class SearchIndexerService {
   }
 
   /** Replaces the paragraphs (and their postings and vectors) of one processed field. */
-  async indexField(m: EntityManager, resource: ResourceEntity, field: Pick<FieldEntity, 'fieldType' | 'fieldId'>, extracted: ExtractedFieldData): Promise<void> {
+  async indexField(
+    m: EntityManager,
+    resource: ResourceEntity,
+    field: Pick<FieldEntity, 'fieldType' | 'fieldId'>,
+    extracted: ExtractedFieldData,
+  ): Promise<void> {
     await this.unindex(m, resource.kbid, resource.id, [`${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`]);
     const rows = this.fieldRows(resource, field.fieldType, field.fieldId, extracted);
     await this.insert(m, resource, rows, vectorSetsOf(extracted, rows));
-    await replaceRelations(m, resource.kbid, resource.id, `${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`, fieldRelations(resource.id, extracted));
+    await replaceRelations(
+      m,
+      resource.kbid,
+      resource.id,
+      `${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`,
+      fieldRelations(resource.id, extracted),
+    );
   }
 
   /** Drops the paragraphs of one field (the field was deleted). */
@@ -132,7 +146,10 @@ export class SearchIndexerService {
     for (const f of fields) {
       const extracted = f.extracted as unknown as ExtractedFieldData | null;
       if (extracted && typeof extracted === 'object' && extracted.text) {
-        await this.indexField(m, resource, f, { ...extracted, vectors: extracted.vectors ?? { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] } });
+        await this.indexField(m, resource, f, {
+          ...extracted,
+          vectors: extracted.vectors ?? { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] },
+        });
       }
     }
     await this.syncResource(m, resource);
@@ -162,7 +179,11 @@ export class SearchIndexerService {
     if (!o.fresh || edges.length) await replaceRelations(m, resource.kbid, resource.id, RESOURCE_LEVEL, edges, { fresh: o.fresh });
     // A fresh row was inserted with its tags (see ResourcesService.create): updating it again would
     // write a second version of the row and of every index on it.
-    if (!o.fresh) await m.query(`UPDATE content.resources SET search_tags = $2 WHERE id = $1 AND search_tags IS DISTINCT FROM $2::text[]`, [resource.id, rtags]);
+    if (!o.fresh)
+      await m.query(`UPDATE content.resources SET search_tags = $2 WHERE id = $1 AND search_tags IS DISTINCT FROM $2::text[]`, [
+        resource.id,
+        rtags,
+      ]);
     const title = resource.title.trim();
     // A resource created in this transaction has nothing indexed yet: only its title can be.
     if (!o.fresh) {
@@ -171,7 +192,10 @@ export class SearchIndexerService {
           WHERE rid = $1 AND (tags IS DISTINCT FROM $2::text[] || ptags OR groups IS DISTINCT FROM $3::text[] OR hidden IS DISTINCT FROM $4)`,
         [resource.id, rtags, groups, resource.hidden],
       );
-      const existing = (await m.query(`SELECT text FROM content.search_paragraphs WHERE rid = $1 AND field = $2`, [resource.id, TITLE_FIELD])) as { text: string }[];
+      const existing = (await m.query(`SELECT text FROM content.search_paragraphs WHERE rid = $1 AND field = $2`, [
+        resource.id,
+        TITLE_FIELD,
+      ])) as { text: string }[];
       if (existing.length === 1 && existing[0]?.text === resource.title) return;
       if (existing.length === 0 && !title) return;
       await this.unindex(m, resource.kbid, resource.id, [TITLE_FIELD]);
@@ -180,8 +204,22 @@ export class SearchIndexerService {
     const language = typeof resource.metadata['language'] === 'string' ? (resource.metadata['language'] as string) : '';
     const terms = analyze(resource.title, language || undefined);
     const row: ParagraphRow = {
-      field: TITLE_FIELD, split: '', paragraphId: `${resource.id}/${TITLE_FIELD}/0-${resource.title.length}`, start: 0, end: resource.title.length, idx: 0, page: null, startSeconds: null, endSeconds: null,
-      text: resource.title, kind: 'TITLE', language, labels: rtags.filter((t) => t.startsWith('/l/')), ptags: ['/k/TITLE'], terms: countTerms(terms), length: terms.length,
+      field: TITLE_FIELD,
+      split: '',
+      paragraphId: `${resource.id}/${TITLE_FIELD}/0-${resource.title.length}`,
+      start: 0,
+      end: resource.title.length,
+      idx: 0,
+      page: null,
+      startSeconds: null,
+      endSeconds: null,
+      text: resource.title,
+      kind: 'TITLE',
+      language,
+      labels: rtags.filter((t) => t.startsWith('/l/')),
+      ptags: ['/k/TITLE'],
+      terms: countTerms(terms),
+      length: terms.length,
     };
     await this.insert(m, resource, [row], []);
   }
@@ -203,21 +241,35 @@ export class SearchIndexerService {
         if (!Number.isInteger(start) || !Number.isInteger(end) || end <= start) return;
         const body = text.slice(start, end);
         if (!body.trim()) return;
-        const paragraphId = typeof po['key'] === 'string' && po['key'] ? po['key'] : `${resource.id}/${field}${split ? `/${split}` : ''}/${start}-${end}`;
+        const paragraphId =
+          typeof po['key'] === 'string' && po['key'] ? po['key'] : `${resource.id}/${field}${split ? `/${split}` : ''}/${start}-${end}`;
         const kind = typeof po['kind'] === 'string' && po['kind'] ? po['kind'] : 'TEXT';
         const plabels = [...labelTags(po['classifications']), ...(user.paragraphs.get(paragraphId) ?? [])];
         const terms = analyze(body, language || undefined);
         const page = obj(po['page'])['page'];
         rows.push({
-          field, split, paragraphId, start, end, idx, page: typeof page === 'number' ? page : null, startSeconds: firstNumber(po['start_seconds']), endSeconds: firstNumber(po['end_seconds']), text: body, kind, language,
+          field,
+          split,
+          paragraphId,
+          start,
+          end,
+          idx,
+          page: typeof page === 'number' ? page : null,
+          startSeconds: firstNumber(po['start_seconds']),
+          endSeconds: firstNumber(po['end_seconds']),
+          text: body,
+          kind,
+          language,
           labels: [...new Set([...resourceLabels, ...user.field, ...plabels])],
           ptags: [...new Set([...ftags, ...plabels, `/k/${kind}`])],
-          terms: countTerms(terms), length: terms.length,
+          terms: countTerms(terms),
+          length: terms.length,
         });
       });
     };
     addText('', extracted.text?.text ?? '', obj(extracted.metadata?.metadata));
-    for (const [split, text] of Object.entries(extracted.text?.split_text ?? {})) addText(split, text, obj(extracted.metadata?.split_metadata?.[split]));
+    for (const [split, text] of Object.entries(extracted.text?.split_text ?? {}))
+      addText(split, text, obj(extracted.metadata?.split_metadata?.[split]));
     return rows;
   }
 
@@ -314,7 +366,10 @@ export class SearchIndexerService {
   private async unindex(m: EntityManager, kbid: string, rid: string, fields: string[] | null): Promise<void> {
     const where = fields ? `rid = $1 AND field = ANY($2::text[])` : `rid = $1`;
     const params: unknown[] = fields ? [rid, fields] : [rid];
-    const gone = (await m.query(`SELECT count(*)::int AS n, coalesce(sum(length), 0)::bigint AS len FROM content.search_paragraphs WHERE ${where}`, params)) as { n: number; len: string }[];
+    const gone = (await m.query(
+      `SELECT count(*)::int AS n, coalesce(sum(length), 0)::bigint AS len FROM content.search_paragraphs WHERE ${where}`,
+      params,
+    )) as { n: number; len: string }[];
     const n = gone[0]?.n ?? 0;
     if (n === 0) return;
     this.maintenance?.noteChange(n);
@@ -326,7 +381,10 @@ export class SearchIndexerService {
     )) as { term: string; n: number }[];
     await this.addDf(m, kbid, new Map(terms.map((t) => [t.term, -t.n])));
     await m.query(`DELETE FROM content.search_paragraphs WHERE ${where}`, params);
-    await m.query(`UPDATE content.search_stats SET paragraphs = greatest(paragraphs - $2, 0), total_length = greatest(total_length - $3, 0) WHERE kbid = $1`, [kbid, n, Number(gone[0]?.len ?? 0)]);
+    await m.query(
+      `UPDATE content.search_stats SET paragraphs = greatest(paragraphs - $2, 0), total_length = greatest(total_length - $3, 0) WHERE kbid = $1`,
+      [kbid, n, Number(gone[0]?.len ?? 0)],
+    );
   }
 
   /** Adds (or, negative, removes) document frequencies; rows are touched in term order so concurrent writers never deadlock. */
@@ -339,7 +397,10 @@ export class SearchIndexerService {
       [kbid, entries.map((e) => e[0]), entries.map((e) => e[1])],
     );
     if (entries.some((e) => e[1] < 0)) {
-      await m.query(`DELETE FROM content.search_terms WHERE kbid = $1 AND term = ANY($2::text[]) AND df <= 0`, [kbid, entries.filter((e) => e[1] < 0).map((e) => e[0])]);
+      await m.query(`DELETE FROM content.search_terms WHERE kbid = $1 AND term = ANY($2::text[]) AND df <= 0`, [
+        kbid,
+        entries.filter((e) => e[1] < 0).map((e) => e[0]),
+      ]);
     }
   }
 

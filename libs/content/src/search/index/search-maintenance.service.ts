@@ -3,7 +3,15 @@ import type { DataSource } from 'typeorm';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, type ContentOptions } from '../../content.tokens';
 
-const TABLES = ['content.search_paragraphs', 'content.search_postings', 'content.search_terms', 'content.search_stats', 'content.search_vectors', 'content.search_changes', 'content.resources'];
+const TABLES = [
+  'content.search_paragraphs',
+  'content.search_postings',
+  'content.search_terms',
+  'content.search_stats',
+  'content.search_vectors',
+  'content.search_changes',
+  'content.resources',
+];
 
 /** How long the change log keeps a change (an index in memory further behind is read again in full). */
 export const SEARCH_CHANGES_KEPT = '15 minutes';

@@ -7,7 +7,10 @@ import type { ResourceEntity } from '../../entities/resource.entity';
  * `/p/<path>` origin path, `/e/<TYPE>/<value>` entities, `/mt/<mime>` field mime type,
  * `/k/<kind>` paragraph kind, `/q/h` hidden. A tag never contains a NUL or a newline.
  */
-const clean = (v: unknown): string => String(v).replace(/[\0\n\r]/g, ' ').trim();
+const clean = (v: unknown): string =>
+  String(v)
+    .replace(/[\0\n\r]/g, ' ')
+    .trim();
 
 function push(out: Set<string>, prefix: string, ...parts: unknown[]): void {
   const cleaned = parts.map(clean);
@@ -15,7 +18,8 @@ function push(out: Set<string>, prefix: string, ...parts: unknown[]): void {
   out.add(`${prefix}/${cleaned.join('/')}`);
 }
 
-export const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+export const obj = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Labels of a classifications list, skipping those the user cancelled. */
@@ -30,7 +34,9 @@ export function labelTags(classifications: unknown): string[] {
 }
 
 /** Tags that describe the resource as a whole: every paragraph of it carries them too. */
-export function resourceTags(r: Pick<ResourceEntity, 'usermetadata' | 'computedmetadata' | 'origin' | 'metadata' | 'icon' | 'status' | 'hidden' | 'fieldmetadata'>): string[] {
+export function resourceTags(
+  r: Pick<ResourceEntity, 'usermetadata' | 'computedmetadata' | 'origin' | 'metadata' | 'icon' | 'status' | 'hidden' | 'fieldmetadata'>,
+): string[] {
   const out = new Set<string>(labelTags(obj(r.usermetadata)['classifications']));
   for (const fc of arr(obj(r.computedmetadata)['field_classifications'])) for (const t of labelTags(obj(fc)['classifications'])) out.add(t);
   const origin = obj(r.origin);
@@ -60,7 +66,11 @@ export function fieldTags(mimeType: string | undefined, ner: unknown, userFieldL
 }
 
 /** Labels users put on one field (`fieldmetadata[].field` matches `{field, field_type}`), field and paragraph level. */
-export function userFieldLabels(fieldmetadata: Record<string, unknown>[], fieldType: string, fieldId: string): { field: string[]; paragraphs: Map<string, string[]> } {
+export function userFieldLabels(
+  fieldmetadata: Record<string, unknown>[],
+  fieldType: string,
+  fieldId: string,
+): { field: string[]; paragraphs: Map<string, string[]> } {
   const field = new Set<string>();
   const paragraphs = new Map<string, string[]>();
   for (const fm of fieldmetadata) {

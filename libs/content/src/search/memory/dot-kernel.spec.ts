@@ -30,7 +30,14 @@ describe('dot kernel', () => {
 
   it('gives the bits pgvector gives (inner product and cosine), WebAssembly and JavaScript alike', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kb-dot-kernel-'));
-    const db = await createServiceDataSource({ service: 'test', schema: 'dotk', dataDir: dir, entities: [], migrations: [], runMigrations: false });
+    const db = await createServiceDataSource({
+      service: 'test',
+      schema: 'dotk',
+      dataDir: dir,
+      entities: [],
+      migrations: [],
+      runMigrations: false,
+    });
     try {
       await db.query('CREATE EXTENSION IF NOT EXISTS vector');
       await db.query('CREATE TABLE dotk.t (id int, v vector)');
@@ -46,10 +53,12 @@ describe('dot kernel', () => {
       const parsed = (await db.query(`SELECT $1::vector::text AS v`, [`[${q.join(',')}]`])) as { v: string }[];
       expect([...queryFloat32(q)]).toEqual((JSON.parse(parsed[0]!.v) as number[]).map(Math.fround));
       for (let i = 0; i < n; i++) await db.query('INSERT INTO dotk.t VALUES ($1, $2::vector)', [i, `[${vs[i]!.join(',')}]`]);
-      const res = { rows: (await db.query(
-        `SELECT (-(v <#> $1::vector))::text AS dot, (1 - (v <=> $1::vector))::text AS cos, v::text AS vt FROM dotk.t ORDER BY id`,
-        [`[${q.join(',')}]`],
-      )) as { dot: string; cos: string; vt: string }[] };
+      const res = {
+        rows: (await db.query(
+          `SELECT (-(v <#> $1::vector))::text AS dot, (1 - (v <=> $1::vector))::text AS cos, v::text AS vt FROM dotk.t ORDER BY id`,
+          [`[${q.join(',')}]`],
+        )) as { dot: string; cos: string; vt: string }[],
+      };
       const block = new VectorBlock(dim, n);
       const js = new VectorBlock(dim, n, { javascript: true });
       const stored = res.rows.map((r) => Float32Array.from(JSON.parse(r.vt) as number[]));

@@ -62,24 +62,67 @@ function kernelBytes(): Uint8Array {
   const ACC = [9, 10, 11, 12];
   const zero = [SIMD, 0x0c, ...new Array<number>(16).fill(0)];
   const body = [
-    0x02, 0x03, 0x7f, 0x05, 0x7b, // locals: 3 × i32, 5 × v128
-    0x02, 0x40, 0x03, 0x40, // block, loop (groups)
-    ...get(G), ...get(GROUPS), 0x4f, 0x0d, 0x01, // g >= groups → exit
+    0x02,
+    0x03,
+    0x7f,
+    0x05,
+    0x7b, // locals: 3 × i32, 5 × v128
+    0x02,
+    0x40,
+    0x03,
+    0x40, // block, loop (groups)
+    ...get(G),
+    ...get(GROUPS),
+    0x4f,
+    0x0d,
+    0x01, // g >= groups → exit
     ...ACC.flatMap((a) => [...zero, ...set(a)]),
-    ...i32c(0), ...set(I), ...get(Q), ...set(QP),
-    0x02, 0x40, 0x03, 0x40, // block, loop (dimensions)
-    ...get(I), ...get(DIM), 0x4f, 0x0d, 0x01,
-    ...get(QP), 0x2a, 0x02, 0x00, SIMD, 0x13, ...set(S), // s = splat(q[i])
+    ...i32c(0),
+    ...set(I),
+    ...get(Q),
+    ...set(QP),
+    0x02,
+    0x40,
+    0x03,
+    0x40, // block, loop (dimensions)
+    ...get(I),
+    ...get(DIM),
+    0x4f,
+    0x0d,
+    0x01,
+    ...get(QP),
+    0x2a,
+    0x02,
+    0x00,
+    SIMD,
+    0x13,
+    ...set(S), // s = splat(q[i])
     ...ACC.flatMap((a, k) => [...get(a), ...get(DATA), ...v128load(16 * k), ...get(S), ...f32x4mul, ...f32x4add, ...set(a)]),
-    ...add1(DATA, 64), ...add1(QP, 4), ...add1(I, 1),
-    0x0c, 0x00, 0x0b, 0x0b, // br loop; end loop; end block
+    ...add1(DATA, 64),
+    ...add1(QP, 4),
+    ...add1(I, 1),
+    0x0c,
+    0x00,
+    0x0b,
+    0x0b, // br loop; end loop; end block
     ...ACC.flatMap((a, k) => [...get(OUT), ...get(a), ...v128store(16 * k)]),
-    ...add1(OUT, 64), ...add1(G, 1),
-    0x0c, 0x00, 0x0b, 0x0b, // br loop; end loop; end block
+    ...add1(OUT, 64),
+    ...add1(G, 1),
+    0x0c,
+    0x00,
+    0x0b,
+    0x0b, // br loop; end loop; end block
     0x0b, // end function
   ];
   return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
     ...section(1, [0x01, 0x60, 0x05, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x00]),
     ...section(2, [0x01, ...str('env'), ...str('memory'), 0x02, 0x00, 0x01]),
     ...section(3, [0x01, 0x00]),
@@ -125,7 +168,7 @@ function floatBits(f: number): number {
 function neighbour(f: number, direction: 1 | -1): number {
   if (f === 0) return direction * 1.401298464324817e-45;
   scratchF[0] = f;
-  scratchU[0] = (scratchU[0] as number) + ((f > 0) === (direction > 0) ? 1 : -1);
+  scratchU[0] = (scratchU[0] as number) + (f > 0 === direction > 0 ? 1 : -1);
   return scratchF[0] as number;
 }
 
@@ -187,7 +230,11 @@ export class VectorBlock {
   private readonly outOffset: number;
 
   /** `javascript` forces the JavaScript loop (tests: both give the same bits). */
-  constructor(readonly dim: number, capacity: number, o: { javascript?: boolean } = {}) {
+  constructor(
+    readonly dim: number,
+    capacity: number,
+    o: { javascript?: boolean } = {},
+  ) {
     this.capacity = capacity;
     this.n = capacity;
     const groups = Math.ceil(capacity / LANES);
@@ -222,7 +269,8 @@ export class VectorBlock {
 
   /** Keeps the first `count` vectors (a block filled to less than its capacity). */
   truncate(count: number): void {
-    if (!Number.isInteger(count) || count < 0 || count > this.capacity) throw new RangeError(`cannot hold ${count} of ${this.capacity} vectors`);
+    if (!Number.isInteger(count) || count < 0 || count > this.capacity)
+      throw new RangeError(`cannot hold ${count} of ${this.capacity} vectors`);
     this.n = count;
   }
 
@@ -274,7 +322,7 @@ export class VectorBlock {
   dotsWhere(q: Float32Array, groups: Uint8Array): Float32Array {
     if (this.memory && this.run) {
       new Float32Array(this.memory.buffer, this.qOffset * 4, this.dim).set(q);
-      for (let g = 0; g < this.groups; ) {
+      for (let g = 0; g < this.groups;) {
         if (groups[g] === 0) {
           g++;
           continue;

@@ -102,7 +102,14 @@ describe('vector groups built as vectors arrive', () => {
 
 describe('changes applied to an index', () => {
   /** A paragraph as the database holds it. */
-  interface Para { id: string; terms: Record<string, number>; vector: Float32Array; hidden?: boolean; groups?: string[]; rid?: string }
+  interface Para {
+    id: string;
+    terms: Record<string, number>;
+    vector: Float32Array;
+    hidden?: boolean;
+    groups?: string[];
+    rid?: string;
+  }
   const dim = 5;
   const rnd = prng(9);
   const vec = () => Float32Array.from({ length: dim }, () => rnd());
@@ -125,14 +132,26 @@ describe('changes applied to an index', () => {
     sorted.forEach((p, ord) => builder.add(ord, p.vector));
     const lengths = sorted.map((p) => Object.values(p.terms).reduce((a, b) => a + b, 0));
     return new KbMemoryIndex({
-      kbid: 'kb', generation, paragraphs: sorted.length, totalLength: lengths.reduce((a, b) => a + b, 0),
-      ids: sorted.map((p) => p.id), hidden: Uint8Array.from(sorted.map((p) => (p.hidden ? 1 : 0))),
-      groupSet: Int32Array.from(sorted.map((p) => groupKeys.indexOf(JSON.stringify(p.groups ?? [])))), groupSets: groupKeys.map((k) => JSON.parse(k) as string[]),
-      df: new Map([...postings].map(([t, e]) => [t, e.ords.length])), lengths: Int32Array.from(lengths),
+      kbid: 'kb',
+      generation,
+      paragraphs: sorted.length,
+      totalLength: lengths.reduce((a, b) => a + b, 0),
+      ids: sorted.map((p) => p.id),
+      hidden: Uint8Array.from(sorted.map((p) => (p.hidden ? 1 : 0))),
+      groupSet: Int32Array.from(sorted.map((p) => groupKeys.indexOf(JSON.stringify(p.groups ?? [])))),
+      groupSets: groupKeys.map((k) => JSON.parse(k) as string[]),
+      df: new Map([...postings].map(([t, e]) => [t, e.ords.length])),
+      lengths: Int32Array.from(lengths),
       postings: new Map([...postings].map(([t, e]) => [t, { ords: Int32Array.from(e.ords), tf: Int32Array.from(e.tf) }])),
       vectors: new Map([['vs', new Map([[dim, [builder.done()]]])]]),
       attributes: { tagSets: [[]], fields: ['f'], languages: ['en'], rids },
-      columns: { tagSet: new Int32Array(sorted.length), field: new Int32Array(sorted.length), language: new Int32Array(sorted.length), rid: Int32Array.from(sorted.map((p) => rids.indexOf(p.rid ?? 'r'))), created: new Float64Array(sorted.length) },
+      columns: {
+        tagSet: new Int32Array(sorted.length),
+        field: new Int32Array(sorted.length),
+        language: new Int32Array(sorted.length),
+        rid: Int32Array.from(sorted.map((p) => rids.indexOf(p.rid ?? 'r'))),
+        created: new Float64Array(sorted.length),
+      },
       runs: Int32Array.from(sorted.keys()),
     });
   }
@@ -142,12 +161,32 @@ describe('changes applied to an index', () => {
     const was = new Map(before.map((p) => [p.id, p]));
     const now = new Map(after.map((p) => [p.id, p]));
     const touched = [...new Set([...was.keys(), ...now.keys()])].filter((id) => was.get(id) !== now.get(id));
-    const rows = touched.filter((id) => now.has(id)).sort((a, b) => Number(a) - Number(b)).map((id) => now.get(id)!);
+    const rows = touched
+      .filter((id) => now.has(id))
+      .sort((a, b) => Number(a) - Number(b))
+      .map((id) => now.get(id)!);
     const terms = new Set(touched.flatMap((id) => [...Object.keys(was.get(id)?.terms ?? {}), ...Object.keys(now.get(id)?.terms ?? {})]));
     return {
-      generation, paragraphs: after.length, totalLength: after.reduce((n, p) => n + Object.values(p.terms).reduce((a, b) => a + b, 0), 0), touched,
-      rows: rows.map((p) => ({ id: p.id, hidden: !!p.hidden, groups: JSON.stringify(p.groups ?? []), tags: '[]', field: 'f', language: 'en', rid: p.rid ?? 'r', created: 0 })),
-      postings: new Map(rows.map((p) => [p.id, { length: Object.values(p.terms).reduce((a, b) => a + b, 0), terms: Object.keys(p.terms), tf: Object.values(p.terms) }])),
+      generation,
+      paragraphs: after.length,
+      totalLength: after.reduce((n, p) => n + Object.values(p.terms).reduce((a, b) => a + b, 0), 0),
+      touched,
+      rows: rows.map((p) => ({
+        id: p.id,
+        hidden: !!p.hidden,
+        groups: JSON.stringify(p.groups ?? []),
+        tags: '[]',
+        field: 'f',
+        language: 'en',
+        rid: p.rid ?? 'r',
+        created: 0,
+      })),
+      postings: new Map(
+        rows.map((p) => [
+          p.id,
+          { length: Object.values(p.terms).reduce((a, b) => a + b, 0), terms: Object.keys(p.terms), tf: Object.values(p.terms) },
+        ]),
+      ),
       vectors: rows.map((p) => ({ id: p.id, vectorset: 'vs', v: send(p.vector) })),
       df: new Map([...terms].map((t) => [t, after.filter((p) => t in p.terms).length])),
     };
@@ -155,7 +194,13 @@ describe('changes applied to an index', () => {
 
   it('answers exactly what a full read of the same data answers, after inserts, updates, deletes and updates of appended paragraphs', () => {
     const t = () => ({ x: 1 + Math.floor(rnd() * 3), ...(rnd() < 0.5 ? { y: 1 } : {}), ...(rnd() < 0.3 ? { z: 2 } : {}) });
-    let kb: Para[] = Array.from({ length: 40 }, (_v, i) => ({ id: String(10 + i * 2), terms: t(), vector: vec(), groups: i % 3 ? [] : ['a'], rid: `r${i % 4}` }));
+    let kb: Para[] = Array.from({ length: 40 }, (_v, i) => ({
+      id: String(10 + i * 2),
+      terms: t(),
+      vector: vec(),
+      groups: i % 3 ? [] : ['a'],
+      rid: `r${i % 4}`,
+    }));
     let idx = fullRead(kb, 'g0');
     const steps: ((k: Para[]) => Para[])[] = [
       (k) => [...k, ...Array.from({ length: 5 }, (_v, i) => ({ id: String(200 + i), terms: t(), vector: vec(), rid: 'r1' }))], // inserts
@@ -192,7 +237,10 @@ describe('changes applied to an index', () => {
     const before = answersWith(base, seed);
     // two different sets of changes on the same index (a discarded update, a full read's catch-up)
     const a: Para[] = [...kb.slice(3), ...Array.from({ length: 4 }, (_v, i) => ({ id: String(100 + i), terms: t(), vector: vec() }))];
-    const b: Para[] = [...kb.slice(0, 25), ...Array.from({ length: 6 }, (_v, i) => ({ id: String(200 + i), terms: { y: 2, z: 1 }, vector: vec() }))];
+    const b: Para[] = [
+      ...kb.slice(0, 25),
+      ...Array.from({ length: 6 }, (_v, i) => ({ id: String(200 + i), terms: { y: 2, z: 1 }, vector: vec() })),
+    ];
     const ia = base.applied(changes(kb, a, 'ga'));
     const ib = base.applied(changes(kb, b, 'gb'));
     const a2 = [...a, { id: '300', terms: { x: 2 }, vector: vec() }];
@@ -209,12 +257,21 @@ describe('changes applied to an index', () => {
     const r = prng(seed);
     const q = Array.from({ length: dim }, () => r());
     const named = (hits: { ord: number; score: number }[]) => hits.map((h) => [idx.id(h.ord), h.score]);
-    const filters = [{ showHidden: true }, { showHidden: false }, { showHidden: false, groups: ['a'] }, { showHidden: true, match: { op: 'rid' as const, ids: ['r1'] } }];
+    const filters = [
+      { showHidden: true },
+      { showHidden: false },
+      { showHidden: false, groups: ['a'] },
+      { showHidden: true, match: { op: 'rid' as const, ids: ['r1'] } },
+    ];
     return {
       bm25: named(idx.bm25(['x', 'y', 'z'], 50, () => true).hits),
       zIds: idx.bm25(['z'], 2_000, () => true).hits.map((h) => idx.id(h.ord)),
       top3: named(idx.bm25(['x'], 3, () => true).hits),
-      filtered: filters.map((f) => [idx.mask(f).count, named(idx.bm25(['x', 'y'], 50, () => true, idx.mask(f).pass).hits), named(idx.similarity('vs', q, 'COSINE', 50, () => true, idx.mask(f)).hits)]),
+      filtered: filters.map((f) => [
+        idx.mask(f).count,
+        named(idx.bm25(['x', 'y'], 50, () => true, idx.mask(f).pass).hits),
+        named(idx.similarity('vs', q, 'COSINE', 50, () => true, idx.mask(f)).hits),
+      ]),
       dot: named(idx.similarity('vs', q, 'DOT', 50, () => true).hits),
       dot3: named(idx.similarity('vs', q, 'DOT', 3, () => true).hits),
       population: idx.population('vs'),

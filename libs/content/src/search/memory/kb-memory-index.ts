@@ -131,7 +131,14 @@ type Before = (a: number, b: number) => boolean;
  * The best `k` ordinals of `ords` that pass `pred`, in order, without sorting them all: a heap
  * holds the k best so far (its root the worst of them).
  */
-function pick(ords: ArrayLike<number>, count: number, scores: Float64Array, k: number, before: Before, pred: (ord: number) => boolean): Picked {
+function pick(
+  ords: ArrayLike<number>,
+  count: number,
+  scores: Float64Array,
+  k: number,
+  before: Before,
+  pred: (ord: number) => boolean,
+): Picked {
   const heap: number[] = [];
   let passing = 0;
   // root = the entry ranked last among the kept
@@ -247,7 +254,9 @@ export class KbMemoryIndex {
     const groups = f.groups && f.groups.length ? new Set(f.groups) : undefined;
     const setOk = groupSets.map((s) => !groups || s.length === 0 || s.some((g) => groups.has(g)));
     const showHidden = f.showHidden;
-    const match = f.match ? compileMatch(f.match, this.data.attributes, this.data.columns, { holding: (terms) => this.holding(terms) }) : () => true;
+    const match = f.match
+      ? compileMatch(f.match, this.data.attributes, this.data.columns, { holding: (terms) => this.holding(terms) })
+      : () => true;
     // A keyword filter differs between paragraphs of a run: then each paragraph of a run that passes the rest is asked.
     const each = f.match ? perParagraph(f.match) : false;
     const pass = new Uint8Array(this.size);
@@ -462,7 +471,14 @@ export class KbMemoryIndex {
    * as text (the statement orders by `paragraph::text`). With a mask, only the vectors of the
    * paragraphs it lets through are scored, and only their blocks of LANES are read.
    */
-  similarity(vectorset: string, vector: number[], similarity: 'COSINE' | 'DOT', k: number, pred: (ord: number, score: number) => boolean, mask?: FilterMask): Picked {
+  similarity(
+    vectorset: string,
+    vector: number[],
+    similarity: 'COSINE' | 'DOT',
+    k: number,
+    pred: (ord: number, score: number) => boolean,
+    mask?: FilterMask,
+  ): Picked {
     const groups = this.data.vectors.get(vectorset)?.get(vector.length);
     if (!groups || groups.length === 0) return { hits: [], passing: 0 };
     const q = queryFloat32(vector);
@@ -559,7 +575,10 @@ export class KbMemoryIndex {
     const lengths = extend(d.lengths, n, Int32Array);
     const idNum = extend(this.idNum, n, Float64Array);
     const columns = {
-      tagSet: extend(d.columns.tagSet, n, Int32Array), field: extend(d.columns.field, n, Int32Array), language: extend(d.columns.language, n, Int32Array), rid: extend(d.columns.rid, n, Int32Array),
+      tagSet: extend(d.columns.tagSet, n, Int32Array),
+      field: extend(d.columns.field, n, Int32Array),
+      language: extend(d.columns.language, n, Int32Array),
+      rid: extend(d.columns.rid, n, Int32Array),
       created: extend(d.columns.created, n, Float64Array),
     };
     // Shared as the typed arrays are: appended to when nothing else was, copied otherwise.
@@ -595,7 +614,15 @@ export class KbMemoryIndex {
       columns.created[o] = r.created;
       lengths[o] = ch.postings.get(r.id)?.length ?? 0;
       const p = o - 1;
-      const same = i > 0 && hidden[o] === hidden[p] && groupSet[o] === groupSet[p] && columns.tagSet[o] === columns.tagSet[p] && columns.field[o] === columns.field[p] && columns.language[o] === columns.language[p] && columns.rid[o] === columns.rid[p] && columns.created[o] === columns.created[p];
+      const same =
+        i > 0 &&
+        hidden[o] === hidden[p] &&
+        groupSet[o] === groupSet[p] &&
+        columns.tagSet[o] === columns.tagSet[p] &&
+        columns.field[o] === columns.field[p] &&
+        columns.language[o] === columns.language[p] &&
+        columns.rid[o] === columns.rid[p] &&
+        columns.created[o] === columns.created[p];
       if (!same) runs.push(o);
     });
     const allRuns = extend(d.runs, d.runs.length + runs.length, Int32Array);
@@ -677,7 +704,12 @@ export class KbMemoryIndex {
       generation: ch.generation,
       paragraphs: ch.paragraphs,
       totalLength: ch.totalLength,
-      ids, hidden, groupSet, lengths, columns, vectors,
+      ids,
+      hidden,
+      groupSet,
+      lengths,
+      columns,
+      vectors,
       runs: allRuns,
       changes: { sorted: prev?.sorted ?? n0, size: n, dead: allDead, df, postings, tail, idNum, keys, bytes },
     });
@@ -703,8 +735,16 @@ const USED = new WeakMap<ArrayBufferLike, number>();
  * same buffer when nothing was appended after `a` yet and there is room — the index `a` belongs to
  * keeps reading its own length of it — else a copy into a buffer with a quarter more room.
  */
-function extend<T extends Int32Array | Uint8Array | Float64Array>(a: T, n: number, make: { new (length: number): T; new (buffer: ArrayBufferLike, offset: number, length: number): T; BYTES_PER_ELEMENT: number }): T {
-  if (a.byteOffset === 0 && (USED.get(a.buffer) ?? a.buffer.byteLength / make.BYTES_PER_ELEMENT) === a.length && a.buffer.byteLength >= n * make.BYTES_PER_ELEMENT) {
+function extend<T extends Int32Array | Uint8Array | Float64Array>(
+  a: T,
+  n: number,
+  make: { new (length: number): T; new (buffer: ArrayBufferLike, offset: number, length: number): T; BYTES_PER_ELEMENT: number },
+): T {
+  if (
+    a.byteOffset === 0 &&
+    (USED.get(a.buffer) ?? a.buffer.byteLength / make.BYTES_PER_ELEMENT) === a.length &&
+    a.buffer.byteLength >= n * make.BYTES_PER_ELEMENT
+  ) {
     const view = new make(a.buffer, 0, n);
     USED.set(a.buffer, n);
     return view;
@@ -771,7 +811,11 @@ export class VectorGroupBuilder {
   private n = 0;
   private readonly scratch: Float32Array;
 
-  constructor(readonly dim: number, capacity: number, o: { javascript?: boolean } = {}) {
+  constructor(
+    readonly dim: number,
+    capacity: number,
+    o: { javascript?: boolean } = {},
+  ) {
     const c = Math.max(LANES, capacity);
     this.block = new VectorBlock(dim, c, o);
     this.ords = new Int32Array(c);

@@ -15,7 +15,15 @@ import { atLeast, type KbMemoryIndex, type MemoryFilter } from './kb-memory-inde
  *   `limit` pass and candidates were cut off, the SQL path's exact statement answers — the
  *   contract of keywordSearch.
  */
-export async function memoryKeywordSearch(m: EntityManager, idx: KbMemoryIndex, scope: RetrievalScope, filter: MemoryFilter | null, terms: string[], limit: number, minScore: number): Promise<RetrieverHit[]> {
+export async function memoryKeywordSearch(
+  m: EntityManager,
+  idx: KbMemoryIndex,
+  scope: RetrievalScope,
+  filter: MemoryFilter | null,
+  terms: string[],
+  limit: number,
+  minScore: number,
+): Promise<RetrieverHit[]> {
   if (terms.length === 0 || limit <= 0) return [];
   if (filter) {
     const { pass } = idx.mask(filter);
@@ -23,7 +31,11 @@ export async function memoryKeywordSearch(m: EntityManager, idx: KbMemoryIndex, 
   }
   const candidates = limit * CANDIDATES;
   const best = idx.bm25(terms, candidates, () => true).hits;
-  const pass = await passing(m, scope, best.map((h) => idx.id(h.ord)));
+  const pass = await passing(
+    m,
+    scope,
+    best.map((h) => idx.id(h.ord)),
+  );
   const hits = best.filter((h) => atLeast(h.score, minScore) && pass.has(idx.id(h.ord))).slice(0, limit);
   if (hits.length >= limit || best.length < candidates) return hitsOf(idx, hits);
   return keywordSearchExact(m, scope, terms, limit, minScore);
@@ -34,7 +46,12 @@ export const EXACT_SCAN_MAX = 250_000;
 
 /** Semantic search scored in memory (exact; see memoryKeywordSearch for the filter contract). */
 export async function memorySemanticSearch(
-  m: EntityManager, idx: KbMemoryIndex, scope: RetrievalScope, filter: MemoryFilter | null, q: Omit<VectorQuery, 'population'>, exactScanMax = EXACT_SCAN_MAX,
+  m: EntityManager,
+  idx: KbMemoryIndex,
+  scope: RetrievalScope,
+  filter: MemoryFilter | null,
+  q: Omit<VectorQuery, 'population'>,
+  exactScanMax = EXACT_SCAN_MAX,
 ): Promise<RetrieverHit[]> {
   if (q.limit <= 0 || q.vector.length === 0) return [];
   if (filter) {
@@ -47,7 +64,11 @@ export async function memorySemanticSearch(
   }
   const candidates = q.limit * CANDIDATES;
   const above = idx.similarity(q.vectorset, q.vector, q.similarity, candidates, (_o, s) => atLeast(s, q.minScore));
-  const pass = await passing(m, scope, above.hits.map((h) => idx.id(h.ord)));
+  const pass = await passing(
+    m,
+    scope,
+    above.hits.map((h) => idx.id(h.ord)),
+  );
   const hits = above.hits.filter((h) => pass.has(idx.id(h.ord))).slice(0, q.limit);
   if (hits.length >= q.limit || above.passing <= candidates) return hitsOf(idx, hits);
   return semanticSearch(m, scope, { ...q, population: idx.population(q.vectorset) });
@@ -61,6 +82,9 @@ function hitsOf(idx: KbMemoryIndex, picked: { ord: number; score: number }[]): R
 async function passing(m: EntityManager, scope: RetrievalScope, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const p = new SqlParams(scope.params.values);
-  const rows = (await m.query(`SELECT p.id::text AS id FROM content.search_paragraphs p WHERE p.id = ANY(${p.add(ids)}::bigint[]) AND ${scope.where}`, p.values)) as { id: string }[];
+  const rows = (await m.query(
+    `SELECT p.id::text AS id FROM content.search_paragraphs p WHERE p.id = ANY(${p.add(ids)}::bigint[]) AND ${scope.where}`,
+    p.values,
+  )) as { id: string }[];
   return new Set(rows.map((r) => r.id));
 }

@@ -88,7 +88,10 @@ export class SearchMemoryService implements OnModuleDestroy {
     // generation read after it arrived.
     this.generations = new Coalescer(async (kbids) => {
       const distinct = [...new Set(kbids)];
-      const rows = (await this.ds.query(`SELECT kbid::text AS kbid, generation::text AS generation FROM content.search_stats WHERE kbid = ANY($1::uuid[])`, [distinct])) as { kbid: string; generation: string }[];
+      const rows = (await this.ds.query(
+        `SELECT kbid::text AS kbid, generation::text AS generation FROM content.search_stats WHERE kbid = ANY($1::uuid[])`,
+        [distinct],
+      )) as { kbid: string; generation: string }[];
       const byKb = new Map(rows.map((r) => [r.kbid, r.generation]));
       return kbids.map((k) => byKb.get(k));
     });
@@ -161,7 +164,8 @@ export class SearchMemoryService implements OnModuleDestroy {
 
   /** Resolves when nothing runs for the KB any more: no build, update or full read in the background (tests). */
   async settled(kbid: string): Promise<void> {
-    for (let e = this.entries.get(kbid); e && (e.building || e.compacting); e = this.entries.get(kbid)) await Promise.all([e.building, e.compacting]);
+    for (let e = this.entries.get(kbid); e && (e.building || e.compacting); e = this.entries.get(kbid))
+      await Promise.all([e.building, e.compacting]);
   }
 
   /** Builds a KB's index now (tests and warm-up); resolves when it is held, or when it cannot be. */
@@ -210,7 +214,11 @@ export class SearchMemoryService implements OnModuleDestroy {
             e.retryAt = undefined;
             updated(true);
             this.evict(kbid);
-            if (next !== base) this.logger.debug({ kbid, generation: next.generation, paragraphs: next.size, ms: Date.now() - started }, 'search index in memory updated');
+            if (next !== base)
+              this.logger.debug(
+                { kbid, generation: next.generation, paragraphs: next.size, ms: Date.now() - started },
+                'search index in memory updated',
+              );
             if (e.index === next && this.fragmented(next)) this.compact(kbid, e);
             return;
           }
@@ -247,7 +255,10 @@ export class SearchMemoryService implements OnModuleDestroy {
         e.readAt = readAt;
         e.tooLarge = undefined;
         this.evict(kbid);
-        this.logger.info({ kbid, generation: outcome.generation, paragraphs: outcome.size, bytes: outcome.bytes, ms: Date.now() - started }, 'search index held in memory');
+        this.logger.info(
+          { kbid, generation: outcome.generation, paragraphs: outcome.size, bytes: outcome.bytes, ms: Date.now() - started },
+          'search index held in memory',
+        );
       } catch (err) {
         e.backoffMs = Math.min(60_000, (e.backoffMs ?? 500) * 2);
         e.retryAt = Date.now() + e.backoffMs;
@@ -292,7 +303,10 @@ export class SearchMemoryService implements OnModuleDestroy {
           e.index = candidate;
           e.readAt = now;
           this.evict(kbid);
-          this.logger.info({ kbid, generation: candidate.generation, paragraphs: candidate.size, bytes: candidate.bytes }, 'search index in memory read again in full');
+          this.logger.info(
+            { kbid, generation: candidate.generation, paragraphs: candidate.size, bytes: candidate.bytes },
+            'search index in memory read again in full',
+          );
           return;
         }
       } catch (err) {
@@ -313,7 +327,12 @@ export class SearchMemoryService implements OnModuleDestroy {
   private async update(kbid: string, base: KbMemoryIndex): Promise<KbMemoryIndex | 'full' | 'gone'> {
     const changes = await this.ds.transaction('REPEATABLE READ', async (m): Promise<KbChanges | 'same' | 'full' | 'gone'> => {
       const q = (sql: string, params: unknown[]) => m.query(sql, params) as Promise<Record<string, unknown>[]>;
-      const stats = (await q(`SELECT generation::text AS generation, paragraphs::float8 AS paragraphs, total_length::float8 AS total_length FROM content.search_stats WHERE kbid = $1`, [kbid]))[0];
+      const stats = (
+        await q(
+          `SELECT generation::text AS generation, paragraphs::float8 AS paragraphs, total_length::float8 AS total_length FROM content.search_stats WHERE kbid = $1`,
+          [kbid],
+        )
+      )[0];
       if (!stats) return 'gone';
       const generation = stats['generation'] as string;
       if (generation === base.generation) return 'same';
@@ -345,16 +364,32 @@ export class SearchMemoryService implements OnModuleDestroy {
              FROM content.search_paragraphs WHERE kbid = $1 AND id = ANY($2::bigint[])`,
           [kbid, ids],
         )) {
-          rows.push({ id: r['pid'] as string, hidden: r['hidden'] as boolean, groups: r['groups'] as string, tags: r['tags'] as string, field: r['field'] as string, language: r['language'] as string, rid: r['rid'] as string, created: r['created'] as number });
+          rows.push({
+            id: r['pid'] as string,
+            hidden: r['hidden'] as boolean,
+            groups: r['groups'] as string,
+            tags: r['tags'] as string,
+            field: r['field'] as string,
+            language: r['language'] as string,
+            rid: r['rid'] as string,
+            created: r['created'] as number,
+          });
         }
         for (const r of await q(
           `SELECT ${POSTINGS_COLUMNS}
              FROM content.search_postings WHERE kbid = $1 AND paragraph = ANY($2::bigint[]) GROUP BY paragraph`,
           [kbid, ids],
         )) {
-          postings.set(r['id'] as string, { length: r['length'] as number, terms: JSON.parse(r['terms'] as string) as string[], tf: JSON.parse(r['tf'] as string) as number[] });
+          postings.set(r['id'] as string, {
+            length: r['length'] as number,
+            terms: JSON.parse(r['terms'] as string) as string[],
+            tf: JSON.parse(r['tf'] as string) as number[],
+          });
         }
-        for (const r of await q(`SELECT ${VECTOR_COLUMNS} FROM content.search_vectors WHERE kbid = $1 AND paragraph = ANY($2::bigint[])`, [kbid, ids])) {
+        for (const r of await q(`SELECT ${VECTOR_COLUMNS} FROM content.search_vectors WHERE kbid = $1 AND paragraph = ANY($2::bigint[])`, [
+          kbid,
+          ids,
+        ])) {
           vectors.push({ id: r['id'] as string, vectorset: r['vectorset'] as string, v: r['v'] as Uint8Array });
         }
       }
@@ -362,9 +397,22 @@ export class SearchMemoryService implements OnModuleDestroy {
       rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
       const df = new Map<string, number>(terms.map((t) => [t, 0]));
       for (let i = 0; i < terms.length; i += CHUNK) {
-        for (const r of await q(`SELECT term, df FROM content.search_terms WHERE kbid = $1 AND term = ANY($2::text[])`, [kbid, terms.slice(i, i + CHUNK)])) df.set(r['term'] as string, r['df'] as number);
+        for (const r of await q(`SELECT term, df FROM content.search_terms WHERE kbid = $1 AND term = ANY($2::text[])`, [
+          kbid,
+          terms.slice(i, i + CHUNK),
+        ]))
+          df.set(r['term'] as string, r['df'] as number);
       }
-      return { generation, paragraphs: stats['paragraphs'] as number, totalLength: stats['total_length'] as number, touched, rows, postings, vectors, df };
+      return {
+        generation,
+        paragraphs: stats['paragraphs'] as number,
+        totalLength: stats['total_length'] as number,
+        touched,
+        rows,
+        postings,
+        vectors,
+        df,
+      };
     });
     if (changes === 'same') return base;
     if (changes === 'full' || changes === 'gone') return changes;
@@ -385,7 +433,10 @@ export class SearchMemoryService implements OnModuleDestroy {
     const n = this.entries.get(newest);
     if (total > this.budgetBytes && n?.index) {
       n.tooLarge = { generation: n.index.generation, until: Date.now() + TOO_LARGE_RECHECK_MS };
-      this.logger.info({ kbid: newest, bytes: n.index.bytes, budget: this.budgetBytes }, 'search index above the memory budget: searched with SQL');
+      this.logger.info(
+        { kbid: newest, bytes: n.index.bytes, budget: this.budgetBytes },
+        'search index above the memory budget: searched with SQL',
+      );
       n.index = undefined;
     }
   }
@@ -398,11 +449,17 @@ export class SearchMemoryService implements OnModuleDestroy {
    */
   private async load(kbid: string): Promise<KbMemoryIndex | 'changed' | 'gone' | { tooLarge: string }> {
     const q = (sql: string, params: unknown[]) => this.ds.query(sql, params) as Promise<Record<string, unknown>[]>;
-    const stats = (await q(`SELECT generation::text AS generation, paragraphs::float8 AS paragraphs, total_length::float8 AS total_length FROM content.search_stats WHERE kbid = $1`, [kbid]))[0];
+    const stats = (
+      await q(
+        `SELECT generation::text AS generation, paragraphs::float8 AS paragraphs, total_length::float8 AS total_length FROM content.search_stats WHERE kbid = $1`,
+        [kbid],
+      )
+    )[0];
     if (!stats) return 'gone';
     const generation = stats['generation'] as string;
     // The postings are at most total_length entries of 8 bytes: a bound known before reading any.
-    if ((stats['paragraphs'] as number) > this.maxParagraphs || (stats['total_length'] as number) * 8 > this.budgetBytes) return { tooLarge: generation };
+    if ((stats['paragraphs'] as number) > this.maxParagraphs || (stats['total_length'] as number) * 8 > this.budgetBytes)
+      return { tooLarge: generation };
 
     const ids: string[] = [];
     const hidden = new Growable(Uint8Array);
@@ -454,7 +511,17 @@ export class SearchMemoryService implements OnModuleDestroy {
         lengths.push(0);
         // a new run when any filter attribute differs from the previous paragraph's
         const p = ord - 1;
-        if (ord === 0 || hidden.at(ord) !== hidden.at(p) || groupSet.at(ord) !== groupSet.at(p) || tagSet.at(ord) !== tagSet.at(p) || field.at(ord) !== field.at(p) || language.at(ord) !== language.at(p) || rid.at(ord) !== rid.at(p) || created.at(ord) !== created.at(p)) runs.push(ord);
+        if (
+          ord === 0 ||
+          hidden.at(ord) !== hidden.at(p) ||
+          groupSet.at(ord) !== groupSet.at(p) ||
+          tagSet.at(ord) !== tagSet.at(p) ||
+          field.at(ord) !== field.at(p) ||
+          language.at(ord) !== language.at(p) ||
+          rid.at(ord) !== rid.at(p) ||
+          created.at(ord) !== created.at(p)
+        )
+          runs.push(ord);
       }
       const lo = ids[first] as string;
       after = ids[ids.length - 1] as string;
@@ -493,14 +560,17 @@ export class SearchMemoryService implements OnModuleDestroy {
         if (!byDim) vecs.set(vs, (byDim = new Map()));
         let group = byDim.get(dim);
         // (never sized above the budget: a KB that cannot fit is found out as its vectors arrive)
-        if (!group) byDim.set(dim, (group = new VectorGroupBuilder(dim, Math.min(vectorCapacity, Math.ceil(this.budgetBytes / (4 * dim))))));
+        if (!group)
+          byDim.set(dim, (group = new VectorGroupBuilder(dim, Math.min(vectorCapacity, Math.ceil(this.budgetBytes / (4 * dim))))));
         group.addSend(ord, v);
         vectorBytes += 4 * dim;
       }
       if (ids.length > this.maxParagraphs || vectorBytes > this.budgetBytes) return { tooLarge: generation };
       if (rows.length < CHUNK) break;
     }
-    const dfRows = await q(`SELECT coalesce(json_object_agg(term, df), '{}')::text AS df FROM content.search_terms WHERE kbid = $1`, [kbid]);
+    const dfRows = await q(`SELECT coalesce(json_object_agg(term, df), '{}')::text AS df FROM content.search_terms WHERE kbid = $1`, [
+      kbid,
+    ]);
     const df = new Map(Object.entries(JSON.parse((dfRows[0]?.['df'] as string | undefined) ?? '{}') as Record<string, number>));
     const end = (await q(`SELECT generation::text AS generation FROM content.search_stats WHERE kbid = $1`, [kbid]))[0];
     if (!end) return 'gone';
@@ -520,8 +590,16 @@ export class SearchMemoryService implements OnModuleDestroy {
       }
     }
     const data: KbMemoryData = {
-      kbid, generation, paragraphs: stats['paragraphs'] as number, totalLength: stats['total_length'] as number,
-      ids, hidden: hidden.done(), groupSet: groupSet.done(), groupSets: groupSets.values, df, lengths: lengths.done(),
+      kbid,
+      generation,
+      paragraphs: stats['paragraphs'] as number,
+      totalLength: stats['total_length'] as number,
+      ids,
+      hidden: hidden.done(),
+      groupSet: groupSet.done(),
+      groupSets: groupSets.values,
+      df,
+      lengths: lengths.done(),
       postings,
       vectors: new Map([...vecs].map(([vs, byDim]) => [vs, new Map([...byDim].map(([dim, group]) => [dim, [group.done()]]))])),
       attributes: { tagSets: tagSets.values, fields: fields.values, languages: languages.values, rids: rids.values },
@@ -556,7 +634,10 @@ class Growable<T extends TypedArray> {
   private buf: T;
   private n = 0;
 
-  constructor(private readonly make: new (n: number) => T, initial = 1024) {
+  constructor(
+    private readonly make: new (n: number) => T,
+    initial = 1024,
+  ) {
     this.buf = new make(initial);
   }
 

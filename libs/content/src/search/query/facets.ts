@@ -19,7 +19,11 @@ export interface FacetSource {
  * may not see. Equal counts are ordered by the tags' bytes (`COLLATE "C"`), on any server's
  * collation, as the memory index orders them.
  */
-export async function facetCounts(m: EntityManager, source: FacetSource, prefixes: string[]): Promise<Record<string, Record<string, number>>> {
+export async function facetCounts(
+  m: EntityManager,
+  source: FacetSource,
+  prefixes: string[],
+): Promise<Record<string, Record<string, number>>> {
   const out: Record<string, Record<string, number>> = {};
   for (const prefix of prefixes) {
     const p = new SqlParams(source.params.values);

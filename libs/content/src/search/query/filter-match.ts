@@ -121,7 +121,8 @@ function memoised<T>(values: readonly T[], column: Int32Array, test: (v: T) => b
 /** PostgreSQL's text form of a uuid literal it would accept in the forms clients send, else undefined. */
 export function canonicalUuid(s: string): string | undefined {
   const hex = s.toLowerCase();
-  if (/^[0-9a-f]{32}$/.test(hex)) return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  if (/^[0-9a-f]{32}$/.test(hex))
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(hex)) return hex;
   return undefined;
 }

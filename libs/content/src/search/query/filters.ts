@@ -15,14 +15,35 @@ export interface FilterTarget {
   kbid: string;
 }
 
-export const PARAGRAPH_TARGET = (kbid: string): FilterTarget => ({ kind: 'paragraph', tags: 'p.tags', rid: 'p.rid', created: 'p.created_at', kbid });
-export const RESOURCE_TARGET = (kbid: string): FilterTarget => ({ kind: 'resource', tags: 'r.search_tags', rid: 'r.id', created: 'r.created_at', kbid });
+export const PARAGRAPH_TARGET = (kbid: string): FilterTarget => ({
+  kind: 'paragraph',
+  tags: 'p.tags',
+  rid: 'p.rid',
+  created: 'p.created_at',
+  kbid,
+});
+export const RESOURCE_TARGET = (kbid: string): FilterTarget => ({
+  kind: 'resource',
+  tags: 'r.search_tags',
+  rid: 'r.id',
+  created: 'r.created_at',
+  kbid,
+});
 
 /** Friendly names of the legacy filter syntax (API-MAP 2.7) → index tag prefixes. */
 const ALIASES: [string, string][] = [
-  ['/icon', '/n/i'], ['/metadata.status', '/n/s'], ['/metadata.languages', '/s/s'], ['/metadata.language', '/s/p'], ['/origin.tags', '/t'],
-  ['/origin.metadata', '/m'], ['/origin.path', '/p'], ['/origin.source-id', '/u/s'], ['/origin.collaborators', '/u/o'], ['/classification.labels', '/l'],
-  ['/entities', '/e'], ['/generated.data-augmentation', '/g/da'],
+  ['/icon', '/n/i'],
+  ['/metadata.status', '/n/s'],
+  ['/metadata.languages', '/s/s'],
+  ['/metadata.language', '/s/p'],
+  ['/origin.tags', '/t'],
+  ['/origin.metadata', '/m'],
+  ['/origin.path', '/p'],
+  ['/origin.source-id', '/u/s'],
+  ['/origin.collaborators', '/u/o'],
+  ['/classification.labels', '/l'],
+  ['/entities', '/e'],
+  ['/generated.data-augmentation', '/g/da'],
 ];
 
 export function normaliseTag(tag: string): string {
@@ -57,7 +78,11 @@ function negate(c: Cond): Cond {
  * resource). Members are read from `r`; problems are added to `r.issues` with their location.
  */
 export class FilterCompiler {
-  constructor(private readonly params: SqlParams, private readonly target: FilterTarget, private readonly languages: readonly string[]) {}
+  constructor(
+    private readonly params: SqlParams,
+    private readonly target: FilterTarget,
+    private readonly languages: readonly string[],
+  ) {}
 
   /** A tag condition: the exact tag, or (hierarchical) any tag under it. */
   tag(tag: string): string {
@@ -73,11 +98,17 @@ export class FilterCompiler {
   }
 
   private exactTag(tag: string): Cond {
-    return { sql: `${this.target.tags} @> ARRAY[${this.params.add(tag)}]::text[]`, match: this.paragraphMatch({ op: 'tag', tag, under: false }) };
+    return {
+      sql: `${this.target.tags} @> ARRAY[${this.params.add(tag)}]::text[]`,
+      match: this.paragraphMatch({ op: 'tag', tag, under: false }),
+    };
   }
 
   private tagPrefix(prefix: string): Cond {
-    return { sql: `EXISTS (SELECT 1 FROM unnest(${this.target.tags}) AS tg WHERE tg LIKE ${this.params.add(likePrefix(prefix))})`, match: this.paragraphMatch({ op: 'tagPrefix', prefix }) };
+    return {
+      sql: `EXISTS (SELECT 1 FROM unnest(${this.target.tags}) AS tg WHERE tg LIKE ${this.params.add(likePrefix(prefix))})`,
+      match: this.paragraphMatch({ op: 'tagPrefix', prefix }),
+    };
   }
 
   /** Matches describe paragraphs: a resource target (the catalog) gets none. */
@@ -99,7 +130,10 @@ export class FilterCompiler {
   private keyword(word: string): Cond {
     const terms = analyzeQuery(word, this.languages);
     if (terms.length === 0) return TRUE;
-    const owner = this.target.kind === 'paragraph' ? 'po.paragraph = p.id' : 'po.paragraph IN (SELECT sp.id FROM content.search_paragraphs sp WHERE sp.rid = r.id)';
+    const owner =
+      this.target.kind === 'paragraph'
+        ? 'po.paragraph = p.id'
+        : 'po.paragraph IN (SELECT sp.id FROM content.search_paragraphs sp WHERE sp.rid = r.id)';
     const sql = `EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${this.target.kbid} AND ${owner} AND po.term = ANY(${this.params.add(terms)}::text[]))`;
     return { sql, match: this.target.kind === 'paragraph' ? { op: 'terms', terms } : null };
   }
@@ -120,14 +154,24 @@ export class FilterCompiler {
     if (until) conds.push(`${this.target.created} <= ${this.params.add(until)}`);
     if (!conds.length) return TRUE;
     // (a Date holds milliseconds: as microseconds, exactly the value the statement compares)
-    const match = this.target.kind === 'paragraph' ? ({ op: 'created', ...(since ? { since: since.getTime() * 1000 } : {}), ...(until ? { until: until.getTime() * 1000 } : {}) } as const) : null;
+    const match =
+      this.target.kind === 'paragraph'
+        ? ({
+            op: 'created',
+            ...(since ? { since: since.getTime() * 1000 } : {}),
+            ...(until ? { until: until.getTime() * 1000 } : {}),
+          } as const)
+        : null;
     return { sql: conds.join(' AND '), match };
   }
 
   /** `rid = ANY(ids)`, or `rid = id` for one id that is not a `list` (ids already checked by the caller's pattern). */
   private ridCondition(ids: string[], list: boolean): Cond {
     const canonical = ids.map(canonicalUuid);
-    const match = this.target.kind === 'paragraph' && canonical.every((c) => c !== undefined) ? ({ op: 'rid', ids: canonical as string[] } as const) : null;
+    const match =
+      this.target.kind === 'paragraph' && canonical.every((c) => c !== undefined)
+        ? ({ op: 'rid', ids: canonical as string[] } as const)
+        : null;
     if (!list) return { sql: `${this.target.rid} = ${this.params.add(ids[0])}::uuid`, match };
     return { sql: `${this.target.rid} = ANY(${this.params.add(ids)}::uuid[])`, match };
   }
@@ -145,7 +189,11 @@ export class FilterCompiler {
         r.issue([...loc, op], 'Input should be a non-empty list', 'list_type');
         return TRUE;
       }
-      return combine(op, list.map((x, i) => this.expression(r, x, [...loc, op, i], context)), true);
+      return combine(
+        op,
+        list.map((x, i) => this.expression(r, x, [...loc, op, i], context)),
+        true,
+      );
     }
     if ('not' in e) return negate(this.expression(r, e['not'], [...loc, 'not'], context));
     const prop = e['prop'];
@@ -190,12 +238,20 @@ export class FilterCompiler {
           return TRUE;
         }
         if (id) return /^[0-9a-f-]{32,36}$/i.test(id) ? this.ridCondition([id], false) : FALSE;
-        return sqlOnly(`${this.target.rid} IN (SELECT sr.id FROM content.resources sr WHERE sr.kbid = ${this.target.kbid} AND sr.slug = ${this.params.add(slug)})`);
+        return sqlOnly(
+          `${this.target.rid} IN (SELECT sr.id FROM content.resources sr WHERE sr.kbid = ${this.target.kbid} AND sr.slug = ${this.params.add(slug)})`,
+        );
       }
       case 'field': {
         const type = str('type', true);
         if (type && !(type in TYPE_LETTER)) {
-          r.issue([...loc, 'type'], `Input should be ${Object.keys(TYPE_LETTER).map((k) => `'${k}'`).join(', ')}`, 'enum');
+          r.issue(
+            [...loc, 'type'],
+            `Input should be ${Object.keys(TYPE_LETTER)
+              .map((k) => `'${k}'`)
+              .join(', ')}`,
+            'enum',
+          );
           return TRUE;
         }
         return type ? this.fieldCondition(type, str('name', false)) : TRUE;
@@ -231,7 +287,8 @@ export class FilterCompiler {
         const primary = this.exactTag(`/s/p/${lang}`);
         if (e['only_primary'] === true) return primary;
         const alternatives = [primary, this.exactTag(`/s/s/${lang}`)];
-        if (this.target.kind === 'paragraph') alternatives.push({ sql: `p.language = ${this.params.add(lang)}`, match: { op: 'language', value: lang } });
+        if (this.target.kind === 'paragraph')
+          alternatives.push({ sql: `p.language = ${this.params.add(lang)}`, match: { op: 'language', value: lang } });
         return combine('or', alternatives, true);
       }
       case 'origin_tag': {
@@ -367,7 +424,8 @@ export class FilterCompiler {
       if (parts.length) conds.push(combine(operator === 'or' ? 'or' : 'and', parts, true));
     }
     const filters = r.raw('filters');
-    if (Array.isArray(filters) && filters.length > REQUEST_LIMITS.listItems) r.issue('filters', `List should have at most ${REQUEST_LIMITS.listItems} items`, 'too_long');
+    if (Array.isArray(filters) && filters.length > REQUEST_LIMITS.listItems)
+      r.issue('filters', `List should have at most ${REQUEST_LIMITS.listItems} items`, 'too_long');
     else if (filters !== undefined && filters !== null && r.withinExpressionLimits('filters', filters)) {
       if (feRaw) r.issue('filters', 'Use filter_expression or filters, not both', 'value_error');
       conds.push(this.legacy(r, filters, ['filters']));
@@ -380,8 +438,17 @@ export class FilterCompiler {
     }
     const rids = r.stringList('resource_filters');
     if (rids?.length) {
-      const valid = rids.filter((id) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(id.split('/')[0] as string));
-      conds.push(valid.length ? this.ridCondition(valid.map((id) => id.split('/')[0] as string), true) : FALSE);
+      const valid = rids.filter((id) =>
+        /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(id.split('/')[0] as string),
+      );
+      conds.push(
+        valid.length
+          ? this.ridCondition(
+              valid.map((id) => id.split('/')[0] as string),
+              true,
+            )
+          : FALSE,
+      );
     }
     const cs = r.date('range_creation_start');
     const ce = r.date('range_creation_end');
@@ -391,7 +458,6 @@ export class FilterCompiler {
     if (ms || me) conds.push(this.modifiedRange(ms, me));
     return conds.length ? combine('and', conds, false) : TRUE;
   }
-
 }
 
 /** The request's `security.groups` (`access_groups` accepted), reported in place when malformed. */
@@ -400,12 +466,17 @@ export function readSecurityGroups(r: RequestReader, forced: string[] | undefine
   const security = r.object('security');
   if (security) {
     const g = security['groups'] ?? security['access_groups'];
-    for (const k of Object.keys(security)) if (k !== 'groups' && k !== 'access_groups') r.issue(['security', k], 'Extra inputs are not permitted', 'extra_forbidden');
-    if (g !== undefined && (!Array.isArray(g) || g.some((x) => typeof x !== 'string'))) r.issue(['security', 'groups'], 'Input should be a list of strings', 'list_type');
+    for (const k of Object.keys(security))
+      if (k !== 'groups' && k !== 'access_groups') r.issue(['security', k], 'Extra inputs are not permitted', 'extra_forbidden');
+    if (g !== undefined && (!Array.isArray(g) || g.some((x) => typeof x !== 'string')))
+      r.issue(['security', 'groups'], 'Input should be a list of strings', 'list_type');
     else if (Array.isArray(g) && (g.length > REQUEST_LIMITS.listItems || g.some((x: string) => x.length > REQUEST_LIMITS.itemChars))) {
-      r.issue(['security', 'groups'], `Input should be at most ${REQUEST_LIMITS.listItems} groups of at most ${REQUEST_LIMITS.itemChars} characters`, 'too_long');
-    }
-    else groups = (g as string[] | undefined) ?? [];
+      r.issue(
+        ['security', 'groups'],
+        `Input should be at most ${REQUEST_LIMITS.listItems} groups of at most ${REQUEST_LIMITS.itemChars} characters`,
+        'too_long',
+      );
+    } else groups = (g as string[] | undefined) ?? [];
   }
   // Groups bound to the credential (temporal keys) replace the body's.
   return forced ?? groups;

@@ -39,7 +39,11 @@ export function rrf(keyword: RetrieverHit[], semantic: RetrieverHit[], o: RrfOpt
  * semantic model reorders close keyword hits and adds strong semantic-only hits, but cannot push
  * a clear keyword winner down — so the hybrid never falls far below keyword alone.
  */
-export function weightedFusion(keyword: RetrieverHit[], semantic: RetrieverHit[], o: { weight: number; window: number; floor: number }): FusedHit[] {
+export function weightedFusion(
+  keyword: RetrieverHit[],
+  semantic: RetrieverHit[],
+  o: { weight: number; window: number; floor: number },
+): FusedHit[] {
   if (keyword.length === 0 || semantic.length === 0) return single(keyword, semantic);
   const kw = keyword.slice(0, o.window);
   const sem = semantic.slice(0, o.window);
@@ -73,7 +77,9 @@ function single(keyword: RetrieverHit[], semantic: RetrieverHit[]): FusedHit[] {
 
 function sortFused(hits: FusedHit[]): FusedHit[] {
   // Ties keep a stable, deterministic order (keyword score, then id).
-  return hits.sort((a, b) => b.score - a.score || (b.keywordScore ?? 0) - (a.keywordScore ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return hits.sort(
+    (a, b) => b.score - a.score || (b.keywordScore ?? 0) - (a.keywordScore ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
 }
 
 /**

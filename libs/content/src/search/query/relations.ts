@@ -62,11 +62,27 @@ export async function relationsSearch(m: EntityManager, scope: RetrievalScope, q
     )) as { tag: string; n: number }[];
     const related: RelatedTo[] = [
       ...resources.map((x): RelatedTo => ({
-        entity: x.rid, entity_type: 'resource', entity_subtype: '', relation: 'ENTITY', relation_label: family, direction: 'in', metadata: { paragraphs: x.n }, resource_id: x.rid,
+        entity: x.rid,
+        entity_type: 'resource',
+        entity_subtype: '',
+        relation: 'ENTITY',
+        relation_label: family,
+        direction: 'in',
+        metadata: { paragraphs: x.n },
+        resource_id: x.rid,
       })),
       ...neighbours.map((x): RelatedTo => {
         const f = x.tag.slice(3).split('/')[0] ?? '';
-        return { entity: x.tag.slice(4 + f.length), entity_type: 'entity', entity_subtype: f, relation: 'OTHER', relation_label: 'co-occurrence', direction: 'out', metadata: { paragraphs: x.n }, resource_id: null };
+        return {
+          entity: x.tag.slice(4 + f.length),
+          entity_type: 'entity',
+          entity_subtype: f,
+          relation: 'OTHER',
+          relation_label: 'co-occurrence',
+          direction: 'out',
+          metadata: { paragraphs: x.n },
+          resource_id: null,
+        };
       }),
     ];
     const entry = (entities[value] ??= { related_to: [] });

@@ -21,7 +21,11 @@ describe('request limits', () => {
   });
 
   it('refuses lists longer or items longer than the limits, naming the member', () => {
-    const r = new RequestReader({ fields: Array(REQUEST_LIMITS.listItems + 1).fill('a/b'), keyword_filters: ['x'.repeat(REQUEST_LIMITS.itemChars + 1)], features: Array(21).fill('keyword') });
+    const r = new RequestReader({
+      fields: Array(REQUEST_LIMITS.listItems + 1).fill('a/b'),
+      keyword_filters: ['x'.repeat(REQUEST_LIMITS.itemChars + 1)],
+      features: Array(21).fill('keyword'),
+    });
     r.stringList('fields');
     r.stringList('keyword_filters');
     r.enumList('features', ['keyword'], ['keyword']);
@@ -33,7 +37,10 @@ describe('request limits', () => {
   });
 
   it('accepts what real clients send', () => {
-    const r = new RequestReader({ fields: Array(REQUEST_LIMITS.listItems).fill('a/b'), filter_expression: { field: { and: Array(50).fill({ prop: 'label', labelset: 'l', label: 'x' }) } } });
+    const r = new RequestReader({
+      fields: Array(REQUEST_LIMITS.listItems).fill('a/b'),
+      filter_expression: { field: { and: Array(50).fill({ prop: 'label', labelset: 'l', label: 'x' }) } },
+    });
     expect(r.stringList('fields')).toHaveLength(REQUEST_LIMITS.listItems);
     expect(r.withinExpressionLimits('filter_expression', r.raw('filter_expression'))).toBe(true);
     expect(() => r.finish()).not.toThrow();

@@ -1,5 +1,14 @@
 import { expressionSize, REQUEST_LIMITS } from './request-limits';
-import { DomainError, ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption, type ValidationIssue } from '@kb/contracts';
+import {
+  DomainError,
+  ExtractedOptions,
+  FieldTypes,
+  ShowOptions,
+  type ExtractedOption,
+  type FieldType,
+  type ShowOption,
+  type ValidationIssue,
+} from '@kb/contracts';
 
 type Loc = (string | number)[];
 
@@ -15,7 +24,10 @@ export class RequestReader {
   private readonly seen = new Set<string>();
   readonly body: Record<string, unknown>;
 
-  constructor(body: unknown, readonly loc: Loc = ['body']) {
+  constructor(
+    body: unknown,
+    readonly loc: Loc = ['body'],
+  ) {
     if (body === undefined || body === null) body = {};
     if (!isObject(body)) {
       this.issues.push({ loc, msg: 'Input should be a valid object', type: 'model_type' });
@@ -118,7 +130,8 @@ export class RequestReader {
     const out: string[] = [];
     v.forEach((item, i) => {
       if (typeof item !== 'string') this.issue([name, i], 'Input should be a valid string', 'string_type');
-      else if (o.max !== undefined && item.length > o.max) this.issue([name, i], `String should have at most ${o.max} characters`, 'string_too_long');
+      else if (o.max !== undefined && item.length > o.max)
+        this.issue([name, i], `String should have at most ${o.max} characters`, 'string_too_long');
       else out.push(item);
     });
     return out;

@@ -58,7 +58,10 @@ describe('TokenCache', () => {
 
   it('gives the reranker the same order as analysing every time', () => {
     const c = (id: string, text: string, score: number): RerankCandidate => ({ id, text, language: 'en', score });
-    const list = [c('a', 'Deficiency in iron; vitamin C and D are discussed separately.', 1.0), c('b', 'Vitamin D deficiency raises the risk of fractures.', 0.95)];
+    const list = [
+      c('a', 'Deficiency in iron; vitamin C and D are discussed separately.', 1.0),
+      c('b', 'Vitamin D deficiency raises the risk of fractures.', 0.95),
+    ];
     const reranker = new LexicalReranker();
     const once = reranker.rerank({ text: 'vitamin D deficiency' }, list).map((x) => [x.id, x.score]);
     expect(reranker.rerank({ text: 'vitamin D deficiency' }, list).map((x) => [x.id, x.score])).toEqual(once);

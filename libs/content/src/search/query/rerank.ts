@@ -113,7 +113,10 @@ export class TokenCache {
   /** Bumped when the dictionary is reset: ids of an older generation mean nothing. */
   generation = 0;
 
-  constructor(private readonly maxDocs = 20_000, private readonly maxTerms = 1_000_000) {}
+  constructor(
+    private readonly maxDocs = 20_000,
+    private readonly maxTerms = 1_000_000,
+  ) {}
 
   termId(term: string): number {
     let id = this.terms.get(term);
@@ -151,7 +154,10 @@ export class TokenCache {
 export class LexicalReranker implements Reranker {
   readonly name = 'predict';
 
-  constructor(private readonly weights: LexicalWeights = DEFAULT_LEXICAL_WEIGHTS, private readonly cache = new TokenCache()) {}
+  constructor(
+    private readonly weights: LexicalWeights = DEFAULT_LEXICAL_WEIGHTS,
+    private readonly cache = new TokenCache(),
+  ) {}
 
   rerank(query: RerankQuery, candidates: RerankCandidate[]): RerankCandidate[] {
     if (candidates.length < 2 || !query.text.trim()) return candidates;

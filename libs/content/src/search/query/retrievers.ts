@@ -31,7 +31,13 @@ export interface RetrievalScope {
  * candidates were cut off (a selective filter), the query runs again with the filters applied to
  * every posting.
  */
-export async function keywordSearch(m: EntityManager, scope: RetrievalScope, terms: string[], limit: number, minScore: number): Promise<RetrieverHit[]> {
+export async function keywordSearch(
+  m: EntityManager,
+  scope: RetrievalScope,
+  terms: string[],
+  limit: number,
+  minScore: number,
+): Promise<RetrieverHit[]> {
   if (terms.length === 0 || limit <= 0) return [];
   const candidates = limit * CANDIDATES;
   const filterParams = [...scope.params.values];
@@ -41,7 +47,13 @@ export async function keywordSearch(m: EntityManager, scope: RetrievalScope, ter
 }
 
 /** The exact statement alone: filters joined to every posting (keywordSearch's fallback). */
-export async function keywordSearchExact(m: EntityManager, scope: RetrievalScope, terms: string[], limit: number, minScore: number): Promise<RetrieverHit[]> {
+export async function keywordSearchExact(
+  m: EntityManager,
+  scope: RetrievalScope,
+  terms: string[],
+  limit: number,
+  minScore: number,
+): Promise<RetrieverHit[]> {
   if (terms.length === 0 || limit <= 0) return [];
   return (await bm25(m, scope, terms, limit, minScore, undefined)).hits;
 }
@@ -49,7 +61,14 @@ export async function keywordSearchExact(m: EntityManager, scope: RetrievalScope
 /** Candidates scored per result wanted before filters apply (see keywordSearch). */
 export const CANDIDATES = 4;
 
-async function bm25(m: EntityManager, scope: RetrievalScope, terms: string[], limit: number, minScore: number, candidates: number | undefined): Promise<{ hits: RetrieverHit[]; candidates: number }> {
+async function bm25(
+  m: EntityManager,
+  scope: RetrievalScope,
+  terms: string[],
+  limit: number,
+  minScore: number,
+  candidates: number | undefined,
+): Promise<{ hits: RetrieverHit[]; candidates: number }> {
   const p = scope.params;
   const kb = p.add(scope.kbid);
   const min = minScore > 0 ? `WHERE score >= ${p.add(minScore)}` : '';
@@ -86,7 +105,7 @@ async function bm25(m: EntityManager, scope: RetrievalScope, terms: string[], li
       LEFT JOIN LATERAL (SELECT paragraph, score FROM scored ${min} ORDER BY score DESC, paragraph LIMIT ${p.add(limit)}) r ON true
      ORDER BY r.score DESC, r.paragraph`;
   // The candidates branch always answers one row at least (with no id when nothing passed), to count them.
-  const rows = ((await m.query(sql, p.values)) as { id: string | null; score: number | string; candidates: number }[]);
+  const rows = (await m.query(sql, p.values)) as { id: string | null; score: number | string; candidates: number }[];
   const counted = rows[0]?.candidates ?? 0;
   const hits = rows.filter((r): r is { id: string; score: number | string; candidates: number } => r.id !== null);
   return { hits: hits.map((r) => ({ id: r.id, score: Number(r.score) })), candidates: counted };

@@ -20,10 +20,18 @@ export class AskReasoningItem {
 
 export class AskAnswerJsonItem {
   @ApiProperty({ enum: ['answer_json'] }) type!: 'answer_json';
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The answer, following answer_json_schema.' }) object!: Record<string, unknown>;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The answer, following answer_json_schema.' }) object!: Record<
+    string,
+    unknown
+  >;
 }
 
-const RELATIONS_SCHEMA = { type: 'object', additionalProperties: true, description: '{entities: {<entity>: {related_to: [{entity, entity_type, entity_subtype, relation, relation_label, direction, metadata, resource_id}]}}}' } as const;
+const RELATIONS_SCHEMA = {
+  type: 'object',
+  additionalProperties: true,
+  description:
+    '{entities: {<entity>: {related_to: [{entity, entity_type, entity_subtype, relation, relation_label, direction, metadata, resource_id}]}}}',
+} as const;
 
 export class AskRelationsItem {
   @ApiProperty({ enum: ['relations'] }) type!: 'relations';
@@ -44,7 +52,8 @@ export class AskRetrievalItem {
 
 export class AskPrequeriesItem {
   @ApiProperty({ enum: ['prequeries'] }) type!: 'prequeries';
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FindResponse' }, description: 'By prequery id.' }) results!: Record<string, FindResponse>;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FindResponse' }, description: 'By prequery id.' })
+  results!: Record<string, FindResponse>;
 }
 
 export class AskStatusItem {
@@ -56,30 +65,57 @@ export class AskStatusItem {
 
 export class AskAugmentedContextItem {
   @ApiProperty({ enum: ['augmented_context'] }) type!: 'augmented_context';
-  @ApiProperty({ type: 'object', properties: { paragraphs: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true } }, fields: { type: 'object', additionalProperties: true } }, description: 'What the RAG strategies and extra_context added to the context.' })
+  @ApiProperty({
+    type: 'object',
+    properties: {
+      paragraphs: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true } },
+      fields: { type: 'object', additionalProperties: true },
+    },
+    description: 'What the RAG strategies and extra_context added to the context.',
+  })
   augmented!: { paragraphs: Record<string, unknown>; fields: Record<string, unknown> };
 }
 
 export class AskCitationsItem {
   @ApiProperty({ enum: ['citations'] }) type!: 'citations';
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: { type: 'array', items: { type: 'integer' } } }, description: 'By paragraph id: [start, end] spans of the answer it supports.' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'array', items: { type: 'array', items: { type: 'integer' } } },
+    description: 'By paragraph id: [start, end] spans of the answer it supports.',
+  })
   citations!: Record<string, [number, number][]>;
 }
 
 export class AskFootnoteCitationsItem {
   @ApiProperty({ enum: ['footnote_citations'] }) type!: 'footnote_citations';
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'Footnote → paragraph id.' }) footnote_to_context!: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'Footnote → paragraph id.' })
+  footnote_to_context!: Record<string, string>;
 }
 
 export class AskMetadataItem {
   @ApiProperty({ enum: ['metadata'] }) type!: 'metadata';
-  @ApiProperty({ type: 'object', properties: { input: { type: 'integer' }, output: { type: 'integer' }, input_nuclia: { type: 'integer' }, output_nuclia: { type: 'integer' } } })
+  @ApiProperty({
+    type: 'object',
+    properties: {
+      input: { type: 'integer' },
+      output: { type: 'integer' },
+      input_nuclia: { type: 'integer' },
+      output_nuclia: { type: 'integer' },
+    },
+  })
   tokens!: { input: number; output: number; input_nuclia: number; output_nuclia: number };
-  @ApiProperty({ type: 'object', properties: { generative_first_chunk: { type: 'number', nullable: true }, generative_total: { type: 'number' } }, description: 'Seconds.' })
+  @ApiProperty({
+    type: 'object',
+    properties: { generative_first_chunk: { type: 'number', nullable: true }, generative_total: { type: 'number' } },
+    description: 'Seconds.',
+  })
   timings!: { generative_first_chunk: number | null; generative_total: number };
 }
 
-const TOKENS = { type: 'object', properties: { input: { type: 'integer' }, output: { type: 'integer' }, image: { type: 'integer' } } } as const;
+const TOKENS = {
+  type: 'object',
+  properties: { input: { type: 'integer' }, output: { type: 'integer' }, image: { type: 'integer' } },
+} as const;
 
 export class AskConsumptionItem {
   @ApiProperty({ enum: ['consumption'] }) type!: 'consumption';
@@ -89,7 +125,10 @@ export class AskConsumptionItem {
 
 export class AskDebugItem {
   @ApiProperty({ enum: ['debug'] }) type!: 'debug';
-  @ApiProperty({ type: 'object', additionalProperties: true, description: '{prompt_context, predict_request}' }) metadata!: { prompt_context: string[]; predict_request: Record<string, unknown> };
+  @ApiProperty({ type: 'object', additionalProperties: true, description: '{prompt_context, predict_request}' }) metadata!: {
+    prompt_context: string[];
+    predict_request: Record<string, unknown>;
+  };
   @ApiProperty({ type: 'object', additionalProperties: { type: 'number' } }) metrics!: Record<string, number>;
 }
 
@@ -115,8 +154,20 @@ export type AskItem =
   | AskErrorItem;
 
 export const ASK_ITEM_CLASSES = [
-  AskAnswerItem, AskReasoningItem, AskAnswerJsonItem, AskRetrievalItem, AskPrequeriesItem, AskStatusItem, AskAugmentedContextItem, AskCitationsItem, AskFootnoteCitationsItem, AskMetadataItem, AskConsumptionItem,
-  AskRelationsItem, AskDebugItem, AskErrorItem,
+  AskAnswerItem,
+  AskReasoningItem,
+  AskAnswerJsonItem,
+  AskRetrievalItem,
+  AskPrequeriesItem,
+  AskStatusItem,
+  AskAugmentedContextItem,
+  AskCitationsItem,
+  AskFootnoteCitationsItem,
+  AskMetadataItem,
+  AskConsumptionItem,
+  AskRelationsItem,
+  AskDebugItem,
+  AskErrorItem,
 ] as const;
 
 /** One line of the /ask NDJSON stream. */
@@ -124,7 +175,18 @@ export const ASK_ITEM_CLASSES = [
 export class AskStreamLine {
   @ApiProperty({
     oneOf: ASK_ITEM_CLASSES.map((c) => ({ $ref: getSchemaPath(c) })),
-    discriminator: { propertyName: 'type', mapping: Object.fromEntries(ASK_ITEM_CLASSES.map((c) => [c.name.replace(/^Ask|Item$/g, '').replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase(), getSchemaPath(c)])) },
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(
+        ASK_ITEM_CLASSES.map((c) => [
+          c.name
+            .replace(/^Ask|Item$/g, '')
+            .replace(/([a-z])([A-Z])/g, '$1_$2')
+            .toLowerCase(),
+          getSchemaPath(c),
+        ]),
+      ),
+    },
   })
   item!: AskItem;
 }
@@ -133,19 +195,33 @@ export class AskStreamLine {
 export class SyncAskResponse {
   @ApiProperty() answer!: string;
   @ApiPropertyOptional() reasoning?: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'With answer_json_schema: the answer as JSON.' }) answer_json?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'With answer_json_schema: the answer as JSON.' })
+  answer_json?: Record<string, unknown>;
   @ApiPropertyOptional(RELATIONS_SCHEMA) relations?: FindRelations;
   @ApiProperty({ enum: ['success', 'error', 'no_context', 'no_retrieval_data'] }) status!: string;
   @ApiProperty() learning_id!: string;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: { type: 'array', items: { type: 'integer' } } } }) citations!: Record<string, [number, number][]>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: { type: 'array', items: { type: 'integer' } } } })
+  citations!: Record<string, [number, number][]>;
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) citation_footnote_to_context?: Record<string, string>;
   @ApiPropertyOptional({ type: FindResponse }) retrieval_results?: FindResponse;
   @ApiProperty({ type: [AskBestMatch] }) retrieval_best_matches!: AskBestMatch[];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FindResponse' } }) prequeries?: Record<string, FindResponse>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FindResponse' } }) prequeries?: Record<
+    string,
+    FindResponse
+  >;
   @ApiPropertyOptional() error_details?: string;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) augmented_context?: AskAugmentedContextItem['augmented'];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: { tokens: AskMetadataItem['tokens']; timings: AskMetadataItem['timings'] };
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) consumption?: { normalized_tokens: AskConsumptionItem['normalized_tokens']; customer_key_tokens: AskConsumptionItem['customer_key_tokens'] };
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) debug?: { metadata: AskDebugItem['metadata']; metrics: AskDebugItem['metrics'] };
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: {
+    tokens: AskMetadataItem['tokens'];
+    timings: AskMetadataItem['timings'];
+  };
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) consumption?: {
+    normalized_tokens: AskConsumptionItem['normalized_tokens'];
+    customer_key_tokens: AskConsumptionItem['customer_key_tokens'];
+  };
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) debug?: {
+    metadata: AskDebugItem['metadata'];
+    metrics: AskDebugItem['metrics'];
+  };
   @ApiPropertyOptional({ type: [String] }) prompt_context?: string[];
 }

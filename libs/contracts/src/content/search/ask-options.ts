@@ -48,22 +48,33 @@ export function answerJsonSchemaIssues(v: unknown, loc: Loc): ValidationIssue[] 
   if (!given(v)) return [];
   if (!isObject(v)) return [{ loc, msg: 'Input should be a JSON schema object', type: 'model_type' }];
   const chars = JSON.stringify(v).length;
-  if (chars > ASK_OPTION_LIMITS.answerSchemaChars) return [{ loc, msg: `The schema should have at most ${ASK_OPTION_LIMITS.answerSchemaChars} characters as JSON`, type: 'too_long' }];
+  if (chars > ASK_OPTION_LIMITS.answerSchemaChars)
+    return [{ loc, msg: `The schema should have at most ${ASK_OPTION_LIMITS.answerSchemaChars} characters as JSON`, type: 'too_long' }];
   const size = expressionSize(v);
   if (size.depth > REQUEST_LIMITS.expressionDepth || size.nodes > REQUEST_LIMITS.expressionNodes) {
-    return [{ loc, msg: `The schema should have at most ${REQUEST_LIMITS.expressionDepth} levels and ${REQUEST_LIMITS.expressionNodes} values`, type: 'too_long' }];
+    return [
+      {
+        loc,
+        msg: `The schema should have at most ${REQUEST_LIMITS.expressionDepth} levels and ${REQUEST_LIMITS.expressionNodes} values`,
+        type: 'too_long',
+      },
+    ];
   }
   const issues: ValidationIssue[] = [];
   const functionStyle = given(v['parameters']);
   const schema = functionStyle ? v['parameters'] : v;
   const at = functionStyle ? [...loc, 'parameters'] : loc;
   if (functionStyle) {
-    if (given(v['name']) && (typeof v['name'] !== 'string' || !NAME.test(v['name']))) issues.push({ loc: [...loc, 'name'], msg: 'A name is 1 to 64 letters, digits, _ or -', type: 'string_pattern_mismatch' });
-    if (given(v['description']) && typeof v['description'] !== 'string') issues.push({ loc: [...loc, 'description'], msg: 'Input should be a valid string', type: 'string_type' });
+    if (given(v['name']) && (typeof v['name'] !== 'string' || !NAME.test(v['name'])))
+      issues.push({ loc: [...loc, 'name'], msg: 'A name is 1 to 64 letters, digits, _ or -', type: 'string_pattern_mismatch' });
+    if (given(v['description']) && typeof v['description'] !== 'string')
+      issues.push({ loc: [...loc, 'description'], msg: 'Input should be a valid string', type: 'string_type' });
   }
-  if (!isObject(schema) || schema['type'] !== 'object') issues.push({ loc: at, msg: "The schema's root should be {\"type\": \"object\", ...}", type: 'value_error' });
+  if (!isObject(schema) || schema['type'] !== 'object')
+    issues.push({ loc: at, msg: 'The schema\'s root should be {"type": "object", ...}', type: 'value_error' });
   for (const ref of refs(schema)) {
-    if (!ref.startsWith('#')) issues.push({ loc: at, msg: `Only references inside the schema (#/...) are allowed: ${ref.slice(0, 100)}`, type: 'value_error' });
+    if (!ref.startsWith('#'))
+      issues.push({ loc: at, msg: `Only references inside the schema (#/...) are allowed: ${ref.slice(0, 100)}`, type: 'value_error' });
   }
   return issues;
 }
@@ -103,14 +114,24 @@ export function reasoningIssues(v: unknown, loc: Loc): ValidationIssue[] {
   if (!given(v) || typeof v === 'boolean') return [];
   if (!isObject(v)) return [{ loc, msg: 'Input should be a boolean or {display, effort, budget_tokens}', type: 'model_type' }];
   const issues: ValidationIssue[] = [];
-  for (const k of Object.keys(v)) if (k !== 'display' && k !== 'effort' && k !== 'budget_tokens') issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
-  if (given(v['display']) && typeof v['display'] !== 'boolean') issues.push({ loc: [...loc, 'display'], msg: 'Input should be a valid boolean', type: 'bool_type' });
+  for (const k of Object.keys(v))
+    if (k !== 'display' && k !== 'effort' && k !== 'budget_tokens')
+      issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+  if (given(v['display']) && typeof v['display'] !== 'boolean')
+    issues.push({ loc: [...loc, 'display'], msg: 'Input should be a valid boolean', type: 'bool_type' });
   if (given(v['effort']) && !(REASONING_EFFORTS as readonly unknown[]).includes(v['effort'])) {
     issues.push({ loc: [...loc, 'effort'], msg: `Input should be ${REASONING_EFFORTS.map((e) => `'${e}'`).join(', ')}`, type: 'enum' });
   }
   const b = v['budget_tokens'];
-  if (given(b) && (!Number.isInteger(b) || (b as number) < ASK_OPTION_LIMITS.minBudgetTokens || (b as number) > ASK_OPTION_LIMITS.maxBudgetTokens)) {
-    issues.push({ loc: [...loc, 'budget_tokens'], msg: `Input should be an integer between ${ASK_OPTION_LIMITS.minBudgetTokens} and ${ASK_OPTION_LIMITS.maxBudgetTokens}`, type: 'int_type' });
+  if (
+    given(b) &&
+    (!Number.isInteger(b) || (b as number) < ASK_OPTION_LIMITS.minBudgetTokens || (b as number) > ASK_OPTION_LIMITS.maxBudgetTokens)
+  ) {
+    issues.push({
+      loc: [...loc, 'budget_tokens'],
+      msg: `Input should be an integer between ${ASK_OPTION_LIMITS.minBudgetTokens} and ${ASK_OPTION_LIMITS.maxBudgetTokens}`,
+      type: 'int_type',
+    });
   }
   return issues;
 }
@@ -130,7 +151,8 @@ export function readReasoning(v: unknown): ReasoningOptions | undefined {
 export function rephrasePromptIssues(v: unknown, loc: Loc): ValidationIssue[] {
   if (!given(v)) return [];
   if (typeof v !== 'string') return [{ loc, msg: 'Input should be a valid string', type: 'string_type' }];
-  if (v.length > ASK_OPTION_LIMITS.rephrasePromptChars) return [{ loc, msg: `String should have at most ${ASK_OPTION_LIMITS.rephrasePromptChars} characters`, type: 'string_too_long' }];
+  if (v.length > ASK_OPTION_LIMITS.rephrasePromptChars)
+    return [{ loc, msg: `String should have at most ${ASK_OPTION_LIMITS.rephrasePromptChars} characters`, type: 'string_too_long' }];
   if (!v.includes('{question}')) return [{ loc, msg: 'The rephrase prompt must contain the {question} placeholder', type: 'value_error' }];
   return [];
 }

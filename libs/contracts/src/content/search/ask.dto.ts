@@ -12,7 +12,16 @@ import { searchPayloadOf, type SearchPayload } from './search-payload';
 export const ASK_FEATURES = ['keyword', 'semantic', 'relations'] as const;
 export type AskFeature = (typeof ASK_FEATURES)[number];
 export const ASK_DEFAULT_FEATURES: readonly AskFeature[] = ['semantic', 'keyword'];
-export const RAG_STRATEGY_NAMES = ['full_resource', 'field_extension', 'hierarchy', 'neighbouring_paragraphs', 'metadata_extension', 'prequeries', 'conversation', 'graph_beta'] as const;
+export const RAG_STRATEGY_NAMES = [
+  'full_resource',
+  'field_extension',
+  'hierarchy',
+  'neighbouring_paragraphs',
+  'metadata_extension',
+  'prequeries',
+  'conversation',
+  'graph_beta',
+] as const;
 export const METADATA_EXTENSION_TYPES = ['origin', 'classification_labels', 'ners', 'extra_metadata'] as const;
 
 const quoted = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
@@ -21,18 +30,24 @@ const given = (v: unknown) => v !== undefined && v !== null;
 /** A prequery's request: the retrieval members of /ask (no answer options), nothing else. */
 @Closed()
 export class AskPrequeryRequest extends RetrievalRequestBase {
-  @ApiPropertyOptional({ enum: ASK_FEATURES, isArray: true, default: ASK_DEFAULT_FEATURES }) @Check(enumListCheck(ASK_FEATURES)) override features?: AskFeature[] = undefined;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /ask has no graph feature.' }) @Check(graphQueryCheck(ASK_FEATURES, ASK_DEFAULT_FEATURES)) override graph_query?: Record<string, unknown> = undefined;
+  @ApiPropertyOptional({ enum: ASK_FEATURES, isArray: true, default: ASK_DEFAULT_FEATURES })
+  @Check(enumListCheck(ASK_FEATURES))
+  override features?: AskFeature[] = undefined;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /ask has no graph feature.' })
+  @Check(graphQueryCheck(ASK_FEATURES, ASK_DEFAULT_FEATURES))
+  override graph_query?: Record<string, unknown> = undefined;
 }
 
 /** One strategy of `rag_strategies`, checked by its name. */
 function checkStrategy(s: Record<string, unknown>, loc: Loc, issues: ValidationIssue[]): void {
   const int = (key: string, min: number, max: number) => {
     const v = s[key];
-    if (given(v) && (!Number.isInteger(v) || (v as number) < min || (v as number) > max)) issues.push({ loc: [...loc, key], msg: `Input should be an integer between ${min} and ${max}`, type: 'int_type' });
+    if (given(v) && (!Number.isInteger(v) || (v as number) < min || (v as number) > max))
+      issues.push({ loc: [...loc, key], msg: `Input should be an integer between ${min} and ${max}`, type: 'int_type' });
   };
   const bool = (key: string) => {
-    if (given(s[key]) && typeof s[key] !== 'boolean') issues.push({ loc: [...loc, key], msg: 'Input should be a valid boolean', type: 'bool_type' });
+    if (given(s[key]) && typeof s[key] !== 'boolean')
+      issues.push({ loc: [...loc, key], msg: 'Input should be a valid boolean', type: 'bool_type' });
   };
   const strings = (key: string): string[] => {
     const v = s[key];
@@ -50,11 +65,18 @@ function checkStrategy(s: Record<string, unknown>, loc: Loc, issues: ValidationI
       return;
     case 'field_extension': {
       const fields = strings('fields');
-      if (fields.length === 0) issues.push({ loc: [...loc, 'fields'], msg: 'List at least one field, e.g. t/amend or a/title', type: 'too_short' });
+      if (fields.length === 0)
+        issues.push({ loc: [...loc, 'fields'], msg: 'List at least one field, e.g. t/amend or a/title', type: 'too_short' });
       fields.forEach((f, j) => {
-        if (!/^[a-z]\/[a-zA-Z0-9:_-]+$/.test(f)) issues.push({ loc: [...loc, 'fields', j], msg: 'A field is <type letter>/<field id>, e.g. t/amend', type: 'value_error' });
+        if (!/^[a-z]\/[a-zA-Z0-9:_-]+$/.test(f))
+          issues.push({ loc: [...loc, 'fields', j], msg: 'A field is <type letter>/<field id>, e.g. t/amend', type: 'value_error' });
       });
-      if (strings('data_augmentation_field_prefixes').length) issues.push({ loc: [...loc, 'data_augmentation_field_prefixes'], msg: 'Not supported: no data augmentation fields exist here', type: 'not_supported' });
+      if (strings('data_augmentation_field_prefixes').length)
+        issues.push({
+          loc: [...loc, 'data_augmentation_field_prefixes'],
+          msg: 'Not supported: no data augmentation fields exist here',
+          type: 'not_supported',
+        });
       return;
     }
     case 'hierarchy':
@@ -66,27 +88,37 @@ function checkStrategy(s: Record<string, unknown>, loc: Loc, issues: ValidationI
       return;
     case 'metadata_extension':
       strings('types').forEach((t, j) => {
-        if (!(METADATA_EXTENSION_TYPES as readonly string[]).includes(t)) issues.push({ loc: [...loc, 'types', j], msg: `Input should be ${quoted(METADATA_EXTENSION_TYPES)}`, type: 'enum' });
+        if (!(METADATA_EXTENSION_TYPES as readonly string[]).includes(t))
+          issues.push({ loc: [...loc, 'types', j], msg: `Input should be ${quoted(METADATA_EXTENSION_TYPES)}`, type: 'enum' });
       });
       return;
     case 'prequeries': {
       const queries = s['queries'];
-      if (!Array.isArray(queries) || queries.length === 0 || queries.length > 15) issues.push({ loc: [...loc, 'queries'], msg: 'Input should be a list of 1 to 15 prequeries', type: 'list_type' });
+      if (!Array.isArray(queries) || queries.length === 0 || queries.length > 15)
+        issues.push({ loc: [...loc, 'queries'], msg: 'Input should be a list of 1 to 15 prequeries', type: 'list_type' });
       else {
         queries.forEach((q, j) => {
           const at = [...loc, 'queries', j];
-          if (!isPlainObject(q) || !isPlainObject(q['request'])) return void issues.push({ loc: [...at, 'request'], msg: 'Input should be a find request object', type: 'model_type' });
+          if (!isPlainObject(q) || !isPlainObject(q['request']))
+            return void issues.push({ loc: [...at, 'request'], msg: 'Input should be a find request object', type: 'model_type' });
           issues.push(...collectIssues(AskPrequeryRequest, q['request'], { loc: [...at, 'request'] }).issues);
           const weight = q['weight'] === undefined ? 1 : q['weight'];
-          if (typeof weight !== 'number' || weight < 0) issues.push({ loc: [...at, 'weight'], msg: 'Input should be a non-negative number', type: 'float_type' });
+          if (typeof weight !== 'number' || weight < 0)
+            issues.push({ loc: [...at, 'weight'], msg: 'Input should be a non-negative number', type: 'float_type' });
         });
       }
       const mw = s['main_query_weight'] === undefined ? 1 : s['main_query_weight'];
-      if (typeof mw !== 'number' || mw < 0) issues.push({ loc: [...loc, 'main_query_weight'], msg: 'Input should be a non-negative number', type: 'float_type' });
+      if (typeof mw !== 'number' || mw < 0)
+        issues.push({ loc: [...loc, 'main_query_weight'], msg: 'Input should be a non-negative number', type: 'float_type' });
       return;
     }
     case 'conversation':
-      if (s['attachments_images'] === true) issues.push({ loc: [...loc, 'attachments_images'], msg: 'Not supported: images are not sent to generative models', type: 'not_supported' });
+      if (s['attachments_images'] === true)
+        issues.push({
+          loc: [...loc, 'attachments_images'],
+          msg: 'Not supported: images are not sent to generative models',
+          type: 'not_supported',
+        });
       bool('attachments_text');
       bool('full');
       int('max_messages', 1, 1000);
@@ -107,14 +139,19 @@ const ragStrategiesCheck: MemberCheck = (raw, loc, issues) => {
   raw.forEach((s, i) => {
     const at = [...loc, i];
     if (!isPlainObject(s) || typeof s['name'] !== 'string' || !(RAG_STRATEGY_NAMES as readonly string[]).includes(s['name'])) {
-      return void issues.push({ loc: [...at, 'name'], msg: `Input should be one of ${quoted(RAG_STRATEGY_NAMES)}`, type: 'union_tag_invalid' });
+      return void issues.push({
+        loc: [...at, 'name'],
+        msg: `Input should be one of ${quoted(RAG_STRATEGY_NAMES)}`,
+        type: 'union_tag_invalid',
+      });
     }
     if (seen.has(s['name'])) issues.push({ loc: at, msg: `rag_strategies may contain ${s['name']} only once`, type: 'value_error' });
     seen.add(s['name']);
     checkStrategy(s, at, issues);
   });
   if (seen.has('full_resource')) {
-    for (const other of ['hierarchy', 'neighbouring_paragraphs', 'field_extension']) if (seen.has(other)) issues.push({ loc, msg: `full_resource cannot be combined with ${other}`, type: 'value_error' });
+    for (const other of ['hierarchy', 'neighbouring_paragraphs', 'field_extension'])
+      if (seen.has(other)) issues.push({ loc, msg: `full_resource cannot be combined with ${other}`, type: 'value_error' });
   }
 };
 
@@ -129,39 +166,57 @@ const chatHistoryCheck: MemberCheck = whenAbsent((v, loc, issues, owner) => {
   const history = given(v) ? v : owner['context'];
   const name = given(v) ? 'chat_history' : 'context';
   const at = [...loc.slice(0, -1), name];
-  if (given(v) && given(owner['context'])) issues.push({ loc: [...loc.slice(0, -1), 'context'], msg: 'context is the old name of chat_history: send one of them', type: 'value_error' });
+  if (given(v) && given(owner['context']))
+    issues.push({
+      loc: [...loc.slice(0, -1), 'context'],
+      msg: 'context is the old name of chat_history: send one of them',
+      type: 'value_error',
+    });
   if (!given(history)) return;
   if (!Array.isArray(history)) return void issues.push({ loc: at, msg: 'Input should be a valid list', type: 'list_type' });
-  if (history.length > REQUEST_LIMITS.chatTurns) return void issues.push({ loc: at, msg: `List should have at most ${REQUEST_LIMITS.chatTurns} items`, type: 'too_long' });
+  if (history.length > REQUEST_LIMITS.chatTurns)
+    return void issues.push({ loc: at, msg: `List should have at most ${REQUEST_LIMITS.chatTurns} items`, type: 'too_long' });
   history.forEach((t, i) => {
-    if (!isPlainObject(t) || (t['author'] !== 'USER' && t['author'] !== 'NUCLIA') || typeof t['text'] !== 'string') issues.push({ loc: [...at, i], msg: "Input should be {author: 'USER'|'NUCLIA', text}", type: 'model_type' });
-    else if (t['text'].length > REQUEST_LIMITS.passageChars) issues.push({ loc: [...at, i, 'text'], msg: `String should have at most ${REQUEST_LIMITS.passageChars} characters`, type: 'string_too_long' });
+    if (!isPlainObject(t) || (t['author'] !== 'USER' && t['author'] !== 'NUCLIA') || typeof t['text'] !== 'string')
+      issues.push({ loc: [...at, i], msg: "Input should be {author: 'USER'|'NUCLIA', text}", type: 'model_type' });
+    else if (t['text'].length > REQUEST_LIMITS.passageChars)
+      issues.push({
+        loc: [...at, i, 'text'],
+        msg: `String should have at most ${REQUEST_LIMITS.passageChars} characters`,
+        type: 'string_too_long',
+      });
   });
 });
 
 const citationsCheck: MemberCheck = (v, loc, issues) => {
-  if (given(v) && v !== true && v !== false && v !== 'none' && v !== 'default' && v !== 'llm_footnotes') issues.push({ loc, msg: "Input should be true, false, 'none', 'default' or 'llm_footnotes'", type: 'enum' });
+  if (given(v) && v !== true && v !== false && v !== 'none' && v !== 'default' && v !== 'llm_footnotes')
+    issues.push({ loc, msg: "Input should be true, false, 'none', 'default' or 'llm_footnotes'", type: 'enum' });
 };
 
 const promptCheck: MemberCheck = (p, loc, issues) => {
   if (!given(p) || typeof p === 'string') return;
   if (!isPlainObject(p)) return void issues.push({ loc, msg: 'Input should be a string or {system, user}', type: 'model_type' });
   for (const k of Object.keys(p)) {
-    if (k !== 'system' && k !== 'user' && k !== 'rephrase') issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
-    else if (given(p[k]) && typeof p[k] !== 'string') issues.push({ loc: [...loc, k], msg: 'Input should be a valid string', type: 'string_type' });
+    if (k !== 'system' && k !== 'user' && k !== 'rephrase')
+      issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+    else if (given(p[k]) && typeof p[k] !== 'string')
+      issues.push({ loc: [...loc, k], msg: 'Input should be a valid string', type: 'string_type' });
   }
   if (typeof p['rephrase'] === 'string') issues.push(...rephrasePromptIssues(p['rephrase'], [...loc, 'rephrase']));
 };
 
 const positiveInt = (v: unknown, loc: Loc, issues: ValidationIssue[]) => {
-  if (given(v) && (!Number.isInteger(v) || (v as number) < 1)) issues.push({ loc, msg: 'Input should be a positive integer', type: 'int_type' });
+  if (given(v) && (!Number.isInteger(v) || (v as number) < 1))
+    issues.push({ loc, msg: 'Input should be a positive integer', type: 'int_type' });
 };
 
 const maxTokensCheck: MemberCheck = (mt, loc, issues) => {
   if (!given(mt)) return;
   if (typeof mt === 'number') return positiveInt(mt, loc, issues);
   if (!isPlainObject(mt)) return void issues.push({ loc, msg: 'Input should be an integer or {context, answer}', type: 'model_type' });
-  for (const k of Object.keys(mt)) if (k !== 'context' && k !== 'answer') issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+  for (const k of Object.keys(mt))
+    if (k !== 'context' && k !== 'answer')
+      issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
   positiveInt(mt['context'], [...loc, 'context'], issues);
   positiveInt(mt['answer'], [...loc, 'answer'], issues);
 };
@@ -175,46 +230,127 @@ const emptyOrAbsent = (v: unknown) => !given(v) || (Array.isArray(v) && v.length
 /** POST /ask (and the resource-scoped asks): retrieval members, then how to answer. */
 @Closed()
 export class AskRequest extends RetrievalRequestBase {
-  @ApiProperty({ maxLength: REQUEST_LIMITS.queryChars, description: 'The question; not blank.' }) @Check(askQueryCheck) override query?: string = undefined;
-  @ApiPropertyOptional({ enum: ASK_FEATURES, isArray: true, default: ASK_DEFAULT_FEATURES }) @Check(enumListCheck(ASK_FEATURES)) override features?: AskFeature[] = undefined;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /ask has no graph feature.' }) @Check(graphQueryCheck(ASK_FEATURES, ASK_DEFAULT_FEATURES)) override graph_query?: Record<string, unknown> = undefined;
-  @ApiPropertyOptional({ description: 'The generative model (else the KB\'s).' }) @Check(checks.string()) override generative_model?: string = undefined;
-  @ApiPropertyOptional({ type: 'string', pattern: '^[a-zA-Z0-9:_-]{1,64}$', description: 'A saved search configuration of kind ask: its body is used with this request\'s members replacing its members (docs/kb-configuration.md). Unknown → 422.' })
+  @ApiProperty({ maxLength: REQUEST_LIMITS.queryChars, description: 'The question; not blank.' })
+  @Check(askQueryCheck)
+  override query?: string = undefined;
+  @ApiPropertyOptional({ enum: ASK_FEATURES, isArray: true, default: ASK_DEFAULT_FEATURES })
+  @Check(enumListCheck(ASK_FEATURES))
+  override features?: AskFeature[] = undefined;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /ask has no graph feature.' })
+  @Check(graphQueryCheck(ASK_FEATURES, ASK_DEFAULT_FEATURES))
+  override graph_query?: Record<string, unknown> = undefined;
+  @ApiPropertyOptional({ description: "The generative model (else the KB's)." })
+  @Check(checks.string())
+  override generative_model?: string = undefined;
+  @ApiPropertyOptional({
+    type: 'string',
+    pattern: '^[a-zA-Z0-9:_-]{1,64}$',
+    description:
+      "A saved search configuration of kind ask: its body is used with this request's members replacing its members (docs/kb-configuration.md). Unknown → 422.",
+  })
   @Check(configNameCheck)
   override search_configuration?: string = undefined;
 
-  @ApiPropertyOptional({ oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['none', 'default', 'llm_footnotes'] }], default: 'default' }) @Check(citationsCheck) citations?: boolean | 'none' | 'default' | 'llm_footnotes';
+  @ApiPropertyOptional({ oneOf: [{ type: 'boolean' }, { type: 'string', enum: ['none', 'default', 'llm_footnotes'] }], default: 'default' })
+  @Check(citationsCheck)
+  citations?: boolean | 'none' | 'default' | 'llm_footnotes';
   @ApiPropertyOptional({ minimum: 0, maximum: 1, default: 0.4 }) @Check(checks.number({ min: 0, max: 1 })) citation_threshold?: number;
-  @ApiPropertyOptional({ type: 'array', maxItems: REQUEST_LIMITS.chatTurns, items: { type: 'object', properties: { author: { type: 'string', enum: ['USER', 'NUCLIA'] }, text: { type: 'string', maxLength: REQUEST_LIMITS.passageChars } }, required: ['author', 'text'] } })
+  @ApiPropertyOptional({
+    type: 'array',
+    maxItems: REQUEST_LIMITS.chatTurns,
+    items: {
+      type: 'object',
+      properties: {
+        author: { type: 'string', enum: ['USER', 'NUCLIA'] },
+        text: { type: 'string', maxLength: REQUEST_LIMITS.passageChars },
+      },
+      required: ['author', 'text'],
+    },
+  })
   @Check(chatHistoryCheck)
   chat_history?: { author: 'USER' | 'NUCLIA'; text: string }[];
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, deprecated: true, description: 'The old name of chat_history.' }) @Check(checks.any()) context?: { author: 'USER' | 'NUCLIA'; text: string }[];
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    deprecated: true,
+    description: 'The old name of chat_history.',
+  })
+  @Check(checks.any())
+  context?: { author: 'USER' | 'NUCLIA'; text: string }[];
   @ApiPropertyOptional({ minimum: 0, maximum: 1 }) @Check(checks.number({ min: 0, max: 1 })) chat_history_relevance_threshold?: number;
-  @ApiPropertyOptional({ type: [String], maxItems: REQUEST_LIMITS.listItems, description: `Passages of at most ${REQUEST_LIMITS.passageChars} characters added to the context.` })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: REQUEST_LIMITS.listItems,
+    description: `Passages of at most ${REQUEST_LIMITS.passageChars} characters added to the context.`,
+  })
   @Check(checks.stringList({ maxItems: REQUEST_LIMITS.listItems, max: REQUEST_LIMITS.passageChars }))
   extra_context?: string[];
   @ApiPropertyOptional({
-    oneOf: [{ type: 'string' }, { type: 'object', properties: { system: { type: 'string' }, user: { type: 'string' }, rephrase: { type: 'string', maxLength: ASK_OPTION_LIMITS.rephrasePromptChars, description: 'Rephrasing instructions (with rephrase: true); must contain {question}.' } } }],
+    oneOf: [
+      { type: 'string' },
+      {
+        type: 'object',
+        properties: {
+          system: { type: 'string' },
+          user: { type: 'string' },
+          rephrase: {
+            type: 'string',
+            maxLength: ASK_OPTION_LIMITS.rephrasePromptChars,
+            description: 'Rephrasing instructions (with rephrase: true); must contain {question}.',
+          },
+        },
+      },
+    ],
   })
   @Check(promptCheck)
   prompt?: string | { system?: string; user?: string; rephrase?: string };
-  @ApiPropertyOptional({ default: false, description: 'Rewrite the question with the chat history for retrieval (the generative model, or the built-in rewriting without one); reported as rephrased_query.' })
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      'Rewrite the question with the chat history for retrieval (the generative model, or the built-in rewriting without one); reported as rephrased_query.',
+  })
   @Check(checks.bool())
   override rephrase?: boolean = undefined;
-  @ApiPropertyOptional({ type: 'string', maxLength: ASK_OPTION_LIMITS.rephrasePromptChars, description: 'Another name of prompt.rephrase; must contain {question}.' })
+  @ApiPropertyOptional({
+    type: 'string',
+    maxLength: ASK_OPTION_LIMITS.rephrasePromptChars,
+    description: 'Another name of prompt.rephrase; must contain {question}.',
+  })
   @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
   override rephrase_prompt?: string = undefined;
   @ApiPropertyOptional({ type: 'integer' }) @Check(seedCheck) generative_model_seed?: number;
-  @ApiPropertyOptional({ oneOf: [{ type: 'integer', minimum: 1 }, { type: 'object', properties: { context: { type: 'integer', minimum: 1 }, answer: { type: 'integer', minimum: 1 } } }] }) @Check(maxTokensCheck) max_tokens?: number | { context?: number; answer?: number };
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'integer', minimum: 1 },
+      { type: 'object', properties: { context: { type: 'integer', minimum: 1 }, answer: { type: 'integer', minimum: 1 } } },
+    ],
+  })
+  @Check(maxTokensCheck)
+  max_tokens?: number | { context?: number; answer?: number };
   @ApiPropertyOptional() @Check(checks.bool()) prefer_markdown?: boolean;
   @ApiPropertyOptional({ default: true }) @Check(checks.bool()) generate_answer?: boolean;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', properties: { name: { type: 'string', enum: [...RAG_STRATEGY_NAMES] } }, required: ['name'], additionalProperties: true }, description: 'At most one of each; graph_beta is not supported.' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: { name: { type: 'string', enum: [...RAG_STRATEGY_NAMES] } },
+      required: ['name'],
+      additionalProperties: true,
+    },
+    description: 'At most one of each; graph_beta is not supported.',
+  })
   @Check(ragStrategiesCheck)
   rag_strategies?: ({ name: (typeof RAG_STRATEGY_NAMES)[number] } & Record<string, unknown>)[];
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' }) @Check(checks.unsupported('images are not sent to generative models', emptyOrAbsent)) extra_context_images?: unknown[];
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' }) @Check(checks.unsupported('image strategies are not available', emptyOrAbsent)) rag_images_strategies?: unknown[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' })
+  @Check(checks.unsupported('images are not sent to generative models', emptyOrAbsent))
+  extra_context_images?: unknown[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' })
+  @Check(checks.unsupported('image strategies are not available', emptyOrAbsent))
+  rag_images_strategies?: unknown[];
   @ApiPropertyOptional({
-    type: 'object', additionalProperties: true, nullable: true,
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
     description: `A JSON schema (object root) or {name, description, parameters: <schema>}: the answer is one JSON object (answer_json) instead of text, without citations. Needs a generative provider. At most ${ASK_OPTION_LIMITS.answerSchemaChars} characters, ${REQUEST_LIMITS.expressionDepth} levels, local $refs only.`,
   })
   @Check((v, loc, issues) => void issues.push(...answerJsonSchemaIssues(v, loc)))
@@ -222,9 +358,17 @@ export class AskRequest extends RetrievalRequestBase {
   @ApiPropertyOptional({
     oneOf: [
       { type: 'boolean' },
-      { type: 'object', properties: { display: { type: 'boolean', default: true }, effort: { type: 'string', enum: [...REASONING_EFFORTS] }, budget_tokens: { type: 'integer', minimum: ASK_OPTION_LIMITS.minBudgetTokens, maximum: ASK_OPTION_LIMITS.maxBudgetTokens } } },
+      {
+        type: 'object',
+        properties: {
+          display: { type: 'boolean', default: true },
+          effort: { type: 'string', enum: [...REASONING_EFFORTS] },
+          budget_tokens: { type: 'integer', minimum: ASK_OPTION_LIMITS.minBudgetTokens, maximum: ASK_OPTION_LIMITS.maxBudgetTokens },
+        },
+      },
     ],
-    description: 'Ask the provider to reason (OpenAI-compatible reasoning_effort, Anthropic thinking); its reasoning streams as reasoning items unless display is false.',
+    description:
+      'Ask the provider to reason (OpenAI-compatible reasoning_effort, Anthropic thinking); its reasoning streams as reasoning items unless display is false.',
   })
   @Check((v, loc, issues) => void issues.push(...reasoningIssues(v, loc)))
   reasoning?: boolean | { display?: boolean; effort?: (typeof REASONING_EFFORTS)[number]; budget_tokens?: number };

@@ -22,24 +22,34 @@ const catalogQueryCheck: MemberCheck = (q, loc, issues) => {
   if (q === undefined || q === null || q === '') return;
   if (typeof q === 'string') {
     if (q.length > REQUEST_LIMITS.queryChars || catalogQueryWords(q).length > REQUEST_LIMITS.catalogQueryWords) {
-      issues.push({ loc, msg: `Input should have at most ${REQUEST_LIMITS.queryChars} characters and ${REQUEST_LIMITS.catalogQueryWords} words`, type: 'string_too_long' });
+      issues.push({
+        loc,
+        msg: `Input should have at most ${REQUEST_LIMITS.queryChars} characters and ${REQUEST_LIMITS.catalogQueryWords} words`,
+        type: 'string_too_long',
+      });
     }
     return;
   }
   if (!isPlainObject(q)) return void issues.push({ loc, msg: 'Input should be a string or {field, match, query}', type: 'model_type' });
   const field = q['field'] ?? 'title';
   const match = q['match'] ?? 'exact';
-  if (field !== 'title' && field !== 'slug') issues.push({ loc: [...loc, 'field'], msg: "Input should be 'title' or 'slug'", type: 'enum' });
-  if (!(CATALOG_MATCHES as readonly unknown[]).includes(match)) issues.push({ loc: [...loc, 'match'], msg: `Input should be ${quoted(CATALOG_MATCHES)}`, type: 'enum' });
-  if (typeof q['query'] !== 'string') return void issues.push({ loc: [...loc, 'query'], msg: 'Input should be a valid string', type: 'string_type' });
-  if (field === 'slug' && match !== 'exact' && match !== 'starts_with') issues.push({ loc: [...loc, 'match'], msg: "slug supports only 'exact' and 'starts_with'", type: 'value_error' });
+  if (field !== 'title' && field !== 'slug')
+    issues.push({ loc: [...loc, 'field'], msg: "Input should be 'title' or 'slug'", type: 'enum' });
+  if (!(CATALOG_MATCHES as readonly unknown[]).includes(match))
+    issues.push({ loc: [...loc, 'match'], msg: `Input should be ${quoted(CATALOG_MATCHES)}`, type: 'enum' });
+  if (typeof q['query'] !== 'string')
+    return void issues.push({ loc: [...loc, 'query'], msg: 'Input should be a valid string', type: 'string_type' });
+  if (field === 'slug' && match !== 'exact' && match !== 'starts_with')
+    issues.push({ loc: [...loc, 'match'], msg: "slug supports only 'exact' and 'starts_with'", type: 'value_error' });
 };
 
 const catalogSortCheck: MemberCheck = (s, loc, issues) => {
   if (s === undefined || s === null) return;
   if (!isPlainObject(s)) return void issues.push({ loc, msg: 'Input should be a valid object', type: 'model_type' });
-  if (!['created', 'modified', 'title'].includes((s['field'] ?? 'created') as string)) issues.push({ loc: [...loc, 'field'], msg: "Input should be 'created', 'modified' or 'title'", type: 'enum' });
-  if (!['asc', 'desc'].includes((s['order'] ?? 'desc') as string)) issues.push({ loc: [...loc, 'order'], msg: "Input should be 'asc' or 'desc'", type: 'enum' });
+  if (!['created', 'modified', 'title'].includes((s['field'] ?? 'created') as string))
+    issues.push({ loc: [...loc, 'field'], msg: "Input should be 'created', 'modified' or 'title'", type: 'enum' });
+  if (!['asc', 'desc'].includes((s['order'] ?? 'desc') as string))
+    issues.push({ loc: [...loc, 'order'], msg: "Input should be 'asc' or 'desc'", type: 'enum' });
 };
 
 /** POST /catalog (and GET, its query in this shape): resources by title or slug, filters, facets, sort and pages. */
@@ -48,18 +58,43 @@ const catalogSortCheck: MemberCheck = (s, loc, issues) => {
 export class CatalogRequest {
   @ApiPropertyOptional({
     oneOf: [
-      { type: 'string', maxLength: REQUEST_LIMITS.queryChars, description: `Words of the title (at most ${REQUEST_LIMITS.catalogQueryWords}).` },
-      { type: 'object', properties: { field: { type: 'string', enum: ['title', 'slug'], default: 'title' }, match: { type: 'string', enum: [...CATALOG_MATCHES], default: 'exact' }, query: { type: 'string' } }, required: ['query'] },
+      {
+        type: 'string',
+        maxLength: REQUEST_LIMITS.queryChars,
+        description: `Words of the title (at most ${REQUEST_LIMITS.catalogQueryWords}).`,
+      },
+      {
+        type: 'object',
+        properties: {
+          field: { type: 'string', enum: ['title', 'slug'], default: 'title' },
+          match: { type: 'string', enum: [...CATALOG_MATCHES], default: 'exact' },
+          query: { type: 'string' },
+        },
+        required: ['query'],
+      },
     ],
   })
   @Check(catalogQueryCheck)
   query?: string | { field?: 'title' | 'slug'; match?: CatalogMatch; query: string };
 
-  @ApiPropertyOptional({ type: 'object', properties: { resource: filterExpressionMember('Expression on resources (the filter_expression language without field, keyword, field_mimetype and kind).') }, additionalProperties: false })
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: {
+      resource: filterExpressionMember(
+        'Expression on resources (the filter_expression language without field, keyword, field_mimetype and kind).',
+      ),
+    },
+    additionalProperties: false,
+  })
   @Check(filterExpressionCheck('resource'))
   filter_expression?: CatalogFilterExpression;
 
-  @ApiPropertyOptional({ type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } }] }, maxItems: REQUEST_LIMITS.listItems, deprecated: true })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } }] },
+    maxItems: REQUEST_LIMITS.listItems,
+    deprecated: true,
+  })
   @Check(legacyFiltersCheck)
   filters?: LegacyFilters;
 
@@ -68,11 +103,21 @@ export class CatalogRequest {
   @ApiPropertyOptional({ format: 'date-time', deprecated: true }) @Check(checks.date()) range_creation_end?: string;
   @ApiPropertyOptional({ format: 'date-time', deprecated: true }) @Check(checks.date()) range_modification_start?: string;
   @ApiPropertyOptional({ format: 'date-time', deprecated: true }) @Check(checks.date()) range_modification_end?: string;
-  @ApiPropertyOptional({ type: [String], maxItems: REQUEST_LIMITS.facets, description: 'Tag prefixes whose tags are counted over the matching resources.' })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: REQUEST_LIMITS.facets,
+    description: 'Tag prefixes whose tags are counted over the matching resources.',
+  })
   @Check(checks.stringList({ maxItems: REQUEST_LIMITS.facets, max: REQUEST_LIMITS.itemChars }))
   faceted?: string[];
 
-  @ApiPropertyOptional({ type: 'object', properties: { field: { type: 'string', enum: ['created', 'modified', 'title'], default: 'created' }, order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' } } })
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: {
+      field: { type: 'string', enum: ['created', 'modified', 'title'], default: 'created' },
+      order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
+    },
+  })
   @Check(catalogSortCheck)
   sort?: { field?: 'created' | 'modified' | 'title'; order?: 'asc' | 'desc' };
 
@@ -81,10 +126,14 @@ export class CatalogRequest {
   @ApiPropertyOptional({ description: 'Only hidden (true) or only visible (false) resources.' }) @Check(checks.bool()) hidden?: boolean;
   @ApiPropertyOptional({ default: true }) @Check(checks.bool()) show_hidden?: boolean;
   @ApiPropertyOptional({ enum: CATALOG_STATUSES }) @Check(checks.oneOf(CATALOG_STATUSES)) with_status?: (typeof CATALOG_STATUSES)[number];
-  @ApiPropertyOptional({ type: 'object', properties: { groups: { type: 'array', items: { type: 'string' } } } }) @Check(checks.object()) security?: { groups?: string[]; access_groups?: string[] };
+  @ApiPropertyOptional({ type: 'object', properties: { groups: { type: 'array', items: { type: 'string' } } } })
+  @Check(checks.object())
+  security?: { groups?: string[]; access_groups?: string[] };
   @ApiPropertyOptional({ enum: ShowOptions, isArray: true, default: ['basic'] }) @Check(enumListCheck(ShowOptions)) show?: ShowOption[];
   @ApiPropertyOptional({ enum: FieldTypes, isArray: true }) @Check(enumListCheck(FieldTypes)) field_type_filter?: FieldType[];
-  @ApiPropertyOptional({ enum: ExtractedOptions, isArray: true, deprecated: true }) @Check(enumListCheck(ExtractedOptions)) extracted?: ExtractedOption[];
+  @ApiPropertyOptional({ enum: ExtractedOptions, isArray: true, deprecated: true })
+  @Check(enumListCheck(ExtractedOptions))
+  extracted?: ExtractedOption[];
   @ApiPropertyOptional({ description: 'Accepted without effect.' }) @Check(checks.any()) debug?: boolean;
   @ApiPropertyOptional({ description: 'Accepted without effect.' }) @Check(checks.any()) shards?: string[];
   @ApiPropertyOptional({ description: 'Accepted without effect.' }) @Check(checks.any()) with_duplicates?: boolean;
@@ -92,7 +141,12 @@ export class CatalogRequest {
 
 /** CatalogResponse: the page of resources and their title entries. */
 export class CatalogResponse {
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, description: 'By resource id, serialized as `show` asks.' }) resources!: Record<string, Record<string, unknown>>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: true },
+    description: 'By resource id, serialized as `show` asks.',
+  })
+  resources!: Record<string, Record<string, unknown>>;
   @ApiProperty({ type: SearchResultList }) fulltext!: SearchResultList;
   @ApiProperty({ type: [String], nullable: true }) shards!: null;
 }
@@ -103,10 +157,13 @@ export type CatalogEnvelope = SearchPayload<CatalogRequest>;
 /** `prefixes` of /catalog/facets: at most REQUEST_LIMITS.facets `{prefix, depth?}`. */
 const prefixesCheck: MemberCheck = (prefixes, loc, issues) => {
   if (!Array.isArray(prefixes)) return void issues.push({ loc, msg: 'Input should be a valid list', type: 'list_type' });
-  if (prefixes.length > REQUEST_LIMITS.facets) return void issues.push({ loc, msg: `List should have at most ${REQUEST_LIMITS.facets} items`, type: 'too_long' });
+  if (prefixes.length > REQUEST_LIMITS.facets)
+    return void issues.push({ loc, msg: `List should have at most ${REQUEST_LIMITS.facets} items`, type: 'too_long' });
   prefixes.forEach((x, i) => {
-    if (!isPlainObject(x) || typeof x['prefix'] !== 'string') issues.push({ loc: [...loc, i], msg: 'Input should be {prefix, depth?}', type: 'model_type' });
-    else if (x['depth'] !== undefined && x['depth'] !== null && (!Number.isInteger(x['depth']) || (x['depth'] as number) < 0)) issues.push({ loc: [...loc, i, 'depth'], msg: 'Input should be a non-negative integer', type: 'int_type' });
+    if (!isPlainObject(x) || typeof x['prefix'] !== 'string')
+      issues.push({ loc: [...loc, i], msg: 'Input should be {prefix, depth?}', type: 'model_type' });
+    else if (x['depth'] !== undefined && x['depth'] !== null && (!Number.isInteger(x['depth']) || (x['depth'] as number) < 0))
+      issues.push({ loc: [...loc, i, 'depth'], msg: 'Input should be a non-negative integer', type: 'int_type' });
   });
 };
 
@@ -118,11 +175,16 @@ export class CatalogFacetPrefix {
 /** POST /catalog/facets. */
 @Closed()
 export class CatalogFacetsRequest {
-  @ApiProperty({ type: [CatalogFacetPrefix], maxItems: REQUEST_LIMITS.facets }) @Check(Object.assign(prefixesCheck, { whenAbsent: true })) prefixes!: CatalogFacetPrefix[];
+  @ApiProperty({ type: [CatalogFacetPrefix], maxItems: REQUEST_LIMITS.facets })
+  @Check(Object.assign(prefixesCheck, { whenAbsent: true }))
+  prefixes!: CatalogFacetPrefix[];
 }
 
 export class CatalogFacetsResponse {
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, description: 'Count of resources per tag.' }) facets!: Record<string, number>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, description: 'Count of resources per tag.' }) facets!: Record<
+    string,
+    number
+  >;
 }
 
 export const CatalogFacetsEnvelope = searchPayloadOf(CatalogFacetsRequest, 'CatalogFacetsEnvelope');

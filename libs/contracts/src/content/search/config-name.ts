@@ -9,7 +9,8 @@ export const patternCheck =
   (v, loc, issues) => {
     if (v === undefined || v === null) return;
     if (typeof v !== 'string') issues.push({ loc, msg: 'Input should be a valid string', type: 'string_type' });
-    else if (!pattern.test(v)) issues.push({ loc, msg: `String should match pattern '${pattern.source}'`, type: 'string_pattern_mismatch' });
+    else if (!pattern.test(v))
+      issues.push({ loc, msg: `String should match pattern '${pattern.source}'`, type: 'string_pattern_mismatch' });
   };
 
 /** `search_configuration` of /find and /ask: the name of a saved configuration. */

@@ -13,8 +13,27 @@ export class FilterExpressionNode {
   @ApiPropertyOptional({ type: () => [FilterExpressionNode], minItems: 1 }) or?: FilterExpressionNode[];
   @ApiPropertyOptional({ type: () => FilterExpressionNode }) not?: FilterExpressionNode;
   @ApiPropertyOptional({
-    enum: ['resource', 'field', 'keyword', 'created', 'modified', 'label', 'resource_mimetype', 'field_mimetype', 'entity', 'language', 'origin_tag', 'origin_metadata', 'origin_path', 'origin_source', 'origin_collaborator', 'generated', 'kind', 'status'],
-    description: '`field`, `keyword` and `field_mimetype` filter fields (not the catalog\'s resources); `kind` paragraphs only.',
+    enum: [
+      'resource',
+      'field',
+      'keyword',
+      'created',
+      'modified',
+      'label',
+      'resource_mimetype',
+      'field_mimetype',
+      'entity',
+      'language',
+      'origin_tag',
+      'origin_metadata',
+      'origin_path',
+      'origin_source',
+      'origin_collaborator',
+      'generated',
+      'kind',
+      'status',
+    ],
+    description: "`field`, `keyword` and `field_mimetype` filter fields (not the catalog's resources); `kind` paragraphs only.",
   })
   prop?: string;
   @ApiPropertyOptional({ description: 'resource: its id; origin_source: the source id' }) id?: string;
@@ -23,8 +42,12 @@ export class FilterExpressionNode {
   @ApiPropertyOptional({ format: 'date-time', description: 'created, modified' }) until?: string;
   @ApiPropertyOptional({ description: 'label' }) labelset?: string;
   @ApiPropertyOptional({ description: 'label' }) label?: string;
-  @ApiPropertyOptional({ description: `resource_mimetype, field_mimetype: the media type (e.g. application); field: ${FilterFieldTypes.join(', ')}` }) type?: string;
-  @ApiPropertyOptional({ description: 'resource_mimetype, field_mimetype: the subtype (e.g. pdf); entity: the entity group' }) subtype?: string;
+  @ApiPropertyOptional({
+    description: `resource_mimetype, field_mimetype: the media type (e.g. application); field: ${FilterFieldTypes.join(', ')}`,
+  })
+  type?: string;
+  @ApiPropertyOptional({ description: 'resource_mimetype, field_mimetype: the subtype (e.g. pdf); entity: the entity group' })
+  subtype?: string;
   @ApiPropertyOptional({ description: 'field: the field id' }) name?: string;
   @ApiPropertyOptional({ description: 'keyword' }) word?: string;
   @ApiPropertyOptional({ description: 'entity, origin_metadata' }) value?: string;
@@ -41,4 +64,7 @@ export class FilterExpressionNode {
 }
 
 /** The schema of a member holding one expression (register FilterExpressionNode with ApiExtraModels where it is used). */
-export const filterExpressionMember = (description: string) => ({ allOf: [{ $ref: '#/components/schemas/FilterExpressionNode' }], description });
+export const filterExpressionMember = (description: string) => ({
+  allOf: [{ $ref: '#/components/schemas/FilterExpressionNode' }],
+  description,
+});

@@ -8,7 +8,8 @@ import { expressionSize, REQUEST_LIMITS } from './request-limits';
  * resource, a field or a paragraph. `field` expressions select the fields (and their paragraphs)
  * of matching resources; `paragraph` ones single paragraphs; `resource` ones (the catalog) resources.
  */
-export type FilterExpressionOf<Leaf> = { and: FilterExpressionOf<Leaf>[] } | { or: FilterExpressionOf<Leaf>[] } | { not: FilterExpressionOf<Leaf> } | Leaf;
+export type FilterExpressionOf<Leaf> =
+  { and: FilterExpressionOf<Leaf>[] } | { or: FilterExpressionOf<Leaf>[] } | { not: FilterExpressionOf<Leaf> } | Leaf;
 
 /** Field types a filter can name (`generic` is the title and summary). */
 export const FilterFieldTypes = [...Object.keys(FIELD_TYPE_LETTER), 'key_value'] as const;
@@ -29,7 +30,11 @@ export type ResourceCondition =
   | { prop: 'generated'; by: 'data-augmentation'; da_task?: string }
   | { prop: 'status'; status: string };
 
-export type FieldCondition = ResourceCondition | { prop: 'field'; type: string; name?: string } | { prop: 'keyword'; word: string } | { prop: 'field_mimetype'; type: string; subtype?: string };
+export type FieldCondition =
+  | ResourceCondition
+  | { prop: 'field'; type: string; name?: string }
+  | { prop: 'keyword'; word: string }
+  | { prop: 'field_mimetype'; type: string; subtype?: string };
 
 export type ParagraphCondition = FieldCondition | { prop: 'kind'; kind: string };
 
@@ -80,7 +85,8 @@ function checkExpression(e: unknown, loc: Loc, context: Context, issues: Validat
   if ('and' in e || 'or' in e) {
     const op = 'and' in e ? 'and' : 'or';
     const list = e[op];
-    if (!Array.isArray(list) || list.length === 0) return void issues.push({ loc: [...loc, op], msg: 'Input should be a non-empty list', type: 'list_type' });
+    if (!Array.isArray(list) || list.length === 0)
+      return void issues.push({ loc: [...loc, op], msg: 'Input should be a non-empty list', type: 'list_type' });
     list.forEach((x, i) => checkExpression(x, [...loc, op, i], context, issues));
     return;
   }
@@ -92,14 +98,17 @@ function checkExpression(e: unknown, loc: Loc, context: Context, issues: Validat
       if (required) issues.push({ loc: [...loc, name], msg: 'Field required', type: 'missing' });
       return undefined;
     }
-    if (typeof v !== 'string' || v === '') return void issues.push({ loc: [...loc, name], msg: 'Input should be a non-empty string', type: 'string_type' });
+    if (typeof v !== 'string' || v === '')
+      return void issues.push({ loc: [...loc, name], msg: 'Input should be a non-empty string', type: 'string_type' });
     return v;
   };
   const date = (name: string): void => {
     const v = e[name];
-    if (v !== undefined && v !== null && (typeof v !== 'string' || Number.isNaN(new Date(v).getTime()))) issues.push({ loc: [...loc, name], msg: 'Input should be a valid datetime', type: 'datetime_parsing' });
+    if (v !== undefined && v !== null && (typeof v !== 'string' || Number.isNaN(new Date(v).getTime())))
+      issues.push({ loc: [...loc, name], msg: 'Input should be a valid datetime', type: 'datetime_parsing' });
   };
-  if (typeof prop === 'string' && context !== 'paragraph' && prop === 'kind') return void issues.push({ loc: [...loc, 'prop'], msg: `'${prop}' is a paragraph filter`, type: 'value_error' });
+  if (typeof prop === 'string' && context !== 'paragraph' && prop === 'kind')
+    return void issues.push({ loc: [...loc, 'prop'], msg: `'${prop}' is a paragraph filter`, type: 'value_error' });
   if (typeof prop === 'string' && context === 'resource' && ['field', 'keyword', 'field_mimetype'].includes(prop)) {
     return void issues.push({ loc: [...loc, 'prop'], msg: `'${prop}' cannot filter resources`, type: 'value_error' });
   }
@@ -113,7 +122,11 @@ function checkExpression(e: unknown, loc: Loc, context: Context, issues: Validat
     case 'field': {
       const type = str('type', true);
       if (type && !(FilterFieldTypes as readonly string[]).includes(type)) {
-        return void issues.push({ loc: [...loc, 'type'], msg: `Input should be ${FilterFieldTypes.map((k) => `'${k}'`).join(', ')}`, type: 'enum' });
+        return void issues.push({
+          loc: [...loc, 'type'],
+          msg: `Input should be ${FilterFieldTypes.map((k) => `'${k}'`).join(', ')}`,
+          type: 'enum',
+        });
       }
       if (type) str('name', false);
       return;
@@ -128,8 +141,10 @@ function checkExpression(e: unknown, loc: Loc, context: Context, issues: Validat
       str('da_task', false);
       return;
     default: {
-      const members = typeof prop === 'string' && Object.prototype.hasOwnProperty.call(CONDITION_MEMBERS, prop) ? CONDITION_MEMBERS[prop] : undefined;
-      if (!members) return void issues.push({ loc: [...loc, 'prop'], msg: `Unknown filter prop ${JSON.stringify(prop)}`, type: 'union_tag_invalid' });
+      const members =
+        typeof prop === 'string' && Object.prototype.hasOwnProperty.call(CONDITION_MEMBERS, prop) ? CONDITION_MEMBERS[prop] : undefined;
+      if (!members)
+        return void issues.push({ loc: [...loc, 'prop'], msg: `Unknown filter prop ${JSON.stringify(prop)}`, type: 'union_tag_invalid' });
       for (const [name, required] of Object.entries(members)) str(name, required);
     }
   }
@@ -159,15 +174,20 @@ export function filterExpressionCheck(target: 'paragraph' | 'resource'): MemberC
     if (!isPlainObject(fe)) return void issues.push({ loc, msg: 'Input should be a valid object', type: 'model_type' });
     if (!withinExpressionLimits(fe, loc, issues)) return;
     const operator = fe['operator'] ?? 'and';
-    if (operator !== 'and' && operator !== 'or') issues.push({ loc: [...loc, 'operator'], msg: "Input should be 'and' or 'or'", type: 'enum' });
+    if (operator !== 'and' && operator !== 'or')
+      issues.push({ loc: [...loc, 'operator'], msg: "Input should be 'and' or 'or'", type: 'enum' });
     for (const key of Object.keys(fe)) {
       if (key === 'operator') continue;
       if (key === 'field' || key === 'paragraph' || key === 'resource') {
-        if (key === 'paragraph' && target !== 'paragraph') issues.push({ loc: [...loc, key], msg: 'Paragraph filters do not apply here', type: 'value_error' });
-        else if (key === 'resource' && target !== 'resource') issues.push({ loc: [...loc, key], msg: 'Use field or paragraph filters here', type: 'extra_forbidden' });
-        else if (key !== 'resource' && target === 'resource') issues.push({ loc: [...loc, key], msg: 'Catalog filters are {"resource": <expression>}', type: 'extra_forbidden' });
+        if (key === 'paragraph' && target !== 'paragraph')
+          issues.push({ loc: [...loc, key], msg: 'Paragraph filters do not apply here', type: 'value_error' });
+        else if (key === 'resource' && target !== 'resource')
+          issues.push({ loc: [...loc, key], msg: 'Use field or paragraph filters here', type: 'extra_forbidden' });
+        else if (key !== 'resource' && target === 'resource')
+          issues.push({ loc: [...loc, key], msg: 'Catalog filters are {"resource": <expression>}', type: 'extra_forbidden' });
         else checkExpression(fe[key], [...loc, key], key, issues);
-      } else if (key === 'key_value') issues.push({ loc: [...loc, key], msg: 'Not supported: key-value fields are not indexed', type: 'not_supported' });
+      } else if (key === 'key_value')
+        issues.push({ loc: [...loc, key], msg: 'Not supported: key-value fields are not indexed', type: 'not_supported' });
       else issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
     }
   };
@@ -176,16 +196,21 @@ export function filterExpressionCheck(target: 'paragraph' | 'resource'): MemberC
 /** Legacy `filters` (at most REQUEST_LIMITS.listItems); not together with a `filter_expression`. */
 export const legacyFiltersCheck: MemberCheck = (filters, loc, issues, owner) => {
   if (filters === undefined || filters === null) return;
-  if (Array.isArray(filters) && filters.length > REQUEST_LIMITS.listItems) return void issues.push({ loc, msg: `List should have at most ${REQUEST_LIMITS.listItems} items`, type: 'too_long' });
+  if (Array.isArray(filters) && filters.length > REQUEST_LIMITS.listItems)
+    return void issues.push({ loc, msg: `List should have at most ${REQUEST_LIMITS.listItems} items`, type: 'too_long' });
   if (!withinExpressionLimits(filters, loc, issues)) return;
-  if (isPlainObject(owner['filter_expression'])) issues.push({ loc, msg: 'Use filter_expression or filters, not both', type: 'value_error' });
+  if (isPlainObject(owner['filter_expression']))
+    issues.push({ loc, msg: 'Use filter_expression or filters, not both', type: 'value_error' });
   if (!Array.isArray(filters)) return void issues.push({ loc, msg: 'Input should be a valid list', type: 'list_type' });
   filters.forEach((f, i) => {
     if (typeof f === 'string') return;
-    if (!isPlainObject(f)) return void issues.push({ loc: [...loc, i], msg: 'Input should be a tag or an {all|any|none|not_all} object', type: 'value_error' });
+    if (!isPlainObject(f))
+      return void issues.push({ loc: [...loc, i], msg: 'Input should be a tag or an {all|any|none|not_all} object', type: 'value_error' });
     for (const [op, tags] of Object.entries(f)) {
-      if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string')) issues.push({ loc: [...loc, i, op], msg: 'Input should be a list of tags', type: 'list_type' });
-      else if (tags.length > 0 && !['all', 'any', 'none', 'not_all'].includes(op)) issues.push({ loc: [...loc, i, op], msg: "Input should be 'all', 'any', 'none' or 'not_all'", type: 'enum' });
+      if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string'))
+        issues.push({ loc: [...loc, i, op], msg: 'Input should be a list of tags', type: 'list_type' });
+      else if (tags.length > 0 && !['all', 'any', 'none', 'not_all'].includes(op))
+        issues.push({ loc: [...loc, i, op], msg: "Input should be 'all', 'any', 'none' or 'not_all'", type: 'enum' });
     }
   });
 };

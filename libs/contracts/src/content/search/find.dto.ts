@@ -7,7 +7,17 @@ import { FilterExpressionNode, filterExpressionMember } from './filter-expressio
 import { REQUEST_LIMITS } from './request-limits';
 import { configNameCheck } from './config-name';
 import { ASK_OPTION_LIMITS, rephrasePromptIssues } from './ask-options';
-import { auditMetadataCheck, enumListCheck, graphQueryCheck, minScoreCheck, rankFusionCheck, rerankerCheck, securityCheck, stringListCheck, vectorCheck } from './retrieval.dto';
+import {
+  auditMetadataCheck,
+  enumListCheck,
+  graphQueryCheck,
+  minScoreCheck,
+  rankFusionCheck,
+  rerankerCheck,
+  securityCheck,
+  stringListCheck,
+  vectorCheck,
+} from './retrieval.dto';
 
 export const FIND_FEATURES = ['keyword', 'semantic', 'relations', 'graph'] as const;
 export type FindFeature = (typeof FIND_FEATURES)[number];
@@ -46,33 +56,72 @@ export class RetrievalRequestBase {
   @Check(checks.string({ max: REQUEST_LIMITS.queryChars }))
   query?: string;
 
-  @ApiPropertyOptional({ enum: FIND_FEATURES, isArray: true, default: FIND_DEFAULT_FEATURES, description: '`relations` and `graph` exclude each other; an empty list means the default.' })
+  @ApiPropertyOptional({
+    enum: FIND_FEATURES,
+    isArray: true,
+    default: FIND_DEFAULT_FEATURES,
+    description: '`relations` and `graph` exclude each other; an empty list means the default.',
+  })
   @Check(enumListCheck(FIND_FEATURES))
   features?: string[];
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'The graph feature\'s path query (as the `query` of POST /graph); required with that feature.' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: "The graph feature's path query (as the `query` of POST /graph); required with that feature.",
+  })
   @Check(graphQueryCheck(FIND_FEATURES, FIND_DEFAULT_FEATURES))
   graph_query?: Record<string, unknown>;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 20 }) @Check(checks.int(1, 200)) top_k?: number;
 
-  @ApiPropertyOptional({ oneOf: [{ type: 'number' }, { type: 'object', properties: { semantic: { type: 'number' }, bm25: { type: 'number', minimum: 0 } }, additionalProperties: false }] })
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'number' },
+      { type: 'object', properties: { semantic: { type: 'number' }, bm25: { type: 'number', minimum: 0 } }, additionalProperties: false },
+    ],
+  })
   @Check(minScoreCheck)
   min_score?: number | { semantic?: number; bm25?: number };
 
-  @ApiPropertyOptional({ type: [Number], description: 'The query\'s own embedding (skips embedding the query).' }) @Check(vectorCheck) vector?: number[];
+  @ApiPropertyOptional({ type: [Number], description: "The query's own embedding (skips embedding the query)." })
+  @Check(vectorCheck)
+  vector?: number[];
   @ApiPropertyOptional() @Check(checks.string()) vectorset?: string;
 
   @ApiPropertyOptional({
     oneOf: [
       { type: 'string', enum: ['rrf', 'legacy'] },
-      { type: 'object', properties: { name: { type: 'string', enum: ['rrf', 'legacy', 'weighted'] }, k: { type: 'number', minimum: 0 }, window: { type: 'integer', minimum: 1, maximum: 500 }, boosting: { type: 'object', properties: { keyword: { type: 'number' }, semantic: { type: 'number' } } } } },
+      {
+        type: 'object',
+        properties: {
+          name: { type: 'string', enum: ['rrf', 'legacy', 'weighted'] },
+          k: { type: 'number', minimum: 0 },
+          window: { type: 'integer', minimum: 1, maximum: 500 },
+          boosting: { type: 'object', properties: { keyword: { type: 'number' }, semantic: { type: 'number' } } },
+        },
+      },
     ],
   })
   @Check(rankFusionCheck)
-  rank_fusion?: 'rrf' | 'legacy' | { name?: 'rrf' | 'legacy' | 'weighted'; k?: number; window?: number; boosting?: { keyword?: number; semantic?: number } };
+  rank_fusion?:
+    | 'rrf'
+    | 'legacy'
+    | { name?: 'rrf' | 'legacy' | 'weighted'; k?: number; window?: number; boosting?: { keyword?: number; semantic?: number } };
 
-  @ApiPropertyOptional({ oneOf: [{ type: 'string', enum: ['predict', 'noop'] }, { type: 'object', properties: { name: { type: 'string', enum: ['predict', 'noop'] }, window: { type: 'integer', maximum: 200, description: 'At least top_k.' } }, required: ['name'] }] })
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'string', enum: ['predict', 'noop'] },
+      {
+        type: 'object',
+        properties: {
+          name: { type: 'string', enum: ['predict', 'noop'] },
+          window: { type: 'integer', maximum: 200, description: 'At least top_k.' },
+        },
+        required: ['name'],
+      },
+    ],
+  })
   @Check(rerankerCheck)
   reranker?: 'predict' | 'noop' | { name: 'predict' | 'noop'; window?: number };
 
@@ -80,28 +129,52 @@ export class RetrievalRequestBase {
   @ApiPropertyOptional({ default: false }) @Check(checks.bool()) highlight?: boolean;
   @ApiPropertyOptional({ default: false }) @Check(checks.bool()) debug?: boolean;
   @ApiPropertyOptional({ default: false }) @Check(checks.bool()) show_hidden?: boolean;
-  @ApiPropertyOptional({ default: false, description: 'The KB\'s custom synonyms of the query\'s terms join its keyword query.' }) @Check(checks.bool()) with_synonyms?: boolean;
+  @ApiPropertyOptional({ default: false, description: "The KB's custom synonyms of the query's terms join its keyword query." })
+  @Check(checks.bool())
+  with_synonyms?: boolean;
   @ApiPropertyOptional({ type: SecurityFilter }) @Check(securityCheck) security?: SecurityFilter;
 
   @ApiPropertyOptional({ enum: ShowOptions, isArray: true, default: ['basic'] }) @Check(enumListCheck(ShowOptions)) show?: ShowOption[];
   @ApiPropertyOptional({ enum: FieldTypes, isArray: true }) @Check(enumListCheck(FieldTypes)) field_type_filter?: FieldType[];
-  @ApiPropertyOptional({ enum: ExtractedOptions, isArray: true, deprecated: true }) @Check(enumListCheck(ExtractedOptions)) extracted?: ExtractedOption[];
+  @ApiPropertyOptional({ enum: ExtractedOptions, isArray: true, deprecated: true })
+  @Check(enumListCheck(ExtractedOptions))
+  extracted?: ExtractedOption[];
 
   @ApiPropertyOptional({ type: 'boolean', enum: [false], description: 'Not supported: send the rephrased query instead.' })
   @Check(checks.unsupported('query rephrasing needs a generative model; send the rephrased query instead', notRephrasing))
   rephrase?: boolean;
-  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('query rephrasing is not available')) rephrase_prompt?: string | null;
-  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('image queries are not available')) query_image?: null;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' }) @Check(checks.unsupported('stored search configurations are not available')) search_configuration?: string | null;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string' }, nullable: true, description: 'Not supported: raise top_k.' }) @Check(checks.unsupported('cursor pagination is not available; raise top_k')) search_after?: null;
-  @ApiPropertyOptional({ type: 'string', description: 'Accepted without effect (it only serves rephrasing).' }) @Check(checks.any()) generative_model?: unknown;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'At most 10 KB; stored with the activity event.' }) @Check(auditMetadataCheck) audit_metadata?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' })
+  @Check(checks.unsupported('query rephrasing is not available'))
+  rephrase_prompt?: string | null;
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' })
+  @Check(checks.unsupported('image queries are not available'))
+  query_image?: null;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' })
+  @Check(checks.unsupported('stored search configurations are not available'))
+  search_configuration?: string | null;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string' }, nullable: true, description: 'Not supported: raise top_k.' })
+  @Check(checks.unsupported('cursor pagination is not available; raise top_k'))
+  search_after?: null;
+  @ApiPropertyOptional({ type: 'string', description: 'Accepted without effect (it only serves rephrasing).' })
+  @Check(checks.any())
+  generative_model?: unknown;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'At most 10 KB; stored with the activity event.' })
+  @Check(auditMetadataCheck)
+  audit_metadata?: Record<string, unknown>;
 
   @ApiPropertyOptional(FILTER_EXPRESSION_SCHEMA) @Check(filterExpressionCheck('paragraph')) filter_expression?: FilterExpression;
-  @ApiPropertyOptional({ type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } }] }, maxItems: REQUEST_LIMITS.listItems, deprecated: true, description: 'Tags (all must match) or {all|any|none|not_all: [tags]}; not with filter_expression.' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } }] },
+    maxItems: REQUEST_LIMITS.listItems,
+    deprecated: true,
+    description: 'Tags (all must match) or {all|any|none|not_all: [tags]}; not with filter_expression.',
+  })
   @Check(legacyFiltersCheck)
   filters?: LegacyFilters;
-  @ApiPropertyOptional({ type: [String], description: '`<type letter>/<field id>` (t/body, a/title) or a field type.' }) @Check((v, loc, issues, owner) => (stringListCheck()(v, loc, issues, owner), fieldsCheck(v, loc, issues, owner))) fields?: string[];
+  @ApiPropertyOptional({ type: [String], description: '`<type letter>/<field id>` (t/body, a/title) or a field type.' })
+  @Check((v, loc, issues, owner) => (stringListCheck()(v, loc, issues, owner), fieldsCheck(v, loc, issues, owner)))
+  fields?: string[];
   @ApiPropertyOptional({ type: [String], deprecated: true }) @Check(stringListCheck()) keyword_filters?: string[];
   @ApiPropertyOptional({ type: [String], deprecated: true }) @Check(stringListCheck()) resource_filters?: string[];
   @ApiPropertyOptional({ format: 'date-time', deprecated: true }) @Check(checks.date()) range_creation_start?: string;
@@ -116,20 +189,40 @@ export class RetrievalRequestBase {
  */
 @Closed()
 export class FindRequest extends RetrievalRequestBase {
-  @ApiPropertyOptional({ enum: FIND_FEATURES, isArray: true, default: FIND_DEFAULT_FEATURES, description: '`relations` and `graph` exclude each other; an empty list means the default.' })
+  @ApiPropertyOptional({
+    enum: FIND_FEATURES,
+    isArray: true,
+    default: FIND_DEFAULT_FEATURES,
+    description: '`relations` and `graph` exclude each other; an empty list means the default.',
+  })
   @Check(enumListCheck(FIND_FEATURES))
   override features?: FindFeature[] = undefined;
 
-  @ApiPropertyOptional({ type: 'string', pattern: '^[a-zA-Z0-9:_-]{1,64}$', description: 'A saved search configuration of kind find: its body is used with this request\'s members replacing its members (docs/kb-configuration.md). Unknown → 422.' })
+  @ApiPropertyOptional({
+    type: 'string',
+    pattern: '^[a-zA-Z0-9:_-]{1,64}$',
+    description:
+      "A saved search configuration of kind find: its body is used with this request's members replacing its members (docs/kb-configuration.md). Unknown → 422.",
+  })
   @Check(configNameCheck)
   override search_configuration?: string = undefined;
-  @ApiPropertyOptional({ default: false, description: 'Rewrite the query for retrieval with the generative model (`generative_model`, else the KB\'s); the built-in rewriting without one. The result is `rephrased_query`.' })
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      "Rewrite the query for retrieval with the generative model (`generative_model`, else the KB's); the built-in rewriting without one. The result is `rephrased_query`.",
+  })
   @Check(checks.bool())
   override rephrase?: boolean = undefined;
-  @ApiPropertyOptional({ type: 'string', maxLength: ASK_OPTION_LIMITS.rephrasePromptChars, description: 'The rephrasing instructions for the model; must contain {question}.' })
+  @ApiPropertyOptional({
+    type: 'string',
+    maxLength: ASK_OPTION_LIMITS.rephrasePromptChars,
+    description: 'The rephrasing instructions for the model; must contain {question}.',
+  })
   @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
   override rephrase_prompt?: string = undefined;
-  @ApiPropertyOptional({ type: 'string', description: 'The model that rephrases (else the KB\'s).' }) @Check(checks.string()) override generative_model?: string = undefined;
+  @ApiPropertyOptional({ type: 'string', description: "The model that rephrases (else the KB's)." })
+  @Check(checks.string())
+  override generative_model?: string = undefined;
 }
 
 /** One edge of the relations result (API-MAP 2.2 `relations.entities.<entity>.related_to[]`). */
@@ -157,7 +250,17 @@ export class FindParagraph {
   @ApiProperty({ description: 'The text, with <mark> around query terms when highlight was asked.' }) text!: string;
   @ApiProperty({ description: '<rid>/<type letter>/<field>/<start>-<end>' }) id!: string;
   @ApiProperty({ type: [String] }) labels!: string[];
-  @ApiProperty({ type: 'object', properties: { page_number: { type: 'integer' }, index: { type: 'integer' }, start: { type: 'integer' }, end: { type: 'integer' }, start_seconds: { type: 'number', nullable: true, description: 'Seconds into the recording (transcripts).' }, end_seconds: { type: 'number', nullable: true } } })
+  @ApiProperty({
+    type: 'object',
+    properties: {
+      page_number: { type: 'integer' },
+      index: { type: 'integer' },
+      start: { type: 'integer' },
+      end: { type: 'integer' },
+      start_seconds: { type: 'number', nullable: true, description: 'Seconds into the recording (transcripts).' },
+      end_seconds: { type: 'number', nullable: true },
+    },
+  })
   position!: { page_number: number; index: number; start: number; end: number; start_seconds: number | null; end_seconds: number | null };
   @ApiProperty() fuzzy_result!: boolean;
   @ApiProperty() page_with_visual!: boolean;
@@ -169,9 +272,19 @@ export class FindParagraph {
 /** KnowledgeboxFindResults (API-MAP 2.2). */
 @ApiExtraModels(FindParagraph)
 export class FindResponse {
-  @ApiProperty({ type: 'object', description: 'By resource id: the resource (as `show` asks) with `fields: {"/<type letter>/<field>": {paragraphs: {<paragraph id>: FindParagraph}}}`.', additionalProperties: { type: 'object' } })
+  @ApiProperty({
+    type: 'object',
+    description:
+      'By resource id: the resource (as `show` asks) with `fields: {"/<type letter>/<field>": {paragraphs: {<paragraph id>: FindParagraph}}}`.',
+    additionalProperties: { type: 'object' },
+  })
   resources!: Record<string, Record<string, unknown>>;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The relations feature\'s result: {entities: {<entity>: {related_to: [...]}}}.' }) relations!: FindRelations;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: "The relations feature's result: {entities: {<entity>: {related_to: [...]}}}.",
+  })
+  relations!: FindRelations;
   @ApiProperty() query!: string;
   @ApiProperty({ type: 'string', nullable: true }) rephrased_query!: string | null;
   @ApiProperty() total!: number;
@@ -181,9 +294,13 @@ export class FindResponse {
   @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, nullable: true }) nodes!: unknown[] | null;
   @ApiProperty({ type: [String], nullable: true }) shards!: string[] | null;
   @ApiProperty({ type: [String] }) autofilters!: string[];
-  @ApiProperty({ type: 'object', properties: { semantic: { type: 'number' }, bm25: { type: 'number' } } }) min_score!: { semantic: number; bm25: number };
+  @ApiProperty({ type: 'object', properties: { semantic: { type: 'number' }, bm25: { type: 'number' } } }) min_score!: {
+    semantic: number;
+    bm25: number;
+  };
   @ApiProperty({ type: [String], description: 'Paragraph ids, best first.' }) best_matches!: string[];
-  @ApiProperty({ type: 'object', nullable: true, additionalProperties: { type: 'number' }, description: 'Timings in ms, with debug.' }) metrics!: Record<string, number> | null;
+  @ApiProperty({ type: 'object', nullable: true, additionalProperties: { type: 'number' }, description: 'Timings in ms, with debug.' })
+  metrics!: Record<string, number> | null;
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) search_after!: null;
 }
 

@@ -70,7 +70,11 @@ function parseExpr(v: unknown, kind: GraphKind, loc: Loc, r: IssueSink, depth: n
   const bool = (['and', 'or', 'not'] as const).find((k) => k in v);
   const tag = bool ?? (typeof v['prop'] === 'string' ? v['prop'] : undefined);
   if (!tag || !ALLOWED[kind].has(tag)) {
-    r.issue(loc, `Unknown expression; one of ${[...ALLOWED[kind]].map((k) => (['and', 'or', 'not'].includes(k) ? `{"${k}": …}` : `{"prop": "${k}"}`)).join(', ')}`, 'union_tag_invalid');
+    r.issue(
+      loc,
+      `Unknown expression; one of ${[...ALLOWED[kind]].map((k) => (['and', 'or', 'not'].includes(k) ? `{"${k}": …}` : `{"prop": "${k}"}`)).join(', ')}`,
+      'union_tag_invalid',
+    );
     return undefined;
   }
   if (bool) {
@@ -94,8 +98,12 @@ function parseExpr(v: unknown, kind: GraphKind, loc: Loc, r: IssueSink, depth: n
     case 'path': {
       only(['prop', 'source', 'relation', 'destination', 'undirected']);
       const source = v['source'] === undefined || v['source'] === null ? undefined : parseNode(v['source'], [...loc, 'source'], r, false);
-      const destination = v['destination'] === undefined || v['destination'] === null ? undefined : parseNode(v['destination'], [...loc, 'destination'], r, false);
-      const relation = v['relation'] === undefined || v['relation'] === null ? undefined : parseRelation(v['relation'], [...loc, 'relation'], r, false);
+      const destination =
+        v['destination'] === undefined || v['destination'] === null
+          ? undefined
+          : parseNode(v['destination'], [...loc, 'destination'], r, false);
+      const relation =
+        v['relation'] === undefined || v['relation'] === null ? undefined : parseRelation(v['relation'], [...loc, 'relation'], r, false);
       const undirected = v['undirected'] ?? false;
       if (typeof undirected !== 'boolean') r.issue([...loc, 'undirected'], 'Input should be a valid boolean', 'bool_type');
       return { op: 'path', source, relation, destination, undirected: undirected === true };
@@ -121,7 +129,8 @@ function parseExpr(v: unknown, kind: GraphKind, loc: Loc, r: IssueSink, depth: n
       const daTask = v['da_task'];
       if (daTask !== undefined && daTask !== null) {
         if (typeof daTask !== 'string') r.issue([...loc, 'da_task'], 'Input should be a valid string', 'string_type');
-        else if (by !== 'data-augmentation') r.issue([...loc, 'da_task'], 'da_task can only be specified if by=data-augmentation', 'value_error');
+        else if (by !== 'data-augmentation')
+          r.issue([...loc, 'da_task'], 'da_task can only be specified if by=data-augmentation', 'value_error');
       }
       return { op: 'generated', by, ...(typeof daTask === 'string' ? { daTask } : {}) };
     }
@@ -133,7 +142,9 @@ function parseNode(v: unknown, loc: Loc, r: IssueSink, withProp: boolean): NodeP
     r.issue(loc, 'Input should be a valid object', 'model_type');
     return undefined;
   }
-  for (const k of Object.keys(v)) if (!['value', 'match', 'type', 'group', ...(withProp ? ['prop'] : [])].includes(k)) r.issue([...loc, k], 'Extra inputs are not permitted', 'extra_forbidden');
+  for (const k of Object.keys(v))
+    if (!['value', 'match', 'type', 'group', ...(withProp ? ['prop'] : [])].includes(k))
+      r.issue([...loc, k], 'Extra inputs are not permitted', 'extra_forbidden');
   let ok = true;
   const value = v['value'];
   if (value !== undefined && value !== null && typeof value !== 'string') {
@@ -178,7 +189,9 @@ function parseRelation(v: unknown, loc: Loc, r: IssueSink, withProp: boolean): R
     r.issue(loc, 'Input should be a valid object', 'model_type');
     return undefined;
   }
-  for (const k of Object.keys(v)) if (!['label', 'type', ...(withProp ? ['prop'] : [])].includes(k)) r.issue([...loc, k], 'Extra inputs are not permitted', 'extra_forbidden');
+  for (const k of Object.keys(v))
+    if (!['label', 'type', ...(withProp ? ['prop'] : [])].includes(k))
+      r.issue([...loc, k], 'Extra inputs are not permitted', 'extra_forbidden');
   const label = v['label'];
   const type = v['type'];
   let ok = true;

@@ -23,7 +23,12 @@ function graphQueryMemberCheck(kind: GraphKind): MemberCheck {
 const graphFilterCheck: MemberCheck = (fe, loc, issues, owner) => {
   if (isPlainObject(fe)) {
     for (const k of ['paragraph', 'operator']) {
-      if (k in fe) issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted (graph filters are {"field": <expression>})', type: 'extra_forbidden' });
+      if (k in fe)
+        issues.push({
+          loc: [...loc, k],
+          msg: 'Extra inputs are not permitted (graph filters are {"field": <expression>})',
+          type: 'extra_forbidden',
+        });
     }
     const rest = Object.fromEntries(Object.entries(fe).filter(([k]) => k !== 'paragraph' && k !== 'operator'));
     return filterExpressionCheck('paragraph')(rest, loc, issues, owner);
@@ -34,7 +39,12 @@ const graphFilterCheck: MemberCheck = (fe, loc, issues, owner) => {
 /** A node pattern of a graph query: every member given must match. */
 export class GraphNodePattern {
   @ApiPropertyOptional() value?: string;
-  @ApiPropertyOptional({ enum: ['exact', 'fuzzy'], default: 'exact', description: 'fuzzy: within one edit (up to five characters), two above; needs a value of 3 characters or more.' }) match?: 'exact' | 'fuzzy';
+  @ApiPropertyOptional({
+    enum: ['exact', 'fuzzy'],
+    default: 'exact',
+    description: 'fuzzy: within one edit (up to five characters), two above; needs a value of 3 characters or more.',
+  })
+  match?: 'exact' | 'fuzzy';
   @ApiPropertyOptional({ enum: NODE_TYPES, nullable: true, default: 'entity', description: 'null: any type.' }) type?: NodeType | null;
   @ApiPropertyOptional({ description: 'The entity group, e.g. PERSON.' }) group?: string;
 }
@@ -56,14 +66,20 @@ export class GraphQueryExpression {
   @ApiPropertyOptional({ enum: ['path', 'source_node', 'destination_node', 'node', 'relation', 'generated'] }) prop?: string;
   @ApiPropertyOptional({ description: 'node conditions' }) value?: string;
   @ApiPropertyOptional({ enum: ['exact', 'fuzzy'], description: 'node conditions' }) match?: 'exact' | 'fuzzy';
-  @ApiPropertyOptional({ type: 'string', nullable: true, description: `node conditions: ${NODE_TYPES.join(', ')} or null (any); relation conditions: ${RELATION_TYPES.join(', ')}` }) type?: string | null;
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    description: `node conditions: ${NODE_TYPES.join(', ')} or null (any); relation conditions: ${RELATION_TYPES.join(', ')}`,
+  })
+  type?: string | null;
   @ApiPropertyOptional({ description: 'node conditions' }) group?: string;
   @ApiPropertyOptional({ description: 'relation conditions' }) label?: string;
   @ApiPropertyOptional({ type: GraphNodePattern, description: 'path conditions' }) source?: GraphNodePattern;
   @ApiPropertyOptional({ type: GraphNodePattern, description: 'path conditions' }) destination?: GraphNodePattern;
   @ApiPropertyOptional({ type: GraphRelationPattern, description: 'path conditions' }) relation?: GraphRelationPattern;
   @ApiPropertyOptional({ default: false, description: 'path conditions: match either direction' }) undirected?: boolean;
-  @ApiPropertyOptional({ enum: ['data-augmentation', 'processor', 'user'], description: 'generated conditions' }) by?: 'data-augmentation' | 'processor' | 'user';
+  @ApiPropertyOptional({ enum: ['data-augmentation', 'processor', 'user'], description: 'generated conditions' }) by?:
+    'data-augmentation' | 'processor' | 'user';
   @ApiPropertyOptional({ description: 'generated conditions, by data-augmentation only' }) da_task?: string;
 }
 
@@ -79,14 +95,22 @@ export class GraphRequestBase {
   })
   @Check(graphFilterCheck)
   filter_expression?: { field?: Record<string, unknown> };
-  @ApiPropertyOptional({ type: 'object', properties: { groups: { type: 'array', items: { type: 'string' }, maxItems: REQUEST_LIMITS.listItems } } }) @Check(checks.object()) security?: { groups?: string[] };
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { groups: { type: 'array', items: { type: 'string' }, maxItems: REQUEST_LIMITS.listItems } },
+  })
+  @Check(checks.object())
+  security?: { groups?: string[] };
   @ApiPropertyOptional({ default: false }) @Check(checks.bool()) show_hidden?: boolean;
 }
 
 /** POST /graph: paths (source node → relation → destination node). */
 @Closed()
 export class GraphPathsRequest extends GraphRequestBase {
-  @ApiProperty({ type: () => GraphQueryExpression, description: 'Conditions: path, source_node, destination_node, node, relation, generated.' })
+  @ApiProperty({
+    type: () => GraphQueryExpression,
+    description: 'Conditions: path, source_node, destination_node, node, relation, generated.',
+  })
   @Check(graphQueryMemberCheck('paths'))
   query!: GraphQueryExpression;
 }

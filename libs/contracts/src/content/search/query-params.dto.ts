@@ -14,11 +14,13 @@ import { SEARCH_FEATURES, SUGGEST_FEATURES } from './search.dto';
  */
 type Spec = [name: string, options: ApiPropertyOptions];
 
-const list = (description: string, items: ApiPropertyOptions['items'] = { type: 'string' }): ApiPropertyOptions => ({ type: 'array', items, description } as ApiPropertyOptions);
-const enumList = (values: readonly string[], description = 'Repeat the parameter or separate with commas.'): ApiPropertyOptions => list(description, { type: 'string', enum: [...values] });
+const list = (description: string, items: ApiPropertyOptions['items'] = { type: 'string' }): ApiPropertyOptions =>
+  ({ type: 'array', items, description }) as ApiPropertyOptions;
+const enumList = (values: readonly string[], description = 'Repeat the parameter or separate with commas.'): ApiPropertyOptions =>
+  list(description, { type: 'string', enum: [...values] });
 
 const COMMON: Spec[] = [
-  ['filter_expression', { type: 'string', description: 'The POST body\'s filter_expression as JSON.' }],
+  ['filter_expression', { type: 'string', description: "The POST body's filter_expression as JSON." }],
   ['filters', list('Legacy tag filters (repeat the parameter).')],
   ['resource_filters', list('Resource ids.')],
   ['range_creation_start', { type: 'string', format: 'date-time' }],
@@ -57,9 +59,17 @@ function queryClass(name: string, specs: Spec[]): new () => object {
   return cls;
 }
 
-export const FindQueryParams = queryClass('FindQueryParams', [['features', enumList(FIND_FEATURES)], ['search_configuration', { type: 'string', description: 'A saved search configuration of kind find (docs/kb-configuration.md).' }], ...RETRIEVAL]);
+export const FindQueryParams = queryClass('FindQueryParams', [
+  ['features', enumList(FIND_FEATURES)],
+  ['search_configuration', { type: 'string', description: 'A saved search configuration of kind find (docs/kb-configuration.md).' }],
+  ...RETRIEVAL,
+]);
 export const SearchQueryParams = queryClass('SearchQueryParams', [
-  ['features', enumList(SEARCH_FEATURES)], ...RETRIEVAL, ['faceted', list('Tag prefixes to count.')], ['offset', { type: 'integer', minimum: 0, maximum: 1000 }], ['sort_field', { type: 'string', enum: ['score'] }],
+  ['features', enumList(SEARCH_FEATURES)],
+  ...RETRIEVAL,
+  ['faceted', list('Tag prefixes to count.')],
+  ['offset', { type: 'integer', minimum: 0, maximum: 1000 }],
+  ['sort_field', { type: 'string', enum: ['score'] }],
 ]);
 export const SuggestQueryParams = queryClass('SuggestQueryParams', [['features', enumList(SUGGEST_FEATURES)], ...RETRIEVAL]);
 export const CatalogQueryParams = queryClass('CatalogQueryParams', [

@@ -13,7 +13,8 @@ export const minScoreCheck: MemberCheck = (ms, loc, issues) => {
   if (ms === undefined || ms === null) return;
   if (typeof ms === 'number') return checks.number()(ms, loc, issues, {});
   if (!isPlainObject(ms)) return void issues.push({ loc, msg: 'Input should be a number or {semantic, bm25}', type: 'model_type' });
-  for (const k of Object.keys(ms)) if (k !== 'semantic' && k !== 'bm25') issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+  for (const k of Object.keys(ms))
+    if (k !== 'semantic' && k !== 'bm25') issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
   checks.number()(ms['semantic'], [...loc, 'semantic'], issues, {});
   checks.number({ min: 0 })(ms['bm25'], [...loc, 'bm25'], issues, {});
 };
@@ -21,13 +22,16 @@ export const minScoreCheck: MemberCheck = (ms, loc, issues) => {
 /** `rank_fusion`: `'rrf'`, `'legacy'`, `{name: 'rrf', k, window, boosting}` or `{name: 'weighted', boosting: {semantic}, window}`. */
 export const rankFusionCheck: MemberCheck = (v, loc, issues) => {
   if (v === undefined || v === null || v === 'rrf' || v === 'legacy') return;
-  if (!isPlainObject(v)) return void issues.push({ loc, msg: "Input should be 'rrf' or {name: 'rrf', k, window, boosting}", type: 'union_tag_invalid' });
+  if (!isPlainObject(v))
+    return void issues.push({ loc, msg: "Input should be 'rrf' or {name: 'rrf', k, window, boosting}", type: 'union_tag_invalid' });
   const b = (isPlainObject(v['boosting']) ? v['boosting'] : {}) as Record<string, unknown>;
   if (v['name'] === 'weighted') return checks.number({ min: 0 })(b['semantic'], [...loc, 'boosting', 'semantic'], issues, {});
-  if (v['name'] !== undefined && v['name'] !== 'rrf' && v['name'] !== 'legacy') issues.push({ loc: [...loc, 'name'], msg: "Input should be 'rrf' or 'weighted'", type: 'enum' });
+  if (v['name'] !== undefined && v['name'] !== 'rrf' && v['name'] !== 'legacy')
+    issues.push({ loc: [...loc, 'name'], msg: "Input should be 'rrf' or 'weighted'", type: 'enum' });
   checks.number({ min: 0 })(v['k'], [...loc, 'k'], issues, {});
   const w = v['window'];
-  if (w !== undefined && w !== null && !(Number.isInteger(w) && (w as number) >= 1 && (w as number) <= 500)) issues.push({ loc: [...loc, 'window'], msg: 'Input should be an integer between 1 and 500', type: 'less_than_equal' });
+  if (w !== undefined && w !== null && !(Number.isInteger(w) && (w as number) >= 1 && (w as number) <= 500))
+    issues.push({ loc: [...loc, 'window'], msg: 'Input should be an integer between 1 and 500', type: 'less_than_equal' });
   checks.number()(b['keyword'], [...loc, 'boosting', 'keyword'], issues, {});
   checks.number()(b['semantic'], [...loc, 'boosting', 'semantic'], issues, {});
 };
@@ -42,7 +46,8 @@ export function topKOf(owner: Record<string, unknown>, dflt = 20, max = 200): nu
 export const rerankerCheck: MemberCheck = (v, loc, issues, owner) => {
   if (v === undefined || v === null || v === 'predict' || v === 'noop') return;
   if (!isPlainObject(v)) return void issues.push({ loc, msg: "Input should be 'predict', 'noop' or {name, window}", type: 'enum' });
-  if (v['name'] !== 'predict' && v['name'] !== 'noop') issues.push({ loc: [...loc, 'name'], msg: "Input should be 'predict' or 'noop'", type: 'enum' });
+  if (v['name'] !== 'predict' && v['name'] !== 'noop')
+    issues.push({ loc: [...loc, 'name'], msg: "Input should be 'predict' or 'noop'", type: 'enum' });
   const w = v['window'];
   const topK = topKOf(owner);
   if (w !== undefined && w !== null && (!Number.isInteger(w) || (w as number) < topK || (w as number) > 200)) {
@@ -53,7 +58,8 @@ export const rerankerCheck: MemberCheck = (v, loc, issues, owner) => {
 /** `vector`: a non-empty list of finite numbers (the query's own embedding). */
 export const vectorCheck: MemberCheck = (v, loc, issues) => {
   if (v === undefined || v === null) return;
-  if (!Array.isArray(v) || v.length === 0 || v.some((x) => typeof x !== 'number' || !Number.isFinite(x))) issues.push({ loc, msg: 'Input should be a non-empty list of numbers', type: 'list_type' });
+  if (!Array.isArray(v) || v.length === 0 || v.some((x) => typeof x !== 'number' || !Number.isFinite(x)))
+    issues.push({ loc, msg: 'Input should be a non-empty list of numbers', type: 'list_type' });
 };
 
 /** `security`: `{groups}` (or `access_groups`), at most REQUEST_LIMITS.listItems groups. */
@@ -61,10 +67,17 @@ export const securityCheck: MemberCheck = (s, loc, issues) => {
   if (s === undefined || s === null) return;
   if (!isPlainObject(s)) return void issues.push({ loc, msg: 'Input should be a valid object', type: 'model_type' });
   const g = s['groups'] ?? s['access_groups'];
-  for (const k of Object.keys(s)) if (k !== 'groups' && k !== 'access_groups') issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
-  if (g !== undefined && (!Array.isArray(g) || g.some((x) => typeof x !== 'string'))) issues.push({ loc: [...loc, 'groups'], msg: 'Input should be a list of strings', type: 'list_type' });
+  for (const k of Object.keys(s))
+    if (k !== 'groups' && k !== 'access_groups')
+      issues.push({ loc: [...loc, k], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+  if (g !== undefined && (!Array.isArray(g) || g.some((x) => typeof x !== 'string')))
+    issues.push({ loc: [...loc, 'groups'], msg: 'Input should be a list of strings', type: 'list_type' });
   else if (Array.isArray(g) && (g.length > REQUEST_LIMITS.listItems || g.some((x: string) => x.length > REQUEST_LIMITS.itemChars))) {
-    issues.push({ loc: [...loc, 'groups'], msg: `Input should be at most ${REQUEST_LIMITS.listItems} groups of at most ${REQUEST_LIMITS.itemChars} characters`, type: 'too_long' });
+    issues.push({
+      loc: [...loc, 'groups'],
+      msg: `Input should be at most ${REQUEST_LIMITS.listItems} groups of at most ${REQUEST_LIMITS.itemChars} characters`,
+      type: 'too_long',
+    });
   }
 };
 
@@ -76,7 +89,8 @@ export const auditMetadataCheck: MemberCheck = (v, loc, issues) => {
 };
 
 /** An enumeration list as every search member reads it: an empty list means the defaults. */
-export const enumListCheck = (allowed: readonly string[]): MemberCheck => checks.stringList({ maxItems: REQUEST_LIMITS.enumItems, max: REQUEST_LIMITS.itemChars, allowed });
+export const enumListCheck = (allowed: readonly string[]): MemberCheck =>
+  checks.stringList({ maxItems: REQUEST_LIMITS.enumItems, max: REQUEST_LIMITS.itemChars, allowed });
 
 /** A list of tags, fields, keywords, ids or groups. */
 export const stringListCheck = (): MemberCheck => checks.stringList({ maxItems: REQUEST_LIMITS.listItems, max: REQUEST_LIMITS.itemChars });
@@ -99,7 +113,8 @@ export function graphQueryCheck(allowed: readonly string[], dflt: readonly strin
     if (features.includes('graph')) {
       if (!given) issues.push({ loc, msg: 'graph_query is required with the graph feature', type: 'missing' });
       else parseGraphQuery(v, loc, { issue: (at, msg, type) => issues.push({ loc: at, msg, type }) });
-      if (features.includes('relations')) issues.push({ loc: [...loc.slice(0, -1), 'features'], msg: 'relations and graph cannot be asked together', type: 'value_error' });
+      if (features.includes('relations'))
+        issues.push({ loc: [...loc.slice(0, -1), 'features'], msg: 'relations and graph cannot be asked together', type: 'value_error' });
     } else if (given) issues.push({ loc, msg: 'graph_query needs the graph feature', type: 'value_error' });
   });
 }

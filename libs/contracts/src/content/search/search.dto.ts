@@ -16,13 +16,23 @@ const facetedCheck: MemberCheck = checks.stringList({ maxItems: REQUEST_LIMITS.f
 const searchSortCheck: MemberCheck = (v, loc, issues) => {
   if (v === undefined || v === null) return;
   if (!isPlainObject(v)) return void issues.push({ loc, msg: 'Input should be a valid object', type: 'model_type' });
-  if (v['field'] !== undefined && v['field'] !== 'score') issues.push({ loc: [...loc, 'field'], msg: 'Not supported: /search sorts by score; use /catalog to list resources by date or title', type: 'not_supported' });
+  if (v['field'] !== undefined && v['field'] !== 'score')
+    issues.push({
+      loc: [...loc, 'field'],
+      msg: 'Not supported: /search sorts by score; use /catalog to list resources by date or title',
+      type: 'not_supported',
+    });
 };
 
 /** POST /search (and GET, its query in this shape): separate paragraph, field and sentence lists. */
 @Closed()
 export class SearchRequest extends RetrievalRequestBase {
-  @ApiPropertyOptional({ enum: SEARCH_FEATURES, isArray: true, default: SEARCH_DEFAULT_FEATURES, description: 'An empty list means the default.' })
+  @ApiPropertyOptional({
+    enum: SEARCH_FEATURES,
+    isArray: true,
+    default: SEARCH_DEFAULT_FEATURES,
+    description: 'An empty list means the default.',
+  })
   @Check(enumListCheck(SEARCH_FEATURES))
   override features?: SearchFeature[] = undefined;
 
@@ -30,16 +40,38 @@ export class SearchRequest extends RetrievalRequestBase {
   @Check(graphQueryCheck(SEARCH_FEATURES, SEARCH_DEFAULT_FEATURES))
   override graph_query?: Record<string, unknown> = undefined;
 
-  @ApiPropertyOptional({ type: [String], maxItems: REQUEST_LIMITS.facets, description: 'Tag prefixes whose tags are counted over the matching paragraphs.' }) @Check(facetedCheck) faceted?: string[];
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: REQUEST_LIMITS.facets,
+    description: 'Tag prefixes whose tags are counted over the matching paragraphs.',
+  })
+  @Check(facetedCheck)
+  faceted?: string[];
   @ApiPropertyOptional({ minimum: 0, maximum: 1000, default: 0 }) @Check(checks.int(0, 1000)) offset?: number;
-  @ApiPropertyOptional({ type: 'object', properties: { field: { type: 'string', enum: ['score'] }, order: { type: 'string' } }, description: 'Only by score.' }) @Check(searchSortCheck) sort?: { field?: 'score'; order?: string };
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { field: { type: 'string', enum: ['score'] }, order: { type: 'string' } },
+    description: 'Only by score.',
+  })
+  @Check(searchSortCheck)
+  sort?: { field?: 'score'; order?: string };
 }
 
 /** One result list of /search: `paragraphs`, `fulltext` or `sentences`. */
 export class SearchResultList {
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'paragraphs: {score, rid, field_type, field, text, labels, position…}; fulltext: {score, rid, field_type, field, labels}; sentences: {score, rid, text, field_type, field, index, position}.' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description:
+      'paragraphs: {score, rid, field_type, field, text, labels, position…}; fulltext: {score, rid, field_type, field, labels}; sentences: {score, rid, text, field_type, field, index, position}.',
+  })
   results!: Record<string, unknown>[];
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'integer' } }, description: 'Per faceted prefix: count of each tag.' }) facets!: Record<string, Record<string, number>>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: { type: 'integer' } },
+    description: 'Per faceted prefix: count of each tag.',
+  })
+  facets!: Record<string, Record<string, number>>;
   @ApiPropertyOptional() query?: string;
   @ApiPropertyOptional() total?: number;
   @ApiProperty() page_number!: number;
@@ -54,7 +86,12 @@ export class SearchResponse {
   @ApiPropertyOptional({ type: SearchResultList }) fulltext?: SearchResultList;
   @ApiPropertyOptional({ type: SearchResultList }) sentences?: SearchResultList;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) relations?: FindRelations;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, description: 'The resources of the results, serialized as `show` asks.' }) resources!: Record<string, Record<string, unknown>>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: true },
+    description: 'The resources of the results, serialized as `show` asks.',
+  })
+  resources!: Record<string, Record<string, unknown>>;
   @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, nullable: true }) nodes!: null;
   @ApiProperty({ type: [String], nullable: true }) shards!: null;
   @ApiProperty({ type: [String] }) autofilters!: string[];
@@ -69,27 +106,40 @@ export type SuggestFeature = (typeof SUGGEST_FEATURES)[number];
 /** The query being typed: required and not blank. */
 const suggestQueryCheck: MemberCheck = whenAbsent((v, loc, issues) => {
   if (typeof v !== 'string' || v.trim() === '') issues.push({ loc, msg: 'Field required', type: 'missing' });
-  else if (v.length > REQUEST_LIMITS.queryChars) issues.push({ loc, msg: `String should have at most ${REQUEST_LIMITS.queryChars} characters`, type: 'string_too_long' });
+  else if (v.length > REQUEST_LIMITS.queryChars)
+    issues.push({ loc, msg: `String should have at most ${REQUEST_LIMITS.queryChars} characters`, type: 'string_too_long' });
 });
 
 /** POST /suggest (and GET): paragraphs matching the words typed so far, and entities. */
 @Closed()
 export class SuggestRequest extends RetrievalRequestBase {
-  @ApiProperty({ maxLength: REQUEST_LIMITS.queryChars, description: 'The words typed so far; the last one is a prefix.' }) @Check(suggestQueryCheck) override query?: string = undefined;
+  @ApiProperty({ maxLength: REQUEST_LIMITS.queryChars, description: 'The words typed so far; the last one is a prefix.' })
+  @Check(suggestQueryCheck)
+  override query?: string = undefined;
 
-  @ApiPropertyOptional({ enum: SUGGEST_FEATURES, isArray: true, default: SUGGEST_FEATURES }) @Check(enumListCheck(SUGGEST_FEATURES)) override features?: SuggestFeature[] = undefined;
+  @ApiPropertyOptional({ enum: SUGGEST_FEATURES, isArray: true, default: SUGGEST_FEATURES })
+  @Check(enumListCheck(SUGGEST_FEATURES))
+  override features?: SuggestFeature[] = undefined;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /suggest has no graph feature.' })
   @Check(graphQueryCheck(['keyword'], ['keyword']))
   override graph_query?: Record<string, unknown> = undefined;
 
-  @ApiPropertyOptional({ description: 'Accepted without effect: /suggest returns at most 10 paragraphs.' }) @Check(checks.any()) override top_k?: number = undefined;
+  @ApiPropertyOptional({ description: 'Accepted without effect: /suggest returns at most 10 paragraphs.' })
+  @Check(checks.any())
+  override top_k?: number = undefined;
 }
 
 /** KnowledgeboxSuggestResults (API-MAP 2.5). */
 export class SuggestResponse {
   @ApiPropertyOptional({ type: SearchResultList }) paragraphs?: SearchResultList;
-  @ApiPropertyOptional({ type: 'object', properties: { total: { type: 'integer' }, entities: { type: 'array', items: { type: 'object', properties: { family: { type: 'string' }, value: { type: 'string' } } } } } })
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: {
+      total: { type: 'integer' },
+      entities: { type: 'array', items: { type: 'object', properties: { family: { type: 'string' }, value: { type: 'string' } } } },
+    },
+  })
   entities?: { total: number; entities: { family: string; value: string }[] };
   @ApiProperty({ type: [String], nullable: true }) shards!: null;
 }

@@ -18,17 +18,26 @@ export class SummarizeRequest {
     if (v === undefined || v === null) return void issues.push({ loc, msg: 'Field required', type: 'missing' });
     if (!Array.isArray(v)) return void issues.push({ loc, msg: 'Input should be a valid list', type: 'list_type' });
     if (v.length === 0) return void issues.push({ loc, msg: 'List should have at least 1 item', type: 'too_short' });
-    if (v.length > SUMMARIZE_MAX_RESOURCES) return void issues.push({ loc, msg: `List should have at most ${SUMMARIZE_MAX_RESOURCES} items`, type: 'too_long' });
+    if (v.length > SUMMARIZE_MAX_RESOURCES)
+      return void issues.push({ loc, msg: `List should have at most ${SUMMARIZE_MAX_RESOURCES} items`, type: 'too_long' });
     v.forEach((id, i) => {
-      if (typeof id !== 'string' || !RESOURCE_ID.test(id)) issues.push({ loc: [...loc, i], msg: 'Input should be a resource id', type: 'uuid_parsing' });
+      if (typeof id !== 'string' || !RESOURCE_ID.test(id))
+        issues.push({ loc: [...loc, i], msg: 'Input should be a resource id', type: 'uuid_parsing' });
     });
   })
   resources?: string[];
-  @ApiPropertyOptional({ description: "The generative model (else the KB's; the built-in extractive summaries without one)." }) @Check(checks.string()) generative_model?: string;
-  @ApiPropertyOptional({ maxLength: ASK_OPTION_LIMITS.rephrasePromptChars, description: 'Instructions for a generative model (the built-in model ignores them).' })
+  @ApiPropertyOptional({ description: "The generative model (else the KB's; the built-in extractive summaries without one)." })
+  @Check(checks.string())
+  generative_model?: string;
+  @ApiPropertyOptional({
+    maxLength: ASK_OPTION_LIMITS.rephrasePromptChars,
+    description: 'Instructions for a generative model (the built-in model ignores them).',
+  })
   @Check(checks.string({ max: ASK_OPTION_LIMITS.rephrasePromptChars }))
   user_prompt?: string;
-  @ApiPropertyOptional({ enum: SUMMARY_KINDS, default: 'simple', description: 'simple: a few sentences; extended: a longer summary.' }) @Check(checks.oneOf(SUMMARY_KINDS)) summary_kind?: SummaryKind;
+  @ApiPropertyOptional({ enum: SUMMARY_KINDS, default: 'simple', description: 'simple: a few sentences; extended: a longer summary.' })
+  @Check(checks.oneOf(SUMMARY_KINDS))
+  summary_kind?: SummaryKind;
 }
 
 export class SummarizedResource {
@@ -38,10 +47,23 @@ export class SummarizedResource {
 
 /** SummarizedResponse (API-MAP 2.8). */
 export class SummarizeResponse {
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/SummarizedResource' }, description: 'By resource id.' }) resources!: Record<string, SummarizedResource>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/SummarizedResource' },
+    description: 'By resource id.',
+  })
+  resources!: Record<string, SummarizedResource>;
   @ApiProperty({ description: 'All the resources together.' }) summary!: string;
-  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, description: '{normalized_tokens, customer_key_tokens}' })
-  consumption!: { normalized_tokens: { input: number; output: number; image: number }; customer_key_tokens: { input: number; output: number; image: number } } | null;
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+    description: '{normalized_tokens, customer_key_tokens}',
+  })
+  consumption!: {
+    normalized_tokens: { input: number; output: number; image: number };
+    customer_key_tokens: { input: number; output: number; image: number };
+  } | null;
 }
 
 export const SummarizeEnvelope = searchPayloadOf(SummarizeRequest, 'SummarizeEnvelope');

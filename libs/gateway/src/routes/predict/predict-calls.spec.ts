@@ -15,13 +15,13 @@ describe('predict helpers', () => {
     ['timeout', ErrorCodes.BUS_TIMEOUT],
     ['provider', ErrorCodes.SERVICE_UNAVAILABLE],
     ['auth', ErrorCodes.SERVICE_UNAVAILABLE],
-  ])('maps a %s generation failure to %s, keeping the generator\'s message', (kind, code) => {
+  ])("maps a %s generation failure to %s, keeping the generator's message", (kind, code) => {
     const mapped = generationFailure(new DomainError('GENERATION_FAILED', 'openai answered 500', { kind })) as DomainError;
     expect(mapped.code).toBe(code);
     expect(mapped.message).toContain('openai answered 500');
   });
 
-  it('maps an unusable configuration to a 422 on the KB\'s generative model, and leaves other errors alone', () => {
+  it("maps an unusable configuration to a 422 on the KB's generative model, and leaves other errors alone", () => {
     const mapped = generationFailure(new DomainError('GENERATIVE_CONFIG_INVALID', 'needs user_keys')) as DomainError;
     expect(mapped.code).toBe(ErrorCodes.VALIDATION_FAILED);
     const other = new Error('x');
@@ -29,6 +29,8 @@ describe('predict helpers', () => {
   });
 
   it('names the endpoints a method serves when the path names another', () => {
-    expect(unknownEndpoint('GET', 'chat').details?.['detail']).toEqual([{ loc: ['path', 'endpoint'], msg: expect.stringContaining("'sentence', 'tokens', 'query'"), type: 'enum' }]);
+    expect(unknownEndpoint('GET', 'chat').details?.['detail']).toEqual([
+      { loc: ['path', 'endpoint'], msg: expect.stringContaining("'sentence', 'tokens', 'query'"), type: 'enum' },
+    ]);
   });
 });

@@ -1,8 +1,32 @@
 import {
-  ContentSubjects, DomainError, ErrorCodes, PREDICT_GET_ENDPOINTS, PREDICT_LIMITS, PREDICT_POST_ENDPOINTS, PredictChatBody, PredictQueryBody, PredictRemiBody,
-  PredictRephraseBody, PredictRerankBody, PredictSentencesBody, PredictSummarizeBody, PredictSummarizeResource, PredictTextQuery, ReportingSubjects,
-  UnderstandingSubjects, validatePayload, type BusContext, type PredictEmbedRequest, type PredictEmbedResponse, type PredictGenerateItem, type PredictGenerateRequest, type PredictQueryResponse,
-  type PredictSentenceResponse, type PredictSentencesResponse, type PredictSummarizeResponse, type PredictTokensResponse,
+  ContentSubjects,
+  DomainError,
+  ErrorCodes,
+  PREDICT_GET_ENDPOINTS,
+  PREDICT_LIMITS,
+  PREDICT_POST_ENDPOINTS,
+  PredictChatBody,
+  PredictQueryBody,
+  PredictRemiBody,
+  PredictRephraseBody,
+  PredictRerankBody,
+  PredictSentencesBody,
+  PredictSummarizeBody,
+  PredictSummarizeResource,
+  PredictTextQuery,
+  ReportingSubjects,
+  UnderstandingSubjects,
+  validatePayload,
+  type BusContext,
+  type PredictEmbedRequest,
+  type PredictEmbedResponse,
+  type PredictGenerateItem,
+  type PredictGenerateRequest,
+  type PredictQueryResponse,
+  type PredictSentenceResponse,
+  type PredictSentencesResponse,
+  type PredictSummarizeResponse,
+  type PredictTokensResponse,
 } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
 
@@ -17,7 +41,13 @@ const seconds = (since: number) => Math.round(performance.now() - since) / 1000;
 /** A path's `{endpoint}` that this method does not serve: 422 like the reference's enum check. */
 export function unknownEndpoint(method: 'GET' | 'POST', endpoint: string): DomainError {
   const allowed = method === 'GET' ? PREDICT_GET_ENDPOINTS : PREDICT_POST_ENDPOINTS;
-  return DomainError.validation([{ loc: ['path', 'endpoint'], msg: `Unknown endpoint ${endpoint.slice(0, 64)}: input should be ${allowed.map((e) => `'${e}'`).join(', ')} (with ${method})`, type: 'enum' }]);
+  return DomainError.validation([
+    {
+      loc: ['path', 'endpoint'],
+      msg: `Unknown endpoint ${endpoint.slice(0, 64)}: input should be ${allowed.map((e) => `'${e}'`).join(', ')} (with ${method})`,
+      type: 'enum',
+    },
+  ]);
 }
 
 /**
@@ -27,7 +57,10 @@ export function unknownEndpoint(method: 'GET' | 'POST', endpoint: string): Domai
  */
 export function generationFailure(err: unknown): unknown {
   if (!(err instanceof DomainError)) return err;
-  if (err.code === 'GENERATIVE_CONFIG_INVALID') return new DomainError(ErrorCodes.VALIDATION_FAILED, err.message, { detail: [{ loc: ['kb', 'generative_model'], msg: err.message, type: 'value_error' }] });
+  if (err.code === 'GENERATIVE_CONFIG_INVALID')
+    return new DomainError(ErrorCodes.VALIDATION_FAILED, err.message, {
+      detail: [{ loc: ['kb', 'generative_model'], msg: err.message, type: 'value_error' }],
+    });
   if (err.code === 'GENERATION_FAILED' || err.code === 'EMBEDDING_FAILED') {
     const kind = err.details?.['kind'];
     if (kind === 'rate_limited') return new DomainError(ErrorCodes.RATE_LIMITED, `The model provider is rate limiting: ${err.message}`, {});
@@ -71,7 +104,10 @@ export class PredictCalls {
         const b = validatePayload(PredictRephraseBody, input, { loc: ['body'] });
         const history = [...(b.chat_history ?? []), ...(b.context ?? [])];
         const context = (b.user_context ?? []).map((text, i) => ({ key: `user_context/${i}`, text }));
-        const out = await this.generateText({ kbid, task: 'rephrase', question: b.question, context, chat_history: history, generative_model: b.generative_model }, o);
+        const out = await this.generateText(
+          { kbid, task: 'rephrase', question: b.question, context, chat_history: history, generative_model: b.generative_model },
+          o,
+        );
         return out.text.trim() || b.question;
       }
       case 'rerank': {
@@ -91,12 +127,23 @@ export class PredictCalls {
   chatRequest(kbid: string | undefined, body: unknown): PredictGenerateRequest {
     const b = validatePayload(PredictChatBody, body ?? {}, { loc: ['body'] });
     const qc = b.query_context ?? [];
-    const context = Array.isArray(qc) ? qc.map((text, i) => ({ key: String(i), text })) : Object.entries(qc).map(([key, text]) => ({ key, text }));
+    const context = Array.isArray(qc)
+      ? qc.map((text, i) => ({ key: String(i), text }))
+      : Object.entries(qc).map(([key, text]) => ({ key, text }));
     const issues = contextIssues(qc);
     if (issues.length) throw DomainError.validation(issues);
     return {
-      kbid, task: 'chat', question: b.question, context, chat_history: b.chat_history ?? [], system: b.system, user_prompt: b.user_prompt?.prompt,
-      generative_model: b.generative_model, max_tokens: b.max_tokens, prefer_markdown: b.prefer_markdown, seed: b.seed,
+      kbid,
+      task: 'chat',
+      question: b.question,
+      context,
+      chat_history: b.chat_history ?? [],
+      system: b.system,
+      user_prompt: b.user_prompt?.prompt,
+      generative_model: b.generative_model,
+      max_tokens: b.max_tokens,
+      prefer_markdown: b.prefer_markdown,
+      seed: b.seed,
     };
   }
 
@@ -106,7 +153,10 @@ export class PredictCalls {
   }
 
   /** A whole generation: its text and its closing item. */
-  async generateText(req: PredictGenerateRequest, o: CallOptions): Promise<{ text: string; done?: Extract<PredictGenerateItem, { type: 'done' }> }> {
+  async generateText(
+    req: PredictGenerateRequest,
+    o: CallOptions,
+  ): Promise<{ text: string; done?: Extract<PredictGenerateItem, { type: 'done' }> }> {
     let text = '';
     let done: Extract<PredictGenerateItem, { type: 'done' }> | undefined;
     try {
@@ -127,7 +177,12 @@ export class PredictCalls {
     });
   }
 
-  private async sentence(kbid: string | undefined, text: string, model: string | undefined, o: CallOptions): Promise<PredictSentenceResponse> {
+  private async sentence(
+    kbid: string | undefined,
+    text: string,
+    model: string | undefined,
+    o: CallOptions,
+  ): Promise<PredictSentenceResponse> {
     const started = performance.now();
     const res = await this.embed({ kbid, texts: [text], vectorset: model, input: 'query' }, o);
     return { data: res.vectors[0] ?? [], time: seconds(started) };
@@ -147,8 +202,15 @@ export class PredictCalls {
     ]);
     const time = seconds(started);
     return {
-      language: tokens.language, stop_words: [], semantic_threshold: embedded.threshold, semantic_thresholds: embedded.thresholds, visual_llm: false,
-      max_context: MAX_CONTEXT_TOKENS, entities: { tokens: tokens.tokens, time }, sentence: { data: embedded.vectors[0] ?? [], time }, query: q.text,
+      language: tokens.language,
+      stop_words: [],
+      semantic_threshold: embedded.threshold,
+      semantic_thresholds: embedded.thresholds,
+      visual_llm: false,
+      max_context: MAX_CONTEXT_TOKENS,
+      entities: { tokens: tokens.tokens, time },
+      sentence: { data: embedded.vectors[0] ?? [], time },
+      query: q.text,
     };
   }
 
@@ -156,7 +218,9 @@ export class PredictCalls {
     const b = validatePayload(PredictSummarizeBody, input, { loc: ['body'] });
     const entries = Object.entries(b.resources);
     if (entries.length === 0 || entries.length > PREDICT_LIMITS.resources) {
-      throw DomainError.validation([{ loc: ['body', 'resources'], msg: `From 1 to ${PREDICT_LIMITS.resources} resources`, type: 'too_long' }]);
+      throw DomainError.validation([
+        { loc: ['body', 'resources'], msg: `From 1 to ${PREDICT_LIMITS.resources} resources`, type: 'too_long' },
+      ]);
     }
     const resources = entries.map(([rid, r]) => {
       const checked = validatePayload(PredictSummarizeResource, r, { loc: ['body', 'resources', rid] });
@@ -170,14 +234,24 @@ export class PredictCalls {
         out.resources[rid] = { summary: '', tokens: 0 };
         continue;
       }
-      const res = await this.generateText({ kbid, task: 'summarize', question: '', context, chat_history: [], generative_model: b.generative_model, max_tokens: maxTokens }, o);
+      const res = await this.generateText(
+        { kbid, task: 'summarize', question: '', context, chat_history: [], generative_model: b.generative_model, max_tokens: maxTokens },
+        o,
+      );
       out.resources[rid] = { summary: res.text.trim(), tokens: res.done?.output_tokens ?? Math.ceil(res.text.length / 4) };
     }
-    const summaries = Object.values(out.resources).map((r) => r.summary).filter((s) => s);
+    const summaries = Object.values(out.resources)
+      .map((r) => r.summary)
+      .filter((s) => s);
     if (summaries.length === 1) out.summary = summaries[0] as string;
     else if (summaries.length > 1) {
       const context = summaries.map((text, i) => ({ key: String(i), text }));
-      out.summary = (await this.generateText({ kbid, task: 'summarize', question: '', context, chat_history: [], generative_model: b.generative_model, max_tokens: maxTokens }, o)).text.trim();
+      out.summary = (
+        await this.generateText(
+          { kbid, task: 'summarize', question: '', context, chat_history: [], generative_model: b.generative_model, max_tokens: maxTokens },
+          o,
+        )
+      ).text.trim();
     }
     return out;
   }
@@ -189,8 +263,10 @@ function contextIssues(qc: unknown): { loc: (string | number)[]; msg: string; ty
   if (typeof qc !== 'object' || qc === null) return [{ loc, msg: 'Input should be a list or a dictionary of strings', type: 'type_error' }];
   const values = Array.isArray(qc) ? qc : Object.values(qc);
   if (values.length > PREDICT_LIMITS.contexts) return [{ loc, msg: `At most ${PREDICT_LIMITS.contexts} context pieces`, type: 'too_long' }];
-  if (!Array.isArray(qc) && Object.keys(qc).some((k) => k.length > 256)) return [{ loc, msg: 'Context ids are at most 256 characters', type: 'string_too_long' }];
+  if (!Array.isArray(qc) && Object.keys(qc).some((k) => k.length > 256))
+    return [{ loc, msg: 'Context ids are at most 256 characters', type: 'string_too_long' }];
   if (values.some((v) => typeof v !== 'string')) return [{ loc, msg: 'Context pieces must be strings', type: 'string_type' }];
-  if (values.some((v) => (v as string).length > PREDICT_LIMITS.text)) return [{ loc, msg: `Context pieces are at most ${PREDICT_LIMITS.text} characters`, type: 'string_too_long' }];
+  if (values.some((v) => (v as string).length > PREDICT_LIMITS.text))
+    return [{ loc, msg: `Context pieces are at most ${PREDICT_LIMITS.text} characters`, type: 'string_too_long' }];
   return [];
 }

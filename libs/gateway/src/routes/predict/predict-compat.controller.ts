@@ -3,7 +3,14 @@ import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import {
-  CompatChatCompletionsBody, CompatEmbeddingsBody, CompatModelsResponse, ContentSubjects, DomainError, PREDICT_LIMITS, UnderstandingSubjects, ValidationErrorResponse,
+  CompatChatCompletionsBody,
+  CompatEmbeddingsBody,
+  CompatModelsResponse,
+  ContentSubjects,
+  DomainError,
+  PREDICT_LIMITS,
+  UnderstandingSubjects,
+  ValidationErrorResponse,
   type PredictGenerateRequest,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
@@ -15,7 +22,8 @@ import { generationFailure, PredictCalls, type CallOptions } from './predict-cal
 /** The text of an OpenAI message: a string, or its text parts joined. */
 function textOf(content: CompatChatCompletionsBody['messages'][number]['content'], loc: (string | number)[]): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (p && typeof p === 'object' && p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
+  if (Array.isArray(content))
+    return content.map((p) => (p && typeof p === 'object' && p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('');
   throw DomainError.validation([{ loc, msg: 'Input should be a string or a list of text parts', type: 'string_type' }]);
 }
 
@@ -44,10 +52,15 @@ export class PredictCompatController {
 
   @Post('kb/:kbid/predict/compat/chat/completions')
   @HttpCode(200)
-  @ApiOperation({ summary: 'OpenAI-compatible chat completions (the KB\'s generative model)' })
+  @ApiOperation({ summary: "OpenAI-compatible chat completions (the KB's generative model)" })
   @ApiBody({ type: CompatChatCompletionsBody })
   @ApiResponse({ status: 200, description: 'chat.completion JSON, or text/event-stream of chat.completion.chunk with stream: true' })
-  kbChat(@Param('kbid') kbid: string, @Body(bodyOf(CompatChatCompletionsBody)) body: CompatChatCompletionsBody, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  kbChat(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(CompatChatCompletionsBody)) body: CompatChatCompletionsBody,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
     return this.chat(kbid, body, busContextOf(req), res);
   }
 
@@ -56,15 +69,23 @@ export class PredictCompatController {
   @ApiOperation({ summary: 'OpenAI-compatible chat completions (built-in model)' })
   @ApiBody({ type: CompatChatCompletionsBody })
   @ApiResponse({ status: 200, description: 'chat.completion JSON, or text/event-stream of chat.completion.chunk with stream: true' })
-  nuaChat(@Body(bodyOf(CompatChatCompletionsBody)) body: CompatChatCompletionsBody, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  nuaChat(
+    @Body(bodyOf(CompatChatCompletionsBody)) body: CompatChatCompletionsBody,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
     return this.chat(undefined, body, busContextOf(req), res);
   }
 
   @Post('kb/:kbid/predict/compat/embeddings')
   @HttpCode(200)
-  @ApiOperation({ summary: 'OpenAI-compatible embeddings (the KB\'s semantic models)' })
+  @ApiOperation({ summary: "OpenAI-compatible embeddings (the KB's semantic models)" })
   @ApiBody({ type: CompatEmbeddingsBody })
-  kbEmbeddings(@Param('kbid') kbid: string, @Body(bodyOf(CompatEmbeddingsBody)) body: CompatEmbeddingsBody, @Req() req: AuthedRequest): Promise<unknown> {
+  kbEmbeddings(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(CompatEmbeddingsBody)) body: CompatEmbeddingsBody,
+    @Req() req: AuthedRequest,
+  ): Promise<unknown> {
     return this.embeddings(kbid, body, busContextOf(req));
   }
 
@@ -77,7 +98,7 @@ export class PredictCompatController {
   }
 
   @Get('kb/:kbid/predict/compat/models')
-  @ApiOperation({ summary: 'OpenAI-compatible model list (the KB\'s generative and semantic models)' })
+  @ApiOperation({ summary: "OpenAI-compatible model list (the KB's generative and semantic models)" })
   @ApiResponse({ status: 200, type: CompatModelsResponse })
   kbModels(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<CompatModelsResponse> {
     return this.models(kbid, busContextOf(req));
@@ -93,13 +114,32 @@ export class PredictCompatController {
   private async models(kbid: string | undefined, o: CallOptions): Promise<CompatModelsResponse> {
     const m = await this.bus.request(ContentSubjects.predictModels, { kbid }, o);
     const created = 0;
-    return { object: 'list', data: [m.generative, ...m.semantic].map((id) => ({ id, object: 'model' as const, created, owned_by: kbid ? `kb:${kbid}` : 'system' })) };
+    return {
+      object: 'list',
+      data: [m.generative, ...m.semantic].map((id) => ({
+        id,
+        object: 'model' as const,
+        created,
+        owned_by: kbid ? `kb:${kbid}` : 'system',
+      })),
+    };
   }
 
   private async embeddings(kbid: string | undefined, body: CompatEmbeddingsBody, o: CallOptions): Promise<unknown> {
     const texts = typeof body.input === 'string' ? [body.input] : body.input;
-    if (!Array.isArray(texts) || texts.length === 0 || texts.length > PREDICT_LIMITS.texts || texts.some((t) => typeof t !== 'string' || t.length > PREDICT_LIMITS.text)) {
-      throw DomainError.validation([{ loc: ['body', 'input'], msg: `Input should be a string or a list of 1 to ${PREDICT_LIMITS.texts} strings of at most ${PREDICT_LIMITS.text} characters`, type: 'value_error' }]);
+    if (
+      !Array.isArray(texts) ||
+      texts.length === 0 ||
+      texts.length > PREDICT_LIMITS.texts ||
+      texts.some((t) => typeof t !== 'string' || t.length > PREDICT_LIMITS.text)
+    ) {
+      throw DomainError.validation([
+        {
+          loc: ['body', 'input'],
+          msg: `Input should be a string or a list of 1 to ${PREDICT_LIMITS.texts} strings of at most ${PREDICT_LIMITS.text} characters`,
+          type: 'value_error',
+        },
+      ]);
     }
     // A model name of the KB picks that vectorset; OpenAI's own names (clients' defaults) mean the KB's default.
     const models = await this.bus.request(ContentSubjects.predictModels, { kbid }, o);
@@ -113,7 +153,11 @@ export class PredictCompatController {
     const tokens = texts.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
     return {
       object: 'list',
-      data: res.vectors.map((v, index) => ({ object: 'embedding', index, embedding: body.encoding_format === 'base64' ? base64Floats(v) : v })),
+      data: res.vectors.map((v, index) => ({
+        object: 'embedding',
+        index,
+        embedding: body.encoding_format === 'base64' ? base64Floats(v) : v,
+      })),
       model: res.model,
       usage: { prompt_tokens: tokens, total_tokens: tokens },
     };
@@ -125,17 +169,28 @@ export class PredictCompatController {
     const turns: { author: 'USER' | 'NUCLIA'; text: string }[] = [];
     body.messages.forEach((m, i) => {
       const text = textOf(m.content, ['body', 'messages', i, 'content']);
-      if (text.length > PREDICT_LIMITS.text) throw DomainError.validation([{ loc: ['body', 'messages', i, 'content'], msg: `At most ${PREDICT_LIMITS.text} characters`, type: 'string_too_long' }]);
+      if (text.length > PREDICT_LIMITS.text)
+        throw DomainError.validation([
+          { loc: ['body', 'messages', i, 'content'], msg: `At most ${PREDICT_LIMITS.text} characters`, type: 'string_too_long' },
+        ]);
       if (m.role === 'system' || m.role === 'developer') system.push(text);
       else turns.push({ author: m.role === 'user' ? 'USER' : 'NUCLIA', text });
     });
     const last = turns[turns.length - 1];
     if (!last || last.author !== 'USER' || !last.text.trim()) {
-      throw DomainError.validation([{ loc: ['body', 'messages'], msg: 'The last message must be a non-empty user message', type: 'value_error' }]);
+      throw DomainError.validation([
+        { loc: ['body', 'messages'], msg: 'The last message must be a non-empty user message', type: 'value_error' },
+      ]);
     }
     return {
-      kbid, task: 'chat', question: last.text, context: [], chat_history: turns.slice(0, -1), system: system.length ? system.join('\n\n') : undefined,
-      max_tokens: body.max_completion_tokens ?? body.max_tokens, seed: body.seed,
+      kbid,
+      task: 'chat',
+      question: last.text,
+      context: [],
+      chat_history: turns.slice(0, -1),
+      system: system.length ? system.join('\n\n') : undefined,
+      max_tokens: body.max_completion_tokens ?? body.max_tokens,
+      seed: body.seed,
     };
   }
 
@@ -149,8 +204,18 @@ export class PredictCompatController {
       const input = out.done?.input_tokens ?? 0;
       const output = out.done?.output_tokens ?? 0;
       res.status(200).json({
-        id, object: 'chat.completion', created, model: out.done?.model ?? body.model ?? 'extractive',
-        choices: [{ index: 0, message: { role: 'assistant', content: out.text, refusal: null }, logprobs: null, finish_reason: finish(out.done?.stop_reason) }],
+        id,
+        object: 'chat.completion',
+        created,
+        model: out.done?.model ?? body.model ?? 'extractive',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: out.text, refusal: null },
+            logprobs: null,
+            finish_reason: finish(out.done?.stop_reason),
+          },
+        ],
         usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
       });
       return;
@@ -173,7 +238,13 @@ export class PredictCompatController {
     });
     let model = body.model ?? 'extractive';
     const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-    const chunk = (delta: Record<string, unknown>, finishReason: string | null) => ({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+    const chunk = (delta: Record<string, unknown>, finishReason: string | null) => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    });
     send(chunk({ role: 'assistant', content: '' }, null));
     try {
       for (let n = first; !n.done && !closed; n = await iterator.next()) {

@@ -3,23 +3,58 @@ import { ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiResponse, ApiTags, 
 import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import {
-  PREDICT_GET_ENDPOINTS, PREDICT_POST_ENDPOINTS, PredictChatBody, PredictQueryBody, PredictQueryResponse, PredictRemiBody, PredictRemiResponse, PredictRephraseBody,
-  PredictRerankBody, PredictRerankResponse, PredictSentenceResponse, PredictSentencesBody, PredictSentencesResponse, PredictSummarizeBody, PredictSummarizeResource,
-  PredictSummarizeResponse, PredictSummarizedResource, PredictTextQuery, PredictTokensResponse, ValidationErrorResponse,
+  PREDICT_GET_ENDPOINTS,
+  PREDICT_POST_ENDPOINTS,
+  PredictChatBody,
+  PredictQueryBody,
+  PredictQueryResponse,
+  PredictRemiBody,
+  PredictRemiResponse,
+  PredictRephraseBody,
+  PredictRerankBody,
+  PredictRerankResponse,
+  PredictSentenceResponse,
+  PredictSentencesBody,
+  PredictSentencesResponse,
+  PredictSummarizeBody,
+  PredictSummarizeResource,
+  PredictSummarizeResponse,
+  PredictSummarizedResource,
+  PredictTextQuery,
+  PredictTokensResponse,
+  ValidationErrorResponse,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../../auth/auth.guard';
 import { busContextOf } from '../../http/request-context';
 import { generationFailure, PredictCalls, type CallOptions } from './predict-calls';
 
-const GET_DESCRIPTION = `One of ${PREDICT_GET_ENDPOINTS.join(', ')}, with \`?text=\` (≤ 20 000 characters) and optional \`model\`/\`semantic_model\` (a semantic model of the KB). ` +
+const GET_DESCRIPTION =
+  `One of ${PREDICT_GET_ENDPOINTS.join(', ')}, with \`?text=\` (≤ 20 000 characters) and optional \`model\`/\`semantic_model\` (a semantic model of the KB). ` +
   '`sentence` → {data: vector, time}; `tokens` → {tokens: [{text, ner, start, end}], time}; `query` → {language, stop_words, semantic_threshold, semantic_thresholds, visual_llm, max_context, entities, sentence, query}.';
-const POST_DESCRIPTION = `One of ${PREDICT_POST_ENDPOINTS.join(', ')}. Bodies: sentences {texts[≤100], model?} → {data: vectors, model, time}; query as GET; ` +
+const POST_DESCRIPTION =
+  `One of ${PREDICT_POST_ENDPOINTS.join(', ')}. Bodies: sentences {texts[≤100], model?} → {data: vectors, model, time}; query as GET; ` +
   'chat {question, query_context (list or map), chat_history, system, user_prompt, generative_model, max_tokens ≤ 4096} → NDJSON {"chunk": {type: text|meta|status}}; ' +
   'summarize {resources: {id: {fields: {id: text}}}} → {resources: {id: {summary, tokens}}, summary}; rephrase {question, context|chat_history} → a JSON string; ' +
   'rerank {question, context: {id: text}} → {context_scores}; remi {question?, answer?, contexts?} → {time, answer_relevance, context_relevance, groundedness}.';
-const POST_BODIES = [PredictSentencesBody, PredictQueryBody, PredictChatBody, PredictSummarizeBody, PredictRephraseBody, PredictRerankBody, PredictRemiBody];
-const RESPONSES = [PredictSentenceResponse, PredictSentencesResponse, PredictTokensResponse, PredictQueryResponse, PredictSummarizeResponse, PredictRerankResponse, PredictRemiResponse];
+const POST_BODIES = [
+  PredictSentencesBody,
+  PredictQueryBody,
+  PredictChatBody,
+  PredictSummarizeBody,
+  PredictRephraseBody,
+  PredictRerankBody,
+  PredictRemiBody,
+];
+const RESPONSES = [
+  PredictSentenceResponse,
+  PredictSentencesResponse,
+  PredictTokensResponse,
+  PredictQueryResponse,
+  PredictSummarizeResponse,
+  PredictRerankResponse,
+  PredictRemiResponse,
+];
 
 /**
  * The predict API (API-MAP 1.5, docs/predict.md): the KB's models as a service at
@@ -42,8 +77,16 @@ export class PredictController {
   @Get('kb/:kbid/predict/:endpoint')
   @ApiOperation({ summary: 'Predict API Proxy (GET)', description: GET_DESCRIPTION })
   @ApiParam({ name: 'endpoint', enum: PREDICT_GET_ENDPOINTS })
-  @ApiResponse({ status: 200, schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) } })
-  kbGet(@Param('kbid') kbid: string, @Param('endpoint') endpoint: string, @Query() query: unknown, @Req() req: AuthedRequest): Promise<unknown> {
+  @ApiResponse({
+    status: 200,
+    schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) },
+  })
+  kbGet(
+    @Param('kbid') kbid: string,
+    @Param('endpoint') endpoint: string,
+    @Query() query: unknown,
+    @Req() req: AuthedRequest,
+  ): Promise<unknown> {
     return this.calls.get(kbid, endpoint, query, busContextOf(req));
   }
 
@@ -52,15 +95,27 @@ export class PredictController {
   @ApiOperation({ summary: 'Predict API Proxy (POST)', description: POST_DESCRIPTION })
   @ApiParam({ name: 'endpoint', enum: PREDICT_POST_ENDPOINTS })
   @ApiBody({ schema: { anyOf: POST_BODIES.map((c) => ({ $ref: getSchemaPath(c) })) } })
-  @ApiResponse({ status: 200, schema: { anyOf: [...RESPONSES.map((c) => ({ $ref: getSchemaPath(c) })), { type: 'string', description: 'rephrase' }] } })
-  kbPost(@Param('kbid') kbid: string, @Param('endpoint') endpoint: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
+  @ApiResponse({
+    status: 200,
+    schema: { anyOf: [...RESPONSES.map((c) => ({ $ref: getSchemaPath(c) })), { type: 'string', description: 'rephrase' }] },
+  })
+  kbPost(
+    @Param('kbid') kbid: string,
+    @Param('endpoint') endpoint: string,
+    @Body() body: unknown,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
     return this.post(kbid, endpoint, body, req, res);
   }
 
   @Get('predict/:endpoint')
   @ApiOperation({ summary: 'Predict (understanding API, built-in models; GET)', description: GET_DESCRIPTION })
   @ApiParam({ name: 'endpoint', enum: PREDICT_GET_ENDPOINTS })
-  @ApiResponse({ status: 200, schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) } })
+  @ApiResponse({
+    status: 200,
+    schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) },
+  })
   nuaGet(@Param('endpoint') endpoint: string, @Query() query: unknown, @Req() req: AuthedRequest): Promise<unknown> {
     return this.calls.get(undefined, endpoint, query, busContextOf(req));
   }
@@ -70,7 +125,10 @@ export class PredictController {
   @ApiOperation({ summary: 'Predict (understanding API, built-in models; POST)', description: POST_DESCRIPTION })
   @ApiParam({ name: 'endpoint', enum: PREDICT_POST_ENDPOINTS })
   @ApiBody({ schema: { anyOf: POST_BODIES.map((c) => ({ $ref: getSchemaPath(c) })) } })
-  @ApiResponse({ status: 200, schema: { anyOf: [...RESPONSES.map((c) => ({ $ref: getSchemaPath(c) })), { type: 'string', description: 'rephrase' }] } })
+  @ApiResponse({
+    status: 200,
+    schema: { anyOf: [...RESPONSES.map((c) => ({ $ref: getSchemaPath(c) })), { type: 'string', description: 'rephrase' }] },
+  })
   nuaPost(@Param('endpoint') endpoint: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     return this.post(undefined, endpoint, body, req, res);
   }
@@ -120,7 +178,12 @@ export class PredictController {
           write({ type: 'text', text: item.text });
         } else if (item.type === 'reasoning') write({ type: 'reasoning', text: item.text });
         else if (item.type === 'done') {
-          write({ type: 'meta', input_tokens: item.input_tokens ?? 0, output_tokens: item.output_tokens ?? 0, timings: { generative_first_chunk: firstChunk ?? seconds(started), generative: seconds(started) } });
+          write({
+            type: 'meta',
+            input_tokens: item.input_tokens ?? 0,
+            output_tokens: item.output_tokens ?? 0,
+            timings: { generative_first_chunk: firstChunk ?? seconds(started), generative: seconds(started) },
+          });
         }
       }
     } catch (err) {

@@ -5,7 +5,10 @@ export const DEFAULT_DATA_DIR = './data/pg';
 
 /** `content` → `CONTENT_DATABASE_URL`; `read-model` → `READ_MODEL_DATABASE_URL`. */
 export function serviceDatabaseUrlVariable(service: string): string {
-  const name = service.trim().toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+  const name = service
+    .trim()
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_');
   if (!name || name === '_') throw new Error(`invalid service name "${service}"`);
   return `${name}_DATABASE_URL`;
 }

@@ -42,9 +42,7 @@ export function migrationsTableName(schema: string): string {
  */
 export async function createServiceDataSource(options: ServiceDataSourceOptions): Promise<DataSource> {
   assertSchemaName(options.schema);
-  const embedded = options.url
-    ? undefined
-    : await startEmbeddedPostgres({ dataDir: options.dataDir ?? DEFAULT_DATA_DIR });
+  const embedded = options.url ? undefined : await startEmbeddedPostgres({ dataDir: options.dataDir ?? DEFAULT_DATA_DIR });
   const url = options.url ?? (embedded as EmbeddedPostgres).url;
 
   const dataSource = new DataSource({

@@ -132,7 +132,8 @@ function statementStatsOption(file: string | undefined): { statementStats?: stri
 export function randomPageCostOption(value: number | string | undefined): { randomPageCost?: number } {
   if (value === undefined || (typeof value === 'string' && value.trim() === '')) return {};
   const n = typeof value === 'number' ? value : Number(value.trim());
-  if (!Number.isFinite(n) || n <= 0 || n > 1000) throw new Error(`EMBEDDED_DB_RANDOM_PAGE_COST ${JSON.stringify(value)}: expected a number above 0 and at most 1000, e.g. 1.1`);
+  if (!Number.isFinite(n) || n <= 0 || n > 1000)
+    throw new Error(`EMBEDDED_DB_RANDOM_PAGE_COST ${JSON.stringify(value)}: expected a number above 0 and at most 1000, e.g. 1.1`);
   return { randomPageCost: n };
 }
 
@@ -141,7 +142,8 @@ export function sharedBuffers(value: string | undefined): string | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const m = /^(\d+)\s*(kB|MB|GB)$/.exec(value.trim());
   const mb = m ? Number(m[1]) / (m[2] === 'kB' ? 1024 : m[2] === 'GB' ? 1 / 1024 : 1) : NaN;
-  if (!m || mb < 1 || mb > 1536) throw new Error(`EMBEDDED_DB_SHARED_BUFFERS ${JSON.stringify(value)}: expected a size between 1MB and 1536MB, e.g. 512MB or 1GB`);
+  if (!m || mb < 1 || mb > 1536)
+    throw new Error(`EMBEDDED_DB_SHARED_BUFFERS ${JSON.stringify(value)}: expected a size between 1MB and 1536MB, e.g. 512MB or 1GB`);
   return `${m[1]}${m[2]}`;
 }
 

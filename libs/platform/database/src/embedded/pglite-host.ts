@@ -111,10 +111,13 @@ export async function runHostWorker(): Promise<void> {
   }
   port.on('message', (request: HostRequest) => {
     if (request.type !== 'stop') return;
-    host.close().then(
-      () => reply({ type: 'stopped' }),
-      (err: unknown) => reply({ type: 'stopped', error: (err as Error).message }),
-    ).finally(() => port.close());
+    host
+      .close()
+      .then(
+        () => reply({ type: 'stopped' }),
+        (err: unknown) => reply({ type: 'stopped', error: (err as Error).message }),
+      )
+      .finally(() => port.close());
   });
   reply({ type: 'ready', url: host.url, startupMs: host.startupMs });
 }

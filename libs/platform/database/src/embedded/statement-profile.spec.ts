@@ -29,7 +29,14 @@ describe('statementText', () => {
 describe('StatementProfile', () => {
   it('charges the messages after a Parse (Bind, Execute, Sync) to its statement and counts it once', () => {
     const p = new StatementProfile();
-    for (const [m, ms] of [[parse('INSERT  INTO t\n VALUES ($1)'), 1], [bind, 5], [sync, 2], [query('COMMIT'), 3], [parse('INSERT INTO t VALUES ($1)'), 1], [bind, 4]] as const) {
+    for (const [m, ms] of [
+      [parse('INSERT  INTO t\n VALUES ($1)'), 1],
+      [bind, 5],
+      [sync, 2],
+      [query('COMMIT'), 3],
+      [parse('INSERT INTO t VALUES ($1)'), 1],
+      [bind, 4],
+    ] as const) {
       p.observe(m);
       p.record(ms);
     }

@@ -66,10 +66,16 @@ export class StatementProfile {
 
   report(n = 60): string {
     const total = [...this.totals.values()].reduce((s, t) => s + t.ms, 0);
-    const lines = this.top(n).map((t) =>
-      `${t.ms.toFixed(0).padStart(10)} ${((100 * t.ms) / (total || 1)).toFixed(1).padStart(5)} % ${String(t.count).padStart(9)} ${(t.ms / Math.max(t.count, 1)).toFixed(2).padStart(9)}  ${t.statement}`,
+    const lines = this.top(n).map(
+      (t) =>
+        `${t.ms.toFixed(0).padStart(10)} ${((100 * t.ms) / (total || 1)).toFixed(1).padStart(5)} % ${String(t.count).padStart(9)} ${(t.ms / Math.max(t.count, 1)).toFixed(2).padStart(9)}  ${t.statement}`,
     );
-    return [`PGlite busy ${total.toFixed(0)} ms in all`, `${'ms'.padStart(10)} ${'share'.padStart(7)} ${'count'.padStart(9)} ${'ms each'.padStart(9)}  statement`, ...lines, ''].join('\n');
+    return [
+      `PGlite busy ${total.toFixed(0)} ms in all`,
+      `${'ms'.padStart(10)} ${'share'.padStart(7)} ${'count'.padStart(9)} ${'ms each'.padStart(9)}  statement`,
+      ...lines,
+      '',
+    ].join('\n');
   }
 
   private entry(label: string): { count: number; ms: number } {

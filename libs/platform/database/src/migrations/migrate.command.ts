@@ -1,16 +1,7 @@
 import type { EntitySchema } from 'typeorm';
 import { databaseUrlFromEnv, DEFAULT_DATA_DIR, type Env } from '../config/database-url.config';
-import {
-  closeServiceDataSource,
-  createServiceDataSource,
-  type ClassType,
-} from '../data-source/service-data-source';
-import {
-  executedMigrationNames,
-  pendingMigrationNames,
-  revertLastMigration,
-  runServiceMigrations,
-} from './migration-runner';
+import { closeServiceDataSource, createServiceDataSource, type ClassType } from '../data-source/service-data-source';
+import { executedMigrationNames, pendingMigrationNames, revertLastMigration, runServiceMigrations } from './migration-runner';
 
 export interface ServiceMigrations {
   schema: string;
@@ -69,11 +60,7 @@ export function parseMigrateArgs(argv: readonly string[], registry: MigrationReg
 }
 
 /** `npm run migrate -- content`: returns the process exit code (0 ok, 1 failed, 2 usage). */
-export async function migrateCommand(
-  argv: readonly string[],
-  registry: MigrationRegistry,
-  io: MigrateCommandIo = {},
-): Promise<number> {
+export async function migrateCommand(argv: readonly string[], registry: MigrationRegistry, io: MigrateCommandIo = {}): Promise<number> {
   const env = io.env ?? process.env;
   const log = io.log ?? ((line: string) => console.log(line));
   const error = io.error ?? ((line: string) => console.error(line));

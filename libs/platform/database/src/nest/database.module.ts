@@ -8,11 +8,7 @@ import {
   type OptionalFactoryDependency,
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import {
-  closeServiceDataSource,
-  createServiceDataSource,
-  type ServiceDataSourceOptions,
-} from '../data-source/service-data-source';
+import { closeServiceDataSource, createServiceDataSource, type ServiceDataSourceOptions } from '../data-source/service-data-source';
 
 /** The injection token of a service's DataSource: `@Inject(dataSourceToken('content'))`. */
 export function dataSourceToken(service: string): string {
@@ -20,8 +16,7 @@ export function dataSourceToken(service: string): string {
 }
 
 /** Parameter decorator for the DataSource of `service`. */
-export const InjectServiceDataSource = (service: string): PropertyDecorator & ParameterDecorator =>
-  Inject(dataSourceToken(service));
+export const InjectServiceDataSource = (service: string): PropertyDecorator & ParameterDecorator => Inject(dataSourceToken(service));
 
 export type DatabaseModuleOptions =
   /** Creates the DataSource at bootstrap; the token defaults to dataSourceToken(service). */
@@ -58,19 +53,13 @@ class DataSourceCloser implements OnApplicationShutdown {
 export class DatabaseModule {
   static forRoot(config: DatabaseModuleOptions): DynamicModule {
     const token = 'dataSource' in config ? config.token : (config.token ?? dataSourceToken(config.options.service));
-    const factory =
-      'dataSource' in config ? () => config.dataSource : () => createServiceDataSource(config.options);
+    const factory = 'dataSource' in config ? () => config.dataSource : () => createServiceDataSource(config.options);
     return DatabaseModule.build(token, { useFactory: factory, inject: [] }, [], config.global);
   }
 
   static forRootAsync(config: DatabaseModuleAsyncOptions): DynamicModule {
     const factory = async (...deps: never[]) => createServiceDataSource(await config.useFactory(...deps));
-    return DatabaseModule.build(
-      config.token,
-      { useFactory: factory, inject: config.inject ?? [] },
-      config.imports ?? [],
-      config.global,
-    );
+    return DatabaseModule.build(config.token, { useFactory: factory, inject: config.inject ?? [] }, config.imports ?? [], config.global);
   }
 
   private static build(

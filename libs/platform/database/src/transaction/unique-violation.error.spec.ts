@@ -2,7 +2,11 @@ import { DomainError } from '@kb/contracts';
 import { isUniqueViolation, translateUniqueViolation, uniqueViolationToDomainError } from './unique-violation.error';
 
 const pgError = (code: string, constraint?: string) =>
-  Object.assign(new Error('duplicate key value violates unique constraint'), { code, constraint, detail: 'Key (slug)=(secret) already exists.' });
+  Object.assign(new Error('duplicate key value violates unique constraint'), {
+    code,
+    constraint,
+    detail: 'Key (slug)=(secret) already exists.',
+  });
 
 describe('unique violations', () => {
   it('recognises 23505 directly and inside a driverError', () => {
@@ -22,9 +26,9 @@ describe('unique violations', () => {
 
   it('translates only the named constraints', () => {
     expect(uniqueViolationToDomainError(pgError('23505', 'other'), { constraints: ['kbs_slug_key'] })).toBeUndefined();
-    expect(uniqueViolationToDomainError(pgError('23505', 'kbs_slug_key'), { constraints: ['kbs_slug_key'], code: 'KB_SLUG_CONFLICT' })?.code).toBe(
-      'KB_SLUG_CONFLICT',
-    );
+    expect(
+      uniqueViolationToDomainError(pgError('23505', 'kbs_slug_key'), { constraints: ['kbs_slug_key'], code: 'KB_SLUG_CONFLICT' })?.code,
+    ).toBe('KB_SLUG_CONFLICT');
   });
 
   it('passes results and other errors through', async () => {

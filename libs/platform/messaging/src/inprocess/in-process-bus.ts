@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError, ErrorCodes, type BusContext, type EventDef, type LiveDef, type QueueDef, type RpcDef, type StreamDef } from '@kb/contracts';
+import {
+  DomainError,
+  ErrorCodes,
+  type BusContext,
+  type EventDef,
+  type LiveDef,
+  type QueueDef,
+  type RpcDef,
+  type StreamDef,
+} from '@kb/contracts';
 import { deliverLive, liveSubject } from '../shared/live';
 import type { ClassConstructor } from 'class-transformer';
 import type {
@@ -17,7 +26,18 @@ import type {
 import { resolveConsumeOptions } from '../shared/backoff';
 import { describeError, jsonConsoleLogger, type BusLogger } from '../shared/bus-logger';
 import { deadLetterSubject, defaultQueueGroup, type DeadLetter } from '../shared/dead-letter';
-import { decodeEnvelope, errorEnvelope, InvalidPayloadError, jsonRoundTrip, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
+import {
+  decodeEnvelope,
+  errorEnvelope,
+  InvalidPayloadError,
+  jsonRoundTrip,
+  successEnvelope,
+  timeoutError,
+  toDomainError,
+  toJson,
+  unavailableError,
+  validateIncoming,
+} from '../shared/envelope';
 import { HandlerGroups } from '../shared/handler-groups';
 import { StreamInbox } from '../shared/stream-inbox';
 import { cancelledError, cancelledReason, deadlineReason } from '../shared/call-signal';
@@ -271,7 +291,13 @@ export class InProcessMessageBus implements MessageBus {
     for (const worker of this.workers) worker.abort();
   }
 
-  private async *iterateStream<Item>(subject: string, body: string, context: BusContext, timeoutMs: number, signal: AbortSignal | undefined): AsyncGenerator<Item> {
+  private async *iterateStream<Item>(
+    subject: string,
+    body: string,
+    context: BusContext,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<Item> {
     await nextTurn();
     const responder = this.closed ? undefined : this.streams.pick(subject)[0];
     if (!responder) throw unavailableError(subject);
@@ -349,7 +375,10 @@ export class InProcessMessageBus implements MessageBus {
     try {
       await this.publishRaw(deadLetterSubject(letter.subject), toJson(letter), { context: letter.context });
     } catch (err) {
-      this.logger.error('Publishing a dead letter failed; it stays in the store as dead', { subject: letter.subject, err: describeError(err) });
+      this.logger.error('Publishing a dead letter failed; it stays in the store as dead', {
+        subject: letter.subject,
+        err: describeError(err),
+      });
     }
   }
 

@@ -1,5 +1,13 @@
 import type { DomainErrorJson } from '@kb/contracts';
-import { QUEUE_CONSUMER, type ClaimedJob, type ConsumerKey, type ClaimRequest, type DeadJob, type NewMessage, type QueueStore } from './queue-store';
+import {
+  QUEUE_CONSUMER,
+  type ClaimedJob,
+  type ConsumerKey,
+  type ClaimRequest,
+  type DeadJob,
+  type NewMessage,
+  type QueueStore,
+} from './queue-store';
 
 interface Row {
   id: number;
@@ -108,7 +116,15 @@ export class MemoryQueueStore implements QueueStore {
   async deadJobs(subject: string): Promise<DeadJob[]> {
     return [...this.rows.values()]
       .filter((row) => row.status === 'dead' && row.message.subject === subject)
-      .map((row) => ({ id: String(row.id), msgId: row.message.msgId, subject, consumer: row.consumer, body: row.message.body, deliveryCount: row.attempts, error: row.error }));
+      .map((row) => ({
+        id: String(row.id),
+        msgId: row.message.msgId,
+        subject,
+        consumer: row.consumer,
+        body: row.message.body,
+        deliveryCount: row.attempts,
+        error: row.error,
+      }));
   }
 
   async purgeDone(olderThanMs: number): Promise<void> {
@@ -131,7 +147,18 @@ export class MemoryQueueStore implements QueueStore {
       }
     }
     const id = this.nextId++;
-    this.rows.set(id, { id, message, consumer, status: 'pending', attempts: 0, availableAt: 0, lockedUntil: 0, token: null, error: null, finishedAt: 0 });
+    this.rows.set(id, {
+      id,
+      message,
+      consumer,
+      status: 'pending',
+      attempts: 0,
+      availableAt: 0,
+      lockedUntil: 0,
+      token: null,
+      error: null,
+      finishedAt: 0,
+    });
     return true;
   }
 

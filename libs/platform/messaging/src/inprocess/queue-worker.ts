@@ -103,7 +103,12 @@ export class QueueWorker<T> {
     const jobs = [...this.claimed.values()];
     this.claimed.clear();
     for (const job of jobs) {
-      await this.config.store.release(job.id, job.token, 0, null).catch((err) => this.config.logger.warn('Handing back a job failed; its lease will run out', { subject: this.config.subject, err: describeError(err) }));
+      await this.config.store.release(job.id, job.token, 0, null).catch((err) =>
+        this.config.logger.warn('Handing back a job failed; its lease will run out', {
+          subject: this.config.subject,
+          err: describeError(err),
+        }),
+      );
     }
     this.config.logger.warn('Shutdown: jobs still running were handed back', { subject: this.config.subject, jobs: jobs.length });
   }
@@ -140,7 +145,9 @@ export class QueueWorker<T> {
     this.inFlight++;
     this.claimed.set(job.id, job);
     const run: Promise<void> = this.run(job)
-      .catch((err) => this.config.logger.warn('Settling a job failed; it will be redelivered', { subject: this.config.subject, err: describeError(err) }))
+      .catch((err) =>
+        this.config.logger.warn('Settling a job failed; it will be redelivered', { subject: this.config.subject, err: describeError(err) }),
+      )
       .finally(() => {
         this.inFlight--;
         this.claimed.delete(job.id);
@@ -152,11 +159,20 @@ export class QueueWorker<T> {
 
   private async run(job: ClaimedJob): Promise<void> {
     const { store, cls, handler, options, logger, subject, consumerName } = this.config;
-    const delivery = { id: job.msgId, subject, consumer: consumerName, deliveryCount: job.deliveryCount, body: job.body, context: job.context };
+    const delivery = {
+      id: job.msgId,
+      subject,
+      consumer: consumerName,
+      deliveryCount: job.deliveryCount,
+      body: job.body,
+      context: job.context,
+    };
     // The lease is renewed while the handler runs (up to maxWorkingMs), so a long job is not handed
     // to another worker; if this process dies, the lease runs out within ackWaitMs.
     const renew = () => {
-      store.extend(job.id, job.token, options.ackWaitMs).catch((err) => logger.warn('Renewing a job lease failed', { subject, err: describeError(err) }));
+      store
+        .extend(job.id, job.token, options.ackWaitMs)
+        .catch((err) => logger.warn('Renewing a job lease failed', { subject, err: describeError(err) }));
     };
     const outcome = await processRenewing(delivery, cls, handler, options, logger, renew, this.heartbeats);
     if (this.aborted) return;

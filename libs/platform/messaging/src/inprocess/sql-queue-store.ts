@@ -1,7 +1,15 @@
 import type { BusContext, DomainErrorJson } from '@kb/contracts';
 import { assertSchemaName, busSchemaStatements } from './bus-schema';
 import { Coalescer } from '../shared/coalescer';
-import { QUEUE_CONSUMER, type ClaimedJob, type ConsumerKey, type ClaimRequest, type DeadJob, type NewMessage, type QueueStore } from './queue-store';
+import {
+  QUEUE_CONSUMER,
+  type ClaimedJob,
+  type ConsumerKey,
+  type ClaimRequest,
+  type DeadJob,
+  type NewMessage,
+  type QueueStore,
+} from './queue-store';
 
 /** The one thing the store needs from a database: a TypeORM DataSource fits as is. */
 export interface SqlExecutor {
@@ -108,7 +116,10 @@ export class SqlQueueStore implements QueueStore {
   });
 
   async registerConsumer(subject: string, consumer: string): Promise<void> {
-    await this.db.query(`INSERT INTO ${this.schema}.consumers (subject, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [subject, consumer]);
+    await this.db.query(`INSERT INTO ${this.schema}.consumers (subject, consumer) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+      subject,
+      consumer,
+    ]);
   }
 
   /**

@@ -58,7 +58,10 @@ export class JetStreamStreams {
     const name = this.streamName(stream);
     const current = await this.currentSubjects(name);
     if (current !== undefined && subjects.every((s) => current.includes(s))) return false;
-    this.logger.warn('A JetStream stream lost subjects this process uses; adding them again', { stream: name, subjects: subjects.filter((s) => !current?.includes(s)) });
+    this.logger.warn('A JetStream stream lost subjects this process uses; adding them again', {
+      stream: name,
+      subjects: subjects.filter((s) => !current?.includes(s)),
+    });
     this.covered.set(name, new Set(current ?? []));
     await this.ensure(stream, subjects);
     return true;

@@ -63,7 +63,10 @@ export class JetStreamWorker<T> {
     for (const heartbeat of this.heartbeats) clearInterval(heartbeat);
     this.heartbeats.clear();
     for (const msg of this.handling) msg.nak();
-    this.config.logger.warn('Shutdown: messages still being handled were handed back', { subject: this.config.subject, messages: this.handling.size });
+    this.config.logger.warn('Shutdown: messages still being handled were handed back', {
+      subject: this.config.subject,
+      messages: this.handling.size,
+    });
     this.handling.clear();
   }
 
@@ -110,7 +113,9 @@ export class JetStreamWorker<T> {
     // "Still working" resets the ack timer while the handler runs (up to maxWorkingMs): a long job
     // is not redelivered while its worker lives, and a dead worker's job comes back within ack_wait.
     this.handling.add(msg);
-    const outcome = await processRenewing(delivery, cls, handler, options, logger, () => msg.working(), this.heartbeats).finally(() => this.handling.delete(msg));
+    const outcome = await processRenewing(delivery, cls, handler, options, logger, () => msg.working(), this.heartbeats).finally(() =>
+      this.handling.delete(msg),
+    );
     if (this.aborted) return;
     try {
       if (outcome.action === 'ack') {

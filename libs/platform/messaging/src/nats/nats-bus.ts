@@ -1,5 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError, ErrorCodes, type BusContext, type EventDef, type LiveDef, type QueueDef, type RpcDef, type StreamDef, type StreamName } from '@kb/contracts';
+import {
+  DomainError,
+  ErrorCodes,
+  type BusContext,
+  type EventDef,
+  type LiveDef,
+  type QueueDef,
+  type RpcDef,
+  type StreamDef,
+  type StreamName,
+} from '@kb/contracts';
 import { deliverLive, liveSubject } from '../shared/live';
 import {
   AckPolicy,
@@ -14,18 +24,48 @@ import {
   type NatsConnection,
   type Subscription,
 } from 'nats';
-import type { ConsumeOptions, DeliveryHandler, HandleOptions, LiveHandler, LiveSubscription, MessageBus, PublishOptions, RequestOptions, RpcHandler, StreamHandler } from '../message-bus';
+import type {
+  ConsumeOptions,
+  DeliveryHandler,
+  HandleOptions,
+  LiveHandler,
+  LiveSubscription,
+  MessageBus,
+  PublishOptions,
+  RequestOptions,
+  RpcHandler,
+  StreamHandler,
+} from '../message-bus';
 import { resolveConsumeOptions } from '../shared/backoff';
 import { describeError, jsonConsoleLogger, type BusLogger } from '../shared/bus-logger';
 import { deadLetterSubject, defaultQueueGroup } from '../shared/dead-letter';
-import { errorEnvelope, InvalidPayloadError, successEnvelope, timeoutError, toDomainError, toJson, unavailableError, validateIncoming } from '../shared/envelope';
+import {
+  errorEnvelope,
+  InvalidPayloadError,
+  successEnvelope,
+  timeoutError,
+  toDomainError,
+  toJson,
+  unavailableError,
+  validateIncoming,
+} from '../shared/envelope';
 import { StreamInbox } from '../shared/stream-inbox';
 import { cancelledError } from '../shared/call-signal';
 import { JetStreamStreams } from './jetstream-streams';
 import { receiveCall, sendCancel, sendRequest } from './nats-calls';
 import { connectionOptions, type NatsAuth, type NatsTls } from './nats-connection';
 import { JetStreamWorker } from './jetstream-worker';
-import { contextFromHeaders, contextHeaders, decodeText, encodeText, inboxPrefix, natsName, STREAM_PART, TIMEOUT_MS, type StreamPart } from './nats-codec';
+import {
+  contextFromHeaders,
+  contextHeaders,
+  decodeText,
+  encodeText,
+  inboxPrefix,
+  natsName,
+  STREAM_PART,
+  TIMEOUT_MS,
+  type StreamPart,
+} from './nats-codec';
 import { waitAll } from '../shared/wait-all';
 
 export interface NatsBusOptions {
@@ -95,7 +135,8 @@ export class NatsMessageBus implements MessageBus {
       // Every subject of a stream in one update: processes that start together then all write the
       // same list, and none can drop a subject another has just added.
       const declared = new Map<StreamName, string[]>();
-      for (const def of options.streams ?? []) declared.set(def.stream, [...(declared.get(def.stream) ?? []), ...bus.streamSubjects(def.subject)]);
+      for (const def of options.streams ?? [])
+        declared.set(def.stream, [...(declared.get(def.stream) ?? []), ...bus.streamSubjects(def.subject)]);
       for (const [stream, subjects] of declared) await bus.streams.ensure(stream, subjects);
       return bus;
     } catch (err) {
@@ -113,7 +154,12 @@ export class NatsMessageBus implements MessageBus {
     // One inbox per call (not the shared request inbox): its name is what a cancel is sent under.
     const inbox = createInbox(this.inboxPrefix);
     return sendRequest<Res>(this.nc, {
-      subject: def.subject, wireSubject: this.prefix + def.subject, body: toJson(payload), inbox, timeoutMs, signal,
+      subject: def.subject,
+      wireSubject: this.prefix + def.subject,
+      body: toJson(payload),
+      inbox,
+      timeoutMs,
+      signal,
       headers: contextHeaders(options.context, { [TIMEOUT_MS]: String(timeoutMs) }),
     });
   }
@@ -138,14 +184,21 @@ export class NatsMessageBus implements MessageBus {
   }
 
   requestStream<Req, Item>(def: StreamDef<Req, Item>, payload: Req, options: RequestOptions = {}): AsyncIterable<Item> {
-    return this.iterateStream<Item>(def.subject, toJson(payload), options.context, options.timeoutMs ?? this.requestTimeoutMs, options.signal);
+    return this.iterateStream<Item>(
+      def.subject,
+      toJson(payload),
+      options.context,
+      options.timeoutMs ?? this.requestTimeoutMs,
+      options.signal,
+    );
   }
 
   async handleStream<Req, Item>(def: StreamDef<Req, Item>, handler: StreamHandler<Req, Item>, options: HandleOptions = {}): Promise<void> {
     await this.listen(def.subject, options, async (msg, context) => {
       const reply = msg.reply;
       if (!reply) return;
-      const send = (part: StreamPart, body: string) => this.nc.publish(reply, encodeText(body), { headers: contextHeaders(undefined, { [STREAM_PART]: part }) });
+      const send = (part: StreamPart, body: string) =>
+        this.nc.publish(reply, encodeText(body), { headers: contextHeaders(undefined, { [STREAM_PART]: part }) });
       const call = receiveCall(this.nc, msg);
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
@@ -244,7 +297,11 @@ export class NatsMessageBus implements MessageBus {
       if (status.type === 'disconnect') this.connected = false;
       if (status.type === 'reconnect') this.connected = true;
       const refused = (status as { permissionContext?: { operation: string; subject: string } }).permissionContext;
-      if (status.type === 'error' && refused) this.logger.error('NATS refused an operation this app is not permitted', { operation: refused.operation, subject: refused.subject });
+      if (status.type === 'error' && refused)
+        this.logger.error('NATS refused an operation this app is not permitted', {
+          operation: refused.operation,
+          subject: refused.subject,
+        });
     }
   }
 
@@ -256,7 +313,9 @@ export class NatsMessageBus implements MessageBus {
       queue,
       callback: (err, msg) => {
         if (err) return this.logger.warn('Subscription error', { subject, err: describeError(err) });
-        const task = serve(msg, contextFromHeaders(msg.headers)).catch((e) => this.logger.error('Replying failed', { subject, err: describeError(e) }));
+        const task = serve(msg, contextFromHeaders(msg.headers)).catch((e) =>
+          this.logger.error('Replying failed', { subject, err: describeError(e) }),
+        );
         this.running.add(task);
         void task.finally(() => this.running.delete(task));
       },
@@ -265,7 +324,13 @@ export class NatsMessageBus implements MessageBus {
     await this.nc.flush();
   }
 
-  private async *iterateStream<Item>(subject: string, body: string, context: BusContext | undefined, timeoutMs: number, signal: AbortSignal | undefined): AsyncGenerator<Item> {
+  private async *iterateStream<Item>(
+    subject: string,
+    body: string,
+    context: BusContext | undefined,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<Item> {
     this.assertOpen();
     if (signal?.aborted) throw cancelledError(subject);
     const inboxSubject = createInbox(this.inboxPrefix);
@@ -311,7 +376,11 @@ export class NatsMessageBus implements MessageBus {
   private async publishToStream(stream: StreamName, subject: string, body: string, options: PublishOptions): Promise<void> {
     this.assertOpen();
     await this.ensureStream(stream, subject);
-    const send = () => this.js.publish(this.prefix + subject, encodeText(body), { msgID: options.msgId ?? randomUUID(), headers: contextHeaders(options.context) });
+    const send = () =>
+      this.js.publish(this.prefix + subject, encodeText(body), {
+        msgID: options.msgId ?? randomUUID(),
+        headers: contextHeaders(options.context),
+      });
     try {
       await send();
     } catch (err) {
@@ -356,7 +425,9 @@ export class NatsMessageBus implements MessageBus {
       name = natsName(`${this.prefix}${resolved.durable}__${subject}`);
       await this.addConsumer(stream, subject, { ...config, durable_name: name });
     } else {
-      const info = await this.withSubjects(stream, subject, () => this.jsm.consumers.add(streamName, { ...config, inactive_threshold: nanos(Math.max(60_000, resolved.ackWaitMs * 2)) }));
+      const info = await this.withSubjects(stream, subject, () =>
+        this.jsm.consumers.add(streamName, { ...config, inactive_threshold: nanos(Math.max(60_000, resolved.ackWaitMs * 2)) }),
+      );
       name = info.name;
       this.ephemeralConsumers.push({ stream: streamName, name });
     }
@@ -395,7 +466,11 @@ export class NatsMessageBus implements MessageBus {
   }
 
   /** Creates the durable, or updates what can change (ack wait, attempts) when it exists. */
-  private async addConsumer(stream: StreamName, subject: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
+  private async addConsumer(
+    stream: StreamName,
+    subject: string,
+    config: Partial<ConsumerConfig> & { durable_name: string },
+  ): Promise<void> {
     const streamName = this.streams.streamName(stream);
     try {
       await this.withSubjects(stream, subject, () => this.jsm.consumers.add(streamName, config));
@@ -405,7 +480,11 @@ export class NatsMessageBus implements MessageBus {
       } catch (updateErr) {
         // No durable to use: the creation's own error is the one to report.
         if (/consumer not found/i.test((updateErr as Error).message ?? '')) throw err;
-        this.logger.warn('Durable consumer exists with another configuration; using it as is', { stream: streamName, consumer: config.durable_name, err: describeError(err) });
+        this.logger.warn('Durable consumer exists with another configuration; using it as is', {
+          stream: streamName,
+          consumer: config.durable_name,
+          err: describeError(err),
+        });
       }
     }
   }

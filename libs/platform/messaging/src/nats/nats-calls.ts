@@ -37,7 +37,13 @@ export function sendRequest<Res>(nc: NatsConnection, r: OutgoingRequest): Promis
       callback: (err, msg) =>
         settle(() => {
           if (msg?.headers?.code === 503 || (err as { code?: string } | null)?.code === '503') return reject(unavailableError(r.subject));
-          if (err) return reject(new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus request on ${r.subject} failed`, { subject: r.subject, reason: String(err) }));
+          if (err)
+            return reject(
+              new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus request on ${r.subject} failed`, {
+                subject: r.subject,
+                reason: String(err),
+              }),
+            );
           try {
             resolve(decodeEnvelope<Res>(decodeText(msg.data)));
           } catch (e) {

@@ -16,8 +16,18 @@ export interface NatsTls {
  * Credentials, TLS and the inbox prefix of one app's connection. Replies to an app arrive under
  * `_INBOX.<app>.`, so the server can let each app read its own replies and nobody else's.
  */
-export async function connectionOptions(options: { servers: string | string[]; name: string; auth?: NatsAuth; tls?: NatsTls }): Promise<ConnectionOptions> {
-  const connection: ConnectionOptions = { servers: options.servers, name: options.name, maxReconnectAttempts: -1, inboxPrefix: inboxPrefix(options.name) };
+export async function connectionOptions(options: {
+  servers: string | string[];
+  name: string;
+  auth?: NatsAuth;
+  tls?: NatsTls;
+}): Promise<ConnectionOptions> {
+  const connection: ConnectionOptions = {
+    servers: options.servers,
+    name: options.name,
+    maxReconnectAttempts: -1,
+    inboxPrefix: inboxPrefix(options.name),
+  };
   if (options.auth && 'credsFile' in options.auth) connection.authenticator = credsAuthenticator(await readFile(options.auth.credsFile));
   else if (options.auth) Object.assign(connection, { user: options.auth.user, pass: options.auth.pass });
   if (options.tls) connection.tls = { ...options.tls };

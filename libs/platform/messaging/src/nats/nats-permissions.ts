@@ -8,7 +8,9 @@ export interface NatsPermissions {
 }
 
 /** Every stream of the system: each app declares all of them at connect (see createRuntimeBus). */
-export const ALL_STREAMS: readonly StreamName[] = [...new Set(ALL_SUBJECTS.flatMap((d) => (d.kind === 'event' || d.kind === 'queue' ? [d.stream] : [])))].sort();
+export const ALL_STREAMS: readonly StreamName[] = [
+  ...new Set(ALL_SUBJECTS.flatMap((d) => (d.kind === 'event' || d.kind === 'queue' ? [d.stream] : []))),
+].sort();
 
 /**
  * The subjects one app may publish to and subscribe on, from its row of BUS_ACCESS. `prefix` is the
@@ -34,7 +36,11 @@ export function natsPermissions(app: BusApp, prefix = ''): NatsPermissions {
     '$JS.API.INFO',
     ...ALL_STREAMS.flatMap((s) => ['INFO', 'CREATE', 'UPDATE'].map((op) => `$JS.API.STREAM.${op}.${prefix}${s}`)),
   ];
-  const subscribe = [...access.serves.map((d) => prefix + d.subject), ...access.receives.filter((d) => d.kind === 'live').map(flow), `${own}.>`];
+  const subscribe = [
+    ...access.serves.map((d) => prefix + d.subject),
+    ...access.receives.filter((d) => d.kind === 'live').map(flow),
+    `${own}.>`,
+  ];
   if (access.serves.length > 0) {
     publish.push('_INBOX.*.*');
     subscribe.push('_INBOX.*.*.cancel');

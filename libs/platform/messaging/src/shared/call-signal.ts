@@ -16,7 +16,10 @@ export interface CallSignal {
  */
 export function callSignal(timeoutMs: number | undefined, cancelled?: AbortSignal): CallSignal {
   const controller = new AbortController();
-  const timer = timeoutMs !== undefined && Number.isFinite(timeoutMs) && timeoutMs > 0 ? setTimeout(() => controller.abort(deadlineReason()), timeoutMs) : undefined;
+  const timer =
+    timeoutMs !== undefined && Number.isFinite(timeoutMs) && timeoutMs > 0
+      ? setTimeout(() => controller.abort(deadlineReason()), timeoutMs)
+      : undefined;
   timer?.unref();
   const cancel = () => controller.abort(cancelledReason());
   if (cancelled?.aborted) cancel();
@@ -37,7 +40,7 @@ export function cancelledError(subject: string): DomainError {
 }
 
 export function deadlineReason(): Error {
-  const err = new Error('The caller\'s deadline has passed');
+  const err = new Error("The caller's deadline has passed");
   err.name = 'AbortError';
   return err;
 }

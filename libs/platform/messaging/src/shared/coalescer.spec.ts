@@ -36,10 +36,14 @@ describe('Coalescer', () => {
 
   it('fails every caller of a failed batch when failures are not isolated', async () => {
     let calls = 0;
-    const c = new Coalescer<number, number>(async () => {
-      calls++;
-      throw new Error('down');
-    }, 256, { isolateFailures: false });
+    const c = new Coalescer<number, number>(
+      async () => {
+        calls++;
+        throw new Error('down');
+      },
+      256,
+      { isolateFailures: false },
+    );
     const results = await Promise.allSettled([1, 2, 3].map((i) => c.submit(i)));
     expect(results.every((r) => r.status === 'rejected')).toBe(true);
     expect(calls).toBe(1);

@@ -19,9 +19,7 @@ export interface IncomingDelivery {
 }
 
 export type DeliveryOutcome =
-  | { action: 'ack' }
-  | { action: 'retry'; delayMs: number; error: DomainErrorJson }
-  | { action: 'dead'; letter: DeadLetter };
+  { action: 'ack' } | { action: 'retry'; delayMs: number; error: DomainErrorJson } | { action: 'dead'; letter: DeadLetter };
 
 /**
  * Renews a running delivery's ack wait through `beat` (three times per ack wait, so one late or
@@ -32,11 +30,14 @@ export type DeliveryOutcome =
 export function startHeartbeat(options: ResolvedConsumeOptions, beat: () => void): NodeJS.Timeout | undefined {
   if (options.maxWorkingMs <= options.ackWaitMs) return undefined;
   const started = Date.now();
-  const timer: NodeJS.Timeout = setInterval(() => {
-    // The last renewal must not carry the lease past maxWorkingMs.
-    if (Date.now() - started + options.ackWaitMs > options.maxWorkingMs) clearInterval(timer);
-    else beat();
-  }, Math.max(50, Math.floor(options.ackWaitMs / 3)));
+  const timer: NodeJS.Timeout = setInterval(
+    () => {
+      // The last renewal must not carry the lease past maxWorkingMs.
+      if (Date.now() - started + options.ackWaitMs > options.maxWorkingMs) clearInterval(timer);
+      else beat();
+    },
+    Math.max(50, Math.floor(options.ackWaitMs / 3)),
+  );
   timer.unref();
   return timer;
 }
@@ -89,7 +90,12 @@ export async function processDelivery<T>(
   }
   try {
     const payload = validateIncoming<T>(cls, plain);
-    await handler(payload, { id: delivery.id, subject: delivery.subject, deliveryCount: delivery.deliveryCount, context: delivery.context });
+    await handler(payload, {
+      id: delivery.id,
+      subject: delivery.subject,
+      deliveryCount: delivery.deliveryCount,
+      context: delivery.context,
+    });
     return { action: 'ack' };
   } catch (err) {
     const permanent = err instanceof InvalidPayloadError;
@@ -97,7 +103,8 @@ export async function processDelivery<T>(
     const domain = permanent ? err.domainError : toDomainError(err, logger, fields);
     const json = domain.toJSON();
     // Dead letters are internal: keep the real reason next to the public error id.
-    const error: DomainErrorJson = domain.code === ErrorCodes.INTERNAL && err instanceof Error ? { ...json, details: { ...json.details, reason: err.message } } : json;
+    const error: DomainErrorJson =
+      domain.code === ErrorCodes.INTERNAL && err instanceof Error ? { ...json, details: { ...json.details, reason: err.message } } : json;
     const decision = decideAfterFailure(delivery.deliveryCount, options, permanent);
     if (decision.action === 'retry') {
       logger.warn('Delivery failed; will retry', { ...fields, delay_ms: decision.delayMs, code: error.code });

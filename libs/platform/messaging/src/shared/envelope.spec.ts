@@ -54,7 +54,11 @@ describe('envelope', () => {
   it('answers a PostgreSQL data exception (SQLSTATE class 22) as a validation error, anything else as INTERNAL', () => {
     const invalidUuid = Object.assign(new Error('invalid input syntax for type uuid: "undefined"'), { code: '22P02' });
     const wrapped = Object.assign(new Error('QueryFailedError'), { driverError: { code: '22021' } });
-    for (const err of [invalidUuid, wrapped]) expect(errorEnvelope(err, silentLogger, {})).toMatchObject({ ok: false, error: { code: ErrorCodes.VALIDATION_FAILED } });
-    expect(errorEnvelope(Object.assign(new Error('deadlock'), { code: '40P01' }), silentLogger, {})).toMatchObject({ ok: false, error: { code: ErrorCodes.INTERNAL } });
+    for (const err of [invalidUuid, wrapped])
+      expect(errorEnvelope(err, silentLogger, {})).toMatchObject({ ok: false, error: { code: ErrorCodes.VALIDATION_FAILED } });
+    expect(errorEnvelope(Object.assign(new Error('deadlock'), { code: '40P01' }), silentLogger, {})).toMatchObject({
+      ok: false,
+      error: { code: ErrorCodes.INTERNAL },
+    });
   });
 });

@@ -35,7 +35,11 @@ export function toDomainError(err: unknown, logger: BusLogger, fields: Record<st
   // byte, out of range…) came from the request; validation should have named it, but it is the
   // caller's input, not a fault of the service.
   if (isDataException(err)) {
-    logger.warn('Input refused by the database (validation should have caught it)', { ...fields, error_id: errorId, err: describeError(err) });
+    logger.warn('Input refused by the database (validation should have caught it)', {
+      ...fields,
+      error_id: errorId,
+      err: describeError(err),
+    });
     return DomainError.validation([{ loc: [], msg: 'A value of the request is not valid for what it names', type: 'value_error' }]);
   }
   logger.error('Unhandled error in bus handler', { ...fields, error_id: errorId, err: describeError(err) });
@@ -95,6 +99,8 @@ export function unavailableError(subject: string): DomainError {
 
 /** A PostgreSQL data exception (SQLSTATE class 22), as the pg driver reports it (also wrapped by TypeORM). */
 export function isDataException(err: unknown): boolean {
-  const code = (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ?? (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  const code =
+    (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ??
+    (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
   return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }

@@ -50,10 +50,12 @@ export class StreamInbox<T> {
         this.fail(err);
         reject(err);
       }, timeoutMs);
-      const clear = <A>(fn: (arg: A) => void) => (arg: A) => {
-        clearTimeout(timer);
-        fn(arg);
-      };
+      const clear =
+        <A>(fn: (arg: A) => void) =>
+        (arg: A) => {
+          clearTimeout(timer);
+          fn(arg);
+        };
       this.waiter = { resolve: clear(resolve), reject: clear(reject) };
     });
   }

@@ -26,19 +26,32 @@ describe('createEmbedder', () => {
       query_prompt: 'query: ',
     });
     expect(embedder).toBeInstanceOf(OpenAiCompatibleEmbedder);
-    expect([embedder.model, embedder.dimensions, embedder.similarity, embedder.threshold]).toEqual(['text-embedding-3-large', 1024, 'COSINE', 0.5]);
+    expect([embedder.model, embedder.dimensions, embedder.similarity, embedder.threshold]).toEqual([
+      'text-embedding-3-large',
+      1024,
+      'COSINE',
+      0.5,
+    ]);
   });
 
   it.each<[string, Record<string, unknown>, string[]]>([
-    ['an unknown model without url', { model: 'multilingual-2024-05-06' }, ['model multilingual-2024-05-06 needs a url: only en-use-lite-2024 runs built in']],
+    [
+      'an unknown model without url',
+      { model: 'multilingual-2024-05-06' },
+      ['model multilingual-2024-05-06 needs a url: only en-use-lite-2024 runs built in'],
+    ],
     ['a url without model', { url: 'http://tei:8080' }, ['model is required with url']],
-    ['bad members, all at once', { url: 'tei', model: 'm', size: -1, similarity: 'L2', matryoshka: [0], threshold: 'high' }, [
-      'size must be a positive integer',
-      'matryoshka must be an array of positive integers',
-      'threshold must be a number',
-      'similarity must be COSINE or DOT',
-      'url must be an http(s) address',
-    ]],
+    [
+      'bad members, all at once',
+      { url: 'tei', model: 'm', size: -1, similarity: 'L2', matryoshka: [0], threshold: 'high' },
+      [
+        'size must be a positive integer',
+        'matryoshka must be an array of positive integers',
+        'threshold must be a number',
+        'similarity must be COSINE or DOT',
+        'url must be an http(s) address',
+      ],
+    ],
     ['a size the built-in model lacks', { size: 768 }, ['en-use-lite-2024 has 512 dimensions']],
   ])('rejects %s', (_name, config, issues) => {
     expect(() => createEmbedder(config as EmbeddingProviderConfig)).toThrow(

@@ -63,7 +63,13 @@ describe('extractEntities', () => {
   it('keeps UTF-16 offsets exact after astral characters', () => {
     const text = '😀🎉 Angela Merkel visited London. Mail: a.b@example.co.uk 😀';
     const found = extractEntities(text, 'en').entities;
-    expect(pairs(found)).toEqual(expect.arrayContaining([['PERSON', 'Angela Merkel'], ['PLACE', 'London'], ['EMAIL', 'a.b@example.co.uk']]));
+    expect(pairs(found)).toEqual(
+      expect.arrayContaining([
+        ['PERSON', 'Angela Merkel'],
+        ['PLACE', 'London'],
+        ['EMAIL', 'a.b@example.co.uk'],
+      ]),
+    );
     for (const e of found) expect(text.slice(e.start, e.end)).toBe(e.text);
   });
 

@@ -45,15 +45,22 @@ class UnavailableLocalEmbedder implements Embedder {
   readonly threshold: number;
   readonly dimensions: number;
 
-  constructor(readonly model: string, info: SemanticModelInfo) {
+  constructor(
+    readonly model: string,
+    info: SemanticModelInfo,
+  ) {
     this.threshold = info.threshold;
     this.dimensions = info.size;
   }
 
   private fail(): never {
-    throw new DomainError(EMBEDDING_FAILED, `semantic model ${this.model} runs from a local model folder, and these processing workers have none (set EMBEDDING_MODEL_DIR)`, {
-      retryable: false,
-    });
+    throw new DomainError(
+      EMBEDDING_FAILED,
+      `semantic model ${this.model} runs from a local model folder, and these processing workers have none (set EMBEDDING_MODEL_DIR)`,
+      {
+        retryable: false,
+      },
+    );
   }
 
   async embedPassages(): Promise<number[][]> {

@@ -42,7 +42,13 @@ describe('OnnxFolderEmbedder', () => {
 
   it('gives each text the same vector whatever it is batched and padded with, in input order', async () => {
     const model = writeTinyOnnxModel(join(dir, 'm'), { topics: TOPICS });
-    const texts = ['soup', 'the oven and the bread and the salt of a recipe', 'a truck', 'cats', 'the brakes of the car and the wheel of the truck'];
+    const texts = [
+      'soup',
+      'the oven and the bread and the salt of a recipe',
+      'a truck',
+      'cats',
+      'the brakes of the car and the wheel of the truck',
+    ];
     const batched = await embedder(model.folder, { maxBatch: 2 }).embedPassages(texts);
     const alone = embedder(model.folder);
     for (const [i, text] of texts.entries()) {
@@ -82,7 +88,11 @@ describe('OnnxFolderEmbedder', () => {
   it('reports an unusable folder as a non-retryable embedding failure and picks the folder up once it is fixed', async () => {
     const folder = join(dir, 'late');
     const e = embedder(folder, { size: 16 });
-    await expect(e.embedQuery('cats')).rejects.toMatchObject({ code: 'EMBEDDING_FAILED', details: { retryable: false }, message: expect.stringContaining('does not exist') });
+    await expect(e.embedQuery('cats')).rejects.toMatchObject({
+      code: 'EMBEDDING_FAILED',
+      details: { retryable: false },
+      message: expect.stringContaining('does not exist'),
+    });
     writeTinyOnnxModel(folder, { topics: TOPICS });
     unlinkSync(join(folder, 'tokenizer.json'));
     await expect(e.embedQuery('cats')).rejects.toThrow(/tokenizer\.json is missing/);

@@ -71,7 +71,10 @@ export class OnnxFolderEmbedder implements Embedder {
   async embedPassages(texts: string[]): Promise<number[][]> {
     if (!texts.length) return [];
     const m = await this.load();
-    return this.embed(m, texts.map((t) => withPrompt(m.passagePrompt, t)));
+    return this.embed(
+      m,
+      texts.map((t) => withPrompt(m.passagePrompt, t)),
+    );
   }
 
   async embedQuery(text: string): Promise<number[]> {
@@ -100,7 +103,8 @@ export class OnnxFolderEmbedder implements Embedder {
 
   private async open(): Promise<Loaded> {
     const folder = this.options.folder;
-    const unusable = (why: string) => new DomainError(EMBEDDING_FAILED, `local model ${this.model} (${folder}): ${why}`, { retryable: false });
+    const unusable = (why: string) =>
+      new DomainError(EMBEDDING_FAILED, `local model ${this.model} (${folder}): ${why}`, { retryable: false });
     if (!existsSync(folder)) throw unusable('the model folder does not exist');
     const json = (file: string): Record<string, unknown> | undefined => {
       const path = join(folder, file);
@@ -143,7 +147,9 @@ export class OnnxFolderEmbedder implements Embedder {
     const inputs = [...session.inputNames];
     const unknown = inputs.filter((i) => !KNOWN_INPUTS.has(i));
     if (!inputs.includes('input_ids') || unknown.length) {
-      throw release(unusable(`the graph's inputs (${inputs.join(', ')}) are not those of a text encoder (input_ids, attention_mask, token_type_ids)`));
+      throw release(
+        unusable(`the graph's inputs (${inputs.join(', ')}) are not those of a text encoder (input_ids, attention_mask, token_type_ids)`),
+      );
     }
     const outputs = [...session.outputNames];
     const output = ['sentence_embedding', 'last_hidden_state', 'token_embeddings'].find((o) => outputs.includes(o)) ?? outputs[0];
@@ -154,7 +160,10 @@ export class OnnxFolderEmbedder implements Embedder {
       throw release(unusable(`the model has ${dimensions} dimensions, ${this.model} has ${this.options.size}`));
     }
     const positions = typeof config['max_position_embeddings'] === 'number' ? config['max_position_embeddings'] : 512;
-    const declared = typeof tokenizerConfig['model_max_length'] === 'number' && tokenizerConfig['model_max_length'] < 100_000 ? tokenizerConfig['model_max_length'] : positions;
+    const declared =
+      typeof tokenizerConfig['model_max_length'] === 'number' && tokenizerConfig['model_max_length'] < 100_000
+        ? tokenizerConfig['model_max_length']
+        : positions;
     const st = json('config_sentence_transformers.json');
     const prompts = (st?.['prompts'] ?? {}) as Record<string, unknown>;
     const prompt = (...names: string[]) => names.map((n) => prompts[n]).find((p): p is string => typeof p === 'string' && p.length > 0);
@@ -183,7 +192,10 @@ export class OnnxFolderEmbedder implements Embedder {
     const size = Math.max(1, this.options.maxBatch ?? 16);
     for (let i = 0; i < order.length; i += size) {
       const slice = order.slice(i, i + size);
-      const vectors = await this.run(m, slice.map((j) => encoded[j] as number[]));
+      const vectors = await this.run(
+        m,
+        slice.map((j) => encoded[j] as number[]),
+      );
       slice.forEach((j, k) => (out[j] = vectors[k] as number[]));
     }
     return out;
@@ -201,10 +213,12 @@ export class OnnxFolderEmbedder implements Embedder {
     const length = Math.max(...rows.map((r) => r.length), 1);
     const ids = new BigInt64Array(batch * length);
     const mask = new BigInt64Array(batch * length);
-    rows.forEach((row, b) => row.forEach((id, t) => {
-      ids[b * length + t] = BigInt(id);
-      mask[b * length + t] = 1n;
-    }));
+    rows.forEach((row, b) =>
+      row.forEach((id, t) => {
+        ids[b * length + t] = BigInt(id);
+        mask[b * length + t] = 1n;
+      }),
+    );
     const feeds: Record<string, OrtTensor> = {};
     for (const name of m.inputs) {
       const data = name === 'input_ids' ? ids : name === 'attention_mask' ? mask : new BigInt64Array(batch * length);
@@ -223,7 +237,9 @@ export class OnnxFolderEmbedder implements Embedder {
     const width = dims[dims.length - 1] as number;
     if (!this.size) this.size = width;
     if (width !== this.size) {
-      throw new DomainError(EMBEDDING_FAILED, `local model ${this.model} returned ${width} dimensions, expected ${this.size}`, { retryable: false });
+      throw new DomainError(EMBEDDING_FAILED, `local model ${this.model} returned ${width} dimensions, expected ${this.size}`, {
+        retryable: false,
+      });
     }
     const vectors: number[][] = [];
     for (let b = 0; b < batch; b++) {

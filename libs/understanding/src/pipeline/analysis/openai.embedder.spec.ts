@@ -17,12 +17,15 @@ interface Received {
 type Reply = (req: Received, res: ServerResponse) => void;
 
 /** A provider speaking OpenAI's /v1/embeddings: vector i of a text is [len, charCode(0), i, 1…]. */
-const embed = (text: string, size: number): number[] => Array.from({ length: size }, (_, i) => [text.length, text.charCodeAt(0) || 0, i][i] ?? 1);
-const ok = (size = 4, shuffle = false): Reply => (req, res) => {
-  const data = req.body.input.map((text, index) => ({ object: 'embedding', index, embedding: embed(text, req.body.dimensions ?? size) }));
-  if (shuffle) data.reverse();
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: req.body.model }));
-};
+const embed = (text: string, size: number): number[] =>
+  Array.from({ length: size }, (_, i) => [text.length, text.charCodeAt(0) || 0, i][i] ?? 1);
+const ok =
+  (size = 4, shuffle = false): Reply =>
+  (req, res) => {
+    const data = req.body.input.map((text, index) => ({ object: 'embedding', index, embedding: embed(text, req.body.dimensions ?? size) }));
+    if (shuffle) data.reverse();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: req.body.model }));
+  };
 
 describe('OpenAiCompatibleEmbedder', () => {
   let server: Server;
@@ -90,7 +93,9 @@ describe('OpenAiCompatibleEmbedder', () => {
   });
 
   it('waits out a 429 as Retry-After says, then succeeds', async () => {
-    replies.push((_req, res) => res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' }).end('{"error":{"message":"Rate limit reached"}}'));
+    replies.push((_req, res) =>
+      res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' }).end('{"error":{"message":"Rate limit reached"}}'),
+    );
     replies.push(ok());
     const started = Date.now();
     const [vector] = await make().embedPassages(['x']);
@@ -111,7 +116,9 @@ describe('OpenAiCompatibleEmbedder', () => {
 
   it('fails at once on a 400 with the status and a reason of our own, not the provider body', async () => {
     replies.push((_req, res) =>
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"This model does not support specifying dimensions.","type":"invalid_request_error"}}'),
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"error":{"message":"This model does not support specifying dimensions.","type":"invalid_request_error"}}'),
     );
     await expect(make().embedPassages(['x'])).rejects.toMatchObject({
       code: EMBEDDING_FAILED,
@@ -160,6 +167,8 @@ describe('OpenAiCompatibleEmbedder', () => {
     [{ model: '' }, 'model is required'],
     [{ matryoshka: [256, 512], dimensions: 300 }, 'size 300 is not one of the matryoshka sizes 256, 512'],
   ])('rejects configuration %j', (options, message) => {
-    expect(() => make(options)).toThrow(expect.objectContaining({ code: EMBEDDING_CONFIG_INVALID, message: expect.stringContaining(message) }));
+    expect(() => make(options)).toThrow(
+      expect.objectContaining({ code: EMBEDDING_CONFIG_INVALID, message: expect.stringContaining(message) }),
+    );
   });
 });

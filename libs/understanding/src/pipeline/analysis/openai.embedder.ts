@@ -1,6 +1,14 @@
 import { DomainError } from '@kb/contracts';
 import { httpFailure, OutboundError, outboundHttp, type OutboundHttp } from '@kb/platform/net';
-import { EMBEDDING_CONFIG_INVALID, EMBEDDING_FAILED, batches, l2Normalize, withPrompt, type Embedder, type VectorSimilarity } from './embedder';
+import {
+  EMBEDDING_CONFIG_INVALID,
+  EMBEDDING_FAILED,
+  batches,
+  l2Normalize,
+  withPrompt,
+  type Embedder,
+  type VectorSimilarity,
+} from './embedder';
 
 export interface OpenAiCompatibleOptions {
   /** Base address (`https://api.openai.com/v1`) or the full `/embeddings` address. */
@@ -118,19 +126,34 @@ export class OpenAiCompatibleEmbedder implements Embedder {
       if (this.controller.signal.aborted) return { error: failure('embedder is closed', undefined, false) };
       // A refused address stays refused; timeouts and refused connections are transient.
       const forbidden = err instanceof OutboundError && err.code === 'FORBIDDEN_ADDRESS';
-      return { error: failure(`embedding provider ${forbidden ? 'not reachable' : 'unreachable'}: ${(err as Error).message}`, undefined, !forbidden) };
+      return {
+        error: failure(
+          `embedding provider ${forbidden ? 'not reachable' : 'unreachable'}: ${(err as Error).message}`,
+          undefined,
+          !forbidden,
+        ),
+      };
     }
     if (!res.ok) {
       // Status and our own words only: the body of a provider URL pointed at an internal service is not echoed.
       await res.body?.cancel().catch(() => undefined);
       const retryable = res.status === 429 || res.status >= 500;
-      return { error: failure(httpFailure('embedding provider', res.status), res.status, retryable), retryAfterMs: retryAfter(res.headers.get('retry-after')) };
+      return {
+        error: failure(httpFailure('embedding provider', res.status), res.status, retryable),
+        retryAfterMs: retryAfter(res.headers.get('retry-after')),
+      };
     }
     let text: string;
     try {
       text = await res.text();
     } catch (err) {
-      return { error: failure(`embedding provider failed while answering: ${(err as Error).message}`, res.status, !(err instanceof OutboundError && err.code === 'TOO_LARGE')) };
+      return {
+        error: failure(
+          `embedding provider failed while answering: ${(err as Error).message}`,
+          res.status,
+          !(err instanceof OutboundError && err.code === 'TOO_LARGE'),
+        ),
+      };
     }
     try {
       return { vectors: this.parse(text, input.length) };

@@ -23,7 +23,14 @@ describe('toSpecNer', () => {
 
   it('groups mentions under the processor group with every position', () => {
     expect(ner.entities['processor']!.entities).toEqual([
-      { text: 'Paris', label: 'PLACE', positions: [{ start: 0, end: 5 }, { start: 36, end: 41 }] },
+      {
+        text: 'Paris',
+        label: 'PLACE',
+        positions: [
+          { start: 0, end: 5 },
+          { start: 36, end: 41 },
+        ],
+      },
       { text: 'Washington', label: 'PERSON', positions: [{ start: 14, end: 24 }] },
       { text: 'Ana', label: 'PERSON', positions: [{ start: 29, end: 32 }] },
       { text: 'Washington', label: 'PLACE', positions: [{ start: 43, end: 53 }] },
@@ -32,7 +39,13 @@ describe('toSpecNer', () => {
 
   it('keys positions by LABEL/text', () => {
     expect(Object.keys(ner.positions)).toEqual(['PLACE/Paris', 'PERSON/Washington', 'PERSON/Ana', 'PLACE/Washington']);
-    expect(ner.positions['PLACE/Paris']).toEqual({ entity: 'Paris', position: [{ start: 0, end: 5 }, { start: 36, end: 41 }] });
+    expect(ner.positions['PLACE/Paris']).toEqual({
+      entity: 'Paris',
+      position: [
+        { start: 0, end: 5 },
+        { start: 36, end: 41 },
+      ],
+    });
     for (const { entity, position } of Object.values(ner.positions)) {
       for (const p of position) expect(text.slice(p.start, p.end)).toBe(entity);
     }
@@ -45,7 +58,13 @@ describe('toSpecNer', () => {
 
 describe('entityRelations', () => {
   it('links the resource to each distinct entity, at its first mention and paragraph', () => {
-    const relations = entityRelations('rid1', entities, { fieldId: 'rid1/t/body', paragraphs: [{ start: 0, end: 13 }, { start: 14, end: 64 }] });
+    const relations = entityRelations('rid1', entities, {
+      fieldId: 'rid1/t/body',
+      paragraphs: [
+        { start: 0, end: 13 },
+        { start: 14, end: 64 },
+      ],
+    });
     expect(relations).toHaveLength(4);
     expect(relations[1]).toEqual({
       relation: 'ENTITY',

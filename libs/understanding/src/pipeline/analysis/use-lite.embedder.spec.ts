@@ -15,10 +15,17 @@ describe('UseLiteEmbedder', () => {
   afterAll(() => useLiteWorker().terminate());
 
   it('runs the model in a worker thread that refuses every network access', () => {
-    for (const way of ['globalThis.fetch = refuse', 'http.request = http.get = refuse', 'https.request = https.get = refuse', 'net.Socket.prototype.connect = refuse']) {
+    for (const way of [
+      'globalThis.fetch = refuse',
+      'http.request = http.get = refuse',
+      'https.request = https.get = refuse',
+      'net.Socket.prototype.connect = refuse',
+    ]) {
       expect(USE_LITE_WORKER_SOURCE).toContain(way);
     }
-    expect(USE_LITE_WORKER_SOURCE.indexOf('net.Socket.prototype.connect = refuse')).toBeLessThan(USE_LITE_WORKER_SOURCE.indexOf('initModel(modelSource)'));
+    expect(USE_LITE_WORKER_SOURCE.indexOf('net.Socket.prototype.connect = refuse')).toBeLessThan(
+      USE_LITE_WORKER_SOURCE.indexOf('initModel(modelSource)'),
+    );
   });
 
   it('describes itself as the built-in model', () => {

@@ -38,7 +38,11 @@ export function parseCsv(text: string, delimiter = guessDelimiter(text)): string
 }
 
 function guessDelimiter(text: string): string {
-  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0]]);
+  const counts = new Map<string, number>([
+    [',', 0],
+    [';', 0],
+    ['\t', 0],
+  ]);
   let quoted = false;
   for (const c of text.slice(0, 65536)) {
     if (c === '"') quoted = !quoted;

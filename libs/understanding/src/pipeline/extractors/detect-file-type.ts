@@ -29,21 +29,52 @@ export const MimeTypes = {
 } as const;
 
 const byExtension: Record<string, string> = {
-  pdf: MimeTypes.pdf, docx: MimeTypes.docx, xlsx: MimeTypes.xlsx, pptx: MimeTypes.pptx,
-  png: MimeTypes.png, jpg: MimeTypes.jpeg, jpeg: MimeTypes.jpeg, tif: MimeTypes.tiff, tiff: MimeTypes.tiff,
-  webp: MimeTypes.webp, gif: MimeTypes.gif, csv: MimeTypes.csv, tsv: MimeTypes.csv, html: MimeTypes.html,
-  htm: MimeTypes.html, md: MimeTypes.markdown, markdown: MimeTypes.markdown, txt: MimeTypes.plain,
-  text: MimeTypes.plain, json: MimeTypes.json, eml: MimeTypes.eml,
-  mp3: MimeTypes.mp3, wav: MimeTypes.wav, ogg: MimeTypes.ogg, oga: MimeTypes.ogg, opus: MimeTypes.ogg, flac: MimeTypes.flac, m4a: MimeTypes.m4a,
-  mp4: MimeTypes.mp4, m4v: MimeTypes.mp4, mov: MimeTypes.mov, webm: MimeTypes.webm, mkv: MimeTypes.mkv, avi: MimeTypes.avi,
+  pdf: MimeTypes.pdf,
+  docx: MimeTypes.docx,
+  xlsx: MimeTypes.xlsx,
+  pptx: MimeTypes.pptx,
+  png: MimeTypes.png,
+  jpg: MimeTypes.jpeg,
+  jpeg: MimeTypes.jpeg,
+  tif: MimeTypes.tiff,
+  tiff: MimeTypes.tiff,
+  webp: MimeTypes.webp,
+  gif: MimeTypes.gif,
+  csv: MimeTypes.csv,
+  tsv: MimeTypes.csv,
+  html: MimeTypes.html,
+  htm: MimeTypes.html,
+  md: MimeTypes.markdown,
+  markdown: MimeTypes.markdown,
+  txt: MimeTypes.plain,
+  text: MimeTypes.plain,
+  json: MimeTypes.json,
+  eml: MimeTypes.eml,
+  mp3: MimeTypes.mp3,
+  wav: MimeTypes.wav,
+  ogg: MimeTypes.ogg,
+  oga: MimeTypes.ogg,
+  opus: MimeTypes.ogg,
+  flac: MimeTypes.flac,
+  m4a: MimeTypes.m4a,
+  mp4: MimeTypes.mp4,
+  m4v: MimeTypes.mp4,
+  mov: MimeTypes.mov,
+  webm: MimeTypes.webm,
+  mkv: MimeTypes.mkv,
+  avi: MimeTypes.avi,
 };
 
 /** Content types clients send that say nothing about the bytes. */
 const generic = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/unknown']);
 
 const aliases: Record<string, string> = {
-  'image/jpg': MimeTypes.jpeg, 'text/x-markdown': MimeTypes.markdown, 'application/csv': MimeTypes.csv,
-  'text/tab-separated-values': MimeTypes.csv, 'text/json': MimeTypes.json, 'application/xhtml+xml': MimeTypes.html,
+  'image/jpg': MimeTypes.jpeg,
+  'text/x-markdown': MimeTypes.markdown,
+  'application/csv': MimeTypes.csv,
+  'text/tab-separated-values': MimeTypes.csv,
+  'text/json': MimeTypes.json,
+  'application/xhtml+xml': MimeTypes.html,
 };
 
 /**
@@ -99,7 +130,8 @@ function sniffMedia(data: Buffer): string | undefined {
   if (at(0, 4) === 'RIFF' && at(8, 12) === 'AVI ') return MimeTypes.avi;
   if (at(0, 4) === 'OggS') return MimeTypes.ogg;
   if (at(0, 4) === 'fLaC') return MimeTypes.flac;
-  if (at(0, 3) === 'ID3' || (data.length > 2 && data[0] === 0xff && ((data[1] ?? 0) & 0xe0) === 0xe0 && ((data[1] ?? 0) & 0x06) !== 0)) return MimeTypes.mp3;
+  if (at(0, 3) === 'ID3' || (data.length > 2 && data[0] === 0xff && ((data[1] ?? 0) & 0xe0) === 0xe0 && ((data[1] ?? 0) & 0x06) !== 0))
+    return MimeTypes.mp3;
   if (at(4, 8) === 'ftyp') {
     const brand = at(8, 12);
     if (brand.startsWith('M4A') || brand.startsWith('M4B')) return MimeTypes.m4a;
@@ -165,6 +197,10 @@ function sniffText(data: Buffer): string {
   }
   // An e-mail opens with a header line and carries From: or Subject: before its first blank line.
   const headers = text.split(/\r?\n\r?\n/)[0] ?? '';
-  if (/^(return-path|received|from|message-id|mime-version|date|subject|to|delivered-to):/i.test(headers) && /(^|\n)(from|subject):/i.test(headers)) return MimeTypes.eml;
+  if (
+    /^(return-path|received|from|message-id|mime-version|date|subject|to|delivered-to):/i.test(headers) &&
+    /(^|\n)(from|subject):/i.test(headers)
+  )
+    return MimeTypes.eml;
   return MimeTypes.plain;
 }

@@ -31,6 +31,11 @@ export class DocumentBuilder {
 }
 
 /** Splits on blank lines (as the text-field splitter does) and adds each block. */
-export function addBlankLineParagraphs(builder: DocumentBuilder, text: string, kind: ExtractedParagraphKind = 'TEXT', extras: ParagraphExtras = {}): void {
+export function addBlankLineParagraphs(
+  builder: DocumentBuilder,
+  text: string,
+  kind: ExtractedParagraphKind = 'TEXT',
+  extras: ParagraphExtras = {},
+): void {
   for (const block of text.replace(/\r\n?/g, '\n').split(/\n[ \t]*\n+/)) builder.add(block, kind, extras);
 }

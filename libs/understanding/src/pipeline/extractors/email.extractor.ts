@@ -19,7 +19,12 @@ interface ParsedMail {
   html?: string | false;
   attachments: { filename?: string; contentType: string; content: Buffer; related?: boolean }[];
 }
-const { simpleParser } = require('mailparser') as { simpleParser(source: Buffer, options?: { skipImageLinks?: boolean; skipHtmlToText?: boolean; skipTextToHtml?: boolean }): Promise<ParsedMail> };
+const { simpleParser } = require('mailparser') as {
+  simpleParser(
+    source: Buffer,
+    options?: { skipImageLinks?: boolean; skipHtmlToText?: boolean; skipTextToHtml?: boolean },
+  ): Promise<ParsedMail>;
+};
 
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"')\]]+/gi;
 

@@ -56,7 +56,11 @@ async function parseInSandbox(type: string, data: Buffer): Promise<ExtractedDocu
  * gives audio and video. Failures to write it (blob store, disk) are not the file's fault and
  * stay as they are, so the job is retried.
  */
-export async function extractMediaFile(write: (path: string) => Promise<void>, type: string, info: ExtractFileInfo = {}): Promise<ExtractedDocument> {
+export async function extractMediaFile(
+  write: (path: string) => Promise<void>,
+  type: string,
+  info: ExtractFileInfo = {},
+): Promise<ExtractedDocument> {
   const doc = await extractMedia(write, info, type);
   return { ...doc, metadata: { ...doc.metadata, mime_type: type } };
 }

@@ -81,7 +81,10 @@ export interface TranscriptSegment {
 export interface Transcriber {
   readonly model: string;
   /** `audio` is 16 kHz mono 16-bit PCM WAV. */
-  transcribe(audio: Buffer, options: { language?: string; filename: string }): Promise<{ text: string; segments: TranscriptSegment[]; language?: string }>;
+  transcribe(
+    audio: Buffer,
+    options: { language?: string; filename: string },
+  ): Promise<{ text: string; segments: TranscriptSegment[]; language?: string }>;
 }
 
 export interface WebPageOptions {

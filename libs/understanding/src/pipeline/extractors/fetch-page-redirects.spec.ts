@@ -5,7 +5,10 @@ import { ExtractionError } from './extraction.error';
 import { fetchPage } from './fetch-page';
 
 const codeOf = async (p: Promise<unknown>): Promise<string | undefined> =>
-  p.then(() => undefined, (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`));
+  p.then(
+    () => undefined,
+    (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`),
+  );
 
 /** The test server on loopback, reachable because the policy names it (as OUTBOUND_ALLOW_CIDRS would). */
 const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });

@@ -11,7 +11,6 @@ import { fetchPage } from './fetch-page';
 const local = new OutboundHttp({ policy: { allowCidrs: ['127.0.0.1'] } });
 afterAll(() => Promise.all([local.close()]));
 
-
 /** An MP3 as far as the signature goes (ID3 header), then filler. */
 const recording = Buffer.concat([Buffer.from('ID3\x04\x00\x00\x00\x00\x00\x00', 'latin1'), Buffer.alloc(300_000, 7)]);
 
@@ -79,7 +78,10 @@ describe('fetchPage: recordings behind links are streamed, not held in memory', 
   it('gives up on a download that stalls, and refuses one above the size limit', async () => {
     const stalled = await fetchPage(`${base}/stalls.mp3`, { http: local, media: { idleMs: 200 } });
     if (stalled.kind !== 'media') throw new Error('expected media');
-    await expect(stalled.spool(join(dir, 'stalled.mp3'), 10_000_000)).rejects.toMatchObject({ code: 'FETCH_FAILED', message: expect.stringContaining('no data for 200 ms') });
+    await expect(stalled.spool(join(dir, 'stalled.mp3'), 10_000_000)).rejects.toMatchObject({
+      code: 'FETCH_FAILED',
+      message: expect.stringContaining('no data for 200 ms'),
+    });
     const big = await fetchPage(`${base}/memo.mp3`, { http: local, media: {} });
     if (big.kind !== 'media') throw new Error('expected media');
     await expect(big.spool(join(dir, 'big.mp3'), 100_000)).rejects.toMatchObject({ code: 'TOO_LARGE' });

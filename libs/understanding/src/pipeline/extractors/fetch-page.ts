@@ -61,16 +61,31 @@ export async function fetchPage(url: string, options: FetchPageOptions = {}): Pr
   // One controller for the exchange: a page must come within the timeout, a recording keeps
   // streaming as long as bytes keep coming (see spool).
   const controller = new AbortController();
-  const deadline = setTimeout(() => controller.abort(new Error(`no complete answer within ${options.timeoutMs ?? 20_000} ms`)), options.timeoutMs ?? 20_000);
+  const deadline = setTimeout(
+    () => controller.abort(new Error(`no complete answer within ${options.timeoutMs ?? 20_000} ms`)),
+    options.timeoutMs ?? 20_000,
+  );
   const signal = controller.signal;
   let handedOver = false;
   try {
-    const headers: Record<string, string> = { 'user-agent': 'KnowledgeBoxBot/1.0', accept: 'text/html,application/xhtml+xml,*/*;q=0.8', ...(options.headers ?? {}) };
-    const cookie = Object.entries(options.cookies ?? {}).map(([k, v]) => `${k}=${v}`).join('; ');
+    const headers: Record<string, string> = {
+      'user-agent': 'KnowledgeBoxBot/1.0',
+      accept: 'text/html,application/xhtml+xml,*/*;q=0.8',
+      ...(options.headers ?? {}),
+    };
+    const cookie = Object.entries(options.cookies ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join('; ');
     if (cookie) headers['cookie'] = cookie;
     let res: Response;
     try {
-      res = await http.fetch(url, { headers, signal, redirect: 'follow', maxRedirects: MAX_REDIRECTS, maxBytes: options.media ? MEDIA_CEILING_BYTES : maxBytes });
+      res = await http.fetch(url, {
+        headers,
+        signal,
+        redirect: 'follow',
+        maxRedirects: MAX_REDIRECTS,
+        maxBytes: options.media ? MEDIA_CEILING_BYTES : maxBytes,
+      });
     } catch (err) {
       throw asExtractionError(err, url, signal);
     }
@@ -92,7 +107,14 @@ export async function fetchPage(url: string, options: FetchPageOptions = {}): Pr
     if (mediaType && reader) {
       clearTimeout(deadline);
       handedOver = true;
-      return mediaPage(reader, head, { type: mediaType, finalUrl: target.href, contentType, controller, idleMs: options.media?.idleMs ?? 60_000, maxMs: options.media?.maxMs ?? 6 * 3600_000 });
+      return mediaPage(reader, head, {
+        type: mediaType,
+        finalUrl: target.href,
+        contentType,
+        controller,
+        idleMs: options.media?.idleMs ?? 60_000,
+        maxMs: options.media?.maxMs ?? 6 * 3600_000,
+      });
     }
     const data = await readLimited(res, reader, head, maxBytes);
     const mime = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
@@ -106,7 +128,8 @@ export async function fetchPage(url: string, options: FetchPageOptions = {}): Pr
 /** The client's refusals keep their meaning (FORBIDDEN_ADDRESS, TOO_LARGE); any other failure is FETCH_FAILED. */
 function asExtractionError(err: unknown, url: string, signal: AbortSignal): ExtractionError {
   if (err instanceof ExtractionError) return err;
-  if (err instanceof OutboundError && (err.code === 'FORBIDDEN_ADDRESS' || err.code === 'TOO_LARGE')) return new ExtractionError(err.message, err.code);
+  if (err instanceof OutboundError && (err.code === 'FORBIDDEN_ADDRESS' || err.code === 'TOO_LARGE'))
+    return new ExtractionError(err.message, err.code);
   const reason = signal.aborted ? String((signal.reason as Error | undefined)?.message ?? 'aborted') : (err as Error).message;
   return new ExtractionError(`Fetching ${url} failed: ${reason}`, 'FETCH_FAILED');
 }
@@ -178,7 +201,9 @@ function mediaPage(
       await reader.cancel().catch(() => undefined);
       out.destroy();
       if (err instanceof ExtractionError) throw err;
-      const reason = o.controller.signal.aborted ? String((o.controller.signal.reason as Error | undefined)?.message ?? 'aborted') : (err as Error).message;
+      const reason = o.controller.signal.aborted
+        ? String((o.controller.signal.reason as Error | undefined)?.message ?? 'aborted')
+        : (err as Error).message;
       throw new ExtractionError(`Downloading ${o.finalUrl} failed: ${reason}`, 'FETCH_FAILED');
     } finally {
       clearTimeout(idle);
@@ -192,7 +217,12 @@ function declaredTooLarge(res: Response, maxBytes: number): boolean {
   return Number(res.headers.get('content-length') ?? NaN) > maxBytes;
 }
 
-async function readLimited(res: Response, reader: Reader | undefined, head: { chunks: Uint8Array[]; done: boolean }, maxBytes: number): Promise<Buffer> {
+async function readLimited(
+  res: Response,
+  reader: Reader | undefined,
+  head: { chunks: Uint8Array[]; done: boolean },
+  maxBytes: number,
+): Promise<Buffer> {
   if (declaredTooLarge(res, maxBytes)) {
     await reader?.cancel();
     throw tooLarge(maxBytes);

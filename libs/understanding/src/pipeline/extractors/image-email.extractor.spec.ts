@@ -6,7 +6,10 @@ import { paragraphTexts, textImage } from './fixtures.testing';
 import { createTesseractOcr } from './tesseract-ocr';
 
 const codeOf = async (p: Promise<unknown>): Promise<string | undefined> =>
-  p.then(() => undefined, (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`));
+  p.then(
+    () => undefined,
+    (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`),
+  );
 
 describe('images', () => {
   const ocr = createTesseractOcr();
@@ -76,7 +79,11 @@ describe('e-mail', () => {
     expect(paragraphTexts(doc)).toEqual(['Project update', 'Hi Bob,', 'the report is at https://reports.example.com/q1.']);
     expect(doc.paragraphs[0]!.kind).toBe('TITLE');
     expect(doc.title).toBe('Project update');
-    expect(doc.metadata).toMatchObject({ from: '"Ann Example" <ann@example.com>', date: '2024-01-02T10:00:00.000Z', message_id: '<m1@example.com>' });
+    expect(doc.metadata).toMatchObject({
+      from: '"Ann Example" <ann@example.com>',
+      date: '2024-01-02T10:00:00.000Z',
+      message_id: '<m1@example.com>',
+    });
     expect(doc.metadata?.['to']).toContain('carol@example.org');
     expect(doc.links).toEqual(['https://reports.example.com/q1', 'https://wiki.example.com/p']);
     expect(doc.nested).toHaveLength(1);

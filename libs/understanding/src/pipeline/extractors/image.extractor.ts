@@ -62,7 +62,14 @@ export async function decodeImage(data: Buffer, forOcr: boolean): Promise<Decode
       .toBuffer();
     // Small images OCR badly; tesseract wants text ~20 px high, so tiny images are upscaled.
     const upscale = Math.max(width, height) < 1000 ? 2 : 1;
-    const png = forOcr ? await sharp(data, { limitInputPixels: MAX_PIXELS }).rotate().resize({ width: width * upscale }).flatten({ background: '#ffffff' }).png().toBuffer() : undefined;
+    const png = forOcr
+      ? await sharp(data, { limitInputPixels: MAX_PIXELS })
+          .rotate()
+          .resize({ width: width * upscale })
+          .flatten({ background: '#ffffff' })
+          .png()
+          .toBuffer()
+      : undefined;
     return { width, height, thumbnail, ...(png ? { forOcr: png } : {}) };
   } catch (err) {
     throw imageError('Image could not be decoded', err);
@@ -72,6 +79,7 @@ export async function decodeImage(data: Buffer, forOcr: boolean): Promise<Decode
 /** sharp's pixel-limit refusal is a decompression bomb (TOO_LARGE); anything else a damaged image. */
 function imageError(what: string, err: unknown): ExtractionError {
   const message = err instanceof Error ? err.message : String(err);
-  if (/pixel limit/i.test(message)) return new ExtractionError(`The image has more than ${MAX_PIXELS} pixels and was not decoded (a decompression bomb?)`, 'TOO_LARGE');
+  if (/pixel limit/i.test(message))
+    return new ExtractionError(`The image has more than ${MAX_PIXELS} pixels and was not decoded (a decompression bomb?)`, 'TOO_LARGE');
   return new ExtractionError(`${what}: ${message}`, 'CORRUPT_FILE');
 }

@@ -63,7 +63,8 @@ export async function runMediaTool(cmd: string, args: string[], timeoutMs: numbe
     return await runTool(cmd, args, timeoutMs);
   } catch (err) {
     if (!(err instanceof ToolFailure)) throw err;
-    if (err.reason === 'unavailable') throw new ExtractionError(`Audio and video need ${cmd} on the processing workers: ${err.message}`, 'DECODER_UNAVAILABLE');
+    if (err.reason === 'unavailable')
+      throw new ExtractionError(`Audio and video need ${cmd} on the processing workers: ${err.message}`, 'DECODER_UNAVAILABLE');
     throw new ExtractionError(err.message, 'CORRUPT_FILE');
   }
 }
@@ -72,7 +73,11 @@ const lastLine = (text: string): string => text.trim().split('\n').filter(Boolea
 
 /** Length and kinds of streams; a file ffprobe cannot read is CORRUPT_FILE. */
 export async function probeMedia(file: string, timeoutMs = 60_000): Promise<MediaProbe> {
-  const stdout = await runMediaTool('ffprobe', ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type', '-of', 'json', file], timeoutMs);
+  const stdout = await runMediaTool(
+    'ffprobe',
+    ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type', '-of', 'json', file],
+    timeoutMs,
+  );
   let info: { format?: { duration?: string }; streams?: { codec_type?: string }[] };
   try {
     info = JSON.parse(stdout) as typeof info;
@@ -80,7 +85,11 @@ export async function probeMedia(file: string, timeoutMs = 60_000): Promise<Medi
     throw new ExtractionError('ffprobe gave an unreadable description of the file', 'CORRUPT_FILE');
   }
   const streams = info.streams ?? [];
-  return { duration: Number(info.format?.duration ?? 0) || 0, audio: streams.some((s) => s.codec_type === 'audio'), video: streams.some((s) => s.codec_type === 'video') };
+  return {
+    duration: Number(info.format?.duration ?? 0) || 0,
+    audio: streams.some((s) => s.codec_type === 'audio'),
+    video: streams.some((s) => s.codec_type === 'video'),
+  };
 }
 
 export interface DecodeOptions {
@@ -97,10 +106,35 @@ export interface DecodeOptions {
  * after the media's own length (at least two minutes) is stuck and is killed.
  */
 export async function decodeToChunks(input: string, dir: string, o: DecodeOptions): Promise<void> {
-  await runMediaTool('ffmpeg', [
-    '-nostdin', '-v', 'error', '-i', input, '-map', '0:a:0', '-vn', '-t', String(o.limitSeconds), '-ac', '1', '-ar', String(SAMPLE_RATE), '-c:a', 'pcm_s16le',
-    '-f', 'segment', '-segment_time', String(o.chunkSeconds), '-reset_timestamps', '1', `${dir}/chunk-%05d.wav`,
-  ], Math.max(120_000, o.durationSeconds * 1000));
+  await runMediaTool(
+    'ffmpeg',
+    [
+      '-nostdin',
+      '-v',
+      'error',
+      '-i',
+      input,
+      '-map',
+      '0:a:0',
+      '-vn',
+      '-t',
+      String(o.limitSeconds),
+      '-ac',
+      '1',
+      '-ar',
+      String(SAMPLE_RATE),
+      '-c:a',
+      'pcm_s16le',
+      '-f',
+      'segment',
+      '-segment_time',
+      String(o.chunkSeconds),
+      '-reset_timestamps',
+      '1',
+      `${dir}/chunk-%05d.wav`,
+    ],
+    Math.max(120_000, o.durationSeconds * 1000),
+  );
 }
 
 export const SAMPLE_RATE = 16_000;

@@ -19,7 +19,10 @@ afterAll(() => local.close());
 class RecordingTranscriber implements Transcriber {
   readonly model = 'recording';
   readonly calls: { seconds: number; language?: string }[] = [];
-  async transcribe(audio: Buffer, options: { language?: string; filename: string }): Promise<{ text: string; segments: TranscriptSegment[] }> {
+  async transcribe(
+    audio: Buffer,
+    options: { language?: string; filename: string },
+  ): Promise<{ text: string; segments: TranscriptSegment[] }> {
     const seconds = wavSeconds(audio);
     this.calls.push({ seconds, ...(options.language ? { language: options.language } : {}) });
     const text = `Chunk ${this.calls.length} ${'words '.repeat(110)}`.trim();
@@ -33,7 +36,6 @@ function ffmpeg(dir: string, name: string, args: string[]): Buffer {
   execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', ...args, out]);
   return readFileSync(out);
 }
-
 
 describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)', () => {
   let dir: string;
@@ -50,7 +52,19 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
     work = mkdtempSync(join(tmpdir(), 'kb-media-work-'));
     server = await startFakeTranscriptionServer();
     mp3 = ffmpeg(dir, 'tone.mp3', ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=7:sample_rate=44100', '-ac', '2']);
-    mp4 = ffmpeg(dir, 'clip.mp4', ['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=5', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=5', '-shortest', '-pix_fmt', 'yuv420p']);
+    mp4 = ffmpeg(dir, 'clip.mp4', [
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=160x120:rate=10:duration=5',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=300:duration=5',
+      '-shortest',
+      '-pix_fmt',
+      'yuv420p',
+    ]);
     silentMp4 = ffmpeg(dir, 'silent.mp4', ['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=2', '-pix_fmt', 'yuv420p']);
   }, 60_000);
   afterAll(async () => {
@@ -69,13 +83,23 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
     const doc = await extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber(), chunkSeconds: 3, tempDir: work });
     // 7 s in chunks of 3 s: three requests of 16 kHz mono 16-bit WAV, with the model and the key.
     expect(server.requests).toHaveLength(3);
-    for (const r of server.requests) expect(r).toMatchObject({ model: 'whisper-large-v3', authorization: 'Bearer sk-test', responseFormat: 'verbose_json', sampleRate: 16000, channels: 1, bitsPerSample: 16 });
+    for (const r of server.requests)
+      expect(r).toMatchObject({
+        model: 'whisper-large-v3',
+        authorization: 'Bearer sk-test',
+        responseFormat: 'verbose_json',
+        sampleRate: 16000,
+        channels: 1,
+        bitsPerSample: 16,
+      });
     expect(server.requests.map((r) => Math.round(r.seconds))).toEqual([3, 3, 1]);
     expect(doc.metadata).toMatchObject({ mime_type: 'audio/mpeg', transcription_model: 'whisper-large-v3' });
     expect(doc.media_seconds).toBeGreaterThan(6.9);
     expect(doc.language).toBe('en');
     expect(doc.text).toBe('Part 1.1. Part 1.2. Part 2.1. Part 2.2. Part 3.1.');
-    expect(doc.paragraphs).toEqual([{ start: 0, end: doc.text.length, kind: 'TRANSCRIPT', start_seconds: 0, end_seconds: expect.closeTo(7, 0) }]);
+    expect(doc.paragraphs).toEqual([
+      { start: 0, end: doc.text.length, kind: 'TRANSCRIPT', start_seconds: 0, end_seconds: expect.closeTo(7, 0) },
+    ]);
     expect(readdirSync(work)).toEqual([]);
   });
 
@@ -113,18 +137,28 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
 
   it('stops a decoder that overruns its time, and says so when ffmpeg is missing', async () => {
     const started = Date.now();
-    await expect(runMediaTool('ffmpeg', ['-nostdin', '-re', '-f', 'lavfi', '-i', 'sine=duration=60', '-f', 'null', '-'], 300)).rejects.toMatchObject({
-      code: 'CORRUPT_FILE', message: 'ffmpeg took longer than 0.3 s and was stopped',
+    await expect(
+      runMediaTool('ffmpeg', ['-nostdin', '-re', '-f', 'lavfi', '-i', 'sine=duration=60', '-f', 'null', '-'], 300),
+    ).rejects.toMatchObject({
+      code: 'CORRUPT_FILE',
+      message: 'ffmpeg took longer than 0.3 s and was stopped',
     });
     expect(Date.now() - started).toBeLessThan(5000);
     await expect(runMediaTool('ffmpeg-not-installed', ['-version'], 5000)).rejects.toMatchObject({
-      code: 'DECODER_UNAVAILABLE', message: expect.stringMatching(/^Audio and video need ffmpeg-not-installed on the processing workers: ffmpeg-not-installed could not be started/),
+      code: 'DECODER_UNAVAILABLE',
+      message: expect.stringMatching(
+        /^Audio and video need ffmpeg-not-installed on the processing workers: ffmpeg-not-installed could not be started/,
+      ),
     });
   });
 
   it('splits a long transcript into paragraphs that carry their own times', async () => {
     const { transcriptDocument } = await import('./media.extractor');
-    const segments = Array.from({ length: 30 }, (_, i) => ({ start: i * 5, end: i * 5 + 5, text: `Sentence number ${i} of a long talk about tides and harbours.` }));
+    const segments = Array.from({ length: 30 }, (_, i) => ({
+      start: i * 5,
+      end: i * 5 + 5,
+      text: `Sentence number ${i} of a long talk about tides and harbours.`,
+    }));
     const doc = transcriptDocument(segments);
     expect(doc.paragraphs.length).toBeGreaterThan(2);
     for (const p of doc.paragraphs) {
@@ -140,7 +174,9 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
     expect(server.requests).toHaveLength(1);
     expect(Math.round(server.requests[0]?.seconds ?? 0)).toBe(5);
     expect(doc.text).toContain('Part 1.1.');
-    await expect(extractFile(silentMp4, { filename: 'silent.mp4', transcriber: async () => transcriber(), tempDir: work })).rejects.toMatchObject({ code: 'NO_AUDIO' });
+    await expect(
+      extractFile(silentMp4, { filename: 'silent.mp4', transcriber: async () => transcriber(), tempDir: work }),
+    ).rejects.toMatchObject({ code: 'NO_AUDIO' });
     expect(readdirSync(work)).toEqual([]);
   });
 
@@ -148,11 +184,21 @@ describe('audio and video extraction (ffmpeg + an OpenAI-compatible transcriber)
     await expect(extractFile(mp3, { filename: 'tone.mp3' })).rejects.toMatchObject({ code: 'NO_TRANSCRIBER' });
     await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => undefined })).rejects.toBeInstanceOf(ExtractionError);
     server.failNext(503);
-    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber(), tempDir: work })).rejects.toMatchObject({ code: 'TRANSCRIPTION_UNAVAILABLE' });
+    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber(), tempDir: work })).rejects.toMatchObject({
+      code: 'TRANSCRIPTION_UNAVAILABLE',
+    });
     server.failNext(401);
-    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber(), tempDir: work })).rejects.toMatchObject({ code: 'TRANSCRIPTION_FAILED' });
-    await expect(extractFile(Buffer.concat([mp3.subarray(0, 10), Buffer.alloc(2000, 7)]), { filename: 'broken.mp3', contentType: 'audio/mpeg', transcriber: async () => transcriber(), tempDir: work }))
-      .rejects.toMatchObject({ code: expect.stringMatching(/CORRUPT_FILE|NO_AUDIO/) });
+    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber(), tempDir: work })).rejects.toMatchObject({
+      code: 'TRANSCRIPTION_FAILED',
+    });
+    await expect(
+      extractFile(Buffer.concat([mp3.subarray(0, 10), Buffer.alloc(2000, 7)]), {
+        filename: 'broken.mp3',
+        contentType: 'audio/mpeg',
+        transcriber: async () => transcriber(),
+        tempDir: work,
+      }),
+    ).rejects.toMatchObject({ code: expect.stringMatching(/CORRUPT_FILE|NO_AUDIO/) });
     expect(readdirSync(work)).toEqual([]);
   });
 });

@@ -33,8 +33,8 @@ export async function extractMedia(source: MediaSource, info: MediaInfo, type: s
   const transcriber = await info.transcriber?.();
   if (!transcriber) {
     throw new ExtractionError(
-      'Audio and video need a transcriber: set user_keys.openai_compatible (or openai) with a transcription_model in the Knowledge Box model configuration, '
-        + 'or give the processing workers a local speech model folder (TRANSCRIPTION_MODEL_DIR)',
+      'Audio and video need a transcriber: set user_keys.openai_compatible (or openai) with a transcription_model in the Knowledge Box model configuration, ' +
+        'or give the processing workers a local speech model folder (TRANSCRIPTION_MODEL_DIR)',
       'NO_TRANSCRIBER',
     );
   }
@@ -44,9 +44,15 @@ export async function extractMedia(source: MediaSource, info: MediaInfo, type: s
     if (Buffer.isBuffer(source)) await writeFile(input, source);
     else await source(input);
     const media = await probeMedia(input).catch((err: unknown) => {
-      throw err instanceof ExtractionError && err.code === 'CORRUPT_FILE' ? new ExtractionError(`The ${type} file cannot be read: ${err.message}`, 'CORRUPT_FILE') : err;
+      throw err instanceof ExtractionError && err.code === 'CORRUPT_FILE'
+        ? new ExtractionError(`The ${type} file cannot be read: ${err.message}`, 'CORRUPT_FILE')
+        : err;
     });
-    if (!media.audio) throw new ExtractionError(media.video ? 'The video has no audio track to transcribe' : 'The file has no audio to transcribe', 'NO_AUDIO');
+    if (!media.audio)
+      throw new ExtractionError(
+        media.video ? 'The video has no audio track to transcribe' : 'The file has no audio to transcribe',
+        'NO_AUDIO',
+      );
     if (media.duration > MAX_MEDIA_SECONDS) throw tooLong(media.duration);
     const chunkSeconds = info.chunkSeconds ?? DEFAULT_CHUNK_SECONDS;
     // A duration ffprobe cannot tell (some raw streams) is checked on the decoded sound instead.
@@ -65,8 +71,11 @@ export async function extractMedia(source: MediaSource, info: MediaInfo, type: s
       if (seconds >= MIN_CHUNK_SECONDS) {
         const result = await transcriber.transcribe(wav, { filename: name, ...(language ? { language } : {}) });
         detected ??= result.language;
-        const parts = result.segments.length > 0 ? result.segments : result.text.trim() ? [{ start: 0, end: seconds, text: result.text }] : [];
-        for (const s of parts) if (s.text.trim()) segments.push({ start: round(offset + s.start), end: round(offset + Math.min(s.end, seconds)), text: s.text.trim() });
+        const parts =
+          result.segments.length > 0 ? result.segments : result.text.trim() ? [{ start: 0, end: seconds, text: result.text }] : [];
+        for (const s of parts)
+          if (s.text.trim())
+            segments.push({ start: round(offset + s.start), end: round(offset + Math.min(s.end, seconds)), text: s.text.trim() });
       }
       // Chunk lengths, not chunk numbers: the segment muxer cuts at packet boundaries.
       offset += seconds;
@@ -74,7 +83,9 @@ export async function extractMedia(source: MediaSource, info: MediaInfo, type: s
     }
     const duration = round(media.duration || offset);
     return {
-      ...transcriptDocument(segments), ...(detected ? { language: detected } : {}), media_seconds: duration,
+      ...transcriptDocument(segments),
+      ...(detected ? { language: detected } : {}),
+      media_seconds: duration,
       metadata: { duration_seconds: String(duration), transcription_model: transcriber.model },
     };
   } finally {
@@ -108,7 +119,13 @@ export function transcriptDocument(segments: TranscriptSegment[]): Pick<Extracte
     if (text) text += '\n\n';
     const start = text.length;
     text += group.map((s) => s.text).join(' ');
-    paragraphs.push({ start, end: text.length, kind: 'TRANSCRIPT', start_seconds: group[0]?.start ?? 0, end_seconds: group.at(-1)?.end ?? 0 });
+    paragraphs.push({
+      start,
+      end: text.length,
+      kind: 'TRANSCRIPT',
+      start_seconds: group[0]?.start ?? 0,
+      end_seconds: group.at(-1)?.end ?? 0,
+    });
   }
   return { text, paragraphs };
 }

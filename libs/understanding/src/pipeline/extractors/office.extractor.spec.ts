@@ -5,14 +5,22 @@ import { ExtractionError } from './extraction.error';
 import { buildDocx, buildPptx, paragraphTexts } from './fixtures.testing';
 
 const codeOf = async (p: Promise<unknown>): Promise<string | undefined> =>
-  p.then(() => undefined, (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`));
+  p.then(
+    () => undefined,
+    (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`),
+  );
 
 describe('Office documents', () => {
   it('DOCX: headings become TITLE paragraphs, table rows TABLE paragraphs', async () => {
     const docx = await buildDocx([
       { heading: 'Quarterly report' },
       { text: 'Revenue grew by 12 %.' },
-      { table: [['Region', 'Sales'], ['North', '10']] },
+      {
+        table: [
+          ['Region', 'Sales'],
+          ['North', '10'],
+        ],
+      },
       { text: 'Costs & risks' },
     ]);
     expect(detectFileType(docx)).toBe(MimeTypes.docx);
@@ -23,7 +31,10 @@ describe('Office documents', () => {
   });
 
   it('PPTX: slide text then its speaker notes, with the slide number as page', async () => {
-    const pptx = await buildPptx([{ text: ['Welcome', 'Agenda for today'], notes: 'Remember to greet the audience' }, { text: ['Second slide'] }], 'Kick-off');
+    const pptx = await buildPptx(
+      [{ text: ['Welcome', 'Agenda for today'], notes: 'Remember to greet the audience' }, { text: ['Second slide'] }],
+      'Kick-off',
+    );
     expect(detectFileType(pptx)).toBe(MimeTypes.pptx);
     const doc = await extractFile(pptx);
     expect(paragraphTexts(doc)).toEqual(['Welcome', 'Agenda for today', 'Remember to greet the audience', 'Second slide']);

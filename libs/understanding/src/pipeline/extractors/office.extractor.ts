@@ -30,7 +30,9 @@ export async function extractDocx(data: Buffer): Promise<ExtractedDocument> {
  * number as its page. Core properties (title, author, subject) go to metadata.
  */
 export async function extractPptx(data: Buffer): Promise<ExtractedDocument> {
-  const ast = await asCorrupt('Presentation', () => parseOffice(data, { ignoreNotes: false, putNotesAtLast: false, extractAttachments: false, ocr: false }));
+  const ast = await asCorrupt('Presentation', () =>
+    parseOffice(data, { ignoreNotes: false, putNotesAtLast: false, extractAttachments: false, ocr: false }),
+  );
   const builder = new DocumentBuilder();
   let slides = 0;
   for (const node of ast.content) {

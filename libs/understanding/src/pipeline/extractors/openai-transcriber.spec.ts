@@ -23,7 +23,10 @@ function silentWav(seconds = 1): Buffer {
 }
 
 const failureOf = (p: Promise<unknown>): Promise<ExtractionError> =>
-  p.then(() => Promise.reject(new Error('the transcription succeeded')), (e: unknown) => (e instanceof ExtractionError ? e : Promise.reject(e)));
+  p.then(
+    () => Promise.reject(new Error('the transcription succeeded')),
+    (e: unknown) => (e instanceof ExtractionError ? e : Promise.reject(e)),
+  );
 
 describe('OpenAiTranscriber', () => {
   let server: FakeTranscriptionServer;
@@ -41,16 +44,28 @@ describe('OpenAiTranscriber', () => {
   it('sends the audio through the guarded client and reads the segments', async () => {
     const result = await make(local).transcribe(silentWav(), { filename: 'memo', language: 'es' });
     expect(result.segments).toEqual([{ start: 0, end: 1, text: ' Part 1.1.' }]);
-    expect(server.requests[0]).toMatchObject({ model: 'whisper-1', language: 'es', authorization: 'Bearer sk-audio', filename: 'memo.wav', seconds: 1 });
+    expect(server.requests[0]).toMatchObject({
+      model: 'whisper-1',
+      language: 'es',
+      authorization: 'Bearer sk-audio',
+      filename: 'memo.wav',
+      seconds: 1,
+    });
   });
 
   it('names the status and not the body of a failure: an outage is retried, a refusal is final', async () => {
     server.failNext(503);
     const outage = await failureOf(make(local).transcribe(silentWav(), { filename: 'a.wav' }));
-    expect([outage.code, outage.message]).toEqual(['TRANSCRIPTION_UNAVAILABLE', expect.stringContaining('answered HTTP 503 (unavailable)')]);
+    expect([outage.code, outage.message]).toEqual([
+      'TRANSCRIPTION_UNAVAILABLE',
+      expect.stringContaining('answered HTTP 503 (unavailable)'),
+    ]);
     server.failNext(401);
     const refused = await failureOf(make(local).transcribe(silentWav(), { filename: 'a.wav' }));
-    expect([refused.code, refused.message]).toEqual(['TRANSCRIPTION_FAILED', expect.stringContaining('answered HTTP 401 (credentials refused)')]);
+    expect([refused.code, refused.message]).toEqual([
+      'TRANSCRIPTION_FAILED',
+      expect.stringContaining('answered HTTP 401 (credentials refused)'),
+    ]);
     for (const e of [outage, refused]) expect(e.message).not.toContain('failing on purpose');
   });
 

@@ -30,9 +30,16 @@ export class OpenAiTranscriber implements Transcriber {
     return this.config.model;
   }
 
-  async transcribe(audio: Buffer, options: { language?: string; filename: string }): Promise<{ text: string; segments: TranscriptSegment[]; language?: string }> {
+  async transcribe(
+    audio: Buffer,
+    options: { language?: string; filename: string },
+  ): Promise<{ text: string; segments: TranscriptSegment[]; language?: string }> {
     const form = new FormData();
-    form.append('file', new Blob([audio], { type: 'audio/wav' }), options.filename.endsWith('.wav') ? options.filename : `${options.filename}.wav`);
+    form.append(
+      'file',
+      new Blob([audio], { type: 'audio/wav' }),
+      options.filename.endsWith('.wav') ? options.filename : `${options.filename}.wav`,
+    );
     form.append('model', this.config.model);
     form.append('response_format', 'verbose_json');
     if (options.language) form.append('language', options.language);
@@ -40,12 +47,19 @@ export class OpenAiTranscriber implements Transcriber {
     let res: Response;
     try {
       res = await (this.config.http ?? outboundHttp()).fetch(url, {
-        method: 'POST', body: form, timeoutMs: this.config.timeoutMs ?? 300_000, maxBytes: MAX_ANSWER_BYTES,
+        method: 'POST',
+        body: form,
+        timeoutMs: this.config.timeoutMs ?? 300_000,
+        maxBytes: MAX_ANSWER_BYTES,
         headers: this.config.key ? { authorization: `Bearer ${this.config.key}` } : {},
       });
     } catch (err) {
-      if (err instanceof OutboundError && err.code === 'FORBIDDEN_ADDRESS') throw new ExtractionError(`The transcription service at ${url} is not reachable: ${err.message}`, 'FORBIDDEN_ADDRESS');
-      throw new ExtractionError(`The transcription service at ${url} did not answer: ${(err as Error).message}`, 'TRANSCRIPTION_UNAVAILABLE');
+      if (err instanceof OutboundError && err.code === 'FORBIDDEN_ADDRESS')
+        throw new ExtractionError(`The transcription service at ${url} is not reachable: ${err.message}`, 'FORBIDDEN_ADDRESS');
+      throw new ExtractionError(
+        `The transcription service at ${url} did not answer: ${(err as Error).message}`,
+        'TRANSCRIPTION_UNAVAILABLE',
+      );
     }
     const provider = `The transcription service at ${new URL(url).host}`;
     if (!res.ok) {
@@ -67,19 +81,50 @@ export class OpenAiTranscriber implements Transcriber {
     }
     const segments = Array.isArray(body.segments)
       ? (body.segments as { start?: unknown; end?: unknown; text?: unknown }[])
-        .filter((s) => typeof s.text === 'string' && Number.isFinite(Number(s.start)) && Number.isFinite(Number(s.end)))
-        .map((s) => ({ start: Number(s.start), end: Number(s.end), text: String(s.text) }))
+          .filter((s) => typeof s.text === 'string' && Number.isFinite(Number(s.start)) && Number.isFinite(Number(s.end)))
+          .map((s) => ({ start: Number(s.start), end: Number(s.end), text: String(s.text) }))
       : [];
     const language = typeof body.language === 'string' ? isoLanguage(body.language) : undefined;
-    return { text: typeof body.text === 'string' ? body.text : segments.map((s) => s.text).join(' '), segments, ...(language ? { language } : {}) };
+    return {
+      text: typeof body.text === 'string' ? body.text : segments.map((s) => s.text).join(' '),
+      segments,
+      ...(language ? { language } : {}),
+    };
   }
 }
 
 /** OpenAI's verbose_json names the language ("english"); the pipeline keeps ISO 639-1 codes. */
 const LANGUAGE_NAMES: Record<string, string> = {
-  english: 'en', spanish: 'es', french: 'fr', german: 'de', italian: 'it', portuguese: 'pt', dutch: 'nl', catalan: 'ca', arabic: 'ar', chinese: 'zh',
-  japanese: 'ja', korean: 'ko', russian: 'ru', polish: 'pl', swedish: 'sv', danish: 'da', norwegian: 'no', finnish: 'fi', turkish: 'tr', greek: 'el',
-  hindi: 'hi', basque: 'eu', galician: 'gl', romanian: 'ro', czech: 'cs', hungarian: 'hu', ukrainian: 'uk', hebrew: 'he', indonesian: 'id', vietnamese: 'vi',
+  english: 'en',
+  spanish: 'es',
+  french: 'fr',
+  german: 'de',
+  italian: 'it',
+  portuguese: 'pt',
+  dutch: 'nl',
+  catalan: 'ca',
+  arabic: 'ar',
+  chinese: 'zh',
+  japanese: 'ja',
+  korean: 'ko',
+  russian: 'ru',
+  polish: 'pl',
+  swedish: 'sv',
+  danish: 'da',
+  norwegian: 'no',
+  finnish: 'fi',
+  turkish: 'tr',
+  greek: 'el',
+  hindi: 'hi',
+  basque: 'eu',
+  galician: 'gl',
+  romanian: 'ro',
+  czech: 'cs',
+  hungarian: 'hu',
+  ukrainian: 'uk',
+  hebrew: 'he',
+  indonesian: 'id',
+  vietnamese: 'vi',
 };
 
 export function isoLanguage(value: string): string | undefined {

@@ -7,16 +7,25 @@ import { extractPdf } from './pdf.extractor';
 import { createTesseractOcr } from './tesseract-ocr';
 
 const codeOf = async (p: Promise<unknown>): Promise<string | undefined> =>
-  p.then(() => undefined, (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`));
+  p.then(
+    () => undefined,
+    (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`),
+  );
 
 describe('extractPdf', () => {
-  const twoPages = buildPdf([{ lines: ['First page heading', '', '', 'Body of page one.'] }, { lines: ['Second page text.'] }], { title: 'Annual Report' });
+  const twoPages = buildPdf([{ lines: ['First page heading', '', '', 'Body of page one.'] }, { lines: ['Second page text.'] }], {
+    title: 'Annual Report',
+  });
 
   it('keeps the text layer per page with exact offsets and a thumbnail', async () => {
     const doc = await extractFile(twoPages, { filename: 'a.pdf' });
     expect(doc.pages).toBe(2);
     expect(paragraphTexts(doc)).toEqual(['First page heading', 'Body of page one.', 'Second page text.']);
-    expect(doc.paragraphs.map((p) => [p.kind, p.page])).toEqual([['TEXT', 1], ['TEXT', 1], ['TEXT', 2]]);
+    expect(doc.paragraphs.map((p) => [p.kind, p.page])).toEqual([
+      ['TEXT', 1],
+      ['TEXT', 1],
+      ['TEXT', 2],
+    ]);
     expect(doc.metadata).toMatchObject({ mime_type: 'application/pdf', author: 'Ada Lovelace' });
     expect(doc.title).toBe('Annual Report');
     expect(doc.thumbnail?.content_type).toBe('image/png');

@@ -38,8 +38,12 @@ const NEED_PASSWORD = 1;
 export async function extractPdf(data: Buffer, options: PdfOptions = {}): Promise<ExtractedDocument> {
   const sandbox = extractionSandbox();
   const result = await sandbox.run<PdfReading>({
-    kind: 'pdf', data, password: options.password, forOcr: !!options.ocr,
-    timeoutMs: options.timeoutMs ?? sandbox.limits.timeoutMs, maxMemoryMb: options.maxMemoryMb ?? sandbox.limits.maxMemoryMb,
+    kind: 'pdf',
+    data,
+    password: options.password,
+    forOcr: !!options.ocr,
+    timeoutMs: options.timeoutMs ?? sandbox.limits.timeoutMs,
+    maxMemoryMb: options.maxMemoryMb ?? sandbox.limits.maxMemoryMb,
   });
   if (!result.ok) throw workerError(result, options.password);
   const builder = new DocumentBuilder();
@@ -57,7 +61,13 @@ export async function extractPdf(data: Buffer, options: PdfOptions = {}): Promis
   }
   const info = result.info;
   const metadata: Record<string, string> = {};
-  for (const [from, to] of [['Author', 'author'], ['Subject', 'subject'], ['Keywords', 'keywords'], ['Creator', 'creator'], ['Producer', 'producer']] as const) {
+  for (const [from, to] of [
+    ['Author', 'author'],
+    ['Subject', 'subject'],
+    ['Keywords', 'keywords'],
+    ['Creator', 'creator'],
+    ['Producer', 'producer'],
+  ] as const) {
     if (info[from]) metadata[to] = info[from];
   }
   return builder.build({
@@ -93,7 +103,10 @@ function canvasPath(): string | undefined {
  * state per document, so each PDF gets a fresh thread). Called inside the extraction sandbox's
  * process, so even an allocation that aborts the thread's isolate takes down only that process.
  */
-export function readPdf(data: Buffer, options: { password?: string; forOcr: boolean; timeoutMs: number; maxMemoryMb: number }): Promise<PdfReading> {
+export function readPdf(
+  data: Buffer,
+  options: { password?: string; forOcr: boolean; timeoutMs: number; maxMemoryMb: number },
+): Promise<PdfReading> {
   const bytes = new Uint8Array(data.byteLength);
   bytes.set(data);
   return runInWorker<WorkerSuccess>(PDF_WORKER_SOURCE, {

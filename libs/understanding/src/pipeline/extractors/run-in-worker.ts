@@ -23,7 +23,11 @@ export function runInWorker<T extends { ok: boolean }>(source: string, options: 
     workerData: options.workerData,
     transferList: options.transferList,
     // The same young-generation and stack caps as the extraction sandbox's workers.
-    resourceLimits: { maxOldGenerationSizeMb: options.maxMemoryMb, maxYoungGenerationSizeMb: DEFAULT_SANDBOX_LIMITS.maxYoungMemoryMb, stackSizeMb: DEFAULT_SANDBOX_LIMITS.stackSizeMb },
+    resourceLimits: {
+      maxOldGenerationSizeMb: options.maxMemoryMb,
+      maxYoungGenerationSizeMb: DEFAULT_SANDBOX_LIMITS.maxYoungMemoryMb,
+      stackSizeMb: DEFAULT_SANDBOX_LIMITS.stackSizeMb,
+    },
     // Parsers print warnings (pdfjs font notices); they do not belong in the service's logs.
     stdout: true,
     stderr: true,

@@ -24,7 +24,7 @@ export function createTesseractOcr(options: TesseractOcrOptions = {}): Ocr {
     // Loaded on first use so importing the extractors costs nothing when OCR is never needed.
     const { createWorker } = await import('tesseract.js');
     // The data package ships no type declarations; it exports { code, gzip, langPath }.
-        const langPath = options.langPath ?? (require('@tesseract.js-data/eng') as { langPath: string }).langPath;
+    const langPath = options.langPath ?? (require('@tesseract.js-data/eng') as { langPath: string }).langPath;
     return createWorker(options.languages ?? 'eng', 1, { langPath, gzip: true, cacheMethod: 'none' });
   };
   return {

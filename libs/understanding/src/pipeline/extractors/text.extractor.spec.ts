@@ -4,7 +4,10 @@ import { ExtractionError } from './extraction.error';
 import { paragraphTexts } from './fixtures.testing';
 
 const codeOf = async (p: Promise<unknown>): Promise<string | undefined> =>
-  p.then(() => undefined, (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`));
+  p.then(
+    () => undefined,
+    (e: unknown) => (e instanceof ExtractionError ? e.code : `not an ExtractionError: ${String(e)}`),
+  );
 
 describe('detectFileType', () => {
   it.each([
@@ -56,7 +59,9 @@ describe('text formats', () => {
   it('unknown bytes are UNSUPPORTED_TYPE, oversize files TOO_LARGE, empty files CORRUPT_FILE', async () => {
     await expect(codeOf(extractFile(Buffer.from([0, 159, 146, 150, 0, 1]), {}))).resolves.toBe('UNSUPPORTED_TYPE');
     await expect(codeOf(extractFile(Buffer.from('PK\x05\x06' + '\0'.repeat(18)), { filename: 'a.zip' }))).resolves.toBe('UNSUPPORTED_TYPE');
-    await expect(codeOf(extractFile(Buffer.from('hello'), { contentType: 'application/x-shockwave-flash' }))).resolves.toBe('UNSUPPORTED_TYPE');
+    await expect(codeOf(extractFile(Buffer.from('hello'), { contentType: 'application/x-shockwave-flash' }))).resolves.toBe(
+      'UNSUPPORTED_TYPE',
+    );
     // Audio and video are extracted by transcription, which needs a transcriber.
     await expect(codeOf(extractFile(Buffer.from('hello'), { contentType: 'video/mp4' }))).resolves.toBe('NO_TRANSCRIBER');
     await expect(codeOf(extractFile(Buffer.alloc(2048, 'a'), { maxBytes: 1024 }))).resolves.toBe('TOO_LARGE');

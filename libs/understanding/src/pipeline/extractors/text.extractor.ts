@@ -80,10 +80,11 @@ export function extractJson(data: Buffer): ExtractedDocument {
   } catch (err) {
     throw new ExtractionError(`Invalid JSON: ${(err as Error).message}`, 'CORRUPT_FILE');
   }
-  const members: string[] =
-    Array.isArray(value) ? value.map((v) => JSON.stringify(v, null, 2))
-    : value !== null && typeof value === 'object' ? Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v, null, 2)}`)
-    : [];
+  const members: string[] = Array.isArray(value)
+    ? value.map((v) => JSON.stringify(v, null, 2))
+    : value !== null && typeof value === 'object'
+      ? Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v, null, 2)}`)
+      : [];
   if (!members.length) {
     const text = JSON.stringify(value, null, 2);
     return { text, paragraphs: [{ start: 0, end: text.length, kind: 'TEXT' }] };

@@ -35,9 +35,21 @@ describe('extractWebPage', () => {
     expect(texts.filter((t) => t === 'Indexing guide')).toHaveLength(1);
     expect(doc.text).not.toContain('tracking');
     expect(doc.text).not.toContain('Copyright footer');
-    expect(doc.paragraphs.find((p) => doc.text.slice(p.start, p.end) === 'title | string')).toMatchObject({ kind: 'TABLE', is_a_table: true });
-    expect(doc).toMatchObject({ title: 'Indexing guide', description: 'How indexing works', language: 'en', image: 'https://docs.example.org/img/cover.png' });
-    expect(doc.links).toEqual(['https://docs.example.org/home', 'https://docs.example.org/guide/details.html', 'https://other.example.com/x']);
+    expect(doc.paragraphs.find((p) => doc.text.slice(p.start, p.end) === 'title | string')).toMatchObject({
+      kind: 'TABLE',
+      is_a_table: true,
+    });
+    expect(doc).toMatchObject({
+      title: 'Indexing guide',
+      description: 'How indexing works',
+      language: 'en',
+      image: 'https://docs.example.org/img/cover.png',
+    });
+    expect(doc.links).toEqual([
+      'https://docs.example.org/home',
+      'https://docs.example.org/guide/details.html',
+      'https://other.example.com/x',
+    ]);
   });
 
   it('css_selector and xpath pick the part of the page asked for', async () => {
@@ -56,7 +68,10 @@ describe('extractWebPage', () => {
   });
 
   it('uploaded HTML files: body text when there is no article, relative links dropped', async () => {
-    const doc = await extractFile(Buffer.from('<html><body><h2>Hi</h2><p>One<br>Two</p><a href="rel.html">r</a><a href="https://a.b/c">c</a></body></html>'), { filename: 'x.html' });
+    const doc = await extractFile(
+      Buffer.from('<html><body><h2>Hi</h2><p>One<br>Two</p><a href="rel.html">r</a><a href="https://a.b/c">c</a></body></html>'),
+      { filename: 'x.html' },
+    );
     expect(paragraphTexts(doc)).toEqual(['Hi', 'One\nTwo', 'rc']);
     expect(doc.links).toEqual(['https://a.b/c']);
   });

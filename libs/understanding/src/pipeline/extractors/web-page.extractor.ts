@@ -30,7 +30,11 @@ export async function extractWebPage(html: string, url: string, options: WebPage
  * Shared by web pages and uploaded HTML files (`baseUrl` undefined: relative links are dropped).
  * Runs in the extraction sandbox (extractWebPage, extractFile); specs call it directly.
  */
-export async function extractHtmlDocument(html: string, baseUrl: string | undefined, options: WebPageOptions = {}): Promise<ExtractedDocument> {
+export async function extractHtmlDocument(
+  html: string,
+  baseUrl: string | undefined,
+  options: WebPageOptions = {},
+): Promise<ExtractedDocument> {
   const $ = cheerio.load(html);
   const meta = (selector: string): string | undefined => $(selector).first().attr('content')?.trim() || undefined;
   const absolute = (href: string | undefined): string | undefined => {
@@ -104,7 +108,14 @@ function readableHere(html: string): ReadableArticle | null {
     const { parseHTML } = require('linkedom') as { parseHTML(html: string): { document: unknown } };
     const { Readability } = require('@mozilla/readability') as { Readability: new (doc: unknown) => { parse(): ReadableArticle | null } };
     const article = new Readability(parseHTML(html).document).parse();
-    return article && { title: article.title || null, content: article.content || null, excerpt: article.excerpt || null, lang: article.lang || null };
+    return (
+      article && {
+        title: article.title || null,
+        content: article.content || null,
+        excerpt: article.excerpt || null,
+        lang: article.lang || null,
+      }
+    );
   } catch {
     return null;
   }

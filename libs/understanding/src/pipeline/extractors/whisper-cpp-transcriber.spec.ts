@@ -32,7 +32,11 @@ cat > "$out.json" <<JSON
 JSON
 `;
 
-const wavFormat = (wav: Buffer) => ({ channels: wav.readUInt16LE(22), sampleRate: wav.readUInt32LE(24), bitsPerSample: wav.readUInt16LE(34) });
+const wavFormat = (wav: Buffer) => ({
+  channels: wav.readUInt16LE(22),
+  sampleRate: wav.readUInt32LE(24),
+  bitsPerSample: wav.readUInt16LE(34),
+});
 
 describe('local speech model folder (whisper.cpp)', () => {
   let root: string;
@@ -50,7 +54,19 @@ describe('local speech model folder (whisper.cpp)', () => {
 
   beforeAll(() => {
     root = mkdtempSync(join(tmpdir(), 'kb-whisper-spec-'));
-    execFileSync('ffmpeg', ['-nostdin', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=5', '-ac', '2', join(root, 'tone.mp3')]);
+    execFileSync('ffmpeg', [
+      '-nostdin',
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=5',
+      '-ac',
+      '2',
+      join(root, 'tone.mp3'),
+    ]);
     mp3 = readFileSync(join(root, 'tone.mp3'));
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -62,32 +78,46 @@ describe('local speech model folder (whisper.cpp)', () => {
   ])('%s cannot transcribe, and the field says why', async (_what, dir, message) => {
     const path = dir();
     await expect(openWhisperCppFolder(path)).rejects.toMatchObject({ code: 'NO_TRANSCRIBER', message: expect.stringMatching(message) });
-    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: () => openWhisperCppFolder(path) })).rejects.toMatchObject({ code: 'NO_TRANSCRIBER' });
+    await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: () => openWhisperCppFolder(path) })).rejects.toMatchObject({
+      code: 'NO_TRANSCRIBER',
+    });
   });
 
-  it('transcribes 16 kHz mono chunks with the folder\'s model, offsetting each chunk', async () => {
+  it("transcribes 16 kHz mono chunks with the folder's model, offsetting each chunk", async () => {
     const dir = folder({ program: true, model: 'ggml-base.en.bin' });
     const work = mkdtempSync(join(root, 'work-'));
     const transcriber = await openWhisperCppFolder(dir, { tempDir: work });
     expect(transcriber.model).toBe('whisper.cpp:base.en');
-    const doc = await extractFile(mp3, { filename: 'tone.mp3', transcriber: async () => transcriber, chunkSeconds: 3, language: 'en-US', tempDir: work });
-    expect(readFileSync(join(dir, 'calls.txt'), 'utf8').trim().split('\n')).toEqual([`${join(dir, 'ggml-base.en.bin')} en`, `${join(dir, 'ggml-base.en.bin')} en`]);
+    const doc = await extractFile(mp3, {
+      filename: 'tone.mp3',
+      transcriber: async () => transcriber,
+      chunkSeconds: 3,
+      language: 'en-US',
+      tempDir: work,
+    });
+    expect(readFileSync(join(dir, 'calls.txt'), 'utf8').trim().split('\n')).toEqual([
+      `${join(dir, 'ggml-base.en.bin')} en`,
+      `${join(dir, 'ggml-base.en.bin')} en`,
+    ]);
     const last = readFileSync(join(dir, 'last.wav'));
     expect(wavFormat(last)).toEqual({ channels: 1, sampleRate: 16000, bitsPerSample: 16 });
     expect(wavSeconds(last)).toBeCloseTo(2, 1);
     expect(doc.text).toBe('Hello from the folder. Second line. Hello from the folder. Second line.');
-    expect(doc.paragraphs).toEqual([{ start: 0, end: doc.text.length, kind: 'TRANSCRIPT', start_seconds: 0, end_seconds: expect.closeTo(5, 1) }]);
+    expect(doc.paragraphs).toEqual([
+      { start: 0, end: doc.text.length, kind: 'TRANSCRIPT', start_seconds: 0, end_seconds: expect.closeTo(5, 1) },
+    ]);
     expect(doc.language).toBe('en');
     expect(doc.metadata).toMatchObject({ transcription_model: 'whisper.cpp:base.en' });
     // Neither the decoded chunks nor whisper's own files stay behind.
     expect(readdirSync(work)).toEqual([]);
   });
 
-  it('a failing model is the field\'s error with what the program said; without a language it detects one', async () => {
+  it("a failing model is the field's error with what the program said; without a language it detects one", async () => {
     const dir = folder({ program: true, model: 'ggml-tiny.bin' });
     writeFileSync(join(dir, 'FAIL'), '');
     await expect(extractFile(mp3, { filename: 'tone.mp3', transcriber: () => openWhisperCppFolder(dir) })).rejects.toMatchObject({
-      code: 'TRANSCRIPTION_FAILED', message: expect.stringContaining('failed to load model'),
+      code: 'TRANSCRIPTION_FAILED',
+      message: expect.stringContaining('failed to load model'),
     });
     rmSync(join(dir, 'FAIL'));
     await extractFile(mp3, { filename: 'tone.mp3', transcriber: () => openWhisperCppFolder(dir) });
@@ -95,9 +125,15 @@ describe('local speech model folder (whisper.cpp)', () => {
     expect(existsSync(join(dir, 'last.wav'))).toBe(true);
   });
 
-  it('reads whisper.cpp\'s JSON: offsets in milliseconds, blank segments dropped, an unreadable file refused', () => {
-    expect(parseWhisperCppJson('{"result":{"language":"de"},"transcription":[{"offsets":{"from":250,"to":1750},"text":" Guten Tag. "},{"offsets":{"from":1750,"to":2000},"text":"  "}]}')).toEqual({
-      text: 'Guten Tag.', segments: [{ start: 0.25, end: 1.75, text: 'Guten Tag.' }], language: 'de',
+  it("reads whisper.cpp's JSON: offsets in milliseconds, blank segments dropped, an unreadable file refused", () => {
+    expect(
+      parseWhisperCppJson(
+        '{"result":{"language":"de"},"transcription":[{"offsets":{"from":250,"to":1750},"text":" Guten Tag. "},{"offsets":{"from":1750,"to":2000},"text":"  "}]}',
+      ),
+    ).toEqual({
+      text: 'Guten Tag.',
+      segments: [{ start: 0.25, end: 1.75, text: 'Guten Tag.' }],
+      language: 'de',
     });
     expect(() => parseWhisperCppJson('')).toThrow(/no readable transcript/);
   });

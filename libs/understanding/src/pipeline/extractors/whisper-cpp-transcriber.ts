@@ -30,7 +30,10 @@ export async function openWhisperCppFolder(dir: string, options: WhisperCppOptio
   try {
     names = await readdir(dir);
   } catch (err) {
-    throw new ExtractionError(`The speech model folder ${dir} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, 'NO_TRANSCRIBER');
+    throw new ExtractionError(
+      `The speech model folder ${dir} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      'NO_TRANSCRIBER',
+    );
   }
   const model = names.filter((n) => MODEL_FILE.test(n)).sort()[0];
   if (!model) throw new ExtractionError(`The speech model folder ${dir} holds no whisper.cpp model (a ggml-*.bin file)`, 'NO_TRANSCRIBER');
@@ -38,7 +41,10 @@ export async function openWhisperCppFolder(dir: string, options: WhisperCppOptio
   try {
     await access(program, constants.X_OK);
   } catch {
-    throw new ExtractionError(`The speech model folder ${dir} holds no runnable whisper.cpp program (${WHISPER_CPP_PROGRAM})`, 'NO_TRANSCRIBER');
+    throw new ExtractionError(
+      `The speech model folder ${dir} holds no runnable whisper.cpp program (${WHISPER_CPP_PROGRAM})`,
+      'NO_TRANSCRIBER',
+    );
   }
   return new WhisperCppTranscriber(program, join(dir, model), `whisper.cpp:${model.replace(/^ggml-/, '').replace(/\.bin$/, '')}`, options);
 }
@@ -63,7 +69,10 @@ export class WhisperCppTranscriber implements Transcriber {
     private readonly options: WhisperCppOptions = {},
   ) {}
 
-  async transcribe(audio: Buffer, options: { language?: string; filename: string }): Promise<{ text: string; segments: TranscriptSegment[]; language?: string }> {
+  async transcribe(
+    audio: Buffer,
+    options: { language?: string; filename: string },
+  ): Promise<{ text: string; segments: TranscriptSegment[]; language?: string }> {
     const dir = await mkdtemp(join(this.options.tempDir ?? tmpdir(), 'kb-whisper-'));
     try {
       const input = join(dir, 'chunk.wav');
@@ -75,7 +84,8 @@ export class WhisperCppTranscriber implements Transcriber {
         await runTool(this.program, args, timeoutMs);
       } catch (err) {
         if (!(err instanceof ToolFailure)) throw err;
-        if (err.reason === 'timeout') throw new ExtractionError(`The local speech model is too slow: ${err.message}`, 'TRANSCRIPTION_UNAVAILABLE');
+        if (err.reason === 'timeout')
+          throw new ExtractionError(`The local speech model is too slow: ${err.message}`, 'TRANSCRIPTION_UNAVAILABLE');
         if (err.reason === 'unavailable') throw new ExtractionError(`The local speech model cannot run: ${err.message}`, 'NO_TRANSCRIBER');
         throw new ExtractionError(`The local speech model failed: ${err.message}`, 'TRANSCRIPTION_FAILED');
       }
@@ -97,6 +107,7 @@ export function parseWhisperCppJson(raw: string): { text: string; segments: Tran
     .filter((s) => typeof s.text === 'string' && Number.isFinite(Number(s.offsets?.from)) && Number.isFinite(Number(s.offsets?.to)))
     .map((s) => ({ start: Number(s.offsets?.from) / 1000, end: Number(s.offsets?.to) / 1000, text: String(s.text).trim() }))
     .filter((s) => s.text !== '');
-  const language = typeof body.result?.language === 'string' && /^[a-z]{2,3}$/.test(body.result.language) ? body.result.language : undefined;
+  const language =
+    typeof body.result?.language === 'string' && /^[a-z]{2,3}$/.test(body.result.language) ? body.result.language : undefined;
   return { text: segments.map((s) => s.text).join(' '), segments, ...(language ? { language } : {}) };
 }

@@ -21,7 +21,8 @@ export const DEFAULT_ZIP_LIMITS: ZipLimits = {
   ratioFloorBytes: 1024 * 1024,
 };
 
-const bomb = (what: string): ExtractionError => new ExtractionError(`The document was refused as a decompression bomb: ${what}`, 'TOO_LARGE');
+const bomb = (what: string): ExtractionError =>
+  new ExtractionError(`The document was refused as a decompression bomb: ${what}`, 'TOO_LARGE');
 
 /**
  * Measures a ZIP container before a parser opens it. The parsers (jszip in mammoth, exceljs,
@@ -49,7 +50,8 @@ export async function checkZipContainer(data: Buffer, limits: ZipLimits = DEFAUL
 function open(data: Buffer): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
     yauzl.fromBuffer(data, { lazyEntries: true, validateEntrySizes: true, decodeStrings: true }, (err, zip) => {
-      if (err || !zip) reject(new ExtractionError(`The document is not a readable ZIP container: ${err?.message ?? 'no directory'}`, 'CORRUPT_FILE'));
+      if (err || !zip)
+        reject(new ExtractionError(`The document is not a readable ZIP container: ${err?.message ?? 'no directory'}`, 'CORRUPT_FILE'));
       else resolve(zip);
     });
   });
@@ -62,7 +64,11 @@ function readEntries(zip: yauzl.ZipFile, limits: ZipLimits): Promise<yauzl.Entry
     let total = 0;
     const fail = (err: Error): void => {
       zip.removeAllListeners();
-      reject(err instanceof ExtractionError ? err : new ExtractionError(`The document's ZIP directory is damaged: ${err.message}`, 'CORRUPT_FILE'));
+      reject(
+        err instanceof ExtractionError
+          ? err
+          : new ExtractionError(`The document's ZIP directory is damaged: ${err.message}`, 'CORRUPT_FILE'),
+      );
     };
     zip.on('entry', (entry: yauzl.Entry) => {
       total += entry.uncompressedSize;

@@ -10,15 +10,24 @@ const MiB = 1024 * 1024;
 const failure = (p: Promise<unknown>): Promise<{ code: string; message: string } | undefined> =>
   p.then(
     () => undefined,
-    (e: unknown) => (e instanceof ExtractionError ? { code: e.code, message: e.message } : { code: 'NOT_AN_EXTRACTION_ERROR', message: String(e) }),
+    (e: unknown) =>
+      e instanceof ExtractionError ? { code: e.code, message: e.message } : { code: 'NOT_AN_EXTRACTION_ERROR', message: String(e) },
   );
-const fileTask = (data: Buffer, type: string = MimeTypes.docx) => ({ kind: 'file' as const, type, data: new Uint8Array(data), zip: DEFAULT_SANDBOX_LIMITS.zip });
+const fileTask = (data: Buffer, type: string = MimeTypes.docx) => ({
+  kind: 'file' as const,
+  type,
+  data: new Uint8Array(data),
+  zip: DEFAULT_SANDBOX_LIMITS.zip,
+});
 
 describe('extraction sandbox', () => {
   afterAll(() => closeExtractionSandbox());
 
   it('a DOCX bomb fails its own parse TOO_LARGE; the next document is read by the same pool', async () => {
-    expect(await failure(extractFile(officeBomb('docx', 300 * MiB)))).toEqual({ code: 'TOO_LARGE', message: expect.stringContaining('decompression bomb') });
+    expect(await failure(extractFile(officeBomb('docx', 300 * MiB)))).toEqual({
+      code: 'TOO_LARGE',
+      message: expect.stringContaining('decompression bomb'),
+    });
     const doc = await extractFile(buildSimpleDocx('Still working'));
     expect(doc.text).toBe('Still working');
   });
@@ -43,7 +52,10 @@ describe('extraction sandbox', () => {
     const pool = new ExtractionSandbox({ ...DEFAULT_SANDBOX_LIMITS, workers: 2, timeoutMs: 1 });
     try {
       // Starting a worker alone takes far longer than 1 ms.
-      expect(await failure(pool.run(fileTask(buildSimpleDocx('x'))))).toEqual({ code: 'TOO_LARGE', message: 'Reading the file took longer than 1 ms' });
+      expect(await failure(pool.run(fileTask(buildSimpleDocx('x'))))).toEqual({
+        code: 'TOO_LARGE',
+        message: 'Reading the file took longer than 1 ms',
+      });
     } finally {
       await pool.close();
     }
@@ -63,7 +75,10 @@ describe('extraction sandbox', () => {
     const pool = new ExtractionSandbox({ ...DEFAULT_SANDBOX_LIMITS, workers: 1, timeoutMs: 3_000 });
     try {
       const html = Buffer.from(`<html><body>${'<div>'.repeat(100_000)}deep${'</div>'.repeat(100_000)}</body></html>`);
-      expect(await failure(pool.run(fileTask(html, MimeTypes.html)))).toEqual({ code: 'TOO_LARGE', message: 'Reading the file took longer than 3000 ms' });
+      expect(await failure(pool.run(fileTask(html, MimeTypes.html)))).toEqual({
+        code: 'TOO_LARGE',
+        message: 'Reading the file took longer than 3000 ms',
+      });
     } finally {
       await pool.close();
     }

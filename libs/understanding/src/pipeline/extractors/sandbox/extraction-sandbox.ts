@@ -78,7 +78,10 @@ export class ExtractionSandbox {
     clearTimeout(slot.idleTimer);
     slot.worker.ref();
     slot.worker.channel?.ref();
-    const timer = setTimeout(() => void this.retire(slot, new ExtractionError(`Reading the file took longer than ${this.limits.timeoutMs} ms`, 'TOO_LARGE')), this.limits.timeoutMs);
+    const timer = setTimeout(
+      () => void this.retire(slot, new ExtractionError(`Reading the file took longer than ${this.limits.timeoutMs} ms`, 'TOO_LARGE')),
+      this.limits.timeoutMs,
+    );
     slot.current = { job, timer };
     slot.jobs++;
     slot.worker.send({ id: job.id, task: job.task }, (err) => {
@@ -142,7 +145,8 @@ export class ExtractionSandbox {
 /** Why a worker that was not asked to stop ended, as its current parse's failure. */
 function exitError(code: number | null, signal: NodeJS.Signals | null): Error {
   // V8 aborts (SIGABRT) when the heap cap is reached; an unasked SIGKILL is the kernel's OOM killer.
-  if (signal === 'SIGABRT' || signal === 'SIGKILL' || code === 134) return new ExtractionError('Reading the file needs more memory than allowed', 'TOO_LARGE');
+  if (signal === 'SIGABRT' || signal === 'SIGKILL' || code === 134)
+    return new ExtractionError('Reading the file needs more memory than allowed', 'TOO_LARGE');
   // The service (or its container) is being stopped: the job goes back to the queue.
   if (signal === 'SIGTERM' || signal === 'SIGINT' || signal === 'SIGHUP') return new Error(`The parsing worker was stopped (${signal})`);
   return new ExtractionError(`The parser crashed (${signal ?? `exit code ${code}`})`, 'CORRUPT_FILE');
@@ -179,7 +183,10 @@ export async function closeExtractionSandbox(): Promise<void> {
  * files with SWC, the same compiler the build uses.
  */
 function startWorker(limits: SandboxLimits): ChildProcess {
-  const execArgv = [`--max-old-space-size=${limits.maxMemoryMb}`, `--max-semi-space-size=${Math.max(1, Math.floor(limits.maxYoungMemoryMb / 3))}`];
+  const execArgv = [
+    `--max-old-space-size=${limits.maxMemoryMb}`,
+    `--max-semi-space-size=${Math.max(1, Math.floor(limits.maxYoungMemoryMb / 3))}`,
+  ];
   const stdio: ['ignore', 'ignore', 'ignore', 'ipc'] = ['ignore', 'ignore', 'ignore', 'ipc'];
   const ext = extname(__filename);
   const entry = join(__dirname, `extraction.worker${ext}`);

@@ -14,7 +14,10 @@ process.on('message', (request: SandboxRequest) => {
   void runSandboxTask(request.task).then(
     (result) => send({ id: request.id, ok: true, result } satisfies SandboxReply),
     (err: unknown) => {
-      const error = err instanceof ExtractionError ? err : new ExtractionError(`File could not be read: ${err instanceof Error ? err.message : String(err)}`, 'CORRUPT_FILE');
+      const error =
+        err instanceof ExtractionError
+          ? err
+          : new ExtractionError(`File could not be read: ${err instanceof Error ? err.message : String(err)}`, 'CORRUPT_FILE');
       send({ id: request.id, ok: false, code: error.code, message: error.message } satisfies SandboxReply);
     },
   );

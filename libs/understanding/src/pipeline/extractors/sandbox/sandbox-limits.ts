@@ -45,7 +45,8 @@ export function readSandboxLimits(reader: IntReader): SandboxLimits {
     zip: {
       ...d.zip,
       maxEntries: reader.int('EXTRACTION_ZIP_MAX_ENTRIES', d.zip.maxEntries, { min: 1 }),
-      maxUncompressedBytes: reader.int('EXTRACTION_ZIP_MAX_UNCOMPRESSED_MB', d.zip.maxUncompressedBytes / 1024 / 1024, { min: 1, max: 65_536 }) * 1024 * 1024,
+      maxUncompressedBytes:
+        reader.int('EXTRACTION_ZIP_MAX_UNCOMPRESSED_MB', d.zip.maxUncompressedBytes / 1024 / 1024, { min: 1, max: 65_536 }) * 1024 * 1024,
       maxRatio: reader.int('EXTRACTION_ZIP_MAX_RATIO', d.zip.maxRatio, { min: 1 }),
     },
   };

@@ -17,12 +17,19 @@ export type SandboxTask =
 export type SandboxRequest = { id: number; task: SandboxTask };
 
 export type SandboxReply =
-  | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; code: ExtractionErrorCode; message: string };
+  { id: number; ok: true; result: unknown } | { id: number; ok: false; code: ExtractionErrorCode; message: string };
 
 /** The types a 'file' task parses (besides any text/*); anything else is refused before the hop. */
 export const SANDBOX_FILE_TYPES: ReadonlySet<string> = new Set([
-  MimeTypes.docx, MimeTypes.xlsx, MimeTypes.pptx, MimeTypes.csv, MimeTypes.html, MimeTypes.markdown, MimeTypes.json, MimeTypes.eml, MimeTypes.plain,
+  MimeTypes.docx,
+  MimeTypes.xlsx,
+  MimeTypes.pptx,
+  MimeTypes.csv,
+  MimeTypes.html,
+  MimeTypes.markdown,
+  MimeTypes.json,
+  MimeTypes.eml,
+  MimeTypes.plain,
 ]);
 
 /** Structured clone turns a Buffer into a plain Uint8Array; this views the same bytes as a Buffer again. */

@@ -135,13 +135,36 @@ async function withDatabase(
   }
 }
 
+/** Replicas of the apps that scale out (the others run one process each). */
+export interface DistributedScale {
+  gateway?: number;
+  understanding?: number;
+}
+
+/** The distributed topology with its processes in the test's hands (rolling restarts). */
+export interface Deployment extends Topology {
+  /** Every app process by name: `accounts`, `content`, `reporting`, then `gateway` or `gateway-1`…, `understanding` or `understanding-1`…. */
+  instances(): string[];
+  /** Base URL of each gateway process, in instance order. */
+  gatewayUrls(): string[];
+  /** SIGTERM, wait for the process to exit, start it again and wait until it is ready; returns the exit code. */
+  restart(instance: string): Promise<number | null | undefined>;
+  /** Everything the instance wrote to stdout/stderr across its restarts (its log file). */
+  log(instance: string): string;
+}
+
 /**
  * Every app as its own process over real NATS JetStream; accounts and reporting on the machine's
  * PostgreSQL (a fresh database per run), content on a PGlite server process (it needs pgvector).
  * NATS is a server of the run's own (the machine's nats-server binary) configured as production:
  * one user per app with the subject permissions of the bus access table, no anonymous access.
+ * `scale` runs several gateway or understanding processes (named `gateway-1`, `gateway-2`, …);
+ * `appEnv` is keyed by app, or by instance name for one replica. `http` talks to the first gateway.
  */
-export async function startDistributed(appEnv: Record<string, Record<string, string>> = {}): Promise<Topology> {
+export async function startDistributed(
+  appEnv: Record<string, Record<string, string>> = {},
+  scale: DistributedScale = {},
+): Promise<Deployment> {
   const runId = randomBytes(4).toString('hex');
   const prefix = `e2e${runId}_`;
   const nats = await startAuthNatsServer({ prefix });
@@ -192,17 +215,25 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
   };
   const ports: Record<string, number> = {};
   const procs: Record<string, ServiceProcess> = {};
-  const launch = async (app: string, extra: Record<string, string> = {}) => {
-    ports[app] ??= await freePort();
+  const replicas = (app: 'gateway' | 'understanding') => {
+    const n = Math.max(1, scale[app] ?? 1);
+    return n === 1 ? [app] : Array.from({ length: n }, (_, i) => `${app}-${i + 1}`);
+  };
+  const gateways = replicas('gateway');
+  const understandings = replicas('understanding');
+  const appOf = (instance: string) => instance.replace(/-\d+$/, '');
+  const launch = async (instance: string, extra: Record<string, string> = {}) => {
+    const app = appOf(instance);
+    ports[instance] ??= await freePort();
     const proc = new ServiceProcess(
-      app,
+      instance,
       distMain(app),
-      { ...common, ...nats.appEnv(app as BusApp), PORT: String(ports[app]), ...appEnv[app], ...extra },
+      { ...common, ...nats.appEnv(app as BusApp), PORT: String(ports[instance]), ...appEnv[app], ...appEnv[instance], ...extra },
       dataDir,
     );
-    procs[app] = proc;
+    procs[instance] = proc;
     proc.start();
-    await proc.waitReady(`http://127.0.0.1:${ports[app]}/health/ready`);
+    await proc.waitReady(`http://127.0.0.1:${ports[instance]}/health/ready`);
   };
   const stop = async () => {
     await Promise.all(Object.values(procs).map((p) => p.stop('SIGTERM')));
@@ -219,7 +250,7 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
     // Accounts first: its migrations and bootstrap must exist before the edge takes traffic.
     await launch('accounts');
     // allSettled: when one app fails to start, the others have still been spawned and must be stopped.
-    const started = await Promise.allSettled(['content', 'understanding', 'reporting', 'gateway'].map((a) => launch(a)));
+    const started = await Promise.allSettled(['content', ...understandings, 'reporting', ...gateways].map((a) => launch(a)));
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   } catch (err) {
@@ -228,25 +259,37 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
     throw err;
   }
 
+  const all = async (names: string[], signal: NodeJS.Signals) => void (await Promise.all(names.map((n) => procs[n]?.stop(signal))));
   return {
     name: 'distributed',
-    http: new HttpClient(`http://127.0.0.1:${ports['gateway']}`),
+    http: new HttpClient(`http://127.0.0.1:${ports[gateways[0] as string]}`),
     bootstrap: () => JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as BootstrapFile,
-    stopProcessing: async () => procs['understanding']?.stop('SIGTERM'),
+    stopProcessing: () => all(understandings, 'SIGTERM'),
     crashContent: async () => procs['content']?.stop('SIGKILL'),
-    crashProcessing: async () => procs['understanding']?.stop('SIGKILL'),
-    recoverProcessing: () => launch('understanding'),
+    crashProcessing: () => all(understandings, 'SIGKILL'),
+    recoverProcessing: async () => void (await Promise.all(understandings.map((n) => launch(n)))),
     restartReporting: async (whileDown) => {
       await procs['reporting']?.stop('SIGKILL');
       await whileDown?.({});
       await launch('reporting');
     },
-    edgePid: () => procs['gateway']?.pid,
+    edgePid: () => procs[gateways[0] as string]?.pid,
     nats: { url: nats.url, prefix, credentials: (app) => nats.credentials(app) },
     recover: async () => {
       await launch('content');
-      await launch('understanding');
+      await Promise.all(understandings.map((n) => launch(n)));
     },
+    instances: () => ['accounts', 'content', 'reporting', ...gateways, ...understandings],
+    gatewayUrls: () => gateways.map((g) => `http://127.0.0.1:${ports[g]}`),
+    restart: async (instance) => {
+      const proc = procs[instance];
+      if (!proc) throw new Error(`no instance ${instance}`);
+      proc.signal('SIGTERM');
+      const code = await proc.waitExit();
+      await launch(instance);
+      return code;
+    },
+    log: (instance) => readFileSync(join(dataDir, `${instance}.log`), 'utf8'),
     stop,
   };
 }

@@ -68,6 +68,7 @@ export class ProcessingWorkerService implements OnModuleInit {
         { ...ids, error: finalError(err, meta.deliveryCount), retries: meta.deliveryCount - 1 },
         { msgId: `${job.processing_id}:result` },
       );
+      this.done(ids, meta, 'failed');
       return;
     }
     await this.bus.enqueue(
@@ -75,6 +76,16 @@ export class ProcessingWorkerService implements OnModuleInit {
       { ...result, retries: meta.deliveryCount - 1 },
       { msgId: `${job.processing_id}:result` },
     );
-    processingJobs.labels('understanding', result.error ? 'field_error' : 'processed').inc();
+    const outcome = result.error ? 'field_error' : 'processed';
+    processingJobs.labels('understanding', outcome).inc();
+    this.done(ids, meta, outcome);
+  }
+
+  /** One line per job finished here (its result on the results queue): which worker did which job, and how often. */
+  private done(ids: { processing_id: string; kbid: string; rid: string }, meta: DeliveryMeta, outcome: string): void {
+    this.logger.info(
+      { processing_id: ids.processing_id, kbid: ids.kbid, rid: ids.rid, attempt: meta.deliveryCount, outcome },
+      'processing job done',
+    );
   }
 }

@@ -98,8 +98,10 @@ export interface MessageBus {
   /**
    * Graceful shutdown, step one: stops pulling queued jobs and events and waits for the handlers
    * running (a job still running when the drain time runs out is handed back, never acknowledged).
-   * Requests are still answered and messages still sent, so finishing work and an outbox flush can
-   * use the bus; `close` follows.
+   * Then, over NATS, it stops taking requests (other replicas, or the next process, get them) and
+   * waits for the ones taken; the in-process bus keeps answering (its callers are in the same
+   * process). Requests can still be sent and messages published, so finishing work and an outbox
+   * flush can use the bus; `close` follows.
    */
   stopConsuming(): Promise<void>;
   /** Stops consuming, waits for in-flight handlers, closes connections. */

@@ -5,6 +5,7 @@ import { extractedBlobKey, type FieldProcessedResult, type ProcessFieldJob } fro
 import type { DeliveryMeta, MessageBus } from '@kb/platform/messaging';
 import { createLogger } from '@kb/platform/observability';
 import { createBlobStore, type BlobStore } from '@kb/platform/storage';
+import { textAnalysisWarm } from './analysis';
 import { ExtractionError } from './extractors';
 import type { FieldOutcome, FieldProcessorService } from './field-processor.service';
 import { ProcessingWorkerService } from './processing-worker.service';
@@ -77,5 +78,48 @@ describe('ProcessingWorkerService', () => {
     await failing.handle(job, meta(3));
     expect(sent[0]?.error).toEqual({ body: expect.stringContaining('503'), code: 502, code_str: 'FETCH_FAILED' });
     expect(sent[0]?.retries).toBe(2); // the third delivery gave up: two retries before it
+  });
+  it('logs one line per job it finished, with the job and the attempt (what tells a job done twice)', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ service: 't', level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } });
+    const extracted = { text: { text: 'x', split_text: {}, deleted_splits: [] } };
+    const w = new ProcessingWorkerService(
+      bus,
+      { consumeJobs: false, concurrency: 1, maxAttempts: 3 },
+      logger,
+      { process: async () => ({ extracted }) } as unknown as FieldProcessorService,
+      blobs,
+    );
+    await w.handle(job, meta(2));
+    const failing = new ProcessingWorkerService(
+      bus,
+      { consumeJobs: false, concurrency: 1, maxAttempts: 1 },
+      logger,
+      { process: async () => Promise.reject(new Error('boom')) } as unknown as FieldProcessorService,
+      blobs,
+    );
+    await failing.handle({ ...job, processing_id: 'p-10' }, meta(1));
+    expect(lines.filter((l) => l['msg'] === 'processing job done')).toEqual([
+      expect.objectContaining({ processing_id: 'p-9', kbid: 'kb-1', rid: 'r-1', attempt: 2, outcome: 'processed' }),
+      expect.objectContaining({ processing_id: 'p-10', attempt: 1, outcome: 'failed' }),
+    ]);
+  });
+
+  it('loads the text analysis models before it takes any job', async () => {
+    // Nothing in this file analysed text yet: the models are not loaded.
+    expect(textAnalysisWarm()).toBe(false);
+    let warmAtConsume: boolean | undefined;
+    const consuming = {
+      consume: async () => void (warmAtConsume = textAnalysisWarm()),
+    } as unknown as MessageBus;
+    const w = new ProcessingWorkerService(
+      consuming,
+      { consumeJobs: true, concurrency: 1, maxAttempts: 3 },
+      createLogger({ service: 't', level: 'silent' }),
+      { process: async () => ({ error: { body: 'x', code: 500, code_str: 'X' } }) } as unknown as FieldProcessorService,
+      blobs,
+    );
+    await w.onModuleInit();
+    expect(warmAtConsume).toBe(true);
   });
 });

@@ -4,6 +4,7 @@ import { MESSAGE_BUS, type DeliveryMeta, type MessageBus } from '@kb/platform/me
 import { LOGGER, processingJobs, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understanding.tokens';
+import { warmUpTextAnalysis } from './analysis';
 import { finalError } from './extracted-error';
 import { FieldProcessorService } from './field-processor.service';
 
@@ -26,6 +27,8 @@ export class ProcessingWorkerService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     if (!this.options.consumeJobs) return;
+    // Before the first job: loaded on first use, these models block the event loop for seconds (see warmUpTextAnalysis).
+    this.logger.info({ duration_ms: warmUpTextAnalysis() }, 'text analysis models loaded');
     await this.bus.consume(UnderstandingSubjects.processField, (job, meta) => this.handle(job, meta), {
       durable: 'understanding-workers',
       concurrency: this.options.concurrency,

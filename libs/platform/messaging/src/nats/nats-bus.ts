@@ -52,7 +52,7 @@ import {
 import { StreamInbox } from '../shared/stream-inbox';
 import { cancelledError } from '../shared/call-signal';
 import { JetStreamStreams } from './jetstream-streams';
-import { receiveCall, sendCancel, sendRequest } from './nats-calls';
+import { isNoResponders, noResponderDelayMs, receiveCall, sendCancel, sendRequest } from './nats-calls';
 import { connectionOptions, type NatsAuth, type NatsTls } from './nats-connection';
 import { JetStreamWorker } from './jetstream-worker';
 import {
@@ -109,6 +109,7 @@ export class NatsMessageBus implements MessageBus {
   private readonly ephemeralConsumers: { stream: string; name: string }[] = [];
   private readonly running = new Set<Promise<unknown>>();
   private closed = false;
+  private closing?: Promise<void>;
   private consumingStopped?: Promise<void>;
   private connected = true;
 
@@ -260,19 +261,32 @@ export class NatsMessageBus implements MessageBus {
     return this.connected && !this.closed && !this.nc.isClosed() && !this.nc.isDraining();
   }
 
+  /**
+   * Jobs and events first (their handlers may still call this process's own subjects), then the
+   * requests: the subscriptions drain, so the server sends new calls to the other replicas (with
+   * none, callers send again until one starts: see sendRequest), and the calls already taken
+   * finish. The bus stays open meanwhile, so what those handlers publish (outbox relays,
+   * notifications) still goes out before `close`.
+   */
   stopConsuming(): Promise<void> {
-    this.consumingStopped ??= Promise.all(this.workers.map((worker) => worker.close(this.drainTimeoutMs))).then(() => undefined);
+    this.consumingStopped ??= (async () => {
+      await Promise.all(this.workers.map((worker) => worker.close(this.drainTimeoutMs)));
+      await Promise.all(this.subscriptions.map((sub) => sub.drain().catch(() => undefined)));
+      await waitAll(this.running, this.drainTimeoutMs);
+    })();
     return this.consumingStopped;
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await Promise.all(this.subscriptions.map((sub) => sub.drain().catch(() => undefined)));
-    await this.stopConsuming();
-    await waitAll(this.running, this.drainTimeoutMs);
-    for (const { stream, name } of this.ephemeralConsumers) await this.jsm.consumers.delete(stream, name).catch(() => undefined);
-    await this.nc.drain().catch(() => undefined);
+    if (this.closing) return this.closing;
+    this.closing = (async () => {
+      await this.stopConsuming();
+      // Closed only now: a handler finishing above could still publish.
+      this.closed = true;
+      for (const { stream, name } of this.ephemeralConsumers) await this.jsm.consumers.delete(stream, name).catch(() => undefined);
+      await this.nc.drain().catch(() => undefined);
+    })();
+    return this.closing;
   }
 
   /** Drops the connection without settling anything, like a crashed process (tests). */
@@ -335,9 +349,22 @@ export class NatsMessageBus implements MessageBus {
     if (signal?.aborted) throw cancelledError(subject);
     const inboxSubject = createInbox(this.inboxPrefix);
     const inbox = new StreamInbox<unknown>();
+    const deadline = Date.now() + timeoutMs;
+    let attempts = 0;
+    let resend: NodeJS.Timeout | undefined;
+    const send = () => {
+      if (!this.nc.isClosed())
+        this.nc.publish(this.prefix + subject, encodeText(body), { reply: inboxSubject, headers: contextHeaders(context) });
+    };
     const sub = this.nc.subscribe(inboxSubject, {
-      callback: (_err, msg) => {
-        if (msg.headers?.code === 503) return inbox.fail(unavailableError(subject));
+      callback: (err, msg) => {
+        // Nobody took the call (a restarting service): sent again until the time limit, like a request.
+        if (isNoResponders(err, msg)) {
+          const wait = noResponderDelayMs(attempts++);
+          if (Date.now() + wait >= deadline) return inbox.fail(unavailableError(subject));
+          resend = setTimeout(send, wait);
+          return;
+        }
         const part = msg.headers?.get(STREAM_PART) as StreamPart | undefined;
         try {
           const parsed: unknown = JSON.parse(decodeText(msg.data));
@@ -353,7 +380,7 @@ export class NatsMessageBus implements MessageBus {
     const onAbort = () => inbox.fail(cancelledError(subject));
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      this.nc.publish(this.prefix + subject, encodeText(body), { reply: inboxSubject, headers: contextHeaders(context) });
+      send();
       for (;;) {
         const next = await inbox.next(timeoutMs, () => timeoutError(subject, timeoutMs));
         if (next.done) {
@@ -367,6 +394,7 @@ export class NatsMessageBus implements MessageBus {
       completed = !(DomainError.isDomainError(err) && err.code === ErrorCodes.BUS_TIMEOUT);
       throw err;
     } finally {
+      clearTimeout(resend);
       signal?.removeEventListener('abort', onAbort);
       if (!completed) sendCancel(this.nc, inboxSubject);
       sub.unsubscribe();

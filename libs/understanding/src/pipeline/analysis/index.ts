@@ -7,3 +7,4 @@ export * from './embedder';
 export * from './use-lite.embedder';
 export * from './openai.embedder';
 export * from './create-embedder';
+export * from './warm-up';

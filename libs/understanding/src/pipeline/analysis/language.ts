@@ -35,6 +35,11 @@ export function detectLanguage(text: string): string | undefined {
   return result.language && result.isReliable() ? result.language : undefined;
 }
 
+/** True once eld's model is loaded (or known to be missing): detection no longer blocks on it. */
+export function languageModelLoaded(): boolean {
+  return detector !== undefined;
+}
+
 function letterWeight(text: string): number {
   let weight = 0;
   for (const ch of text) {

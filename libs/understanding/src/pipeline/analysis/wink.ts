@@ -20,6 +20,11 @@ function english(): Wink {
   return wink;
 }
 
+/** True once the English pipeline is built. */
+export function englishPipelineLoaded(): boolean {
+  return wink !== undefined;
+}
+
 /**
  * Runs wink's English pipeline over `text` and maps its token-index spans back to UTF-16 offsets
  * into `text`. wink keeps every token's original characters and the whitespace before it, so the

@@ -43,8 +43,14 @@ describe('rolling restart of a deployment under load (distributed)', () => {
   let http: HttpClient;
 
   beforeAll(async () => {
-    // Info logs of the understanding processes: one line per job done, to count them.
-    deployment = await startDistributed({ understanding: { LOG_LEVEL: 'info' } }, { gateway: 2, understanding: 2 });
+    // Info logs of the understanding processes: one line per job done, to count them. A stopping
+    // worker hands its running jobs back at once (nak), so restarts do not wait on the ack wait; 10 s
+    // instead of the topology's 3 s (for its crash tests) keeps a scheduling stall of a loaded
+    // 2-core machine from handing a live job to the other worker (production: 30 s).
+    deployment = await startDistributed(
+      { understanding: { LOG_LEVEL: 'info', PROCESSING_ACK_WAIT_MS: '10000' } },
+      { gateway: 2, understanding: 2 },
+    );
     proxy = new RoundRobinProxy(deployment.gatewayUrls());
     http = new HttpClient(await proxy.listen());
   }, 300_000);

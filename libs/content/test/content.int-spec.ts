@@ -173,6 +173,36 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
     await eventually(async () => !(await blobs.exists(extractedBlobKey({ ...ids, seqid: first.seqid }))) || undefined);
   });
 
+  it('a result delivered again after it was applied changes nothing and is counted once', async () => {
+    const events: { type: string; resource_id?: string; audit_metadata?: Record<string, unknown> }[] = [];
+    await bus.subscribe(ContentSubjects.auditRecorded, async (e) => void events.push(e), { durable: 'test-audit-once' });
+    const { uuid } = await create({ title: 'Once', texts: { body: { body: 'Counted once.' } } });
+    const job = await eventually(async () => jobs.find((j) => j.rid === uuid));
+    const ids = { processing_id: job.processing_id, kbid, rid: uuid, field_type: 'text' as const, field_id: 'body', seqid: job.seqid };
+    const data: ExtractedFieldData = {
+      text: { text: 'Counted once.', split_text: {}, deleted_splits: [] },
+      metadata: {
+        metadata: { paragraphs: [{ start: 0, end: 13, kind: 'TEXT', sentences: [] }], language: 'en' },
+        split_metadata: {},
+        deleted_splits: [],
+      },
+      vectors: { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] },
+    };
+    await blobs.put(extractedBlobKey(ids), JSON.stringify(data));
+    // The same result twice, as after a crash between the apply's commit and its ack.
+    await bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, extracted_key: extractedBlobKey(ids) });
+    await eventually(async () => ((await get(uuid)).metadata?.['status'] === 'PROCESSED' ? true : undefined));
+    const mine = (type: string) => events.filter((e) => e.type === type && e.resource_id === uuid);
+    await eventually(async () => (mine('processed').length === 1 && mine('indexed').length === 1 ? true : undefined));
+    await bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, extracted_key: extractedBlobKey(ids) });
+    // A marker written after the repeat: once its event is in, the repeat has been handled.
+    const { uuid: marker } = await create({ title: 'Marker' });
+    await eventually(async () => (events.some((e) => e.type === 'new' && e.resource_id === marker) ? true : undefined));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(mine('processed').map((e) => e.audit_metadata?.['processing_id'])).toEqual([job.processing_id]);
+    expect(mine('indexed')).toHaveLength(1);
+  });
+
   it('a result that arrives after its resource was deleted leaves no blob behind', async () => {
     const { uuid } = await create({ title: 'Gone before processed', texts: { body: { body: 'text' } } });
     const job = await eventually(async () => jobs.find((j) => j.rid === uuid));

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import {
   ContentSubjects,
   extractedBlobKey,
@@ -85,6 +85,10 @@ export class ProcessingResultsService {
           result.retries ?? 0,
         ],
       )) as CompletedJob[];
+      // The job was completed before: this result was applied already (delivered again after a
+      // crash or a shutdown that handed it back between the commit and the ack). Applying it again
+      // would count its processing twice (a second `processed` event with a new id).
+      if (completed.length === 0 && (await this.knownJob(m, result.processing_id))) return [];
       // Its webhook is scheduled with the completion, even when the resource is gone meanwhile.
       const hook = completed[0]?.webhook ? await this.webhooks.schedule(m, completed[0], 'error' in loaded ? loaded.error : null) : [];
       const resource = await this.repo.lockById(m, result.kbid, result.rid);
@@ -185,6 +189,12 @@ export class ProcessingResultsService {
       if ('extracted' in loaded) this.notifier.indexed(result.kbid, notified, result.seqid);
     }
     return applied;
+  }
+
+  /** True when the job has a status record (results of jobs submitted without one, e.g. by tests, have none). */
+  private async knownJob(m: EntityManager, processingId: string): Promise<boolean> {
+    const rows = (await m.query(`SELECT 1 FROM content.processing_requests WHERE processing_id = $1`, [processingId])) as unknown[];
+    return rows.length > 0;
   }
 
   /**

@@ -220,7 +220,7 @@ describe('rolling restart of a deployment under load (distributed)', () => {
         resources: n,
         creates: creates.length,
         finds: outcomes.length - creates.length,
-        proxy_502: allowed.length,
+        proxy_502: proxy.failures.map((f) => `${f.method} ${f.code}`),
         proxy_retried: proxy.retried,
         jobs_per_worker: done.map((d) => d.length),
         restart_ms: Object.fromEntries(windows.map((w) => [w.instance, w.to - w.from])),

@@ -180,7 +180,8 @@ describe('rolling restart of a deployment under load (distributed)', () => {
     for (const line of done.flat()) perJob.set(line.processing_id, (perJob.get(line.processing_id) ?? 0) + 1);
     expect([...perJob.entries()].filter(([, count]) => count !== 1)).toEqual([]);
     expect(new Set(done.flat().map((l) => l.rid))).toEqual(new Set(resources.map((r) => r.id)));
-    expect(done.map((d) => d.length > 0)).toEqual([true, true]);
+    // Both busy: each took a fair share of the queue (about half when both run; 10 % is the floor).
+    expect(done.map((d) => d.length >= n * 0.1)).toEqual([true, true]);
 
     // Reporting: one `new` and one `processed` event per resource, all sealed (hence counted once).
     const manager = key;

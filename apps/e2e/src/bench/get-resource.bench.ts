@@ -3,6 +3,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiKey } from '../support/http-client';
 import { REPO_ROOT } from '../support/processes';
+import { cpuPerRequest, sampleCpu } from './process-cpu';
 import { startDistributed, startStandalone, type Topology } from '../support/topologies';
 
 /**
@@ -18,6 +19,8 @@ interface Row {
   p99_ms: number;
   non_2xx: number;
   errors: number;
+  /** CPU microseconds per request by process role (`cpu_us_gateway`, `cpu_us_content`, `cpu_us_postgres`, …). */
+  [cpu: `cpu_us_${string}`]: number;
 }
 
 async function measure(topology: Topology, connections: number, seconds: number): Promise<Row> {
@@ -29,11 +32,21 @@ async function measure(topology: Topology, connections: number, seconds: number)
     body: { title: 'Benchmark resource', slug: `bench-${Date.now()}`, texts: { body: { body: 'Some text to read back.' } } },
   });
   if (created.status !== 201) throw new Error(`create failed: ${created.status}`);
-  const url = `${topology.http.baseUrl}/api/v1/kb/${kbid}/resource/${created.body.uuid}`;
+  const path = `/api/v1/kb/${kbid}/resource/${created.body.uuid}`;
+  const url = `${topology.http.baseUrl}${path}`;
   if (!cred) throw new Error('no credential');
+  // Processing the resource (the first one also loads the model) would share the window: wait it out.
+  for (let waited = 0; ; waited += 250) {
+    const got = await topology.http.call<{ metadata?: { status?: string } }>('GET', path, { credential: cred });
+    if (got.body.metadata?.status === 'PROCESSED') break;
+    if (waited > 120_000) throw new Error(`resource not processed after 120 s (status ${String(got.body.metadata?.status)})`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
   const headers = { [cred.header]: cred.value };
   await autocannon({ url, headers, connections, duration: 3 }); // warm-up: JIT, caches, pools
+  const before = sampleCpu(topology.database);
   const result = await autocannon({ url, headers, connections, duration: seconds });
+  const cpu = cpuPerRequest(before, sampleCpu(topology.database), result.requests.total);
   return {
     topology: topology.name,
     connections,
@@ -43,6 +56,7 @@ async function measure(topology: Topology, connections: number, seconds: number)
     p99_ms: result.latency.p99,
     non_2xx: result.non2xx,
     errors: result.errors,
+    ...cpu,
   };
 }
 

@@ -45,6 +45,8 @@ export interface Topology {
   edgePid(): number | undefined;
   /** Distributed: the NATS server the apps use (per-app users and permissions), for tests of the bus itself. */
   nats?: { url: string; prefix: string; credentials(app: BusApp): { user: string; pass: string } };
+  /** Distributed: the machine PostgreSQL database of accounts and reporting (benchmarks read its backends' CPU). */
+  database?: string;
 }
 
 const PG_ADMIN_URL = process.env['KB_TEST_POSTGRES_ADMIN_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -275,6 +277,7 @@ export async function startDistributed(
     },
     edgePid: () => procs[gateways[0] as string]?.pid,
     nats: { url: nats.url, prefix, credentials: (app) => nats.credentials(app) },
+    database,
     recover: async () => {
       await launch('content');
       await Promise.all(understandings.map((n) => launch(n)));

@@ -115,6 +115,47 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
         await waitFor(() => aborted, 3_000, "the handler's signal to abort at the deadline");
       });
 
+      it('gives each of many concurrent calls its own reply', async () => {
+        const def = rpc<{ i: number }, number>(subject('get'));
+        await bus.handle(def, async ({ i }) => {
+          await sleep((i * 7) % 23);
+          return i * 10;
+        });
+        const replies = await Promise.all(Array.from({ length: 60 }, (_, i) => bus.request(def, { i })));
+        expect(replies).toEqual(Array.from({ length: 60 }, (_, i) => i * 10));
+      });
+
+      it('cancels only the call the caller cancelled', async () => {
+        const def = rpc<{ id: string }, string>(subject('get'));
+        const aborted: string[] = [];
+        await bus.handle(
+          def,
+          ({ id }, _context, signal) =>
+            new Promise((resolve) => {
+              signal.addEventListener('abort', () => aborted.push(id));
+              setTimeout(() => resolve(id), 400);
+            }),
+        );
+        const first = new AbortController();
+        const cancelled = bus.request(def, { id: 'first' }, { signal: first.signal }).catch((e: unknown) => e);
+        const kept = bus.request(def, { id: 'second' });
+        await sleep(100);
+        first.abort();
+        expect(await cancelled).toMatchObject({ code: ErrorCodes.BUS_TIMEOUT, details: { cancelled: true } });
+        expect(await kept).toBe('second');
+        await waitFor(() => aborted.includes('first'), 3_000, 'the cancelled handler to see its abort');
+        expect(aborted).toEqual(['first']);
+      });
+
+      it('times out the caller of a handler that takes no signal', async () => {
+        const def = rpc<object, string>(subject('get'));
+        await bus.handle(def, async () => {
+          await sleep(400);
+          return 'late';
+        });
+        await expect(bus.request(def, {}, { timeoutMs: 100 })).rejects.toMatchObject({ code: ErrorCodes.BUS_TIMEOUT });
+      });
+
       it('fails with SERVICE_UNAVAILABLE when nobody answers', async () => {
         const def = rpc<object, string>(subject('get'));
         await expect(bus.request(def, {}, { timeoutMs: 1_000 })).rejects.toMatchObject({ code: ErrorCodes.SERVICE_UNAVAILABLE });

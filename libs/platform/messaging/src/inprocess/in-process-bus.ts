@@ -40,7 +40,7 @@ import {
 } from '../shared/envelope';
 import { HandlerGroups } from '../shared/handler-groups';
 import { StreamInbox } from '../shared/stream-inbox';
-import { cancelledError, cancelledReason, deadlineReason } from '../shared/call-signal';
+import { callSignal, cancelledError, signalFor, type CallSignal } from '../shared/call-signal';
 import { MemoryQueueStore } from './memory-queue-store';
 import { QUEUE_CONSUMER, type NewMessage, type QueueStore } from './queue-store';
 import { QueueWorker } from './queue-worker';
@@ -61,9 +61,9 @@ export interface InProcessBusOptions {
   dedupWindowMs?: number;
 }
 
-/** What travels with a call besides body and context: the signal its handler receives (the caller's deadline and cancel). */
+/** What travels with a call besides body and context: its deadline and cancel, from which the handler's signal comes. */
 interface CallTerms {
-  cancelled: AbortSignal;
+  call: CallSignal;
 }
 type RpcResponder = (body: string, context: BusContext, terms: CallTerms) => Promise<string>;
 type StreamResponder = (body: string, context: BusContext, inbox: StreamInbox<unknown>, terms: CallTerms) => Promise<void>;
@@ -115,7 +115,7 @@ export class InProcessMessageBus implements MessageBus {
     if (responders.length === 0) throw unavailableError(def.subject);
     const signal = options.signal;
     if (signal?.aborted) throw cancelledError(def.subject);
-    const cancel = new AbortController();
+    const call = callSignal(undefined);
     return new Promise<Res>((resolve, reject) => {
       let settled = false;
       const settle = (outcome: () => void) => {
@@ -130,20 +130,20 @@ export class InProcessMessageBus implements MessageBus {
       const timer = setTimeout(
         () =>
           settle(() => {
-            cancel.abort(deadlineReason());
+            call.expire();
             reject(timeoutError(def.subject, timeoutMs));
           }),
         timeoutMs,
       );
       const onAbort = () =>
         settle(() => {
-          cancel.abort(cancelledReason());
+          call.cancel();
           reject(cancelledError(def.subject));
         });
       signal?.addEventListener('abort', onAbort, { once: true });
       for (const responder of responders) {
         // Like NATS, with several queue groups the first reply wins.
-        void this.track(responder(body, context, { cancelled: cancel.signal })).then((reply) =>
+        void this.track(responder(body, context, { call })).then((reply) =>
           settle(() => {
             try {
               resolve(decodeEnvelope<Res>(reply));
@@ -160,13 +160,13 @@ export class InProcessMessageBus implements MessageBus {
     this.assertOpen();
     const responder: RpcResponder = async (body, context, terms) => {
       await nextTurn();
-      const signal = terms.cancelled;
+      const call = terms.call;
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(body));
-        return toJson(successEnvelope(await handler(payload, jsonRoundTrip(context), signal)));
+        return toJson(successEnvelope(await handler(payload, jsonRoundTrip(context), signalFor(handler, call))));
       } catch (err) {
         // Nobody reads the reply of an abandoned call: its error (usually the abort itself) is no incident.
-        if (signal.aborted) return toJson(errorEnvelope(cancelledError(def.subject), this.logger, {}));
+        if (call.aborted) return toJson(errorEnvelope(cancelledError(def.subject), this.logger, {}));
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         return toJson(errorEnvelope(cause, this.logger, { subject: def.subject, request_id: context.requestId }));
       }
@@ -185,17 +185,17 @@ export class InProcessMessageBus implements MessageBus {
     this.assertOpen();
     const responder: StreamResponder = async (body, context, inbox, terms) => {
       await nextTurn();
-      const signal = terms.cancelled;
+      const call = terms.call;
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(body));
-        for await (const item of handler(payload, jsonRoundTrip(context), signal)) {
+        for await (const item of handler(payload, jsonRoundTrip(context), signalFor(handler, call))) {
           // Leaving the loop calls return() on the handler's iterator: that is how it notices.
-          if (signal.aborted) return;
+          if (call.aborted) return;
           inbox.push(jsonRoundTrip(item));
         }
         inbox.end();
       } catch (err) {
-        if (signal.aborted) return;
+        if (call.aborted) return;
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         const domain = toDomainError(cause, this.logger, { subject: def.subject, request_id: context.requestId });
         inbox.fail(DomainError.fromJSON(jsonRoundTrip(domain.toJSON())));
@@ -304,13 +304,13 @@ export class InProcessMessageBus implements MessageBus {
     if (signal?.aborted) throw cancelledError(subject);
     const inbox = new StreamInbox<unknown>();
     // Streams have no overall deadline: the handler stops when the caller stops reading, times out or cancels.
-    const stop = new AbortController();
+    const call = callSignal(undefined);
     const onAbort = () => {
       inbox.fail(cancelledError(subject));
-      stop.abort(cancelledReason());
+      call.cancel();
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    this.track(responder(body, context, inbox, { cancelled: stop.signal }));
+    this.track(responder(body, context, inbox, { call }));
     try {
       for (;;) {
         const next = await inbox.next(timeoutMs, () => timeoutError(subject, timeoutMs));
@@ -319,7 +319,7 @@ export class InProcessMessageBus implements MessageBus {
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      stop.abort(cancelledReason());
+      call.cancel();
     }
   }
 

@@ -14,7 +14,6 @@ import { deliverLive, liveSubject } from '../shared/live';
 import {
   AckPolicy,
   connect,
-  createInbox,
   DeliverPolicy,
   nanos,
   type ConsumerConfig,
@@ -50,9 +49,9 @@ import {
   validateIncoming,
 } from '../shared/envelope';
 import { StreamInbox } from '../shared/stream-inbox';
-import { cancelledError } from '../shared/call-signal';
+import { cancelledError, signalFor } from '../shared/call-signal';
 import { JetStreamStreams } from './jetstream-streams';
-import { isNoResponders, noResponderDelayMs, receiveCall, sendCancel, sendRequest } from './nats-calls';
+import { CancelRoutes, isNoResponders, noResponderDelayMs, ReplyRoutes, sendCancel, sendRequest } from './nats-calls';
 import { connectionOptions, type NatsAuth, type NatsTls } from './nats-connection';
 import { JetStreamWorker } from './jetstream-worker';
 import {
@@ -99,7 +98,8 @@ export class NatsMessageBus implements MessageBus {
   private readonly js: JetStreamClient;
   private readonly streams: JetStreamStreams;
   private readonly prefix: string;
-  private readonly inboxPrefix: string;
+  private readonly replies: ReplyRoutes;
+  private readonly cancels: CancelRoutes;
   private readonly logger: BusLogger;
   private readonly requestTimeoutMs: number;
   private readonly drainTimeoutMs: number;
@@ -119,7 +119,8 @@ export class NatsMessageBus implements MessageBus {
     options: NatsBusOptions,
   ) {
     this.prefix = options.prefix ?? '';
-    this.inboxPrefix = inboxPrefix(options.name);
+    this.replies = new ReplyRoutes(nc, inboxPrefix(options.name));
+    this.cancels = new CancelRoutes(nc);
     this.logger = options.logger ?? jsonConsoleLogger;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
@@ -152,13 +153,10 @@ export class NatsMessageBus implements MessageBus {
     const signal = options.signal;
     this.assertOpen();
     if (signal?.aborted) throw cancelledError(def.subject);
-    // One inbox per call (not the shared request inbox): its name is what a cancel is sent under.
-    const inbox = createInbox(this.inboxPrefix);
-    return sendRequest<Res>(this.nc, {
+    return sendRequest<Res>(this.nc, this.replies, {
       subject: def.subject,
       wireSubject: this.prefix + def.subject,
       body: toJson(payload),
-      inbox,
       timeoutMs,
       signal,
       headers: contextHeaders(options.context, { [TIMEOUT_MS]: String(timeoutMs) }),
@@ -167,20 +165,20 @@ export class NatsMessageBus implements MessageBus {
 
   async handle<Req, Res>(def: RpcDef<Req, Res>, handler: RpcHandler<Req, Res>, options: HandleOptions = {}): Promise<void> {
     await this.listen(def.subject, options, async (msg, context) => {
-      const call = receiveCall(this.nc, msg);
+      const call = this.cancels.receive(msg);
       let reply: string;
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
-        reply = toJson(successEnvelope(await handler(payload, context, call.signal)));
+        reply = toJson(successEnvelope(await handler(payload, context, signalFor(handler, call))));
       } catch (err) {
         // Nobody reads the reply of an abandoned call: its error (usually the abort itself) is no incident.
-        if (call.signal.aborted) return;
+        if (call.aborted) return;
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         reply = toJson(errorEnvelope(cause, this.logger, { subject: def.subject, request_id: context.requestId }));
       } finally {
         call.dispose();
       }
-      if (msg.reply && !call.signal.aborted) this.nc.publish(msg.reply, encodeText(reply));
+      if (msg.reply && !call.aborted) this.nc.publish(msg.reply, encodeText(reply));
     });
   }
 
@@ -200,17 +198,17 @@ export class NatsMessageBus implements MessageBus {
       if (!reply) return;
       const send = (part: StreamPart, body: string) =>
         this.nc.publish(reply, encodeText(body), { headers: contextHeaders(undefined, { [STREAM_PART]: part }) });
-      const call = receiveCall(this.nc, msg);
+      const call = this.cancels.receive(msg);
       try {
         const payload = validateIncoming<Req>(def.request, JSON.parse(decodeText(msg.data)));
-        for await (const item of handler(payload, context, call.signal)) {
+        for await (const item of handler(payload, context, signalFor(handler, call))) {
           // Leaving the loop calls return() on the handler's iterator: that is how it notices.
-          if (call.signal.aborted) return;
+          if (call.aborted) return;
           send('item', toJson(item));
         }
         send('end', 'null');
       } catch (err) {
-        if (call.signal.aborted) return;
+        if (call.aborted) return;
         const cause = err instanceof InvalidPayloadError ? err.domainError : err;
         send('error', toJson(toDomainError(cause, this.logger, { subject: def.subject, request_id: context.requestId }).toJSON()));
       } finally {
@@ -347,7 +345,6 @@ export class NatsMessageBus implements MessageBus {
   ): AsyncGenerator<Item> {
     this.assertOpen();
     if (signal?.aborted) throw cancelledError(subject);
-    const inboxSubject = createInbox(this.inboxPrefix);
     const inbox = new StreamInbox<unknown>();
     const deadline = Date.now() + timeoutMs;
     let attempts = 0;
@@ -356,25 +353,27 @@ export class NatsMessageBus implements MessageBus {
       if (!this.nc.isClosed())
         this.nc.publish(this.prefix + subject, encodeText(body), { reply: inboxSubject, headers: contextHeaders(context) });
     };
-    const sub = this.nc.subscribe(inboxSubject, {
-      callback: (err, msg) => {
-        // Nobody took the call (a restarting service): sent again until the time limit, like a request.
-        if (isNoResponders(err, msg)) {
-          const wait = noResponderDelayMs(attempts++);
-          if (Date.now() + wait >= deadline) return inbox.fail(unavailableError(subject));
-          resend = setTimeout(send, wait);
-          return;
-        }
-        const part = msg.headers?.get(STREAM_PART) as StreamPart | undefined;
-        try {
-          const parsed: unknown = JSON.parse(decodeText(msg.data));
-          if (part === 'item') inbox.push(parsed);
-          else if (part === 'end') inbox.end();
-          else inbox.fail(DomainError.fromJSON(parsed as never));
-        } catch {
-          inbox.fail(new DomainError(ErrorCodes.INTERNAL, 'Malformed stream reply from bus'));
-        }
-      },
+    const inboxSubject = this.replies.open((err, msg) => {
+      // Nobody took the call (a restarting service): sent again until the time limit, like a request.
+      if (isNoResponders(err, msg)) {
+        const wait = noResponderDelayMs(attempts++);
+        if (Date.now() + wait >= deadline) return inbox.fail(unavailableError(subject));
+        resend = setTimeout(send, wait);
+        return;
+      }
+      if (err || !msg)
+        return inbox.fail(
+          new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus stream on ${subject} failed`, { subject, reason: String(err) }),
+        );
+      const part = msg.headers?.get(STREAM_PART) as StreamPart | undefined;
+      try {
+        const parsed: unknown = JSON.parse(decodeText(msg.data));
+        if (part === 'item') inbox.push(parsed);
+        else if (part === 'end') inbox.end();
+        else inbox.fail(DomainError.fromJSON(parsed as never));
+      } catch {
+        inbox.fail(new DomainError(ErrorCodes.INTERNAL, 'Malformed stream reply from bus'));
+      }
     });
     let completed = false;
     const onAbort = () => inbox.fail(cancelledError(subject));
@@ -397,7 +396,7 @@ export class NatsMessageBus implements MessageBus {
       clearTimeout(resend);
       signal?.removeEventListener('abort', onAbort);
       if (!completed) sendCancel(this.nc, inboxSubject);
-      sub.unsubscribe();
+      this.replies.close(inboxSubject);
     }
   }
 

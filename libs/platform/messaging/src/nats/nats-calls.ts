@@ -1,5 +1,5 @@
 import { DomainError, ErrorCodes } from '@kb/contracts';
-import type { Msg, MsgHdrs, NatsConnection } from 'nats';
+import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
 import { callSignal, cancelledError, type CallSignal } from '../shared/call-signal';
 import { decodeEnvelope, timeoutError, unavailableError } from '../shared/envelope';
 import { decodeText, encodeText, TIMEOUT_MS } from './nats-codec';
@@ -10,8 +10,6 @@ export interface OutgoingRequest {
   /** The subject on the wire (with the bus prefix). */
   wireSubject: string;
   body: string;
-  /** The call's own reply inbox: its name is what a cancel is sent under. */
-  inbox: string;
   timeoutMs: number;
   signal?: AbortSignal;
   headers: MsgHdrs;
@@ -27,8 +25,54 @@ export function isNoResponders(err: unknown, msg: Msg | undefined): boolean {
   return msg?.headers?.code === 503 || (err as { code?: string } | null)?.code === '503';
 }
 
+/** What a reply inbox's messages are handed to. */
+export type ReplyCallback = (err: Error | null, msg: Msg | undefined) => void;
+
 /**
- * One request/reply on its own inbox (not the connection's shared one), so that the caller can
+ * Every reply inbox of one connection behind one subscription (`<inboxPrefix>.*`): a call takes a
+ * fresh inbox name and its route, instead of subscribing and unsubscribing on the server for each
+ * call. Inbox names stay one per call, so a caller can still cancel its call by name.
+ */
+export class ReplyRoutes {
+  private readonly routes = new Map<string, ReplyCallback>();
+  private sub?: Subscription;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly inboxPrefix: string,
+  ) {}
+
+  /** A new inbox whose messages go to `callback` until `close(inbox)`. */
+  open(callback: ReplyCallback): string {
+    this.sub ??= this.nc.subscribe(`${this.inboxPrefix}.*`, {
+      callback: (err, msg) => {
+        if (err) {
+          // The subscription itself failed (permissions, connection closed): every waiting call learns it.
+          for (const route of [...this.routes.values()]) route(err, undefined);
+          this.routes.clear();
+          this.sub = undefined;
+          return;
+        }
+        this.routes.get(msg.subject)?.(null, msg);
+      },
+    });
+    const inbox = createInbox(this.inboxPrefix);
+    this.routes.set(inbox, callback);
+    return inbox;
+  }
+
+  close(inbox: string): void {
+    this.routes.delete(inbox);
+  }
+
+  /** Calls waiting for a reply (for tests). */
+  get size(): number {
+    return this.routes.size;
+  }
+}
+
+/**
+ * One request/reply on its own inbox name (routed by ReplyRoutes), so that the caller can
  * cancel it by name. The headers carry the time limit, after which the responder stops by itself.
  *
  * A request no process subscribes to (the server answers "no responders": the service is
@@ -37,7 +81,7 @@ export function isNoResponders(err: unknown, msg: Msg | undefined): boolean {
  * replica delays its callers instead of failing them. Past the limit it fails with
  * SERVICE_UNAVAILABLE ("No service answers …"), not BUS_TIMEOUT: no one ever had it.
  */
-export function sendRequest<Res>(nc: NatsConnection, r: OutgoingRequest): Promise<Res> {
+export function sendRequest<Res>(nc: NatsConnection, replies: ReplyRoutes, r: OutgoingRequest): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
     const deadline = Date.now() + r.timeoutMs;
     let settled = false;
@@ -51,7 +95,7 @@ export function sendRequest<Res>(nc: NatsConnection, r: OutgoingRequest): Promis
       clearTimeout(timer);
       clearTimeout(resend);
       r.signal?.removeEventListener('abort', onAbort);
-      sub.unsubscribe();
+      replies.close(inbox);
       outcome();
     };
     const send = () => {
@@ -59,35 +103,33 @@ export function sendRequest<Res>(nc: NatsConnection, r: OutgoingRequest): Promis
       if (settled) return;
       // The responder's own deadline is what is left of the caller's.
       r.headers.set(TIMEOUT_MS, String(Math.max(1, deadline - Date.now())));
-      nc.publish(r.wireSubject, encodeText(r.body), { reply: r.inbox, headers: r.headers });
+      nc.publish(r.wireSubject, encodeText(r.body), { reply: inbox, headers: r.headers });
     };
-    const sub = nc.subscribe(r.inbox, {
-      callback: (err, msg) => {
-        if (settled) return;
-        if (isNoResponders(err, msg)) {
-          const wait = noResponderDelayMs(attempts++);
-          if (Date.now() + wait < deadline) {
-            waiting = true;
-            resend = setTimeout(send, wait);
-            return;
-          }
-          return settle(() => reject(unavailableError(r.subject)));
+    const inbox = replies.open((err, msg) => {
+      if (settled) return;
+      if (isNoResponders(err, msg)) {
+        const wait = noResponderDelayMs(attempts++);
+        if (Date.now() + wait < deadline) {
+          waiting = true;
+          resend = setTimeout(send, wait);
+          return;
         }
-        settle(() => {
-          if (err)
-            return reject(
-              new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus request on ${r.subject} failed`, {
-                subject: r.subject,
-                reason: String(err),
-              }),
-            );
-          try {
-            resolve(decodeEnvelope<Res>(decodeText(msg.data)));
-          } catch (e) {
-            reject(e);
-          }
-        });
-      },
+        return settle(() => reject(unavailableError(r.subject)));
+      }
+      settle(() => {
+        if (err || !msg)
+          return reject(
+            new DomainError(ErrorCodes.SERVICE_UNAVAILABLE, `Bus request on ${r.subject} failed`, {
+              subject: r.subject,
+              reason: String(err),
+            }),
+          );
+        try {
+          resolve(decodeEnvelope<Res>(decodeText(msg.data)));
+        } catch (e) {
+          reject(e);
+        }
+      });
     });
     const timer = setTimeout(
       () => settle(() => reject(waiting ? unavailableError(r.subject) : timeoutError(r.subject, r.timeoutMs))),
@@ -95,7 +137,7 @@ export function sendRequest<Res>(nc: NatsConnection, r: OutgoingRequest): Promis
     );
     const onAbort = () =>
       settle(() => {
-        sendCancel(nc, r.inbox);
+        sendCancel(nc, inbox);
         reject(cancelledError(r.subject));
       });
     r.signal?.addEventListener('abort', onAbort, { once: true });
@@ -108,18 +150,51 @@ export function sendCancel(nc: NatsConnection, inbox: string): void {
   if (!nc.isClosed()) nc.publish(`${inbox}.cancel`);
 }
 
-/** The responder side: the call's signal, aborted at the caller's deadline (`Kb-Timeout-Ms`) or by its cancel. */
-export function receiveCall(nc: NatsConnection, msg: Msg): CallSignal {
-  const timeout = Number(msg.headers?.get(TIMEOUT_MS));
-  const call = callSignal(Number.isFinite(timeout) && timeout > 0 ? timeout : undefined);
-  if (!msg.reply) return call;
-  const sub = nc.subscribe(`${msg.reply}.cancel`, { max: 1, callback: () => call.cancel() });
-  return {
-    signal: call.signal,
-    cancel: call.cancel,
-    dispose: () => {
-      call.dispose();
-      sub.unsubscribe();
-    },
-  };
+/**
+ * The responder side of cancels: one subscription on every caller's `<inbox>.cancel`
+ * (`_INBOX.*.*.cancel`, which the server lets every serving app hear), taken at the first call
+ * received, and each call's signal found by its reply subject.
+ */
+export class CancelRoutes {
+  private readonly calls = new Map<string, CallSignal>();
+  private sub?: Subscription;
+
+  constructor(private readonly nc: NatsConnection) {}
+
+  /** The call's signal, aborted at the caller's deadline (`Kb-Timeout-Ms`) or by its cancel. */
+  receive(msg: Msg): CallSignal {
+    const timeout = Number(msg.headers?.get(TIMEOUT_MS));
+    const call = callSignal(Number.isFinite(timeout) && timeout > 0 ? timeout : undefined);
+    const reply = msg.reply;
+    if (!reply) return call;
+    this.sub ??= this.nc.subscribe('_INBOX.*.*.cancel', {
+      callback: (err, cancel) => {
+        if (err) {
+          this.sub = undefined;
+          return;
+        }
+        this.calls.get(cancel.subject.slice(0, -'.cancel'.length))?.cancel();
+      },
+    });
+    this.calls.set(reply, call);
+    return {
+      get signal() {
+        return call.signal;
+      },
+      get aborted() {
+        return call.aborted;
+      },
+      cancel: call.cancel,
+      expire: call.expire,
+      dispose: () => {
+        call.dispose();
+        this.calls.delete(reply);
+      },
+    };
+  }
+
+  /** Calls being answered (for tests). */
+  get size(): number {
+    return this.calls.size;
+  }
 }

@@ -56,14 +56,22 @@ describe('Coalescer', () => {
   });
 
   it('with a linger, gathers the items that arrive one by one within it into one batch', async () => {
-    const batches: number[][] = [];
-    const c = new Coalescer<number, number>(async (items) => (batches.push(items), items), 256, { lingerMs: 30 });
-    const first = c.submit(1);
-    await new Promise((r) => setTimeout(r, 5));
-    const second = c.submit(2);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(batches).toEqual([]); // still lingering
-    expect(await Promise.all([first, second, c.submit(3)])).toEqual([1, 2, 3]);
-    expect(batches).toEqual([[1, 2, 3]]);
+    // A mocked clock: on a loaded machine two real 5 ms waits can outlast the 30 ms linger.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      const batches: number[][] = [];
+      const c = new Coalescer<number, number>(async (items) => (batches.push(items), items), 256, { lingerMs: 30 });
+      const first = c.submit(1);
+      await jest.advanceTimersByTimeAsync(5);
+      const second = c.submit(2);
+      await jest.advanceTimersByTimeAsync(5);
+      expect(batches).toEqual([]); // still lingering
+      const all = Promise.all([first, second, c.submit(3)]);
+      await jest.advanceTimersByTimeAsync(30);
+      expect(await all).toEqual([1, 2, 3]);
+      expect(batches).toEqual([[1, 2, 3]]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

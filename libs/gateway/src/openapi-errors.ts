@@ -2,6 +2,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import type { CredentialKind } from '@kb/contracts';
 import { ACCESS_TABLE, type AccessRule } from './auth/access-table';
 import { ROUTE_DECLARATIONS, type RouteDeclaration } from './openapi-route-errors';
+import { declareDownload, declareTus } from './openapi-transfers';
 import { quotaFeaturesFor } from './quota/quota-features';
 
 type Schema = Record<string, unknown>;
@@ -20,7 +21,6 @@ const ERROR = { 'application/json': { schema: ref('ErrorResponse') } };
 const VALIDATION = { 'application/json': { schema: ref('ValidationErrorResponse') } };
 const RATE_LIMITED = { 'application/json': { schema: ref('RateLimitedResponse') } };
 const HTML = { 'text/html': { schema: { type: 'string' } } };
-const FILE = { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } };
 
 /** The access table's routes by document path and method: `/api/v1/kb/{kbid}` + `get`. */
 function routesByOperation(): Map<string, { route: string; rule: AccessRule }> {
@@ -176,6 +176,7 @@ export function declareErrorResponses(doc: OpenAPIObject): OpenAPIObject {
       const found = routes.get(`${method} ${path}`);
       if (!found) throw new Error(`openapi: no access rule for ${method.toUpperCase()} ${path}`);
       const own = ROUTE_DECLARATIONS[found.route] ?? {};
+      if (own.tus) declareTus(op, own.tus);
       op.security = securityOf(found.rule);
       for (const [status, description] of errorsOf(method, path, op, found.route, found.rule, own)) {
         const declared = op.responses[status];
@@ -194,31 +195,6 @@ export function declareErrorResponses(doc: OpenAPIObject): OpenAPIObject {
     }
   }
   return doc;
-}
-
-/** A file streamed from the store: the Range header, 200 whole, 206 partial, 416 outside the file. */
-function declareDownload(op: Operation): void {
-  const parameters = (op.parameters ??= []);
-  if (!parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'range')) {
-    parameters.push({
-      name: 'Range',
-      in: 'header',
-      required: false,
-      description: 'One byte range, `bytes=<start>-[<end>]` or `bytes=-<suffix>`',
-      schema: { type: 'string' },
-    });
-  }
-  const ok = op.responses['200'];
-  op.responses['200'] = {
-    description: ok?.description || 'The whole file (`Content-Disposition` names it)',
-    content: ok?.content && Object.keys(ok.content).length > 0 ? ok.content : FILE,
-  };
-  op.responses['206'] = {
-    description: 'The asked range of the file',
-    headers: { 'Content-Range': { description: '`bytes <start>-<end>/<size>`', schema: { type: 'string' } } },
-    content: op.responses['200'].content,
-  };
-  op.responses['416'] = { description: 'The range is outside the file', content: ERROR };
 }
 
 /** The credential schemes a rule accepts (OpenAPI: any one of the listed requirements). */

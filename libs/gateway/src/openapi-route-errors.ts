@@ -1,3 +1,5 @@
+import type { TusDeclaration } from './openapi-transfers';
+
 /**
  * The error responses particular to a route, beside the ones every route of its kind gets from the
  * access table and its inputs (openapi-errors.ts): what the services and the gateway's own code for
@@ -10,7 +12,12 @@ export interface RouteDeclaration {
   htmlErrors?: true;
   /** A stored file streamed by `sendBlob`: `Range` asked → 206, outside the file → 416. */
   download?: true;
+  /** A TUS route: its headers, body and answers. */
+  tus?: TusDeclaration;
 }
+
+const UPLOADED = { $ref: '#/components/schemas/ResourceFileUploadedDto' };
+const NEW_RESOURCE = { $ref: '#/components/schemas/CreateResourceDto' };
 
 const UPLOAD_TYPE = 'The file type is not one the service can process';
 const UPLOAD_SIZE = "The file is larger than the account's limit for its kind (media or other)";
@@ -18,13 +25,18 @@ const DUPLICATE = 'x-md5 names a file the Knowledge Box already holds';
 
 const TUS = (base: string, target: boolean): Record<string, RouteDeclaration> => ({
   [`POST /api/v1/kb/:kbid/${base}tusupload`]: {
+    tus: { step: 'create', body: NEW_RESOURCE },
     errors: {
       413: `Upload-Length is larger than Tus-Max-Size or the account's file limit`,
       ...(target ? { 404: 'No such resource in the Knowledge Box' } : {}),
     },
   },
-  [`HEAD /api/v1/kb/:kbid/${base}tusupload/:upload_id`]: { errors: { 404: 'No such upload (or it is finished)' } },
+  [`HEAD /api/v1/kb/:kbid/${base}tusupload/:upload_id`]: {
+    tus: { step: 'head' },
+    errors: { 404: 'No such upload (or it is finished)' },
+  },
   [`PATCH /api/v1/kb/:kbid/${base}tusupload/:upload_id`]: {
+    tus: { step: 'patch', done: UPLOADED },
     errors: {
       404: 'No such upload (or it is finished)',
       409: `Upload-Offset is not the upload's current offset, or (last chunk) ${DUPLICATE}`,
@@ -112,9 +124,13 @@ export const ROUTE_DECLARATIONS: Readonly<Record<string, RouteDeclaration>> = {
   'GET /api/v1/processing/requests/:processing_id/webhooks': { errors: { 404: 'No such processing request of this account' } },
   'POST /api/v1/processing/push': { errors: { 409: 'The resource id is already in use' } },
   'POST /api/v1/processing/upload': { errors: { 413: UPLOAD_SIZE, 415: 'No content type, and none guessed from the file name' } },
-  'POST /api/v1/processing/tusupload': { errors: { 413: `Upload-Length is larger than Tus-Max-Size or the account's file limit` } },
-  'HEAD /api/v1/processing/tusupload/:upload_id': { errors: { 404: 'No such upload (or it is finished)' } },
+  'POST /api/v1/processing/tusupload': {
+    tus: { step: 'create' },
+    errors: { 413: `Upload-Length is larger than Tus-Max-Size or the account's file limit` },
+  },
+  'HEAD /api/v1/processing/tusupload/:upload_id': { tus: { step: 'head' }, errors: { 404: 'No such upload (or it is finished)' } },
   'PATCH /api/v1/processing/tusupload/:upload_id': {
+    tus: { step: 'patch', done: { type: 'string', description: 'The upload token, to push with' } },
     errors: {
       404: 'No such upload (or it is finished)',
       409: "Upload-Offset is not the upload's current offset",

@@ -3667,6 +3667,94 @@ export interface components {
         TemporalKeyDto: {
             token: string;
         };
+        SemanticModelConfigDto: {
+            provider: string;
+            size: number;
+            /** @enum {string} */
+            similarity: "DOT" | "COSINE";
+            threshold: number;
+            matryoshka_dims: number[];
+        };
+        LearningSchemaOptionDto: {
+            name: string;
+            value: string;
+            provider: string;
+            user_prompt: boolean;
+            user_key: boolean;
+        };
+        LearningSchemaChoiceDto: {
+            options: components["schemas"]["LearningSchemaOptionDto"][];
+            default: string | string[];
+            create: boolean;
+            update: boolean;
+            multiple: boolean;
+        };
+        LearningSchemaFreeDto: {
+            schemas: {
+                [key: string]: unknown;
+            };
+            create: boolean;
+            update: boolean;
+        };
+        LearningConfigurationSchemaDto: {
+            /** @deprecated */
+            semantic_model: components["schemas"]["LearningSchemaChoiceDto"];
+            semantic_models: components["schemas"]["LearningSchemaChoiceDto"];
+            default_semantic_model: components["schemas"]["LearningSchemaChoiceDto"];
+            generative_model: components["schemas"]["LearningSchemaChoiceDto"];
+            summary_model: components["schemas"]["LearningSchemaChoiceDto"];
+            anonymization_model: components["schemas"]["LearningSchemaChoiceDto"];
+            visual_labeling: components["schemas"]["LearningSchemaChoiceDto"];
+            ner_model: components["schemas"]["LearningSchemaChoiceDto"];
+            relation_model: components["schemas"]["LearningSchemaChoiceDto"];
+            summary: components["schemas"]["LearningSchemaChoiceDto"];
+            user_keys: components["schemas"]["LearningSchemaFreeDto"];
+            user_prompts: components["schemas"]["LearningSchemaFreeDto"];
+            summary_prompt: components["schemas"]["LearningSchemaFreeDto"];
+            prefer_markdown_generative_response: components["schemas"]["LearningSchemaFreeDto"];
+        };
+        ModelConfigurationDto: {
+            anonymization_model: string;
+            visual_labeling: string;
+            generative_model: string;
+            ner_model: string;
+            relation_model: string;
+            /** @description By provider, with every secret masked */
+            user_keys: {
+                [key: string]: unknown;
+            } | null;
+            user_prompts?: {
+                [key: string]: unknown;
+            } | null;
+            summary: string | null;
+            summary_model: string;
+            summary_prompt?: {
+                [key: string]: unknown;
+            } | null;
+            prefer_markdown_generative_response: boolean;
+            /** @description Always empty: no labeler models */
+            resource_labelers_models: string[];
+            /** @description Always empty: no labeler models */
+            paragraph_labelers_models: string[];
+            /** @description Always empty: no intent models */
+            intent_models: string[];
+            /**
+             * @deprecated
+             * @description The default semantic model
+             */
+            semantic_model: string;
+            semantic_models: string[];
+            default_semantic_model: string;
+            /** @enum {string} */
+            semantic_vector_similarity: "DOT" | "COSINE";
+            semantic_vector_size: number;
+            semantic_matryoshka_dims: number[];
+            semantic_threshold: number;
+            /** @description By semantic model id; null for a model the service does not know */
+            semantic_model_configs: {
+                [key: string]: components["schemas"]["SemanticModelConfigDto"] | null;
+            };
+        };
         ModelConfigurationInputDto: {
             anonymization_model?: string;
             visual_labeling?: string;
@@ -3898,6 +3986,26 @@ export interface components {
             extract_strategy?: string;
             split_strategy?: string;
         };
+        FieldError: {
+            body: string;
+            code: number;
+            code_str: string;
+            created: string;
+        };
+        FieldRecord: {
+            /** @description The field as written (its shape is its type's) */
+            value?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description What processing extracted, by `extracted` kind */
+            extracted?: {
+                [key: string]: unknown;
+            } | null;
+            error?: components["schemas"]["FieldError"] | null;
+            /** @enum {string} */
+            status?: "PENDING" | "PROCESSED" | "ERROR" | "EMPTY" | "BLOCKED" | "EXPIRED";
+            errors?: components["schemas"]["FieldError"][];
+        };
         ResourceFileUploadedDto: {
             seqid: number;
             uuid: string;
@@ -3964,6 +4072,33 @@ export interface components {
                 [key: string]: components["schemas"]["EntityDto"];
             };
             delete?: string[];
+        };
+        ProcessingStatusRecord: {
+            processing_id: string;
+            resource_id: string;
+            kbid: string;
+            title: string;
+            labels: string[];
+            completed: boolean;
+            scheduled: boolean;
+            timestamp: string;
+            completed_at: string | null;
+            scheduled_at: string;
+            failed: boolean;
+            retries: number;
+            /** @description Seconds until processing is expected to start (0 when done or next) */
+            schedule_eta: number;
+            /** @description Position in the processing queue (1 = next); 0 once completed */
+            schedule_order: number;
+            /** @description The field processed: `{field_type}/{field_id}` */
+            request: string;
+            /** @description The error of a failed job; empty otherwise */
+            response: string;
+        };
+        ProcessingStatusPage: {
+            results: components["schemas"]["ProcessingStatusRecord"][];
+            /** @description Cursor of the next page; null on the last */
+            cursor: string | null;
         };
         PushLinkDto: {
             headers?: Record<string, never>;
@@ -4872,6 +5007,23 @@ export interface components {
             shards: string[] | null;
             autofilters: string[];
         };
+        ResourceSearchResponse: {
+            sentences: components["schemas"]["SearchResultList"] | null;
+            paragraphs: components["schemas"]["SearchResultList"] | null;
+            relations: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            nodes: null;
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            shards: null;
+        };
         SuggestRequest: {
             /**
              * @description The words typed so far; the last one is a prefix.
@@ -5475,6 +5627,33 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        ActivityChainLink: {
+            seq: number;
+            hash: string;
+        };
+        ActivityChainBreak: {
+            seq: number;
+            event_id?: string;
+            /** @enum {string} */
+            reason: "hash_mismatch" | "missing_record" | "head_mismatch";
+        };
+        ActivityChainReport: {
+            kbid: string;
+            event_type: string;
+            from_seq: number;
+            /** @description Records whose hash was recomputed and matched, from `from_seq` on, before any break */
+            verified: number;
+            /** @description The last record verified */
+            last: components["schemas"]["ActivityChainLink"] | null;
+            /** @description The chain's end as recorded when it was last sealed */
+            head: components["schemas"]["ActivityChainLink"] | null;
+            /** @description Records stored but not sealed yet (they join the chain within a few seconds) */
+            unsealed: number;
+            /** @description The first broken link: a record whose stored members no longer give its hash, a position with no record, or an end that is not the head */
+            broken: components["schemas"]["ActivityChainBreak"] | null;
+            /** @description Where the next slice starts when this one stopped at `limit` before the head */
+            next_seq: number | null;
+        };
         CreateEphemeralTokenDto: {
             /** @description Free label of the browser session the token is for (kept in the token, not interpreted) */
             agent_session?: Record<string, never>;
@@ -5732,6 +5911,62 @@ export interface components {
             generative_model?: string;
             token_model?: string;
         };
+        CompatAssistantMessage: {
+            /** @enum {string} */
+            role: "assistant";
+            content: string;
+            /** @enum {string|null} */
+            refusal: null;
+        };
+        CompatChoice: {
+            index: number;
+            message: components["schemas"]["CompatAssistantMessage"];
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            logprobs: null;
+            /** @enum {string} */
+            finish_reason: "stop" | "length";
+        };
+        CompatChatUsage: {
+            prompt_tokens: number;
+            completion_tokens: number;
+            total_tokens: number;
+        };
+        CompatChatCompletion: {
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion";
+            created: number;
+            model: string;
+            choices: components["schemas"]["CompatChoice"][];
+            usage: components["schemas"]["CompatChatUsage"];
+        };
+        CompatChunkDelta: {
+            /** @enum {string} */
+            role?: "assistant";
+            content?: string;
+        };
+        CompatChunkChoice: {
+            index: number;
+            delta: components["schemas"]["CompatChunkDelta"];
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            logprobs: null;
+            /** @enum {string|null} */
+            finish_reason: "stop" | "length" | null;
+        };
+        CompatChatCompletionChunk: {
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion.chunk";
+            created: number;
+            model: string;
+            choices: components["schemas"]["CompatChunkChoice"][];
+        };
         CompatChatMessage: {
             /** @enum {string} */
             role: "system" | "developer" | "user" | "assistant";
@@ -5757,6 +5992,24 @@ export interface components {
             /** @enum {string} */
             encoding_format?: "float" | "base64";
             user?: string;
+        };
+        CompatEmbedding: {
+            /** @enum {string} */
+            object: "embedding";
+            index: number;
+            /** @description The vector; base64 of little-endian float32s with `encoding_format: base64` */
+            embedding: number[] | string;
+        };
+        CompatEmbeddingsUsage: {
+            prompt_tokens: number;
+            total_tokens: number;
+        };
+        CompatEmbeddingsResponse: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["CompatEmbedding"][];
+            model: string;
+            usage: components["schemas"]["CompatEmbeddingsUsage"];
         };
         CompatModel: {
             id: string;
@@ -5817,7 +6070,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/samlmetadata+xml": string;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -5998,7 +6253,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -6575,7 +6832,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description null */
+            /** @description Changed (an empty body) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7166,7 +7423,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description null */
+            /** @description Changed (an empty body) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7328,7 +7585,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description null */
+            /** @description Changed (an empty body) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8597,7 +8854,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": Record<string, never>;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -9258,7 +9517,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description null */
+            /** @description Changed (an empty body) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9875,7 +10134,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description null */
+            /** @description Changed (an empty body) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10483,7 +10742,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["LearningConfigurationSchemaDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -10518,7 +10779,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["LearningConfigurationSchemaDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -10553,7 +10816,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["LearningConfigurationSchemaDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -10590,7 +10855,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["LearningConfigurationSchemaDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -10654,7 +10921,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["LearningConfigurationSchemaDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -10718,7 +10987,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["LearningConfigurationSchemaDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -10782,7 +11053,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ModelConfigurationDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -11018,7 +11291,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ModelConfigurationDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -11087,7 +11362,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ModelConfigurationDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -11174,7 +11451,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ModelConfigurationDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -11461,12 +11740,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description null */
+            /** @description Done: JSON null */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": null;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -11539,12 +11820,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description null */
+            /** @description Done: JSON null */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": null;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -11627,12 +11910,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description null */
+            /** @description Done: JSON null */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": null;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -13894,7 +14179,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["FieldRecord"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -14028,7 +14315,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["FieldRecord"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -15203,16 +15492,36 @@ export interface operations {
     "Tus_create[0]": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+                /** @description The size of the file in bytes (or send Upload-Defer-Length: 1) */
+                "Upload-Length"?: number;
+                /** @description 1: the size is given by a later PATCH */
+                "Upload-Defer-Length"?: "1";
+                /** @description Comma-separated `key base64(value)`: filename, content_type, md5, language, password */
+                "Upload-Metadata"?: string;
+            };
             path: {
                 kbid: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateResourceDto"];
+            };
+        };
         responses: {
+            /** @description Created: `Location` is the URL of the upload (absolute) */
             201: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description The URL to HEAD and PATCH */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15271,7 +15580,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid body, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15285,7 +15603,16 @@ export interface operations {
     "Tus_create[1]": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+                /** @description The size of the file in bytes (or send Upload-Defer-Length: 1) */
+                "Upload-Length"?: number;
+                /** @description 1: the size is given by a later PATCH */
+                "Upload-Defer-Length"?: "1";
+                /** @description Comma-separated `key base64(value)`: filename, content_type, md5, language, password */
+                "Upload-Metadata"?: string;
+            };
             path: {
                 rid: string;
                 field_id: string;
@@ -15293,10 +15620,21 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateResourceDto"];
+            };
+        };
         responses: {
+            /** @description Created: `Location` is the URL of the upload (absolute) */
             201: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description The URL to HEAD and PATCH */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15355,7 +15693,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid body, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15369,7 +15716,16 @@ export interface operations {
     "Tus_create[2]": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+                /** @description The size of the file in bytes (or send Upload-Defer-Length: 1) */
+                "Upload-Length"?: number;
+                /** @description 1: the size is given by a later PATCH */
+                "Upload-Defer-Length"?: "1";
+                /** @description Comma-separated `key base64(value)`: filename, content_type, md5, language, password */
+                "Upload-Metadata"?: string;
+            };
             path: {
                 rslug: string;
                 field_id: string;
@@ -15377,10 +15733,21 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateResourceDto"];
+            };
+        };
         responses: {
+            /** @description Created: `Location` is the URL of the upload (absolute) */
             201: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description The URL to HEAD and PATCH */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15439,7 +15806,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid body, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15453,7 +15829,10 @@ export interface operations {
     "Tus_head[0]": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+            };
             path: {
                 kbid: string;
                 upload_id: string;
@@ -15462,8 +15841,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Where the upload stands (no body) */
             200: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description The size of the file, when known */
+                    "Upload-Length"?: number;
+                    /** @description 1 while the size is not known yet */
+                    "Upload-Defer-Length"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15508,20 +15896,41 @@ export interface operations {
     "Tus_patch[0]": {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+                /** @description Where this chunk starts: the current offset */
+                "Upload-Offset": number;
+                /** @description The size of the file, on a deferred-length upload */
+                "Upload-Length"?: number;
+            };
             path: {
                 kbid: string;
                 upload_id: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/offset+octet-stream": string;
+                "application/octet-stream": string;
+            };
+        };
         responses: {
+            /** @description Appended: no body, but the last chunk (Tus-Upload-Finished: 1) answers with the upload result */
             200: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description 1 when this chunk completed the upload */
+                    "Tus-Upload-Finished"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ResourceFileUploadedDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -15586,7 +15995,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid body, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15600,7 +16009,10 @@ export interface operations {
     "Tus_head[1]": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+            };
             path: {
                 rid: string;
                 field_id: string;
@@ -15611,8 +16023,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Where the upload stands (no body) */
             200: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description The size of the file, when known */
+                    "Upload-Length"?: number;
+                    /** @description 1 while the size is not known yet */
+                    "Upload-Defer-Length"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15657,7 +16078,14 @@ export interface operations {
     "Tus_patch[1]": {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+                /** @description Where this chunk starts: the current offset */
+                "Upload-Offset": number;
+                /** @description The size of the file, on a deferred-length upload */
+                "Upload-Length"?: number;
+            };
             path: {
                 rid: string;
                 field_id: string;
@@ -15666,13 +16094,27 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/offset+octet-stream": string;
+                "application/octet-stream": string;
+            };
+        };
         responses: {
+            /** @description Appended: no body, but the last chunk (Tus-Upload-Finished: 1) answers with the upload result */
             200: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description 1 when this chunk completed the upload */
+                    "Tus-Upload-Finished"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ResourceFileUploadedDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -15737,7 +16179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid body, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15751,7 +16193,10 @@ export interface operations {
     "Tus_head[2]": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+            };
             path: {
                 rslug: string;
                 field_id: string;
@@ -15762,8 +16207,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Where the upload stands (no body) */
             200: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description The size of the file, when known */
+                    "Upload-Length"?: number;
+                    /** @description 1 while the size is not known yet */
+                    "Upload-Defer-Length"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15808,7 +16262,14 @@ export interface operations {
     "Tus_patch[2]": {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+                /** @description Where this chunk starts: the current offset */
+                "Upload-Offset": number;
+                /** @description The size of the file, on a deferred-length upload */
+                "Upload-Length"?: number;
+            };
             path: {
                 rslug: string;
                 field_id: string;
@@ -15817,13 +16278,27 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/offset+octet-stream": string;
+                "application/octet-stream": string;
+            };
+        };
         responses: {
+            /** @description Appended: no body, but the last chunk (Tus-Upload-Finished: 1) answers with the upload result */
             200: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description 1 when this chunk completed the upload */
+                    "Tus-Upload-Finished"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ResourceFileUploadedDto"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -15888,7 +16363,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid body, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16048,11 +16523,14 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Stored: an empty object */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": Record<string, never>;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -16268,12 +16746,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created */
+            /** @description Created: an empty object */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": Record<string, never>;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -16428,12 +16908,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted */
+            /** @description Deleted: an empty object */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": Record<string, never>;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -16498,12 +16980,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Updated */
+            /** @description Updated: an empty object */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": Record<string, never>;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -16585,7 +17069,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ProcessingStatusPage"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -16647,7 +17133,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ProcessingStatusPage"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -16693,7 +17181,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ProcessingStatusRecord"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -17042,14 +17532,30 @@ export interface operations {
     ProcessingUploads_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+                /** @description The size of the file in bytes (or send Upload-Defer-Length: 1) */
+                "Upload-Length"?: number;
+                /** @description 1: the size is given by a later PATCH */
+                "Upload-Defer-Length"?: "1";
+                /** @description Comma-separated `key base64(value)`: filename, content_type, md5, language, password */
+                "Upload-Metadata"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description Created: `Location` is the URL of the upload (absolute) */
             201: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description The URL to HEAD and PATCH */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -17099,12 +17605,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Invalid : every mistake, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
         };
     };
     ProcessingUploads_head: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+            };
             path: {
                 upload_id: string;
             };
@@ -17112,8 +17630,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Where the upload stands (no body) */
             200: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description The size of the file, when known */
+                    "Upload-Length"?: number;
+                    /** @description 1 while the size is not known yet */
+                    "Upload-Defer-Length"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -17158,19 +17685,40 @@ export interface operations {
     ProcessingUploads_patch: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description TUS version (1.0.0); accepted without */
+                "Tus-Resumable"?: string;
+                /** @description Where this chunk starts: the current offset */
+                "Upload-Offset": number;
+                /** @description The size of the file, on a deferred-length upload */
+                "Upload-Length"?: number;
+            };
             path: {
                 upload_id: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/offset+octet-stream": string;
+                "application/octet-stream": string;
+            };
+        };
         responses: {
+            /** @description Appended: no body, but the last chunk (Tus-Upload-Finished: 1) answers with the upload result */
             200: {
                 headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description Bytes received so far */
+                    "Upload-Offset"?: number;
+                    /** @description 1 when this chunk completed the upload */
+                    "Tus-Upload-Finished"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": string;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -17235,7 +17783,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid body, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19920,12 +20468,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description ResourceSearchResults {sentences, paragraphs, relations, nodes, shards} */
+            /** @description ResourceSearchResults */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ResourceSearchResponse"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -20689,9 +21239,15 @@ export interface operations {
             /** @description application/x-ndjson: one activity record per line (members of spec 6.1) */
             200: {
                 headers: {
+                    /** @description Whether more records follow */
+                    "has-more"?: "true" | "false";
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/x-ndjson": {
+                        [key: string]: unknown;
+                    };
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -20844,12 +21400,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The verification report (`verified`, `last`, `head`, `unsealed`, `broken`, `next_seq`) */
+            /** @description The verification report */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ActivityChainReport"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -20923,7 +21481,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/x-ndjson": string;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -21815,12 +22375,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/csv */
+            /** @description The records as CSV */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/csv": string;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -23097,12 +23659,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk with stream: true */
+            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk events (`data: <chunk>`, last `data: [DONE]`) with stream: true */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CompatChatCompletion"];
+                    "text/event-stream": components["schemas"]["CompatChatCompletionChunk"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -23191,12 +23756,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk with stream: true */
+            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk events (`data: <chunk>`, last `data: [DONE]`) with stream: true */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CompatChatCompletion"];
+                    "text/event-stream": components["schemas"]["CompatChatCompletionChunk"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -23282,7 +23850,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CompatEmbeddingsResponse"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -23375,7 +23945,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CompatEmbeddingsResponse"];
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 /** One problem of a request: where (`['body', 'filter_expression', 'field', 'and', 0, 'prop']`), what, which kind. */
 export class ValidationIssueDto {
@@ -38,3 +39,14 @@ export class RateLimitDetail {
 export class RateLimitedResponse {
   @ApiProperty({ type: RateLimitDetail }) detail!: RateLimitDetail;
 }
+
+/** The schema of a route that answers `{}` (nothing to say, but JSON). */
+export const EMPTY_OBJECT_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: {},
+  additionalProperties: false,
+  description: 'An empty object',
+};
+
+/** The schema of a route that answers the JSON `null`. */
+export const JSON_NULL_SCHEMA: SchemaObject = { type: 'string', nullable: true, enum: [null], description: 'JSON null' };

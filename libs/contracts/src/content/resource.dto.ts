@@ -26,19 +26,32 @@ export type ExtractedOption = (typeof ExtractedOptions)[number];
 export const ResourceStatuses = ['PENDING', 'PROCESSED', 'ERROR', 'EMPTY', 'BLOCKED', 'EXPIRED'] as const;
 export type ResourceStatus = (typeof ResourceStatuses)[number];
 
-export interface FieldError {
-  body: string;
-  code: number;
-  code_str: string;
-  created: string;
+export class FieldError {
+  @ApiProperty() body!: string;
+  @ApiProperty() code!: number;
+  @ApiProperty() code_str!: string;
+  @ApiProperty() created!: string;
 }
 
-export interface FieldRecord {
+/** One field as `GET …/{field_type}/{field_id}` shows it (`show` picks the members). */
+export class FieldRecord {
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description: "The field as written (its shape is its type's)",
+  })
   value?: Record<string, unknown> | null;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description: 'What processing extracted, by `extracted` kind',
+  })
   extracted?: Record<string, unknown> | null;
-  error?: FieldError | null;
-  status?: ResourceStatus;
-  errors?: FieldError[];
+  @ApiPropertyOptional({ type: FieldError, nullable: true }) error?: FieldError | null;
+  @ApiPropertyOptional({ enum: ResourceStatuses }) status?: ResourceStatus;
+  @ApiPropertyOptional({ type: [FieldError] }) errors?: FieldError[];
 }
 
 export class ResourceCreatedDto {

@@ -16,7 +16,7 @@ import {
   collectIssues,
   fieldBlobPrefix,
   type ContentFieldType,
-  type FieldRecord,
+  FieldRecord,
   type ValidationIssue,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
@@ -182,6 +182,7 @@ export class FieldsController {
 
   @Get(paths(':field_type/:field_id'))
   @ApiOperation({ summary: 'Get one field (show=value|extracted|error, extracted=…, page=first|last|N for conversations)' })
+  @ApiResponse({ status: 200, type: FieldRecord })
   getField(
     @Param('kbid') kbid: string,
     @Param('field_type') type: string,

@@ -80,6 +80,15 @@ export class SearchResultList {
   @ApiProperty() min_score!: number;
 }
 
+/** ResourceSearchResults: `GET /resource/{rid}/search`, the /search lists of one resource. */
+export class ResourceSearchResponse {
+  @ApiProperty({ type: SearchResultList, nullable: true }) sentences!: SearchResultList | null;
+  @ApiProperty({ type: SearchResultList, nullable: true }) paragraphs!: SearchResultList | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) relations!: FindRelations | null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) nodes!: null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) shards!: null;
+}
+
 /** KnowledgeboxSearchResults (API-MAP 2.3): a list per feature asked for. */
 export class SearchResponse {
   @ApiPropertyOptional({ type: SearchResultList }) paragraphs?: SearchResultList;

@@ -3853,6 +3853,26 @@ export interface components {
             seqid: number;
             elapsed?: number;
         };
+        FieldError: {
+            body: string;
+            code: number;
+            code_str: string;
+            created: string;
+        };
+        FieldRecord: {
+            /** @description The field as written (its shape is its type's) */
+            value?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description What processing extracted, by `extracted` kind */
+            extracted?: {
+                [key: string]: unknown;
+            } | null;
+            error?: components["schemas"]["FieldError"] | null;
+            /** @enum {string} */
+            status?: "PENDING" | "PROCESSED" | "ERROR" | "EMPTY" | "BLOCKED" | "EXPIRED";
+            errors?: components["schemas"]["FieldError"][];
+        };
         ResourceDto: {
             id: string;
             slug?: string;
@@ -3883,11 +3903,27 @@ export interface components {
                 [key: string]: unknown;
             };
             relations?: Record<string, never>[];
+            /** @description The fields (`show` includes values, extracted or errors), by kind */
             data?: {
-                [key: string]: unknown;
+                /** @description By field id */
+                texts?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                files?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                links?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                conversations?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
             };
             security?: {
-                [key: string]: unknown;
+                access_groups?: string[];
             };
         };
         PaginationDto: {
@@ -3985,26 +4021,6 @@ export interface components {
             language?: string;
             extract_strategy?: string;
             split_strategy?: string;
-        };
-        FieldError: {
-            body: string;
-            code: number;
-            code_str: string;
-            created: string;
-        };
-        FieldRecord: {
-            /** @description The field as written (its shape is its type's) */
-            value?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description What processing extracted, by `extracted` kind */
-            extracted?: {
-                [key: string]: unknown;
-            } | null;
-            error?: components["schemas"]["FieldError"] | null;
-            /** @enum {string} */
-            status?: "PENDING" | "PROCESSED" | "ERROR" | "EMPTY" | "BLOCKED" | "EXPIRED";
-            errors?: components["schemas"]["FieldError"][];
         };
         ResourceFileUploadedDto: {
             seqid: number;
@@ -4404,9 +4420,7 @@ export interface components {
              */
             features?: ("keyword" | "semantic" | "relations" | "graph")[];
             /** @description The graph feature's path query (as the `query` of POST /graph); required with that feature. */
-            graph_query?: {
-                [key: string]: unknown;
-            };
+            graph_query?: components["schemas"]["GraphQueryExpression"];
             /** @default 20 */
             top_k?: number;
             min_score?: number | {
@@ -4545,28 +4559,117 @@ export interface components {
             page_with_visual: boolean;
             reference: string | null;
             is_a_table: boolean;
-            relevant_relations: {
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            relevant_relations: null;
+        };
+        FindField: {
+            /** @description By paragraph id */
+            paragraphs: {
+                [key: string]: components["schemas"]["FindParagraph"];
+            };
+        };
+        FindResource: {
+            id: string;
+            slug?: string;
+            title?: string;
+            summary?: string;
+            icon?: string;
+            thumbnail?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            usermetadata?: {
+                [key: string]: unknown;
+            };
+            fieldmetadata?: Record<string, never>[];
+            computedmetadata?: {
+                [key: string]: unknown;
+            };
+            created?: string;
+            modified?: string;
+            last_seqid?: number;
+            last_account_seq?: number;
+            queue?: string;
+            hidden?: boolean;
+            origin?: {
+                [key: string]: unknown;
+            };
+            extra?: {
+                [key: string]: unknown;
+            };
+            relations?: Record<string, never>[];
+            /** @description The fields (`show` includes values, extracted or errors), by kind */
+            data?: {
+                /** @description By field id */
+                texts?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                files?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                links?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                conversations?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+            };
+            security?: {
+                access_groups?: string[];
+            };
+            /** @description By field key, `/<type letter>/<field>` */
+            fields: {
+                [key: string]: components["schemas"]["FindField"];
+            };
+        };
+        RelatedTo: {
+            entity: string;
+            /** @enum {string} */
+            entity_type: "resource" | "entity";
+            entity_subtype: string;
+            /** @enum {string} */
+            relation: "ENTITY" | "OTHER";
+            relation_label: string;
+            /** @enum {string} */
+            direction: "in" | "out";
+            metadata: {
                 [key: string]: unknown;
             } | null;
+            resource_id: string | null;
+        };
+        RelatedEntity: {
+            related_to: components["schemas"]["RelatedTo"][];
+        };
+        FindRelations: {
+            /** @description By entity */
+            entities: {
+                [key: string]: components["schemas"]["RelatedEntity"];
+            };
         };
         FindResponse: {
-            /** @description By resource id: the resource (as `show` asks) with `fields: {"/<type letter>/<field>": {paragraphs: {<paragraph id>: FindParagraph}}}`. */
+            /** @description By resource id: the resource (as `show` asks) with its fields and their matching paragraphs. */
             resources: {
-                [key: string]: Record<string, never>;
+                [key: string]: components["schemas"]["FindResource"];
             };
-            /** @description The relations feature's result: {entities: {<entity>: {related_to: [...]}}}. */
-            relations: {
-                [key: string]: unknown;
-            };
+            /** @description The relations feature's result */
+            relations: components["schemas"]["FindRelations"];
             query: string;
             rephrased_query: string | null;
             total: number;
             page_number: number;
             page_size: number;
             next_page: boolean;
-            nodes: {
-                [key: string]: unknown;
-            }[] | null;
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            nodes: null;
             shards: string[] | null;
             autofilters: string[];
             min_score: {
@@ -4579,9 +4682,11 @@ export interface components {
             metrics: {
                 [key: string]: number;
             } | null;
-            search_after: {
-                [key: string]: unknown;
-            } | null;
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            search_after: null;
         };
         CatalogRequest: {
             query?: string | {
@@ -4691,9 +4796,7 @@ export interface components {
         CatalogResponse: {
             /** @description By resource id, serialized as `show` asks. */
             resources: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
+                [key: string]: components["schemas"]["ResourceDto"];
             };
             fulltext: components["schemas"]["SearchResultList"];
             shards: string[] | null;
@@ -4862,7 +4965,7 @@ export interface components {
             /** @description Refused: /search has no graph feature. */
             graph_query?: {
                 [key: string]: unknown;
-            };
+            } & components["schemas"]["GraphQueryExpression"];
             /** @default 20 */
             top_k?: number;
             min_score?: number | {
@@ -4992,27 +5095,23 @@ export interface components {
             paragraphs?: components["schemas"]["SearchResultList"];
             fulltext?: components["schemas"]["SearchResultList"];
             sentences?: components["schemas"]["SearchResultList"];
-            relations?: {
-                [key: string]: unknown;
-            };
+            relations?: components["schemas"]["FindRelations"];
             /** @description The resources of the results, serialized as `show` asks. */
             resources: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
+                [key: string]: components["schemas"]["ResourceDto"];
             };
-            nodes: {
-                [key: string]: unknown;
-            }[] | null;
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            nodes: null;
             shards: string[] | null;
             autofilters: string[];
         };
         ResourceSearchResponse: {
             sentences: components["schemas"]["SearchResultList"] | null;
             paragraphs: components["schemas"]["SearchResultList"] | null;
-            relations: {
-                [key: string]: unknown;
-            } | null;
+            relations: components["schemas"]["FindRelations"] | null;
             /**
              * @description Always null
              * @enum {string|null}
@@ -5041,7 +5140,7 @@ export interface components {
             /** @description Refused: /suggest has no graph feature. */
             graph_query?: {
                 [key: string]: unknown;
-            };
+            } & components["schemas"]["GraphQueryExpression"];
             /**
              * @description Accepted without effect: /suggest returns at most 10 paragraphs.
              * @default 20
@@ -5320,10 +5419,8 @@ export interface components {
              * @enum {string}
              */
             type: "relations";
-            /** @description {entities: {<entity>: {related_to: [{entity, entity_type, entity_subtype, relation, relation_label, direction, metadata, resource_id}]}}} */
-            relations: {
-                [key: string]: unknown;
-            };
+            /** @description The relations feature's result */
+            relations: components["schemas"]["FindRelations"];
         };
         AskDebugItem: {
             /**
@@ -5357,10 +5454,8 @@ export interface components {
             answer_json?: {
                 [key: string]: unknown;
             };
-            /** @description {entities: {<entity>: {related_to: [{entity, entity_type, entity_subtype, relation, relation_label, direction, metadata, resource_id}]}}} */
-            relations?: {
-                [key: string]: unknown;
-            };
+            /** @description The relations feature's result */
+            relations?: components["schemas"]["FindRelations"];
             /** @enum {string} */
             status: "success" | "error" | "no_context" | "no_retrieval_data";
             learning_id: string;
@@ -5412,7 +5507,7 @@ export interface components {
             /** @description Refused: /ask has no graph feature. */
             graph_query?: {
                 [key: string]: unknown;
-            };
+            } & components["schemas"]["GraphQueryExpression"];
             /** @default 20 */
             top_k?: number;
             min_score?: number | {
@@ -5622,9 +5717,18 @@ export interface components {
             };
             /** @description All the resources together. */
             summary: string;
-            /** @description {normalized_tokens, customer_key_tokens} */
+            /** @description Tokens used, normalized and on the customer key */
             consumption?: {
-                [key: string]: unknown;
+                normalized_tokens?: {
+                    input: number;
+                    output: number;
+                    image: number;
+                };
+                customer_key_tokens?: {
+                    input: number;
+                    output: number;
+                    image: number;
+                };
             } | null;
         };
         ActivityChainLink: {
@@ -5903,13 +6007,6 @@ export interface components {
         PredictSummarizedResource: {
             summary: string;
             tokens: number;
-        };
-        PredictTextQuery: {
-            text: string;
-            model?: string;
-            semantic_model?: string;
-            generative_model?: string;
-            token_model?: string;
         };
         CompatAssistantMessage: {
             /** @enum {string} */
@@ -23318,7 +23415,13 @@ export interface operations {
     };
     Predict_kbGet: {
         parameters: {
-            query?: never;
+            query: {
+                text: string;
+                model?: string;
+                semantic_model?: string;
+                generative_model?: string;
+                token_model?: string;
+            };
             header?: never;
             path: {
                 kbid: string;
@@ -23492,7 +23595,13 @@ export interface operations {
     };
     Predict_nuaGet: {
         parameters: {
-            query?: never;
+            query: {
+                text: string;
+                model?: string;
+                semantic_model?: string;
+                generative_model?: string;
+                token_model?: string;
+            };
             header?: never;
             path: {
                 endpoint: "sentence" | "tokens" | "query";

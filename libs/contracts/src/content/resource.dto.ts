@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import type { Pagination } from '../common/paging';
 
 export const FieldTypes = ['text', 'file', 'link', 'conversation', 'generic'] as const;
@@ -64,6 +64,7 @@ export class SeqIdDto {
   @ApiProperty() seqid!: number;
 }
 
+@ApiExtraModels(FieldRecord)
 export class ResourceDto {
   @ApiProperty() id!: string;
   @ApiPropertyOptional() slug?: string;
@@ -84,14 +85,28 @@ export class ResourceDto {
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) origin?: Record<string, unknown>;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) extra?: Record<string, unknown>;
   @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) relations?: Record<string, unknown>[];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: Object.fromEntries(
+      ['texts', 'files', 'links', 'conversations'].map((kind) => [
+        kind,
+        { type: 'object', additionalProperties: { $ref: getSchemaPath(FieldRecord) }, description: 'By field id' },
+      ]),
+    ),
+    description: 'The fields (`show` includes values, extracted or errors), by kind',
+  })
   data?: {
     texts?: Record<string, FieldRecord>;
     files?: Record<string, FieldRecord>;
     links?: Record<string, FieldRecord>;
     conversations?: Record<string, FieldRecord>;
   };
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) security?: { access_groups: string[] };
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { access_groups: { type: 'array', items: { type: 'string' } } },
+    required: ['access_groups'],
+  })
+  security?: { access_groups: string[] };
 }
 
 export class PaginationDto implements Pagination {

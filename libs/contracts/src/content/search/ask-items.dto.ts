@@ -1,5 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { FindResponse, type FindRelations } from './find.dto';
+import { FindRelations, FindResponse } from './find.dto';
 
 /**
  * The items of the /ask NDJSON stream (API-MAP 2.4), one `{"item": <AskItem>}` per line, in this
@@ -26,12 +26,7 @@ export class AskAnswerJsonItem {
   >;
 }
 
-const RELATIONS_SCHEMA = {
-  type: 'object',
-  additionalProperties: true,
-  description:
-    '{entities: {<entity>: {related_to: [{entity, entity_type, entity_subtype, relation, relation_label, direction, metadata, resource_id}]}}}',
-} as const;
+const RELATIONS_SCHEMA = { type: () => FindRelations, description: "The relations feature's result" };
 
 export class AskRelationsItem {
   @ApiProperty({ enum: ['relations'] }) type!: 'relations';

@@ -1,6 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { ResourceDto } from '../resource.dto';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type MemberCheck } from '../../common/member-checks';
-import { RetrievalRequestBase, type FindRelations } from './find.dto';
+import { FindRelations, RetrievalRequestBase } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
@@ -84,7 +85,7 @@ export class SearchResultList {
 export class ResourceSearchResponse {
   @ApiProperty({ type: SearchResultList, nullable: true }) sentences!: SearchResultList | null;
   @ApiProperty({ type: SearchResultList, nullable: true }) paragraphs!: SearchResultList | null;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) relations!: FindRelations | null;
+  @ApiProperty({ type: FindRelations, nullable: true }) relations!: FindRelations | null;
   @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) nodes!: null;
   @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) shards!: null;
 }
@@ -94,14 +95,14 @@ export class SearchResponse {
   @ApiPropertyOptional({ type: SearchResultList }) paragraphs?: SearchResultList;
   @ApiPropertyOptional({ type: SearchResultList }) fulltext?: SearchResultList;
   @ApiPropertyOptional({ type: SearchResultList }) sentences?: SearchResultList;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) relations?: FindRelations;
+  @ApiPropertyOptional({ type: FindRelations }) relations?: FindRelations;
   @ApiProperty({
     type: 'object',
-    additionalProperties: { type: 'object', additionalProperties: true },
+    additionalProperties: { $ref: getSchemaPath(ResourceDto) },
     description: 'The resources of the results, serialized as `show` asks.',
   })
-  resources!: Record<string, Record<string, unknown>>;
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, nullable: true }) nodes!: null;
+  resources!: Record<string, ResourceDto>;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) nodes!: null;
   @ApiProperty({ type: [String], nullable: true }) shards!: null;
   @ApiProperty({ type: [String] }) autofilters!: string[];
 }

@@ -32,6 +32,9 @@ function routesByOperation(): Map<string, { route: string; rule: AccessRule }> {
   return map;
 }
 
+/** The quota guard's features, in words. */
+const QUOTA_WORDS: Record<string, string> = { search: 'searches', ask: 'generated answers', processing: 'processing', storage: 'storage' };
+
 /** What a path parameter names, when the service looks it up (a 404 when it is not there). */
 const LOOKED_UP: Record<string, string> = {
   kbid: 'the Knowledge Box',
@@ -116,14 +119,22 @@ function errorsOf(
   }
   const features = quotaFeaturesFor(method, route.split(' ')[1] as string);
   if (features.length > 0 || own.errors?.['402']) {
-    errors.set('402', own.errors?.['402'] ?? `The account has reached its usage limit of ${features.join(' or ')}`);
+    errors.set(
+      '402',
+      own.errors?.['402'] ?? `The account has reached its monthly limit of ${features.map((f) => QUOTA_WORDS[f] ?? f).join(' or ')}`,
+    );
   }
   if (jsonBody) {
     errors.set('413', 'The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere)');
     errors.set('415', 'A body that is not application/json');
   }
   if (op.requestBody || params.length > 0 || pathNames.length > 0) {
-    const parts = [op.requestBody ? 'body' : '', params.some((p) => p.in === 'query') ? 'query' : '', pathNames.length > 0 ? 'path' : ''];
+    const parts = [
+      op.requestBody ? 'body' : '',
+      params.some((p) => p.in === 'query') ? 'query' : '',
+      params.some((p) => p.in === 'header') ? 'headers' : '',
+      pathNames.length > 0 ? 'path' : '',
+    ];
     errors.set('422', `Invalid ${parts.filter(Boolean).join(', ')}: every mistake, each with its location`);
   }
   if (/^\/api\/v1\/(auth\/|saml\/\{account_id\}\/acs$)/.test(path) && method !== 'get') {
@@ -190,7 +201,7 @@ export function declareErrorResponses(doc: OpenAPIObject): OpenAPIObject {
         if (/^[45]/.test(status) && !response.content && method !== 'head')
           response.content = contentFor(status, method, own.htmlErrors === true);
       }
-      if (own.download) declareDownload(op);
+      if (own.download) declareDownload(op, own.download === true ? undefined : own.download);
       op.responses = Object.fromEntries(Object.entries(op.responses).sort(([a], [b]) => a.localeCompare(b)));
     }
   }

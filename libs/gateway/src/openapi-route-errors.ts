@@ -10,8 +10,8 @@ export interface RouteDeclaration {
   errors?: Partial<Record<'402' | '404' | '409' | '413' | '415' | '429', string>>;
   /** The route answers a person's browser: its own refusals are HTML pages, not JSON. */
   htmlErrors?: true;
-  /** A stored file streamed by `sendBlob`: `Range` asked → 206, outside the file → 416. */
-  download?: true;
+  /** A stored file streamed by `sendBlob` (its media type when fixed): `Range` asked → 206, outside the file → 416. */
+  download?: true | string;
   /** A TUS route: its headers, body and answers. */
   tus?: TusDeclaration;
 }
@@ -101,7 +101,7 @@ export const ROUTE_DECLARATIONS: Readonly<Record<string, RouteDeclaration>> = {
   'PATCH /api/v1/kb/:kbid': { errors: { 409: KB_SLUG } },
   'GET /api/v1/kb/s/:slug': { errors: { 404: 'None of your Knowledge Boxes has this slug' } },
   'POST /api/v1/kb/:kbid/export': { errors: { 429: 'Three exports or imports of this Knowledge Box are already under way' } },
-  'GET /api/v1/kb/:kbid/export/:export_id': { download: true },
+  'GET /api/v1/kb/:kbid/export/:export_id': { download: 'application/gzip' },
   'POST /api/v1/kb/:kbid/import': {
     errors: {
       413: "The archive is larger than the account's file limit",

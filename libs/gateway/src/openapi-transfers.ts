@@ -65,10 +65,11 @@ export function declareTus(op: Operation, tus: TusDeclaration): void {
 }
 
 /** A file streamed from the store: the Range header, 200 whole, 206 partial, 416 outside the file. */
-export function declareDownload(op: Operation): void {
+export function declareDownload(op: Operation, mediaType?: string): void {
   addParameter(op, 'Range', 'One byte range, `bytes=<start>-[<end>]` or `bytes=-<suffix>`', { type: 'string' });
   const ok = op.responses['200'];
-  const content = ok?.content && Object.keys(ok.content).length > 0 ? ok.content : FILE;
+  const declared = ok?.content && Object.keys(ok.content).length > 0 ? ok.content : undefined;
+  const content = declared ?? (mediaType ? { [mediaType]: FILE['application/octet-stream'] } : FILE);
   op.responses['200'] = { description: ok?.description || 'The whole file (`Content-Disposition` names it)', content };
   op.responses['206'] = {
     description: 'The asked range of the file',

@@ -12238,7 +12238,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid query, path: every mistake, each with its location */
+            /** @description Invalid query, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12297,7 +12297,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -12351,7 +12351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12428,7 +12428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid query, path: every mistake, each with its location */
+            /** @description Invalid query, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12496,7 +12496,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12556,7 +12556,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12612,7 +12612,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -12666,7 +12666,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12743,7 +12743,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid query, path: every mistake, each with its location */
+            /** @description Invalid query, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12811,7 +12811,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12871,7 +12871,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12927,7 +12927,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -12981,7 +12981,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13052,7 +13052,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid query, path: every mistake, each with its location */
+            /** @description Invalid query, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13123,7 +13123,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid query, path: every mistake, each with its location */
+            /** @description Invalid query, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13177,7 +13177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -13276,7 +13276,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -13375,7 +13375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -13474,7 +13474,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -13573,7 +13573,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -13672,7 +13672,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -13771,7 +13771,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -13870,7 +13870,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -13969,7 +13969,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -14068,7 +14068,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -14568,7 +14568,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -14644,7 +14644,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -14722,7 +14722,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -14809,7 +14809,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -14858,7 +14858,10 @@ export interface operations {
     };
     "Fields_download[0]": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: `Content-Disposition: inline` (types a browser may display) */
+                inline?: "true" | "false";
+            };
             header?: {
                 /** @description One byte range, `bytes=<start>-[<end>]` or `bytes=-<suffix>` */
                 Range?: string;
@@ -14937,7 +14940,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid query, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14950,7 +14953,10 @@ export interface operations {
     };
     "Fields_download[1]": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: `Content-Disposition: inline` (types a browser may display) */
+                inline?: "true" | "false";
+            };
             header?: {
                 /** @description One byte range, `bytes=<start>-[<end>]` or `bytes=-<suffix>` */
                 Range?: string;
@@ -15029,7 +15035,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid query, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15042,7 +15048,10 @@ export interface operations {
     };
     "Fields_downloadExtracted[0]": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: `Content-Disposition: inline` (types a browser may display) */
+                inline?: "true" | "false";
+            };
             header?: {
                 /** @description One byte range, `bytes=<start>-[<end>]` or `bytes=-<suffix>` */
                 Range?: string;
@@ -15123,7 +15132,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid query, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15136,7 +15145,10 @@ export interface operations {
     };
     "Fields_downloadExtracted[1]": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: `Content-Disposition: inline` (types a browser may display) */
+                inline?: "true" | "false";
+            };
             header?: {
                 /** @description One byte range, `bytes=<start>-[<end>]` or `bytes=-<suffix>` */
                 Range?: string;
@@ -15217,7 +15229,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid query, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15281,7 +15293,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -15335,7 +15347,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15401,7 +15413,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -15455,7 +15467,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15521,7 +15533,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -15575,7 +15587,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15641,7 +15653,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -15686,7 +15698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15754,7 +15766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -15799,7 +15811,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15867,7 +15879,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -15912,7 +15924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15981,7 +15993,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16092,7 +16104,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16163,7 +16175,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16276,7 +16288,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16347,7 +16359,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16460,7 +16472,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17368,7 +17380,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -17579,7 +17591,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -17615,7 +17627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid : every mistake, each with its location */
+            /** @description Invalid headers: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17675,7 +17687,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of processing or storage */
+            /** @description The account has reached its monthly limit of processing or storage */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -17702,7 +17714,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid : every mistake, each with its location */
+            /** @description Invalid headers: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17770,7 +17782,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path: every mistake, each with its location */
+            /** @description Invalid headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17880,7 +17892,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19661,7 +19673,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of search */
+            /** @description The account has reached its monthly limit of searches */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -19741,7 +19753,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of search */
+            /** @description The account has reached its monthly limit of searches */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -20417,7 +20429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of search */
+            /** @description The account has reached its monthly limit of searches */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -20497,7 +20509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of search */
+            /** @description The account has reached its monthly limit of searches */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -20592,7 +20604,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of search */
+            /** @description The account has reached its monthly limit of searches */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -20873,7 +20885,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of ask */
+            /** @description The account has reached its monthly limit of generated answers */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -20973,7 +20985,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of ask */
+            /** @description The account has reached its monthly limit of generated answers */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -21073,7 +21085,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The account has reached its usage limit of ask */
+            /** @description The account has reached its monthly limit of generated answers */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -22352,7 +22364,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Invalid body, path: every mistake, each with its location */
+            /** @description Invalid body, headers, path: every mistake, each with its location */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -22766,13 +22778,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description application/gzip */
+            /** @description The archive (a gzipped tar) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "application/gzip": string;
                 };
             };
             /** @description The asked range of the file */
@@ -22783,7 +22795,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "application/gzip": string;
                 };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */

@@ -43,9 +43,8 @@ const SHAPED_BY_REQUEST = 'shaped by what the request asks for (`show`, `extract
  */
 const FREE_FORM: Record<string, string> = {
   'AskAnswerJsonItem.object': SHAPED_BY_REQUEST,
-  'AskAugmentedContextItem.augmented.fields': SHAPED_BY_REQUEST,
-  'AskAugmentedContextItem.augmented.paragraphs{}': SHAPED_BY_REQUEST,
-  'AskDebugItem.metadata': SHAPED_BY_REQUEST,
+  'AskDebugItem.metadata.predict_request': 'the request sent to the generative model, by model provider',
+  'SyncAskResponse.debug.metadata.predict_request': 'the request sent to the generative model, by model provider',
   'AskRequest.answer_json_schema': 'a JSON schema of the caller',
   'AskRequest.audit_metadata': USER_MAP,
   'AskRequest.context[]': 'the old name of chat_history, read as it',
@@ -97,10 +96,6 @@ const FREE_FORM: Record<string, string> = {
   'SuggestRequest.graph_query': REFUSED,
   'SuggestRequest.search_configuration': SAVED,
   'SyncAskResponse.answer_json': SHAPED_BY_REQUEST,
-  'SyncAskResponse.augmented_context': SHAPED_BY_REQUEST,
-  'SyncAskResponse.consumption': 'the members of the consumption stream item (not declared as such yet)',
-  'SyncAskResponse.debug': 'the members of the debug stream item (not declared as such yet)',
-  'SyncAskResponse.metadata': 'the members of the metadata stream item, tokens and timings (not declared as such yet)',
 };
 
 describe('openapi.json, free-form members', () => {

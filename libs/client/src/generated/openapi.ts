@@ -5338,6 +5338,20 @@ export interface components {
             status: "success" | "error" | "no_context" | "no_retrieval_data";
             details?: string;
         };
+        AskAugmentedParagraph: {
+            id: string;
+            text: string;
+            position: {
+                start?: number;
+                end?: number;
+                index?: number;
+                page_number?: number;
+            } | null;
+            /** @description The paragraph it was added for */
+            parent: string | null;
+            /** @description The strategy that added it */
+            augmentation_type: string;
+        };
         AskAugmentedContextItem: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -5345,15 +5359,13 @@ export interface components {
              */
             type: "augmented_context";
             /** @description What the RAG strategies and extra_context added to the context. */
-            augmented: {
-                paragraphs?: {
-                    [key: string]: {
-                        [key: string]: unknown;
-                    };
+            augmented?: {
+                /** @description By paragraph id */
+                paragraphs: {
+                    [key: string]: components["schemas"]["AskAugmentedParagraph"];
                 };
-                fields?: {
-                    [key: string]: unknown;
-                };
+                /** @description Always empty */
+                fields: Record<string, never>;
             };
         };
         AskCitationsItem: {
@@ -5428,9 +5440,12 @@ export interface components {
              * @enum {string}
              */
             type: "debug";
-            /** @description {prompt_context, predict_request} */
             metadata: {
-                [key: string]: unknown;
+                prompt_context?: string[];
+                /** @description The request sent to the generative model */
+                predict_request?: {
+                    [key: string]: unknown;
+                };
             };
             metrics: {
                 [key: string]: number;
@@ -5471,17 +5486,51 @@ export interface components {
                 [key: string]: components["schemas"]["FindResponse"];
             };
             error_details?: string;
+            /** @description What the RAG strategies and extra_context added to the context. */
             augmented_context?: {
-                [key: string]: unknown;
+                /** @description By paragraph id */
+                paragraphs?: {
+                    [key: string]: components["schemas"]["AskAugmentedParagraph"];
+                };
+                /** @description Always empty */
+                fields?: Record<string, never>;
             };
             metadata?: {
-                [key: string]: unknown;
+                tokens?: {
+                    input?: number;
+                    output?: number;
+                    input_nuclia?: number;
+                    output_nuclia?: number;
+                };
+                /** @description Seconds. */
+                timings?: {
+                    generative_first_chunk?: number | null;
+                    generative_total?: number;
+                };
             };
             consumption?: {
-                [key: string]: unknown;
+                normalized_tokens?: {
+                    input?: number;
+                    output?: number;
+                    image?: number;
+                };
+                customer_key_tokens?: {
+                    input?: number;
+                    output?: number;
+                    image?: number;
+                };
             };
             debug?: {
-                [key: string]: unknown;
+                metadata?: {
+                    prompt_context?: string[];
+                    /** @description The request sent to the generative model */
+                    predict_request?: {
+                        [key: string]: unknown;
+                    };
+                };
+                metrics?: {
+                    [key: string]: number;
+                };
             };
             prompt_context?: string[];
         };

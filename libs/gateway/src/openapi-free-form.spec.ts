@@ -89,7 +89,6 @@ const FREE_FORM: Record<string, string> = {
   'SearchRequest.audit_metadata': USER_MAP,
   'SearchRequest.graph_query': REFUSED,
   'SearchRequest.search_configuration': SAVED,
-  'SearchResultList.results[]': 'a search hit: paragraph, sentence or fulltext shape by list (not declared yet)',
   'StandaloneKbSummaryDto.search_configs': OPAQUE,
   'StandaloneKnowledgeBoxDto.search_configs': OPAQUE,
   'SuggestRequest.audit_metadata': USER_MAP,

@@ -4775,11 +4775,32 @@ export interface components {
             /** @description Accepted without effect. */
             with_duplicates?: boolean;
         };
+        SearchHitPosition: {
+            page_number: number;
+            index: number;
+            start: number;
+            end: number;
+            /** @description Seconds into the recording (transcripts) */
+            start_seconds: number | null;
+            end_seconds: number | null;
+        };
+        SearchHit: {
+            score: number;
+            rid: string;
+            /** @description The field type letter (t, f, u, c, a…) */
+            field_type: string;
+            field: string;
+            text?: string;
+            labels?: string[];
+            start_seconds?: number[];
+            end_seconds?: number[];
+            position?: components["schemas"]["SearchHitPosition"];
+            fuzzy_result?: boolean;
+            /** @description sentences: the paragraph index */
+            index?: string;
+        };
         SearchResultList: {
-            /** @description paragraphs: {score, rid, field_type, field, text, labels, position…}; fulltext: {score, rid, field_type, field, labels}; sentences: {score, rid, text, field_type, field, index, position}. */
-            results: {
-                [key: string]: unknown;
-            }[];
+            results: components["schemas"]["SearchHit"][];
             /** @description Per faceted prefix: count of each tag. */
             facets: {
                 [key: string]: {

@@ -58,15 +58,39 @@ export class SearchRequest extends RetrievalRequestBase {
   sort?: { field?: 'score'; order?: string };
 }
 
+/** Where a hit is in its field. */
+export class SearchHitPosition {
+  @ApiProperty() page_number!: number;
+  @ApiProperty() index!: number;
+  @ApiProperty() start!: number;
+  @ApiProperty() end!: number;
+  @ApiProperty({ type: 'number', nullable: true, description: 'Seconds into the recording (transcripts)' }) start_seconds!: number | null;
+  @ApiProperty({ type: 'number', nullable: true }) end_seconds!: number | null;
+}
+
+/**
+ * One hit of a /search list. `paragraphs`: score, rid, field_type, field, text, labels,
+ * start_seconds/end_seconds, position, fuzzy_result; `fulltext`: score, rid, field_type, field,
+ * labels; `sentences`: score, rid, text, field_type, field, index, position.
+ */
+export class SearchHit {
+  @ApiProperty() score!: number;
+  @ApiProperty() rid!: string;
+  @ApiProperty({ description: 'The field type letter (t, f, u, c, a…)' }) field_type!: string;
+  @ApiProperty() field!: string;
+  @ApiPropertyOptional() text?: string;
+  @ApiPropertyOptional({ type: [String] }) labels?: string[];
+  @ApiPropertyOptional({ type: [Number] }) start_seconds?: number[];
+  @ApiPropertyOptional({ type: [Number] }) end_seconds?: number[];
+  @ApiPropertyOptional({ type: SearchHitPosition }) position?: SearchHitPosition;
+  @ApiPropertyOptional() fuzzy_result?: boolean;
+  @ApiPropertyOptional({ description: 'sentences: the paragraph index' }) index?: string;
+}
+
 /** One result list of /search: `paragraphs`, `fulltext` or `sentences`. */
 export class SearchResultList {
-  @ApiProperty({
-    type: 'array',
-    items: { type: 'object', additionalProperties: true },
-    description:
-      'paragraphs: {score, rid, field_type, field, text, labels, position…}; fulltext: {score, rid, field_type, field, labels}; sentences: {score, rid, text, field_type, field, index, position}.',
-  })
-  results!: Record<string, unknown>[];
+  @ApiProperty({ type: [SearchHit] })
+  results!: SearchHit[];
   @ApiProperty({
     type: 'object',
     additionalProperties: { type: 'object', additionalProperties: { type: 'integer' } },

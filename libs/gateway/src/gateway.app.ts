@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { DomainError, ErrorCodes } from '@kb/contracts';
+import { DomainError, ErrorCodes, ErrorResponse, RateLimitedResponse, ValidationErrorResponse } from '@kb/contracts';
 import type { EnvReader } from '@kb/platform/config';
 import { HttpErrorFilter, toHttpError, type ErrorLogger } from '@kb/platform/errors';
 import { presentedCredentials } from './auth/credential-header';
@@ -10,6 +10,7 @@ import type { CorsPolicy } from './cors/cors-policy';
 import { CORS_POLICY } from './gateway.module';
 import { ClientRateLimiter, type ClientRateLimitOptions } from './http/client-rate-limit';
 import { inspectInput, inspectPath } from './http/input-inspection';
+import { declareErrorResponses } from './openapi-errors';
 import { declarePathParameters } from './openapi-paths';
 
 /** Routes whose request body is a file stream. */
@@ -159,17 +160,45 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setDescription('Knowledge Boxes, resources, processing, search and grounded answers. Exactly one credential header per request.')
     .setVersion('v1')
     .addServer('/', 'The host serving this document')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-SVC-SERVICEACCOUNT', description: 'Bearer <API key>' }, 'apiKey')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-SVC-UAKEY', description: 'Bearer <UA key>' }, 'uaKey')
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-SVC-SERVICEACCOUNT',
+        description: 'Bearer <API key> (also accepted as X-NUCLIA-SERVICEACCOUNT or X-STF-SERVICEACCOUNT)',
+      },
+      'apiKey',
+    )
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-SVC-UAKEY',
+        description: 'Bearer <UA key> (also accepted as X-NUCLIA-NUAKEY or X-STF-NUAKEY)',
+      },
+      'uaKey',
+    )
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'User token or personal access token' }, 'bearer')
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'query',
+        name: 'eph-token',
+        description: 'An ephemeral token of the KB (download routes only, for links in a page)',
+      },
+      'ephemeralToken',
+    )
     .addSecurityRequirements('apiKey')
     .addSecurityRequirements('bearer')
     .build();
-  return declarePathParameters(
-    SwaggerModule.createDocument(app, config, {
-      deepScanRoutes: true,
-      operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
-    }),
+  return declareErrorResponses(
+    declarePathParameters(
+      SwaggerModule.createDocument(app, config, {
+        deepScanRoutes: true,
+        extraModels: [ErrorResponse, RateLimitedResponse, ValidationErrorResponse],
+        operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
+      }),
+    ),
   );
 }
 

@@ -16,6 +16,8 @@ import {
   maskSecrets,
   type KbConfigRef,
   type KbVectorsetsDto,
+  type LearningConfigurationSchemaDto,
+  type ModelConfigurationDto,
   type SemanticModelChangeRequest,
   type SetKbConfigRequest,
 } from '@kb/contracts';
@@ -43,7 +45,7 @@ export class ModelConfigService {
     private readonly kbs: KbsRepository,
   ) {}
 
-  schema(): Record<string, unknown> {
+  schema(): LearningConfigurationSchemaDto {
     const semantic = Object.entries(SEMANTIC_MODELS).map(([name, m]) => option(name, m.provider, semanticModelNeedsKey(m)));
     const generative = Object.entries(GENERATIVE_MODELS).map(([name, p]) => option(name, p ?? 'builtin', p !== null));
     const simple = (values: readonly string[], dflt: string) => ({
@@ -84,7 +86,7 @@ export class ModelConfigService {
     return { ...(await this.get(ref)), user_keys: userKeys };
   }
 
-  async get(ref: KbConfigRef): Promise<Record<string, unknown>> {
+  async get(ref: KbConfigRef): Promise<ModelConfigurationDto> {
     const stored = await this.stored(ref.kb_id);
     const userKeys =
       typeof stored['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, stored['user_keys']) : null;
@@ -109,7 +111,7 @@ export class ModelConfigService {
     };
   }
 
-  async set(req: SetKbConfigRequest): Promise<Record<string, unknown>> {
+  async set(req: SetKbConfigRequest): Promise<ModelConfigurationDto> {
     const current = await this.stored(req.kb_id);
     const currentKeys =
       typeof current['user_keys'] === 'string' ? unseal<Record<string, unknown>>(this.options.secret, current['user_keys']) : null;

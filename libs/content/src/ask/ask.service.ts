@@ -1,6 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { DomainError, ErrorCodes, type AskEnvelope, type AskItem, type FeedbackEnvelope, type FindResponse } from '@kb/contracts';
+import {
+  DomainError,
+  ErrorCodes,
+  type AskAugmentedParagraph,
+  type AskEnvelope,
+  type AskItem,
+  type FeedbackEnvelope,
+  type FindResponse,
+} from '@kb/contracts';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FindService, PARAGRAPH_COLUMNS, type FindOutcome, type ParagraphRow, type RankedParagraph } from '../search/find.service';
@@ -449,7 +457,7 @@ export class AskService {
   }
 
   private augmented(context: ContextItem[]): AskItem {
-    const paragraphs: Record<string, unknown> = {};
+    const paragraphs: Record<string, AskAugmentedParagraph> = {};
     for (const c of context) {
       if (!c.augmentation) continue;
       paragraphs[c.key] = {

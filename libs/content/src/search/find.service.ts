@@ -4,7 +4,15 @@ import { SynonymsService } from './synonyms.service';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
-import { rephrasePromptIssues, type ActorDto, type EmbedQueryResponse, type FindResponse, type ResourceDto } from '@kb/contracts';
+import {
+  rephrasePromptIssues,
+  type ActorDto,
+  type EmbedQueryResponse,
+  type FindParagraph,
+  type FindResource,
+  type FindResponse,
+  type ResourceDto,
+} from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { FieldEntity } from '../entities/field.entity';
 import { ResourceEntity } from '../entities/resource.entity';
@@ -587,14 +595,13 @@ export class FindService {
     const rids = [...new Set(paragraphs.map((p) => p.rid))];
     const resources = await this.resources(plan.kbid, rids, plan.serialization);
     const termSet = new Set(outcome.terms);
-    const out: Record<string, Record<string, unknown>> = {};
+    const out: Record<string, FindResource> = {};
     for (const p of paragraphs) {
       const resource = resources.get(p.rid);
       if (!resource) continue;
       const entry = (out[p.rid] ??= { ...resource, fields: {} });
-      const fields = entry['fields'] as Record<string, { paragraphs: Record<string, unknown> }>;
       const fieldKey = `/${p.field}`;
-      (fields[fieldKey] ??= { paragraphs: {} }).paragraphs[p.paragraph_id] = this.paragraphJson(p, plan.highlight ? termSet : null);
+      (entry.fields[fieldKey] ??= { paragraphs: {} }).paragraphs[p.paragraph_id] = this.paragraphJson(p, plan.highlight ? termSet : null);
     }
     return {
       resources: out,
@@ -615,7 +622,7 @@ export class FindService {
     };
   }
 
-  paragraphJson(p: RankedParagraph, highlightTerms: Set<string> | null): Record<string, unknown> {
+  paragraphJson(p: RankedParagraph, highlightTerms: Set<string> | null): FindParagraph {
     return {
       score: p.score,
       score_type: p.scoreType,

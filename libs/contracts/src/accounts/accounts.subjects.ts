@@ -51,6 +51,7 @@ import {
   type NuaClientListDto,
   type NuaClientWebhookDto,
 } from './nua-client.dto';
+import type { LearningConfigurationSchemaDto, ModelConfigurationDto } from './model-config-responses.dto';
 import { CreateTemporalKeyRequest, type TemporalKeyDto } from './temporal-key.dto';
 import { CreateEphemeralTokenRequest, type EphemeralTokenDto } from './ephemeral-token.dto';
 import { ListZonesRequest, type ZoneDto } from './zone.dto';
@@ -183,11 +184,11 @@ export const AccountsSubjects = {
   /** Internal only (no gateway route): the client's processing webhook with its headers in clear, for a push to call. */
   resolveNuaClientWebhook: rpc<NuaClientRef, NuaClientWebhookDto>('accounts.nua-client.webhook', NuaClientRef),
 
-  learningSchema: rpc<LearningSchemaRequest, Record<string, unknown>>('accounts.learning-schema.get', LearningSchemaRequest),
-  getKbConfig: rpc<KbConfigRef, Record<string, unknown>>('accounts.kb-config.get', KbConfigRef),
+  learningSchema: rpc<LearningSchemaRequest, LearningConfigurationSchemaDto>('accounts.learning-schema.get', LearningSchemaRequest),
+  getKbConfig: rpc<KbConfigRef, ModelConfigurationDto>('accounts.kb-config.get', KbConfigRef),
   /** Internal only (no gateway route): the configuration with `user_keys` in clear, for the services calling providers. */
   resolveKbConfig: rpc<KbConfigRef, Record<string, unknown>>('accounts.kb-config.resolve', KbConfigRef),
-  setKbConfig: rpc<SetKbConfigRequest, Record<string, unknown>>('accounts.kb-config.set', SetKbConfigRequest),
+  setKbConfig: rpc<SetKbConfigRequest, ModelConfigurationDto>('accounts.kb-config.set', SetKbConfigRequest),
   listVectorsets: rpc<KbConfigRef, KbVectorsetsDto>('accounts.kb.vectorsets', KbConfigRef),
   addSemanticModel: rpc<SemanticModelChangeRequest, KbVectorsetsDto>('accounts.semantic-model.add', SemanticModelChangeRequest),
   removeSemanticModel: rpc<SemanticModelChangeRequest, KbVectorsetsDto>('accounts.semantic-model.remove', SemanticModelChangeRequest),

@@ -14,3 +14,4 @@ export * from './kb-standalone.dto';
 export * from './ephemeral-token.dto';
 export * from './zone.dto';
 export * from './account-limits.dto';
+export * from './model-config-responses.dto';

@@ -346,6 +346,82 @@ export class CompatModelsResponse {
   @ApiProperty({ type: [CompatModel] }) data!: CompatModel[];
 }
 
+export class CompatEmbedding {
+  @ApiProperty({ enum: ['embedding'] }) object!: 'embedding';
+  @ApiProperty() index!: number;
+  @ApiProperty({
+    oneOf: [
+      { type: 'array', items: { type: 'number' } },
+      { type: 'string', format: 'byte' },
+    ],
+    description: 'The vector; base64 of little-endian float32s with `encoding_format: base64`',
+  })
+  embedding!: number[] | string;
+}
+
+export class CompatEmbeddingsUsage {
+  @ApiProperty() prompt_tokens!: number;
+  @ApiProperty() total_tokens!: number;
+}
+
+/** `compat/embeddings`: OpenAI's embeddings answer. */
+export class CompatEmbeddingsResponse {
+  @ApiProperty({ enum: ['list'] }) object!: 'list';
+  @ApiProperty({ type: [CompatEmbedding] }) data!: CompatEmbedding[];
+  @ApiProperty() model!: string;
+  @ApiProperty({ type: CompatEmbeddingsUsage }) usage!: CompatEmbeddingsUsage;
+}
+
+export class CompatAssistantMessage {
+  @ApiProperty({ enum: ['assistant'] }) role!: 'assistant';
+  @ApiProperty() content!: string;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null] }) refusal!: null;
+}
+
+export class CompatChoice {
+  @ApiProperty() index!: number;
+  @ApiProperty({ type: CompatAssistantMessage }) message!: CompatAssistantMessage;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) logprobs!: null;
+  @ApiProperty({ enum: ['stop', 'length'] }) finish_reason!: 'stop' | 'length';
+}
+
+export class CompatChatUsage {
+  @ApiProperty() prompt_tokens!: number;
+  @ApiProperty() completion_tokens!: number;
+  @ApiProperty() total_tokens!: number;
+}
+
+/** `compat/chat/completions` without `stream`: OpenAI's chat.completion. */
+export class CompatChatCompletion {
+  @ApiProperty() id!: string;
+  @ApiProperty({ enum: ['chat.completion'] }) object!: 'chat.completion';
+  @ApiProperty() created!: number;
+  @ApiProperty() model!: string;
+  @ApiProperty({ type: [CompatChoice] }) choices!: CompatChoice[];
+  @ApiProperty({ type: CompatChatUsage }) usage!: CompatChatUsage;
+}
+
+export class CompatChunkDelta {
+  @ApiPropertyOptional({ enum: ['assistant'] }) role?: 'assistant';
+  @ApiPropertyOptional() content?: string;
+}
+
+export class CompatChunkChoice {
+  @ApiProperty() index!: number;
+  @ApiProperty({ type: CompatChunkDelta }) delta!: CompatChunkDelta;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) logprobs!: null;
+  @ApiProperty({ type: 'string', nullable: true, enum: ['stop', 'length', null] }) finish_reason!: 'stop' | 'length' | null;
+}
+
+/** One `data:` event of the `stream: true` answer (the stream ends with `data: [DONE]`). */
+export class CompatChatCompletionChunk {
+  @ApiProperty() id!: string;
+  @ApiProperty({ enum: ['chat.completion.chunk'] }) object!: 'chat.completion.chunk';
+  @ApiProperty() created!: number;
+  @ApiProperty() model!: string;
+  @ApiProperty({ type: [CompatChunkChoice] }) choices!: CompatChunkChoice[];
+}
+
 // ---- Bus envelopes (gateway → services) ----
 
 /** The KB whose models answer; absent → the built-in models (the understanding API without a KB). */

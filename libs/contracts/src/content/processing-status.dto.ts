@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
 /** `GET /kb/{kbid}/processing-status` (API-MAP §3): the KB's processing status records, newest first. */
@@ -10,33 +11,33 @@ export class ProcessingStatusRequest {
 }
 
 /** Spec 2.7 "Processing status record". */
-export interface ProcessingStatusRecord {
-  processing_id: string;
-  resource_id: string;
-  kbid: string;
-  title: string;
-  labels: string[];
-  completed: boolean;
-  scheduled: boolean;
-  timestamp: string;
-  completed_at: string | null;
-  scheduled_at: string;
-  failed: boolean;
-  retries: number;
+export class ProcessingStatusRecord {
+  @ApiProperty() processing_id!: string;
+  @ApiProperty() resource_id!: string;
+  @ApiProperty() kbid!: string;
+  @ApiProperty() title!: string;
+  @ApiProperty({ type: [String] }) labels!: string[];
+  @ApiProperty() completed!: boolean;
+  @ApiProperty() scheduled!: boolean;
+  @ApiProperty() timestamp!: string;
+  @ApiProperty({ type: 'string', nullable: true }) completed_at!: string | null;
+  @ApiProperty() scheduled_at!: string;
+  @ApiProperty() failed!: boolean;
+  @ApiProperty() retries!: number;
   /** Seconds until processing is expected to start (0 when done or next). */
-  schedule_eta: number;
+  @ApiProperty({ description: 'Seconds until processing is expected to start (0 when done or next)' }) schedule_eta!: number;
   /** Position in the processing queue (1 = next); 0 once completed. */
-  schedule_order: number;
+  @ApiProperty({ description: 'Position in the processing queue (1 = next); 0 once completed' }) schedule_order!: number;
   /** The field processed: `{field_type}/{field_id}`. */
-  request: string;
+  @ApiProperty({ description: 'The field processed: `{field_type}/{field_id}`' }) request!: string;
   /** The error of a failed job; empty otherwise. */
-  response: string;
+  @ApiProperty({ description: 'The error of a failed job; empty otherwise' }) response!: string;
 }
 
-export interface ProcessingStatusPage {
-  results: ProcessingStatusRecord[];
+export class ProcessingStatusPage {
+  @ApiProperty({ type: [ProcessingStatusRecord] }) results!: ProcessingStatusRecord[];
   /** Cursor of the next page; null on the last. */
-  cursor: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'Cursor of the next page; null on the last' }) cursor!: string | null;
 }
 
 /** The understanding API's `GET /processing/requests`: records of the calling client's account (its KBs, resolved by the gateway). */

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import type { Pagination } from '../common/paging';
 
 export const FieldTypes = ['text', 'file', 'link', 'conversation', 'generic'] as const;
@@ -26,19 +26,32 @@ export type ExtractedOption = (typeof ExtractedOptions)[number];
 export const ResourceStatuses = ['PENDING', 'PROCESSED', 'ERROR', 'EMPTY', 'BLOCKED', 'EXPIRED'] as const;
 export type ResourceStatus = (typeof ResourceStatuses)[number];
 
-export interface FieldError {
-  body: string;
-  code: number;
-  code_str: string;
-  created: string;
+export class FieldError {
+  @ApiProperty() body!: string;
+  @ApiProperty() code!: number;
+  @ApiProperty() code_str!: string;
+  @ApiProperty() created!: string;
 }
 
-export interface FieldRecord {
+/** One field as `GET …/{field_type}/{field_id}` shows it (`show` picks the members). */
+export class FieldRecord {
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description: "The field as written (its shape is its type's)",
+  })
   value?: Record<string, unknown> | null;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description: 'What processing extracted, by `extracted` kind',
+  })
   extracted?: Record<string, unknown> | null;
-  error?: FieldError | null;
-  status?: ResourceStatus;
-  errors?: FieldError[];
+  @ApiPropertyOptional({ type: FieldError, nullable: true }) error?: FieldError | null;
+  @ApiPropertyOptional({ enum: ResourceStatuses }) status?: ResourceStatus;
+  @ApiPropertyOptional({ type: [FieldError] }) errors?: FieldError[];
 }
 
 export class ResourceCreatedDto {
@@ -51,6 +64,7 @@ export class SeqIdDto {
   @ApiProperty() seqid!: number;
 }
 
+@ApiExtraModels(FieldRecord)
 export class ResourceDto {
   @ApiProperty() id!: string;
   @ApiPropertyOptional() slug?: string;
@@ -71,14 +85,28 @@ export class ResourceDto {
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) origin?: Record<string, unknown>;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) extra?: Record<string, unknown>;
   @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) relations?: Record<string, unknown>[];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: Object.fromEntries(
+      ['texts', 'files', 'links', 'conversations'].map((kind) => [
+        kind,
+        { type: 'object', additionalProperties: { $ref: getSchemaPath(FieldRecord) }, description: 'By field id' },
+      ]),
+    ),
+    description: 'The fields (`show` includes values, extracted or errors), by kind',
+  })
   data?: {
     texts?: Record<string, FieldRecord>;
     files?: Record<string, FieldRecord>;
     links?: Record<string, FieldRecord>;
     conversations?: Record<string, FieldRecord>;
   };
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) security?: { access_groups: string[] };
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { access_groups: { type: 'array', items: { type: 'string' } } },
+    required: ['access_groups'],
+  })
+  security?: { access_groups: string[] };
 }
 
 export class PaginationDto implements Pagination {

@@ -54,7 +54,7 @@ export class AccountsController {
 
   @Patch('account/:account_id')
   @ApiOperation({ summary: 'Modify Account' })
-  @ApiResponse({ status: 200, description: 'null' })
+  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
   modify(
     @Param('account_id') account: string,
     @Body(bodyOf(ModifyAccountDto)) body: ModifyAccountDto,
@@ -92,7 +92,7 @@ export class AccountsController {
 
   @Patch('account/:account_id/users')
   @ApiOperation({ summary: 'Update Users (account)' })
-  @ApiResponse({ status: 200, description: 'null' })
+  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
   updateUsers(
     @Param('account_id') account: string,
     @Body(bodyOf(UpdateAccountUsersDto)) body: UpdateAccountUsersDto,

@@ -108,7 +108,7 @@ export class ActivityDownloadsController {
   })
   @ApiQuery({ name: 'type', required: true, enum: [...AuditEventTypes] })
   @ApiQuery({ name: 'month', required: true, schema: { type: 'string', pattern: '^\\d+-(0[1-9]|1[012])$' } })
-  @ApiResponse({ status: 200, description: 'text/csv' })
+  @ApiResponse({ status: 200, description: 'The records as CSV', content: { 'text/csv': { schema: { type: 'string' } } } })
   async month(
     @Param('kbid') kbid: string,
     @Query('type') type: unknown,

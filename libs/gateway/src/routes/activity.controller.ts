@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuditEventTypes, DomainError, ReportingSubjects, type ActivityChainReport, type ValidationIssue } from '@kb/contracts';
+import { ActivityChainReport, AuditEventTypes, DomainError, ReportingSubjects, type ValidationIssue } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { busContextOf } from '../http/request-context';
@@ -43,7 +43,20 @@ export class ActivityController {
       },
     },
   })
-  @ApiResponse({ status: 200, description: 'application/x-ndjson: one activity record per line (members of spec 6.1)' })
+  @ApiResponse({
+    status: 200,
+    description: 'application/x-ndjson: one activity record per line (members of spec 6.1)',
+    headers: { 'has-more': { description: 'Whether more records follow', schema: { type: 'string', enum: ['true', 'false'] } } },
+    content: {
+      'application/x-ndjson': {
+        schema: {
+          type: 'object',
+          additionalProperties: true,
+          description: 'One line: an activity record with the members `show` asked for',
+        },
+      },
+    },
+  })
   async query(
     @Param('kbid') kbid: string,
     @Param('event_type') eventType: string,
@@ -101,7 +114,7 @@ export class ActivityController {
   @ApiParam(EVENT_TYPE)
   @ApiQuery({ name: 'from_seq', required: false, schema: { type: 'integer', minimum: 1 } })
   @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 1_000_000 } })
-  @ApiResponse({ status: 200, description: 'The verification report (`verified`, `last`, `head`, `unsealed`, `broken`, `next_seq`)' })
+  @ApiResponse({ status: 200, type: ActivityChainReport, description: 'The verification report' })
   @ApiResponse({ status: 429, description: 'Two verifications are running in this reporting process already' })
   verify(
     @Param('kbid') kbid: string,

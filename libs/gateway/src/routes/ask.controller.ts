@@ -13,6 +13,7 @@ import {
   SummarizeResponse,
   SyncAskResponse,
   type AskItem,
+  EMPTY_OBJECT_SCHEMA,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -162,7 +163,7 @@ export class AskController {
   @ApiResponse({
     status: 200,
     description: 'Recorded: an empty object',
-    schema: { type: 'object', properties: {}, additionalProperties: false },
+    schema: EMPTY_OBJECT_SCHEMA,
   })
   async feedback(
     @Param('kbid') kbid: string,

@@ -7,6 +7,7 @@ import {
   EntitiesGroupDto,
   KnowledgeBoxEntitiesDto,
   UpdateEntitiesGroupDto,
+  EMPTY_OBJECT_SCHEMA,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -62,7 +63,7 @@ export class EntitiesGroupsController {
   @Post('entitiesgroups')
   @HttpCode(200)
   @ApiOperation({ summary: 'Create Knowledge Box Entities Group' })
-  @ApiResponse({ status: 200, description: 'Created' })
+  @ApiResponse({ status: 200, description: 'Created: an empty object', schema: EMPTY_OBJECT_SCHEMA })
   @ApiResponse({ status: 409, description: 'The group exists (custom or found by processing)' })
   async create(
     @Param('kbid') kbid: string,
@@ -77,7 +78,7 @@ export class EntitiesGroupsController {
     summary: 'Update Knowledge Box Entities Group',
     description: 'Title, colour; entities to add, update and delete (deleting an entity processing found hides it).',
   })
-  @ApiResponse({ status: 200, description: 'Updated' })
+  @ApiResponse({ status: 200, description: 'Updated: an empty object', schema: EMPTY_OBJECT_SCHEMA })
   @ApiResponse({ status: 404, description: 'No such group' })
   update(
     @Param('kbid') kbid: string,
@@ -94,7 +95,7 @@ export class EntitiesGroupsController {
     summary: 'Delete Knowledge Box Entities Group',
     description: 'A group processing found stays hidden until it is created again.',
   })
-  @ApiResponse({ status: 200, description: 'Deleted' })
+  @ApiResponse({ status: 200, description: 'Deleted: an empty object', schema: EMPTY_OBJECT_SCHEMA })
   @ApiResponse({ status: 404, description: 'No such group' })
   delete(@Param('kbid') kbid: string, @Param('group') group: string, @Req() req: AuthedRequest): Promise<Record<string, never>> {
     return this.bus.request(ContentSubjects.deleteEntitiesGroup, { kbid, group }, busContextOf(req));

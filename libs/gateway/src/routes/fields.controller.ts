@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import {
   ContentFieldTypes,
@@ -16,7 +16,7 @@ import {
   collectIssues,
   fieldBlobPrefix,
   type ContentFieldType,
-  type FieldRecord,
+  FieldRecord,
   type ValidationIssue,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
@@ -182,6 +182,7 @@ export class FieldsController {
 
   @Get(paths(':field_type/:field_id'))
   @ApiOperation({ summary: 'Get one field (show=value|extracted|error, extracted=…, page=first|last|N for conversations)' })
+  @ApiResponse({ status: 200, type: FieldRecord })
   getField(
     @Param('kbid') kbid: string,
     @Param('field_type') type: string,
@@ -249,6 +250,12 @@ export class FieldsController {
 
   @Get(paths('file/:field_id/download/field'))
   @ApiOperation({ summary: 'Download the original file of a field (Range supported; inline=true to display)' })
+  @ApiQuery({
+    name: 'inline',
+    required: false,
+    enum: ['true', 'false'],
+    description: 'true: `Content-Disposition: inline` (types a browser may display)',
+  })
   async download(
     @Param('kbid') kbid: string,
     @Param('field_id') fieldId: string,
@@ -279,6 +286,12 @@ export class FieldsController {
 
   @Get(paths(':field_type/:field_id/download/extracted/*download_field'))
   @ApiOperation({ summary: 'Download a file processing extracted from a field: thumbnail, previews, generated files (Range supported)' })
+  @ApiQuery({
+    name: 'inline',
+    required: false,
+    enum: ['true', 'false'],
+    description: 'true: `Content-Disposition: inline` (types a browser may display)',
+  })
   async downloadExtracted(
     @Param('kbid') kbid: string,
     @Param('field_type') type: string,

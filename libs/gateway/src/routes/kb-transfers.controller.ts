@@ -60,7 +60,7 @@ export class KbTransfersController {
     summary: 'Download An Export',
     description: `The archive, streamed (Range supported). 409 until the export is finished. ${FORMAT}`,
   })
-  @ApiResponse({ status: 200, description: 'application/gzip' })
+  @ApiResponse({ status: 200, description: 'The archive (a gzipped tar)' })
   @ApiResponse({ status: 409, description: 'The export is not finished' })
   async download(
     @Param('kbid') kbid: string,

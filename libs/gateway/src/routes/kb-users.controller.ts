@@ -30,7 +30,7 @@ export class KbUsersController {
 
   @Patch('users')
   @ApiOperation({ summary: 'Update Users (KB)' })
-  @ApiResponse({ status: 200, description: 'null' })
+  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
   update(
     @Param('account_id') accountId: string,
     @Param('kb_id') kbId: string,

@@ -7,6 +7,7 @@ import {
   KnowledgeBoxDto,
   KnowledgeBoxSummaryDto,
   ModifyKnowledgeBoxDto,
+  EMPTY_OBJECT_SCHEMA,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -58,7 +59,7 @@ export class KbsController {
 
   @Patch('kb/:kb_id')
   @ApiOperation({ summary: 'Modify Knowledge Box' })
-  @ApiResponse({ status: 200, description: 'Empty object' })
+  @ApiResponse({ status: 200, description: 'Empty object', schema: EMPTY_OBJECT_SCHEMA })
   modify(
     @Param('account_id') accountId: string,
     @Param('kb_id') kbId: string,

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ContentSubjects, LabelSetDto, LabelSetsDto } from '@kb/contracts';
+import { ContentSubjects, LabelSetDto, LabelSetsDto, EMPTY_OBJECT_SCHEMA } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
@@ -28,6 +28,7 @@ export class LabelSetsController {
   @Post('labelset/:labelset')
   @HttpCode(200)
   @ApiOperation({ summary: 'Create or replace a label set (label titles unique, case-insensitive)' })
+  @ApiResponse({ status: 200, description: 'Stored: an empty object', schema: EMPTY_OBJECT_SCHEMA })
   set(
     @Param('kbid') kbid: string,
     @Param('labelset') labelset: string,

@@ -1,14 +1,18 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import {
   AccountsSubjects,
   AddModelToKbDto,
   DomainError,
   ErrorCodes,
   KbVectorsetsDto,
+  LearningConfigurationSchemaDto,
+  ModelConfigurationDto,
   ModelConfigurationInputDto,
+  SemanticModelConfigDto,
   modelFileKey,
+  JSON_NULL_SCHEMA,
 } from '@kb/contracts';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { sendBlob } from '../http/blob-response';
@@ -26,6 +30,7 @@ const objectBody = (body: unknown): Record<string, unknown> => {
 
 /** Learning configuration schema and per-KB model configuration (spec 4.5–4.6). */
 @ApiTags('Model configuration')
+@ApiExtraModels(SemanticModelConfigDto)
 @Controller('api/v1')
 export class ModelConfigController {
   constructor(
@@ -36,25 +41,29 @@ export class ModelConfigController {
   // `schema` is the understanding API's alias, `nua/schema` the database's proxy of it (API-MAP 1.5).
   @Get(['learning/configuration/schema', 'schema', 'nua/schema'])
   @ApiOperation({ summary: 'Learning Configuration Schema (for creation)' })
-  schema(@Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+  @ApiResponse({ status: 200, type: LearningConfigurationSchemaDto })
+  schema(@Req() req: AuthedRequest): Promise<LearningConfigurationSchemaDto> {
     return this.bus.request(AccountsSubjects.learningSchema, {}, busContextOf(req));
   }
 
   @Get('account/:account_id/schema')
   @ApiOperation({ summary: 'Learning Configuration Schema (by account)' })
-  accountSchema(@Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+  @ApiResponse({ status: 200, type: LearningConfigurationSchemaDto })
+  accountSchema(@Req() req: AuthedRequest): Promise<LearningConfigurationSchemaDto> {
     return this.bus.request(AccountsSubjects.learningSchema, {}, busContextOf(req));
   }
 
   @Get(['kb/:kbid/schema', 'schema/:kbid'])
   @ApiOperation({ summary: 'Learning Configuration Schema (by KB, for update)' })
-  kbSchema(@Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+  @ApiResponse({ status: 200, type: LearningConfigurationSchemaDto })
+  kbSchema(@Req() req: AuthedRequest): Promise<LearningConfigurationSchemaDto> {
     return this.bus.request(AccountsSubjects.learningSchema, {}, busContextOf(req));
   }
 
   @Get(['kb/:kbid/configuration', 'config/:kbid'])
   @ApiOperation({ summary: 'Knowledgebox Models Configuration (provider keys masked)' })
-  get(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+  @ApiResponse({ status: 200, type: ModelConfigurationDto })
+  get(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<ModelConfigurationDto> {
     return this.bus.request(AccountsSubjects.getKbConfig, { kb_id: kbid }, busContextOf(req));
   }
 
@@ -105,8 +114,8 @@ export class ModelConfigController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Knowledgebox Models Add Configuration (understanding-API path)' })
   @ApiBody({ type: ModelConfigurationInputDto })
-  @ApiResponse({ status: 200, description: 'the model configuration (provider keys masked)' })
-  async addNua(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+  @ApiResponse({ status: 200, type: ModelConfigurationDto, description: 'the model configuration (provider keys masked)' })
+  async addNua(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<ModelConfigurationDto> {
     await this.bus.request(AccountsSubjects.setKbConfig, { kb_id: kbid, mode: 'add', config: objectBody(body) }, busContextOf(req));
     return this.bus.request(AccountsSubjects.getKbConfig, { kb_id: kbid }, busContextOf(req));
   }
@@ -114,8 +123,8 @@ export class ModelConfigController {
   @Patch('config/:kbid')
   @ApiOperation({ summary: 'Knowledgebox Models Update Configuration (understanding-API path)' })
   @ApiBody({ type: ModelConfigurationInputDto })
-  @ApiResponse({ status: 200, description: 'the model configuration (provider keys masked)' })
-  async updateNua(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+  @ApiResponse({ status: 200, type: ModelConfigurationDto, description: 'the model configuration (provider keys masked)' })
+  async updateNua(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<ModelConfigurationDto> {
     await this.bus.request(AccountsSubjects.setKbConfig, { kb_id: kbid, mode: 'update', config: objectBody(body) }, busContextOf(req));
     return this.bus.request(AccountsSubjects.getKbConfig, { kb_id: kbid }, busContextOf(req));
   }
@@ -126,7 +135,7 @@ export class ModelConfigController {
     summary: 'Delete a model from a Kb',
     description: 'The account-layer form of removing a vectorset; the default semantic model cannot be removed (409).',
   })
-  @ApiResponse({ status: 200, description: 'null' })
+  @ApiResponse({ status: 200, description: 'Done: JSON null', schema: JSON_NULL_SCHEMA })
   async deleteModel(
     @Param('kb_id') kbid: string,
     @Param('model_id') model: string,
@@ -142,7 +151,7 @@ export class ModelConfigController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Add A Model To A Kb (on-premises path)' })
   @ApiBody({ type: AddModelToKbDto })
-  @ApiResponse({ status: 200, description: 'null' })
+  @ApiResponse({ status: 200, description: 'Done: JSON null', schema: JSON_NULL_SCHEMA })
   async addModelOnPrem(
     @Param('kbid') kbid: string,
     @Body(bodyOf(AddModelToKbDto)) body: AddModelToKbDto,
@@ -160,7 +169,7 @@ export class ModelConfigController {
     description: 'The account-layer form of adding a vectorset: `id` names a semantic model of the learning configuration schema.',
   })
   @ApiBody({ type: AddModelToKbDto })
-  @ApiResponse({ status: 200, description: 'null' })
+  @ApiResponse({ status: 200, description: 'Done: JSON null', schema: JSON_NULL_SCHEMA })
   async addModel(
     @Param('kb_id') kbid: string,
     @Body(bodyOf(AddModelToKbDto)) body: AddModelToKbDto,

@@ -21,7 +21,13 @@ export class NotificationsController {
       'reads too slowly to keep up, shutdown). At most 5 open streams per caller and 50 per KB (429 beyond).',
   })
   @ApiProduces('application/x-ndjson')
-  @ApiResponse({ status: 200, description: 'application/x-ndjson: one base64-encoded JSON notification per line' })
+  @ApiResponse({
+    status: 200,
+    description: 'application/x-ndjson: one base64-encoded JSON notification per line',
+    content: {
+      'application/x-ndjson': { schema: { type: 'string', format: 'byte', description: 'One line: a base64-encoded JSON notification' } },
+    },
+  })
   @ApiResponse({ status: 429, description: 'Too many notification streams open for this caller or KB' })
   async stream(@Param('kbid') kbid: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const caller = req.principal?.user_id ?? req.principal?.id ?? '';

@@ -52,7 +52,7 @@ export class NuaClientsController {
 
   @Patch('nua_client/:client_id')
   @ApiOperation({ summary: 'Update Nua Client' })
-  @ApiResponse({ status: 200, description: 'null' })
+  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
   modify(
     @Param('account_id') accountId: string,
     @Param('client_id') client: string,

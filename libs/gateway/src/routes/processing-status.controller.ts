@@ -12,8 +12,8 @@ import {
   PushPayloadDto,
   WebhookDeliveriesDto,
   WebhookSecretDto,
-  type ProcessingStatusPage,
-  type ProcessingStatusRecord,
+  ProcessingStatusPage,
+  ProcessingStatusRecord,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -39,6 +39,7 @@ export class ProcessingStatusController {
     description:
       "One record per field processing job, newest first (`limit` default 20, at most 100; `cursor` from the previous page). `schedule_order` is the job's place in the queue (0 once completed), `schedule_eta` the seconds until it is expected to start.",
   })
+  @ApiResponse({ status: 200, type: ProcessingStatusPage })
   list(
     @Param('kbid') kbid: string,
     @Query(queryOf(ProcessingStatusQuery)) q: ProcessingStatusQuery,
@@ -71,6 +72,7 @@ export class ProcessingRequestsController {
     description:
       "Records of the processing jobs of the KBs of the client's account (`kbid` narrows to one), sorted by `sort_on` (timestamp, scheduled_at, completed_at; default timestamp) in `sort_order` (default asc); `limit` default 20, at most 100; `cursor` from the previous page.",
   })
+  @ApiResponse({ status: 200, type: ProcessingStatusPage })
   async list(
     @Query(queryOf(ProcessingRequestsListQuery)) q: ProcessingRequestsListQuery,
     @Req() req: AuthedRequest,
@@ -94,6 +96,7 @@ export class ProcessingRequestsController {
     summary: 'Get Processed Data (one)',
     description: "One processing status record of the client's account; 404 for any other.",
   })
+  @ApiResponse({ status: 200, type: ProcessingStatusRecord })
   async get(@Param('processing_id') processingId: string, @Req() req: AuthedRequest): Promise<ProcessingStatusRecord> {
     return this.bus.request(
       ContentSubjects.processingRequest,

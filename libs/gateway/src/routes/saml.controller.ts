@@ -30,7 +30,11 @@ export class SamlController {
   @Get('metadata')
   @ApiOperation({ summary: 'SAML service-provider metadata of the account (entity id, ACS URL)' })
   @ApiProduces('application/samlmetadata+xml')
-  @ApiResponse({ status: 200, description: 'EntityDescriptor XML' })
+  @ApiResponse({
+    status: 200,
+    description: 'EntityDescriptor XML',
+    content: { 'application/samlmetadata+xml': { schema: { type: 'string' } } },
+  })
   async metadata(@Param('account_id') accountId: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const { xml } = await this.bus.request(AccountsSubjects.samlMetadata, { account_id: accountId }, busContextOf(req));
     res.status(200).type('application/samlmetadata+xml').send(xml);
@@ -63,7 +67,11 @@ export class SamlController {
   @ApiOperation({ summary: 'Assertion consumer: the identity provider posts its SAMLResponse here; answers with the user token page' })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiProduces('text/html')
-  @ApiResponse({ status: 200, description: 'Signed in: the page shows the user token' })
+  @ApiResponse({
+    status: 200,
+    description: 'Signed in: the page shows the user token',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
   @ApiResponse({ status: 401, description: 'The response was refused (the page says which check failed)' })
   async acs(@Param('account_id') accountId: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const samlResponse = formField(req, 'SAMLResponse');

@@ -21,6 +21,7 @@ import {
   GraphPathsResponse,
   GraphRelationsRequest,
   GraphRelationsResponse,
+  ResourceSearchResponse,
   SearchResponse,
   SuggestQueryParams,
   SuggestRequest,
@@ -279,14 +280,14 @@ export class SearchController {
     summary: 'Search Resource',
     description: 'The /search engine limited to one resource: paragraphs (keyword) by default, sentences with features=semantic.',
   })
-  @ApiResponse({ status: 200, description: 'ResourceSearchResults {sentences, paragraphs, relations, nodes, shards}' })
+  @ApiResponse({ status: 200, type: ResourceSearchResponse, description: 'ResourceSearchResults' })
   @ApiResponse({ status: 404, description: 'No such resource in the KB' })
   async resourceSearch(
     @Param('kbid') kbid: string,
     @Param('rid') rid: string,
     @Query() query: Record<string, unknown>,
     @Req() req: AuthedRequest,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<ResourceSearchResponse> {
     const body = resourceSearchBody(query, rid);
     const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, rid }, busContextOf(req));
     if (!found.exists) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');

@@ -51,7 +51,7 @@ export class UserController {
 
   @Patch('user')
   @ApiOperation({ summary: 'Modify User Profile' })
-  @ApiResponse({ status: 200, description: 'null' })
+  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
   modify(@Body(bodyOf(ModifyUserDto)) body: ModifyUserDto, @Req() req: AuthedRequest): Promise<null> {
     return this.bus.request(AccountsSubjects.modifyUser, { user_id: userOf(req), body }, busContextOf(req));
   }

@@ -1,5 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { FindResponse, type FindRelations } from './find.dto';
+import { FindRelations, FindResponse } from './find.dto';
 
 /**
  * The items of the /ask NDJSON stream (API-MAP 2.4), one `{"item": <AskItem>}` per line, in this
@@ -26,12 +26,7 @@ export class AskAnswerJsonItem {
   >;
 }
 
-const RELATIONS_SCHEMA = {
-  type: 'object',
-  additionalProperties: true,
-  description:
-    '{entities: {<entity>: {related_to: [{entity, entity_type, entity_subtype, relation, relation_label, direction, metadata, resource_id}]}}}',
-} as const;
+const RELATIONS_SCHEMA = { type: () => FindRelations, description: "The relations feature's result" };
 
 export class AskRelationsItem {
   @ApiProperty({ enum: ['relations'] }) type!: 'relations';
@@ -63,17 +58,39 @@ export class AskStatusItem {
   @ApiPropertyOptional() details?: string;
 }
 
-export class AskAugmentedContextItem {
-  @ApiProperty({ enum: ['augmented_context'] }) type!: 'augmented_context';
+/** A paragraph a RAG strategy added to the context. */
+export class AskAugmentedParagraph {
+  @ApiProperty() id!: string;
+  @ApiProperty() text!: string;
   @ApiProperty({
     type: 'object',
-    properties: {
-      paragraphs: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true } },
-      fields: { type: 'object', additionalProperties: true },
-    },
-    description: 'What the RAG strategies and extra_context added to the context.',
+    nullable: true,
+    properties: { start: { type: 'integer' }, end: { type: 'integer' }, index: { type: 'integer' }, page_number: { type: 'integer' } },
   })
-  augmented!: { paragraphs: Record<string, unknown>; fields: Record<string, unknown> };
+  position!: { start: number; end: number; index: number; page_number: number } | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'The paragraph it was added for' }) parent!: string | null;
+  @ApiProperty({ description: 'The strategy that added it' }) augmentation_type!: string;
+}
+
+const AUGMENTED = {
+  type: 'object' as const,
+  properties: {
+    paragraphs: {
+      type: 'object' as const,
+      additionalProperties: { $ref: getSchemaPath(AskAugmentedParagraph) },
+      description: 'By paragraph id',
+    },
+    fields: { type: 'object' as const, properties: {}, additionalProperties: false, description: 'Always empty' },
+  },
+  required: ['paragraphs', 'fields'],
+  description: 'What the RAG strategies and extra_context added to the context.',
+};
+
+@ApiExtraModels(AskAugmentedParagraph)
+export class AskAugmentedContextItem {
+  @ApiProperty({ enum: ['augmented_context'] }) type!: 'augmented_context';
+  @ApiProperty(AUGMENTED)
+  augmented!: { paragraphs: Record<string, AskAugmentedParagraph>; fields: Record<string, never> };
 }
 
 export class AskCitationsItem {
@@ -92,24 +109,25 @@ export class AskFootnoteCitationsItem {
   footnote_to_context!: Record<string, string>;
 }
 
+const TOKEN_USE = {
+  type: 'object' as const,
+  properties: {
+    input: { type: 'integer' as const },
+    output: { type: 'integer' as const },
+    input_nuclia: { type: 'integer' as const },
+    output_nuclia: { type: 'integer' as const },
+  },
+};
+const TIMINGS = {
+  type: 'object' as const,
+  properties: { generative_first_chunk: { type: 'number' as const, nullable: true }, generative_total: { type: 'number' as const } },
+  description: 'Seconds.',
+};
+
 export class AskMetadataItem {
   @ApiProperty({ enum: ['metadata'] }) type!: 'metadata';
-  @ApiProperty({
-    type: 'object',
-    properties: {
-      input: { type: 'integer' },
-      output: { type: 'integer' },
-      input_nuclia: { type: 'integer' },
-      output_nuclia: { type: 'integer' },
-    },
-  })
-  tokens!: { input: number; output: number; input_nuclia: number; output_nuclia: number };
-  @ApiProperty({
-    type: 'object',
-    properties: { generative_first_chunk: { type: 'number', nullable: true }, generative_total: { type: 'number' } },
-    description: 'Seconds.',
-  })
-  timings!: { generative_first_chunk: number | null; generative_total: number };
+  @ApiProperty(TOKEN_USE) tokens!: { input: number; output: number; input_nuclia: number; output_nuclia: number };
+  @ApiProperty(TIMINGS) timings!: { generative_first_chunk: number | null; generative_total: number };
 }
 
 const TOKENS = {
@@ -123,13 +141,22 @@ export class AskConsumptionItem {
   @ApiProperty(TOKENS) customer_key_tokens!: { input: number; output: number; image: number };
 }
 
+const DEBUG_METADATA = {
+  type: 'object' as const,
+  properties: {
+    prompt_context: { type: 'array' as const, items: { type: 'string' as const } },
+    predict_request: { type: 'object' as const, additionalProperties: true, description: 'The request sent to the generative model' },
+  },
+};
+const DEBUG_METRICS = { type: 'object' as const, additionalProperties: { type: 'number' as const } };
+
 export class AskDebugItem {
   @ApiProperty({ enum: ['debug'] }) type!: 'debug';
-  @ApiProperty({ type: 'object', additionalProperties: true, description: '{prompt_context, predict_request}' }) metadata!: {
+  @ApiProperty(DEBUG_METADATA) metadata!: {
     prompt_context: string[];
     predict_request: Record<string, unknown>;
   };
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' } }) metrics!: Record<string, number>;
+  @ApiProperty(DEBUG_METRICS) metrics!: Record<string, number>;
 }
 
 export class AskErrorItem {
@@ -210,16 +237,16 @@ export class SyncAskResponse {
     FindResponse
   >;
   @ApiPropertyOptional() error_details?: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) augmented_context?: AskAugmentedContextItem['augmented'];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: {
+  @ApiPropertyOptional(AUGMENTED) augmented_context?: AskAugmentedContextItem['augmented'];
+  @ApiPropertyOptional({ type: 'object', properties: { tokens: TOKEN_USE, timings: TIMINGS } }) metadata?: {
     tokens: AskMetadataItem['tokens'];
     timings: AskMetadataItem['timings'];
   };
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) consumption?: {
+  @ApiPropertyOptional({ type: 'object', properties: { normalized_tokens: TOKENS, customer_key_tokens: TOKENS } }) consumption?: {
     normalized_tokens: AskConsumptionItem['normalized_tokens'];
     customer_key_tokens: AskConsumptionItem['customer_key_tokens'];
   };
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) debug?: {
+  @ApiPropertyOptional({ type: 'object', properties: { metadata: DEBUG_METADATA, metrics: DEBUG_METRICS } }) debug?: {
     metadata: AskDebugItem['metadata'];
     metrics: AskDebugItem['metrics'];
   };

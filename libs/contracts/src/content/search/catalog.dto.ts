@@ -1,4 +1,5 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { ResourceDto } from '../resource.dto';
 import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { Check, checks, Closed, isPlainObject, type MemberCheck } from '../../common/member-checks';
 import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
@@ -143,10 +144,10 @@ export class CatalogRequest {
 export class CatalogResponse {
   @ApiProperty({
     type: 'object',
-    additionalProperties: { type: 'object', additionalProperties: true },
+    additionalProperties: { $ref: getSchemaPath(ResourceDto) },
     description: 'By resource id, serialized as `show` asks.',
   })
-  resources!: Record<string, Record<string, unknown>>;
+  resources!: Record<string, ResourceDto>;
   @ApiProperty({ type: SearchResultList }) fulltext!: SearchResultList;
   @ApiProperty({ type: [String], nullable: true }) shards!: null;
 }

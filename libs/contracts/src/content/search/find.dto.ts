@@ -1,7 +1,15 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
 import { Check, checks, Closed } from '../../common/member-checks';
-import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
+import {
+  ExtractedOptions,
+  FieldTypes,
+  ResourceDto,
+  ShowOptions,
+  type ExtractedOption,
+  type FieldType,
+  type ShowOption,
+} from '../resource.dto';
 import { fieldsCheck, filterExpressionCheck, legacyFiltersCheck, type FilterExpression, type LegacyFilters } from './filter-expression';
 import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { REQUEST_LIMITS } from './request-limits';
@@ -66,8 +74,7 @@ export class RetrievalRequestBase {
   features?: string[];
 
   @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: true,
+    allOf: [{ $ref: getSchemaPath('GraphQueryExpression') }],
     description: "The graph feature's path query (as the `query` of POST /graph); required with that feature.",
   })
   @Check(graphQueryCheck(FIND_FEATURES, FIND_DEFAULT_FEATURES))
@@ -226,20 +233,27 @@ export class FindRequest extends RetrievalRequestBase {
 }
 
 /** One edge of the relations result (API-MAP 2.2 `relations.entities.<entity>.related_to[]`). */
-export interface RelatedTo {
-  entity: string;
-  entity_type: 'resource' | 'entity';
-  entity_subtype: string;
-  relation: 'ENTITY' | 'OTHER';
-  relation_label: string;
-  direction: 'in' | 'out';
-  metadata: Record<string, unknown> | null;
-  resource_id: string | null;
+export class RelatedTo {
+  @ApiProperty() entity!: string;
+  @ApiProperty({ enum: ['resource', 'entity'] }) entity_type!: 'resource' | 'entity';
+  @ApiProperty() entity_subtype!: string;
+  @ApiProperty({ enum: ['ENTITY', 'OTHER'] }) relation!: 'ENTITY' | 'OTHER';
+  @ApiProperty() relation_label!: string;
+  @ApiProperty({ enum: ['in', 'out'] }) direction!: 'in' | 'out';
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) metadata!: Record<string, unknown> | null;
+  @ApiProperty({ type: 'string', nullable: true }) resource_id!: string | null;
+}
+
+/** One entity of the query and its neighbours. */
+export class RelatedEntity {
+  @ApiProperty({ type: [RelatedTo] }) related_to!: RelatedTo[];
 }
 
 /** The relations feature's result: the query's entities and their neighbours. */
-export interface FindRelations {
-  entities: Record<string, { related_to: RelatedTo[] }>;
+@ApiExtraModels(RelatedEntity)
+export class FindRelations {
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: getSchemaPath(RelatedEntity) }, description: 'By entity' })
+  entities!: Record<string, { related_to: RelatedTo[] }>;
 }
 
 /** One paragraph of a /find result. */
@@ -266,24 +280,36 @@ export class FindParagraph {
   @ApiProperty() page_with_visual!: boolean;
   @ApiProperty({ type: 'string', nullable: true }) reference!: string | null;
   @ApiProperty() is_a_table!: boolean;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) relevant_relations!: Record<string, unknown> | null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) relevant_relations!: null;
+}
+
+/** One field of a /find resource: its matching paragraphs. */
+export class FindField {
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: getSchemaPath(FindParagraph) }, description: 'By paragraph id' })
+  paragraphs!: Record<string, FindParagraph>;
+}
+
+/** A resource of a /find result: the members `show` asks for, and its fields with matching paragraphs. */
+@ApiExtraModels(FindField)
+export class FindResource extends ResourceDto {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { $ref: getSchemaPath(FindField) },
+    description: 'By field key, `/<type letter>/<field>`',
+  })
+  fields!: Record<string, FindField>;
 }
 
 /** KnowledgeboxFindResults (API-MAP 2.2). */
-@ApiExtraModels(FindParagraph)
+@ApiExtraModels(FindParagraph, FindResource)
 export class FindResponse {
   @ApiProperty({
     type: 'object',
-    description:
-      'By resource id: the resource (as `show` asks) with `fields: {"/<type letter>/<field>": {paragraphs: {<paragraph id>: FindParagraph}}}`.',
-    additionalProperties: { type: 'object' },
+    description: 'By resource id: the resource (as `show` asks) with its fields and their matching paragraphs.',
+    additionalProperties: { $ref: getSchemaPath(FindResource) },
   })
-  resources!: Record<string, Record<string, unknown>>;
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    description: "The relations feature's result: {entities: {<entity>: {related_to: [...]}}}.",
-  })
+  resources!: Record<string, FindResource>;
+  @ApiProperty({ type: FindRelations, description: "The relations feature's result" })
   relations!: FindRelations;
   @ApiProperty() query!: string;
   @ApiProperty({ type: 'string', nullable: true }) rephrased_query!: string | null;
@@ -291,7 +317,7 @@ export class FindResponse {
   @ApiProperty() page_number!: number;
   @ApiProperty() page_size!: number;
   @ApiProperty() next_page!: boolean;
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, nullable: true }) nodes!: unknown[] | null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) nodes!: null;
   @ApiProperty({ type: [String], nullable: true }) shards!: string[] | null;
   @ApiProperty({ type: [String] }) autofilters!: string[];
   @ApiProperty({ type: 'object', properties: { semantic: { type: 'number' }, bm25: { type: 'number' } } }) min_score!: {
@@ -301,7 +327,7 @@ export class FindResponse {
   @ApiProperty({ type: [String], description: 'Paragraph ids, best first.' }) best_matches!: string[];
   @ApiProperty({ type: 'object', nullable: true, additionalProperties: { type: 'number' }, description: 'Timings in ms, with debug.' })
   metrics!: Record<string, number> | null;
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) search_after!: null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) search_after!: null;
 }
 
 /** The /find bus payload. */

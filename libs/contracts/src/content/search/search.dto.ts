@@ -1,6 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { ResourceDto } from '../resource.dto';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type MemberCheck } from '../../common/member-checks';
-import { RetrievalRequestBase, type FindRelations } from './find.dto';
+import { FindRelations, RetrievalRequestBase } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
@@ -57,15 +58,39 @@ export class SearchRequest extends RetrievalRequestBase {
   sort?: { field?: 'score'; order?: string };
 }
 
+/** Where a hit is in its field. */
+export class SearchHitPosition {
+  @ApiProperty() page_number!: number;
+  @ApiProperty() index!: number;
+  @ApiProperty() start!: number;
+  @ApiProperty() end!: number;
+  @ApiProperty({ type: 'number', nullable: true, description: 'Seconds into the recording (transcripts)' }) start_seconds!: number | null;
+  @ApiProperty({ type: 'number', nullable: true }) end_seconds!: number | null;
+}
+
+/**
+ * One hit of a /search list. `paragraphs`: score, rid, field_type, field, text, labels,
+ * start_seconds/end_seconds, position, fuzzy_result; `fulltext`: score, rid, field_type, field,
+ * labels; `sentences`: score, rid, text, field_type, field, index, position.
+ */
+export class SearchHit {
+  @ApiProperty() score!: number;
+  @ApiProperty() rid!: string;
+  @ApiProperty({ description: 'The field type letter (t, f, u, c, a…)' }) field_type!: string;
+  @ApiProperty() field!: string;
+  @ApiPropertyOptional() text?: string;
+  @ApiPropertyOptional({ type: [String] }) labels?: string[];
+  @ApiPropertyOptional({ type: [Number] }) start_seconds?: number[];
+  @ApiPropertyOptional({ type: [Number] }) end_seconds?: number[];
+  @ApiPropertyOptional({ type: SearchHitPosition }) position?: SearchHitPosition;
+  @ApiPropertyOptional() fuzzy_result?: boolean;
+  @ApiPropertyOptional({ description: 'sentences: the paragraph index' }) index?: string;
+}
+
 /** One result list of /search: `paragraphs`, `fulltext` or `sentences`. */
 export class SearchResultList {
-  @ApiProperty({
-    type: 'array',
-    items: { type: 'object', additionalProperties: true },
-    description:
-      'paragraphs: {score, rid, field_type, field, text, labels, position…}; fulltext: {score, rid, field_type, field, labels}; sentences: {score, rid, text, field_type, field, index, position}.',
-  })
-  results!: Record<string, unknown>[];
+  @ApiProperty({ type: [SearchHit] })
+  results!: SearchHit[];
   @ApiProperty({
     type: 'object',
     additionalProperties: { type: 'object', additionalProperties: { type: 'integer' } },
@@ -80,19 +105,28 @@ export class SearchResultList {
   @ApiProperty() min_score!: number;
 }
 
+/** ResourceSearchResults: `GET /resource/{rid}/search`, the /search lists of one resource. */
+export class ResourceSearchResponse {
+  @ApiProperty({ type: SearchResultList, nullable: true }) sentences!: SearchResultList | null;
+  @ApiProperty({ type: SearchResultList, nullable: true }) paragraphs!: SearchResultList | null;
+  @ApiProperty({ type: FindRelations, nullable: true }) relations!: FindRelations | null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) nodes!: null;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) shards!: null;
+}
+
 /** KnowledgeboxSearchResults (API-MAP 2.3): a list per feature asked for. */
 export class SearchResponse {
   @ApiPropertyOptional({ type: SearchResultList }) paragraphs?: SearchResultList;
   @ApiPropertyOptional({ type: SearchResultList }) fulltext?: SearchResultList;
   @ApiPropertyOptional({ type: SearchResultList }) sentences?: SearchResultList;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) relations?: FindRelations;
+  @ApiPropertyOptional({ type: FindRelations }) relations?: FindRelations;
   @ApiProperty({
     type: 'object',
-    additionalProperties: { type: 'object', additionalProperties: true },
+    additionalProperties: { $ref: getSchemaPath(ResourceDto) },
     description: 'The resources of the results, serialized as `show` asks.',
   })
-  resources!: Record<string, Record<string, unknown>>;
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, nullable: true }) nodes!: null;
+  resources!: Record<string, ResourceDto>;
+  @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) nodes!: null;
   @ApiProperty({ type: [String], nullable: true }) shards!: null;
   @ApiProperty({ type: [String] }) autofilters!: string[];
 }

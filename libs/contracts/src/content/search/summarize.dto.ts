@@ -45,6 +45,12 @@ export class SummarizedResource {
   @ApiProperty({ description: 'Tokens of the summary (estimated for the built-in model).' }) tokens!: number;
 }
 
+const TOKEN_COUNTS = {
+  type: 'object' as const,
+  properties: { input: { type: 'number' as const }, output: { type: 'number' as const }, image: { type: 'number' as const } },
+  required: ['input', 'output', 'image'],
+};
+
 /** SummarizedResponse (API-MAP 2.8). */
 export class SummarizeResponse {
   @ApiProperty({
@@ -57,8 +63,9 @@ export class SummarizeResponse {
   @ApiPropertyOptional({
     type: 'object',
     nullable: true,
-    additionalProperties: true,
-    description: '{normalized_tokens, customer_key_tokens}',
+    properties: { normalized_tokens: TOKEN_COUNTS, customer_key_tokens: TOKEN_COUNTS },
+    required: ['normalized_tokens', 'customer_key_tokens'],
+    description: 'Tokens used, normalized and on the customer key',
   })
   consumption!: {
     normalized_tokens: { input: number; output: number; image: number };

@@ -1,10 +1,13 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath, type ApiResponseOptions } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import {
+  CompatChatCompletion,
+  CompatChatCompletionChunk,
   CompatChatCompletionsBody,
   CompatEmbeddingsBody,
+  CompatEmbeddingsResponse,
   CompatModelsResponse,
   ContentSubjects,
   DomainError,
@@ -34,6 +37,18 @@ export function base64Floats(vector: number[]): string {
   return buf.toString('base64');
 }
 
+/** chat.completion JSON, or with `stream: true` server-sent events of chat.completion.chunk ending with `data: [DONE]`. */
+const CHAT_RESPONSE: ApiResponseOptions = {
+  status: 200,
+  description:
+    'chat.completion JSON, or text/event-stream of chat.completion.chunk events (`data: <chunk>`, last `data: [DONE]`) with stream: true',
+  content: {
+    'application/json': { schema: { $ref: getSchemaPath(CompatChatCompletion) } },
+    // Each event's data is one chunk (the stream ends with `data: [DONE]`).
+    'text/event-stream': { schema: { $ref: getSchemaPath(CompatChatCompletionChunk) } },
+  },
+};
+
 /**
  * OpenAI-compatible predict routes (docs/predict.md): `compat/chat/completions` (JSON, or SSE
  * chunks with `stream: true`), `compat/embeddings` and `compat/models`, over the KB's models
@@ -41,6 +56,7 @@ export function base64Floats(vector: number[]): string {
  * understanding-API keys). The OpenAI SDKs work against them with `baseURL` set to `…/predict/compat`.
  */
 @ApiTags('Predict')
+@ApiExtraModels(CompatChatCompletion, CompatChatCompletionChunk)
 @ApiResponse({ status: 422, type: ValidationErrorResponse, description: 'Every mistake of the request, each with its location' })
 @Controller('api/v1')
 export class PredictCompatController {
@@ -54,7 +70,7 @@ export class PredictCompatController {
   @HttpCode(200)
   @ApiOperation({ summary: "OpenAI-compatible chat completions (the KB's generative model)" })
   @ApiBody({ type: CompatChatCompletionsBody })
-  @ApiResponse({ status: 200, description: 'chat.completion JSON, or text/event-stream of chat.completion.chunk with stream: true' })
+  @ApiResponse(CHAT_RESPONSE)
   kbChat(
     @Param('kbid') kbid: string,
     @Body(bodyOf(CompatChatCompletionsBody)) body: CompatChatCompletionsBody,
@@ -68,7 +84,7 @@ export class PredictCompatController {
   @HttpCode(200)
   @ApiOperation({ summary: 'OpenAI-compatible chat completions (built-in model)' })
   @ApiBody({ type: CompatChatCompletionsBody })
-  @ApiResponse({ status: 200, description: 'chat.completion JSON, or text/event-stream of chat.completion.chunk with stream: true' })
+  @ApiResponse(CHAT_RESPONSE)
   nuaChat(
     @Body(bodyOf(CompatChatCompletionsBody)) body: CompatChatCompletionsBody,
     @Req() req: AuthedRequest,
@@ -81,11 +97,12 @@ export class PredictCompatController {
   @HttpCode(200)
   @ApiOperation({ summary: "OpenAI-compatible embeddings (the KB's semantic models)" })
   @ApiBody({ type: CompatEmbeddingsBody })
+  @ApiResponse({ status: 200, type: CompatEmbeddingsResponse })
   kbEmbeddings(
     @Param('kbid') kbid: string,
     @Body(bodyOf(CompatEmbeddingsBody)) body: CompatEmbeddingsBody,
     @Req() req: AuthedRequest,
-  ): Promise<unknown> {
+  ): Promise<CompatEmbeddingsResponse> {
     return this.embeddings(kbid, body, busContextOf(req));
   }
 
@@ -93,7 +110,11 @@ export class PredictCompatController {
   @HttpCode(200)
   @ApiOperation({ summary: 'OpenAI-compatible embeddings (built-in model)' })
   @ApiBody({ type: CompatEmbeddingsBody })
-  nuaEmbeddings(@Body(bodyOf(CompatEmbeddingsBody)) body: CompatEmbeddingsBody, @Req() req: AuthedRequest): Promise<unknown> {
+  @ApiResponse({ status: 200, type: CompatEmbeddingsResponse })
+  nuaEmbeddings(
+    @Body(bodyOf(CompatEmbeddingsBody)) body: CompatEmbeddingsBody,
+    @Req() req: AuthedRequest,
+  ): Promise<CompatEmbeddingsResponse> {
     return this.embeddings(undefined, body, busContextOf(req));
   }
 
@@ -125,7 +146,7 @@ export class PredictCompatController {
     };
   }
 
-  private async embeddings(kbid: string | undefined, body: CompatEmbeddingsBody, o: CallOptions): Promise<unknown> {
+  private async embeddings(kbid: string | undefined, body: CompatEmbeddingsBody, o: CallOptions): Promise<CompatEmbeddingsResponse> {
     const texts = typeof body.input === 'string' ? [body.input] : body.input;
     if (
       !Array.isArray(texts) ||

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import {
@@ -63,7 +63,7 @@ const RESPONSES = [
  * use; nothing is stored.
  */
 @ApiTags('Predict')
-@ApiExtraModels(...POST_BODIES, ...RESPONSES, PredictSummarizeResource, PredictSummarizedResource, PredictTextQuery)
+@ApiExtraModels(...POST_BODIES, ...RESPONSES, PredictSummarizeResource, PredictSummarizedResource)
 @ApiResponse({ status: 422, type: ValidationErrorResponse, description: 'Every mistake of the request, each with its location' })
 @Controller('api/v1')
 export class PredictController {
@@ -77,6 +77,7 @@ export class PredictController {
   @Get('kb/:kbid/predict/:endpoint')
   @ApiOperation({ summary: 'Predict API Proxy (GET)', description: GET_DESCRIPTION })
   @ApiParam({ name: 'endpoint', enum: PREDICT_GET_ENDPOINTS })
+  @ApiQuery({ type: PredictTextQuery })
   @ApiResponse({
     status: 200,
     schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) },
@@ -112,6 +113,7 @@ export class PredictController {
   @Get('predict/:endpoint')
   @ApiOperation({ summary: 'Predict (understanding API, built-in models; GET)', description: GET_DESCRIPTION })
   @ApiParam({ name: 'endpoint', enum: PREDICT_GET_ENDPOINTS })
+  @ApiQuery({ type: PredictTextQuery })
   @ApiResponse({
     status: 200,
     schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) },

@@ -25,6 +25,8 @@ export interface UseLitePoolOptions {
   workers?: number;
   /** Passages waiting for a worker before further callers wait to enqueue theirs (default workers × batch × 4). */
   maxQueued?: number;
+  /** The worker's JavaScript (default USE_LITE_WORKER_SOURCE; specs pass a fake model). */
+  source?: string;
 }
 
 interface Batch {
@@ -82,15 +84,17 @@ export class UseLitePool {
   private readonly admissions: { count: number; admit: () => void; reject: (e: unknown) => void }[] = [];
   private idleWaiters: (() => void)[] = [];
   private nextId = 0;
+  private readonly source: string;
 
   constructor(options: UseLitePoolOptions = {}) {
+    this.source = options.source ?? USE_LITE_WORKER_SOURCE;
     this.size = defaultEmbeddingWorkers();
     this.maxQueued = 0;
     this.configure(options);
   }
 
   /** Sets the pool's size (workers already running beyond it finish their work and stop). */
-  configure(options: UseLitePoolOptions): void {
+  configure(options: Omit<UseLitePoolOptions, 'source'>): void {
     if (options.workers !== undefined) {
       if (!Number.isInteger(options.workers) || options.workers < 1 || options.workers > MAX_EMBEDDING_WORKERS) {
         throw new RangeError(`embedding workers must be an integer from 1 to ${MAX_EMBEDDING_WORKERS}`);
@@ -204,7 +208,7 @@ export class UseLitePool {
   }
 
   private start(): Slot {
-    const worker = new Worker(USE_LITE_WORKER_SOURCE, {
+    const worker = new Worker(this.source, {
       eval: true,
       workerData: {
         corePath: require.resolve('@energetic-ai/core'),

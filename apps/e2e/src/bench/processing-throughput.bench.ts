@@ -1,9 +1,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiKey } from '../support/http-client';
 import { REPO_ROOT } from '../support/processes';
-import { startStandalone, type Topology } from '../support/topologies';
+import { startDistributed, startStandalone, type Topology } from '../support/topologies';
 import { buildPdf } from '@kb/platform/testing';
 import { datasetDir } from './retrieval.bench';
 
@@ -12,6 +13,11 @@ import { datasetDir } from './retrieval.bench';
  * embedding model, measured in the same run (issue 5: the first must reach 70 % of the second).
  *
  *   npm run bench -- processing-throughput [--docs 300] [--dataset scifact] [--pdfs 10] [--pdf-pages 10]
+ *     [--topology standalone|distributed] [--understanding 1] [--skip-model]
+ *
+ * Environment variables reach the services (e.g. EMBEDDING_WORKERS=1, PROCESSING_CONCURRENCY=8).
+ * `--topology distributed --understanding N`: every app its own process, N understanding processes
+ * sharing the queue. `--pdfs 0` and `--skip-model` leave out steps 3 and 2.
  *
  * 1. The standalone service (processing on) receives `--docs` resources, each one PLAIN text field
  *    holding a document of the data set (title + text); the clock runs from the first create until
@@ -38,8 +44,14 @@ function readDocs(dataset: string, n: number): string[] {
     .map((d) => `${d.title ?? ''} ${d.text ?? ''}`.trim());
 }
 
-async function endToEnd(texts: string[]): Promise<{ seconds: number; paragraphs: string[] }> {
-  const topology = await startStandalone({ PROCESSING_WORKERS_ENABLED: 'true' });
+async function endToEnd(
+  texts: string[],
+  o: { topology: string; understanding: number },
+): Promise<{ seconds: number; paragraphs: string[] }> {
+  const topology =
+    o.topology === 'distributed'
+      ? await startDistributed({}, { understandingProcesses: o.understanding })
+      : await startStandalone({ PROCESSING_WORKERS_ENABLED: 'true' });
   try {
     const boot = topology.bootstrap();
     const cred = apiKey(boot.api_key.token);
@@ -172,23 +184,44 @@ async function main(): Promise<void> {
       dataset: { type: 'string', default: 'scifact' },
       pdfs: { type: 'string', default: '10' },
       'pdf-pages': { type: 'string', default: '10' },
+      topology: { type: 'string', default: 'standalone' },
+      understanding: { type: 'string', default: '1' },
+      'skip-model': { type: 'boolean', default: false },
     },
   });
+  if (values.topology !== 'standalone' && values.topology !== 'distributed') throw new Error('--topology: standalone or distributed');
+  const understanding = Number(values.understanding);
+  if (!Number.isInteger(understanding) || understanding < 1 || (understanding > 1 && values.topology !== 'distributed')) {
+    throw new Error('--understanding: a positive integer, above 1 only with --topology distributed');
+  }
   const docs = readDocs(values.dataset, Number(values.docs));
-  const e2e = await endToEnd(docs);
-  const rawSeconds = await modelAlone(e2e.paragraphs);
+  const loadBefore = loadavg()[0] as number;
+  const e2e = await endToEnd(docs, { topology: values.topology, understanding });
+  const loadAfter = loadavg()[0] as number;
+  const rawSeconds = values['skip-model'] ? undefined : await modelAlone(e2e.paragraphs);
   const row = {
+    topology: values.topology,
+    understanding_processes: understanding,
+    embedding_workers: process.env['EMBEDDING_WORKERS'] ?? 'default',
+    processing_concurrency: process.env['PROCESSING_CONCURRENCY'] ?? 'default',
     docs: docs.length,
     paragraphs: e2e.paragraphs.length,
     end_to_end_s: Number(e2e.seconds.toFixed(1)),
+    end_to_end_docs_per_s: Number((docs.length / e2e.seconds).toFixed(1)),
     end_to_end_paragraphs_per_s: Number((e2e.paragraphs.length / e2e.seconds).toFixed(1)),
-    model_alone_s: Number(rawSeconds.toFixed(1)),
-    model_alone_paragraphs_per_s: Number((e2e.paragraphs.length / rawSeconds).toFixed(1)),
-    ratio: Number((rawSeconds / e2e.seconds).toFixed(2)),
+    ...(rawSeconds === undefined
+      ? {}
+      : {
+          model_alone_s: Number(rawSeconds.toFixed(1)),
+          model_alone_paragraphs_per_s: Number((e2e.paragraphs.length / rawSeconds).toFixed(1)),
+          ratio: Number((rawSeconds / e2e.seconds).toFixed(2)),
+        }),
+    load_average_1m: `${loadBefore.toFixed(1)}→${loadAfter.toFixed(1)}`,
   };
   console.table([row]);
-  const pdf = await pdfs(docs, Number(values.pdfs), Number(values['pdf-pages']));
-  console.table([{ pdfs: Number(values.pdfs), pages_each: Number(values['pdf-pages']), ...pdf }]);
+  const files = Number(values.pdfs);
+  const pdf = files > 0 ? await pdfs(docs, files, Number(values['pdf-pages'])) : undefined;
+  if (pdf) console.table([{ pdfs: files, pages_each: Number(values['pdf-pages']), ...pdf }]);
   const dir = join(REPO_ROOT, 'tmp', 'bench');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'processing-throughput.json'), JSON.stringify({ date: new Date().toISOString(), ...row, pdf }, null, 2));

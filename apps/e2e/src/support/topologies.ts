@@ -141,7 +141,10 @@ async function withDatabase(
  * NATS is a server of the run's own (the machine's nats-server binary) configured as production:
  * one user per app with the subject permissions of the bus access table, no anonymous access.
  */
-export async function startDistributed(appEnv: Record<string, Record<string, string>> = {}): Promise<Topology> {
+export async function startDistributed(
+  appEnv: Record<string, Record<string, string>> = {},
+  options: { understandingProcesses?: number } = {},
+): Promise<Topology> {
   const runId = randomBytes(4).toString('hex');
   const prefix = `e2e${runId}_`;
   const nats = await startAuthNatsServer({ prefix });
@@ -192,18 +195,24 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
   };
   const ports: Record<string, number> = {};
   const procs: Record<string, ServiceProcess> = {};
-  const launch = async (app: string, extra: Record<string, string> = {}) => {
-    ports[app] ??= await freePort();
+  // `name` tells replicas apart: `understanding-2` is a second process of the understanding app.
+  const launch = async (name: string, extra: Record<string, string> = {}) => {
+    const app = name.replace(/-\d+$/, '');
+    ports[name] ??= await freePort();
     const proc = new ServiceProcess(
-      app,
+      name,
       distMain(app),
-      { ...common, ...nats.appEnv(app as BusApp), PORT: String(ports[app]), ...appEnv[app], ...extra },
+      { ...common, ...nats.appEnv(app as BusApp), PORT: String(ports[name]), ...appEnv[app], ...extra },
       dataDir,
     );
-    procs[app] = proc;
+    procs[name] = proc;
     proc.start();
-    await proc.waitReady(`http://127.0.0.1:${ports[app]}/health/ready`);
+    await proc.waitReady(`http://127.0.0.1:${ports[name]}/health/ready`);
   };
+  const understandingReplicas = Array.from(
+    { length: Math.max(0, (options.understandingProcesses ?? 1) - 1) },
+    (_, i) => `understanding-${i + 2}`,
+  );
   const stop = async () => {
     await Promise.all(Object.values(procs).map((p) => p.stop('SIGTERM')));
     await pglite.stop('SIGTERM');
@@ -219,7 +228,9 @@ export async function startDistributed(appEnv: Record<string, Record<string, str
     // Accounts first: its migrations and bootstrap must exist before the edge takes traffic.
     await launch('accounts');
     // allSettled: when one app fails to start, the others have still been spawned and must be stopped.
-    const started = await Promise.allSettled(['content', 'understanding', 'reporting', 'gateway'].map((a) => launch(a)));
+    const started = await Promise.allSettled(
+      ['content', 'understanding', ...understandingReplicas, 'reporting', 'gateway'].map((a) => launch(a)),
+    );
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   } catch (err) {

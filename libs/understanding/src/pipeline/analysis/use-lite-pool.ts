@@ -12,7 +12,7 @@ import { USE_LITE_WORKER_SOURCE } from './use-lite-worker.source';
 export const USE_LITE_BATCH = 8;
 /** Attempts of one batch: a batch whose worker died is run once more on a new worker, then fails. */
 const MAX_BATCH_ATTEMPTS = 2;
-/** The most workers EMBEDDING_WORKERS may ask for (each holds its own copy of the model, ~90 MB). */
+/** The most workers EMBEDDING_WORKERS may ask for (each holds its own copy of the model, ~125 MB of RSS). */
 export const MAX_EMBEDDING_WORKERS = 32;
 
 /** One worker per core the process may use: the model is single-threaded WASM. */

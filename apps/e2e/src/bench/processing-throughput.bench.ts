@@ -7,6 +7,7 @@ import { REPO_ROOT } from '../support/processes';
 import { startDistributed, startStandalone, type Topology } from '../support/topologies';
 import { buildPdf } from '@kb/platform/testing';
 import { datasetDir } from './retrieval.bench';
+import { cpuBetween, sampleCpu, type CpuUse } from './thread-cpu';
 
 /**
  * End-to-end processing throughput of text resources against the raw throughput of the built-in
@@ -47,7 +48,7 @@ function readDocs(dataset: string, n: number): string[] {
 async function endToEnd(
   texts: string[],
   o: { topology: string; understanding: number },
-): Promise<{ seconds: number; paragraphs: string[] }> {
+): Promise<{ seconds: number; paragraphs: string[]; cpu: CpuUse }> {
   const topology =
     o.topology === 'distributed'
       ? await startDistributed({}, { understandingProcesses: o.understanding })
@@ -56,6 +57,7 @@ async function endToEnd(
     const boot = topology.bootstrap();
     const cred = apiKey(boot.api_key.token);
     const base = `/api/v1/kb/${boot.kb.id}`;
+    const cpuBefore = sampleCpu();
     const started = performance.now();
     const ids: string[] = [];
     for (let i = 0; i < texts.length; i += 8) {
@@ -84,6 +86,7 @@ async function endToEnd(
       await new Promise((res) => setTimeout(res, 250));
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuBetween(cpuBefore, sampleCpu());
     const paragraphs: string[] = [];
     for (const id of ids) {
       const r = await topology.http.call<{
@@ -99,7 +102,7 @@ async function endToEnd(
         for (const p of field.extracted?.metadata?.metadata?.paragraphs ?? []) paragraphs.push(text.slice(p.start, p.end));
       }
     }
-    return { seconds, paragraphs };
+    return { seconds, paragraphs, cpu };
   } finally {
     await topology.stop();
   }
@@ -217,14 +220,25 @@ async function main(): Promise<void> {
           ratio: Number((rawSeconds / e2e.seconds).toFixed(2)),
         }),
     load_average_1m: `${loadBefore.toFixed(1)}→${loadAfter.toFixed(1)}`,
+    // CPU seconds the services spent per document (every thread of every process), the busiest
+    // thread's share, and the rate 2 cores of their own would allow: min(2 / total, 1 / busiest).
+    cpu_s_per_doc: Number((e2e.cpu.total_s / docs.length).toFixed(3)),
+    busiest_thread_s_per_doc: Number(((e2e.cpu.threads[0]?.seconds ?? 0) / docs.length).toFixed(3)),
+    cpu_bound_docs_per_s_2_cores: Number(
+      Math.min((2 * docs.length) / e2e.cpu.total_s, docs.length / (e2e.cpu.threads[0]?.seconds ?? Infinity)).toFixed(1),
+    ),
   };
   console.table([row]);
+  console.table(e2e.cpu.threads);
   const files = Number(values.pdfs);
   const pdf = files > 0 ? await pdfs(docs, files, Number(values['pdf-pages'])) : undefined;
   if (pdf) console.table([{ pdfs: files, pages_each: Number(values['pdf-pages']), ...pdf }]);
   const dir = join(REPO_ROOT, 'tmp', 'bench');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'processing-throughput.json'), JSON.stringify({ date: new Date().toISOString(), ...row, pdf }, null, 2));
+  writeFileSync(
+    join(dir, 'processing-throughput.json'),
+    JSON.stringify({ date: new Date().toISOString(), ...row, busiest_threads: e2e.cpu.threads, pdf }, null, 2),
+  );
 }
 
 main().catch((err: unknown) => {

@@ -64,10 +64,12 @@ export function sampleCpu(root = process.pid): CpuSample {
     } catch {
       continue;
     }
-    for (const tid of tids) {
+    // Threads are named by start order: `main`, then `#1`, `#2`… (tids grow; Node leaves them unnamed).
+    tids.sort((a, b) => Number(a) - Number(b));
+    tids.forEach((tid, i) => {
       const s = stat(`/proc/${pid}/task/${tid}/stat`);
-      if (s) sample.set(`${pid}/${tid}`, { process: name, seconds: s.seconds });
-    }
+      if (s) sample.set(`${pid}/${tid}`, { process: `${name} ${tid === String(pid) ? 'main' : `#${i}`}`, seconds: s.seconds });
+    });
   }
   return sample;
 }

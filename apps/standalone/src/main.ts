@@ -10,7 +10,7 @@ import { createLogger } from '@kb/platform/observability';
 import { createRuntimeBus, createHttpApp, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret } from '@kb/platform/runtime';
 import { blobStoreConfigFromEnv, createBlobStore } from '@kb/platform/storage';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '@kb/reporting';
-import { readSandboxLimits } from '@kb/understanding';
+import { configureUseLitePool, readProcessingCapacity, useLiteWorker, readSandboxLimits } from '@kb/understanding';
 import { StandaloneModule } from './standalone.module';
 
 /**
@@ -25,7 +25,8 @@ runMain(logger, async () => {
   const { runtime, reader } = readRuntimeEnv(env, { transport: 'inprocess', port });
   const adminEmail = reader.string('ADMIN_EMAIL', 'admin@localhost');
   const accessCacheTtlSeconds = reader.int('ACCESS_CACHE_TTL_SECONDS', 5, { min: 0, max: 300 });
-  const processingConcurrency = reader.int('PROCESSING_CONCURRENCY', 2, { min: 1, max: 64 });
+  // One model worker per core by default, and enough jobs at once to keep them on full batches.
+  const { embeddingWorkers, concurrency: processingConcurrency } = readProcessingCapacity(reader);
   const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
   const outboundPolicy = outboundPolicyFromEnv(reader);
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
@@ -62,6 +63,7 @@ runMain(logger, async () => {
   const dnsServers = reader.list('DNS_SERVERS');
   reader.done();
   configureOutbound({ policy: outboundPolicy });
+  configureUseLitePool({ workers: embeddingWorkers });
 
   const secret = await serverSecret(env, runtime.dataDir);
   const pgDir = join(runtime.dataDir, 'pg');
@@ -127,6 +129,8 @@ runMain(logger, async () => {
   );
   // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
   shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
+    // The jobs are drained by now: the model workers finish what they hold (queries) and stop.
+    await useLiteWorker().close(Math.floor(runtime.shutdownGraceMs / 10));
     await blobs.close();
     for (const ds of Object.values(dataSources)) await closeServiceDataSource(ds);
   });

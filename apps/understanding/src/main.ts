@@ -12,7 +12,7 @@ import {
   serviceAppModule,
 } from '@kb/platform/runtime';
 import { StorageModule, blobStoreConfigFromEnv, blobStoreHealthCheck, createBlobStore } from '@kb/platform/storage';
-import { readSandboxLimits, UnderstandingModule } from '@kb/understanding';
+import { configureUseLitePool, readProcessingCapacity, useLiteWorker, readSandboxLimits, UnderstandingModule } from '@kb/understanding';
 
 /**
  * Processing workers, scaled on their own (replicas share the durable work queue). They read
@@ -24,7 +24,8 @@ runMain(logger, async () => {
   const env = process.env;
   const port = Number(env['PORT'] ?? 8083);
   const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
-  const concurrency = reader.int('PROCESSING_CONCURRENCY', 2, { min: 1, max: 64 });
+  // One model worker per core by default, and enough jobs at once to keep them on full batches.
+  const { embeddingWorkers, concurrency } = readProcessingCapacity(reader);
   const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
   const outboundPolicy = outboundPolicyFromEnv(reader);
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
@@ -37,6 +38,7 @@ runMain(logger, async () => {
   const extractionSandbox = readSandboxLimits(reader);
   reader.done();
   configureOutbound({ policy: outboundPolicy });
+  configureUseLitePool({ workers: embeddingWorkers });
   const secret = await serverSecret(env, runtime.dataDir);
   const blobs = await createBlobStore(
     blobStoreConfigFromEnv(env, {
@@ -72,6 +74,8 @@ runMain(logger, async () => {
   );
   // SIGTERM: stop taking work, finish what is in flight, flush, close (SHUTDOWN_GRACE_MS, docs/operations.md).
   shutdownOnSignals(logger, app, bus, runtime.shutdownGraceMs, async () => {
+    // The jobs are drained by now: the model workers finish what they hold (queries) and stop.
+    await useLiteWorker().close(Math.floor(runtime.shutdownGraceMs / 10));
     await blobs.close();
   });
   await app.listen(port, env['HOST'] ?? '0.0.0.0');

@@ -1,17 +1,24 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiKey } from '../support/http-client';
 import { REPO_ROOT } from '../support/processes';
-import { startStandalone, type Topology } from '../support/topologies';
+import { startDistributed, startStandalone, type Topology } from '../support/topologies';
 import { buildPdf } from '@kb/platform/testing';
 import { datasetDir } from './retrieval.bench';
+import { cpuBetween, sampleCpu, type CpuUse } from './thread-cpu';
 
 /**
  * End-to-end processing throughput of text resources against the raw throughput of the built-in
  * embedding model, measured in the same run (issue 5: the first must reach 70 % of the second).
  *
  *   npm run bench -- processing-throughput [--docs 300] [--dataset scifact] [--pdfs 10] [--pdf-pages 10]
+ *     [--topology standalone|distributed] [--understanding 1] [--skip-model]
+ *
+ * Environment variables reach the services (e.g. EMBEDDING_WORKERS=1, PROCESSING_CONCURRENCY=8).
+ * `--topology distributed --understanding N`: every app its own process, N understanding processes
+ * sharing the queue. `--pdfs 0` and `--skip-model` leave out steps 3 and 2.
  *
  * 1. The standalone service (processing on) receives `--docs` resources, each one PLAIN text field
  *    holding a document of the data set (title + text); the clock runs from the first create until
@@ -38,12 +45,19 @@ function readDocs(dataset: string, n: number): string[] {
     .map((d) => `${d.title ?? ''} ${d.text ?? ''}`.trim());
 }
 
-async function endToEnd(texts: string[]): Promise<{ seconds: number; paragraphs: string[] }> {
-  const topology = await startStandalone({ PROCESSING_WORKERS_ENABLED: 'true' });
+async function endToEnd(
+  texts: string[],
+  o: { topology: string; understanding: number },
+): Promise<{ seconds: number; paragraphs: string[]; cpu: CpuUse }> {
+  const topology =
+    o.topology === 'distributed'
+      ? await startDistributed({}, { understanding: o.understanding })
+      : await startStandalone({ PROCESSING_WORKERS_ENABLED: 'true' });
   try {
     const boot = topology.bootstrap();
     const cred = apiKey(boot.api_key.token);
     const base = `/api/v1/kb/${boot.kb.id}`;
+    const cpuBefore = sampleCpu();
     const started = performance.now();
     const ids: string[] = [];
     for (let i = 0; i < texts.length; i += 8) {
@@ -72,6 +86,7 @@ async function endToEnd(texts: string[]): Promise<{ seconds: number; paragraphs:
       await new Promise((res) => setTimeout(res, 250));
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuBetween(cpuBefore, sampleCpu());
     const paragraphs: string[] = [];
     for (const id of ids) {
       const r = await topology.http.call<{
@@ -87,7 +102,7 @@ async function endToEnd(texts: string[]): Promise<{ seconds: number; paragraphs:
         for (const p of field.extracted?.metadata?.metadata?.paragraphs ?? []) paragraphs.push(text.slice(p.start, p.end));
       }
     }
-    return { seconds, paragraphs };
+    return { seconds, paragraphs, cpu };
   } finally {
     await topology.stop();
   }
@@ -172,26 +187,58 @@ async function main(): Promise<void> {
       dataset: { type: 'string', default: 'scifact' },
       pdfs: { type: 'string', default: '10' },
       'pdf-pages': { type: 'string', default: '10' },
+      topology: { type: 'string', default: 'standalone' },
+      understanding: { type: 'string', default: '1' },
+      'skip-model': { type: 'boolean', default: false },
     },
   });
+  if (values.topology !== 'standalone' && values.topology !== 'distributed') throw new Error('--topology: standalone or distributed');
+  const understanding = Number(values.understanding);
+  if (!Number.isInteger(understanding) || understanding < 1 || (understanding > 1 && values.topology !== 'distributed')) {
+    throw new Error('--understanding: a positive integer, above 1 only with --topology distributed');
+  }
   const docs = readDocs(values.dataset, Number(values.docs));
-  const e2e = await endToEnd(docs);
-  const rawSeconds = await modelAlone(e2e.paragraphs);
+  const loadBefore = loadavg()[0] as number;
+  const e2e = await endToEnd(docs, { topology: values.topology, understanding });
+  const loadAfter = loadavg()[0] as number;
+  const rawSeconds = values['skip-model'] ? undefined : await modelAlone(e2e.paragraphs);
   const row = {
+    topology: values.topology,
+    understanding_processes: understanding,
+    embedding_workers: process.env['EMBEDDING_WORKERS'] ?? 'default',
+    processing_concurrency: process.env['PROCESSING_CONCURRENCY'] ?? 'default',
     docs: docs.length,
     paragraphs: e2e.paragraphs.length,
     end_to_end_s: Number(e2e.seconds.toFixed(1)),
+    end_to_end_docs_per_s: Number((docs.length / e2e.seconds).toFixed(1)),
     end_to_end_paragraphs_per_s: Number((e2e.paragraphs.length / e2e.seconds).toFixed(1)),
-    model_alone_s: Number(rawSeconds.toFixed(1)),
-    model_alone_paragraphs_per_s: Number((e2e.paragraphs.length / rawSeconds).toFixed(1)),
-    ratio: Number((rawSeconds / e2e.seconds).toFixed(2)),
+    ...(rawSeconds === undefined
+      ? {}
+      : {
+          model_alone_s: Number(rawSeconds.toFixed(1)),
+          model_alone_paragraphs_per_s: Number((e2e.paragraphs.length / rawSeconds).toFixed(1)),
+          ratio: Number((rawSeconds / e2e.seconds).toFixed(2)),
+        }),
+    load_average_1m: `${loadBefore.toFixed(1)}→${loadAfter.toFixed(1)}`,
+    // CPU seconds the services spent per document (every thread of every process), the busiest
+    // thread's share, and the rate 2 cores of their own would allow: min(2 / total, 1 / busiest).
+    cpu_s_per_doc: Number((e2e.cpu.total_s / docs.length).toFixed(3)),
+    busiest_thread_s_per_doc: Number(((e2e.cpu.threads[0]?.seconds ?? 0) / docs.length).toFixed(3)),
+    cpu_bound_docs_per_s_2_cores: Number(
+      Math.min((2 * docs.length) / e2e.cpu.total_s, docs.length / (e2e.cpu.threads[0]?.seconds ?? Infinity)).toFixed(1),
+    ),
   };
   console.table([row]);
-  const pdf = await pdfs(docs, Number(values.pdfs), Number(values['pdf-pages']));
-  console.table([{ pdfs: Number(values.pdfs), pages_each: Number(values['pdf-pages']), ...pdf }]);
+  console.table(e2e.cpu.threads);
+  const files = Number(values.pdfs);
+  const pdf = files > 0 ? await pdfs(docs, files, Number(values['pdf-pages'])) : undefined;
+  if (pdf) console.table([{ pdfs: files, pages_each: Number(values['pdf-pages']), ...pdf }]);
   const dir = join(REPO_ROOT, 'tmp', 'bench');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'processing-throughput.json'), JSON.stringify({ date: new Date().toISOString(), ...row, pdf }, null, 2));
+  writeFileSync(
+    join(dir, 'processing-throughput.json'),
+    JSON.stringify({ date: new Date().toISOString(), ...row, busiest_threads: e2e.cpu.threads, pdf }, null, 2),
+  );
 }
 
 main().catch((err: unknown) => {

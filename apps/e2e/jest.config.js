@@ -3,5 +3,6 @@ module.exports = {
   displayName: 'e2e',
   preset: '../../jest.preset.js',
   rootDir: __dirname,
+  setupFiles: [...require('../../jest.preset.js').setupFiles, '<rootDir>/jest-setup.js'],
   testMatch: ['<rootDir>/src/**/*.e2e-spec.ts', '<rootDir>/src/**/*.spec.ts'],
 };

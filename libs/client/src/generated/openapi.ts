@@ -4167,7 +4167,15 @@ export interface components {
         };
         SplitStrategyDto: {
             name: string;
-            split: components["schemas"]["SplitConfigDto"];
+            /** @description Required unless the flat `max_paragraph` is given. */
+            split?: components["schemas"]["SplitConfigDto"];
+            /** @description The reference SDK's flat form of `split.max_paragraph` (not with `split`). */
+            max_paragraph?: number;
+            /**
+             * @description The reference SDK's custom split kind: only 0 (none); manual and LLM splits are not available.
+             * @enum {number}
+             */
+            custom_split?: 0;
         };
         ExtractStrategyDto: {
             name: string;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
+  canonicalSplitStrategy,
   AskRequest,
   CONFIG_NAME_PATTERN,
   DomainError,
@@ -150,7 +151,7 @@ export class KbConfigsService {
   async createStrategy(kbid: string, kind: StrategyKind, body: unknown): Promise<{ id: string }> {
     const dto: Strategy =
       kind === 'split'
-        ? validatePayload(SplitStrategyDto, body ?? {}, { loc: ['body'] })
+        ? canonicalSplitStrategy(validatePayload(SplitStrategyDto, body ?? {}, { loc: ['body'] }))
         : validatePayload(ExtractStrategyDto, body ?? {}, { loc: ['body'] });
     const id = randomUUID().replace(/-/g, '');
     await this.repo.insert(kbid, kind, id, JSON.parse(JSON.stringify(dto)), {

@@ -164,6 +164,74 @@ describe('@nuclia/core SDK against the gateway', () => {
       expect(field).toMatchObject({ completed: true, resource: rid });
     });
 
+    it("uploads with the SDK's split metadata (x-split-strategy, one request and TUS): the file is split by that strategy", async () => {
+      const split = (await ok(keyed.createSplitStrategy({ name: 'upload-small', max_paragraph: 100 }))) as unknown as string;
+      const long = Array.from({ length: 12 }, (_, i) => `Sentence ${i} tells how lava cools into basalt columns.`).join(' ');
+      type Extracted = {
+        data: {
+          files?: Record<
+            string,
+            {
+              value?: { split_strategy?: string };
+              extracted?: { metadata?: { metadata: { paragraphs: { start: number; end: number }[] } } };
+            }
+          >;
+        };
+      };
+      const paragraphs = async (rid: string) =>
+        topology.http.eventually(
+          async () => {
+            const r = await topology.http.call<Extracted>(
+              'GET',
+              `/api/v1/kb/${kbid}/resource/${rid}?show=values&show=extracted&extracted=metadata`,
+              {
+                credential: bearer(pat),
+              },
+            );
+            const field = Object.values(r.body.data?.files ?? {})[0];
+            const ps = field?.extracted?.metadata?.metadata.paragraphs;
+            return ps && ps.length > 0 ? { ps, named: field?.value?.split_strategy } : undefined;
+          },
+          60_000,
+          `resource ${rid} processed`,
+        );
+      for (const tus of [false, true]) {
+        const done = (await lastValueFrom(
+          keyed.upload(new File([Buffer.from(long)], `long-${tus}.txt`, { type: 'text/plain' }), tus, { split }),
+        )) as { completed?: boolean; resource?: string };
+        expect(done.completed).toBe(true);
+        const rid = tus ? (await ok(keyed.listResources(0, 50))).resources.find((r) => r.title === `long-${tus}.txt`)?.id : done.resource;
+        const { ps, named } = await paragraphs(rid as string);
+        expect(named).toBe(split);
+        expect(ps.length).toBeGreaterThanOrEqual(Math.floor(long.length / 100));
+        for (const p of ps) expect(p.end - p.start).toBeLessThanOrEqual(100);
+      }
+      // A strategy the KB does not have: refused before any byte is stored, at its header; nothing created.
+      const before = (await ok(keyed.listResources(0, 50))).resources.length;
+      const unknown = 'f'.repeat(32);
+      expect(
+        await lastValueFrom(keyed.upload(new File([Buffer.from(long)], 'x.txt', { type: 'text/plain' }), false, { split: unknown })),
+      ).toMatchObject({ failed: true });
+      expect(
+        await lastValueFrom(keyed.upload(new File([Buffer.from(long)], 'y.txt', { type: 'text/plain' }), true, { split: unknown })),
+      ).toMatchObject({ failed: true });
+      const direct = await topology.http.call<{ detail: { loc: string[] }[] }>('POST', `/api/v1/kb/${kbid}/upload`, {
+        credential: bearer(pat),
+        headers: { 'content-type': 'text/plain', 'x-split-strategy': unknown, 'x-extract-strategy': '../etc' },
+        body: 'hello',
+      });
+      expect(direct.status).toBe(422);
+      expect(direct.body.detail.map((d) => d.loc.join('.'))).toEqual(['header.x-extract-strategy']);
+      const missing = await topology.http.call<{ detail: { loc: string[] }[] }>('POST', `/api/v1/kb/${kbid}/upload`, {
+        credential: bearer(pat),
+        headers: { 'content-type': 'text/plain', 'x-split-strategy': unknown },
+        body: 'hello',
+      });
+      expect([missing.status, missing.body.detail.map((d) => d.loc.join('.'))]).toEqual([422, ['header.x-split-strategy']]);
+      expect((await ok(keyed.listResources(0, 50))).resources.length).toBe(before);
+      await ok(keyed.deleteSplitStrategy(split));
+    });
+
     it('finds, searches, suggests and asks (synchronous and streamed)', async () => {
       await topology.http.eventually(
         async () => {

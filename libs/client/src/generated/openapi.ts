@@ -8574,6 +8574,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description id of a split strategy of the KB */
+                "x-split-strategy"?: string;
                 /** @description id of an extraction strategy of the KB */
                 "x-extract-strategy"?: string;
                 /** @description true: the file goes to processing and is not kept */
@@ -8611,6 +8613,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description id of a split strategy of the KB */
+                "x-split-strategy"?: string;
                 /** @description id of an extraction strategy of the KB */
                 "x-extract-strategy"?: string;
                 /** @description true: the file goes to processing and is not kept */
@@ -8650,6 +8654,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description id of a split strategy of the KB */
+                "x-split-strategy"?: string;
                 /** @description id of an extraction strategy of the KB */
                 "x-extract-strategy"?: string;
                 /** @description true: the file goes to processing and is not kept */

@@ -193,7 +193,7 @@ export class SplitStrategyDto {
       whenAbsent: true,
     },
   )
-  split!: SplitConfigDto;
+  split?: SplitConfigDto;
   @ApiPropertyOptional({
     minimum: KB_CONFIG_LIMITS.minParagraph,
     maximum: KB_CONFIG_LIMITS.maxParagraph,

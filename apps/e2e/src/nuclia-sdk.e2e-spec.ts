@@ -1,4 +1,4 @@
-import { Nuclia, type IErrorResponse, type WritableKnowledgeBox } from '@nuclia/core';
+import { FIELD_TYPE, Nuclia, type IErrorResponse, type WritableKnowledgeBox } from '@nuclia/core';
 import { firstValueFrom, lastValueFrom, type Observable } from 'rxjs';
 import { bearer } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
@@ -296,6 +296,42 @@ describe('@nuclia/core SDK against the gateway', () => {
       await ok(keyed.deleteExtractStrategy(extract));
       await ok(keyed.deleteSplitStrategy(split));
       expect(await refused(keyed.deleteSplitStrategy(split))).toBe(404);
+    });
+
+    it('reads, writes and deletes fields; reprocesses; searches, finds and asks within a resource', async () => {
+      const resource = await ok(keyed.getResource(rid));
+      const field = (await ok(resource.getField(FIELD_TYPE.text, 'body'))) as { value?: { body?: string } };
+      expect(field.value?.body).toContain('Lava flows');
+      await ok(resource.setField(FIELD_TYPE.text, 'extra', { body: 'Pumice floats on water.' }));
+      expect(((await ok(resource.getField(FIELD_TYPE.text, 'extra'))) as { value?: { body?: string } }).value?.body).toBe(
+        'Pumice floats on water.',
+      );
+      await ok(resource.deleteField(FIELD_TYPE.text, 'extra'));
+      expect(await refused(resource.getField(FIELD_TYPE.text, 'extra'))).toBe(404);
+      expect(await ok(resource.reprocess())).toMatchObject({ seqid: expect.any(Number) });
+      const inside = (await ok(resource.search('lava'))) as { paragraphs?: { results: { rid: string }[] } };
+      expect(inside.paragraphs?.results.length).toBeGreaterThan(0);
+      expect(inside.paragraphs?.results.every((p) => p.rid === rid)).toBe(true);
+      const found = await ok(resource.find('lava'));
+      expect(Object.keys((found as { resources?: Record<string, unknown> }).resources ?? {})).toEqual([rid]);
+      const answer = await ok(resource.ask('Where does lava flow from?', [], undefined, { synchronous: true }) as Observable<unknown>);
+      expect(answer).toMatchObject({ type: 'answer' });
+      const whole = await ok(
+        resource.askToResource('Where does lava flow from?', [], undefined, { synchronous: true }) as Observable<unknown>,
+      );
+      expect(whole).toMatchObject({ type: 'answer' });
+      expect(await refused(keyed.getEntitiesGroup('NOT-A-GROUP'))).toBe(404);
+    });
+
+    it('reads facets, models, invitations and KB indexes; takes feedback; rephrases', async () => {
+      expect(await ok(keyed.getFacets(['/icon']))).toBeDefined();
+      expect(await ok(keyed.feedback('0'.repeat(32), true))).toBeDefined();
+      expect(await ok(keyed.rephrase('lava?'))).toBeTruthy();
+      expect(await ok(kb.getInvites())).toEqual([]);
+      expect(await ok(owner.db.getAccountInvitations(account.id))).toEqual([]);
+      expect((await ok(owner.db.getKbIndexes(account.id))).map((i) => i.kb_id)).toContain(kbid);
+      expect((await ok(owner.db.getStandaloneKbs())).map((k) => k.uuid)).toContain(kbid);
+      expect(Array.isArray(await ok(kb.activityMonitor.getRemiScores(new Date(Date.now() - 86_400_000).toISOString())))).toBe(true);
     });
 
     it('refuses a key of the KB on another KB, and a bad resource', async () => {

@@ -205,12 +205,12 @@ export class KbConfigsService {
   }
 
   /** Writes an archive's configurations (replacing those of the same id); returns the ones it created. */
-  importAll(kbid: string, rows: ArchivedKbConfig[]): Promise<{ kind: KbConfigKind; id: string }[]> {
+  importAll(kbid: string, rows: ArchivedKbConfig[]): Promise<KbConfigRef[]> {
     return this.repo.upsertMany(kbid, rows, kbConfigLimit);
   }
 
   /** Removes what `importAll` created (an import that failed after writing them). */
-  async removeImported(kbid: string, created: { kind: KbConfigKind; id: string }[]): Promise<void> {
+  async removeImported(kbid: string, created: KbConfigRef[]): Promise<void> {
     for (const c of created) await this.repo.delete(kbid, c.kind, c.id);
   }
 
@@ -249,10 +249,14 @@ export class KbConfigsService {
   }
 }
 
-/** One saved configuration as an archive carries it (`kb-configs.jsonl`, docs/export-format.md). */
-export interface ArchivedKbConfig {
+/** One saved configuration, by kind and id. */
+export interface KbConfigRef {
   kind: KbConfigKind;
   id: string;
+}
+
+/** One saved configuration as an archive carries it (`kb-configs.jsonl`, docs/export-format.md). */
+export interface ArchivedKbConfig extends KbConfigRef {
   body: unknown;
 }
 

@@ -10,7 +10,13 @@ import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import type { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
 import { checkEntityMap } from '../entities-groups/entity-map';
-import { KbConfigsService, checkArchivedKbConfig, kbConfigLimit, type ArchivedKbConfig } from '../kb-config/kb-configs.service';
+import {
+  KbConfigsService,
+  checkArchivedKbConfig,
+  kbConfigLimit,
+  type ArchivedKbConfig,
+  type KbConfigRef,
+} from '../kb-config/kb-configs.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
 import { OutboxService } from '../outbox/outbox.service';
 import { processingJobs } from '../resources/write-effects';
@@ -160,7 +166,7 @@ export class KbImporter {
     const settings: KbSettings = { labelsets: [], groups: [], synonyms: undefined };
     // Saved configurations are written before the resources (processing reads the strategies
     // their fields name), and the ones this import created are removed again if it fails.
-    let createdConfigs: Awaited<ReturnType<KbConfigsService['importAll']>> = [];
+    let createdConfigs: KbConfigRef[] = [];
     try {
       await this.writeEntries(job, checked, limits, progress, settings, (created) => (createdConfigs = created));
     } catch (err) {
@@ -175,7 +181,7 @@ export class KbImporter {
     limits: ArchiveLimits,
     progress: (n: number) => Promise<void>,
     settings: KbSettings,
-    configsCreated: (created: Awaited<ReturnType<KbConfigsService['importAll']>>) => void,
+    configsCreated: (created: KbConfigRef[]) => void,
   ): Promise<void> {
     const ids = new Map<string, string>();
     let written = 0;

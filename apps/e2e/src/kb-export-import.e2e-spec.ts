@@ -65,6 +65,8 @@ describe('KB export and import', () => {
   let kb: string;
   let archive: Buffer;
   let exportId: string;
+  let splitId: string;
+  let extractId: string;
   const run = Date.now().toString(36);
   const secret = `sk-export-secret-${run}`;
   const fileBytes = Buffer.from('Glaciers carve fjords as they slide toward the sea. Moraines mark where the ice stood.\n');
@@ -143,6 +145,34 @@ describe('KB export and import', () => {
       (await http.call('PUT', `/api/v1/kb/${kb}/custom-synonyms`, { credential: pat, body: { synonyms: { glacier: ['ice sheet'] } } }))
         .status,
     ).toBe(204);
+    // Saved configurations: a search preset, a key-value schema, split and extract strategies (a field names the split one).
+    expect(
+      (
+        await http.call('POST', `/api/v1/kb/${kb}/search_configurations/icy`, {
+          credential: pat,
+          body: { kind: 'find', config: { features: ['keyword'], top_k: 2 } },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await http.call('POST', `/api/v1/kb/${kb}/kv-schemas`, {
+          credential: pat,
+          body: { name: 'survey', fields: [{ key: 'depth', type: 'float', range: true }] },
+        })
+      ).status,
+    ).toBeLessThan(300);
+    splitId = (
+      await http.call<string>('POST', `/api/v1/kb/${kb}/split_strategies`, {
+        credential: pat,
+        body: { name: 'wide', split: { max_paragraph: 5000 } },
+      })
+    ).body;
+    extractId = (
+      await http.call<string>('POST', `/api/v1/kb/${kb}/extract_strategies`, { credential: pat, body: { name: 'no-ocr', ocr: false } })
+    ).body;
+    expect(splitId).toMatch(/^[0-9a-f]{32}$/);
+    expect(extractId).toMatch(/^[0-9a-f]{32}$/);
     const texts = [
       ['glaciers', 'Glaciers', 'Glaciers are rivers of ice that move slowly down valleys, grinding rock into fine flour.', 'ice'],
       ['tides', 'Tides', 'Tides rise and fall twice a day as the moon pulls the oceans of the earth.', 'sea'],
@@ -152,7 +182,12 @@ describe('KB export and import', () => {
     for (const [slug, title, body, label] of texts) {
       const created = await http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, {
         credential: pat,
-        body: { slug, title, texts: { body: { body } }, usermetadata: { classifications: [{ labelset: 'topic', label }] } },
+        body: {
+          slug,
+          title,
+          texts: { body: { body, ...(slug === 'glaciers' ? { split_strategy: splitId } : {}) } },
+          usermetadata: { classifications: [{ labelset: 'topic', label }] },
+        },
       });
       expect(created.status).toBe(201);
       rids.push(created.body.uuid);
@@ -211,8 +246,15 @@ describe('KB export and import', () => {
       names.push(name);
       at += 512 + Math.ceil(size / 512) * 512;
     }
-    expect(names.slice(0, 5)).toEqual(['manifest.json', 'kb.json', 'labelsets.jsonl', 'entities-groups.jsonl', 'synonyms.json']);
-    expect(names[5]).toBe('resources/000001.jsonl');
+    expect(names.slice(0, 6)).toEqual([
+      'manifest.json',
+      'kb.json',
+      'labelsets.jsonl',
+      'entities-groups.jsonl',
+      'synonyms.json',
+      'kb-configs.jsonl',
+    ]);
+    expect(names[6]).toBe('resources/000001.jsonl');
     expect(names.filter((n) => n.startsWith('blobs/') && n.endsWith('/original'))).toHaveLength(1);
     expect(names[names.length - 1]).toBe('end.json');
   });
@@ -245,6 +287,25 @@ describe('KB export and import', () => {
     expect((await http.call('GET', `/api/v1/kb/${copy}/custom-synonyms`, { credential: pat })).body).toEqual({
       synonyms: { glacier: ['ice sheet'] },
     });
+    // The saved configurations, under the same names and ids; the field still names its split strategy.
+    for (const path of ['search_configurations', 'kv-schemas', 'split_strategies', 'extract_strategies']) {
+      const get = async (k: string) => (await http.call('GET', `/api/v1/kb/${k}/${path}`, { credential: pat })).body;
+      expect([path, await get(copy)]).toEqual([path, await get(kb)]);
+    }
+    expect(
+      Object.keys((await http.call<Record<string, unknown>>('GET', `/api/v1/kb/${copy}/split_strategies`, { credential: pat })).body),
+    ).toEqual([splitId]);
+    const glaciers = await http.call<{ data: { texts: Record<string, { value: { split_strategy?: string } }> } }>(
+      'GET',
+      `/api/v1/kb/${copy}/slug/glaciers?show=values`,
+      { credential: pat },
+    );
+    expect(glaciers.body.data.texts['body']?.value.split_strategy).toBe(splitId);
+    const preset = await http.call<FindBody>('POST', `/api/v1/kb/${copy}/find`, {
+      credential: pat,
+      body: { query: 'ice', search_configuration: 'icy' },
+    });
+    expect(preset.status).toBe(200);
     const counters = async (k: string) => {
       const { index_size: _size, ...rest } = (
         await http.call<Record<string, number>>('GET', `/api/v1/kb/${k}/counters`, { credential: pat })
@@ -439,12 +500,50 @@ describe('KB export and import', () => {
         /ends before end.json/,
       ],
     ];
+    const configs = (...lines: unknown[]): Buffer =>
+      tarGz([
+        ['manifest.json', manifest(src)],
+        ['kb.json', '{}'],
+        ['kb-configs.jsonl', lines.map((l) => JSON.stringify(l)).join('\n')],
+        ['end.json', '{"resources":0,"blobs":0}'],
+      ]);
+    const strategyId = 'a'.repeat(32);
+    cases.push(
+      [
+        'a bad split strategy',
+        configs({ kind: 'split', id: strategyId, body: { name: 's', split: { max_paragraph: 1 } } }),
+        /kb-configs.jsonl line 1/,
+      ],
+      ['an unknown kind', configs({ kind: 'agents', id: 'x', body: {} }), /kb-configs.jsonl line 1/],
+      ['a strategy id that is a path', configs({ kind: 'extract', id: '../x', body: { name: 'e' } }), /kb-configs.jsonl line 1/],
+      [
+        'a schema under another id',
+        configs({ kind: 'kv_schema', id: 'one', body: { name: 'other', fields: [] } }),
+        /kb-configs.jsonl line 1/,
+      ],
+      [
+        'one id twice',
+        configs(
+          { kind: 'search', id: 'twice', body: { kind: 'find', config: {} } },
+          { kind: 'search', id: 'twice', body: { kind: 'find', config: {} } },
+        ),
+        /appears twice/,
+      ],
+      [
+        'too many of a kind',
+        configs(...Array.from({ length: 21 }, (_, i) => ({ kind: 'kv_schema', id: `s${i}`, body: { name: `s${i}` } }))),
+        /more than 20 kv_schema/,
+      ],
+    );
     for (const [what, bytes, message] of cases) {
       const status = await importArchive(target, bytes);
       expect([what, status.status]).toEqual([what, 'errored']);
       expect(status.error).toMatch(message);
     }
     expect(await count(target)).toBe(0);
+    for (const path of ['search_configurations', 'split_strategies', 'extract_strategies'])
+      expect((await http.call('GET', `/api/v1/kb/${target}/${path}`, { credential: pat })).body).toEqual({});
+    expect((await http.call('GET', `/api/v1/kb/${target}/kv-schemas`, { credential: pat })).body).toEqual({ schemas: {} });
   }, 120_000);
 
   it('removes what an import wrote when it fails part-way', async () => {
@@ -491,6 +590,7 @@ describe('KB export and import', () => {
       ['manifest.json', manifest(src)],
       ['kb.json', '{}'],
       ['labelsets.jsonl', JSON.stringify({ id: 'dupes', body: { labels: [{ title: 'a' }, { title: 'A' }] } })],
+      ['kb-configs.jsonl', JSON.stringify({ kind: 'split', id: 'b'.repeat(32), body: { name: 'undone', split: { max_paragraph: 100 } } })],
       ['resources/000001.jsonl', lines],
       ['end.json', '{"resources":2,"blobs":0}'],
     ]);
@@ -503,5 +603,7 @@ describe('KB export and import', () => {
       body: { query: 'about', features: ['keyword'] },
     });
     expect(find.body.best_matches).toEqual([]);
+    // The split strategy it wrote before its resources is removed too.
+    expect((await http.call('GET', `/api/v1/kb/${target}/split_strategies`, { credential: pat })).body).toEqual({});
   }, 120_000);
 });

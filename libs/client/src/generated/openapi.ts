@@ -4318,7 +4318,15 @@ export interface components {
         };
         SplitStrategyDto: {
             name: string;
-            split: components["schemas"]["SplitConfigDto"];
+            /** @description Required unless the flat `max_paragraph` is given. */
+            split?: components["schemas"]["SplitConfigDto"];
+            /** @description The reference SDK's flat form of `split.max_paragraph` (not with `split`). */
+            max_paragraph?: number;
+            /**
+             * @description The reference SDK's custom split kind: only 0 (none); manual and LLM splits are not available.
+             * @enum {number}
+             */
+            custom_split?: 0;
         };
         ExtractStrategyDto: {
             name: string;
@@ -15314,6 +15322,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description id of a split strategy of the KB */
+                "x-split-strategy"?: string;
                 /** @description id of an extraction strategy of the KB */
                 "x-extract-strategy"?: string;
                 /** @description true: the file goes to processing and is not kept */
@@ -15432,6 +15442,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description id of a split strategy of the KB */
+                "x-split-strategy"?: string;
                 /** @description id of an extraction strategy of the KB */
                 "x-extract-strategy"?: string;
                 /** @description true: the file goes to processing and is not kept */
@@ -15552,6 +15564,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description id of a split strategy of the KB */
+                "x-split-strategy"?: string;
                 /** @description id of an extraction strategy of the KB */
                 "x-extract-strategy"?: string;
                 /** @description true: the file goes to processing and is not kept */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
+  canonicalSplitStrategy,
   AskRequest,
   CONFIG_NAME_PATTERN,
   DomainError,
@@ -19,7 +20,7 @@ import {
   type SearchConfigurationKind,
   type StrategyKind,
 } from '@kb/contracts';
-import { KbConfigsRepository } from './kb-configs.repository';
+import { KbConfigsRepository, type KbConfigKind } from './kb-configs.repository';
 
 type Strategy = SplitStrategyDto | ExtractStrategyDto;
 
@@ -150,7 +151,7 @@ export class KbConfigsService {
   async createStrategy(kbid: string, kind: StrategyKind, body: unknown): Promise<{ id: string }> {
     const dto: Strategy =
       kind === 'split'
-        ? validatePayload(SplitStrategyDto, body ?? {}, { loc: ['body'] })
+        ? canonicalSplitStrategy(validatePayload(SplitStrategyDto, body ?? {}, { loc: ['body'] }))
         : validatePayload(ExtractStrategyDto, body ?? {}, { loc: ['body'] });
     const id = randomUUID().replace(/-/g, '');
     await this.repo.insert(kbid, kind, id, JSON.parse(JSON.stringify(dto)), {
@@ -179,6 +180,38 @@ export class KbConfigsService {
     if (extract)
       out.extract = { ...(extract.ocr !== undefined ? { ocr: extract.ocr } : {}), ...(extract.split ? { split: extract.split } : {}) };
     return out;
+  }
+
+  // ---- export and import (docs/export-format.md) --------------------------------------------
+
+  /** Every saved configuration of the KB, as an archive carries them. */
+  exportAll(kbid: string): Promise<ArchivedKbConfig[]> {
+    return this.repo.all(kbid);
+  }
+
+  /**
+   * Refuses (422) an import whose configurations would leave a kind of the KB over its bound,
+   * counting the KB's own that the archive does not replace. Checked again when written.
+   */
+  async assertRoom(kbid: string, rows: ArchivedKbConfig[]): Promise<void> {
+    const kept = await this.repo.countsExcept(kbid, rows);
+    for (const kind of KB_CONFIG_KINDS) {
+      const n = (kept.get(kind) ?? 0) + rows.filter((r) => r.kind === kind).length;
+      if (n > kbConfigLimit(kind))
+        throw DomainError.validation([
+          { loc: ['body'], msg: `A Knowledge Box keeps at most ${kbConfigLimit(kind)} ${kind} configurations`, type: 'too_long' },
+        ]);
+    }
+  }
+
+  /** Writes an archive's configurations (replacing those of the same id); returns the ones it created. */
+  importAll(kbid: string, rows: ArchivedKbConfig[]): Promise<KbConfigRef[]> {
+    return this.repo.upsertMany(kbid, rows, kbConfigLimit);
+  }
+
+  /** Removes what `importAll` created (an import that failed after writing them). */
+  async removeImported(kbid: string, created: KbConfigRef[]): Promise<void> {
+    for (const c of created) await this.repo.delete(kbid, c.kind, c.id);
   }
 
   /** `assertStrategies` for field writes: `locOf` says where each write's members were sent. */
@@ -213,6 +246,59 @@ export class KbConfigsService {
           issues.push({ loc: n.loc, msg: `${STRATEGY_NAMES[kind]} ${n.id} does not exist in this Knowledge Box`, type: 'value_error' });
     }
     if (issues.length > 0) throw DomainError.validation(issues);
+  }
+}
+
+/** One saved configuration, by kind and id. */
+export interface KbConfigRef {
+  kind: KbConfigKind;
+  id: string;
+}
+
+/** One saved configuration as an archive carries it (`kb-configs.jsonl`, docs/export-format.md). */
+export interface ArchivedKbConfig extends KbConfigRef {
+  body: unknown;
+}
+
+export const KB_CONFIG_KINDS: readonly KbConfigKind[] = ['search', 'kv_schema', 'split', 'extract'];
+
+/** How many of a kind a KB keeps. */
+export function kbConfigLimit(kind: KbConfigKind): number {
+  if (kind === 'search') return KB_CONFIG_LIMITS.searchConfigurations;
+  if (kind === 'kv_schema') return KB_CONFIG_LIMITS.kvSchemas;
+  return KB_CONFIG_LIMITS.strategies;
+}
+
+/**
+ * An archived configuration checked as its route checks it (name or id pattern, body by the
+ * route's DTO) and in its stored form; DomainError (422) otherwise. A key-value schema's id is its name.
+ */
+export function checkArchivedKbConfig(line: unknown): ArchivedKbConfig {
+  const at = (loc: string, msg: string) => DomainError.validation([{ loc: [loc], msg, type: 'value_error' }]);
+  if (!line || typeof line !== 'object' || Array.isArray(line)) throw at('line', 'should be an object {kind, id, body}');
+  const { kind, id, body, ...rest } = line as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) throw at(Object.keys(rest)[0] as string, 'Extra inputs are not permitted');
+  if (typeof kind !== 'string' || !(KB_CONFIG_KINDS as readonly string[]).includes(kind))
+    throw at('kind', `should be one of ${KB_CONFIG_KINDS.join(', ')}`);
+  if (typeof id !== 'string') throw at('id', 'should be a string');
+  switch (kind as KbConfigKind) {
+    case 'search':
+      if (!CONFIG_NAME_PATTERN.test(id)) throw at('id', `should match pattern '${CONFIG_NAME_PATTERN.source}'`);
+      return { kind: 'search', id, body: searchConfigurationOf(body) };
+    case 'kv_schema': {
+      const dto = validatePayload(KvSchemaDto, body ?? {}, { loc: ['body'] });
+      if (dto.name !== id) throw at('id', 'should be the schema name');
+      return { kind: 'kv_schema', id, body: kvSchema(dto.name, dto.description, dto.fields) };
+    }
+    case 'split':
+    case 'extract': {
+      if (!STRATEGY_ID_PATTERN.test(id)) throw at('id', `should match pattern '${STRATEGY_ID_PATTERN.source}'`);
+      const dto =
+        kind === 'split'
+          ? canonicalSplitStrategy(validatePayload(SplitStrategyDto, body ?? {}, { loc: ['body'] }))
+          : validatePayload(ExtractStrategyDto, body ?? {}, { loc: ['body'] });
+      return { kind: kind as KbConfigKind, id, body: JSON.parse(JSON.stringify(dto)) as unknown };
+    }
   }
 }
 

@@ -191,7 +191,13 @@ export class FieldsService {
       password: req.password,
       language: req.language,
       extract_strategy: req.extract_strategy,
+      split_strategy: req.split_strategy,
     };
+    // The edge checked the strategy headers before storing the bytes; checked again here, at the headers.
+    await this.configs.assertStrategies(req.kbid, [
+      ...(req.extract_strategy ? [{ kind: 'extract' as const, id: req.extract_strategy, loc: ['header', 'x-extract-strategy'] }] : []),
+      ...(req.split_strategy ? [{ kind: 'split' as const, id: req.split_strategy, loc: ['header', 'x-split-strategy'] }] : []),
+    ]);
     if (req.create) {
       const members = req.resource ?? {};
       const created = await this.resources.create(
@@ -208,8 +214,6 @@ export class FieldsService {
     }
     const writes = fieldWritesOf({ files: { [req.field_id]: file as never } }, new Date().toISOString());
     writes.forEach((w) => ((w.value['file'] as Record<string, unknown>)['size'] = req.file.size));
-    if (req.extract_strategy)
-      await this.configs.assertStrategies(req.kbid, [{ kind: 'extract', id: req.extract_strategy, loc: ['header', 'x-extract-strategy'] }]);
     const { seqid } = await this.write({ kbid: req.kbid, rid: req.rid }, 'modified', req.actor, async (_m, resource, s, now) =>
       pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), s, now),
     );

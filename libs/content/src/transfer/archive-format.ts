@@ -1,6 +1,7 @@
 /**
  * The KB archive (docs/export-format.md): a gzipped tar whose entries come in this order —
- * `manifest.json`, `kb.json`, `labelsets.jsonl`, `entities-groups.jsonl`, `synonyms.json`, then
+ * `manifest.json`, `kb.json`, `labelsets.jsonl`, `entities-groups.jsonl`, `synonyms.json`,
+ * `kb-configs.jsonl` (saved configurations; absent from archives written before it), then
  * `resources/<n>.jsonl` parts (resources with their fields, extracted data and vectors, a bounded
  * number per part) each followed by `blobs/<rid>/<path>` (the stored files of its resources), and
  * `end.json` with the counts, so a truncated archive is told from a complete one.
@@ -12,7 +13,15 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 /** A path segment of a blob below its resource: no `.`/`..`, no separators, no control characters. */
 const SEGMENT = /^(?!\.{1,2}$)[A-Za-z0-9._=-]{1,200}$/;
 const PART = /^resources\/\d{6}\.jsonl$/;
-export const FIXED_ENTRIES = ['manifest.json', 'kb.json', 'labelsets.jsonl', 'entities-groups.jsonl', 'synonyms.json', 'end.json'] as const;
+export const FIXED_ENTRIES = [
+  'manifest.json',
+  'kb.json',
+  'labelsets.jsonl',
+  'entities-groups.jsonl',
+  'synonyms.json',
+  'kb-configs.jsonl',
+  'end.json',
+] as const;
 export type FixedEntry = (typeof FIXED_ENTRIES)[number];
 
 export type EntryName =

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { KbConfigsService } from '../kb-config/kb-configs.service';
 import { resourceBlobPrefix } from '../resources/resources.service';
 import {
   ARCHIVE_FORMAT,
@@ -32,7 +33,7 @@ const iso = (v: unknown): string => new Date(v as string).toISOString();
 
 /**
  * Writes a KB's archive (docs/export-format.md) straight into the blob store: configuration,
- * label sets, entities groups, synonyms, then the resources a part at a time, each part followed
+ * label sets, entities groups, synonyms, saved configurations, then the resources a part at a time, each part followed
  * by the stored files of its resources. Nothing but one part is held in memory.
  */
 @Injectable()
@@ -40,6 +41,7 @@ export class KbExporter {
   constructor(
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    private readonly configs: KbConfigsService,
   ) {}
 
   async count(kbid: string): Promise<number> {
@@ -90,6 +92,8 @@ export class KbExporter {
       synonyms: Record<string, string[]>;
     }[];
     await w.addJson('synonyms.json', { synonyms: synonyms?.synonyms ?? {} });
+    // Search configurations, key-value schemas, split and extract strategies: fields name strategies by id.
+    await w.addLines('kb-configs.jsonl', await this.configs.exportAll(kbid));
 
     let after: { created: string; id: string } | undefined;
     let part = 0;

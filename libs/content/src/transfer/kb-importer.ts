@@ -10,6 +10,13 @@ import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import type { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
 import { checkEntityMap } from '../entities-groups/entity-map';
+import {
+  KbConfigsService,
+  checkArchivedKbConfig,
+  kbConfigLimit,
+  type ArchivedKbConfig,
+  type KbConfigRef,
+} from '../kb-config/kb-configs.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
 import { OutboxService } from '../outbox/outbox.service';
 import { processingJobs } from '../resources/write-effects';
@@ -76,6 +83,7 @@ export class KbImporter {
     private readonly outbox: OutboxService,
     private readonly labelsets: LabelSetsService,
     private readonly synonyms: SynonymsService,
+    private readonly configs: KbConfigsService,
   ) {}
 
   private async open(job: ImportJob, limits: ArchiveLimits): Promise<AsyncGenerator<ArchiveEntry>> {
@@ -143,6 +151,9 @@ export class KbImporter {
           throw new ArchiveError(
             `end.json counts ${end.resources} resources and ${end.blobs} files, the archive holds ${rids.size} and ${blobs}`,
           );
+      } else if (name.name === 'kb-configs.jsonl') {
+        const rows = await this.configsEntry(entry, limits);
+        await wrapAsync(() => this.configs.assertRoom(job.kbid, rows), entry.path);
       } else {
         await this.settingsEntry(entry, limits, { labelsets: [], groups: [], synonyms: undefined });
       }
@@ -153,6 +164,25 @@ export class KbImporter {
   /** Second pass: writes. `progress` is told the resources written so far. */
   async write(job: ImportJob, checked: CheckedArchive, limits: ArchiveLimits, progress: (n: number) => Promise<void>): Promise<void> {
     const settings: KbSettings = { labelsets: [], groups: [], synonyms: undefined };
+    // Saved configurations are written before the resources (processing reads the strategies
+    // their fields name), and the ones this import created are removed again if it fails.
+    let createdConfigs: KbConfigRef[] = [];
+    try {
+      await this.writeEntries(job, checked, limits, progress, settings, (created) => (createdConfigs = created));
+    } catch (err) {
+      await this.configs.removeImported(job.kbid, createdConfigs);
+      throw err;
+    }
+  }
+
+  private async writeEntries(
+    job: ImportJob,
+    checked: CheckedArchive,
+    limits: ArchiveLimits,
+    progress: (n: number) => Promise<void>,
+    settings: KbSettings,
+    configsCreated: (created: KbConfigRef[]) => void,
+  ): Promise<void> {
     const ids = new Map<string, string>();
     let written = 0;
     for await (const entry of await this.open(job, limits)) {
@@ -181,6 +211,9 @@ export class KbImporter {
           written++;
         }
         await progress(written);
+      } else if (name.kind === 'fixed' && name.name === 'kb-configs.jsonl') {
+        const rows = await this.configsEntry(entry, limits);
+        configsCreated(await wrapAsync(() => this.configs.importAll(job.kbid, rows), entry.path));
       } else if (name.kind === 'fixed' && !['manifest.json', 'end.json', 'kb.json'].includes(name.name)) {
         await this.settingsEntry(entry, limits, settings);
       } else {
@@ -264,6 +297,23 @@ export class KbImporter {
       );
     });
     this.outbox.relayInBackground(rows);
+  }
+
+  /** `kb-configs.jsonl`: each line checked as its route checks it; at most each kind's bound, no id twice. */
+  private async configsEntry(entry: ArchiveEntry, limits: ArchiveLimits): Promise<ArchivedKbConfig[]> {
+    const rows: ArchivedKbConfig[] = [];
+    const seen = new Set<string>();
+    for await (const { line, n } of entryLines(entry, limits.maxLineBytes)) {
+      const where = `${entry.path} line ${n}`;
+      const row = wrap(() => checkArchivedKbConfig(parseJson(line, where)), where);
+      const key = `${row.kind}/${row.id}`;
+      if (seen.has(key)) throw new ArchiveError(`${where}: ${row.kind} configuration ${row.id} appears twice`);
+      seen.add(key);
+      if (rows.filter((r) => r.kind === row.kind).length >= kbConfigLimit(row.kind))
+        throw new ArchiveError(`${where}: more than ${kbConfigLimit(row.kind)} ${row.kind} configurations`);
+      rows.push(row);
+    }
+    return rows;
   }
 
   private async settingsEntry(entry: ArchiveEntry, limits: ArchiveLimits, into: KbSettings): Promise<void> {

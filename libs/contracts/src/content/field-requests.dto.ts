@@ -79,6 +79,7 @@ export class RegisterUploadRequest {
   @IsOptional() @IsString() @MaxLength(1024) password?: string;
   @IsOptional() @IsString() @MaxLength(16) language?: string;
   @IsOptional() @IsString() @MaxLength(128) extract_strategy?: string;
+  @IsOptional() @IsString() @MaxLength(128) split_strategy?: string;
   /** `x-skip-store`: the file (stored under `unstoredFileKey`) is deleted once processed. */
   @IsOptional() @IsBoolean() skip_store?: boolean;
   /** Members of the new resource (TUS creation bodies carry them). */

@@ -1,5 +1,5 @@
 import { collectIssues } from '../common/validation';
-import { ExtractStrategyDto, KvSchemaDto, SearchConfigurationDto, SplitStrategyDto } from './kb-config.dto';
+import { canonicalSplitStrategy, ExtractStrategyDto, KvSchemaDto, SearchConfigurationDto, SplitStrategyDto } from './kb-config.dto';
 import { FindRequest } from './search/find.dto';
 
 const locs = (cls: new () => object, body: unknown) =>
@@ -41,6 +41,23 @@ describe('KB configuration DTOs', () => {
       'body.ai_tables',
       'body.split.max_paragraph',
     ]);
+  });
+
+  it("takes the reference SDK's flat split form, the same as the split member, and refuses custom splits", () => {
+    expect(locs(SplitStrategyDto, { name: 's', max_paragraph: 300 })).toEqual([]);
+    expect(locs(SplitStrategyDto, { name: 's', max_paragraph: 300, custom_split: 0 })).toEqual([]);
+    expect(canonicalSplitStrategy({ name: 's', max_paragraph: 300, custom_split: 0 })).toEqual({
+      name: 's',
+      split: { max_paragraph: 300 },
+    });
+    const nested = { name: 's', split: { max_paragraph: 300, overlap: 10 } };
+    expect(canonicalSplitStrategy(nested)).toEqual(nested);
+    expect(locs(SplitStrategyDto, { name: 's', max_paragraph: 49 })).toEqual(['body.max_paragraph']);
+    expect(locs(SplitStrategyDto, { name: 's', max_paragraph: '300' })).toEqual(['body.max_paragraph']);
+    expect(locs(SplitStrategyDto, { name: 's', max_paragraph: 300, split: { max_paragraph: 300 } })).toEqual(['body.max_paragraph']);
+    expect(locs(SplitStrategyDto, { name: 's', max_paragraph: 300, custom_split: 2 })).toEqual(['body.custom_split']);
+    expect(locs(SplitStrategyDto, { name: 's', max_paragraph: 300, llm_split: {} })).toEqual(['body.llm_split']);
+    expect(locs(SplitStrategyDto, { name: 's' })).toEqual(['body.split']);
   });
 
   it('checks key-value schemas as the reference does', () => {

@@ -174,13 +174,49 @@ export class SplitConfigDto {
 
 const nameCheck = checks.string({ max: 128, required: true });
 
-/** `POST /split_strategies` body, and a stored split strategy. */
+/** The reference client's `custom_split` values (NONE, MANUAL, LLM): only NONE is served here. */
+const CUSTOM_SPLIT_NONE = 0;
+
+/**
+ * `POST /split_strategies` body, and a stored split strategy. Also takes the reference JS SDK's flat
+ * form `{name, max_paragraph, custom_split?}` (`createSplitStrategy`), the same as
+ * `{name, split: {max_paragraph}}`; a strategy is stored and answered in the `split` form.
+ */
 @Closed()
 export class SplitStrategyDto {
   @ApiProperty({ maxLength: 128 }) @Check(nameCheck) name!: string;
-  @ApiProperty({ type: SplitConfigDto })
-  @Check(required(nested(SplitConfigDto)), { whenAbsent: true })
-  split!: SplitConfigDto;
+  @ApiPropertyOptional({ type: SplitConfigDto, description: 'Required unless the flat `max_paragraph` is given.' })
+  @Check(
+    (v, loc, issues, owner) =>
+      absent(v) && !absent(owner['max_paragraph']) ? undefined : required(nested(SplitConfigDto))(v, loc, issues, owner),
+    {
+      whenAbsent: true,
+    },
+  )
+  split?: SplitConfigDto;
+  @ApiPropertyOptional({
+    minimum: KB_CONFIG_LIMITS.minParagraph,
+    maximum: KB_CONFIG_LIMITS.maxParagraph,
+    description: "The reference SDK's flat form of `split.max_paragraph` (not with `split`).",
+  })
+  @Check((v, loc, issues, owner) => {
+    if (absent(v)) return;
+    if (!absent(owner['split'])) return void issues.push({ loc, msg: 'Give max_paragraph or split, not both', type: 'value_error' });
+    checks.int(KB_CONFIG_LIMITS.minParagraph, KB_CONFIG_LIMITS.maxParagraph)(v, loc, issues, owner);
+  })
+  max_paragraph?: number;
+  @ApiPropertyOptional({
+    enum: [CUSTOM_SPLIT_NONE],
+    description: "The reference SDK's custom split kind: only 0 (none); manual and LLM splits are not available.",
+  })
+  @Check(checks.unsupported('manual and LLM splits are not available (only 0, none)', (v) => absent(v) || v === CUSTOM_SPLIT_NONE))
+  custom_split?: number;
+}
+
+/** A split strategy body in its stored form (`{name, split}`), whichever form it came in. */
+export function canonicalSplitStrategy(body: SplitStrategyDto): SplitStrategyDto {
+  const split = body.split ?? { max_paragraph: body.max_paragraph as number };
+  return { name: body.name, split };
 }
 
 /** `POST /extract_strategies` body, and a stored extract strategy. */

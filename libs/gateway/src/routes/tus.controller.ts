@@ -5,6 +5,7 @@ import { CreateResourceDto, DomainError, ErrorCodes, validatePayload } from '@kb
 import type { AuthedRequest } from '../auth/auth.guard';
 import { actorOf, busContextOf, skipStoreOf } from '../http/request-context';
 import { TUS_EXTENSIONS, TUS_VERSION, TusService, parseUploadMetadata, tusNamespace } from '../uploads/tus.service';
+import { uploadStrategiesOf } from '../uploads/upload.service';
 
 const BASES = ['', 'resource/:rid/file/:field_id/', 'slug/:rslug/file/:field_id/'];
 const paths = (suffix: string) => BASES.map((b) => `${b}${suffix}`);
@@ -51,6 +52,7 @@ export const tusRoutes = {
       metadata: parseUploadMetadata(req.headers['upload-metadata'] as string | undefined),
       resource,
       skipStore: skipStoreOf(req),
+      ...('kbid' in owner ? { strategies: uploadStrategiesOf(req.headers) } : {}),
       context: busContextOf(req).context,
     });
     const proto = String(req.headers['x-forwarded-proto'] ?? req.protocol).split(',')[0];

@@ -4,7 +4,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { actorOf, busContextOf, skipStoreOf } from '../http/request-context';
 import { decodeFilename } from '../uploads/media-types';
-import { UploadService } from '../uploads/upload.service';
+import { UploadService, uploadStrategiesOf } from '../uploads/upload.service';
 
 class ResourceFileUploadedDto {
   @ApiProperty() seqid!: number;
@@ -31,6 +31,7 @@ const FILE_BODY = {
 @ApiHeader({ name: 'x-language', required: false })
 @ApiHeader({ name: 'x-skip-store', required: false, description: 'true: the file goes to processing and is not kept' })
 @ApiHeader({ name: 'x-extract-strategy', required: false, description: 'id of an extraction strategy of the KB' })
+@ApiHeader({ name: 'x-split-strategy', required: false, description: 'id of a split strategy of the KB' })
 @ApiConsumes('application/octet-stream')
 @Controller('api/v1/kb/:kbid')
 export class UploadsController {
@@ -46,7 +47,7 @@ export class UploadsController {
       md5: header(req, 'x-md5'),
       password: header(req, 'x-password'),
       language: header(req, 'x-language'),
-      extractStrategy: header(req, 'x-extract-strategy'),
+      strategies: uploadStrategiesOf(req.headers),
       declaredSize: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
       skipStore: skipStoreOf(req),
       actor: actorOf(req),

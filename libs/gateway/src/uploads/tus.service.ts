@@ -6,7 +6,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { decodeFilename, isMedia, resolveContentType } from './media-types';
 import { ProcessingUploadService } from './processing-upload.service';
-import { UploadService } from './upload.service';
+import { UploadService, type UploadStrategies } from './upload.service';
 
 /** What a TUS upload remembers between requests; kept in the blob store so any gateway replica can continue it. */
 interface TusState {
@@ -31,6 +31,8 @@ interface TusState {
   maxBytes?: number;
   /** `x-skip-store: true` on the creation request (or on the last chunk). */
   skipStore?: boolean;
+  /** `x-extract-strategy` / `x-split-strategy` of the creation request (KB uploads). */
+  strategies?: UploadStrategies;
   created: string;
 }
 
@@ -93,6 +95,7 @@ export class TusService {
     metadata: Record<string, string>;
     resource?: Record<string, unknown>;
     skipStore?: boolean;
+    strategies?: UploadStrategies;
     context: BusContext;
   }): Promise<TusState> {
     if (input.length === undefined && !input.deferLength) {
@@ -102,6 +105,8 @@ export class TusService {
     }
     // An upload into a field needs its resource now, not after the client sent every byte.
     if (input.target && 'kbid' in input.owner) await this.uploads.existingResource(input.owner.kbid, input.target, input.context);
+    // So are the strategies it names: refused now, not after the last chunk.
+    if ('kbid' in input.owner) await this.uploads.assertStrategies(input.owner.kbid, input.strategies, input.context);
     const maxBytes = await this.sizeLimit(input.owner, input.metadata, input.context);
     if (input.length !== undefined && maxBytes !== undefined && input.length > maxBytes) throw tooLarge(maxBytes);
     const state: TusState = {
@@ -117,6 +122,7 @@ export class TusService {
       resource: input.resource,
       ...(maxBytes !== undefined ? { maxBytes } : {}),
       ...(input.skipStore ? { skipStore: true } : {}),
+      ...(input.strategies && Object.keys(input.strategies).length > 0 ? { strategies: input.strategies } : {}),
       created: new Date().toISOString(),
     };
     await this.save(state);
@@ -192,6 +198,7 @@ export class TusService {
             fieldId: state.fieldId,
             resource: state.resource,
             skipStore: state.skipStore === true || skipStore,
+            ...(state.strategies ? { strategies: state.strategies } : {}),
             actor,
             ...file,
           });

@@ -5,18 +5,22 @@ import { Readable } from 'node:stream';
 import { AccountsSubjects, ContentSubjects, DomainError, ErrorCodes, type AnyDef } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
 import { createBlobStore, type BlobStore } from '@kb/platform/storage';
-import { UploadService } from './upload.service';
+import { UploadService, uploadStrategiesOf } from './upload.service';
 
 const KB = '00000000-0000-4000-8000-0000000000aa';
 
 /** A bus answering the subjects an upload uses; `register` decides what content answers. */
-function fakeBus(register: () => Promise<unknown>, limit = 1000): MessageBus {
+function fakeBus(register: (req?: unknown) => Promise<unknown>, limit = 1000, strategies: string[] = []): MessageBus {
   return {
-    request: async (def: AnyDef) => {
+    request: async (def: AnyDef, req: Record<string, unknown>) => {
+      if (def.subject === ContentSubjects.getStrategy.subject) {
+        if (strategies.includes(`${String(req['kind'])}:${String(req['strategy_id'])}`)) return { name: 's' };
+        throw new DomainError(ErrorCodes.NOT_FOUND, 'Split strategy does not exist');
+      }
       if (def.subject === ContentSubjects.md5Exists.subject) return { exists: false };
       if (def.subject === AccountsSubjects.kbUploadLimits.subject)
         return { upload_limit_max_media_file_size: limit, upload_limit_max_non_media_file_size: limit };
-      if (def.subject === ContentSubjects.registerUpload.subject) return register();
+      if (def.subject === ContentSubjects.registerUpload.subject) return register(req);
       throw new Error(`unexpected ${def.subject}`);
     },
   } as unknown as MessageBus;
@@ -112,5 +116,51 @@ describe('UploadService', () => {
     await expect(
       service.upload({ ...base, declaredType: 'application/x-msdownload', filename: 'a.exe', body: Readable.from([]) }),
     ).rejects.toMatchObject({ code: ErrorCodes.UNSUPPORTED_MEDIA_TYPE });
+  });
+
+  describe('strategy headers (x-extract-strategy, x-split-strategy)', () => {
+    const split = 'a'.repeat(32);
+    const extract = 'b'.repeat(32);
+
+    it("reads both headers, refusing an id not of a strategy's form at its header", () => {
+      expect(uploadStrategiesOf({ 'x-split-strategy': split, 'x-extract-strategy': extract })).toEqual({ split, extract });
+      expect(uploadStrategiesOf({ 'x-split-strategy': '' })).toEqual({});
+      for (const bad of ['../x', 'A'.repeat(32), 'a'.repeat(33)]) {
+        try {
+          uploadStrategiesOf({ 'x-split-strategy': bad });
+          throw new Error('accepted');
+        } catch (err) {
+          expect((err as DomainError).details).toEqual({ detail: [expect.objectContaining({ loc: ['header', 'x-split-strategy'] })] });
+        }
+      }
+    });
+
+    it('forwards the named strategies to content, and stores nothing when the KB does not have one', async () => {
+      let registered: Record<string, unknown> | undefined;
+      const service = new UploadService(
+        fakeBus(
+          async (req) => {
+            registered = req as Record<string, unknown>;
+            return { uuid: 'r', seqid: 1, field_id: 'f' };
+          },
+          1000,
+          [`split:${split}`, `extract:${extract}`],
+        ),
+        blobs,
+      );
+      await service.upload({ ...base, body: Readable.from([Buffer.from('hello')]), strategies: { split, extract } });
+      expect(registered).toMatchObject({ split_strategy: split, extract_strategy: extract });
+
+      const strict = new UploadService(
+        fakeBus(async () => ({ uuid: 'r', seqid: 1, field_id: 'f' }), 1000, [`extract:${extract}`]),
+        blobs,
+      );
+      const before = await keys(blobs);
+      const refused = await strict
+        .upload({ ...base, body: Readable.from([Buffer.from('hello')]), strategies: { split, extract } })
+        .catch((e: unknown) => e as DomainError);
+      expect((refused as DomainError).details).toEqual({ detail: [expect.objectContaining({ loc: ['header', 'x-split-strategy'] })] });
+      expect(await keys(blobs)).toEqual(before);
+    });
   });
 });

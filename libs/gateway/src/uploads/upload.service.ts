@@ -7,6 +7,7 @@ import {
   DomainError,
   ErrorCodes,
   fileBlobKey,
+  STRATEGY_ID_PATTERN,
   unstoredFileKey,
   type ActorDto,
   type BusContext,
@@ -33,12 +34,41 @@ export interface UploadInput extends UploadedFile {
   /** Existing resource (field upload) or none (a new resource). */
   target?: { rid?: string; slug?: string };
   fieldId?: string;
-  extractStrategy?: string;
+  /** `x-extract-strategy` and `x-split-strategy`: ids of the KB's strategies the file field names. */
+  strategies?: UploadStrategies;
   /** Members of a new resource (e.g. a TUS creation body). */
   resource?: Record<string, unknown>;
   /** `x-skip-store: true`: the file goes to processing and is deleted once processed. */
   skipStore?: boolean;
   actor: ActorDto;
+}
+
+/** The strategies an upload's headers name (`x-extract-strategy`, `x-split-strategy`). */
+export interface UploadStrategies {
+  extract?: string;
+  split?: string;
+}
+
+const STRATEGY_HEADERS = { extract: 'x-extract-strategy', split: 'x-split-strategy' } as const;
+
+/** The strategy headers of an upload (or a TUS creation); an id not of a strategy's form is 422 at its header. */
+export function uploadStrategiesOf(headers: Record<string, string | string[] | undefined>): UploadStrategies {
+  const out: UploadStrategies = {};
+  for (const kind of ['extract', 'split'] as const) {
+    const raw = headers[STRATEGY_HEADERS[kind]];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    if (value === undefined || value === '') continue;
+    if (!STRATEGY_ID_PATTERN.test(value))
+      throw DomainError.validation([
+        {
+          loc: ['header', STRATEGY_HEADERS[kind]],
+          msg: `${STRATEGY_HEADERS[kind]} is not a ${kind} strategy id of this Knowledge Box`,
+          type: 'value_error',
+        },
+      ]);
+    out[kind] = value;
+  }
+  return out;
 }
 
 /** Where an uploaded file goes: the field's original, or (x-skip-store) a key of its own that processing deletes. */
@@ -78,6 +108,8 @@ export class UploadService {
       throw new DomainError(ErrorCodes.PAYLOAD_TOO_LARGE, `The file is larger than this account's limit of ${maxBytes} bytes`);
     }
 
+    // Named strategies must exist before any byte is stored (content checks again when registering).
+    await this.assertStrategies(input.kbid, input.strategies, input.context);
     const create = !input.target;
     const rid = input.target ? await this.existingResource(input.kbid, input.target, input.context) : randomUUID();
     const fieldId = input.fieldId ?? randomBytes(16).toString('hex');
@@ -103,7 +135,8 @@ export class UploadService {
           file: { uri: `blob:${key}`, filename: input.filename, content_type: contentType, size: stat.size, md5: stat.md5 ?? '' },
           ...(input.password ? { password: input.password } : {}),
           ...(input.language ? { language: input.language } : {}),
-          ...(input.extractStrategy ? { extract_strategy: input.extractStrategy } : {}),
+          ...(input.strategies?.extract ? { extract_strategy: input.strategies.extract } : {}),
+          ...(input.strategies?.split ? { split_strategy: input.strategies.split } : {}),
           ...(input.resource ? { resource: input.resource } : {}),
         },
         opts,
@@ -112,6 +145,26 @@ export class UploadService {
       await (create ? this.blobs.deletePrefix(`content/kbs/${input.kbid}/r/${rid}/`) : this.blobs.delete(key)).catch(() => undefined);
       throw err;
     }
+  }
+
+  /** 422 at the header of each named strategy the KB does not have. */
+  async assertStrategies(kbid: string, strategies: UploadStrategies | undefined, context: BusContext): Promise<void> {
+    const issues = [];
+    for (const kind of ['extract', 'split'] as const) {
+      const id = strategies?.[kind];
+      if (!id) continue;
+      try {
+        await this.bus.request(ContentSubjects.getStrategy, { kbid, kind, strategy_id: id }, { context });
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.code !== ErrorCodes.NOT_FOUND) throw err;
+        issues.push({
+          loc: ['header', STRATEGY_HEADERS[kind]],
+          msg: `${kind === 'split' ? 'Split' : 'Extract'} strategy ${id} does not exist in this Knowledge Box`,
+          type: 'value_error',
+        });
+      }
+    }
+    if (issues.length > 0) throw DomainError.validation(issues);
   }
 
   /** The id of the resource an upload goes into; 404 when there is none. */

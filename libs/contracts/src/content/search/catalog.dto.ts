@@ -1,7 +1,15 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { Check, checks, Closed, isPlainObject, type MemberCheck } from '../../common/member-checks';
-import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
+import {
+  ExtractedOptions,
+  FieldTypes,
+  ShowOptions,
+  type ExtractedOption,
+  type FieldType,
+  type ResourceDto,
+  type ShowOption,
+} from '../resource.dto';
 import { filterExpressionCheck, legacyFiltersCheck, type CatalogFilterExpression, type LegacyFilters } from './filter-expression';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, stringListCheck } from './retrieval.dto';
@@ -146,7 +154,7 @@ export class CatalogResponse {
     additionalProperties: { type: 'object', additionalProperties: true },
     description: 'By resource id, serialized as `show` asks.',
   })
-  resources!: Record<string, Record<string, unknown>>;
+  resources!: Record<string, ResourceDto>;
   @ApiProperty({ type: SearchResultList }) fulltext!: SearchResultList;
   @ApiProperty({ type: [String], nullable: true }) shards!: null;
 }

@@ -1,7 +1,15 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
 import { Check, checks, Closed } from '../../common/member-checks';
-import { ExtractedOptions, FieldTypes, ShowOptions, type ExtractedOption, type FieldType, type ShowOption } from '../resource.dto';
+import {
+  ExtractedOptions,
+  FieldTypes,
+  ShowOptions,
+  type ExtractedOption,
+  type FieldType,
+  type ResourceDto,
+  type ShowOption,
+} from '../resource.dto';
 import { fieldsCheck, filterExpressionCheck, legacyFiltersCheck, type FilterExpression, type LegacyFilters } from './filter-expression';
 import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { REQUEST_LIMITS } from './request-limits';
@@ -269,6 +277,14 @@ export class FindParagraph {
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) relevant_relations!: Record<string, unknown> | null;
 }
 
+/** The paragraphs of one field in a /find result, by paragraph id. */
+export interface FindField {
+  paragraphs: Record<string, FindParagraph>;
+}
+
+/** A resource of a /find result: the resource (as `show` asks) with its matching paragraphs by field (`/<type letter>/<field>`). */
+export type FindResource = ResourceDto & { fields: Record<string, FindField> };
+
 /** KnowledgeboxFindResults (API-MAP 2.2). */
 @ApiExtraModels(FindParagraph)
 export class FindResponse {
@@ -278,7 +294,7 @@ export class FindResponse {
       'By resource id: the resource (as `show` asks) with `fields: {"/<type letter>/<field>": {paragraphs: {<paragraph id>: FindParagraph}}}`.',
     additionalProperties: { type: 'object' },
   })
-  resources!: Record<string, Record<string, unknown>>;
+  resources!: Record<string, FindResource>;
   @ApiProperty({
     type: 'object',
     additionalProperties: true,

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type MemberCheck } from '../../common/member-checks';
+import type { ResourceDto } from '../resource.dto';
 import { RetrievalRequestBase, type FindRelations } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
@@ -91,7 +92,7 @@ export class SearchResponse {
     additionalProperties: { type: 'object', additionalProperties: true },
     description: 'The resources of the results, serialized as `show` asks.',
   })
-  resources!: Record<string, Record<string, unknown>>;
+  resources!: Record<string, ResourceDto>;
   @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, nullable: true }) nodes!: null;
   @ApiProperty({ type: [String], nullable: true }) shards!: null;
   @ApiProperty({ type: [String] }) autofilters!: string[];

@@ -11,6 +11,7 @@ import {
   type ActorDto,
   type BusContext,
   type FileFieldInputDto,
+  type CreateResourceDto,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
@@ -35,7 +36,7 @@ export interface UploadInput extends UploadedFile {
   fieldId?: string;
   extractStrategy?: string;
   /** Members of a new resource (e.g. a TUS creation body). */
-  resource?: Record<string, unknown>;
+  resource?: CreateResourceDto;
   /** `x-skip-store: true`: the file goes to processing and is deleted once processed. */
   skipStore?: boolean;
   actor: ActorDto;

@@ -9,7 +9,8 @@ const noFocusedTests = {
 };
 
 /** `Record<string, unknown>`: the type of a free-form map, never of a whole request or response. */
-const untypedRecord = "TSTypeReference[typeName.name='Record'][typeArguments.params.0.type='TSStringKeyword'][typeArguments.params.1.type='TSUnknownKeyword']";
+const untypedRecord =
+  "TSTypeReference[typeName.name='Record'][typeArguments.params.0.type='TSStringKeyword'][typeArguments.params.1.type='TSUnknownKeyword']";
 
 /**
  * Issue 18: between the HTTP edge and the services every request and response is a declared type
@@ -30,7 +31,7 @@ const typedContract = [
     message: 'A request body is its DTO (libs/contracts), not Record<string, unknown>.',
   },
   {
-    selector: `Property[key.name='body'] > TSAsExpression > ${untypedRecord}.typeAnnotation, MemberExpression[property.name='body'] > TSAsExpression`,
+    selector: `Property[key.name='body'] > TSAsExpression > ${untypedRecord}.typeAnnotation, TSAsExpression:has(> ${untypedRecord}.typeAnnotation) > MemberExpression.expression[property.name='body']`,
     message: 'A request body is its DTO (libs/contracts), not a cast.',
   },
 ];
@@ -87,7 +88,12 @@ export default [
   },
   {
     // The typed contract (issue 18): the gateway's routes, the contracts, and search and ask in the content service.
-    files: ['libs/gateway/src/routes/**/*.ts', 'libs/contracts/src/**/*.ts', 'libs/content/src/search/**/*.ts', 'libs/content/src/ask/**/*.ts'],
+    files: [
+      'libs/gateway/src/routes/**/*.ts',
+      'libs/contracts/src/**/*.ts',
+      'libs/content/src/search/**/*.ts',
+      'libs/content/src/ask/**/*.ts',
+    ],
     ignores: ['**/*.spec.ts'],
     rules: { 'no-restricted-syntax': ['error', noFocusedTests, ...typedContract] },
   },

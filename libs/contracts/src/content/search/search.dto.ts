@@ -98,6 +98,15 @@ export class SearchResponse {
   @ApiProperty({ type: [String] }) autofilters!: string[];
 }
 
+/** GET /resource/{rid}/search (API-MAP 2.3): the /search lists of one resource. */
+export interface ResourceSearchResponse {
+  sentences: SearchResultList | null;
+  paragraphs: SearchResultList | null;
+  relations: FindRelations | null;
+  nodes: null;
+  shards: null;
+}
+
 export const SearchRequestEnvelope = searchPayloadOf(SearchRequest, 'SearchRequestEnvelope');
 export type SearchRequestEnvelope = SearchPayload<SearchRequest>;
 

@@ -23,6 +23,12 @@ import { LabelSetsService } from './labelsets/labelsets.service';
 import { EntitiesGroupsService } from './entities-groups/entities-groups.service';
 import { SearchIndexerService } from './search/index/search-indexer.service';
 import { FindService } from './search/find.service';
+import { FindMerge } from './search/find/find-merge';
+import { FindPlanner } from './search/find/find-plan';
+import { FindResults } from './search/find/find-results';
+import { FindRetrieval } from './search/find/find-retrieval';
+import { SearchAuditService } from './search/find/search-audit.service';
+import { SearchRepository } from './search/find/search.repository';
 import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
@@ -66,6 +72,12 @@ export class ContentModule {
         ContentHandlers,
         SearchIndexerService,
         SearchContextService,
+        FindPlanner,
+        FindRetrieval,
+        FindMerge,
+        FindResults,
+        SearchRepository,
+        SearchAuditService,
         FindService,
         CatalogService,
         GraphService,

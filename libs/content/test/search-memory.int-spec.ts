@@ -7,7 +7,7 @@ import { SqlParams } from '../src/search/query/sql';
 import { VectorsetsService } from '../src/processing/vectorsets.service';
 import { SearchMaintenanceService } from '../src/search/index/search-maintenance.service';
 import { FindService } from '../src/search/find.service';
-import { RequestReader } from '../src/search/query/request-reader';
+import { FindPlanner } from '../src/search/find/find-plan';
 import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
 
 /**
@@ -443,11 +443,9 @@ describe('search index in memory', () => {
     expect(await memory.build(kbid)).toBeDefined();
     const finder = fx.get(FindService);
     const outcome = async (sql: boolean) => {
-      const plan = await finder.plan(
-        { kbid, body: { query: 'apollo budget orbit report notes', top_k: 50 } },
-        new RequestReader({ query: 'apollo budget orbit report notes', top_k: 50 }),
-        { defaultFeatures: ['keyword', 'semantic'], allowed: ['keyword', 'semantic'] },
-      );
+      const plan = await fx
+        .get(FindPlanner)
+        .plan({ kbid, body: { query: 'apollo budget orbit report notes', top_k: 50 } }, { defaultFeatures: ['keyword', 'semantic'] });
       plan.where += ` AND p.rid = ${plan.params.add(rids[11])}::uuid`;
       const current = memory.current.bind(memory);
       if (sql) memory.current = async () => undefined;

@@ -319,7 +319,7 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
 
   it('stops /find and /search once nobody waits for the answer (the handler signal is aborted)', async () => {
     await addResource({ title: 'Signals' }, 'Signals stop the search.');
-    const body = { query: 'signals', features: ['keyword'] };
+    const body = { query: 'signals', features: ['keyword' as const] };
     expect((await fx.get(FindService).find({ kbid, body })).best_matches).not.toEqual([]);
     const gone = AbortSignal.abort();
     await expect(fx.get(FindService).find({ kbid, body, signal: gone })).rejects.toMatchObject({ name: 'AbortError' });

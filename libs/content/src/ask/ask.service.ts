@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
+  ASK_DEFAULT_FEATURES,
   DomainError,
   ErrorCodes,
   type AskAugmentedParagraph,
@@ -11,8 +12,12 @@ import {
 } from '@kb/contracts';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
-import { FindService, PARAGRAPH_COLUMNS, type FindOutcome, type ParagraphRow, type RankedParagraph } from '../search/find.service';
-import { RequestReader, isObject } from '../search/query/request-reader';
+import { FindService } from '../search/find.service';
+import { FindPlanner } from '../search/find/find-plan';
+import { FindResults, type FindOutcome } from '../search/find/find-results';
+import { SearchAuditService } from '../search/find/search-audit.service';
+import { PARAGRAPH_COLUMNS, SearchRepository, type ParagraphRow, type RankedParagraph } from '../search/find/search.repository';
+import { Issues, isObject } from '../search/query/issues';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 import { QueryRephraser } from './query-rephraser.service';
 import {
@@ -25,11 +30,10 @@ import {
   type GenerationEvent,
   type Generator,
 } from './generation';
-import { readAskOptions } from './ask-options';
+import { askOptionsOf } from './ask-options';
 import { type RagStrategy } from './rag-strategies';
 
 export const NOT_ENOUGH_CONTEXT_ANSWER = 'Not enough data to answer this.';
-const ASK_FEATURES = ['keyword', 'semantic', 'relations'] as const;
 
 interface ContextItem extends GenerationContext {
   rid: string;
@@ -73,6 +77,10 @@ export class AskService {
     private readonly rephraser: QueryRephraser,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly finder: FindService,
+    private readonly planner: FindPlanner,
+    private readonly results: FindResults,
+    private readonly repository: SearchRepository,
+    private readonly auditor: SearchAuditService,
     private readonly configs: KbConfigsService,
   ) {}
 
@@ -83,13 +91,12 @@ export class AskService {
    */
   async *ask(request: AskEnvelope, signal?: AbortSignal): AsyncGenerator<AskItem> {
     const started = Date.now();
-    const req = { ...request, body: (await this.configs.applySearch(request.kbid, request.body, 'ask')) as AskEnvelope['body'] }; // docs/kb-configuration.md
-    const r = new RequestReader(req.body);
-    const query = r.string('query', '', { max: 20_000, required: true });
-    if (r.has('query') && !query.trim()) r.issue('query', 'The question must not be empty', 'string_too_short');
+    const req = { ...request, body: await this.configs.applySearch(request.kbid, request.body, 'ask') }; // docs/kb-configuration.md
+    const issues = new Issues();
+    const query = req.body.query ?? '';
     const retrieval = { kbid: req.kbid, body: req.body, forced_groups: req.forced_groups, actor: req.actor, signal };
-    const plan = await this.finder.plan(retrieval, r, { defaultFeatures: ['semantic', 'keyword'], allowed: ASK_FEATURES, rephrase: true });
-    const o = readAskOptions(r);
+    const plan = await this.planner.plan(retrieval, { defaultFeatures: ASK_DEFAULT_FEATURES, rephrase: true });
+    const o = askOptionsOf(req.body);
     // The generator is known before the request is accepted: what only a provider can do is refused with the rest.
     const config = await this.rephraser.kbConfig(req.kbid, signal);
     signal?.throwIfAborted();
@@ -101,13 +108,13 @@ export class AskService {
       configError = err;
     }
     if (o.answerJsonSchema && generator && !generator.structuredAnswers) {
-      r.issue(
+      issues.issue(
         'answer_json_schema',
         'Not supported by the built-in extractive model: structured answers need a generative provider (generative_model with user_keys)',
         'not_supported',
       );
     }
-    r.finish();
+    issues.throwIfAny();
     if (!generator) throw configError;
     if (req.rid || req.slug) {
       const rows = (await this.ds.query(
@@ -136,12 +143,10 @@ export class AskService {
     const prequeryResults: Record<string, FindOutcome> = {};
     if (prequery && prequery.name === 'prequeries') {
       for (const q of prequery.queries) {
-        const pr = new RequestReader(q.request, ['body', 'rag_strategies', 'prequeries', q.id]);
-        const pplan = await this.finder.plan({ ...retrieval, body: q.request }, pr, {
-          defaultFeatures: ['semantic', 'keyword'],
-          allowed: ASK_FEATURES,
-        });
-        pr.finish();
+        const pplan = await this.planner.plan(
+          { ...retrieval, body: q.request },
+          { defaultFeatures: ASK_DEFAULT_FEATURES, loc: ['body', 'rag_strategies', 'prequeries', q.id] },
+        );
         prequeryResults[q.id] = await this.finder.run(pplan);
       }
       const prefilter = prequery.queries
@@ -151,11 +156,11 @@ export class AskService {
     }
     const outcome = await this.finder.run(plan);
     // The relations feature: the entities of the question with the resources and entities around them (API-MAP 2.4 `relations`).
-    if (plan.features.includes('relations')) outcome.relations = await this.finder.relations(plan);
+    if (plan.features.includes('relations')) outcome.relations = await this.repository.relations(plan);
     const ranked =
       prequery && prequery.name === 'prequeries' ? this.mergePrequeries(outcome.paragraphs, prequery, prequeryResults) : outcome.paragraphs;
     const retrievalItem = async (): Promise<AskItem> => {
-      const results = await this.finder.findResults({ ...outcome, paragraphs: ranked });
+      const results = await this.results.render({ ...outcome, paragraphs: ranked });
       return {
         type: 'retrieval',
         results,
@@ -178,7 +183,7 @@ export class AskService {
       chat_history: chatHistory,
       model: generator.model,
       strategies: o.strategies.map((s) => s.name),
-      rag_strategies: (req.body as Record<string, unknown>)['rag_strategies'] ?? [],
+      rag_strategies: req.body.rag_strategies ?? [],
       learning_id: req.learning_id,
     };
 
@@ -186,7 +191,7 @@ export class AskService {
       yield status('-3', 'no_retrieval_data');
       yield { type: 'answer', text: NOT_ENOUGH_CONTEXT_ANSWER };
       yield await retrievalItem();
-      this.finder.audit(
+      this.auditor.audit(
         retrieval,
         'chat',
         started,
@@ -248,7 +253,7 @@ export class AskService {
     } catch (err) {
       if (signal?.aborted) {
         // Nobody reads further items; the usage so far is still recorded.
-        this.finder.audit(
+        this.auditor.audit(
           retrieval,
           'chat',
           started,
@@ -263,7 +268,7 @@ export class AskService {
     if (failure) {
       yield await retrievalItem();
       yield status('-1', 'error', failure);
-      this.finder.audit(
+      this.auditor.audit(
         retrieval,
         'chat',
         started,
@@ -276,7 +281,7 @@ export class AskService {
     yield await retrievalItem();
     if (prequery) {
       const results: Record<string, FindResponse> = {};
-      for (const [id, po] of Object.entries(prequeryResults)) results[id] = await this.finder.findResults(po);
+      for (const [id, po] of Object.entries(prequeryResults)) results[id] = await this.results.render(po);
       yield { type: 'prequeries', results };
     }
     const noContext = answer.trim() === '';
@@ -319,7 +324,7 @@ export class AskService {
         metrics: outcome.timings,
       };
     }
-    this.finder.audit(
+    this.auditor.audit(
       retrieval,
       'chat',
       started,
@@ -473,15 +478,9 @@ export class AskService {
 
   /** `/feedback`: good/bad (+ comment) on an answer, recorded against its learning id for reporting. */
   async feedback(req: FeedbackEnvelope): Promise<Record<string, never>> {
-    const r = new RequestReader(req.body);
-    const ident = r.string('ident', '', { required: true, max: 200 });
-    const good = r.raw('good');
-    if (typeof good !== 'boolean') r.issue('good', 'Input should be a valid boolean', 'bool_type');
-    const task = r.enumOf('task', ['CHAT', 'SEARCH', 'INTENT'] as const, 'CHAT');
-    const feedback = r.optionalString('feedback');
-    const block = r.optionalString('text_block_id');
-    r.finish();
-    this.finder.audit({ kbid: req.kbid, body: req.body, actor: req.actor }, 'chat', Date.now(), {
+    const { ident, good, feedback, text_block_id: block } = req.body;
+    const task = req.body.task ?? 'CHAT';
+    this.auditor.audit({ kbid: req.kbid, actor: req.actor }, 'chat', Date.now(), {
       feedback: { learning_id: ident, good, task, feedback: feedback ?? null, text_block_id: block ?? null },
       learning_id: ident,
     });

@@ -1,4 +1,4 @@
-import { isObject, type RequestReader } from '../search/query/request-reader';
+import type { AskPrequeryRequest, METADATA_EXTENSION_TYPES, RagStrategyRequest } from '@kb/contracts';
 
 export interface FullResource {
   name: 'full_resource';
@@ -21,11 +21,11 @@ export interface Neighbours {
 }
 export interface MetadataExtension {
   name: 'metadata_extension';
-  types: ('origin' | 'classification_labels' | 'ners' | 'extra_metadata')[];
+  types: (typeof METADATA_EXTENSION_TYPES)[number][];
 }
 export interface Prequery {
   id: string;
-  request: Record<string, unknown>;
+  request: AskPrequeryRequest;
   weight: number;
   prefilter: boolean;
 }
@@ -43,155 +43,50 @@ export interface Conversation {
 
 export type RagStrategy = FullResource | FieldExtension | Hierarchy | Neighbours | MetadataExtension | Prequeries | Conversation;
 
-const NAMES = [
-  'full_resource',
-  'field_extension',
-  'hierarchy',
-  'neighbouring_paragraphs',
-  'metadata_extension',
-  'prequeries',
-  'conversation',
-  'graph_beta',
-] as const;
-const METADATA_TYPES = ['origin', 'classification_labels', 'ners', 'extra_metadata'] as const;
-
 /**
- * `rag_strategies` (API-MAP 2.4): at most one of each name; full_resource cannot be combined with
- * hierarchy, neighbouring_paragraphs or field_extension (it already sends whole resources).
+ * `rag_strategies` (API-MAP 2.4), checked by ragStrategiesCheck (at most one of each name;
+ * full_resource not with hierarchy, neighbouring_paragraphs or field_extension; graph_beta refused),
+ * with their defaults.
  */
-export function readRagStrategies(r: RequestReader): RagStrategy[] {
-  const raw = r.raw('rag_strategies');
-  if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) {
-    r.issue('rag_strategies', 'Input should be a valid list', 'list_type');
-    return [];
-  }
+export function ragStrategiesOf(list: readonly RagStrategyRequest[] | undefined | null): RagStrategy[] {
   const out: RagStrategy[] = [];
-  const seen = new Set<string>();
-  raw.forEach((s, i) => {
-    const loc = ['rag_strategies', i];
-    if (!isObject(s) || typeof s['name'] !== 'string' || !NAMES.includes(s['name'] as (typeof NAMES)[number])) {
-      r.issue([...loc, 'name'], `Input should be one of ${NAMES.map((n) => `'${n}'`).join(', ')}`, 'union_tag_invalid');
-      return;
-    }
-    const name = s['name'];
-    if (seen.has(name)) r.issue(loc, `rag_strategies may contain ${name} only once`, 'value_error');
-    seen.add(name);
-    const int = (key: string, def: number, min: number, max: number): number => {
-      const v = s[key];
-      if (v === undefined || v === null) return def;
-      if (!Number.isInteger(v) || (v as number) < min || (v as number) > max) {
-        r.issue([...loc, key], `Input should be an integer between ${min} and ${max}`, 'int_type');
-        return def;
-      }
-      return v as number;
-    };
-    const bool = (key: string, def: boolean): boolean => {
-      const v = s[key];
-      if (v === undefined || v === null) return def;
-      if (typeof v !== 'boolean') {
-        r.issue([...loc, key], 'Input should be a valid boolean', 'bool_type');
-        return def;
-      }
-      return v;
-    };
-    const strings = (key: string): string[] => {
-      const v = s[key];
-      if (v === undefined || v === null) return [];
-      if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
-        r.issue([...loc, key], 'Input should be a list of strings', 'list_type');
-        return [];
-      }
-      return v as string[];
-    };
-    switch (name) {
-      case 'full_resource': {
-        const applyTo = s['apply_to'];
-        const exclude =
-          isObject(applyTo) && Array.isArray(applyTo['exclude'])
-            ? (applyTo['exclude'] as unknown[]).filter((x): x is string => typeof x === 'string')
-            : [];
-        const count = s['count'] === undefined || s['count'] === null ? undefined : int('count', 1, 1, 1000);
-        out.push({ name, count, includeRemaining: bool('include_remaining_text_blocks', false), exclude });
-        return;
-      }
-      case 'field_extension': {
-        const fields = strings('fields');
-        if (fields.length === 0) r.issue([...loc, 'fields'], 'List at least one field, e.g. t/amend or a/title', 'too_short');
-        fields.forEach((f, j) => {
-          if (!/^[a-z]\/[a-zA-Z0-9:_-]+$/.test(f))
-            r.issue([...loc, 'fields', j], 'A field is <type letter>/<field id>, e.g. t/amend', 'value_error');
+  for (const s of list ?? []) {
+    switch (s.name) {
+      case 'full_resource':
+        out.push({
+          name: s.name,
+          count: s.count ?? undefined,
+          includeRemaining: s.include_remaining_text_blocks ?? false,
+          exclude: (s.apply_to?.exclude ?? []).filter((x) => typeof x === 'string'),
         });
-        if (strings('data_augmentation_field_prefixes').length)
-          r.issue([...loc, 'data_augmentation_field_prefixes'], 'Not supported: no data augmentation fields exist here', 'not_supported');
-        out.push({ name, fields });
-        return;
-      }
+        break;
+      case 'field_extension':
+        out.push({ name: s.name, fields: s.fields });
+        break;
       case 'hierarchy':
-        out.push({ name, count: int('count', 0, 0, 1_000_000) });
-        return;
+        out.push({ name: s.name, count: s.count ?? 0 });
+        break;
       case 'neighbouring_paragraphs':
-        out.push({ name, before: int('before', 2, 0, 50), after: int('after', 2, 0, 50) });
-        return;
-      case 'metadata_extension': {
-        const types = strings('types');
-        types.forEach((t, j) => {
-          if (!METADATA_TYPES.includes(t as (typeof METADATA_TYPES)[number]))
-            r.issue([...loc, 'types', j], `Input should be ${METADATA_TYPES.map((x) => `'${x}'`).join(', ')}`, 'enum');
-        });
+        out.push({ name: s.name, before: s.before ?? 2, after: s.after ?? 2 });
+        break;
+      case 'metadata_extension':
+        out.push({ name: s.name, types: s.types ?? [] });
+        break;
+      case 'prequeries':
         out.push({
-          name,
-          types: types.filter((t): t is MetadataExtension['types'][number] =>
-            METADATA_TYPES.includes(t as (typeof METADATA_TYPES)[number]),
-          ),
+          name: s.name,
+          queries: s.queries.map((q, j) => ({
+            id: typeof q.id === 'string' ? q.id : `prequery_${j}`,
+            request: q.request,
+            weight: q.weight ?? 1,
+            prefilter: q.prefilter === true,
+          })),
+          mainQueryWeight: s.main_query_weight ?? 1,
         });
-        return;
-      }
-      case 'prequeries': {
-        const queries = s['queries'];
-        const list: Prequery[] = [];
-        if (!Array.isArray(queries) || queries.length === 0 || queries.length > 15)
-          r.issue([...loc, 'queries'], 'Input should be a list of 1 to 15 prequeries', 'list_type');
-        else {
-          queries.forEach((q, j) => {
-            if (!isObject(q) || !isObject(q['request'])) {
-              r.issue([...loc, 'queries', j, 'request'], 'Input should be a find request object', 'model_type');
-              return;
-            }
-            const weight = q['weight'] === undefined ? 1 : q['weight'];
-            if (typeof weight !== 'number' || weight < 0)
-              r.issue([...loc, 'queries', j, 'weight'], 'Input should be a non-negative number', 'float_type');
-            list.push({
-              id: typeof q['id'] === 'string' ? q['id'] : `prequery_${j}`,
-              request: q['request'],
-              weight: typeof weight === 'number' ? weight : 1,
-              prefilter: q['prefilter'] === true,
-            });
-          });
-        }
-        const mw = s['main_query_weight'] === undefined ? 1 : s['main_query_weight'];
-        if (typeof mw !== 'number' || mw < 0) r.issue([...loc, 'main_query_weight'], 'Input should be a non-negative number', 'float_type');
-        out.push({ name, queries: list, mainQueryWeight: typeof mw === 'number' ? mw : 1 });
-        return;
-      }
+        break;
       case 'conversation':
-        if (s['attachments_images'] === true)
-          r.issue([...loc, 'attachments_images'], 'Not supported: images are not sent to generative models', 'not_supported');
-        out.push({
-          name,
-          attachmentsText: bool('attachments_text', false),
-          full: bool('full', false),
-          maxMessages: int('max_messages', 15, 1, 1000),
-        });
-        return;
-      case 'graph_beta':
-        r.issue(loc, 'Not supported: the knowledge graph strategy is not available', 'not_supported');
-        return;
-    }
-  });
-  if (seen.has('full_resource')) {
-    for (const other of ['hierarchy', 'neighbouring_paragraphs', 'field_extension']) {
-      if (seen.has(other)) r.issue(['rag_strategies'], `full_resource cannot be combined with ${other}`, 'value_error');
+        out.push({ name: s.name, attachmentsText: s.attachments_text ?? false, full: s.full ?? false, maxMessages: s.max_messages ?? 15 });
+        break;
     }
   }
   return out;

@@ -81,10 +81,8 @@ export class KbConfigsService {
    * the request gives replaces the saved member whole (objects and lists are not merged); the
    * result is checked again by the live DTO. An unknown name, or one of the other kind, is 422.
    */
-  async applySearch(kbid: string, body: unknown, kind: SearchConfigurationKind): Promise<unknown> {
-    if (!body || typeof body !== 'object') return body;
-    const request = body as Record<string, unknown>;
-    const name = request['search_configuration'];
+  async applySearch<T extends FindRequest | AskRequest>(kbid: string, body: T, kind: SearchConfigurationKind): Promise<T> {
+    const name = body.search_configuration;
     if (name === undefined || name === null) return body;
     const loc = ['body', 'search_configuration'];
     const saved = typeof name === 'string' ? await this.repo.get<SearchConfigurationDto>(kbid, 'search', name) : undefined;
@@ -93,9 +91,8 @@ export class KbConfigsService {
       throw DomainError.validation([
         { loc, msg: `Search configuration ${String(name)} is a ${saved.kind} configuration, not ${kind}`, type: 'value_error' },
       ]);
-    const merged = mergeSearchBody(saved.config, request);
-    validatePayload(kind === 'find' ? FindRequest : AskRequest, merged, { loc: ['body'] });
-    return merged;
+    // The saved body with the request's members over it, checked by the live DTO of its kind.
+    return validatePayload(kind === 'find' ? FindRequest : AskRequest, mergeSearchBody(saved.config, body), { loc: ['body'] }) as T;
   }
 
   // ---- key-value schemas --------------------------------------------------------------------
@@ -303,7 +300,7 @@ export function checkArchivedKbConfig(line: unknown): ArchivedKbConfig {
 }
 
 /** The merge rule: the saved members, each member the request gives replacing the saved one whole. */
-export function mergeSearchBody(saved: Record<string, unknown>, request: Record<string, unknown>): Record<string, unknown> {
+export function mergeSearchBody(saved: Record<string, unknown>, request: object): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...saved };
   for (const [key, value] of Object.entries(request)) if (value !== undefined && key !== 'search_configuration') merged[key] = value;
   return merged;

@@ -7,15 +7,17 @@ import {
   type GraphNodesResponse,
   type GraphPathsResponse,
   type GraphRelationsResponse,
-  type GraphRequestBase,
+  type GraphNodesRequest,
+  type GraphPathsRequest,
+  type GraphRelationsRequest,
   type NodePattern,
   type RelationPattern,
   type SearchPayload,
 } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
-import { PARAGRAPH_TARGET, FilterCompiler, readSecurityGroups, securityCondition } from './query/filters';
+import { PARAGRAPH_TARGET, FilterCompiler, securityCondition, securityGroupsOf } from './query/filters';
 import type { RetrieverHit } from './query/fusion';
-import { RequestReader } from './query/request-reader';
+import { Issues } from './query/issues';
 import type { RetrievalScope } from './query/retrievers';
 import { SqlParams } from './query/sql';
 import { SearchContextService } from './search-context.service';
@@ -23,9 +25,7 @@ import { SearchContextService } from './search-context.service';
 /** The graph query language is declared in the contracts (graph-query.ts). */
 export { parseGraphQuery, type GraphExpr, type GraphKind } from '@kb/contracts';
 
-const MAX_TOP_K = 500;
-
-type GraphPayload = SearchPayload<GraphRequestBase & { query: unknown }> & { signal?: AbortSignal };
+type GraphPayload = SearchPayload<GraphPathsRequest | GraphNodesRequest | GraphRelationsRequest> & { signal?: AbortSignal };
 
 /**
  * Graph queries over the knowledge graph of a KB (API-MAP 2.8): `/graph` answers paths
@@ -50,35 +50,24 @@ export class GraphService {
   async search(kind: 'nodes', req: GraphPayload): Promise<GraphNodesResponse>;
   async search(kind: 'relations', req: GraphPayload): Promise<GraphRelationsResponse>;
   async search(kind: GraphKind, req: GraphPayload): Promise<GraphPathsResponse | GraphNodesResponse | GraphRelationsResponse> {
-    const r = new RequestReader(req.body);
-    const topK = r.int('top_k', 50, 1, MAX_TOP_K);
-    const raw = r.raw('query');
-    let expr: GraphExpr | undefined;
-    if (raw === undefined || raw === null) r.issue('query', 'Field required', 'missing');
-    else if (r.withinExpressionLimits('query', raw)) expr = parseGraphExpr(raw, kind, ['query'], r);
+    const body = req.body;
+    const issues = new Issues();
+    const topK = body.top_k ?? 50;
+    // The query's parse into the internal expression (the DTO checked it all through; the parser reports as it does).
+    const expr = parseGraphExpr(body.query, kind, ['query'], issues);
     const params = new SqlParams();
     const kbParam = params.add(req.kbid);
-    const fe = r.object('filter_expression');
-    // Graph filters are {"field": <expression>}; the filter compiler reports any other unknown member.
-    if (fe)
-      for (const k of ['paragraph', 'operator'])
-        if (k in fe)
-          r.issue(
-            ['filter_expression', k],
-            'Extra inputs are not permitted (graph filters are {"field": <expression>})',
-            'extra_forbidden',
-          );
-    const languages = fe ? await this.context.kbLanguages(req.kbid) : [];
-    const filters = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages);
-    // Only the field expression is compiled (a separate reader, so no other filter member is taken).
-    const fieldOnly = new RequestReader(
-      fe ? { filter_expression: Object.fromEntries(Object.entries(fe).filter(([k]) => k !== 'paragraph' && k !== 'operator')) } : {},
+    const field = body.filter_expression?.field;
+    const languages = field ? await this.context.kbLanguages(req.kbid) : [];
+    // Graph filters are {"field": <expression>} (the DTO refuses any other member).
+    const filterSql = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages).compile(
+      { filter_expression: field ? { field } : undefined },
+      issues,
+      { allowFieldFilters: false },
     );
-    const filterSql = filters.readAll(fieldOnly, { allowFieldFilters: false });
-    r.issues.push(...fieldOnly.issues);
-    const groups = readSecurityGroups(r, req.forced_groups);
-    const showHidden = r.bool('show_hidden', false);
-    r.finish();
+    issues.throwIfAny();
+    const groups = securityGroupsOf(body.security, req.forced_groups);
+    const showHidden = body.show_hidden ?? false;
 
     // An edge is visible through one paragraph of its resource (of its field, for a field's edges).
     const visible = `EXISTS (SELECT 1 FROM content.search_paragraphs p

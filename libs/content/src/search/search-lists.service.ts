@@ -1,12 +1,22 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SEARCH_FEATURES, type SearchResponse, type SuggestResponse } from '@kb/contracts';
+import {
+  SEARCH_DEFAULT_FEATURES,
+  SUGGEST_FEATURES,
+  type SearchRequest,
+  type SearchResponse,
+  type SuggestRequest,
+  type SuggestResponse,
+} from '@kb/contracts';
 import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { analyzeQuery } from './analysis';
-import { FindService, highlight, type FindPlan, type ParagraphRow, type PlanRetrieval, type RetrievalRequest } from './find.service';
+import { FindPlanner, type FindPlan, type RetrievalRequest } from './find/find-plan';
+import { highlight } from './find/find-results';
+import { FindRetrieval, type PlanRetrieval } from './find/find-retrieval';
+import { SearchAuditService } from './find/search-audit.service';
+import { SearchRepository, type ParagraphRow } from './find/search.repository';
 import type { RetrieverHit } from './query/fusion';
-import { REQUEST_LIMITS } from './query/request-limits';
-import { RequestReader } from './query/request-reader';
+import { distinctOr } from './query/serialization';
 import { facetCounts } from './query/facets';
 import { SqlParams, likePrefix } from './query/sql';
 import { SearchContextService } from './search-context.service';
@@ -29,30 +39,24 @@ const stripL = (labels: string[]) => labels.filter((l) => l.startsWith('/l/')).m
 export class SearchListsService {
   constructor(
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
-    private readonly finder: FindService,
+    private readonly planner: FindPlanner,
+    private readonly retriever: FindRetrieval,
+    private readonly repository: SearchRepository,
+    private readonly auditor: SearchAuditService,
     private readonly context: SearchContextService,
     private readonly entitiesGroups: EntitiesGroupsService,
   ) {}
 
-  async search(req: RetrievalRequest): Promise<SearchResponse> {
+  async search(req: RetrievalRequest<SearchRequest>): Promise<SearchResponse> {
     const started = Date.now();
-    const r = new RequestReader(req.body);
-    const plan = await this.finder.plan(req, r, {
-      defaultFeatures: ['keyword', 'fulltext', 'semantic'] as never,
-      allowed: SEARCH_FEATURES,
-    });
-    const features = plan.features as string[];
-    const faceted = r.stringList('faceted', { maxItems: REQUEST_LIMITS.facets }) ?? [];
-    const offset = r.int('offset', 0, 0, 1000);
-    const sort = r.object('sort');
-    if (sort && sort['field'] !== undefined && sort['field'] !== 'score') {
-      r.issue(['sort', 'field'], 'Not supported: /search sorts by score; use /catalog to list resources by date or title', 'not_supported');
-    }
-    r.finish();
+    const plan = await this.planner.plan(req, { defaultFeatures: SEARCH_DEFAULT_FEATURES });
+    const features = plan.features;
+    const faceted = req.body.faceted ?? [];
+    const offset = req.body.offset ?? 0;
     const languages = await this.context.kbLanguages(req.kbid);
-    const terms = await this.finder.keywordTerms(plan, languages);
+    const terms = await this.retriever.keywordTerms(plan, languages);
     const want = offset + plan.topK;
-    const retrieval = this.finder.retrieval(plan);
+    const retrieval = this.retriever.retrieval(plan);
     const keywordHits =
       features.includes('keyword') || features.includes('fulltext')
         ? await retrieval.keyword(terms, Math.max(want + 1, 200), plan.minBm25)
@@ -60,7 +64,7 @@ export class SearchListsService {
     let semanticHits: RetrieverHit[] = [];
     let minSemantic = plan.minSemantic ?? 0;
     if (features.includes('semantic') && (plan.query.trim() || plan.vector)) {
-      const q = await this.finder.queryVector(plan);
+      const q = await this.retriever.queryVector(plan);
       minSemantic = plan.minSemantic ?? q.threshold;
       semanticHits = await retrieval.semantic({
         vector: q.vector,
@@ -71,12 +75,12 @@ export class SearchListsService {
       });
     }
     plan.signal?.throwIfAborted();
-    const rows = await this.finder.paragraphRows([...new Set([...keywordHits.slice(0, 200), ...semanticHits].map((h) => h.id))]);
+    const rows = await this.repository.paragraphRows([...new Set([...keywordHits.slice(0, 200), ...semanticHits].map((h) => h.id))]);
     const termSet = new Set(terms);
     const paragraphText = (p: ParagraphRow) => (plan.highlight ? highlight(p.text, p.language, termSet) : p.text);
     const facets = faceted.length ? await this.facets(plan, retrieval, faceted, terms) : {};
-    const out: Record<string, unknown> = { nodes: null, shards: null, autofilters: [] };
-    if (features.includes('relations')) out['relations'] = await this.finder.relations(plan);
+    const out: Omit<SearchResponse, 'resources'> = { nodes: null, shards: null, autofilters: [] };
+    if (features.includes('relations')) out.relations = await this.repository.relations(plan);
     const rids = new Set<string>();
     if (features.includes('keyword')) {
       const page = keywordHits
@@ -84,7 +88,7 @@ export class SearchListsService {
         .map((h) => ({ h, p: rows.get(h.id) }))
         .filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);
       page.forEach((x) => rids.add(x.p.rid));
-      out['paragraphs'] = {
+      out.paragraphs = {
         results: page.map(({ h, p }) => ({
           score: h.score,
           rid: p.rid,
@@ -117,7 +121,7 @@ export class SearchListsService {
       const fields = [...byField.values()].sort((a, b) => b.score - a.score);
       const page = fields.slice(offset, want);
       page.forEach((x) => rids.add(x.p.rid));
-      out['fulltext'] = {
+      out.fulltext = {
         results: page.map(({ score, p }) => ({ score, rid: p.rid, ...fieldParts(p), labels: stripL(p.labels) })),
         facets,
         query: plan.query,
@@ -134,7 +138,7 @@ export class SearchListsService {
         .map((h) => ({ h, p: rows.get(h.id) }))
         .filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p);
       page.forEach((x) => rids.add(x.p.rid));
-      out['sentences'] = {
+      out.sentences = {
         results: page.map(({ h, p }) => ({
           score: h.score,
           rid: p.rid,
@@ -150,10 +154,9 @@ export class SearchListsService {
       };
     }
     plan.signal?.throwIfAborted();
-    const resources = await this.finder.resources(req.kbid, [...rids], plan.serialization);
-    out['resources'] = Object.fromEntries(resources);
-    this.finder.audit(req, 'search', started, { query: plan.query, features, resources_count: rids.size }, plan.auditMetadata);
-    return out as unknown as SearchResponse;
+    const resources = await this.repository.resources(req.kbid, [...rids], plan.serialization);
+    this.auditor.audit(req, 'search', started, { query: plan.query, features, resources_count: rids.size }, plan.auditMetadata);
+    return { ...out, resources: Object.fromEntries(resources) };
   }
 
   /**
@@ -199,26 +202,18 @@ export class SearchListsService {
     return rows.map((r) => r.tag);
   }
 
-  async suggest(req: RetrievalRequest): Promise<SuggestResponse> {
+  async suggest(req: RetrievalRequest<SuggestRequest>): Promise<SuggestResponse> {
     const started = Date.now();
-    const r = new RequestReader(req.body);
-    const raw = r.raw('query');
-    if (typeof raw !== 'string' || raw.trim() === '') r.issue('query', 'Field required', 'missing');
-    else if (raw.length > REQUEST_LIMITS.queryChars)
-      r.issue('query', `String should have at most ${REQUEST_LIMITS.queryChars} characters`, 'string_too_long');
-    const features = r.enumList('features', ['paragraph', 'entities'] as const, ['paragraph', 'entities']);
-    const body = { ...(r.body as Record<string, unknown>) };
-    delete body['features'];
-    const inner = new RequestReader({ ...body, query: typeof raw === 'string' ? raw : '', top_k: 10 });
-    inner.accept('top_k');
-    const plan = await this.finder.plan(req, inner, { defaultFeatures: ['keyword'], allowed: ['keyword'] });
-    for (const issue of inner.issues) if (issue.loc[1] !== 'query') r.issues.push(issue);
-    r.accept(...Object.keys(body));
-    r.finish();
+    const features = distinctOr(req.body.features, SUGGEST_FEATURES);
+    // The paragraphs are retrieved by keyword, ten at most (`features` names the lists, `top_k` has no effect).
+    const plan = await this.planner.plan(
+      { ...req, body: { ...req.body, features: undefined, top_k: 10 } },
+      { defaultFeatures: ['keyword'] },
+    );
     const query = plan.query.trim();
     // (one read of the KB's index generation for both lists)
-    const retrieval = this.finder.retrieval(plan);
-    const out: Record<string, unknown> = { shards: null };
+    const retrieval = this.retriever.retrieval(plan);
+    const out: SuggestResponse = { shards: null };
     if (features.includes('paragraph')) {
       const languages = await this.context.kbLanguages(req.kbid);
       const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
@@ -233,9 +228,9 @@ export class SearchListsService {
         for (const e of expansions) terms.add(e.term);
       }
       const hits = await retrieval.keyword([...terms], 10, 0);
-      const rows = await this.finder.paragraphRows(hits.map((h) => h.id));
+      const rows = await this.repository.paragraphRows(hits.map((h) => h.id));
       const termSet = new Set(terms);
-      out['paragraphs'] = {
+      out.paragraphs = {
         results: hits
           .map((h) => ({ h, p: rows.get(h.id) }))
           .filter((x): x is { h: RetrieverHit; p: ParagraphRow } => !!x.p)
@@ -265,10 +260,10 @@ export class SearchListsService {
       });
       // Users' entities groups: their deletions hide found entities, their own entities are suggested too.
       const entities = await this.entitiesGroups.suggestions(req.kbid, query.toLowerCase(), found, ENTITY_SUGGESTIONS);
-      out['entities'] = { total: entities.length, entities };
+      out.entities = { total: entities.length, entities };
     }
-    this.finder.audit(req, 'suggest', started, { query, features });
-    return out as unknown as SuggestResponse;
+    this.auditor.audit(req, 'suggest', started, { query, features });
+    return out;
   }
 }
 

@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
+import { getMetadataStorage, validateSync, type MetadataStorage, type ValidationError } from 'class-validator';
 import { DomainError, type ValidationIssue } from './errors';
 import { mapOfSpecs } from './map-of';
 import { isClosed, memberChecks, whenAbsent, type MemberCheck } from './member-checks';
 
-type MetadataLookup = (target: Function, schema: string, always: boolean, strictGroups: boolean, groups?: string[]) => unknown[];
+/** What class-validator registers per decorated member (its ValidationMetadata, not exported by its index). */
+type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
 
 /**
  * class-validator 0.14 recomputes a class's validation metadata on every validate call, scanning
@@ -16,16 +17,12 @@ type MetadataLookup = (target: Function, schema: string, always: boolean, strict
  * more metadata. Callers only read the returned arrays.
  */
 function memoizeValidationMetadata(): void {
-  const storage = getMetadataStorage() as unknown as {
-    getTargetValidationMetadatas: MetadataLookup;
-    addValidationMetadata: (metadata: unknown) => void;
-    __kbMemoized?: boolean;
-  };
+  const storage = getMetadataStorage() as MetadataStorage & { __kbMemoized?: boolean };
   if (storage.__kbMemoized) return;
   storage.__kbMemoized = true;
   const lookup = storage.getTargetValidationMetadatas.bind(storage);
   const add = storage.addValidationMetadata.bind(storage);
-  let cache = new WeakMap<Function, Map<string, unknown[]>>();
+  let cache = new WeakMap<Function, Map<string, ValidationMetadata[]>>();
   storage.addValidationMetadata = (metadata) => {
     cache = new WeakMap();
     add(metadata);
@@ -106,10 +103,10 @@ export function collectIssues<T extends object>(
   cls: ClassConstructor<T>,
   plain: unknown,
   options: ValidateOptions = {},
-): { value: T; issues: ValidationIssue[] } {
+): { value: T | undefined; issues: ValidationIssue[] } {
   const loc = options.loc ?? [];
   if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) {
-    return { value: undefined as unknown as T, issues: [{ loc, msg: 'Input should be a valid object', type: 'model_type' }] };
+    return { value: undefined, issues: [{ loc, msg: 'Input should be a valid object', type: 'model_type' }] };
   }
   if (isCheckedClass(cls)) return collectChecked(cls, plain as Record<string, unknown>, loc, options);
   const value = plainToInstance(cls, plain, { enableImplicitConversion: false, exposeDefaultValues: true });
@@ -288,7 +285,7 @@ function validateMaps(
       }
       const nested = collectIssues(spec.cls, entry, { ...options, loc: [...here, key] });
       issues.push(...nested.issues);
-      out[key] = nested.value;
+      if (nested.value) out[key] = nested.value;
     }
     (value as Record<string, unknown>)[property] = out;
   }
@@ -297,6 +294,7 @@ function validateMaps(
 /** Transforms and validates `plain`, throwing one DomainError that lists every invalid member. */
 export function validatePayload<T extends object>(cls: ClassConstructor<T>, plain: unknown, options: ValidateOptions = {}): T {
   const { value, issues } = collectIssues(cls, plain, options);
-  if (issues.length > 0) throw DomainError.validation(issues);
+  // (no value comes only with an issue: the input was not an object)
+  if (issues.length > 0 || value === undefined) throw DomainError.validation(issues);
   return value;
 }

@@ -14,7 +14,15 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { FIELD_ID_PATTERN, MessageInputDto } from './field-input.dto';
+import {
+  FIELD_ID_PATTERN,
+  MessageInputDto,
+  type ConversationFieldInputDto,
+  type FileFieldInputDto,
+  type LinkFieldInputDto,
+  type TextFieldInputDto,
+} from './field-input.dto';
+import type { CreateResourceDto } from './resource-input.dto';
 import { ActorDto, ResourceRef } from './resource-requests.dto';
 import { ContentFieldTypes, ExtractedOptions, type ContentFieldType, type ExtractedOption } from './resource.dto';
 
@@ -23,12 +31,15 @@ export class FieldRef extends ResourceRef {
   @IsDefined() @IsString() @MaxLength(250) @Matches(FIELD_ID_PATTERN) field_id!: string;
 }
 
+/** A field's value as its type's input DTO declares it. */
+export type FieldInputDto = TextFieldInputDto | LinkFieldInputDto | FileFieldInputDto | ConversationFieldInputDto;
+
 /** Sets one field; `value` was validated by the edge against the field type's input DTO. */
 export class PutFieldRequest extends FieldRef {
   @IsOptional() @ValidateNested() @Type(() => ActorDto) actor?: ActorDto;
   /** `x-skip-store`: see CreateResourceRequest.skip_store. */
   @IsOptional() @IsBoolean() skip_store?: boolean;
-  @IsDefined() @IsObject() value!: Record<string, unknown>;
+  @IsDefined() @IsObject() value!: FieldInputDto;
 }
 
 export class GetFieldRequest extends FieldRef {
@@ -83,7 +94,7 @@ export class RegisterUploadRequest {
   /** `x-skip-store`: the file (stored under `unstoredFileKey`) is deleted once processed. */
   @IsOptional() @IsBoolean() skip_store?: boolean;
   /** Members of the new resource (TUS creation bodies carry them). */
-  @IsOptional() @IsObject() resource?: Record<string, unknown>;
+  @IsOptional() @IsObject() resource?: CreateResourceDto;
 }
 
 export class Md5Request {

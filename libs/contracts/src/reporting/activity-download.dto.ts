@@ -8,6 +8,7 @@ export class RequestActivityDownloadRequest {
   @IsString() @MaxLength(100) kbid!: string;
   @IsString() @MaxLength(100) event_type!: string;
   @IsIn(ActivityDownloadFormats) format!: ActivityDownloadFormat;
+  // eslint-disable-next-line no-restricted-syntax -- issue 18, open: the reporting service reads this body member by member (422 on every mistake); not yet a DTO
   @IsOptional() @IsObject() body?: Record<string, unknown>;
 }
 

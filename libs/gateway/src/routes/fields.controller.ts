@@ -18,6 +18,7 @@ import {
   type ContentFieldType,
   FieldRecord,
   type ValidationIssue,
+  type FieldInputDto,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
@@ -75,7 +76,7 @@ export class FieldsController {
     @Body(bodyOf(TextFieldInputDto)) body: TextFieldInputDto,
     @Req() req: AuthedRequest,
   ): Promise<SeqIdDto> {
-    return this.put(kbid, 'text', fieldId, body as unknown as Record<string, unknown>, req);
+    return this.put(kbid, 'text', fieldId, body, req);
   }
 
   @Put(paths('link/:field_id'))
@@ -88,7 +89,7 @@ export class FieldsController {
     @Body(bodyOf(LinkFieldInputDto)) body: LinkFieldInputDto,
     @Req() req: AuthedRequest,
   ): Promise<SeqIdDto> {
-    return this.put(kbid, 'link', fieldId, body as unknown as Record<string, unknown>, req);
+    return this.put(kbid, 'link', fieldId, body, req);
   }
 
   @Put(paths('conversation/:field_id'))
@@ -101,7 +102,7 @@ export class FieldsController {
     @Body(bodyOf(ConversationFieldInputDto)) body: ConversationFieldInputDto,
     @Req() req: AuthedRequest,
   ): Promise<SeqIdDto> {
-    return this.put(kbid, 'conversation', fieldId, body as unknown as Record<string, unknown>, req);
+    return this.put(kbid, 'conversation', fieldId, body, req);
   }
 
   @Put(paths('file/:field_id'))
@@ -115,7 +116,7 @@ export class FieldsController {
     @Req() req: AuthedRequest,
   ): Promise<SeqIdDto> {
     fieldIdOf(fieldId);
-    if (body.file.payload === undefined) return this.put(kbid, 'file', fieldId, body as unknown as Record<string, unknown>, req);
+    if (body.file.payload === undefined) return this.put(kbid, 'file', fieldId, body, req);
     const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, ...refOf(req) }, busContextOf(req));
     if (!found.exists || !found.rid) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
     const stored = await this.uploads.storeInlinePayload(
@@ -317,13 +318,7 @@ export class FieldsController {
     await sendBlob(this.blobs, req, res, { key: artefact.key, filename, contentType: artefact.content_type, inline: inline === 'true' });
   }
 
-  private put(
-    kbid: string,
-    type: ContentFieldType,
-    fieldId: string,
-    value: Record<string, unknown>,
-    req: AuthedRequest,
-  ): Promise<SeqIdDto> {
+  private put(kbid: string, type: ContentFieldType, fieldId: string, value: FieldInputDto, req: AuthedRequest): Promise<SeqIdDto> {
     const skip = type === 'file' && skipStoreOf(req) ? { skip_store: true } : {};
     return this.bus.request(
       ContentSubjects.putField,

@@ -21,6 +21,9 @@ import { busContextOf } from '../http/request-context';
  * search configurations applied by `/find` and `/ask` (`search_configuration`), key-value schemas,
  * and split and extract strategies applied by processing to the fields naming them.
  */
+/** The strategies of a KB by id. */
+type Strategies = Record<string, SplitStrategyDto | ExtractStrategyDto>;
+
 @ApiTags('Knowledge Box Services')
 @ApiExtraModels(SearchConfigurationDto, KvSchemaDto, SplitStrategyDto, ExtractStrategyDto)
 @ApiResponse({ status: 422, type: ValidationErrorResponse, description: 'Every mistake of the request, each with its location' })
@@ -139,7 +142,7 @@ export class KbConfigController {
   @Get('extract_strategies')
   @ApiOperation({ summary: 'List extract strategies', description: 'By id.' })
   @ApiResponse({ status: 200, schema: { type: 'object', additionalProperties: { $ref: getSchemaPath(ExtractStrategyDto) } } })
-  listExtract(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+  listExtract(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<Strategies> {
     return this.listStrategies('extract', kbid, req);
   }
 
@@ -180,7 +183,7 @@ export class KbConfigController {
   @Get('split_strategies')
   @ApiOperation({ summary: 'List split strategies', description: 'By id.' })
   @ApiResponse({ status: 200, schema: { type: 'object', additionalProperties: { $ref: getSchemaPath(SplitStrategyDto) } } })
-  listSplit(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<Record<string, unknown>> {
+  listSplit(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<Strategies> {
     return this.listStrategies('split', kbid, req);
   }
 
@@ -218,7 +221,7 @@ export class KbConfigController {
     await this.bus.request(ContentSubjects.deleteStrategy, { kbid, kind: 'split', strategy_id: id }, busContextOf(req));
   }
 
-  private listStrategies(kind: StrategyKind, kbid: string, req: AuthedRequest): Promise<Record<string, unknown>> {
+  private listStrategies(kind: StrategyKind, kbid: string, req: AuthedRequest): Promise<Strategies> {
     return this.bus.request(ContentSubjects.listStrategies, { kbid, kind }, busContextOf(req));
   }
 

@@ -58,50 +58,50 @@ const FLOATS = new Set(['min_score', 'min_score_semantic', 'min_score_bm25']);
  * the content service reports them with their names.
  */
 export function queryToBody(query: Record<string, unknown>): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
+  const members: Record<string, unknown> = {};
   for (const [key, raw] of Object.entries(query)) {
     const values = Array.isArray(raw) ? raw.map(String) : [String(raw)];
     const one = values[values.length - 1] as string;
     if (LISTS.has(key))
-      body[key] = values.flatMap((v) => (key === 'security_groups' || key === 'filters' ? [v] : v.split(','))).filter((v) => v !== '');
-    else if (BOOLS.has(key)) body[key] = one === 'true' ? true : one === 'false' ? false : one;
-    else if (INTS.has(key)) body[key] = /^-?\d+$/.test(one) ? Number(one) : one;
-    else if (FLOATS.has(key)) body[key] = one !== '' && Number.isFinite(Number(one)) ? Number(one) : one;
+      members[key] = values.flatMap((v) => (key === 'security_groups' || key === 'filters' ? [v] : v.split(','))).filter((v) => v !== '');
+    else if (BOOLS.has(key)) members[key] = one === 'true' ? true : one === 'false' ? false : one;
+    else if (INTS.has(key)) members[key] = /^-?\d+$/.test(one) ? Number(one) : one;
+    else if (FLOATS.has(key)) members[key] = one !== '' && Number.isFinite(Number(one)) ? Number(one) : one;
     else if (key === 'filter_expression') {
       try {
-        body[key] = JSON.parse(one);
+        members[key] = JSON.parse(one);
       } catch {
         throw DomainError.validation([
           { loc: ['query', 'filter_expression'], msg: 'filter_expression must be a JSON object', type: 'json_invalid' },
         ]);
       }
-    } else body[key] = one;
+    } else members[key] = one;
   }
-  if (body['field_type'] !== undefined) {
-    body['field_type_filter'] = body['field_type'];
-    delete body['field_type'];
+  if (members['field_type'] !== undefined) {
+    members['field_type_filter'] = members['field_type'];
+    delete members['field_type'];
   }
-  if (body['security_groups'] !== undefined) {
-    body['security'] = { groups: body['security_groups'] };
-    delete body['security_groups'];
+  if (members['security_groups'] !== undefined) {
+    members['security'] = { groups: members['security_groups'] };
+    delete members['security_groups'];
   }
-  const semantic = body['min_score_semantic'] ?? body['min_score'];
-  const bm25 = body['min_score_bm25'];
+  const semantic = members['min_score_semantic'] ?? members['min_score'];
+  const bm25 = members['min_score_bm25'];
   if (semantic !== undefined || bm25 !== undefined) {
-    body['min_score'] = { ...(semantic !== undefined ? { semantic } : {}), ...(bm25 !== undefined ? { bm25 } : {}) };
-    delete body['min_score_semantic'];
-    delete body['min_score_bm25'];
+    members['min_score'] = { ...(semantic !== undefined ? { semantic } : {}), ...(bm25 !== undefined ? { bm25 } : {}) };
+    delete members['min_score_semantic'];
+    delete members['min_score_bm25'];
   }
-  if (body['sort_field'] !== undefined || body['sort_order'] !== undefined || body['sort_limit'] !== undefined) {
-    body['sort'] = {
-      ...(body['sort_field'] !== undefined ? { field: body['sort_field'] } : {}),
-      ...(body['sort_order'] !== undefined ? { order: body['sort_order'] } : {}),
+  if (members['sort_field'] !== undefined || members['sort_order'] !== undefined || members['sort_limit'] !== undefined) {
+    members['sort'] = {
+      ...(members['sort_field'] !== undefined ? { field: members['sort_field'] } : {}),
+      ...(members['sort_order'] !== undefined ? { order: members['sort_order'] } : {}),
     };
-    delete body['sort_field'];
-    delete body['sort_order'];
-    delete body['sort_limit'];
+    delete members['sort_field'];
+    delete members['sort_order'];
+    delete members['sort_limit'];
   }
-  return body;
+  return members;
 }
 
 /**
@@ -288,14 +288,16 @@ export class SearchController {
     @Query() query: Record<string, unknown>,
     @Req() req: AuthedRequest,
   ): Promise<ResourceSearchResponse> {
-    const body = resourceSearchBody(query, rid);
+    const members = resourceSearchBody(query, rid);
     const found = await this.bus.request(ContentSubjects.resourceExists, { kbid, rid }, busContextOf(req));
     if (!found.exists) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
+    // Checked here as every GET search is (after the 404, which does not depend on the query).
+    const body = validatePayload(SearchRequest, members, { loc: ['query'] });
     const r = await this.bus.request(ContentSubjects.search, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
     return {
-      sentences: r['sentences'] ?? null,
-      paragraphs: r['paragraphs'] ?? null,
-      relations: r['relations'] ?? null,
+      sentences: r.sentences ?? null,
+      paragraphs: r.paragraphs ?? null,
+      relations: r.relations ?? null,
       nodes: null,
       shards: null,
     };

@@ -33,7 +33,7 @@ export const tusRoutes = {
     owner: { kbid: string } | { account: string },
     req: AuthedRequest,
     res: Response,
-    resource?: Record<string, unknown>,
+    resource?: CreateResourceDto,
   ): Promise<void> {
     const length = intHeader(req, 'upload-length');
     if (length !== undefined && length > MAX_SIZE)
@@ -124,9 +124,7 @@ export class TusController {
   async create(@Param('kbid') kbid: string, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     const body = req.body as unknown;
     const hasBody = body !== undefined && body !== null && !(typeof body === 'object' && Object.keys(body as object).length === 0);
-    const resource = hasBody
-      ? (validatePayload(CreateResourceDto, body, { loc: ['body'] }) as unknown as Record<string, unknown>)
-      : undefined;
+    const resource = hasBody ? validatePayload(CreateResourceDto, body, { loc: ['body'] }) : undefined;
     await tusRoutes.create(this.tus, { kbid }, req, res, resource);
   }
 

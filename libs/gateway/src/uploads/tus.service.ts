@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { AccountsSubjects, DomainError, ErrorCodes, type ActorDto, type BusContext } from '@kb/contracts';
+import { AccountsSubjects, DomainError, ErrorCodes, type ActorDto, type BusContext, type CreateResourceDto } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { decodeFilename, isMedia, resolveContentType } from './media-types';
@@ -23,7 +23,7 @@ interface TusState {
   offset: number;
   parts: { key: string; size: number }[];
   metadata: Record<string, string>;
-  resource?: Record<string, unknown>;
+  resource?: CreateResourceDto;
   /**
    * The account's upload limit for this file (its type from the metadata, else the larger of the
    * media and non-media limits): bounds a deferred-length upload as a declared length is bounded.
@@ -93,7 +93,7 @@ export class TusService {
     length?: number;
     deferLength: boolean;
     metadata: Record<string, string>;
-    resource?: Record<string, unknown>;
+    resource?: CreateResourceDto;
     skipStore?: boolean;
     strategies?: UploadStrategies;
     context: BusContext;

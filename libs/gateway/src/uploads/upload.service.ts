@@ -12,6 +12,7 @@ import {
   type ActorDto,
   type BusContext,
   type FileFieldInputDto,
+  type CreateResourceDto,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
@@ -37,7 +38,7 @@ export interface UploadInput extends UploadedFile {
   /** `x-extract-strategy` and `x-split-strategy`: ids of the KB's strategies the file field names. */
   strategies?: UploadStrategies;
   /** Members of a new resource (e.g. a TUS creation body). */
-  resource?: Record<string, unknown>;
+  resource?: CreateResourceDto;
   /** `x-skip-store: true`: the file goes to processing and is deleted once processed. */
   skipStore?: boolean;
   actor: ActorDto;

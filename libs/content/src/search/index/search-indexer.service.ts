@@ -144,7 +144,8 @@ export class SearchIndexerService {
     await this.unindex(m, resource.kbid, resource.id, null);
     await m.query(`DELETE FROM content.search_relations WHERE rid = $1`, [resource.id]);
     for (const f of fields) {
-      const extracted = f.extracted as unknown as ExtractedFieldData | null;
+      // A field's stored processing result (`vectors` absent on results stored before vectors were kept).
+      const extracted = f.extracted as (Omit<ExtractedFieldData, 'vectors'> & Partial<Pick<ExtractedFieldData, 'vectors'>>) | null;
       if (extracted && typeof extracted === 'object' && extracted.text) {
         await this.indexField(m, resource, f, {
           ...extracted,

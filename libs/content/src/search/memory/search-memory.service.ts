@@ -464,17 +464,17 @@ export class SearchMemoryService implements OnModuleDestroy {
     const ids: string[] = [];
     const hidden = new Growable(Uint8Array);
     const groupSet = new Growable(Int32Array);
-    const groupSets = new Interner<string[]>();
-    groupSets.intern('[]', () => []);
+    const groupSets = new Interner(parseList);
+    groupSets.intern('[]');
     const lengths = new Growable(Int32Array);
     const tagSet = new Growable(Int32Array);
-    const tagSets = new Interner<string[]>();
+    const tagSets = new Interner(parseList);
     const field = new Growable(Int32Array);
-    const fields = new Interner<string>();
+    const fields = new Interner(itself);
     const language = new Growable(Int32Array);
-    const languages = new Interner<string>();
+    const languages = new Interner(itself);
     const rid = new Growable(Int32Array);
-    const rids = new Interner<string>();
+    const rids = new Interner(itself);
     const created = new Growable(Float64Array);
     const runs = new Growable(Int32Array);
     const post = new Map<string, { ords: Growable<Int32Array>; tf: Growable<Int32Array> }>();
@@ -501,9 +501,9 @@ export class SearchMemoryService implements OnModuleDestroy {
         ids.push(id);
         hidden.push(r['hidden'] ? 1 : 0);
         const g = r['groups'] as string;
-        groupSet.push(groupSets.intern(g, () => JSON.parse(g) as string[]));
+        groupSet.push(groupSets.intern(g));
         const t = r['tags'] as string;
-        tagSet.push(tagSets.intern(t, () => JSON.parse(t) as string[]));
+        tagSet.push(tagSets.intern(t));
         field.push(fields.intern(r['field'] as string));
         language.push(languages.intern(r['language'] as string));
         rid.push(rids.intern(r['rid'] as string));
@@ -669,13 +669,19 @@ class Interner<T> {
   readonly values: T[] = [];
   private readonly index = new Map<string, number>();
 
-  intern(key: string, value?: () => T): number {
+  /** `valueOf`: the value a key stands for, made once per distinct key. */
+  constructor(private readonly valueOf: (key: string) => T) {}
+
+  intern(key: string): number {
     let i = this.index.get(key);
     if (i === undefined) {
       i = this.values.length;
-      this.values.push(value ? value() : (key as unknown as T));
+      this.values.push(this.valueOf(key));
       this.index.set(key, i);
     }
     return i;
   }
 }
+
+const parseList = (key: string): string[] => JSON.parse(key) as string[];
+const itself = (key: string): string => key;

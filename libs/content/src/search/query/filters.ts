@@ -1,7 +1,7 @@
 import { analyzeQuery } from '../analysis';
 import { TYPE_LETTER } from '../search-ids';
-import { REQUEST_LIMITS } from './request-limits';
-import { isObject, type RequestReader } from './request-reader';
+import type { CatalogFilterExpression, FilterExpression, LegacyFilters } from '@kb/contracts';
+import { isObject, type IssueSink } from './issues';
 import { canonicalUuid, MATCH_FALSE, MATCH_TRUE, type Match } from './filter-match';
 import { likePrefix, type SqlParams } from './sql';
 
@@ -75,7 +75,7 @@ function negate(c: Cond): Cond {
 /**
  * Compiles every filter member of a search request into one SQL condition (and, for paragraphs,
  * the same condition as a Match for the memory index when it only reads tags, field, language and
- * resource). Members are read from `r`; problems are added to `r.issues` with their location.
+ * resource). Members come typed from the request's DTO; what the compiler cannot read is reported to an IssueSink.
  */
 export class FilterCompiler {
   constructor(
@@ -177,7 +177,7 @@ export class FilterCompiler {
   }
 
   /** One expression of the filter_expression language (API-MAP 2.1); `allowed` limits the props by context. */
-  expression(r: RequestReader, e: unknown, loc: (string | number)[], context: 'field' | 'paragraph' | 'resource'): Cond {
+  expression(r: IssueSink, e: unknown, loc: (string | number)[], context: 'field' | 'paragraph' | 'resource'): Cond {
     if (!isObject(e)) {
       r.issue(loc, 'Input should be a valid object', 'model_type');
       return TRUE;
@@ -333,7 +333,7 @@ export class FilterCompiler {
   }
 
   /** Legacy `filters`: a list of tags (all must match) or `[{all|any|none|not_all: [...]}]`. */
-  legacy(r: RequestReader, filters: unknown, loc: (string | number)[]): Cond {
+  legacy(r: IssueSink, filters: LegacyFilters, loc: (string | number)[]): Cond {
     if (!Array.isArray(filters)) {
       r.issue(loc, 'Input should be a valid list', 'list_type');
       return TRUE;
@@ -366,7 +366,7 @@ export class FilterCompiler {
   }
 
   /** `fields`: `a/title`, `t/body`, or a bare type letter / field type. */
-  fields(r: RequestReader, fields: string[]): Cond {
+  fields(r: IssueSink, fields: string[]): Cond {
     const conds: Cond[] = [];
     fields.forEach((f, i) => {
       const m = /^([a-z_]+)(?:\/(.+))?$/.exec(f);
@@ -382,61 +382,35 @@ export class FilterCompiler {
     return conds.length ? combine('or', conds, true) : TRUE;
   }
 
-  /** Every filter member of a search request, read from `r`, combined with AND. */
-  readAll(r: RequestReader, o: { allowFieldFilters: boolean }): string {
-    return this.readAllMatch(r, o).sql;
+  /** Every filter member of a search request, combined with AND. */
+  compile(m: FilterMembers, r: IssueSink, o: { allowFieldFilters: boolean }): string {
+    return this.compileMatch(m, r, o).sql;
   }
 
   /**
-   * readAll, with the same condition as a Match when the memory index can decide it (null when
-   * a member needs SQL); `'TRUE'` with a constant Match when the request has no filter.
+   * compile, with the same condition as a Match when the memory index can decide it (null when
+   * a member needs SQL); `'TRUE'` with a constant Match when the request has no filter. The members
+   * were checked by their DTO (filterExpressionCheck, legacyFiltersCheck, fieldsCheck): what only
+   * the compiler knows (a field type without a letter) is reported to `r`.
    */
-  readAllMatch(r: RequestReader, o: { allowFieldFilters: boolean }): Cond {
+  compileMatch(m: FilterMembers, r: IssueSink, o: { allowFieldFilters: boolean }): Cond {
     const conds: Cond[] = [];
-    const feRaw = r.object('filter_expression');
-    const fe = feRaw && r.withinExpressionLimits('filter_expression', feRaw) ? feRaw : undefined;
+    const fe = m.filter_expression;
     if (fe) {
-      const operator = fe['operator'] ?? 'and';
-      if (operator !== 'and' && operator !== 'or') r.issue(['filter_expression', 'operator'], "Input should be 'and' or 'or'", 'enum');
       const parts: Cond[] = [];
-      for (const key of Object.keys(fe)) {
-        if (key === 'operator') continue;
-        if (key === 'field' || key === 'paragraph' || key === 'resource') {
-          if (key === 'paragraph' && this.target.kind !== 'paragraph') {
-            r.issue(['filter_expression', key], 'Paragraph filters do not apply here', 'value_error');
-            continue;
-          }
-          if (key === 'resource' && this.target.kind !== 'resource') {
-            r.issue(['filter_expression', key], 'Use field or paragraph filters here', 'extra_forbidden');
-            continue;
-          }
-          if (key !== 'resource' && this.target.kind === 'resource') {
-            r.issue(['filter_expression', key], 'Catalog filters are {"resource": <expression>}', 'extra_forbidden');
-            continue;
-          }
-          parts.push(this.expression(r, fe[key], ['filter_expression', key], key as 'field' | 'paragraph' | 'resource'));
-        } else if (key === 'key_value') {
-          r.issue(['filter_expression', key], 'Not supported: key-value fields are not indexed', 'not_supported');
-        } else {
-          r.issue(['filter_expression', key], 'Extra inputs are not permitted', 'extra_forbidden');
-        }
+      const operator = 'operator' in fe && fe.operator === 'or' ? 'or' : 'and';
+      for (const [key, e] of Object.entries(fe)) {
+        if (key === 'field' || key === 'paragraph' || key === 'resource')
+          parts.push(this.expression(r, e, ['filter_expression', key], key));
       }
-      if (parts.length) conds.push(combine(operator === 'or' ? 'or' : 'and', parts, true));
+      if (parts.length) conds.push(combine(operator, parts, true));
     }
-    const filters = r.raw('filters');
-    if (Array.isArray(filters) && filters.length > REQUEST_LIMITS.listItems)
-      r.issue('filters', `List should have at most ${REQUEST_LIMITS.listItems} items`, 'too_long');
-    else if (filters !== undefined && filters !== null && r.withinExpressionLimits('filters', filters)) {
-      if (feRaw) r.issue('filters', 'Use filter_expression or filters, not both', 'value_error');
-      conds.push(this.legacy(r, filters, ['filters']));
-    }
+    if (m.filters) conds.push(this.legacy(r, m.filters, ['filters']));
     if (o.allowFieldFilters) {
-      const fields = r.stringList('fields');
-      if (fields?.length) conds.push(this.fields(r, fields));
-      const keywords = r.stringList('keyword_filters');
-      for (const k of keywords ?? []) conds.push(this.keyword(k));
+      if (m.fields?.length) conds.push(this.fields(r, m.fields));
+      for (const k of m.keyword_filters ?? []) conds.push(this.keyword(k));
     }
-    const rids = r.stringList('resource_filters');
+    const rids = m.resource_filters;
     if (rids?.length) {
       const valid = rids.filter((id) =>
         /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(id.split('/')[0] as string),
@@ -450,36 +424,46 @@ export class FilterCompiler {
           : FALSE,
       );
     }
-    const cs = r.date('range_creation_start');
-    const ce = r.date('range_creation_end');
+    const cs = dateOf(m.range_creation_start);
+    const ce = dateOf(m.range_creation_end);
     if (cs || ce) conds.push(this.createdRange(cs, ce));
-    const ms = r.date('range_modification_start');
-    const me = r.date('range_modification_end');
+    const ms = dateOf(m.range_modification_start);
+    const me = dateOf(m.range_modification_end);
     if (ms || me) conds.push(this.modifiedRange(ms, me));
     return conds.length ? combine('and', conds, false) : TRUE;
   }
 }
 
-/** The request's `security.groups` (`access_groups` accepted), reported in place when malformed. */
-export function readSecurityGroups(r: RequestReader, forced: string[] | undefined): string[] | undefined {
-  let groups: string[] | undefined;
-  const security = r.object('security');
-  if (security) {
-    const g = security['groups'] ?? security['access_groups'];
-    for (const k of Object.keys(security))
-      if (k !== 'groups' && k !== 'access_groups') r.issue(['security', k], 'Extra inputs are not permitted', 'extra_forbidden');
-    if (g !== undefined && (!Array.isArray(g) || g.some((x) => typeof x !== 'string')))
-      r.issue(['security', 'groups'], 'Input should be a list of strings', 'list_type');
-    else if (Array.isArray(g) && (g.length > REQUEST_LIMITS.listItems || g.some((x: string) => x.length > REQUEST_LIMITS.itemChars))) {
-      r.issue(
-        ['security', 'groups'],
-        `Input should be at most ${REQUEST_LIMITS.listItems} groups of at most ${REQUEST_LIMITS.itemChars} characters`,
-        'too_long',
-      );
-    } else groups = (g as string[] | undefined) ?? [];
-  }
-  // Groups bound to the credential (temporal keys) replace the body's.
-  return forced ?? groups;
+/** The filter members of a search request (/find, /search, /suggest, /ask, /catalog, /graph), as their DTOs declare them. */
+export interface FilterMembers {
+  filter_expression?: FilterExpression | CatalogFilterExpression;
+  filters?: LegacyFilters;
+  fields?: string[];
+  keyword_filters?: string[];
+  resource_filters?: string[];
+  range_creation_start?: string;
+  range_creation_end?: string;
+  range_modification_start?: string;
+  range_modification_end?: string;
+}
+
+const dateOf = (v: string | undefined | null): Date | undefined => (v === undefined || v === null ? undefined : new Date(v));
+
+/**
+ * The groups a search runs with: the credential's (temporal keys with groups replace the body's),
+ * else the body's `security.groups` (`access_groups` accepted; `[]` when `security` has neither),
+ * else none.
+ */
+export function securityGroupsOf(security: SecurityMembers | undefined | null, forced: string[] | undefined): string[] | undefined {
+  if (forced) return forced;
+  if (!security) return undefined;
+  return security.groups ?? security.access_groups ?? [];
+}
+
+/** The `security` member of a search request. */
+export interface SecurityMembers {
+  groups?: string[];
+  access_groups?: string[];
 }
 
 /**

@@ -227,6 +227,25 @@ const seedCheck: MemberCheck = (v, loc, issues) => {
 
 const emptyOrAbsent = (v: unknown) => !given(v) || (Array.isArray(v) && v.length === 0);
 
+/** One prequery of the `prequeries` strategy: a retrieval whose results join (or prefilter) the main query's. */
+export interface PrequeryRequest {
+  id?: string;
+  request: AskPrequeryRequest;
+  weight?: number;
+  prefilter?: boolean;
+}
+
+/** One strategy of `rag_strategies` (API-MAP 2.4), by its name, as ragStrategiesCheck accepts it. */
+export type RagStrategyRequest =
+  | { name: 'full_resource'; count?: number; include_remaining_text_blocks?: boolean; apply_to?: { exclude?: string[] } }
+  | { name: 'field_extension'; fields: string[]; data_augmentation_field_prefixes?: string[] }
+  | { name: 'hierarchy'; count?: number }
+  | { name: 'neighbouring_paragraphs'; before?: number; after?: number }
+  | { name: 'metadata_extension'; types?: (typeof METADATA_EXTENSION_TYPES)[number][] }
+  | { name: 'prequeries'; queries: PrequeryRequest[]; main_query_weight?: number }
+  | { name: 'conversation'; attachments_text?: boolean; attachments_images?: boolean; full?: boolean; max_messages?: number }
+  | { name: 'graph_beta' };
+
 /** POST /ask (and the resource-scoped asks): retrieval members, then how to answer. */
 @Closed()
 export class AskRequest extends RetrievalRequestBase {
@@ -340,7 +359,7 @@ export class AskRequest extends RetrievalRequestBase {
     description: 'At most one of each; graph_beta is not supported.',
   })
   @Check(ragStrategiesCheck)
-  rag_strategies?: ({ name: (typeof RAG_STRATEGY_NAMES)[number] } & Record<string, unknown>)[];
+  rag_strategies?: RagStrategyRequest[];
   @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' })
   @Check(checks.unsupported('images are not sent to generative models', emptyOrAbsent))
   extra_context_images?: unknown[];

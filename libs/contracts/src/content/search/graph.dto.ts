@@ -1,6 +1,7 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type MemberCheck } from '../../common/member-checks';
-import { filterExpressionCheck, withinExpressionLimits } from './filter-expression';
+import { filterExpressionCheck, withinExpressionLimits, type FieldFilterExpression } from './filter-expression';
+import { securityCheck } from './retrieval.dto';
 import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
 import { NODE_TYPES, parseGraphExpr, RELATION_TYPES, type GraphKind, type NodeType, type RelationType } from './graph-query';
 import { REQUEST_LIMITS } from './request-limits';
@@ -94,13 +95,13 @@ export class GraphRequestBase {
     description: 'Only the edges seen in paragraphs of the matching fields.',
   })
   @Check(graphFilterCheck)
-  filter_expression?: { field?: Record<string, unknown> };
+  filter_expression?: { field?: FieldFilterExpression };
   @ApiPropertyOptional({
     type: 'object',
     properties: { groups: { type: 'array', items: { type: 'string' }, maxItems: REQUEST_LIMITS.listItems } },
   })
-  @Check(checks.object())
-  security?: { groups?: string[] };
+  @Check(securityCheck)
+  security?: { groups?: string[]; access_groups?: string[] };
   @ApiPropertyOptional({ default: false }) @Check(checks.bool()) show_hidden?: boolean;
 }
 

@@ -1,0 +1,82 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ResourceDto } from '@kb/contracts';
+import type { DataSource } from 'typeorm';
+import { In } from 'typeorm';
+import { CONTENT_DATA_SOURCE } from '../../content.tokens';
+import { FieldEntity } from '../../entities/field.entity';
+import { ResourceEntity } from '../../entities/resource.entity';
+import { serializeResource } from '../../resources/resource-reader.service';
+import type { ScoreType } from '../query/fusion';
+import { relationsSearch, type RelationsResult } from '../query/relations';
+import type { SerializationOptions } from '../query/serialization';
+import { SqlParams } from '../query/sql';
+
+export interface ParagraphRow {
+  id: string;
+  rid: string;
+  field: string;
+  split: string;
+  paragraph_id: string;
+  start_offset: number;
+  end_offset: number;
+  idx: number;
+  page: number | null;
+  /** Seconds into its recording (TRANSCRIPT paragraphs), else null. */
+  start_seconds: number | null;
+  end_seconds: number | null;
+  text: string;
+  kind: string;
+  language: string;
+  labels: string[];
+}
+
+/** The columns of a `ParagraphRow`, for every statement that reads paragraphs back. */
+export const PARAGRAPH_COLUMNS =
+  'id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, start_seconds, end_seconds, text, kind, language, labels';
+
+export interface RankedParagraph extends ParagraphRow {
+  score: number;
+  scoreType: ScoreType;
+  order: number;
+}
+
+/**
+ * What search reads back from the database once the hits are known: paragraph rows, the resources
+ * of the hits (serialized by the resources' reader), and the `relations` feature's graph.
+ */
+@Injectable()
+export class SearchRepository {
+  constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource) {}
+
+  async paragraphRows(ids: string[]): Promise<Map<string, ParagraphRow>> {
+    if (ids.length === 0) return new Map();
+    const rows = (await this.ds.query(`SELECT ${PARAGRAPH_COLUMNS} FROM content.search_paragraphs WHERE id = ANY($1::bigint[])`, [
+      ids,
+    ])) as ParagraphRow[];
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /** The resources of the hits, serialized as `show` asks (one query for rows, one for fields if needed). */
+  async resources(kbid: string, rids: string[], s: SerializationOptions): Promise<Map<string, ResourceDto>> {
+    if (rids.length === 0) return new Map();
+    const rows = await this.ds.getRepository(ResourceEntity).findBy({ kbid, id: In(rids) });
+    const needsFields = s.show.some((x) => x === 'values' || x === 'extracted' || x === 'errors');
+    const fields = needsFields ? await this.ds.getRepository(FieldEntity).findBy({ rid: In(rids) }) : [];
+    const out = new Map<string, ResourceDto>();
+    for (const r of rows)
+      out.set(
+        r.id,
+        serializeResource(
+          r,
+          fields.filter((f) => f.rid === r.id),
+          s,
+        ),
+      );
+    return out;
+  }
+
+  /** The `relations` feature: entities named in the query, with the resources and entities around them. */
+  relations(plan: { kbid: string; query: string; where: string; params: SqlParams }): Promise<RelationsResult> {
+    return relationsSearch(this.ds.manager, { kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) }, plan.query);
+  }
+}

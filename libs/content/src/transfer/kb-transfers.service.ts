@@ -143,10 +143,9 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
       [kbid],
     )) as { n: number }[];
     if ((waiting?.n ?? 0) >= MAX_PENDING_PER_KB) {
-      throw new DomainError(
-        ErrorCodes.RATE_LIMITED,
+      throw DomainError.rateLimited(
         `At most ${MAX_PENDING_PER_KB} exports and imports of a Knowledge Box run at once: wait for one to finish`,
-        { try_after: 10 },
+        10,
       );
     }
     await this.ds.query(

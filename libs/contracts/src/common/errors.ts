@@ -63,6 +63,14 @@ export class DomainError extends Error {
     return new DomainError(ErrorCodes.VALIDATION_FAILED, summary, { detail: issues });
   }
 
+  /**
+   * 429: `try_after` is the Unix time (seconds) from which a retry may succeed, as every rate limit
+   * answers it (the edge turns it into `Retry-After`), `seconds` from now.
+   */
+  static rateLimited(message: string, seconds: number, now = Date.now()): DomainError {
+    return new DomainError(ErrorCodes.RATE_LIMITED, message, { try_after: Math.ceil(now / 1000) + Math.max(1, Math.ceil(seconds)) });
+  }
+
   static notFound(code: ErrorCode, message: string): DomainError {
     return new DomainError(code, message);
   }

@@ -54,6 +54,18 @@ describe('error mapping', () => {
     expect(Number(out.headers?.['Retry-After'])).toBeGreaterThan(0);
   });
 
+  it('renders a limit that asks to wait some seconds as the Unix time to retry at, and as Retry-After in seconds', () => {
+    const now = Date.now();
+    const err = DomainError.rateLimited('one at a time', 10, now);
+    expect(err.details).toEqual({ try_after: Math.ceil(now / 1000) + 10 });
+    const out = toHttpError(err);
+    expect(out.status).toBe(429);
+    const retryAfter = Number(out.headers?.['Retry-After']);
+    // 10 s from `now`, give or take the second boundary and the time this test took.
+    expect(retryAfter).toBeGreaterThanOrEqual(9);
+    expect(retryAfter).toBeLessThanOrEqual(11);
+  });
+
   it('maps malformed JSON and oversize bodies from the body parser', () => {
     expect(toHttpError({ type: 'entity.parse.failed', status: 400, message: 'Unexpected token' }).status).toBe(422);
     expect(toHttpError({ type: 'entity.too.large', status: 413, limit: 10 }).status).toBe(413);

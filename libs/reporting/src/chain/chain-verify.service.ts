@@ -3,7 +3,6 @@ import type { DataSource, EntityManager } from 'typeorm';
 import {
   AuditEventTypes,
   DomainError,
-  ErrorCodes,
   type ActivityChainReport,
   type VerifyActivityChainRequest,
   type AuditEventType,
@@ -56,8 +55,7 @@ export class ChainVerifyService {
       next_seq: null,
     };
     if (!UUID.test(req.kbid)) return empty;
-    if (this.running >= MAX_RUNNING)
-      throw new DomainError(ErrorCodes.RATE_LIMITED, 'Another verification is running: try again when it has finished', { try_after: 5 });
+    if (this.running >= MAX_RUNNING) throw DomainError.rateLimited('Another verification is running: try again when it has finished', 5);
     this.running++;
     try {
       // One snapshot: read at different moments, a seal committing in between would show records the head does not name yet.

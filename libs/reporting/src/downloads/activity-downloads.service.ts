@@ -125,10 +125,9 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
       [req.kbid],
     )) as { n: number }[];
     if ((waiting?.n ?? 0) >= MAX_PENDING_PER_KB) {
-      throw new DomainError(
-        ErrorCodes.RATE_LIMITED,
+      throw DomainError.rateLimited(
         `At most ${MAX_PENDING_PER_KB} downloads of a Knowledge Box are prepared at once: wait for one to finish`,
-        { try_after: 10 },
+        10,
       );
     }
     const rows: DownloadRow[] = await this.ds.query(

@@ -1,4 +1,5 @@
-import { DomainError, ErrorCodes } from '@kb/contracts';
+import { DomainError } from '@kb/contracts';
+import { Gate } from '@kb/platform/runtime';
 
 /**
  * Runs at most `concurrency` tasks at once and keeps at most `queue` waiting; past that a task is
@@ -7,37 +8,25 @@ import { DomainError, ErrorCodes } from '@kb/contracts';
  * instead of pinning every core and the thread pool that file and DNS work share.
  */
 export class WorkLimiter {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly gate: Gate;
 
   constructor(
-    private readonly concurrency: number,
+    concurrency: number,
     private readonly queue: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.gate = new Gate(concurrency);
+  }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.running >= this.concurrency) {
-      if (this.waiting.length >= this.queue) {
-        throw new DomainError(ErrorCodes.RATE_LIMITED, 'Too many sign-ins in progress; try again in a moment', {
-          try_after: Math.ceil(this.now() / 1000) + 1,
-        });
-      }
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    } else {
-      this.running++;
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const { running, waiting } = this.gate.load;
+    if (running >= this.gate.size && waiting >= this.queue) {
+      return Promise.reject(DomainError.rateLimited('Too many sign-ins in progress; try again in a moment', 1, this.now()));
     }
-    try {
-      return await task();
-    } finally {
-      // Hand the slot straight to the next waiter (running stays the same), or free it.
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
-    }
+    return this.gate.run(task);
   }
 
   get pending(): { running: number; waiting: number } {
-    return { running: this.running, waiting: this.waiting.length };
+    return this.gate.load;
   }
 }

@@ -11,7 +11,7 @@ import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { analyzeQuery } from './analysis';
 import { FindPlanner, type FindPlan, type RetrievalRequest } from './find/find-plan';
-import { highlight } from './find/find-results';
+import { highlight, paragraphPosition } from './find/find-results';
 import { FindRetrieval, type PlanRetrieval } from './find/find-retrieval';
 import { SearchAuditService } from './find/search-audit.service';
 import { SearchRepository, type ParagraphRow } from './find/search.repository';
@@ -96,7 +96,7 @@ export class SearchListsService {
           text: paragraphText(p),
           labels: stripL(p.labels),
           ...seconds(p),
-          position: position(p),
+          position: paragraphPosition(p),
           fuzzy_result: false,
         })),
         facets,
@@ -145,7 +145,7 @@ export class SearchListsService {
           text: p.text,
           ...fieldParts(p),
           index: String(p.idx),
-          position: position(p),
+          position: paragraphPosition(p),
         })),
         facets: {},
         page_number: Math.floor(offset / plan.topK),
@@ -241,7 +241,7 @@ export class SearchListsService {
             text: plan.highlight ? highlight(p.text, p.language, termSet) : p.text,
             labels: stripL(p.labels),
             ...seconds(p),
-            position: position(p),
+            position: paragraphPosition(p),
             fuzzy_result: !analyzeQuery(query, languages).every((t) => termSet.has(t)),
           })),
         facets: {},
@@ -272,22 +272,4 @@ function seconds(p: ParagraphRow): { start_seconds: number[]; end_seconds: numbe
   return p.start_seconds === null || p.start_seconds === undefined
     ? { start_seconds: [], end_seconds: [] }
     : { start_seconds: [p.start_seconds], end_seconds: p.end_seconds === null || p.end_seconds === undefined ? [] : [p.end_seconds] };
-}
-
-function position(p: ParagraphRow): {
-  page_number: number;
-  index: number;
-  start: number;
-  end: number;
-  start_seconds: number | null;
-  end_seconds: number | null;
-} {
-  return {
-    page_number: p.page ?? 0,
-    index: p.idx,
-    start: p.start_offset,
-    end: p.end_offset,
-    start_seconds: p.start_seconds ?? null,
-    end_seconds: p.end_seconds ?? null,
-  };
 }

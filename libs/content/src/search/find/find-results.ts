@@ -3,7 +3,7 @@ import type { FindParagraph, FindResource, FindResponse } from '@kb/contracts';
 import { tokenize } from '../analysis';
 import type { RelationsResult } from '../query/relations';
 import type { FindPlan } from './find-plan';
-import { SearchRepository, type RankedParagraph } from './search.repository';
+import { SearchRepository, type ParagraphRow, type RankedParagraph } from './search.repository';
 
 export interface FindOutcome {
   plan: FindPlan;
@@ -61,14 +61,7 @@ export function paragraphJson(p: RankedParagraph, highlightTerms: Set<string> | 
     text: highlightTerms ? highlight(p.text, p.language, highlightTerms) : p.text,
     id: p.paragraph_id,
     labels: p.labels,
-    position: {
-      page_number: p.page ?? 0,
-      index: p.idx,
-      start: p.start_offset,
-      end: p.end_offset,
-      start_seconds: p.start_seconds ?? null,
-      end_seconds: p.end_seconds ?? null,
-    },
+    position: paragraphPosition(p),
     fuzzy_result: false,
     page_with_visual: false,
     reference: null,
@@ -78,6 +71,18 @@ export function paragraphJson(p: RankedParagraph, highlightTerms: Set<string> | 
 }
 
 /** Wraps the words of `text` whose analysed term is a query term in `<mark>…</mark>`. */
+/** Where a paragraph is in its field, as /find and /search answer it (`start_seconds`/`end_seconds` null unless timed). */
+export function paragraphPosition(p: ParagraphRow): FindParagraph['position'] {
+  return {
+    page_number: p.page ?? 0,
+    index: p.idx,
+    start: p.start_offset,
+    end: p.end_offset,
+    start_seconds: p.start_seconds ?? null,
+    end_seconds: p.end_seconds ?? null,
+  };
+}
+
 export function highlight(text: string, language: string, terms: Set<string>): string {
   let out = '';
   let at = 0;

@@ -1,5 +1,4 @@
-import { DomainError } from '@kb/contracts';
-import { Gate } from '@kb/platform/runtime';
+import { DomainError, ErrorCodes } from '@kb/contracts';
 
 /**
  * Runs at most `concurrency` tasks at once and keeps at most `queue` waiting; past that a task is
@@ -8,25 +7,37 @@ import { Gate } from '@kb/platform/runtime';
  * instead of pinning every core and the thread pool that file and DNS work share.
  */
 export class WorkLimiter {
-  private readonly gate: Gate;
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
-    concurrency: number,
+    private readonly concurrency: number,
     private readonly queue: number,
     private readonly now: () => number = Date.now,
-  ) {
-    this.gate = new Gate(concurrency);
-  }
+  ) {}
 
-  run<T>(task: () => Promise<T>): Promise<T> {
-    const { running, waiting } = this.gate.load;
-    if (running >= this.gate.size && waiting >= this.queue) {
-      return Promise.reject(DomainError.rateLimited('Too many sign-ins in progress; try again in a moment', 1, this.now()));
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.concurrency) {
+      if (this.waiting.length >= this.queue) {
+        throw new DomainError(ErrorCodes.RATE_LIMITED, 'Too many sign-ins in progress; try again in a moment', {
+          try_after: Math.ceil(this.now() / 1000) + 1,
+        });
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running++;
     }
-    return this.gate.run(task);
+    try {
+      return await task();
+    } finally {
+      // Hand the slot straight to the next waiter (running stays the same), or free it.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
   }
 
   get pending(): { running: number; waiting: number } {
-    return this.gate.load;
+    return { running: this.running, waiting: this.waiting.length };
   }
 }

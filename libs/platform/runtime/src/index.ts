@@ -2,4 +2,3 @@ export * from './runtime-env';
 export * from './runtime-bus';
 export * from './runtime-http';
 export * from './service-app';
-export * from './gate';

@@ -36,7 +36,7 @@ import { KbTranscribersService } from '../query/kb-transcribers.service';
 import { defaultEmbedderFactory } from './analysis/default-embedder';
 import { appendNested } from './nested-files';
 import { DEFAULT_SANDBOX_LIMITS } from './extractors/sandbox/sandbox-limits';
-import { Gate } from '@kb/platform/runtime';
+import { Gate } from './gate';
 import { closeExtractionSandbox, configureExtractionSandbox, extractionSandbox } from './extractors/sandbox/extraction-sandbox';
 
 /** A job with the strategies its field names, resolved. */

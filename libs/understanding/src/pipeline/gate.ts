@@ -1,8 +1,7 @@
 /**
- * At most `size` tasks at once; the others wait their turn in order, and a finished task hands its
- * slot straight to the next. Used where work holds something scarce: processing reads a file or page
- * into memory (up to 100 MB) for a few parser sandboxes, and sign-in hashes a password (16 MB and a
- * libuv thread each, behind `WorkLimiter`, which also bounds the queue).
+ * At most `size` tasks at once; the others wait their turn in order. Processing takes many jobs at
+ * once to keep the model workers on full batches, but a file or page is read into memory (up to
+ * 100 MB) and parsed by a few sandbox processes: the jobs that read one go through this gate.
  */
 export class Gate {
   private running = 0;

@@ -327,10 +327,26 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
     await bus.request(ContentSubjects.createResource, { kbid: other, body: { title: 'Gone twice' } });
     expect((await bus.request(ContentSubjects.countResources, { kbid: other })).resources).toBe(1);
     await blobs.put(`content/kbs/${other}/r/x/f/doc/original`, Buffer.from('bytes'));
+    await bus.request(ContentSubjects.setLabelSet, { kbid: other, labelset: 'topic', body: { labels: [{ title: 'ice' }] } });
+    await ds.query(
+      `INSERT INTO content.webhook_deliveries (id, processing_id, kbid, event, uri) VALUES (gen_random_uuid(), 'p1', $1, 'processed', 'https://example.com/hook')`,
+      [other],
+    );
     const cleanup = app.get(KbCleanupService);
     await cleanup.onKbDeleted({ account_id: 'a', kb_id: other });
     await expect(cleanup.onKbDeleted({ account_id: 'a', kb_id: other })).resolves.toBeUndefined();
     expect((await bus.request(ContentSubjects.countResources, { kbid: other })).resources).toBe(0);
     expect(await blobs.exists(`content/kbs/${other}/r/x/f/doc/original`)).toBe(false);
+    // Every table of the content schema that names a KB is empty for it (a new table must be cleaned
+    // too): only the account's backups outlive their KB.
+    const tables: { table_name: string }[] = await ds.query(
+      `SELECT table_name FROM information_schema.columns WHERE table_schema = 'content' AND column_name = 'kbid'`,
+    );
+    expect(tables.map((t) => t.table_name)).toEqual(expect.arrayContaining(['labelsets', 'webhook_deliveries', 'resources']));
+    for (const { table_name } of tables) {
+      const kept = table_name === 'kb_transfers' ? ` AND kind <> 'backup'` : '';
+      const left: { n: string }[] = await ds.query(`SELECT count(*) AS n FROM content.${table_name} WHERE kbid = $1${kept}`, [other]);
+      expect({ table: table_name, rows: Number(left[0]?.n) }).toEqual({ table: table_name, rows: 0 });
+    }
   });
 });

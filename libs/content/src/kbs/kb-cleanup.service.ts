@@ -23,6 +23,9 @@ export class KbCleanupService {
       await m.query(`DELETE FROM content.kb_synonyms WHERE kbid = $1`, [event.kb_id]);
       await m.query(`DELETE FROM content.entities_groups WHERE kbid = $1`, [event.kb_id]);
       await m.query(`DELETE FROM content.kb_configs WHERE kbid = $1`, [event.kb_id]);
+      await m.query(`DELETE FROM content.labelsets WHERE kbid = $1`, [event.kb_id]);
+      // A deleted KB's processing webhooks are not sent any more (their attempts go with them).
+      await m.query(`DELETE FROM content.webhook_deliveries WHERE kbid = $1`, [event.kb_id]);
       // Export and import jobs go with the KB (export files are under its blob prefix); its
       // account's backups stay, to be restored or deleted by the account.
       await m.query(`DELETE FROM content.kb_transfers WHERE kbid = $1 AND kind <> 'backup'`, [event.kb_id]);

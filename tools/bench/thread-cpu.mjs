@@ -1,6 +1,6 @@
 // Where a standalone's CPU goes per request, thread by thread, for one or more built trees side by side.
 //
-//   node tools/bench/thread-cpu.mjs [--rounds N] [--seconds S] [--connections C] <tree> [<tree> …]
+//   node tools/bench/thread-cpu.mjs [--rounds N] [--seconds S] [--connections C] [--interleave] <tree> [<tree> …]
 //
 // Each <tree> is a checkout with a build in dist/ (this tree, or a worktree that bench:compare kept
 // under tmp/compare/). For each round and each tree in turn: start the standalone from that tree's
@@ -9,6 +9,13 @@
 // prints, per tree, the median over rounds of the requests per second and of each thread group's CPU
 // microseconds per request. CPU per request is what a code change moves; the rate also moves with the
 // machine's mood, which is why trees alternate within each round.
+//
+// --interleave starts every tree's standalone once, side by side, and then measures short windows of
+// each in turn (A B, B A, A B, … so neither always goes first), many rounds: the other work on a shared
+// machine changes over tens of seconds, so two windows a few seconds apart met nearly the same load,
+// where two runs with a start-up between them did not. It prints each round's ratio to the first tree
+// and their median with the middle half (quartiles) besides the smallest and largest. Use it on a busy
+// machine, e.g. `--interleave --rounds 20 --seconds 3`.
 //
 // THREAD_CPU_NODE_ARGS passes options to each standalone's node (a CPU profile: `--cpu-prof --cpu-prof-dir=<dir>`).
 //
@@ -31,9 +38,15 @@ const opt = (name, dflt) => {
 const rounds = opt('rounds', 3);
 const seconds = opt('seconds', 10);
 const connections = opt('connections', 8);
+const flag = (name) => {
+  const i = argv.indexOf(`--${name}`);
+  if (i >= 0) argv.splice(i, 1);
+  return i >= 0;
+};
+const interleave = flag('interleave');
 const trees = argv.map((t) => resolve(t));
 if (trees.length === 0) {
-  console.error('usage: node tools/bench/thread-cpu.mjs [--rounds N] [--seconds S] [--connections C] <tree> [<tree> …]');
+  console.error('usage: node tools/bench/thread-cpu.mjs [--rounds N] [--seconds S] [--connections C] [--interleave] <tree> [<tree> …]');
   process.exit(2);
 }
 const TICK_US = 1e6 / 100; // USER_HZ
@@ -85,7 +98,8 @@ async function waitReady(url, child) {
   throw new Error('not ready in 120 s');
 }
 
-async function once(tree) {
+/** Starts a tree's standalone with its own data folder, creates one resource and waits until it is processed. */
+async function start(tree) {
   const dataDir = mkdtempSync(join(tmpdir(), 'thread-cpu-'));
   const port = await freePort();
   const nodeArgs = (process.env['THREAD_CPU_NODE_ARGS'] ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof --cpu-prof-dir=…
@@ -93,6 +107,11 @@ async function once(tree) {
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), DATA_DIR: dataDir, ACCESS_CACHE_TTL_SECONDS: '5' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+    rmSync(dataDir, { recursive: true, force: true });
+  };
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitReady(`${base}/health/ready`, child);
@@ -120,8 +139,18 @@ async function once(tree) {
     }
     await new Promise((ok) => setTimeout(ok, 2_000));
     await autocannon({ url, headers, connections, duration: 3 });
+    return { child, url, headers, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** GETs the resource for `duration` seconds and reads every thread's CPU time around it. */
+async function measure({ child, url, headers }, duration) {
+  {
     const before = threads(child.pid);
-    const result = await autocannon({ url, headers, connections, duration: seconds });
+    const result = await autocannon({ url, headers, connections, duration });
     const after = threads(child.pid);
     if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
     const used = [...after].map(([tid, t]) => [tid, t.comm, t.ticks - (before.get(tid)?.ticks ?? 0)]);
@@ -141,11 +170,16 @@ async function once(tree) {
         );
       }
     }
-    return { rate: result.requests.average, p99: result.latency.p99, cpu };
+    return { rate: requests / duration, p99: result.latency.p99, cpu };
+  }
+}
+
+async function once(tree) {
+  const running = await start(tree);
+  try {
+    return await measure(running, seconds);
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
-    rmSync(dataDir, { recursive: true, force: true });
+    await running.stop();
   }
 }
 
@@ -154,21 +188,48 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const i = (s.length - 1) * q;
+  return s[Math.floor(i)] + (s[Math.ceil(i)] - s[Math.floor(i)]) * (i - Math.floor(i));
+};
+const total = (run) => Object.values(run.cpu).reduce((a, b) => a + b, 0);
+
 const runs = new Map(trees.map((t) => [t, []]));
-for (let r = 0; r < rounds; r++) {
-  for (const tree of trees) {
-    const run = await once(tree);
-    runs.get(tree).push(run);
-    const cpu = Object.entries(run.cpu)
-      .map(([g, us]) => `${g} ${us.toFixed(0)}`)
-      .join(', ');
-    console.log(`round ${r + 1} ${tree}: ${run.rate.toFixed(0)} req/s, p99 ${run.p99} ms, µs/request: ${cpu}`);
+const running = new Map();
+try {
+  if (interleave) for (const tree of trees) running.set(tree, await start(tree));
+  for (let r = 0; r < rounds; r++) {
+    // Interleaved, the order turns every round so that no tree always follows the same one.
+    const order = interleave && r % 2 === 1 ? [...trees].reverse() : trees;
+    for (const tree of order) {
+      const run = interleave ? await measure(running.get(tree), seconds) : await once(tree);
+      runs.get(tree).push(run);
+      const cpu = Object.entries(run.cpu)
+        .map(([g, us]) => `${g} ${us.toFixed(0)}`)
+        .join(', ');
+      console.log(`round ${r + 1} ${tree}: ${run.rate.toFixed(0)} req/s, p99 ${run.p99} ms, µs/request: ${cpu}`);
+    }
   }
+} finally {
+  for (const r of running.values()) await r.stop();
 }
 console.log(`\nmedians over ${rounds} rounds (${connections} connections, ${seconds} s):`);
 for (const [tree, rs] of runs) {
   const groups = [...new Set(rs.flatMap((r) => Object.keys(r.cpu)))].sort();
   const cpu = groups.map((g) => `${g} ${median(rs.map((r) => r.cpu[g] ?? 0)).toFixed(0)}`).join(', ');
-  const total = median(rs.map((r) => Object.values(r.cpu).reduce((a, b) => a + b, 0)));
-  console.log(`${tree}: ${median(rs.map((r) => r.rate)).toFixed(0)} req/s, µs/request total ${total.toFixed(0)} (${cpu})`);
+  console.log(`${tree}: ${median(rs.map((r) => r.rate)).toFixed(0)} req/s, µs/request total ${median(rs.map(total)).toFixed(0)} (${cpu})`);
+}
+// Each round's ratio to the first tree: the pairs met the same moment of the machine.
+const [first, ...others] = trees;
+for (const tree of others) {
+  const line = (label, f) => {
+    const ratios = runs.get(tree).map((run, i) => f(run) / f(runs.get(first)[i]));
+    const q = (x) => quantile(ratios, x).toFixed(2);
+    console.log(`  ${label.padEnd(22)} ${q(0.5)}×  (quartiles ${q(0.25)}–${q(0.75)}, all ${q(0)}–${q(1)})`);
+  };
+  console.log(`\n${tree} / ${first}, per round:`);
+  line('requests/s', (run) => run.rate);
+  line('CPU µs per request', total);
+  for (const g of [...new Set(runs.get(tree).flatMap((r) => Object.keys(r.cpu)))].sort()) line(`  ${g}`, (run) => run.cpu[g] ?? 0);
 }

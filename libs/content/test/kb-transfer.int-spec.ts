@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ContentSubjects, stagedImportKey } from '@kb/contracts';
+import { ContentSubjects, DomainError, ErrorCodes, stagedImportKey } from '@kb/contracts';
 import { KbTransfersService } from '../src/transfer/kb-transfers.service';
 import { startSearchFixture, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
 
@@ -59,6 +59,28 @@ describe('KB export and import (int)', () => {
       `SELECT p.rid, r.slug, p.field, p.text, p.paragraph_id FROM content.search_paragraphs p JOIN content.resources r ON r.id = p.rid WHERE p.kbid = $1 ORDER BY r.slug, p.field, p.text`,
       [kbid],
     )) as Row[];
+
+  it('runs at most 3 exports and imports of a KB at once: the next is 429 with try_after, accepted again once one finished', async () => {
+    const kbid = randomUUID();
+    const start = () => fx.bus.request(ContentSubjects.startKbExport, { kbid, kb_config: { slug: 'busy', title: 'Busy' } });
+    for (let i = 0; i < 3; i++) await start();
+    const refused = await start().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(DomainError);
+    const err = refused as DomainError;
+    expect(err.code).toBe(ErrorCodes.RATE_LIMITED);
+    const tryAfter = (err.details as { try_after: number }).try_after;
+    const now = Math.ceil(Date.now() / 1000);
+    expect(tryAfter).toBeGreaterThan(now);
+    expect(tryAfter).toBeLessThanOrEqual(now + 11);
+    const jobs = (await fx.ds.query(`SELECT count(*)::int AS n FROM content.kb_transfers WHERE kbid = $1`, [kbid])) as { n: number }[];
+    expect(jobs[0]?.n).toBe(3);
+    await transfers.drain();
+    await expect(start()).resolves.toEqual({ export_id: expect.any(String) });
+    await transfers.drain();
+  });
 
   it('copies rows, index rows and label sets next to the source, under new ids', async () => {
     const key = await exportKb(source);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import type { DataSource } from 'typeorm';
+import { DomainError, ErrorCodes } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
 import { createBlobStore, type BlobStore } from '@kb/platform/storage';
 import { DEFAULT_REPORTING_OPTIONS, REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '../src';
@@ -139,5 +140,26 @@ describe('the e-mail notice of a ready activity download', () => {
       asked.request_id,
     ]);
     expect(row.sent).toBe(true);
+  });
+
+  it('prepares at most 5 downloads of a KB at once: the sixth is 429 with try_after, accepted again once they are done', async () => {
+    const busy = randomUUID();
+    const ask = () => withoutSmtp.request({ kbid: busy, event_type: 'search', format: 'ndjson', body: body({}) });
+    for (let i = 0; i < 5; i++) await ask();
+    const refused = await ask().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(DomainError);
+    expect((refused as DomainError).code).toBe(ErrorCodes.RATE_LIMITED);
+    const tryAfter = ((refused as DomainError).details as { try_after: number }).try_after;
+    const now = Math.ceil(Date.now() / 1000);
+    expect(tryAfter).toBeGreaterThan(now);
+    expect(tryAfter).toBeLessThanOrEqual(now + 11);
+    const [row] = await ds.query(`SELECT count(*)::int AS n FROM reporting.activity_downloads WHERE kbid = $1`, [busy]);
+    expect(row.n).toBe(5);
+    await withoutSmtp.drain();
+    await expect(ask()).resolves.toMatchObject({ request_id: expect.any(String) });
+    await withoutSmtp.drain();
   });
 });

@@ -1,6 +1,6 @@
 // Where a standalone's CPU goes per request, thread by thread, for one or more built trees side by side.
 //
-//   node tools/bench/thread-cpu.mjs [--rounds N] [--seconds S] [--connections C] [--interleave] <tree> [<tree> …]
+//   node tools/bench/thread-cpu.mjs [--rounds N] [--seconds S] [--connections C] [--interleave] [--create] <tree> [<tree> …]
 //
 // Each <tree> is a checkout with a build in dist/ (this tree, or a worktree that bench:compare kept
 // under tmp/compare/). For each round and each tree in turn: start the standalone from that tree's
@@ -44,9 +44,15 @@ const flag = (name) => {
   return i >= 0;
 };
 const interleave = flag('interleave');
+// --create measures the write path instead: POST a resource (a title and a ~1 KB text field, as
+// the create-resource benchmark does) with the processing workers off.
+const create = flag('create');
+const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(22);
 const trees = argv.map((t) => resolve(t));
 if (trees.length === 0) {
-  console.error('usage: node tools/bench/thread-cpu.mjs [--rounds N] [--seconds S] [--connections C] [--interleave] <tree> [<tree> …]');
+  console.error(
+    'usage: node tools/bench/thread-cpu.mjs [--rounds N] [--seconds S] [--connections C] [--interleave] [--create] <tree> [<tree> …]',
+  );
   process.exit(2);
 }
 const TICK_US = 1e6 / 100; // USER_HZ
@@ -104,7 +110,14 @@ async function start(tree) {
   const port = await freePort();
   const nodeArgs = (process.env['THREAD_CPU_NODE_ARGS'] ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof --cpu-prof-dir=…
   const child = spawn(process.execPath, [...nodeArgs, join(tree, 'dist/apps/standalone/src/main.js')], {
-    env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), DATA_DIR: dataDir, ACCESS_CACHE_TTL_SECONDS: '5' },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      ACCESS_CACHE_TTL_SECONDS: '5',
+      ...(create ? { PROCESSING_WORKERS_ENABLED: 'false' } : {}),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const stop = async () => {
@@ -117,6 +130,16 @@ async function start(tree) {
     await waitReady(`${base}/health/ready`, child);
     const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
     const headers = { 'X-SVC-SERVICEACCOUNT': `Bearer ${boot.api_key.token}`, 'content-type': 'application/json' };
+    if (create) {
+      const target = {
+        url: `${base}/api/v1/kb/${boot.kb.id}/resources`,
+        headers,
+        method: 'POST',
+        body: JSON.stringify({ title: 'Benchmark resource', texts: { body: { body: TEXT, format: 'PLAIN' } } }),
+      };
+      await autocannon({ ...target, connections, duration: 3 });
+      return { child, target, stop };
+    }
     const res = await fetch(`${base}/api/v1/kb/${boot.kb.id}/resources`, {
       method: 'POST',
       headers,
@@ -139,7 +162,7 @@ async function start(tree) {
     }
     await new Promise((ok) => setTimeout(ok, 2_000));
     await autocannon({ url, headers, connections, duration: 3 });
-    return { child, url, headers, stop };
+    return { child, target: { url, headers }, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -147,10 +170,10 @@ async function start(tree) {
 }
 
 /** GETs the resource for `duration` seconds and reads every thread's CPU time around it. */
-async function measure({ child, url, headers }, duration) {
+async function measure({ child, target }, duration) {
   {
     const before = threads(child.pid);
-    const result = await autocannon({ url, headers, connections, duration });
+    const result = await autocannon({ ...target, connections, duration });
     const after = threads(child.pid);
     if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
     const used = [...after].map(([tid, t]) => [tid, t.comm, t.ticks - (before.get(tid)?.ticks ?? 0)]);

@@ -22291,7 +22291,10 @@ export interface operations {
                             /** @description One score per answer sentence */
                             groundedness?: number[];
                         };
+                        /** @description Who scored: `llm:<model>` (the KB's generative model as judge), `offline:en-use-lite-2024` or `offline:lexical` */
                         scorer?: string;
+                        /** @description Why the LLM judge did not score this answer of a KB with a generative provider (`timeout`, `rate_limited`, `auth`, `provider`, `bad_request`, `malformed`, `config`, `unavailable`); null when it did or was not asked */
+                        judge_error?: string | null;
                     };
                 };
             };

@@ -261,6 +261,31 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     expect((await remi.query({ kbid: noProvider, body: { month: '2026-11' } })).data).toHaveLength(2);
   });
 
+  it('has at most REMI_JUDGE_CONCURRENCY judge calls in flight, and lengthens its lease to fit them', async () => {
+    const kb6 = randomUUID();
+    for (let i = 0; i < 6; i++) await audit.record(chat(20 + i, 'Scott Derrickson is an American director.', {}, kb6));
+    let inFlight = 0;
+    let most = 0;
+    const bus = {
+      request: async () => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        return { outcome: 'failed', model: 'm', error: 'provider' };
+      },
+    } as unknown as MessageBus;
+    const options = { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false, remiJudgeConcurrency: 2, remiJudgeTimeoutMs: 30_000 };
+    const worker = new RemiWorkerService(ds, options, bus);
+    await worker.turn();
+    expect(most).toBe(2);
+    expect((await remi.query({ kbid: kb6, body: { month: '2026-11' } })).data).toHaveLength(6);
+    const [lease] = await ds.query(`SELECT lease_until < now() AS free FROM reporting.remi_cursor`);
+    expect(lease.free).toBe(true);
+    // A batch of 20 at 2 at a time, each up to 30 s, needs 10 × 30 s + 60 s of lease.
+    expect((worker as unknown as { leaseSeconds: number }).leaseSeconds).toBe(360);
+  });
+
   it('scores while another process holds no lease, and catches records committed behind the cursor', async () => {
     const kb4 = randomUUID();
     const worker = new RemiWorkerService(ds, { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false, remiJudge: false }, {} as MessageBus);

@@ -85,7 +85,10 @@ describe('RemiJudgeService against a fake provider', () => {
     service = new RemiJudgeService(bus, logger);
   });
 
-  const openai = () => ({ generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: llm.openAiUrl, key: SECRET, timeout_ms: 3000 } } });
+  const openai = () => ({
+    generative_model: 'chatgpt-4o-mini',
+    user_keys: { openai: { url: llm.openAiUrl, key: SECRET, timeout_ms: 3000 } },
+  });
 
   it("grades with the KB's OpenAI-compatible model, asking for the JSON schema", async () => {
     kbConfig = openai();

@@ -40,7 +40,8 @@ export class RemiJudgeRequest {
 }
 
 /** Why a judge gave no scores: the provider's failure kind, `malformed` (no usable JSON), `config`, `unavailable`. */
-export type RemiJudgeError = 'timeout' | 'rate_limited' | 'auth' | 'provider' | 'bad_request' | 'aborted' | 'malformed' | 'config' | 'unavailable';
+export type RemiJudgeError =
+  'timeout' | 'rate_limited' | 'auth' | 'provider' | 'bad_request' | 'aborted' | 'malformed' | 'config' | 'unavailable';
 
 export type RemiJudgeResponse =
   | {

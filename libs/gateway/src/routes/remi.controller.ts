@@ -150,7 +150,7 @@ export class RemiController {
         remi: SCORES_SCHEMA,
         scorer: {
           type: 'string',
-          description: 'Who scored: `llm:<model>` (the KB\'s generative model as judge), `offline:en-use-lite-2024` or `offline:lexical`',
+          description: "Who scored: `llm:<model>` (the KB's generative model as judge), `offline:en-use-lite-2024` or `offline:lexical`",
         },
         judge_error: {
           type: 'string',

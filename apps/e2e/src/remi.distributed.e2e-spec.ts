@@ -13,7 +13,7 @@ describe('REMi scores (distributed)', () => {
   const month = new Date().toISOString().slice(0, 7);
 
   beforeAll(async () => {
-    topology = await startDistributed();
+    topology = await startDistributed({ reporting: { REMI_JUDGE: 'true' } });
     http = topology.http;
   }, 180_000);
 

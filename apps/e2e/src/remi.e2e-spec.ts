@@ -29,7 +29,7 @@ describe('REMi scores (standalone)', () => {
     topology.http.call<QueryPage>('POST', `/api/v1/kb/${kbid}/remi/query`, { credential, body });
 
   beforeAll(async () => {
-    topology = await startStandalone();
+    topology = await startStandalone({ REMI_JUDGE: 'true' });
     const boot = topology.bootstrap();
     kb = boot.kb.id;
     manager = apiKey(boot.api_key.token);

@@ -1,5 +1,6 @@
 import { apiKey, type HttpClient } from './support/http-client';
 import { startDistributed, type Topology } from './support/topologies';
+import { remiJudgeJourney } from './remi-judge-journey';
 
 /**
  * The path of remi.e2e-spec.ts that differs between topologies: over NATS, with the per-app
@@ -12,7 +13,7 @@ describe('REMi scores (distributed)', () => {
   const month = new Date().toISOString().slice(0, 7);
 
   beforeAll(async () => {
-    topology = await startDistributed();
+    topology = await startDistributed({ reporting: { REMI_JUDGE: 'true' } });
     http = topology.http;
   }, 180_000);
 
@@ -72,4 +73,9 @@ describe('REMi scores (distributed)', () => {
     expect(bad.status).toBe(422);
     expect(bad.body.detail.map((d) => d.loc.join('.'))).toEqual(['body.month']);
   });
+
+  // Over NATS: reporting may call content.remi.judge, content calls the provider with the KB's key.
+  it("grades a provider KB's answers by its own model over the bus", async () => {
+    await remiJudgeJourney(topology, 'remi-judge-distributed');
+  }, 240_000);
 });

@@ -1,5 +1,6 @@
 import { apiKey, bearer, type Credential } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
+import { remiJudgeJourney } from './remi-judge-journey';
 
 interface Remi {
   answer_relevance: { score: number; reason: string };
@@ -28,7 +29,7 @@ describe('REMi scores (standalone)', () => {
     topology.http.call<QueryPage>('POST', `/api/v1/kb/${kbid}/remi/query`, { credential, body });
 
   beforeAll(async () => {
-    topology = await startStandalone();
+    topology = await startStandalone({ REMI_JUDGE: 'true' });
     const boot = topology.bootstrap();
     kb = boot.kb.id;
     manager = apiKey(boot.api_key.token);
@@ -196,6 +197,10 @@ describe('REMi scores (standalone)', () => {
     expect((await topology.http.call('GET', `/api/v1/kb/${otherKb}/remi/events/${first?.id}`, { credential: pat })).status).toBe(404);
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/remi/events/999999999`, { credential: manager })).status).toBe(404);
   });
+
+  it("grades a provider KB's answers by its own model, and scores offline when the judge's answer is unusable", async () => {
+    await remiJudgeJourney(topology, 'remi-judge');
+  }, 240_000);
 
   it('refuses bad requests with 422, listing every invalid member', async () => {
     const bad = await topology.http.call<{ detail: { loc: (string | number)[]; type: string }[] }>('POST', `/api/v1/kb/${kb}/remi/query`, {

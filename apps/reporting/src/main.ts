@@ -27,6 +27,9 @@ runMain(logger, async () => {
   // The REMi scorer (docs/remi.md).
   const remiPollMs = reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 });
   const remiSemantic = reader.bool('REMI_SEMANTIC', true);
+  const remiJudge = reader.bool('REMI_JUDGE', true);
+  const remiJudgeTimeoutMs = reader.int('REMI_JUDGE_TIMEOUT_MS', 60_000, { min: 1000, max: 600_000 });
+  const remiJudgeConcurrency = reader.int('REMI_JUDGE_CONCURRENCY', 2, { min: 1, max: 32 });
   // The activity log's hash chains (docs/activity.md).
   const chainSealMs = reader.int('ACTIVITY_CHAIN_SEAL_MS', 1000, { min: 0, max: 3_600_000 });
   // The e-mail notice of a ready activity download (docs/activity.md); without SMTP it is refused.
@@ -60,6 +63,9 @@ runMain(logger, async () => {
           limitsCacheMs,
           remiPollMs,
           remiSemantic,
+          remiJudge,
+          remiJudgeTimeoutMs,
+          remiJudgeConcurrency,
           chainSealMs,
           smtp,
         }),

@@ -54,6 +54,9 @@ runMain(logger, async () => {
   const remi = {
     remiPollMs: reader.int('REMI_POLL_MS', 1000, { min: 0, max: 3_600_000 }),
     remiSemantic: reader.bool('REMI_SEMANTIC', true),
+    remiJudge: reader.bool('REMI_JUDGE', true),
+    remiJudgeTimeoutMs: reader.int('REMI_JUDGE_TIMEOUT_MS', 60_000, { min: 1000, max: 600_000 }),
+    remiJudgeConcurrency: reader.int('REMI_JUDGE_CONCURRENCY', 2, { min: 1, max: 32 }),
     // The activity log's hash chains (docs/activity.md).
     chainSealMs: reader.int('ACTIVITY_CHAIN_SEAL_MS', 1000, { min: 0, max: 3_600_000 }),
   };

@@ -41,8 +41,15 @@ export interface StandaloneParts {
   activityQueryTimeoutMs?: number;
   /** USAGE_BLOCKING_SWEEP_MS, USAGE_LIMITS_CACHE_MS (ReportingOptions), USAGE_BLOCKING_REFRESH_MS (GatewayOptions.blockingRefreshMs). */
   usage?: { blockingSweepMs: number; limitsCacheMs: number; blockingRefreshMs: number };
-  /** REMI_POLL_MS, REMI_SEMANTIC (ReportingOptions; docs/remi.md), ACTIVITY_CHAIN_SEAL_MS (docs/activity.md). */
-  remi?: { remiPollMs: number; remiSemantic: boolean; chainSealMs: number };
+  /** REMI_POLL_MS, REMI_SEMANTIC, REMI_JUDGE* (ReportingOptions; docs/remi.md), ACTIVITY_CHAIN_SEAL_MS (docs/activity.md). */
+  remi?: {
+    remiPollMs: number;
+    remiSemantic: boolean;
+    remiJudge: boolean;
+    remiJudgeTimeoutMs: number;
+    remiJudgeConcurrency: number;
+    chainSealMs: number;
+  };
   /** SEARCH_VECTOR_INDEX (ContentOptions.vectorIndex). */
   vectorIndex?: VectorIndexKind;
 }

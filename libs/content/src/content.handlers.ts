@@ -23,6 +23,7 @@ import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
 import { PredictService } from './predict/predict.service';
 import { SummarizeService } from './ask/summarize.service';
+import { RemiJudgeService } from './ask/remi-judge.service';
 import { SearchReindexService } from './search/index/search-reindex.service';
 import { KbTransfersService } from './transfer/kb-transfers.service';
 import { KbBackupsService } from './transfer/kb-backups.service';
@@ -45,6 +46,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly asker: AskService,
     private readonly predictor: PredictService,
     private readonly summarizer: SummarizeService,
+    private readonly judge: RemiJudgeService,
     private readonly reindexer: SearchReindexService,
     private readonly processingStatus: ProcessingStatusService,
     private readonly processingPush: ProcessingPushService,
@@ -113,6 +115,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.predictRerank, async (req) => this.predictor.rerank(req)),
       this.bus.handle(S.predictModels, (req) => this.predictor.models(req)),
       this.bus.handle(S.summarize, (req, _context, signal) => this.summarizer.summarize(req, signal)),
+      this.bus.handle(S.remiJudge, (req, _context, signal) => this.judge.judge(req, signal)),
       this.bus.handle(S.catalogFacets, (req) => this.catalog.catalogFacets(req)),
       this.bus.handle(S.graphPaths, (req, _context, signal) => this.graph.search('paths', { ...req, signal })),
       this.bus.handle(S.graphNodes, (req, _context, signal) => this.graph.search('nodes', { ...req, signal })),

@@ -35,6 +35,7 @@ import { AskService } from './ask/ask.service';
 import { PredictService } from './predict/predict.service';
 import { QueryRephraser } from './ask/query-rephraser.service';
 import { SummarizeService } from './ask/summarize.service';
+import { RemiJudgeService } from './ask/remi-judge.service';
 import { SearchReindexService } from './search/index/search-reindex.service';
 import { SearchMaintenanceService } from './search/index/search-maintenance.service';
 import { SearchContextService } from './search/search-context.service';
@@ -86,6 +87,7 @@ export class ContentModule {
         PredictService,
         QueryRephraser,
         SummarizeService,
+        RemiJudgeService,
         SearchReindexService,
         SearchMaintenanceService,
         SearchMemoryService,

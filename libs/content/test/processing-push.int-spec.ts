@@ -78,6 +78,23 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     expect(await record(res.processing_id)).toMatchObject({ resource_id: res.uuid, request: 'link/page' });
   });
 
+  it('records the understanding-API key of a push on its jobs, for usage per key', async () => {
+    const key = '7d2f9a4e-1b3c-4d5e-8f60-718293a4b5c6';
+    const res = await fx.bus.request(ContentSubjects.processingPush, {
+      actor: { user: 'pipeline', client_type: 'api', user_type: 'nuakey', nua_key_id: key },
+      body: { kbid, title: 'Keyed', textfield: { body: { body: 'Pushed by a key.' } } },
+    });
+    const jobs: { nua_key_id: string | null }[] = await fx.ds.query(`SELECT nua_key_id FROM content.processing_requests WHERE rid = $1`, [
+      res.uuid,
+    ]);
+    expect(jobs).toEqual([{ nua_key_id: key }]);
+    // Without a key (another credential), nothing is recorded.
+    const plain = await push({ title: 'Plain', textfield: { body: { body: 'Pushed without a key.' } } });
+    expect(await fx.ds.query(`SELECT nua_key_id FROM content.processing_requests WHERE rid = $1`, [plain.uuid])).toEqual([
+      { nua_key_id: null },
+    ]);
+  });
+
   it('writes into the resource named by uuid (dashless or not), creating it the first time', async () => {
     const hex = '3f1c2a9e5b7d4e1f8a6b2c4d6e8f0a1b';
     const first = await push({ uuid: hex.toUpperCase(), slug: 'pushed-doc', textfield: { a: { body: 'First.' } } });

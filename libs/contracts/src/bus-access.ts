@@ -37,6 +37,7 @@ export const INTERNAL_CALLS: readonly CallDef[] = [
   AccountsSubjects.kbAccount,
   AccountsSubjects.accountQuota,
   ContentSubjects.resolveStrategies,
+  ContentSubjects.remiJudge,
 ];
 
 const calls = (subjects: Record<string, { kind: string }>): CallDef[] =>
@@ -113,8 +114,9 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   },
   reporting: {
     serves: calls(ReportingSubjects),
-    // Usage is metered per account, and blocks decided against the account's limits; the REMi scorer's built-in model vectors (docs/remi.md).
-    calls: [AccountsSubjects.kbAccount, AccountsSubjects.accountQuota, UnderstandingSubjects.embedQuery],
+    // Usage is metered per account, and blocks decided against the account's limits; the REMi scorer's built-in model vectors,
+    // and its LLM judge run by content with the KB's provider (reporting never sees the provider keys; docs/remi.md).
+    calls: [AccountsSubjects.kbAccount, AccountsSubjects.accountQuota, UnderstandingSubjects.embedQuery, ContentSubjects.remiJudge],
     emits: [ReportingSubjects.blockingChanged],
     receives: [
       ContentSubjects.auditRecorded,

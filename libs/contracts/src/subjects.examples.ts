@@ -220,6 +220,12 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'content.processing.pull': { kbids: ['kb-1'], mode: 'v2', consumer: 'client-1', limit: 10, partitions: 1, ack: ['17'] },
   'content.processing.webhooks': { kbids: ['kb-1'], processing_id: 'p-1' },
   'content.field.question-answers': { kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 3 },
+  'content.remi.judge': {
+    kbid: 'kb-1',
+    question: 'What does a storm bring?',
+    sentences: ['A storm brings rain and wind.'],
+    context: [{ key: 'r-1/t/body/0-50', text: 'A storm brings rain, wind and thunder over the sea.' }],
+  },
   'content.synonyms.get': { kbid: 'kb-1' },
   'content.kb-export.start': {
     kbid: '6f1a0b4b-0c1e-4c39-9f43-2a1f6f2b7d10',

@@ -7,6 +7,8 @@ import { ActivityChain1764600000000 } from './migrations/1764600000000-activity-
 import { ActivityDownloads1764700000000 } from './migrations/1764700000000-activity-downloads';
 import { DeletedKbs1764850000000 } from './migrations/1764850000000-deleted-kbs';
 import { DownloadNotify1764860000000 } from './migrations/1764860000000-download-notify';
+import { RemiJudge1764870000000 } from './migrations/1764870000000-remi-judge';
+import { UsageKeys1764880000000 } from './migrations/1764880000000-usage-keys';
 
 export * from './reporting.module';
 export { ActivityService } from './activity/activity.service';
@@ -26,6 +28,8 @@ export const REPORTING_MIGRATIONS = [
   ActivityDownloads1764700000000,
   DeletedKbs1764850000000,
   DownloadNotify1764860000000,
+  RemiJudge1764870000000,
+  UsageKeys1764880000000,
 ];
 export { ActivityDownloadsService } from './downloads/activity-downloads.service';
 export { ChainSealerService } from './chain/chain-sealer.service';

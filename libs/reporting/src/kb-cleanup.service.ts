@@ -41,8 +41,15 @@ export class KbCleanupService {
          ON CONFLICT (kbid, hour, metric) DO UPDATE SET value = u.value + EXCLUDED.value`,
         [kbid, account, HELD_METRICS],
       );
+      await m.query(
+        `INSERT INTO reporting.usage_hourly_keys AS u (nua_key_id, kbid, hour, metric, value)
+         SELECT nua_key_id, $2::uuid, hour, metric, value FROM reporting.usage_hourly_keys WHERE kbid = $1 AND metric <> ALL($3::text[]) AND value <> 0
+         ON CONFLICT (nua_key_id, kbid, hour, metric) DO UPDATE SET value = u.value + EXCLUDED.value`,
+        [kbid, account, HELD_METRICS],
+      );
       for (const table of [
         'usage_hourly',
+        'usage_hourly_keys',
         'remi_scores',
         'activity_events',
         'activity_months',

@@ -12,6 +12,12 @@ export interface ReportingOptions {
   remiPollMs: number;
   /** Whether the REMi scorer asks for the built-in model's vectors (REMI_SEMANTIC); off: lexical support only. */
   remiSemantic: boolean;
+  /** Whether answers of KBs with a generative provider are graded by that model (REMI_JUDGE); off: always the offline scorer. */
+  remiJudge: boolean;
+  /** Longest wait for one judge answer (REMI_JUDGE_TIMEOUT_MS); past it the answer is scored offline. */
+  remiJudgeTimeoutMs: number;
+  /** Judge calls a reporting process has in flight at once (REMI_JUDGE_CONCURRENCY). */
+  remiJudgeConcurrency: number;
   /** Pause between two turns of the activity log's sealer once it has caught up (ACTIVITY_CHAIN_SEAL_MS); 0 stops it. */
   chainSealMs: number;
   /** Pause between two looks for activity downloads to prepare (a request also starts one at once); 0 stops the worker. */
@@ -26,6 +32,9 @@ export const DEFAULT_REPORTING_OPTIONS: ReportingOptions = {
   limitsCacheMs: 60_000,
   remiPollMs: 1000,
   remiSemantic: true,
+  remiJudge: true,
+  remiJudgeTimeoutMs: 60_000,
+  remiJudgeConcurrency: 2,
   chainSealMs: 1000,
   downloadPollMs: 5000,
 };

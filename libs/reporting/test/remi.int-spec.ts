@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { AuditRecordedEvent } from '@kb/contracts';
+import { DomainError, type AuditRecordedEvent } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
 import { createTestDatabase, type TestDatabase } from '@kb/platform/testing';
 import type { MessageBus } from '@kb/platform/messaging';
@@ -104,7 +104,7 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
       audit_metadata: {},
       details: { feedback: { learning_id: 'l1', good: true }, learning_id: 'l1' },
     });
-    const worker = new RemiWorkerService(ds, { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false }, {} as MessageBus);
+    const worker = new RemiWorkerService(ds, { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false, remiJudge: false }, {} as MessageBus);
     expect(await worker.turn()).toBe(false);
     // Scored once: a second turn finds nothing new.
     await worker.turn();
@@ -176,7 +176,8 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     await audit.record(chat(5, 'Scott Derrickson is an American director.', {}, kb2));
     const requests: string[] = [];
     const bus = {
-      request: async (_def: unknown, req: { text: string; vectorset: string }) => {
+      request: async (def: { subject: string }, req: { text: string; vectorset: string }) => {
+        if (def.subject === 'content.remi.judge') return { outcome: 'no_provider' };
         requests.push(req.vectorset);
         return { vector: [1, req.text.length % 7, 0.5], vectorset: req.vectorset, similarity: 'COSINE', threshold: 0.35 };
       },
@@ -195,9 +196,99 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     expect((await remi.event({ kbid: kb3, event_id: String(lexical?.id) })).scorer).toBe('offline:lexical');
   });
 
+  it("takes the LLM judge's scores when the KB has a provider, and falls back to the offline scorer, saying why", async () => {
+    const kb5 = randomUUID();
+    const noProvider = randomUUID();
+    const judgeCalls: { kbid: string; sentences: string[]; context: { key: string; text: string }[] }[] = [];
+    // One judge answer per record, in the order the records are scored (one at a time here).
+    const answers: unknown[] = [
+      {
+        outcome: 'judged',
+        model: 'gpt-4o-mini',
+        answer_relevance: { score: 4, reason: 'It names his nationality.' },
+        context_relevance: [5, 1],
+        groundedness: [3],
+      },
+      { outcome: 'failed', model: 'gpt-4o-mini', error: 'malformed' },
+      { outcome: 'failed', model: 'gpt-4o-mini', error: 'rate_limited' },
+      // Checked again in reporting: one context score too few is no judgement.
+      { outcome: 'judged', model: 'gpt-4o-mini', answer_relevance: { score: 4, reason: 'x' }, context_relevance: [5], groundedness: [3] },
+      Object.assign(new Error('No reply on content.remi.judge within 60000 ms'), { code: 'BUS_TIMEOUT' }),
+    ];
+    const bus = {
+      request: async (def: { subject: string }, req: { kbid: string; sentences: string[]; context: { key: string; text: string }[] }) => {
+        if (def.subject !== 'content.remi.judge') throw new Error(`unexpected ${def.subject}`);
+        judgeCalls.push(req);
+        if (req.kbid === noProvider) return { outcome: 'no_provider' };
+        const next = answers.shift();
+        if (next instanceof Error) throw new DomainError('BUS_TIMEOUT', next.message);
+        return next;
+      },
+    } as unknown as MessageBus;
+    const options = { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false, remiJudgeConcurrency: 1 };
+    for (let i = 0; i < 5; i++) await audit.record(chat(10 + i, 'Scott Derrickson is an American director.', {}, kb5));
+    // Not sent to the judge: a failed answer, and one that found no context.
+    await audit.record(chat(15, '', { status: 'error' }, kb5));
+    await audit.record(chat(16, 'Not enough data.', { status: 'no_retrieval_data', retrieved_context: [] }, kb5));
+    // A KB without a provider is asked once, then known for a while.
+    await audit.record(chat(17, 'Scott Derrickson is an American director.', {}, noProvider));
+    await audit.record(chat(18, 'Scott Derrickson is an American director.', {}, noProvider));
+    await new RemiWorkerService(ds, options, bus).turn();
+
+    const scored = (await remi.query({ kbid: kb5, body: { month: '2026-11' } })).data;
+    expect(scored).toHaveLength(7);
+    const events = await Promise.all(scored.map((d) => remi.event({ kbid: kb5, event_id: String(d.id) })));
+    expect(events.map((e) => [e.scorer, e.judge_error])).toEqual([
+      ['llm:gpt-4o-mini', null],
+      ['offline:lexical', 'malformed'],
+      ['offline:lexical', 'rate_limited'],
+      ['offline:lexical', 'malformed'],
+      ['offline:lexical', 'timeout'],
+      ['offline:lexical', null],
+      ['offline:lexical', null],
+    ]);
+    expect(events[0]?.remi).toEqual({
+      answer_relevance: { score: 4, reason: 'It names his nationality.' },
+      context_relevance: [5, 1],
+      groundedness: [3],
+    });
+    expect(events[0]?.context.map((c) => c.context_relevance)).toEqual([5, 1]);
+    // The fallback is the offline scorer's own answer.
+    expect(events[1]?.remi.groundedness).toEqual([5]);
+    expect(judgeCalls.filter((c) => c.kbid === kb5)).toHaveLength(5);
+    expect(judgeCalls[0]).toMatchObject({ sentences: ['Scott Derrickson is an American director.'], context: CONTEXT });
+    expect(judgeCalls.filter((c) => c.kbid === noProvider)).toHaveLength(1);
+    expect((await remi.query({ kbid: noProvider, body: { month: '2026-11' } })).data).toHaveLength(2);
+  });
+
+  it('has at most REMI_JUDGE_CONCURRENCY judge calls in flight, and lengthens its lease to fit them', async () => {
+    const kb6 = randomUUID();
+    for (let i = 0; i < 6; i++) await audit.record(chat(20 + i, 'Scott Derrickson is an American director.', {}, kb6));
+    let inFlight = 0;
+    let most = 0;
+    const bus = {
+      request: async () => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight--;
+        return { outcome: 'failed', model: 'm', error: 'provider' };
+      },
+    } as unknown as MessageBus;
+    const options = { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false, remiJudgeConcurrency: 2, remiJudgeTimeoutMs: 30_000 };
+    const worker = new RemiWorkerService(ds, options, bus);
+    await worker.turn();
+    expect(most).toBe(2);
+    expect((await remi.query({ kbid: kb6, body: { month: '2026-11' } })).data).toHaveLength(6);
+    const [lease] = await ds.query(`SELECT lease_until < now() AS free FROM reporting.remi_cursor`);
+    expect(lease.free).toBe(true);
+    // A batch of 20 at 2 at a time, each up to 30 s, needs 10 × 30 s + 60 s of lease.
+    expect((worker as unknown as { leaseSeconds: number }).leaseSeconds).toBe(360);
+  });
+
   it('scores while another process holds no lease, and catches records committed behind the cursor', async () => {
     const kb4 = randomUUID();
-    const worker = new RemiWorkerService(ds, { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false }, {} as MessageBus);
+    const worker = new RemiWorkerService(ds, { ...DEFAULT_REPORTING_OPTIONS, remiSemantic: false, remiJudge: false }, {} as MessageBus);
     await audit.record(chat(7, 'Scott Derrickson is an American director.', {}, kb4));
     await ds.query(`UPDATE reporting.remi_cursor SET lease_until = now() + interval '1 minute'`);
     expect(await worker.turn()).toBe(false);

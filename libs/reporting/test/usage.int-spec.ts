@@ -171,6 +171,47 @@ describe('usage metering and blocks on the embedded database', () => {
     expect(millennium.map((b) => [b.timestamp, metric(b, 'searches_performed')])).toEqual([['2001-01-01T00:00:00.000Z', 4]]);
   });
 
+  it('meters what an understanding-API key caused per key as well, once, and shows it with nua_key_id', async () => {
+    const key = randomUUID();
+    const otherKey = randomUUID();
+    const day = { from: '2026-05-01T00:00:00Z', to: '2026-05-02T00:00:00Z', aggregation: 'day' as const };
+    const pushed = ev('new', '2026-05-01T09:00:00Z', { nua_key_id: key, audit_metadata: { bytes: 1000 } });
+    const processed = ev('processed', '2026-05-01T09:01:00Z', {
+      nua_key_id: key,
+      audit_metadata: { field: 'file/doc', usage: { paragraphs: 3, characters: 90, documents: 1, media: false } },
+    });
+    await Promise.all([
+      svc.audit.record(pushed),
+      svc.audit.record(processed),
+      svc.audit.record(ev('indexed', '2026-05-01T09:01:00Z', { nua_key_id: key, audit_metadata: { paragraphs: 3 } })),
+      svc.audit.record(ev('new', '2026-05-01T09:02:00Z', { kbid: kb2, nua_key_id: otherKey })),
+      // Not by a key: counted for the KB only.
+      svc.audit.record(ev('new', '2026-05-01T09:03:00Z')),
+      // A publisher's detail of that name is not a key.
+      svc.audit.record(ev('search', '2026-05-01T09:04:00Z', { details: { query: 'q', nua_key_id: key } })),
+    ]);
+    await svc.meter();
+    // Delivered again: counted once, per key too.
+    await Promise.all([svc.audit.record(pushed), svc.audit.record(processed)]);
+    await svc.meter();
+
+    const [byKey] = await svc.usage.get({ account_id: account, nua_key_id: key, ...day });
+    expect(metric(byKey, 'resources')).toBe(1);
+    expect(metric(byKey, 'storage_bytes')).toBe(1000);
+    expect(metric(byKey, 'paragraphs_processed')).toBe(3);
+    expect(metric(byKey, 'non_media_files_processed')).toBe(1);
+    expect(metric(byKey, 'paragraphs_stored')).toBe(3);
+    expect(metric(byKey, 'searches_performed')).toBe(0);
+    const [all] = await svc.usage.get({ account_id: account, ...day });
+    expect(metric(all, 'resources')).toBe(3);
+    expect(metric(all, 'searches_performed')).toBe(1);
+    // Per KB and key; the other key's push was in the other KB.
+    expect(metric((await svc.usage.get({ account_id: account, kb_id: kb2, nua_key_id: key, ...day }))[0], 'resources')).toBe(0);
+    expect(metric((await svc.usage.get({ account_id: account, kb_id: kb2, nua_key_id: otherKey, ...day }))[0], 'resources')).toBe(1);
+    // Another account sees nothing of this key's usage in this account's KBs.
+    expect(metric((await svc.usage.get({ account_id: otherAccount, nua_key_id: key, ...day }))[0], 'resources')).toBe(0);
+  });
+
   it('refuses too many buckets, an empty range, and a KB of another account', async () => {
     await expect(
       svc.usage.get({ account_id: account, from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', aggregation: 'hour' }),

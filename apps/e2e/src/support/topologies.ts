@@ -66,6 +66,9 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
     PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true',
     PROCESSING_ACK_WAIT_MS: '3000',
     WEBHOOK_RETRY_BACKOFF_MS: '300',
+    // The REMi LLM judge would call a KB's fake provider after each answer, in between the requests
+    // the journeys script and count: off unless a journey turns it on (remi-judge-journey.ts).
+    REMI_JUDGE: 'false',
     ...extraEnv,
   };
   let proc: ServiceProcess | undefined;
@@ -210,6 +213,8 @@ export async function startDistributed(
     ACCOUNTS_DATABASE_URL: pgUrl,
     REPORTING_DATABASE_URL: pgUrl,
     CONTENT_DATABASE_URL: contentUrl,
+    // The REMi LLM judge: off unless a journey turns it on (as in startStandalone).
+    REMI_JUDGE: 'false',
     // The journeys serve files and pages from a local HTTP server, which the SSRF guard refuses by default.
     PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true',
     PROCESSING_ACK_WAIT_MS: '3000',

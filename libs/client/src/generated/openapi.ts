@@ -2624,7 +2624,7 @@ export interface paths {
         };
         /**
          * Get Usage
-         * @description Metered usage of the account, or of one of its Knowledge Boxes (`knowledgebox`), in UTC buckets (`aggregation`: hour, day, week (from Monday), month, quarter, year or millennium; default millennium) from the bucket holding `from` up to `to` (default now). Every bucket in the range is listed with every metric. At most 10 000 buckets per request (422 beyond). `resources`, `paragraphs_stored` and `storage_bytes` are the net change in the bucket. Account owners (AOWNER) only.
+         * @description Metered usage of the account, or of one of its Knowledge Boxes (`knowledgebox`), in UTC buckets (`aggregation`: hour, day, week (from Monday), month, quarter, year or millennium; default millennium) from the bucket holding `from` up to `to` (default now). Every bucket in the range is listed with every metric. At most 10 000 buckets per request (422 beyond). `resources`, `paragraphs_stored` and `storage_bytes` are the net change in the bucket. `nua_key_id` (an understanding-API client's internal id): only what that key caused — its pushes and the processing of what it pushed. Account owners (AOWNER) only.
          */
         get: operations["Usage_usage"];
         put?: never;
@@ -21906,6 +21906,8 @@ export interface operations {
                 aggregation?: "hour" | "day" | "week" | "month" | "quarter" | "year" | "millennium";
                 /** @description A Knowledge Box of the account (id); none or empty: the whole account */
                 knowledgebox?: string | null;
+                /** @description Only the usage an understanding-API (NUA) key caused: its pushes and the processing of the fields it pushed (the client's internal id) */
+                nua_key_id?: string;
                 from: string;
                 /** @description Default: now */
                 to?: string;
@@ -22291,7 +22293,10 @@ export interface operations {
                             /** @description One score per answer sentence */
                             groundedness?: number[];
                         };
+                        /** @description Who scored: `llm:<model>` (the KB's generative model as judge), `offline:en-use-lite-2024` or `offline:lexical` */
                         scorer?: string;
+                        /** @description Why the LLM judge did not score this answer of a KB with a generative provider (`timeout`, `rate_limited`, `auth`, `provider`, `bad_request`, `malformed`, `config`, `unavailable`); null when it did or was not asked */
+                        judge_error?: string | null;
                     };
                 };
             };

@@ -29,6 +29,8 @@ export class ProcessingRequestEntity {
     transformer: { to: (v: number | null | undefined) => v, from: (v: string | null) => (v === null ? null : Number(v)) },
   })
   completionSeq?: number | null;
+  /** The understanding-API client whose key scheduled the job (a push), or null: its processing is metered under that key. */
+  @Column({ type: 'uuid', name: 'nua_key_id', nullable: true }) nuaKeyId?: string | null;
   /** The error of a failed job (`code_str: body`), empty otherwise. */
   @Column({ type: 'text', nullable: true }) response?: string | null;
 }

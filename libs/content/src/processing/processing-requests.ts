@@ -27,6 +27,7 @@ export function processingRequestsOf(rows: OutboxRow[]): ProcessingRequestEntity
         title?: string;
         labels?: string[];
         webhook?: { uri: string; headers?: Record<string, string>; client: string };
+        nua_key_id?: string;
       };
       return {
         processingId: job.processing_id,
@@ -43,6 +44,7 @@ export function processingRequestsOf(rows: OutboxRow[]): ProcessingRequestEntity
         retries: 0,
         response: null,
         webhook: job.webhook ?? null,
+        nuaKeyId: job.nua_key_id ?? null,
       };
     });
 }

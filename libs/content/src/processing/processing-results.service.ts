@@ -75,7 +75,7 @@ export class ProcessingResultsService {
         `WITH done AS (
            UPDATE content.processing_requests SET completed_at = now(), failed = $2, response = $3, retries = greatest(retries, $4)
             WHERE processing_id = $1 AND completed_at IS NULL
-            RETURNING processing_id, kbid, rid, field_type, field_id, seqid, labels, retries, completed_at, webhook
+            RETURNING processing_id, kbid, rid, field_type, field_id, seqid, labels, retries, completed_at, webhook, nua_key_id
          )
          SELECT * FROM done`,
         [
@@ -84,7 +84,9 @@ export class ProcessingResultsService {
           'error' in loaded ? `${loaded.error.code_str}: ${loaded.error.body}` : null,
           result.retries ?? 0,
         ],
-      )) as CompletedJob[];
+      )) as (CompletedJob & { nua_key_id?: string | null })[];
+      // A pushed field's processing is metered under the key of the client that pushed it.
+      const byKey = completed[0]?.nua_key_id ? { nua_key_id: completed[0].nua_key_id } : {};
       // The job was completed before: this result was applied already (delivered again after a
       // crash or a shutdown that handed it back between the commit and the ack). Applying it again
       // would count its processing twice (a second `processed` event with a new id).
@@ -147,6 +149,7 @@ export class ProcessingResultsService {
               resource_id: result.rid,
               user_type: 'nuakey',
               client_type: 'processing',
+              ...byKey,
               audit_metadata: {
                 processing_id: result.processing_id,
                 field: `${result.field_type}/${result.field_id}`,
@@ -170,6 +173,7 @@ export class ProcessingResultsService {
                     resource_id: result.rid,
                     user_type: 'nuakey',
                     client_type: 'processing',
+                    ...byKey,
                     audit_metadata: {
                       processing_id: result.processing_id,
                       field: `${result.field_type}/${result.field_id}`,

@@ -94,7 +94,7 @@ export class ResourcesService {
     resource.searchTags = resourceTags(resource);
     const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now);
     const outboxRows = this.outbox.rowsFor([
-      ...processingJobs(resource, fields, req.processing_labels, req.processing_webhook),
+      ...processingJobs(resource, fields, req.processing_labels, req.processing_webhook, req.actor?.nua_key_id),
       auditEntry(req.kbid, 'new', rid, req.actor, started, storedBytes(fields)),
     ]);
     await translateUniqueViolation(
@@ -148,7 +148,7 @@ export class ResourcesService {
           await this.repo.updateResource(m, current.id, { ...patch, modifiedAt: now, lastSeqid: seqid });
           await this.indexer.syncResource(m, { ...current, ...patch, modifiedAt: now, lastSeqid: seqid });
           const entries = [
-            ...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook),
+            ...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook, req.actor?.nua_key_id),
             ...supersededUnstored(previous, fields),
             auditEntry(req.kbid, 'modified', current.id, req.actor, started, replacedBytes(previous, fields)),
           ];

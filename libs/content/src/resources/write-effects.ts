@@ -33,6 +33,8 @@ export function processingJobs(
   fields: FieldEntity[],
   labels?: string[],
   webhook?: WebhookTargetDto,
+  /** The understanding-API client whose key wrote (a push): the processing is metered under its key. */
+  nuaKeyId?: string,
 ): OutboxEntry[] {
   return fields.map((f) => ({
     kind: 'queue' as const,
@@ -49,6 +51,7 @@ export function processingJobs(
       ...(typeof resource.metadata['language'] === 'string' ? { language: resource.metadata['language'] } : {}),
       ...(labels && labels.length > 0 ? { labels } : {}),
       ...(webhook ? { webhook } : {}),
+      ...(nuaKeyId ? { nua_key_id: nuaKeyId } : {}),
     },
   }));
 }
@@ -78,6 +81,7 @@ export function auditEntry(
       ...(actor?.user ? { user_id: actor.user } : {}),
       ...(actor?.client_type ? { client_type: actor.client_type } : {}),
       user_type: actor?.user_type ?? 'user',
+      ...(actor?.nua_key_id ? { nua_key_id: actor.nua_key_id } : {}),
       ...(bytes !== 0 ? { audit_metadata: { bytes } } : {}),
     },
   };

@@ -9,6 +9,7 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  IsUUID,
   Min,
   ValidateNested,
 } from 'class-validator';
@@ -46,6 +47,8 @@ export class AuditRecordedEvent {
   @IsOptional() @IsObject() audit_metadata?: Record<string, unknown>;
   /** search / suggest / chat details: query, filters, features, resources_count, and for chat the question, answer, context… */
   @IsOptional() @IsObject() details?: Record<string, unknown>;
+  /** The understanding-API (NUA) client whose key caused the event (a push, the processing of a pushed field): usage per key. */
+  @IsOptional() @IsUUID() nua_key_id?: string;
 }
 
 /** Most events in one batch message (a publisher sends at most this many together). */

@@ -1,6 +1,7 @@
 import { event, live, queue, rpc, stream } from '../common/bus';
 import { KbNotificationEvent } from './kb-notification.event';
 import { QuestionAnswersJob } from './question-answers.dto';
+import { RemiJudgeRequest, type RemiJudgeResponse } from './remi-judge.dto';
 import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synonyms.dto';
 import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
 import { AskEnvelope } from './search/ask.dto';
@@ -202,6 +203,8 @@ export const ContentSubjects = {
   processingWebhooks: rpc<WebhookDeliveriesRequest, WebhookDeliveriesDto>('content.processing.webhooks', WebhookDeliveriesRequest),
   /** Question/answer pairs of a processed field, by the KB's generative model (when it has a provider). */
   generateQuestionAnswers: queue<QuestionAnswersJob>('content.field.question-answers', 'PROCESSED', QuestionAnswersJob),
+  /** Internal: one `/ask` answer graded by the KB's generative model (the REMi LLM judge), for the reporting service. */
+  remiJudge: rpc<RemiJudgeRequest, RemiJudgeResponse>('content.remi.judge', RemiJudgeRequest),
 
   /** Export and import of a KB (API-MAP 3, docs/export-format.md): jobs run in the background by content. */
   startKbExport: rpc<StartKbExportRequest, KbExportCreatedDto>('content.kb-export.start', StartKbExportRequest),

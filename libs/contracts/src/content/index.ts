@@ -21,3 +21,4 @@ export * from './kb-transfer.dto';
 export * from './search';
 export * from './kb-config.dto';
 export * from './predict.dto';
+export * from './remi-judge.dto';

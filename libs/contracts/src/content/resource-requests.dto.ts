@@ -10,6 +10,7 @@ import {
   IsInt,
   IsOptional,
   IsString,
+  IsUUID,
   Matches,
   Max,
   MaxLength,
@@ -29,6 +30,8 @@ export class ActorDto {
   @IsOptional() @IsString() @MaxLength(128) principal_id?: string;
   /** Activity `user_type` (API-MAP: `user|nuakey`): `nuakey` for API keys, temporal keys and UA keys, `user` for user tokens and PATs. */
   @IsOptional() @IsIn(UserTypes) user_type?: UserType;
+  /** The understanding-API (NUA) client whose key made the call, when it was one: usage is metered per key (Get Usage `nua_key_id`). */
+  @IsOptional() @IsUUID() nua_key_id?: string;
 }
 
 /** A resource named by id or by slug (exactly one). */

@@ -90,7 +90,10 @@ export interface RemiEventResponse {
   feedback: Record<string, unknown> | null;
   context: { key: string; text: string; context_relevance: number | null }[];
   remi: RemiScoresDto;
+  /** Who scored: `llm:<model>` (the KB's generative model as judge), `offline:en-use-lite-2024` or `offline:lexical`. */
   scorer: string;
+  /** Why the LLM judge of a KB with a generative provider did not score it (then `scorer` is offline); null otherwise. */
+  judge_error: string | null;
 }
 
 export const ReportingSubjects = {

@@ -37,6 +37,8 @@ export class GetUsageRequest {
   @IsDefined() @IsString() from!: string;
   @IsDefined() @IsString() to!: string;
   @IsDefined() @IsIn(UsageAggregations) aggregation!: UsageAggregation;
+  /** Only what this understanding-API (NUA) key caused: its pushes and the processing of what it pushed. */
+  @IsOptional() @IsUUID() nua_key_id?: string;
 }
 
 export interface UsageMetricDto {
@@ -76,6 +78,14 @@ export class GetUsageQueryDto {
   @IsOptional()
   @IsUUID()
   knowledgebox?: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      "Only the usage an understanding-API (NUA) key caused: its pushes and the processing of the fields it pushed (the client's internal id)",
+  })
+  @IsOptional()
+  @IsUUID()
+  nua_key_id?: string;
   @ApiProperty({ format: 'date-time' }) @IsDefined() @IsISO8601({ strict: true }) from!: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Default: now' }) @IsOptional() @IsISO8601({ strict: true }) to?: string;
 }

@@ -8,6 +8,7 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  IsUUID,
   Matches,
   MaxLength,
   Min,
@@ -35,6 +36,8 @@ export class ProcessFieldJob {
   @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) labels?: string[];
   /** Called when the job completes or fails (a push's webhook); kept on its status record. */
   @IsOptional() @ValidateNested() @Type(() => WebhookTargetDto) webhook?: WebhookTargetDto;
+  /** The understanding-API client whose key scheduled the job (a push): its processing is metered under that key. */
+  @IsOptional() @IsUUID() nua_key_id?: string;
 }
 
 export class ProcessFieldErrorDto {

@@ -17,6 +17,8 @@ export function actorOf(req: AuthedRequest): ActorDto {
     client_type: header(req, 'x-ndb-client') ?? 'api',
     principal_id: req.principal?.id,
     user_type: userTypeOf(req.principal?.kind),
+    // An understanding-API client's key (its client's internal id): usage is metered per key (Get Usage `nua_key_id`).
+    ...(req.principal?.kind === 'ua_key' ? { nua_key_id: req.principal.id } : {}),
   };
 }
 

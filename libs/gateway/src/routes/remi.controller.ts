@@ -148,7 +148,16 @@ export class RemiController {
         answer: { type: 'string' },
         context: { type: 'array', items: { type: 'object' } },
         remi: SCORES_SCHEMA,
-        scorer: { type: 'string' },
+        scorer: {
+          type: 'string',
+          description: "Who scored: `llm:<model>` (the KB's generative model as judge), `offline:en-use-lite-2024` or `offline:lexical`",
+        },
+        judge_error: {
+          type: 'string',
+          nullable: true,
+          description:
+            'Why the LLM judge did not score this answer of a KB with a generative provider (`timeout`, `rate_limited`, `auth`, `provider`, `bad_request`, `malformed`, `config`, `unavailable`); null when it did or was not asked',
+        },
       },
     },
   })

@@ -27,7 +27,7 @@ export class UsageController {
     description:
       'Metered usage of the account, or of one of its Knowledge Boxes (`knowledgebox`), in UTC buckets (`aggregation`: hour, day, week (from Monday), month, quarter, year or millennium; default millennium) ' +
       'from the bucket holding `from` up to `to` (default now). Every bucket in the range is listed with every metric. At most 10 000 buckets per request (422 beyond). ' +
-      '`resources`, `paragraphs_stored` and `storage_bytes` are the net change in the bucket. Account owners (AOWNER) only.',
+      "`resources`, `paragraphs_stored` and `storage_bytes` are the net change in the bucket. `nua_key_id` (an understanding-API client's internal id): only what that key caused — its pushes and the processing of what it pushed. Account owners (AOWNER) only.",
   })
   @ApiResponse({ status: 200, type: [UsageBucketEntryDto] })
   usage(
@@ -43,6 +43,7 @@ export class UsageController {
         to: query.to ?? new Date().toISOString(),
         aggregation: query.aggregation ?? 'millennium',
         ...(query.knowledgebox ? { kb_id: query.knowledgebox } : {}),
+        ...(query.nua_key_id ? { nua_key_id: query.nua_key_id.toLowerCase() } : {}),
       },
       busContextOf(req),
     );

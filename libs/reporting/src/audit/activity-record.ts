@@ -5,6 +5,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : undefined);
 
 /** `/ask` answer statuses as the reference's activity `status` codes (its AnswerStatusCode). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const STATUS_CODES: Record<string, number> = { success: 0, error: -1, no_context: -2, no_retrieval_data: -3 };
 
 /**
@@ -43,6 +45,9 @@ export function recordDetails(e: AuditRecordedEvent): { details: Record<string, 
   const first = int(d['time_to_first_char']);
   if (first !== undefined) out['time_to_first_char'] = first;
   else delete out['time_to_first_char'];
+  // The understanding-API key that caused the event, from the event's own member only (never a publisher's detail).
+  delete out['nua_key_id'];
+  if (typeof e.nua_key_id === 'string' && UUID.test(e.nua_key_id)) out['nua_key_id'] = e.nua_key_id.toLowerCase();
   const learning = str(d['learning_id']);
   return { details: out, learning_id: e.type === 'chat' && learning ? learning : null };
 }

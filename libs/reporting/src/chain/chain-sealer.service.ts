@@ -102,6 +102,18 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
           [JSON.stringify(deltas)],
         );
       }
+      // What understanding-API keys caused, per key as well: in this transaction, so exactly once too.
+      const keyed = this.usage.keyRowsOf(rows.map(asEvent));
+      if (keyed.length > 0) {
+        await m.query(
+          `INSERT INTO reporting.usage_hourly_keys AS u (nua_key_id, kbid, hour, metric, value)
+           SELECT nua_key_id, kbid, hour, metric, value
+             FROM jsonb_to_recordset($1::jsonb) AS t(nua_key_id uuid, kbid uuid, hour timestamptz, metric text, value double precision)
+           ORDER BY nua_key_id, kbid, hour, metric
+           ON CONFLICT (nua_key_id, kbid, hour, metric) DO UPDATE SET value = u.value + EXCLUDED.value`,
+          [JSON.stringify(keyed)],
+        );
+      }
       metered = [...new Set(deltas.map((d) => d.kbid))];
       const ends = [...heads.entries()].map(([key, h]) => ({
         kbid: key.slice(0, key.indexOf('/')),

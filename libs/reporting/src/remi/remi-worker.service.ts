@@ -3,7 +3,8 @@ import type { DataSource } from 'typeorm';
 import { BUILTIN_SEMANTIC_MODEL, UnderstandingSubjects } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
-import { scoreRemi, type EmbedTexts, type RemiInput } from './remi-scorer';
+import { RemiJudgeClient } from './remi-judge.client';
+import { scoreRemi, type EmbedTexts, type RemiInput, type RemiScores } from './remi-scorer';
 
 /** The built-in semantic model (libs/understanding USE-lite), asked for by name: a KB without it is scored lexically. */
 const BUILT_IN_VECTORSET = BUILTIN_SEMANTIC_MODEL;
@@ -11,7 +12,7 @@ const BUILT_IN_VECTORSET = BUILTIN_SEMANTIC_MODEL;
 const BATCH = 20;
 /** Records with ids this far below the cursor are looked at again: ids are taken before their insert commits, so commits may land out of order. */
 const LOOKBACK = 500;
-/** Lease of the cursor while one process scores a batch (a crashed holder frees it by expiry). */
+/** Lease of the cursor while one process scores a batch (a crashed holder frees it by expiry); longer when judge calls may run to their time limit. */
 const LEASE_SECONDS = 120;
 /** Characters of a text sent to the model (it reads the head of longer texts anyway). */
 const EMBED_CHARS = 2000;
@@ -59,12 +60,23 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = false;
+  private readonly judge: RemiJudgeClient;
+  /** Records scored at once: one without the judge (as before it), the judge's concurrency with it. */
+  private readonly concurrency: number;
+  private readonly leaseSeconds: number;
 
   constructor(
     @Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(REPORTING_OPTIONS) private readonly options: ReportingOptions,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
-  ) {}
+  ) {
+    this.judge = new RemiJudgeClient(bus, options);
+    this.concurrency = options.remiJudge ? Math.max(1, options.remiJudgeConcurrency) : 1;
+    // A batch of judge calls that each run to the time limit must not outlast the lease.
+    this.leaseSeconds = options.remiJudge
+      ? Math.max(LEASE_SECONDS, Math.ceil(BATCH / this.concurrency) * Math.ceil(options.remiJudgeTimeoutMs / 1000) + 60)
+      : LEASE_SECONDS;
+  }
 
   onModuleInit(): void {
     if (this.options.remiPollMs > 0) this.schedule();
@@ -99,7 +111,7 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
     if (!probe?.pending) return false;
     // TypeORM answers an UPDATE … RETURNING on PostgreSQL with [rows, affected].
     const leased: [{ last_row: string }[], number] = await this.ds.query(
-      `UPDATE reporting.remi_cursor SET lease_until = now() + interval '${LEASE_SECONDS} seconds' WHERE lease_until < now() RETURNING last_row`,
+      `UPDATE reporting.remi_cursor SET lease_until = now() + interval '${this.leaseSeconds} seconds' WHERE lease_until < now() RETURNING last_row`,
     );
     const lease = leased[0];
     if (!lease?.[0]) return false;
@@ -111,11 +123,17 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
           ORDER BY e.id LIMIT ${BATCH}`,
         [Math.max(0, last - LOOKBACK)],
       );
-      for (const row of rows) {
-        if (this.stopped) break;
-        await this.score(row);
-        last = Math.max(last, Number(row.id));
-      }
+      // `concurrency` records at a time (judge calls wait on a provider); the cursor moves past the
+      // highest scored one: any left behind are within the look-back and found next turn.
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        while (next < rows.length && !this.stopped) {
+          const row = rows[next++] as ChatRow;
+          await this.score(row);
+          last = Math.max(last, Number(row.id));
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, lane));
       return rows.length === BATCH;
     } finally {
       await this.ds.query(`UPDATE reporting.remi_cursor SET last_row = GREATEST(last_row, $1), lease_until = '-infinity'`, [last]);
@@ -124,24 +142,15 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
 
   private async score(row: ChatRow): Promise<void> {
     const input = remiInput(row.details ?? {});
-    const embed = this.options.remiSemantic ? this.embedder(row.kbid) : undefined;
-    let scorer = embed ? `offline:${BUILT_IN_VECTORSET}` : 'offline:lexical';
-    const scores = await scoreRemi(
-      input,
-      embed
-        ? async (texts) => {
-            const out = await embed(texts);
-            if (!out) scorer = 'offline:lexical';
-            return out;
-          }
-        : undefined,
-    );
+    const judged = await this.judge.judge(row.kbid, input);
+    const { scores, scorer } = judged.kind === 'judged' ? judged : await this.offline(row.kbid, input);
+    const judgeError = judged.kind === 'offline' ? judged.error : null;
     const avg = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : null);
     const ctx = scores.context_relevance;
     await this.ds.query(
-      `INSERT INTO reporting.remi_scores (event_row, kbid, date, status, answer_relevance, answer_reason, context_relevance, groundedness, context_avg, context_min, context_max, groundedness_avg, scorer)
+      `INSERT INTO reporting.remi_scores (event_row, kbid, date, status, answer_relevance, answer_reason, context_relevance, groundedness, context_avg, context_min, context_max, groundedness_avg, scorer, judge_error)
        SELECT $1::bigint, $2::uuid, $3::timestamptz, $4::text, $5::smallint, $6::text, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)::smallint), ARRAY(SELECT jsonb_array_elements_text($8::jsonb)::smallint),
-              $9::real, $10::real, $11::real, $12::real, $13::text
+              $9::real, $10::real, $11::real, $12::real, $13::text, $14::text
         -- The KB was deleted while the answer was being scored: its scores went with it.
         WHERE NOT EXISTS (SELECT 1 FROM reporting.deleted_kbs d WHERE d.kbid = $2::uuid)
        ON CONFLICT (event_row) DO NOTHING`,
@@ -159,8 +168,26 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
         ctx.length ? Math.max(...ctx) : null,
         avg(scores.groundedness),
         scorer,
+        judgeError,
       ],
     );
+  }
+
+  /** The offline scorer: with the built-in model's vectors when the KB has that model, else lexical support alone. */
+  private async offline(kbid: string, input: RemiInput): Promise<{ scores: RemiScores; scorer: string }> {
+    const embed = this.options.remiSemantic ? this.embedder(kbid) : undefined;
+    let scorer = embed ? `offline:${BUILT_IN_VECTORSET}` : 'offline:lexical';
+    const scores = await scoreRemi(
+      input,
+      embed
+        ? async (texts) => {
+            const out = await embed(texts);
+            if (!out) scorer = 'offline:lexical';
+            return out;
+          }
+        : undefined,
+    );
+    return { scores, scorer };
   }
 
   /** Vectors of the built-in model through the understanding service; null (lexical only) when the KB has no such model or the call fails. */

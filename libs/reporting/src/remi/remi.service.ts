@@ -96,10 +96,11 @@ export class RemiService {
       date: string;
       status: string;
       scorer: string;
+      judge_error: string | null;
       details: Record<string, unknown>;
       feedback: Record<string, unknown> | null;
     })[] = await this.ds.query(
-      `SELECT s.event_row AS id, s.date, s.status, s.scorer, e.details, e.feedback, ${SCORES}
+      `SELECT s.event_row AS id, s.date, s.status, s.scorer, s.judge_error, e.details, e.feedback, ${SCORES}
          FROM reporting.remi_scores s JOIN reporting.activity_events e ON e.id = s.event_row AND e.date = s.date AND e.type = 'chat'
         WHERE s.kbid = $1::uuid AND s.event_row = $2`,
       [req.kbid, req.event_id],
@@ -130,6 +131,7 @@ export class RemiService {
       context,
       remi,
       scorer: r.scorer,
+      judge_error: r.judge_error ?? null,
     };
   }
 }

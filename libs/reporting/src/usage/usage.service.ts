@@ -23,6 +23,11 @@ export interface UsageRow {
   value: number;
 }
 
+/** A row of an understanding-API key's usage (`reporting.usage_hourly_keys`). */
+export interface KeyUsageRow extends UsageRow {
+  nua_key_id: string;
+}
+
 /** KB → account pairs kept in memory (a KB never changes account); beyond this many, the table answers. */
 const KB_CACHE_MAX = 100_000;
 /** A KB the accounts service did not know (deleted) is not asked about again for this long. */
@@ -108,6 +113,23 @@ export class UsageService {
     return [...sums.values()];
   }
 
+  /** Rows to add per understanding-API key, for the events a key caused (`details.nua_key_id`, set by the audit store). */
+  keyRowsOf(events: AuditRecordedEvent[]): KeyUsageRow[] {
+    const sums = new Map<string, KeyUsageRow>();
+    for (const e of events) {
+      const key = e.details?.['nua_key_id'];
+      if (typeof key !== 'string') continue;
+      const hour = hourOf(e.date);
+      for (const [metric, value] of Object.entries(usageDeltas(e)) as [UsageMetric, number][]) {
+        const id = `${key}/${e.kbid}/${hour}/${metric}`;
+        const row = sums.get(id);
+        if (row) row.value += value;
+        else sums.set(id, { nua_key_id: key, kbid: e.kbid, hour, metric, value });
+      }
+    }
+    return [...sums.values()];
+  }
+
   async get(req: GetUsageRequest): Promise<UsageBucketDto[]> {
     const from = new Date(req.from);
     const to = new Date(req.to);
@@ -161,6 +183,7 @@ export class UsageService {
     // A double prints as JSON reads it (shortest exact digits; never NaN or Infinity: sums of finite deltas).
     const item = (bucket: string, metric: string, value: string) =>
       `${bucket}::bigint || ',' || array_position($3::text[], ${metric}) || ',' || ${value}`;
+    if (req.nua_key_id) return this.keySums(req, from, to, item);
     if (req.kb_id && req.aggregation === 'hour') {
       const rows: { s: string | null }[] = await this.ds.query(
         `SELECT string_agg(${item('extract(epoch FROM hour)', 'metric', 'value')}, ',') AS s
@@ -176,6 +199,24 @@ export class UsageService {
                  FROM reporting.usage_hourly WHERE ${kbs} AND hour >= $1 AND hour < $2 AND value <> 0
                 GROUP BY 1, 2) s`,
       [from, to, UsageMetrics, req.aggregation, req.kb_id ?? req.account_id],
+    );
+    return rows[0]?.s ?? null;
+  }
+
+  /** As `sums`, over what one understanding-API key caused in the account's KBs (or in one of them). */
+  private async keySums(
+    req: GetUsageRequest,
+    from: string,
+    to: string,
+    item: (bucket: string, metric: string, value: string) => string,
+  ): Promise<string | null> {
+    const kbs = req.kb_id ? `kbid = $5` : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $5)`;
+    const rows: { s: string | null }[] = await this.ds.query(
+      `SELECT string_agg(${item('b', 'metric', 'v')}, ',') AS s
+         FROM (SELECT extract(epoch FROM date_trunc($4, hour AT TIME ZONE 'UTC')) AS b, metric, sum(value) AS v
+                 FROM reporting.usage_hourly_keys WHERE nua_key_id = $6 AND ${kbs} AND hour >= $1 AND hour < $2 AND value <> 0
+                GROUP BY 1, 2) s`,
+      [from, to, UsageMetrics, req.aggregation, req.kb_id ?? req.account_id, req.nua_key_id],
     );
     return rows[0]?.s ?? null;
   }

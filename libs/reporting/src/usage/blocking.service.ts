@@ -31,6 +31,12 @@ interface Stored {
 @Injectable()
 export class BlockingService implements OnModuleDestroy {
   private readonly limits = new Map<string, { limits: EffectiveLimits; at: number }>();
+  /**
+   * Bumped when an account's limits change: an answer to a limits request sent before the change
+   * is used by the call that asked, but never cached (it would hide the new limits for
+   * `limitsCacheMs`, and with them the blocks they call for).
+   */
+  private readonly limitsGeneration = new Map<string, number>();
   /** One decision at a time per account in this process: a decision made with older limits never lands after a newer one. */
   private readonly deciding = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
@@ -62,6 +68,8 @@ export class BlockingService implements OnModuleDestroy {
 
   /** Limits changed: forget the cached ones and decide again. */
   async limitsChanged(accountId: string): Promise<void> {
+    if (this.limitsGeneration.size > 100_000) this.limitsGeneration.clear();
+    this.limitsGeneration.set(accountId, (this.limitsGeneration.get(accountId) ?? 0) + 1);
     this.limits.delete(accountId);
     await this.evaluate([accountId]);
   }
@@ -193,12 +201,14 @@ export class BlockingService implements OnModuleDestroy {
   private async limitsOf(accountId: string): Promise<EffectiveLimits | null> {
     const cached = this.limits.get(accountId);
     if (cached && Date.now() - cached.at < this.options.limitsCacheMs) return cached.limits;
+    const generation = this.limitsGeneration.get(accountId);
     const quota = await this.bus.request(AccountsSubjects.accountQuota, { account_id: accountId });
+    const current = this.limitsGeneration.get(accountId) === generation;
     if (!quota.found) {
-      this.limits.delete(accountId);
+      if (current) this.limits.delete(accountId);
       return null;
     }
-    this.limits.set(accountId, { limits: quota.limits, at: Date.now() });
+    if (current) this.limits.set(accountId, { limits: quota.limits, at: Date.now() });
     return quota.limits;
   }
 

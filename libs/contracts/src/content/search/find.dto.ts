@@ -42,7 +42,15 @@ const FILTER_EXPRESSION_SCHEMA: ApiPropertyOptions = {
   properties: {
     field: filterExpressionMember('Expression on resources and fields.'),
     paragraph: filterExpressionMember('Expression on paragraphs (adds prop kind).'),
-    operator: { type: 'string', enum: ['and', 'or'], default: 'and' },
+    key_value: {
+      type: 'object',
+      description:
+        'Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), ' +
+        '{schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). ' +
+        'A resource matches through its key_value field schema_id.',
+      additionalProperties: true,
+    },
+    operator: { type: 'string', enum: ['and', 'or'], default: 'and', description: 'How field, paragraph and key_value combine.' },
   },
   additionalProperties: false,
 };

@@ -80,13 +80,7 @@ describe('key_value values against a schema', () => {
 
   it('reports unknown keys, missing required keys and values of the wrong type', () => {
     expect(
-      at(
-        kvSchemaIssues(
-          schema,
-          { other: 1, price: 'cheap', stock: 1.5, active: 'yes', released: 'soon', window: '2024-01-01' },
-          loc,
-        ),
-      ),
+      at(kvSchemaIssues(schema, { other: 1, price: 'cheap', stock: 1.5, active: 'yes', released: 'soon', window: '2024-01-01' }, loc)),
     ).toEqual([
       ['body.values.other', 'extra_forbidden'],
       ['body.values.name', 'missing'],
@@ -130,7 +124,12 @@ describe('key_value filter expressions', () => {
         and: [
           { schema_id: 'product', key: 'name', eq: 'x' },
           { not: { schema_id: 'product', key: 'price', gte: 1, lte: 5 } },
-          { or: [{ schema_id: 'product', key: 'released', gte: '2024-01-01' }, { schema_id: 'p', key: 'n', contains: 'sp' }] },
+          {
+            or: [
+              { schema_id: 'product', key: 'released', gte: '2024-01-01' },
+              { schema_id: 'p', key: 'n', contains: 'sp' },
+            ],
+          },
         ],
       }),
     ).toEqual([]);

@@ -73,8 +73,7 @@ function rangeIssues(r: Record<string, unknown>, loc: Loc, issues: ValidationIss
   const { from, to } = r;
   const numbers = typeof from === 'number' && typeof to === 'number' && Number.isFinite(from) && Number.isFinite(to);
   const dates = isDate(from) && isDate(to);
-  if (!numbers && !dates)
-    return void issues.push({ loc, msg: 'A range is {from, to}, both numbers or both dates', type: 'value_error' });
+  if (!numbers && !dates) return void issues.push({ loc, msg: 'A range is {from, to}, both numbers or both dates', type: 'value_error' });
   const lo = numbers ? (from as number) : new Date(from as string).getTime();
   const hi = numbers ? (to as number) : new Date(to as string).getTime();
   if (lo > hi) issues.push({ loc: [...loc, 'to'], msg: 'to should not be before from', type: 'value_error' });
@@ -207,12 +206,15 @@ export function checkKvExpression(e: unknown, loc: Loc, issues: ValidationIssue[
   }
   const has = (k: string) => e[k] !== undefined && e[k] !== null;
   const forms = [has('eq'), has('gte') || has('lte'), has('contains')].filter(Boolean).length;
-  if (forms !== 1)
-    return void issues.push({ loc, msg: 'Give exactly one of eq, gte/lte or contains', type: 'value_error' });
+  if (forms !== 1) return void issues.push({ loc, msg: 'Give exactly one of eq, gte/lte or contains', type: 'value_error' });
   if (has('eq')) {
     const v = e['eq'];
     if (typeof v === 'string' ? v.length > KV_LIMITS.filterChars : typeof v === 'number' ? !Number.isFinite(v) : typeof v !== 'boolean')
-      issues.push({ loc: [...loc, 'eq'], msg: 'Input should be a string (at most 1000 characters), a number or a boolean', type: 'value_error' });
+      issues.push({
+        loc: [...loc, 'eq'],
+        msg: 'Input should be a string (at most 1000 characters), a number or a boolean',
+        type: 'value_error',
+      });
   }
   if (has('contains')) {
     const v = e['contains'];

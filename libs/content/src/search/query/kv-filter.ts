@@ -27,7 +27,8 @@ function bound(x: number | string): { kind: 'number' | 'date'; value: number | s
 
 /** `op` between the JSON value `j` and a bound, false for a value of another type. */
 function compare(params: SqlParams, j: string, op: '>=' | '<=', b: { kind: 'number' | 'date'; value: number | string }): string {
-  if (b.kind === 'number') return `CASE WHEN jsonb_typeof(${j}) = 'number' THEN (${j})::numeric ${op} ${params.add(b.value)}::numeric ELSE FALSE END`;
+  if (b.kind === 'number')
+    return `CASE WHEN jsonb_typeof(${j}) = 'number' THEN (${j})::numeric ${op} ${params.add(b.value)}::numeric ELSE FALSE END`;
   return `CASE WHEN jsonb_typeof(${j}) = 'string' AND (${j} #>> '{}') ~ '^\\d{4}-\\d{2}-\\d{2}T' THEN (${j} #>> '{}') ${op} ${params.add(b.value)}::text ELSE FALSE END`;
 }
 
@@ -44,9 +45,7 @@ function valueCondition(params: SqlParams, v: string, e: KvCondition): string {
     if (asDate) alternatives.push(`${v} = to_jsonb(${params.add(new Date(eq).toISOString())}::text)`);
     if (typeof eq === 'number' || asDate) {
       const b = bound(eq as number | string);
-      alternatives.push(
-        `(${isRangeSql(v)} AND ${compare(params, `${v}->'from'`, '<=', b)} AND ${compare(params, `${v}->'to'`, '>=', b)})`,
-      );
+      alternatives.push(`(${isRangeSql(v)} AND ${compare(params, `${v}->'from'`, '<=', b)} AND ${compare(params, `${v}->'to'`, '>=', b)})`);
     }
     return `(${alternatives.join(' OR ')})`;
   }

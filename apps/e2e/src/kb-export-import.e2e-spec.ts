@@ -477,9 +477,11 @@ describe('KB export and import', () => {
 
     expect((await http.call('DELETE', `/api/v1/account/${gone}`, { credential: stranger })).status).toBe(204);
     await http.eventually(async () => (files().length === 0 ? true : undefined), 60_000, 'the backup files deleted');
-    expect(readdirSync(join(topology.blobObjectsDir as string, 'content', 'backups')).filter((d) => d !== gone).sort()).toEqual(
-      othersBefore,
-    );
+    expect(
+      readdirSync(join(topology.blobObjectsDir as string, 'content', 'backups'))
+        .filter((d) => d !== gone)
+        .sort(),
+    ).toEqual(othersBefore);
     expect((await http.call('GET', `/api/v1/account/${gone}/backups`, { credential: stranger })).status).not.toBe(200);
     expect((await http.call('GET', `/api/v1/account/${account}/backups`, { credential: pat })).status).toBe(200);
   }, 300_000);

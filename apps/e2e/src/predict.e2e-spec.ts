@@ -370,10 +370,17 @@ describe('predict API through the gateway (standalone)', () => {
   });
 
   it("lists the KB's models: generative_providers, models and one model", async () => {
-    const providers = await call<Record<string, string[]>>('GET', `/api/v1/kb/${llmKb}/generative_providers`, llmReader);
+    type Providers = { providers: Record<string, { title: string; enterprise_readiness: boolean; models: Record<string, { name: string }> }> };
+    const providers = await call<Providers>('GET', `/api/v1/kb/${llmKb}/generative_providers`, llmReader);
     expect(providers.status).toBe(200);
-    expect(providers.body).toEqual({ builtin: ['extractive'], openai: ['chatgpt-4o-mini'] });
-    expect((await call('GET', `/api/v1/kb/${kb}/generative_providers`, reader)).body).toEqual({ builtin: ['extractive'] });
+    const ids = (p: Providers) => Object.fromEntries(Object.entries(p.providers).map(([k, v]) => [k, Object.keys(v.models)]));
+    expect(ids(providers.body)).toEqual({ builtin: ['extractive'], openai: ['chatgpt-4o-mini'] });
+    expect(providers.body.providers['openai']).toMatchObject({
+      title: 'OpenAI',
+      enterprise_readiness: false,
+      models: { 'chatgpt-4o-mini': { name: 'chatgpt-4o-mini', title: 'chatgpt-4o-mini', features: { streaming: true } } },
+    });
+    expect(ids((await call<Providers>('GET', `/api/v1/kb/${kb}/generative_providers`, reader)).body)).toEqual({ builtin: ['extractive'] });
     const models = await call<{ model_id: string; model_type: string; default: boolean }[]>('GET', `/api/v1/kb/${llmKb}/models`, llmReader);
     expect(models.body).toEqual([
       { model_id: 'chatgpt-4o-mini', model_type: 'generative', title: 'chatgpt-4o-mini', default: true },

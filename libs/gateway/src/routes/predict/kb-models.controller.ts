@@ -93,7 +93,7 @@ export class KbModelsController {
     summary: 'Generative models of the KB by provider',
     description:
       '`{providers: {<provider>: {title, enterprise_readiness, models: {<model id>: {name, title, config, features, metadata}}}}}` ' +
-      '(the reference JS SDK\'s `GenerativeProviders`): `builtin` (the extractive model) and the provider entry of `user_keys` serving the configured generative model.',
+      "(the reference JS SDK's `GenerativeProviders`): `builtin` (the extractive model) and the provider entry of `user_keys` serving the configured generative model.",
   })
   @ApiResponse({
     status: 200,

@@ -4469,6 +4469,23 @@ export interface components {
             /** @description kind: the paragraph kind */
             kind?: string;
         };
+        KvFilterExpressionNode: {
+            and?: components["schemas"]["KvFilterExpressionNode"][];
+            or?: components["schemas"]["KvFilterExpressionNode"][];
+            not?: components["schemas"]["KvFilterExpressionNode"];
+            /** @description The key_value field (and key-value schema) id */
+            schema_id?: string;
+            /** @description The key */
+            key?: string;
+            /** @description Equal (text exactly; a range holds it) */
+            eq?: string | number | boolean;
+            /** @description At least (numbers or dates; a range reaching it) */
+            gte?: number | string;
+            /** @description At most (numbers or dates; a range starting before it) */
+            lte?: number | string;
+            /** @description The text holds it (case-insensitive) */
+            contains?: string;
+        };
         SecurityFilter: {
             groups?: string[];
             /**
@@ -4565,9 +4582,7 @@ export interface components {
                 /** @description Expression on paragraphs (adds prop kind). */
                 paragraph?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
-                key_value?: {
-                    [key: string]: unknown;
-                };
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
                 /**
                  * @description How field, paragraph and key_value combine.
                  * @default and
@@ -5141,9 +5156,7 @@ export interface components {
                 /** @description Expression on paragraphs (adds prop kind). */
                 paragraph?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
-                key_value?: {
-                    [key: string]: unknown;
-                };
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
                 /**
                  * @description How field, paragraph and key_value combine.
                  * @default and
@@ -5324,9 +5337,7 @@ export interface components {
                 /** @description Expression on paragraphs (adds prop kind). */
                 paragraph?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
-                key_value?: {
-                    [key: string]: unknown;
-                };
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
                 /**
                  * @description How field, paragraph and key_value combine.
                  * @default and
@@ -5741,9 +5752,7 @@ export interface components {
                 /** @description Expression on paragraphs (adds prop kind). */
                 paragraph?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
-                key_value?: {
-                    [key: string]: unknown;
-                };
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
                 /**
                  * @description How field, paragraph and key_value combine.
                  * @default and

@@ -17,6 +17,8 @@ export class KeyValueFields1765120000000 implements MigrationInterface {
     await q.query(`DROP INDEX content.fields_key_value_idx`);
     await q.query(`DELETE FROM content.fields WHERE field_type = 'key_value'`);
     await q.query(`ALTER TABLE content.fields DROP CONSTRAINT fields_field_type_check`);
-    await q.query(`ALTER TABLE content.fields ADD CONSTRAINT fields_field_type_check CHECK (field_type IN ('text', 'file', 'link', 'conversation'))`);
+    await q.query(
+      `ALTER TABLE content.fields ADD CONSTRAINT fields_field_type_check CHECK (field_type IN ('text', 'file', 'link', 'conversation'))`,
+    );
   }
 }

@@ -97,7 +97,8 @@ export function fieldWritesOf(body: ResourceWriteDto, now: string): FieldWrite[]
     out.push({ fieldType: 'file', fieldId: id, value: fileValue(input, now, ['body', 'files', id]) });
   for (const [id, input] of Object.entries(body.conversations ?? {}))
     out.push({ fieldType: 'conversation', fieldId: id, value: conversationValue(input, ['body', 'conversations', id]) });
-  for (const [id, input] of Object.entries(body.key_values ?? {})) out.push({ fieldType: 'key_value', fieldId: id, value: keyValueValue(input) });
+  for (const [id, input] of Object.entries(body.key_values ?? {}))
+    out.push({ fieldType: 'key_value', fieldId: id, value: keyValueValue(input) });
   return out;
 }
 

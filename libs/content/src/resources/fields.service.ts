@@ -36,7 +36,10 @@ import { attachmentIssues, isReleased, prepareFileWrites, supersededUnstored } f
 import { KbNotifier } from '../notifications/kb-notifier.service';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 
-const INPUT: Record<ContentFieldType, { cls: ClassConstructor<object>; map: 'texts' | 'links' | 'files' | 'conversations' | 'key_values' }> = {
+const INPUT: Record<
+  ContentFieldType,
+  { cls: ClassConstructor<object>; map: 'texts' | 'links' | 'files' | 'conversations' | 'key_values' }
+> = {
   text: { cls: TextFieldInputDto, map: 'texts' },
   link: { cls: LinkFieldInputDto, map: 'links' },
   file: { cls: FileFieldInputDto, map: 'files' },

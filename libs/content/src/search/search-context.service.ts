@@ -58,11 +58,7 @@ export class SearchContextService {
    * `max` (the request is then filtered in SQL). Without `not`, only resources with a key_value
    * field can match, so those are the candidates; with it, every resource of the KB.
    */
-  async keyValueResources(
-    kbid: string,
-    e: FilterExpressionOf<KvCondition>,
-    max = KV_MEMORY_MAX_RESOURCES,
-  ): Promise<string[] | undefined> {
+  async keyValueResources(kbid: string, e: FilterExpressionOf<KvCondition>, max = KV_MEMORY_MAX_RESOURCES): Promise<string[] | undefined> {
     const params = new SqlParams([kbid]);
     const negated = JSON.stringify(e).includes('"not"');
     const sql = negated

@@ -30,7 +30,7 @@ export interface KvRange {
 }
 export type KvValue = string | number | boolean | KvRange;
 
-const isRange = (v: unknown): v is KvRange => isPlainObject(v) && 'from' in v && 'to' in v;
+const isRange = (v: unknown): v is KvRange & Record<string, unknown> => isPlainObject(v) && 'from' in v && 'to' in v;
 const isDate = (v: unknown): v is string => typeof v === 'string' && v.length <= 64 && !Number.isNaN(new Date(v).getTime());
 
 /** The shape of `values` without a schema: bounded keys, scalars or ranges of numbers or dates. */
@@ -55,7 +55,7 @@ const valuesCheck: MemberCheck = (v, loc, issues) => {
     } else if (typeof value === 'number') {
       if (!Number.isFinite(value)) issues.push({ loc: at, msg: 'Input should be a finite number', type: 'finite_number' });
     } else if (typeof value === 'boolean') continue;
-    else if (isRange(value)) rangeIssues(value as unknown as Record<string, unknown>, at, issues);
+    else if (isRange(value)) rangeIssues(value, at, issues);
     else
       issues.push({
         loc: at,

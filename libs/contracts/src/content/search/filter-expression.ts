@@ -190,7 +190,8 @@ export function filterExpressionCheck(target: 'paragraph' | 'resource'): MemberC
           issues.push({ loc: [...loc, key], msg: 'Catalog filters are {"resource": <expression>}', type: 'extra_forbidden' });
         else checkExpression(fe[key], [...loc, key], key, issues);
       } else if (key === 'key_value') {
-        if (target === 'resource') issues.push({ loc: [...loc, key], msg: 'Catalog filters are {"resource": <expression>}', type: 'extra_forbidden' });
+        if (target === 'resource')
+          issues.push({ loc: [...loc, key], msg: 'Catalog filters are {"resource": <expression>}', type: 'extra_forbidden' });
         else checkKvExpression(fe[key], [...loc, key], issues);
       } else issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
     }

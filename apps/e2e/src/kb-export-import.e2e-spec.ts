@@ -464,8 +464,8 @@ describe('KB export and import', () => {
     const ids = [await backup(kept), await backup(dropped)];
     // A deleted KB's backup stays with the account.
     expect((await http.call('DELETE', `/api/v1/kb/${dropped}`, { credential: stranger })).status).toBe(204);
-    const files = () => {
-      const dir = join(topology.blobObjectsDir as string, 'content', 'backups', gone);
+    const files = (owner = gone) => {
+      const dir = join(topology.blobObjectsDir as string, 'content', 'backups', owner);
       // (the file store keeps an object as `<key>#blob`)
       return existsSync(dir)
         ? readdirSync(dir)
@@ -475,20 +475,23 @@ describe('KB export and import', () => {
     };
     await http.eventually(async () => (files().length === 2 ? true : undefined), 30_000, 'both backup files');
     expect(files()).toEqual(ids.map((id) => `${id}.tar.gz`).sort());
-    // The other account's backups are not touched.
-    const othersBefore = readdirSync(join(topology.blobObjectsDir as string, 'content', 'backups'))
-      .filter((d) => d !== gone)
-      .sort();
+    // Another account's backup is not touched.
+    const other = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/backups`, { credential: pat, body: { kb_id: kb } });
+    expect(other.status).toBe(201);
+    await http.eventually(
+      async () => (files(account).includes(`${other.body.id}.tar.gz`) ? true : undefined),
+      120_000,
+      "the other account's backup",
+    );
 
     expect((await http.call('DELETE', `/api/v1/account/${gone}`, { credential: stranger })).status).toBe(204);
     await http.eventually(async () => (files().length === 0 ? true : undefined), 60_000, 'the backup files deleted');
+    expect(files(account)).toContain(`${other.body.id}.tar.gz`);
     expect(
-      readdirSync(join(topology.blobObjectsDir as string, 'content', 'backups'))
-        .filter((d) => d !== gone)
-        .sort(),
-    ).toEqual(othersBefore);
+      (await http.call<{ id: string }[]>('GET', `/api/v1/account/${account}/backups`, { credential: pat })).body.map((b) => b.id),
+    ).toContain(other.body.id);
     expect((await http.call('GET', `/api/v1/account/${gone}/backups`, { credential: stranger })).status).not.toBe(200);
-    expect((await http.call('GET', `/api/v1/account/${account}/backups`, { credential: pat })).status).toBe(200);
+    expect((await http.call('DELETE', `/api/v1/account/${account}/backup/${other.body.id}`, { credential: pat })).status).toBe(204);
   }, 300_000);
 
   it("refuses export and import to a reader (403) and answers 404 to another tenant and for another KB's jobs", async () => {

@@ -1,4 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { apiKey, bearer, type Credential, type HttpClient } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
 
@@ -429,6 +431,69 @@ describe('KB export and import', () => {
         })
       ).status,
     ).toBe(404);
+  }, 300_000);
+
+  it("deletes an account's backups with it, records and files, those of its deleted KBs too", async () => {
+    const owned = await http.call<{ id: string }>('POST', '/api/v1/accounts', {
+      credential: stranger,
+      body: { slug: `leaving-${run}`, title: 'Leaving' },
+    });
+    expect(owned.status).toBe(201);
+    const gone = owned.body.id;
+    const kbOf = async (slug: string) =>
+      (await http.call<{ id: string }>('POST', `/api/v1/account/${gone}/kbs`, { credential: stranger, body: { slug } })).body.id;
+    const kept = await kbOf(`leaving-kept-${run}`);
+    const dropped = await kbOf(`leaving-dropped-${run}`);
+    const backup = async (kbId: string) => {
+      const started = await http.call<{ id: string }>('POST', `/api/v1/account/${gone}/backups`, {
+        credential: stranger,
+        body: { kb_id: kbId },
+      });
+      expect(started.status).toBe(201);
+      return http.eventually(
+        async () => {
+          const list = await http.call<{ id: string; finished_at: string | null }[]>('GET', `/api/v1/account/${gone}/backups`, {
+            credential: stranger,
+          });
+          return list.body.find((b) => b.id === started.body.id)?.finished_at ? started.body.id : undefined;
+        },
+        120_000,
+        'the backup',
+      );
+    };
+    const ids = [await backup(kept), await backup(dropped)];
+    // A deleted KB's backup stays with the account.
+    expect((await http.call('DELETE', `/api/v1/kb/${dropped}`, { credential: stranger })).status).toBe(204);
+    const files = (owner = gone) => {
+      const dir = join(topology.blobObjectsDir as string, 'content', 'backups', owner);
+      // (the file store keeps an object as `<key>#blob`)
+      return existsSync(dir)
+        ? readdirSync(dir)
+            .map((n) => n.replace(/#blob$/, ''))
+            .sort()
+        : [];
+    };
+    await http.eventually(async () => (files().length === 2 ? true : undefined), 30_000, 'both backup files');
+    expect(files()).toEqual(ids.map((id) => `${id}.tar.gz`).sort());
+    // Another account's backup is not touched.
+    const other = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/backups`, { credential: pat, body: { kb_id: kb } });
+    expect(other.status).toBe(201);
+    await http.eventually(
+      async () => (files(account).includes(`${other.body.id}.tar.gz`) ? true : undefined),
+      120_000,
+      "the other account's backup",
+    );
+
+    expect((await http.call('DELETE', `/api/v1/account/${gone}`, { credential: stranger })).status).toBe(204);
+    await http.eventually(async () => (files().length === 0 ? true : undefined), 60_000, 'the backup files deleted');
+    expect(files(account)).toContain(`${other.body.id}.tar.gz`);
+    expect(
+      (await http.call<{ id: string }[]>('GET', `/api/v1/account/${account}/backups`, { credential: pat })).body.map((b) => b.id),
+    ).toContain(other.body.id);
+    // The records went too (the route itself may still admit the caller while its cached access lasts, ACCESS_CACHE_TTL_SECONDS).
+    const after = await http.call<unknown[]>('GET', `/api/v1/account/${gone}/backups`, { credential: stranger });
+    expect(after.status === 200 ? after.body : []).toEqual([]);
+    expect((await http.call('DELETE', `/api/v1/account/${account}/backup/${other.body.id}`, { credential: pat })).status).toBe(204);
   }, 300_000);
 
   it("refuses export and import to a reader (403) and answers 404 to another tenant and for another KB's jobs", async () => {

@@ -334,6 +334,21 @@ describe('@nuclia/core SDK against the gateway', () => {
       expect(Array.isArray(await ok(kb.activityMonitor.getRemiScores(new Date(Date.now() - 86_400_000).toISOString())))).toBe(true);
     });
 
+    it('reads the generative providers and predicts answers (synchronous plain text, and streamed)', async () => {
+      const providers = await ok(keyed.getGenerativeProviders());
+      expect(providers['builtin']).toMatchObject({ title: 'Built-in', enterprise_readiness: true });
+      expect(providers['builtin']?.models['extractive']).toMatchObject({ name: 'extractive', title: 'Built-in extractive answers' });
+      const context = ['The lava flows from the crater down the slope.', 'Bread rises in a warm oven.'];
+      const sync = await ok(keyed.predictAnswer('Where does the lava flow from?', { query_context: context }, true));
+      expect(sync).toMatchObject({ type: 'answer', incomplete: false, text: 'The lava flows from the crater down the slope.' });
+      const streamed = (await lastValueFrom(keyed.predictAnswer('Where does the lava flow from?', { query_context: context }))) as {
+        type: string;
+        text?: string;
+        incomplete?: boolean;
+      };
+      expect(streamed).toMatchObject({ type: 'answer', incomplete: false, text: 'The lava flows from the crater down the slope.' });
+    });
+
     it('refuses a key of the KB on another KB, and a bad resource', async () => {
       const other = await ok(owner.db.createKnowledgeBox(account.id, { slug: `sdk-other-${run}`, title: 'Other' }, zone));
       const sdk = new Nuclia({ backend, zone, proxy: true, knowledgeBox: other.id, apiKey: key, client: 'e2e' });

@@ -182,7 +182,7 @@ describe('predict API through the gateway (standalone)', () => {
   it('chats offline: the extractive model answers from query_context, streamed as NDJSON chunks', async () => {
     const res = await fetch(`${baseUrl}/api/v1/kb/${kb}/predict/chat`, {
       method: 'POST',
-      headers: { [reader.header]: reader.value, 'content-type': 'application/json' },
+      headers: { [reader.header]: reader.value, 'content-type': 'application/json', accept: 'application/x-ndjson' },
       body: JSON.stringify({
         question: 'What causes the tides?',
         user_id: 'u',
@@ -199,12 +199,21 @@ describe('predict API through the gateway (standalone)', () => {
     expect(answer).toBe('The moon pulls the oceans and causes the tides.');
     expect(chunks.map((c) => c.chunk.type).slice(-2)).toEqual(['meta', 'status']);
     expect(chunks.at(-1)?.chunk.code).toBe('0');
+
+    // Without asking for NDJSON (the reference's synchronous clients): the plain answer, then its status code.
+    const plain = await fetch(`${baseUrl}/api/v1/kb/${kb}/predict/chat`, {
+      method: 'POST',
+      headers: { [reader.header]: reader.value, 'content-type': 'application/json' },
+      body: JSON.stringify({ question: 'What causes the tides?', query_context: ['The moon pulls the oceans and causes the tides.'] }),
+    });
+    expect(plain.headers.get('content-type')).toContain('text/plain');
+    expect(await plain.text()).toBe('The moon pulls the oceans and causes the tides.0');
   });
 
   it("chats with the KB's provider model, and its failures come back without the provider's body", async () => {
     const res = await fetch(`${baseUrl}/api/v1/kb/${llmKb}/predict/chat`, {
       method: 'POST',
-      headers: { [llmReader.header]: llmReader.value, 'content-type': 'application/json' },
+      headers: { [llmReader.header]: llmReader.value, 'content-type': 'application/json', accept: 'application/x-ndjson' },
       body: JSON.stringify({ question: 'Say hello', query_context: ['Greetings are polite.'], max_tokens: 50 }),
     });
     expect(res.status).toBe(200);
@@ -370,10 +379,19 @@ describe('predict API through the gateway (standalone)', () => {
   });
 
   it("lists the KB's models: generative_providers, models and one model", async () => {
-    const providers = await call<Record<string, string[]>>('GET', `/api/v1/kb/${llmKb}/generative_providers`, llmReader);
+    type Providers = {
+      providers: Record<string, { title: string; enterprise_readiness: boolean; models: Record<string, { name: string }> }>;
+    };
+    const providers = await call<Providers>('GET', `/api/v1/kb/${llmKb}/generative_providers`, llmReader);
     expect(providers.status).toBe(200);
-    expect(providers.body).toEqual({ builtin: ['extractive'], openai: ['chatgpt-4o-mini'] });
-    expect((await call('GET', `/api/v1/kb/${kb}/generative_providers`, reader)).body).toEqual({ builtin: ['extractive'] });
+    const ids = (p: Providers) => Object.fromEntries(Object.entries(p.providers).map(([k, v]) => [k, Object.keys(v.models)]));
+    expect(ids(providers.body)).toEqual({ builtin: ['extractive'], openai: ['chatgpt-4o-mini'] });
+    expect(providers.body.providers['openai']).toMatchObject({
+      title: 'OpenAI',
+      enterprise_readiness: false,
+      models: { 'chatgpt-4o-mini': { name: 'chatgpt-4o-mini', title: 'chatgpt-4o-mini', features: { streaming: true } } },
+    });
+    expect(ids((await call<Providers>('GET', `/api/v1/kb/${kb}/generative_providers`, reader)).body)).toEqual({ builtin: ['extractive'] });
     const models = await call<{ model_id: string; model_type: string; default: boolean }[]>('GET', `/api/v1/kb/${llmKb}/models`, llmReader);
     expect(models.body).toEqual([
       { model_id: 'chatgpt-4o-mini', model_type: 'generative', title: 'chatgpt-4o-mini', default: true },

@@ -134,6 +134,9 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.stageRestore, (req) => this.backups.stageRestore(req)),
       this.bus.subscribe(S.resourceReindexed, (event) => this.reindexer.onReindexed(event), { durable: 'content-search-reindex' }),
       this.bus.subscribe(AccountsSubjects.kbDeleted, (event) => this.cleanup.onKbDeleted(event), { durable: 'content-kb-cleanup' }),
+      this.bus.subscribe(AccountsSubjects.accountDeleted, (event) => this.backups.onAccountDeleted(event), {
+        durable: 'content-account-cleanup',
+      }),
       // Reprocessing a large KB outlasts an ack wait: the live handler keeps its event for up to 6 hours.
       this.bus.subscribe(AccountsSubjects.semanticModelsChanged, (event) => this.vectorsets.onChanged(event), {
         durable: 'content-vectorsets',

@@ -74,6 +74,7 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
     emits: [
       AccountsSubjects.kbCreated,
       AccountsSubjects.kbDeleted,
+      AccountsSubjects.accountDeleted,
       AccountsSubjects.semanticModelsChanged,
       AccountsSubjects.credentialRevoked,
       AccountsSubjects.accessChanged,
@@ -98,6 +99,7 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
       ContentSubjects.resourceReindexed,
       ContentSubjects.generateQuestionAnswers,
       AccountsSubjects.kbDeleted,
+      AccountsSubjects.accountDeleted,
       AccountsSubjects.semanticModelsChanged,
       UnderstandingSubjects.fieldProcessed,
       UnderstandingSubjects.webhookAttempted,

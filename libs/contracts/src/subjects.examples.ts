@@ -108,6 +108,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
   'accounts.user-email.verify': { token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1LTEifQ.c2lnbmF0dXJl' },
   'accounts.kb.created': { account_id: 'acc-1', kb_id: 'kb-1' },
   'accounts.kb.deleted': { account_id: 'acc-1', kb_id: 'kb-1' },
+  'accounts.account.deleted': { account_id: 'acc-1' },
   'accounts.credential.revoked': { credential_ids: ['k-1'] },
   'accounts.access.changed': { user_ids: ['u-1'] },
   'content.resource.create': {

@@ -45,6 +45,8 @@ export interface Topology {
   edgePid(): number | undefined;
   /** Distributed: the NATS server the apps use (per-app users and permissions), for tests of the bus itself. */
   nats?: { url: string; prefix: string; credentials(app: BusApp): { user: string; pass: string } };
+  /** Standalone: the directory the file blob store keeps its objects in (a key's path below it), to look for orphaned files. */
+  blobObjectsDir?: string;
   /** Distributed: the machine PostgreSQL database of accounts and reporting (benchmarks read its backends' CPU). */
   database?: string;
 }
@@ -87,6 +89,7 @@ export async function startStandalone(extraEnv: Record<string, string> = {}): Pr
   return {
     name: 'standalone',
     http: new HttpClient(`http://127.0.0.1:${port}`),
+    blobObjectsDir: join(dataDir, 'blobs', 'objects'),
     bootstrap: () => JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as BootstrapFile,
     stopProcessing: async () => {
       await proc?.stop('SIGTERM');

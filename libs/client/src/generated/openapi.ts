@@ -1274,6 +1274,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/kb/{kbid}/resource/{rid}/key_value/{field_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace a key_value field
+         * @description Values by key; when the KB has a key-value schema whose id is the field's id, the values follow it (422 at each value that does not).
+         */
+        put: operations["Fields_putKeyValue[0]"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/slug/{rslug}/key_value/{field_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace a key_value field
+         * @description Values by key; when the KB has a key-value schema whose id is the field's id, the values follow it (422 at each value that does not).
+         */
+        put: operations["Fields_putKeyValue[1]"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/kb/{kbid}/resource/{rid}/file/{field_id}": {
         parameters: {
             query?: never;
@@ -3129,7 +3169,7 @@ export interface paths {
         };
         /**
          * Generative models of the KB by provider
-         * @description `{<provider>: [<model id>]}`: `builtin` (the extractive model) and the provider entry of `user_keys` serving the configured generative model.
+         * @description `{providers: {<provider>: {title, enterprise_readiness, models: {<model id>: {name, title, config, features, metadata}}}}}` (the reference JS SDK's `GenerativeProviders`): `builtin` (the extractive model) and the provider entry of `user_keys` serving the configured generative model.
          */
         get: operations["KbModels_generativeProviders"];
         put?: never;
@@ -3846,6 +3886,10 @@ export interface components {
             conversations?: {
                 [key: string]: components["schemas"]["ConversationFieldInputDto"];
             };
+            /** @description key_value fields by id (the id of the key-value schema their values follow, when the KB has one). */
+            key_values?: {
+                [key: string]: components["schemas"]["KeyValueFieldInputDto"];
+            };
             processing_options?: components["schemas"]["ProcessingOptionsDto"];
         };
         ResourceCreatedDto: {
@@ -3921,6 +3965,10 @@ export interface components {
                 conversations?: {
                     [key: string]: components["schemas"]["FieldRecord"];
                 };
+                /** @description By field id */
+                key_values?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
             };
             security?: {
                 access_groups?: string[];
@@ -3959,6 +4007,10 @@ export interface components {
             };
             conversations?: {
                 [key: string]: components["schemas"]["ConversationFieldInputDto"];
+            };
+            /** @description key_value fields by id (the id of the key-value schema their values follow, when the KB has one). */
+            key_values?: {
+                [key: string]: components["schemas"]["KeyValueFieldInputDto"];
             };
             processing_options?: components["schemas"]["ProcessingOptionsDto"];
         };
@@ -4014,6 +4066,15 @@ export interface components {
             messages: components["schemas"]["MessageInputDto"][];
             extract_strategy?: string;
             split_strategy?: string;
+        };
+        KeyValueFieldInputDto: {
+            /** @description Values by key (1–64 characters, no "/" or "."): text, numbers, booleans, dates (ISO strings) or ranges {from, to}. When the KB has a key-value schema whose id is the field's id, the values follow it. */
+            values: {
+                [key: string]: string | number | boolean | {
+                    from: number | string;
+                    to: unknown;
+                };
+            };
         };
         FileFieldInputDto: {
             file: components["schemas"]["FileInputDto"];
@@ -4374,7 +4435,7 @@ export interface components {
             labelset?: string;
             /** @description label */
             label?: string;
-            /** @description resource_mimetype, field_mimetype: the media type (e.g. application); field: text, file, link, conversation, generic, key_value */
+            /** @description resource_mimetype, field_mimetype: the media type (e.g. application); field: text, file, link, conversation, key_value, generic */
             type?: string;
             /** @description resource_mimetype, field_mimetype: the subtype (e.g. pdf); entity: the entity group */
             subtype?: string;
@@ -4407,6 +4468,23 @@ export interface components {
             status?: string;
             /** @description kind: the paragraph kind */
             kind?: string;
+        };
+        KvFilterExpressionNode: {
+            and?: components["schemas"]["KvFilterExpressionNode"][];
+            or?: components["schemas"]["KvFilterExpressionNode"][];
+            not?: components["schemas"]["KvFilterExpressionNode"];
+            /** @description The key_value field (and key-value schema) id */
+            schema_id?: string;
+            /** @description The key */
+            key?: string;
+            /** @description Equal (text exactly; a range holds it) */
+            eq?: string | number | boolean;
+            /** @description At least (numbers or dates; a range reaching it) */
+            gte?: number | string;
+            /** @description At most (numbers or dates; a range starting before it) */
+            lte?: number | string;
+            /** @description The text holds it (case-insensitive) */
+            contains?: string;
         };
         SecurityFilter: {
             groups?: string[];
@@ -4474,7 +4552,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
@@ -4503,7 +4581,10 @@ export interface components {
                 field?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression on paragraphs (adds prop kind). */
                 paragraph?: components["schemas"]["FilterExpressionNode"];
+                /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
                 /**
+                 * @description How field, paragraph and key_value combine.
                  * @default and
                  * @enum {string}
                  */
@@ -4625,6 +4706,10 @@ export interface components {
                 };
                 /** @description By field id */
                 conversations?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                key_values?: {
                     [key: string]: components["schemas"]["FieldRecord"];
                 };
             };
@@ -4773,7 +4858,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /** @description Accepted without effect. */
@@ -5040,7 +5125,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
@@ -5070,7 +5155,10 @@ export interface components {
                 field?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression on paragraphs (adds prop kind). */
                 paragraph?: components["schemas"]["FilterExpressionNode"];
+                /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
                 /**
+                 * @description How field, paragraph and key_value combine.
                  * @default and
                  * @enum {string}
                  */
@@ -5218,7 +5306,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
@@ -5248,7 +5336,10 @@ export interface components {
                 field?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression on paragraphs (adds prop kind). */
                 paragraph?: components["schemas"]["FilterExpressionNode"];
+                /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
                 /**
+                 * @description How field, paragraph and key_value combine.
                  * @default and
                  * @enum {string}
                  */
@@ -5631,7 +5722,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
@@ -5660,7 +5751,10 @@ export interface components {
                 field?: components["schemas"]["FilterExpressionNode"];
                 /** @description Expression on paragraphs (adds prop kind). */
                 paragraph?: components["schemas"]["FilterExpressionNode"];
+                /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
                 /**
+                 * @description How field, paragraph and key_value combine.
                  * @default and
                  * @enum {string}
                  */
@@ -12446,7 +12540,7 @@ export interface operations {
                 /** @description What to serialize (repeat the parameter or separate with commas). */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description Field types to serialize. */
-                field_type?: ("text" | "file" | "link" | "conversation" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
                 /** @description Extracted data to serialize (with show=extracted). */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             };
@@ -12761,7 +12855,7 @@ export interface operations {
                 /** @description What to serialize (repeat the parameter or separate with commas). */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description Field types to serialize. */
-                field_type?: ("text" | "file" | "link" | "conversation" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
                 /** @description Extracted data to serialize (with show=extracted). */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             };
@@ -13721,6 +13815,204 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ConversationFieldInputDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeqIdDto"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of processing or storage */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the WRITER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box, the resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid body, path: every mistake, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    "Fields_putKeyValue[0]": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rid: string;
+                kbid: string;
+                field_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyValueFieldInputDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeqIdDto"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of processing or storage */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the WRITER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box, the resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid body, path: every mistake, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    "Fields_putKeyValue[1]": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rslug: string;
+                kbid: string;
+                field_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyValueFieldInputDto"];
             };
         };
         responses: {
@@ -19718,7 +20010,7 @@ export interface operations {
                 /** @description Repeat the parameter or separate with commas. */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description The field types to serialize (field_type_filter of the body). */
-                field_type?: ("text" | "file" | "link" | "conversation" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
                 /** @description Repeat the parameter or separate with commas. */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             };
@@ -19911,7 +20203,7 @@ export interface operations {
                 /** @description Repeat the parameter or separate with commas. */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description The field types to serialize (field_type_filter of the body). */
-                field_type?: ("text" | "file" | "link" | "conversation" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
                 /** @description Repeat the parameter or separate with commas. */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
                 /** @description Tag prefixes to count. */
@@ -20470,7 +20762,7 @@ export interface operations {
                 /** @description Repeat the parameter or separate with commas. */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description The field types to serialize (field_type_filter of the body). */
-                field_type?: ("text" | "file" | "link" | "conversation" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
                 /** @description Repeat the parameter or separate with commas. */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
                 /** @description Tag prefixes to count. */
@@ -20764,7 +21056,7 @@ export interface operations {
                 /** @description Repeat the parameter or separate with commas. */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description The field types to serialize (field_type_filter of the body). */
-                field_type?: ("text" | "file" | "link" | "conversation" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
                 /** @description Repeat the parameter or separate with commas. */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             };
@@ -24362,7 +24654,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: string[];
+                        providers: {
+                            [key: string]: {
+                                title: string;
+                                enterprise_readiness: boolean;
+                                models: {
+                                    [key: string]: {
+                                        name: string;
+                                        title: string;
+                                        config: Record<string, never>;
+                                        features: {
+                                            streaming?: boolean;
+                                        };
+                                        metadata: Record<string, never>;
+                                    };
+                                };
+                            };
+                        };
                     };
                 };
             };

@@ -10,12 +10,15 @@ import {
   FindRequest,
   KB_CONFIG_LIMITS,
   KvSchemaDto,
+  kvSchemaIssues,
+  normaliseKvValues,
   SearchConfigurationDto,
   SplitStrategyDto,
   STRATEGY_ID_PATTERN,
   UpdateKvSchemaDto,
   validatePayload,
   type KbKvSchemasDto,
+  type KvValue,
   type ResolvedStrategies,
   type SearchConfigurationKind,
   type StrategyKind,
@@ -209,6 +212,27 @@ export class KbConfigsService {
   /** Removes what `importAll` created (an import that failed after writing them). */
   async removeImported(kbid: string, created: KbConfigRef[]): Promise<void> {
     for (const c of created) await this.repo.delete(kbid, c.kind, c.id);
+  }
+
+  /**
+   * key_value writes checked against the KB's key-value schema of the same id, when there is one
+   * (422 at each value, `locOf` + `values` + key); their dates are then stored in one ISO form.
+   */
+  async checkKeyValues(
+    kbid: string,
+    writes: { fieldType: string; fieldId: string; value: Record<string, unknown> }[],
+    locOf: (w: { fieldType: string; fieldId: string }) => (string | number)[],
+  ): Promise<void> {
+    const kv = writes.filter((w) => w.fieldType === 'key_value');
+    if (kv.length === 0) return;
+    const schemas = await this.repo.getMany<KvSchemaDto>(kbid, 'kv_schema', [...new Set(kv.map((w) => w.fieldId))]);
+    const issues = kv.flatMap((w) => {
+      const schema = schemas.get(w.fieldId);
+      const values = w.value['values'] as Record<string, KvValue>;
+      return schema ? kvSchemaIssues(schema, values, [...locOf(w), 'values']) : [];
+    });
+    if (issues.length > 0) throw DomainError.validation(issues);
+    for (const w of kv) w.value['values'] = normaliseKvValues(w.value['values'] as Record<string, KvValue>, schemas.get(w.fieldId));
   }
 
   /** `assertStrategies` for field writes: `locOf` says where each write's members were sent. */

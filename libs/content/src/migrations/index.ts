@@ -13,6 +13,7 @@ import { ParagraphSeconds1764900000000 } from './1764900000000-paragraph-seconds
 import { EntitiesGroups1764950000000 } from './1764950000000-entities-groups';
 import { KbConfigs1765000000000 } from './1765000000000-kb-configs';
 import { KbTransfers1765100000000 } from './1765100000000-kb-transfers';
+import { KeyValueFields1765120000000 } from './1765120000000-key-value-fields';
 import { ProcessingNuaKey1765150000000 } from './1765150000000-processing-nua-key';
 
 export const CONTENT_MIGRATIONS = [
@@ -31,5 +32,6 @@ export const CONTENT_MIGRATIONS = [
   EntitiesGroups1764950000000,
   KbConfigs1765000000000,
   KbTransfers1765100000000,
+  KeyValueFields1765120000000,
   ProcessingNuaKey1765150000000,
 ];

@@ -7,6 +7,8 @@ import {
   type ContentFieldType,
   type ConversationFieldInputDto,
   type FileFieldInputDto,
+  type KeyValueFieldInputDto,
+  normaliseKvValues,
   type LinkFieldInputDto,
   type ResourceWriteDto,
   type TextFieldInputDto,
@@ -81,6 +83,11 @@ function conversationValue(input: ConversationFieldInputDto, loc: (string | numb
   });
 }
 
+/** The values as sent (checked against the KB's schema, if any, by KbConfigsService.checkKeyValues). */
+function keyValueValue(input: KeyValueFieldInputDto): Record<string, unknown> {
+  return { values: normaliseKvValues(input.values) };
+}
+
 /** Turns the field maps of a create/modify body into stored field values. */
 export function fieldWritesOf(body: ResourceWriteDto, now: string): FieldWrite[] {
   const out: FieldWrite[] = [];
@@ -90,6 +97,8 @@ export function fieldWritesOf(body: ResourceWriteDto, now: string): FieldWrite[]
     out.push({ fieldType: 'file', fieldId: id, value: fileValue(input, now, ['body', 'files', id]) });
   for (const [id, input] of Object.entries(body.conversations ?? {}))
     out.push({ fieldType: 'conversation', fieldId: id, value: conversationValue(input, ['body', 'conversations', id]) });
+  for (const [id, input] of Object.entries(body.key_values ?? {}))
+    out.push({ fieldType: 'key_value', fieldId: id, value: keyValueValue(input) });
   return out;
 }
 

@@ -6,6 +6,7 @@ import {
   DomainError,
   ErrorCodes,
   FileFieldInputDto,
+  KeyValueFieldInputDto,
   LinkFieldInputDto,
   TextFieldInputDto,
   validatePayload,
@@ -35,11 +36,15 @@ import { attachmentIssues, isReleased, prepareFileWrites, supersededUnstored } f
 import { KbNotifier } from '../notifications/kb-notifier.service';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 
-const INPUT: Record<ContentFieldType, { cls: ClassConstructor<object>; map: 'texts' | 'links' | 'files' | 'conversations' }> = {
+const INPUT: Record<
+  ContentFieldType,
+  { cls: ClassConstructor<object>; map: 'texts' | 'links' | 'files' | 'conversations' | 'key_values' }
+> = {
   text: { cls: TextFieldInputDto, map: 'texts' },
   link: { cls: LinkFieldInputDto, map: 'links' },
   file: { cls: FileFieldInputDto, map: 'files' },
   conversation: { cls: ConversationFieldInputDto, map: 'conversations' },
+  key_value: { cls: KeyValueFieldInputDto, map: 'key_values' },
 };
 const MESSAGES_PER_PAGE = 50;
 const MAX_MESSAGES = 51_200;
@@ -61,6 +66,7 @@ export class FieldsService {
     const input = validatePayload(INPUT[req.field_type].cls, req.value, { loc: ['body'] });
     const writes = fieldWritesOf({ [INPUT[req.field_type].map]: { [req.field_id]: input } }, new Date().toISOString());
     await this.configs.assertFieldStrategies(req.kbid, writes, () => ['body']);
+    await this.configs.checkKeyValues(req.kbid, writes, () => ['body']);
     return this.write(req, 'modified', req.actor, async (m, resource, seqid, now) => {
       const kept = writesCarryMask(writes) ? keepStoredSecrets(writes, await this.repo.fieldsOf(resource.id, m)) : writes;
       return pendingFieldRows(

@@ -25,13 +25,14 @@ import { auditEntry } from './write-effects';
 import { SUMMARY_GENERATED } from './resource-summary';
 
 const DEFAULT_SHOW: ShowOption[] = ['basic'];
-const DEFAULT_FIELD_TYPES: FieldType[] = ['text', 'file', 'link', 'conversation', 'generic'];
+const DEFAULT_FIELD_TYPES: FieldType[] = ['text', 'file', 'link', 'conversation', 'key_value', 'generic'];
 const DEFAULT_EXTRACTED: ExtractedOption[] = ['text', 'metadata', 'link', 'file'];
-const DATA_KEY: Record<ContentFieldType, 'texts' | 'files' | 'links' | 'conversations'> = {
+const DATA_KEY: Record<ContentFieldType, 'texts' | 'files' | 'links' | 'conversations' | 'key_values'> = {
   text: 'texts',
   file: 'files',
   link: 'links',
   conversation: 'conversations',
+  key_value: 'key_values',
 };
 
 export interface SerializeOptions {

@@ -22,7 +22,13 @@ import { fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } fr
 import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent, replacedBytes, storedBytes } from './write-effects';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 
-const FIELD_MAPS: Record<string, string> = { text: 'texts', link: 'links', file: 'files', conversation: 'conversations' };
+const FIELD_MAPS: Record<string, string> = {
+  text: 'texts',
+  link: 'links',
+  file: 'files',
+  conversation: 'conversations',
+  key_value: 'key_values',
+};
 /** Where a field of a resource body was sent: `['body', 'texts', <id>]`. */
 const fieldLoc = (w: { fieldType: string; fieldId: string }): string[] => ['body', FIELD_MAPS[w.fieldType] ?? w.fieldType, w.fieldId];
 import { isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
@@ -64,6 +70,7 @@ export class ResourcesService {
     await this.assertLabels(req.kbid, body);
     const writes = fieldWritesOf(body, now.toISOString());
     await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
+    await this.configs.checkKeyValues(req.kbid, writes, fieldLoc);
     for (const w of writes)
       if (w.fieldType === 'file' && fileSizes[w.fieldId] !== undefined)
         (w.value['file'] as Record<string, unknown>)['size'] = fileSizes[w.fieldId];
@@ -135,6 +142,7 @@ export class ResourcesService {
     await this.assertLabels(req.kbid, body);
     const writes = fieldWritesOf(body, now.toISOString());
     await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
+    await this.configs.checkKeyValues(req.kbid, writes, fieldLoc);
     const result = await translateUniqueViolation(
       () =>
         this.ds.transaction(async (m) => {

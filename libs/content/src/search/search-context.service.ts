@@ -1,8 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { UnderstandingSubjects, type EmbedQueryResponse } from '@kb/contracts';
+import { UnderstandingSubjects, type EmbedQueryResponse, type FilterExpressionOf, type KvCondition } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { kvExpressionSql } from './query/kv-filter';
+import { SqlParams } from './query/sql';
+
+/** Resources a key_value filter may select for the memory index to filter by id; more go to SQL. */
+export const KV_MEMORY_MAX_RESOURCES = 10_000;
 
 interface Cached<T> {
   value: T;
@@ -46,6 +51,21 @@ export class SearchContextService {
     const value = rows[0]?.n ?? 0;
     this.populations.set(key, { value, until: Date.now() + TTL_MS * 6 });
     return value;
+  }
+
+  /**
+   * The resources a `key_value` filter expression selects, or undefined when they are more than
+   * `max` (the request is then filtered in SQL). Without `not`, only resources with a key_value
+   * field can match, so those are the candidates; with it, every resource of the KB.
+   */
+  async keyValueResources(kbid: string, e: FilterExpressionOf<KvCondition>, max = KV_MEMORY_MAX_RESOURCES): Promise<string[] | undefined> {
+    const params = new SqlParams([kbid]);
+    const negated = JSON.stringify(e).includes('"not"');
+    const sql = negated
+      ? `SELECT r.id FROM content.resources r WHERE r.kbid = $1 AND ${kvExpressionSql(params, 'r.id', e)}`
+      : `SELECT DISTINCT f0.rid AS id FROM content.fields f0 WHERE f0.kbid = $1 AND f0.field_type = 'key_value' AND ${kvExpressionSql(params, 'f0.rid', e)}`;
+    const rows = (await this.ds.query(`${sql} LIMIT ${max + 1}`, params.values)) as { id: string }[];
+    return rows.length > max ? undefined : rows.map((r) => r.id);
   }
 
   /** The vectorset of a KB's stored vectors (for a query that brings its own vector and names none). */

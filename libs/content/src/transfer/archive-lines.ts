@@ -1,3 +1,4 @@
+import { collectIssues, KeyValueFieldInputDto } from '@kb/contracts';
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
@@ -123,6 +124,11 @@ function checkField(v: unknown, where: string): ArchiveField {
     fail(at, 'extracted.text.text must be a string');
   const error = v['error'];
   if (error !== null && !isObject(error)) fail(at, 'error must be an object or null');
+  if (type === 'key_value') {
+    // The same bounds as a write through the API (keys, lengths, value types).
+    const issue = collectIssues(KeyValueFieldInputDto, v['value'], { loc: ['value'] }).issues[0];
+    if (issue) fail(at, `${issue.loc.join('.')}: ${issue.msg}`);
+  }
   return {
     field_type: type as ArchiveField['field_type'],
     field_id: id,

@@ -7,6 +7,7 @@ import {
   stagedImportKey,
   type AccountBackupRef,
   type AccountBackupsRef,
+  type AccountDeletedEvent,
   type BackupCreatedDto,
   type BackupDto,
   type StagedRestoreDto,
@@ -14,14 +15,16 @@ import {
 } from '@kb/contracts';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { OutboxService } from '../outbox/outbox.service';
 import { UUID } from './archive-format';
 import { KbTransfersService } from './kb-transfers.service';
 
 /** Backups of an account kept at once: more is refused until some are deleted. */
 const MAX_BACKUPS_PER_ACCOUNT = 100;
 
-/** Backups live under the account, not the KB: deleting the KB keeps them for a restore. */
-export const backupBlobKey = (accountId: string, id: string) => `content/backups/${accountId}/${id}.tar.gz`;
+/** Backups live under the account, not the KB: deleting the KB keeps them for a restore; deleting the account removes them. */
+export const backupBlobPrefix = (accountId: string) => `content/backups/${accountId}/`;
+export const backupBlobKey = (accountId: string, id: string) => `${backupBlobPrefix(accountId)}${id}.tar.gz`;
 
 interface BackupRow {
   id: string;
@@ -48,7 +51,22 @@ export class KbBackupsService {
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly transfers: KbTransfersService,
+    private readonly outbox: OutboxService,
   ) {}
+
+  /**
+   * A deleted account's backups go: their records, then (through the outbox, retried until done)
+   * every file under the account's backup prefix. A backup still being written finds its record
+   * gone when it ends and deletes its own file (KbTransfersService.runExport).
+   */
+  async onAccountDeleted(event: AccountDeletedEvent): Promise<void> {
+    if (!UUID.test(event.account_id)) return;
+    const rows = await this.ds.transaction(async (m) => {
+      await m.query(`DELETE FROM content.kb_transfers WHERE kind = 'backup' AND account_id = $1`, [event.account_id]);
+      return this.outbox.add(m, [{ kind: 'blob_cleanup', target: backupBlobPrefix(event.account_id) }]);
+    });
+    await this.outbox.relay(rows);
+  }
 
   async start(req: StartBackupRequest): Promise<BackupCreatedDto> {
     const [kept] = (await this.ds.query(`SELECT count(*)::int AS n FROM content.kb_transfers WHERE kind = 'backup' AND account_id = $1`, [

@@ -240,10 +240,12 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
     await this.ds.query(`UPDATE content.kb_transfers SET total = $2, processed = 0 WHERE id = $1`, [job.id, total]);
     const exportJob: ExportJob = { id: job.id, kbid: job.kbid, blob_key: job.blob_key, params: job.params as ExportJob['params'] };
     const size = await this.exporter.write(exportJob, (n) => this.progress(job.id, n), this.stop.signal);
-    await this.ds.query(
-      `UPDATE content.kb_transfers SET status = 'finished', size_bytes = $2, finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1`,
+    const [updated] = (await this.ds.query(
+      `UPDATE content.kb_transfers SET status = 'finished', size_bytes = $2, finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1 RETURNING id`,
       [job.id, size],
-    );
+    )) as unknown[][];
+    // The record went while the file was written (its KB's or account's deletion): so does the file.
+    if (!updated || updated.length === 0) await this.cleanupBlob(job);
   }
 
   private async runImport(job: TransferRow): Promise<void> {

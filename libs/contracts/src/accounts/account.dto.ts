@@ -147,6 +147,11 @@ export class InviteCreatedDto {
   @ApiPropertyOptional({ description: 'Present only when no mail was sent' }) invite_url?: string;
 }
 
+/** An account was deleted: what other services keep for it (content: its backups) goes too. */
+export class AccountDeletedEvent {
+  @IsDefined() @IsString() account_id!: string;
+}
+
 /** Bus requests: `account` is an id or a slug; `user_id` acts. */
 export class AccountCallerRef {
   @IsDefined() @IsString() account!: string;

@@ -20,6 +20,7 @@ import {
 } from './user.dto';
 import {
   AccountCallerRef,
+  AccountDeletedEvent,
   CreateAccountRequest,
   InviteToAccountRequest,
   ModifyAccountRequest,
@@ -213,6 +214,7 @@ export const AccountsSubjects = {
 
   kbCreated: event<KbEvent>('accounts.kb.created', 'NOTIFICATIONS', KbEvent),
   kbDeleted: event<KbEvent>('accounts.kb.deleted', 'NOTIFICATIONS', KbEvent),
+  accountDeleted: event<AccountDeletedEvent>('accounts.account.deleted', 'NOTIFICATIONS', AccountDeletedEvent),
   semanticModelsChanged: event<SemanticModelsChangedEvent>(
     'accounts.kb.semantic-models-changed',
     'NOTIFICATIONS',

@@ -22,6 +22,7 @@ import {
   type LinkFieldInputDto,
   type TextFieldInputDto,
 } from './field-input.dto';
+import type { KeyValueFieldInputDto } from './key-value';
 import type { CreateResourceDto } from './resource-input.dto';
 import { ActorDto, ResourceRef } from './resource-requests.dto';
 import { ContentFieldTypes, ExtractedOptions, type ContentFieldType, type ExtractedOption } from './resource.dto';
@@ -32,7 +33,7 @@ export class FieldRef extends ResourceRef {
 }
 
 /** A field's value as its type's input DTO declares it. */
-export type FieldInputDto = TextFieldInputDto | LinkFieldInputDto | FileFieldInputDto | ConversationFieldInputDto;
+export type FieldInputDto = TextFieldInputDto | LinkFieldInputDto | FileFieldInputDto | ConversationFieldInputDto | KeyValueFieldInputDto;
 
 /** Sets one field; `value` was validated by the edge against the field type's input DTO. */
 export class PutFieldRequest extends FieldRef {

@@ -20,5 +20,6 @@ export * from './entities-groups.dto';
 export * from './kb-transfer.dto';
 export * from './search';
 export * from './kb-config.dto';
+export * from './key-value';
 export * from './predict.dto';
 export * from './remi-judge.dto';

@@ -10,6 +10,7 @@ import {
   ProcessingOptionsDto,
   TextFieldInputDto,
 } from './field-input.dto';
+import { KeyValueFieldInputDto } from './key-value';
 
 export const RESOURCE_SLUG_PATTERN = /^[a-zA-Z0-9:_-]+$/;
 /** Fields of one kind in one resource. */
@@ -114,6 +115,15 @@ export class ResourceWriteDto {
   @IsObject()
   @MapOf(ConversationFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
   conversations?: Record<string, ConversationFieldInputDto>;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/KeyValueFieldInputDto' },
+    description: 'key_value fields by id (the id of the key-value schema their values follow, when the KB has one).',
+  })
+  @IsOptional()
+  @IsObject()
+  @MapOf(KeyValueFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  key_values?: Record<string, KeyValueFieldInputDto>;
   @ApiPropertyOptional({ type: ProcessingOptionsDto })
   @IsOptional()
   @ValidateNested()

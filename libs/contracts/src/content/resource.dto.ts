@@ -1,13 +1,20 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import type { Pagination } from '../common/paging';
 
-export const FieldTypes = ['text', 'file', 'link', 'conversation', 'generic'] as const;
+export const FieldTypes = ['text', 'file', 'link', 'conversation', 'key_value', 'generic'] as const;
 export type FieldType = (typeof FieldTypes)[number];
 /** Field kinds that hold client content (generic is the resource's own title/summary). */
-export const ContentFieldTypes = ['text', 'file', 'link', 'conversation'] as const;
+export const ContentFieldTypes = ['text', 'file', 'link', 'conversation', 'key_value'] as const;
 export type ContentFieldType = (typeof ContentFieldTypes)[number];
 /** One-letter codes used in paragraph ids and search results. */
-export const FIELD_TYPE_LETTER: Record<FieldType, string> = { text: 't', file: 'f', link: 'u', conversation: 'c', generic: 'a' };
+export const FIELD_TYPE_LETTER: Record<FieldType, string> = {
+  text: 't',
+  file: 'f',
+  link: 'u',
+  conversation: 'c',
+  key_value: 'k',
+  generic: 'a',
+};
 
 export const ShowOptions = ['basic', 'origin', 'extra', 'relations', 'values', 'extracted', 'errors', 'security'] as const;
 export type ShowOption = (typeof ShowOptions)[number];
@@ -88,7 +95,7 @@ export class ResourceDto {
   @ApiPropertyOptional({
     type: 'object',
     properties: Object.fromEntries(
-      ['texts', 'files', 'links', 'conversations'].map((kind) => [
+      ['texts', 'files', 'links', 'conversations', 'key_values'].map((kind) => [
         kind,
         { type: 'object', additionalProperties: { $ref: getSchemaPath(FieldRecord) }, description: 'By field id' },
       ]),
@@ -100,6 +107,7 @@ export class ResourceDto {
     files?: Record<string, FieldRecord>;
     links?: Record<string, FieldRecord>;
     conversations?: Record<string, FieldRecord>;
+    key_values?: Record<string, FieldRecord>;
   };
   @ApiPropertyOptional({
     type: 'object',

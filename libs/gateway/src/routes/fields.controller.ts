@@ -9,6 +9,7 @@ import {
   ErrorCodes,
   FIELD_ID_PATTERN,
   FileFieldInputDto,
+  KeyValueFieldInputDto,
   LinkFieldInputDto,
   MessageInputDto,
   SeqIdDto,
@@ -103,6 +104,23 @@ export class FieldsController {
     @Req() req: AuthedRequest,
   ): Promise<SeqIdDto> {
     return this.put(kbid, 'conversation', fieldId, body, req);
+  }
+
+  @Put(paths('key_value/:field_id'))
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'Add or replace a key_value field',
+    description:
+      "Values by key; when the KB has a key-value schema whose id is the field's id, the values follow it (422 at each value that does not).",
+  })
+  @ApiResponse({ status: 201, type: SeqIdDto })
+  putKeyValue(
+    @Param('kbid') kbid: string,
+    @Param('field_id') fieldId: string,
+    @Body(bodyOf(KeyValueFieldInputDto)) body: KeyValueFieldInputDto,
+    @Req() req: AuthedRequest,
+  ): Promise<SeqIdDto> {
+    return this.put(kbid, 'key_value', fieldId, body, req);
   }
 
   @Put(paths('file/:field_id'))

@@ -1,12 +1,12 @@
-import { AccountsSubjects, ReportingSubjects, type EffectiveLimits } from '@kb/contracts';
+import { AccountsSubjects, ReportingSubjects, type EffectiveLimits, type MonthlyLimits } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
 import type { Logger } from '@kb/platform/observability';
 import type { DataSource } from 'typeorm';
 import { DEFAULT_REPORTING_OPTIONS } from '../reporting.tokens';
 import { BlockingService } from './blocking.service';
 
-const unlimited: EffectiveLimits = { upload: {} as EffectiveLimits['upload'], usage: {}, processing: {} };
-const fiveSearches: EffectiveLimits = { ...unlimited, usage: { monthly_limit_hosted_searches_performed: 5 } };
+const unlimited: EffectiveLimits = { upload: {} as EffectiveLimits['upload'], usage: {} as MonthlyLimits, processing: {} as MonthlyLimits };
+const fiveSearches: EffectiveLimits = { ...unlimited, usage: { monthly_limit_hosted_searches_performed: 5 } as MonthlyLimits };
 
 /** A limits request answered when the test says so, in any order. */
 function deferred<T>() {
@@ -25,13 +25,13 @@ describe('BlockingService: the limits cache', () => {
     quotas = [];
     published = [];
     const bus = {
-      request: (subject: string) => {
+      request: (subject: unknown) => {
         expect(subject).toBe(AccountsSubjects.accountQuota);
         const d = deferred<{ found: true; limits: EffectiveLimits }>();
         quotas.push(d);
         return d.promise;
       },
-      publish: async (subject: string, body: { features: string[] }) => {
+      publish: async (subject: unknown, body: { features: string[] }) => {
         if (subject === ReportingSubjects.blockingChanged) published.push(body);
       },
     } as unknown as MessageBus;

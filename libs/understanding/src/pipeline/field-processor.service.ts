@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import {
   ContentSubjects,
   fieldBlobPrefix,
+  kvText,
   TextFormats,
   type ExtractedFieldData,
   type ProcessFieldErrorDto,
@@ -45,7 +46,7 @@ type Job = ProcessFieldJob & { strategies: ResolvedStrategies };
 /** What processing one field gives: its `extracted` record, or a permanent error for the field. */
 export type FieldOutcome = { extracted: ExtractedFieldData; language?: string } | { error: ProcessFieldErrorDto };
 
-const FIELD_LETTER = { text: 't', file: 'f', link: 'u', conversation: 'c' } as const;
+const FIELD_LETTER = { text: 't', file: 'f', link: 'u', conversation: 'c', key_value: 'k' } as const;
 const TEXT_MIME: Partial<Record<TextFormat, string>> = {
   HTML: 'text/html',
   MARKDOWN: 'text/markdown',
@@ -144,7 +145,16 @@ export class FieldProcessorService implements OnModuleDestroy {
         return this.link(job, started);
       case 'conversation':
         return this.conversation(job, started);
+      case 'key_value':
+        return this.keyValue(job, started);
     }
+  }
+
+  /** A key_value field is searched by its values: one `key: value` paragraph per key. */
+  private async keyValue(job: Job, started: string): Promise<ExtractedFieldData> {
+    const values = job.value['values'];
+    const text = typeof values === 'object' && values !== null ? kvText(values as Record<string, unknown>) : '';
+    return this.single(job, this.analyse(job, text, { language: job.language }), { mime_type: 'text/plain', started });
   }
 
   private async text(job: Job, started: string): Promise<ExtractedFieldData> {

@@ -96,7 +96,12 @@ export class FindPlanner {
     const rephrase =
       o.rephrase && body.rephrase ? (typeof body.rephrase_prompt === 'string' ? { prompt: body.rephrase_prompt } : {}) : undefined;
     const kbParam = params.add(req.kbid);
-    const filter = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages).compileMatch(body, issues, { allowFieldFilters: true });
+    // A key_value filter becomes the resources it selects (when they are few), so the memory index can decide it.
+    const kv = body.filter_expression?.key_value;
+    const kvRids = kv ? await this.context.keyValueResources(req.kbid, kv) : undefined;
+    const filter = new FilterCompiler(params, PARAGRAPH_TARGET(kbParam), languages, kvRids).compileMatch(body, issues, {
+      allowFieldFilters: true,
+    });
     issues.throwIfAny();
     const conds = [`p.kbid = ${kbParam}`, filter.sql];
     conds.push(securityCondition(params, 'p.groups', groups, false));

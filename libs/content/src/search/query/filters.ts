@@ -1,8 +1,9 @@
 import { analyzeQuery } from '../analysis';
 import { TYPE_LETTER } from '../search-ids';
-import type { CatalogFilterExpression, FilterExpression, LegacyFilters } from '@kb/contracts';
+import type { CatalogFilterExpression, FilterExpression, FilterExpressionOf, KvCondition, LegacyFilters } from '@kb/contracts';
 import { isObject, type IssueSink } from './issues';
 import { canonicalUuid, MATCH_FALSE, MATCH_TRUE, type Match } from './filter-match';
+import { kvExpressionSql } from './kv-filter';
 import { likePrefix, type SqlParams } from './sql';
 
 /** Where the columns a filter reads live: paragraphs (find/search/suggest) or resources (catalog). */
@@ -78,11 +79,22 @@ function negate(c: Cond): Cond {
  * resource). Members come typed from the request's DTO; what the compiler cannot read is reported to an IssueSink.
  */
 export class FilterCompiler {
+  /**
+   * `kvRids`: the resources the request's `key_value` expression selects, when the caller looked
+   * them up (FindPlanner, for the memory index): the expression is then a resource-id condition.
+   */
   constructor(
     private readonly params: SqlParams,
     private readonly target: FilterTarget,
     private readonly languages: readonly string[],
+    private readonly kvRids?: readonly string[],
   ) {}
+
+  /** The `key_value` expression: the looked-up resources, else its SQL (which the memory index cannot decide). */
+  private keyValue(e: FilterExpressionOf<KvCondition>): Cond {
+    if (this.kvRids) return this.kvRids.length ? this.ridCondition([...this.kvRids], true) : FALSE;
+    return sqlOnly(kvExpressionSql(this.params, this.target.rid, e));
+  }
 
   /** A tag condition: the exact tag, or (hierarchical) any tag under it. */
   tag(tag: string): string {
@@ -402,6 +414,7 @@ export class FilterCompiler {
       for (const [key, e] of Object.entries(fe)) {
         if (key === 'field' || key === 'paragraph' || key === 'resource')
           parts.push(this.expression(r, e, ['filter_expression', key], key));
+        else if (key === 'key_value' && isObject(e)) parts.push(this.keyValue(e as FilterExpressionOf<KvCondition>));
       }
       if (parts.length) conds.push(combine(operator, parts, true));
     }

@@ -68,3 +68,23 @@ export const filterExpressionMember = (description: string) => ({
   allOf: [{ $ref: '#/components/schemas/FilterExpressionNode' }],
   description,
 });
+
+const KV_VALUE = { oneOf: [{ type: 'string', maxLength: 1000 }, { type: 'number' }, { type: 'boolean' }] };
+const KV_BOUND = { oneOf: [{ type: 'number' }, { type: 'string', format: 'date-time' }] };
+
+/**
+ * One node of a filter_expression's `key_value` member, recursive: `{and}`, `{or}`, `{not}`, or a
+ * condition on a key of the key_value field `schema_id` — `eq`, `gte`/`lte` or `contains`
+ * (`checkKvExpression` is the authority on which go together).
+ */
+export class KvFilterExpressionNode {
+  @ApiPropertyOptional({ type: () => [KvFilterExpressionNode], minItems: 1 }) and?: KvFilterExpressionNode[];
+  @ApiPropertyOptional({ type: () => [KvFilterExpressionNode], minItems: 1 }) or?: KvFilterExpressionNode[];
+  @ApiPropertyOptional({ type: () => KvFilterExpressionNode }) not?: KvFilterExpressionNode;
+  @ApiPropertyOptional({ description: 'The key_value field (and key-value schema) id', maxLength: 64 }) schema_id?: string;
+  @ApiPropertyOptional({ description: 'The key', maxLength: 64 }) key?: string;
+  @ApiPropertyOptional({ ...KV_VALUE, description: 'Equal (text exactly; a range holds it)' }) eq?: string | number | boolean;
+  @ApiPropertyOptional({ ...KV_BOUND, description: 'At least (numbers or dates; a range reaching it)' }) gte?: number | string;
+  @ApiPropertyOptional({ ...KV_BOUND, description: 'At most (numbers or dates; a range starting before it)' }) lte?: number | string;
+  @ApiPropertyOptional({ type: 'string', maxLength: 1000, description: 'The text holds it (case-insensitive)' }) contains?: string;
+}

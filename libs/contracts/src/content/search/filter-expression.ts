@@ -1,5 +1,6 @@
 import type { ValidationIssue } from '../../common/errors';
 import { isPlainObject, type Loc, type MemberCheck } from '../../common/member-checks';
+import { checkKvExpression, type KvCondition } from '../key-value';
 import { FIELD_TYPE_LETTER } from '../resource.dto';
 import { expressionSize, REQUEST_LIMITS } from './request-limits';
 
@@ -12,7 +13,7 @@ export type FilterExpressionOf<Leaf> =
   { and: FilterExpressionOf<Leaf>[] } | { or: FilterExpressionOf<Leaf>[] } | { not: FilterExpressionOf<Leaf> } | Leaf;
 
 /** Field types a filter can name (`generic` is the title and summary). */
-export const FilterFieldTypes = [...Object.keys(FIELD_TYPE_LETTER), 'key_value'] as const;
+export const FilterFieldTypes = Object.keys(FIELD_TYPE_LETTER) as readonly string[];
 
 export type ResourceCondition =
   | { prop: 'resource'; id: string; slug?: never }
@@ -46,7 +47,9 @@ export type ParagraphFilterExpression = FilterExpressionOf<ParagraphCondition>;
 export interface FilterExpression {
   field?: FieldFilterExpression;
   paragraph?: ParagraphFilterExpression;
-  /** How `field` and `paragraph` combine (default `and`). */
+  /** Conditions on the values of key_value fields (a resource matches through its field `schema_id`). */
+  key_value?: FilterExpressionOf<KvCondition>;
+  /** How `field`, `paragraph` and `key_value` combine (default `and`). */
   operator?: 'and' | 'or';
 }
 
@@ -186,9 +189,11 @@ export function filterExpressionCheck(target: 'paragraph' | 'resource'): MemberC
         else if (key !== 'resource' && target === 'resource')
           issues.push({ loc: [...loc, key], msg: 'Catalog filters are {"resource": <expression>}', type: 'extra_forbidden' });
         else checkExpression(fe[key], [...loc, key], key, issues);
-      } else if (key === 'key_value')
-        issues.push({ loc: [...loc, key], msg: 'Not supported: key-value fields are not indexed', type: 'not_supported' });
-      else issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+      } else if (key === 'key_value') {
+        if (target === 'resource')
+          issues.push({ loc: [...loc, key], msg: 'Catalog filters are {"resource": <expression>}', type: 'extra_forbidden' });
+        else checkKvExpression(fe[key], [...loc, key], issues);
+      } else issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
     }
   };
 }
@@ -215,7 +220,7 @@ export const legacyFiltersCheck: MemberCheck = (filters, loc, issues, owner) => 
   });
 };
 
-const FIELD_LETTERS = new Set(Object.values(FIELD_TYPE_LETTER).concat('k'));
+const FIELD_LETTERS = new Set(Object.values(FIELD_TYPE_LETTER));
 
 /** `fields`: `<type letter or field type>/<field id>` or a bare type, each reported at its index. */
 export const fieldsCheck: MemberCheck = (v, loc, issues) => {

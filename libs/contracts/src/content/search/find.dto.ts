@@ -11,7 +11,7 @@ import {
   type ShowOption,
 } from '../resource.dto';
 import { fieldsCheck, filterExpressionCheck, legacyFiltersCheck, type FilterExpression, type LegacyFilters } from './filter-expression';
-import { FilterExpressionNode, filterExpressionMember } from './filter-expression.schema';
+import { FilterExpressionNode, filterExpressionMember, KvFilterExpressionNode } from './filter-expression.schema';
 import { REQUEST_LIMITS } from './request-limits';
 import { configNameCheck } from './config-name';
 import { ASK_OPTION_LIMITS, rephrasePromptIssues } from './ask-options';
@@ -42,7 +42,14 @@ const FILTER_EXPRESSION_SCHEMA: ApiPropertyOptions = {
   properties: {
     field: filterExpressionMember('Expression on resources and fields.'),
     paragraph: filterExpressionMember('Expression on paragraphs (adds prop kind).'),
-    operator: { type: 'string', enum: ['and', 'or'], default: 'and' },
+    key_value: {
+      allOf: [{ $ref: '#/components/schemas/KvFilterExpressionNode' }],
+      description:
+        'Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), ' +
+        '{schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). ' +
+        'A resource matches through its key_value field schema_id.',
+    },
+    operator: { type: 'string', enum: ['and', 'or'], default: 'and', description: 'How field, paragraph and key_value combine.' },
   },
   additionalProperties: false,
 };
@@ -58,7 +65,7 @@ export class SecurityFilter {
  * from them), declared as /find has them; /search, /suggest and /ask redeclare what differs
  * (features, graph_query, query, top_k) and add their own.
  */
-@ApiExtraModels(FilterExpressionNode)
+@ApiExtraModels(FilterExpressionNode, KvFilterExpressionNode)
 export class RetrievalRequestBase {
   @ApiPropertyOptional({ maxLength: REQUEST_LIMITS.queryChars, default: '' })
   @Check(checks.string({ max: REQUEST_LIMITS.queryChars }))

@@ -18,6 +18,66 @@ export function kbModels(m: PredictModelsDto): KbModelDto[] {
   ];
 }
 
+const PROVIDER_TITLES: Record<string, string> = {
+  builtin: 'Built-in',
+  openai: 'OpenAI',
+  anthropic: 'Anthropic',
+  azure_openai: 'Azure OpenAI',
+  azure: 'Azure OpenAI',
+  openai_compat: 'OpenAI-compatible',
+  openai_compatible: 'OpenAI-compatible',
+};
+
+/** One generative model as the reference JS SDK's `ModelInfo` has it (what is known of it here: its id and that it streams). */
+interface GenerativeModelInfo {
+  name: string;
+  title: string;
+  config: Record<string, never>;
+  features: { streaming: true };
+  metadata: Record<string, never>;
+}
+
+/** `GET /generative_providers`: the reference JS SDK's `{providers: {<provider>: {title, enterprise_readiness, models}}}`. */
+export function generativeProviders(byProvider: Record<string, string[]>): {
+  providers: Record<string, { title: string; enterprise_readiness: boolean; models: Record<string, GenerativeModelInfo> }>;
+} {
+  const providers = Object.fromEntries(
+    Object.entries(byProvider).map(([provider, ids]) => [
+      provider,
+      {
+        title: PROVIDER_TITLES[provider] ?? provider,
+        // The built-in model runs in this service: no data leaves it.
+        enterprise_readiness: provider === 'builtin',
+        models: Object.fromEntries(
+          ids.map((id): [string, GenerativeModelInfo] => [
+            id,
+            {
+              name: id,
+              title: id === 'extractive' ? 'Built-in extractive answers' : id,
+              config: {},
+              features: { streaming: true },
+              metadata: {},
+            },
+          ]),
+        ),
+      },
+    ]),
+  );
+  return { providers };
+}
+
+const MODEL_INFO_SCHEMA = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    title: { type: 'string' },
+    config: { type: 'object' },
+    features: { type: 'object', properties: { streaming: { type: 'boolean' } } },
+    metadata: { type: 'object' },
+  },
+  required: ['name', 'title', 'config', 'features', 'metadata'],
+};
+
 /**
  * The models a KB offers (API-MAP 3 "KB configuration services"): `generative_providers` (the
  * generative models it can use, by provider) and `models` / `model/{model_id}` (its configured
@@ -32,11 +92,32 @@ export class KbModelsController {
   @ApiOperation({
     summary: 'Generative models of the KB by provider',
     description:
-      '`{<provider>: [<model id>]}`: `builtin` (the extractive model) and the provider entry of `user_keys` serving the configured generative model.',
+      '`{providers: {<provider>: {title, enterprise_readiness, models: {<model id>: {name, title, config, features, metadata}}}}}` ' +
+      "(the reference JS SDK's `GenerativeProviders`): `builtin` (the extractive model) and the provider entry of `user_keys` serving the configured generative model.",
   })
-  @ApiResponse({ status: 200, schema: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } })
-  async generativeProviders(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<Record<string, string[]>> {
-    return (await this.bus.request(ContentSubjects.predictModels, { kbid }, busContextOf(req))).generative_providers;
+  @ApiResponse({
+    status: 200,
+    schema: {
+      type: 'object',
+      properties: {
+        providers: {
+          type: 'object',
+          additionalProperties: {
+            type: 'object',
+            properties: {
+              title: { type: 'string' },
+              enterprise_readiness: { type: 'boolean' },
+              models: { type: 'object', additionalProperties: MODEL_INFO_SCHEMA },
+            },
+            required: ['title', 'enterprise_readiness', 'models'],
+          },
+        },
+      },
+      required: ['providers'],
+    },
+  })
+  async generativeProviders(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<ReturnType<typeof generativeProviders>> {
+    return generativeProviders((await this.bus.request(ContentSubjects.predictModels, { kbid }, busContextOf(req))).generative_providers);
   }
 
   @Get('models')

@@ -137,17 +137,20 @@ export class PredictController {
 
   private async post(kbid: string | undefined, endpoint: string, body: unknown, req: AuthedRequest, res: Response): Promise<void> {
     const o = busContextOf(req);
-    if (endpoint === 'chat') return this.chat(kbid, body, o, res);
+    if (endpoint === 'chat') return this.chat(kbid, body, o, res, wantsNdjson(req.headers['accept']));
     const out = await this.calls.post(kbid, endpoint, body, o);
     res.status(200).json(out);
   }
 
   /**
-   * `chat` streams NDJSON lines `{"chunk": {...}}` (the reference's GenerativeChunk): `text` chunks,
-   * then `meta` (tokens, timings) and `status` (code "0"; "-1" with details when the model failed
-   * after the first chunk). A failure before the first chunk is an HTTP error.
+   * `chat` with `Accept: application/x-ndjson` streams NDJSON lines `{"chunk": {...}}` (the
+   * reference's GenerativeChunk): `text` chunks, then `meta` (tokens, timings) and `status` (code
+   * "0"; "-1" with details when the model failed after the first chunk). Without it (as the
+   * reference's synchronous clients call it), the answer streams as plain text followed by its
+   * status code: `0`, or `-1` when the model failed after the first chunk. A failure before the
+   * first chunk is an HTTP error either way.
    */
-  private async chat(kbid: string | undefined, body: unknown, o: CallOptions, res: Response): Promise<void> {
+  private async chat(kbid: string | undefined, body: unknown, o: CallOptions, res: Response, ndjson: boolean): Promise<void> {
     const started = performance.now();
     const request = this.calls.chatRequest(kbid, body);
     const iterator = this.calls.generate(request, o)[Symbol.asyncIterator]();
@@ -159,7 +162,8 @@ export class PredictController {
     }
     const learningId = randomUUID().replace(/-/g, '');
     res.status(200);
-    res.setHeader('Content-Type', 'application/x-ndjson');
+    res.setHeader('Content-Type', ndjson ? 'application/x-ndjson' : 'text/plain; charset=utf-8');
+    res.setHeader('Vary', 'Accept');
     res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('X-Accel-Buffering', 'no');
     res.setHeader('NUCLIA-LEARNING-ID', learningId);
@@ -169,7 +173,11 @@ export class PredictController {
     res.on('close', () => {
       closed = true;
     });
-    const write = (chunk: Record<string, unknown>) => res.write(`${JSON.stringify({ chunk })}\n`);
+    const write = (chunk: Record<string, unknown>) => {
+      if (ndjson) res.write(`${JSON.stringify({ chunk })}\n`);
+      else if (chunk['type'] === 'text') res.write(String(chunk['text']));
+      else if (chunk['type'] === 'status') res.write(String(chunk['code']));
+    };
     let firstChunk: number | undefined;
     let status: Record<string, unknown> = { type: 'status', code: '0' };
     try {
@@ -200,3 +208,9 @@ export class PredictController {
 }
 
 const seconds = (since: number) => Math.round(performance.now() - since) / 1000;
+
+/** Whether an `Accept` header asks for NDJSON chunks (else `chat` answers plain text and a status code). */
+export function wantsNdjson(accept: string | string[] | undefined): boolean {
+  const values = Array.isArray(accept) ? accept : accept ? [accept] : [];
+  return values.some((v) => v.split(',').some((part) => part.split(';')[0]?.trim().toLowerCase() === 'application/x-ndjson'));
+}

@@ -175,7 +175,8 @@ export class AccountsService {
         result: undefined,
         events: [
           ...(keys.length > 0 ? [outboxEvent(AccountsSubjects.credentialRevoked, { credential_ids: keys.map((k) => k.id) })] : []),
-          outboxEvent(AccountsSubjects.accessChanged, { kb_ids: kbs.map((k) => k.id) }),
+          // Every gateway forgets the grants of its KBs, of its routes and of its credentials at once.
+          outboxEvent(AccountsSubjects.accessChanged, { kb_ids: kbs.map((k) => k.id), account_ids: [account.id] }),
           ...kbs.map((kb) => outboxEvent(AccountsSubjects.kbDeleted, { account_id: account.id, kb_id: kb.id })),
           // Its backups (kept after their KBs are deleted) go with the account.
           outboxEvent(AccountsSubjects.accountDeleted, { account_id: account.id }),

@@ -20,4 +20,6 @@ export class CredentialRevokedEvent {
 export class AccessChangedEvent {
   @IsOptional() @IsString({ each: true }) user_ids?: string[];
   @IsOptional() @IsString({ each: true }) kb_ids?: string[];
+  /** Accounts whose grants are void (a deleted account: its routes and every credential of it). */
+  @IsOptional() @IsString({ each: true }) account_ids?: string[];
 }

@@ -36,7 +36,8 @@ export class AccessClient {
       this.evict(
         (g) =>
           (e.user_ids ?? []).includes(g.principal.user_id ?? '') ||
-          (e.kb_ids ?? []).some((k) => k === g.principal.kb_id || k === g.kb_found_id),
+          (e.kb_ids ?? []).some((k) => k === g.principal.kb_id || k === g.kb_found_id) ||
+          (e.account_ids ?? []).some((a) => a === g.account_id || a === g.principal.account_id),
       ),
     );
   }

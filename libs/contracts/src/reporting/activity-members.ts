@@ -54,13 +54,7 @@ export type ActivityMember = keyof typeof ACTIVITY_MEMBERS;
 
 export const ACTIVITY_MEMBER_NAMES = Object.keys(ACTIVITY_MEMBERS) as ActivityMember[];
 
-/** The members of `filters`, each compared by its kind. */
-export const ACTIVITY_FILTER_MEMBERS = ACTIVITY_MEMBER_NAMES.filter((m) => ACTIVITY_MEMBERS[m].filterable);
-
 export const isActivityMember = (name: string): name is ActivityMember => Object.prototype.hasOwnProperty.call(ACTIVITY_MEMBERS, name);
-
-/** The spec of a member (always defined for an ActivityMember). */
-export const activityMember = (name: ActivityMember): ActivityMemberSpec => ACTIVITY_MEMBERS[name];
 
 /** Members a record of `type` has; every member when the type is unknown. */
 export function activityMembersOf(type: AuditEventType | undefined): ActivityMember[] {

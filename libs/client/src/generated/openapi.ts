@@ -6297,7 +6297,7 @@ export interface components {
             year_month: string;
             /** @description Members to include, or "all"; empty: id, date and, for searches and chats, the question and answer; id and date are always included. `event_id`, `details`, `chain_seq` and `chain_hash` (what an exported log needs to be verified offline) only when named. */
             show?: string[] | "all";
-            /** @description As the query’s. */
+            /** @description As the query's. */
             filters: components["schemas"]["ActivityFilters"];
             /** @description Where to send the notice (required with notify_via_email). */
             email_address?: string | null;

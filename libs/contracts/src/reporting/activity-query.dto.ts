@@ -159,7 +159,7 @@ export class ActivityDownloadBody {
   @Check(showCheck(activityMembersOf(undefined)))
   show?: string[] | 'all' | null;
 
-  @ApiProperty({ type: () => ActivityFilters, description: 'As the query’s.' })
+  @ApiProperty({ type: () => ActivityFilters, description: "As the query's." })
   @Check(filtersCheck(activityMembersOf(undefined)))
   filters!: ActivityFilters;
 

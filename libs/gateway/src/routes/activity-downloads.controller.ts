@@ -80,6 +80,8 @@ export class ActivityDownloadsController {
     const format = formatOf(accept);
     if (!format)
       throw DomainError.validation([{ loc: ['header', 'accept'], msg: 'Accept should be application/x-ndjson or text/csv', type: 'enum' }]);
+    // The members a body may name depend on the path's event type: both are checked together by the
+    // payload's class (one 422, `path.event_type` and `body.…`), which the bus checks again.
     const download = validatePayload(RequestActivityDownloadRequest, {
       kbid,
       event_type: eventType.toLowerCase(),

@@ -59,6 +59,8 @@ export class ActivityController {
     @Req() req: AuthedRequest,
     @Res() res: Response,
   ): Promise<void> {
+    // The members a body may name depend on the path's event type: both are checked together by the
+    // payload's class (one 422, `path.event_type` and `body.…`), which the bus checks again.
     const query = validatePayload(ActivityQueryRequest, { kbid, event_type: eventType.toLowerCase(), body: body ?? {} });
     const stream = this.bus.requestStream(ReportingSubjects.queryActivity, query, busContextOf(req));
     const iterator = stream[Symbol.asyncIterator]();

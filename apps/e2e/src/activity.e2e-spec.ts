@@ -302,14 +302,16 @@ describe('activity log (standalone)', () => {
       },
     });
     expect(tooMany.status).toBe(422);
-    expect(
-      (
-        await topology.http.call('POST', `/api/v1/kb/${kb}/activity/nope/query`, {
-          credential: manager,
-          body: { year_month: month, filters: {} },
-        })
-      ).status,
-    ).toBe(422);
+    const noType = await topology.http.call<{ detail: { loc: (string | number)[]; type: string }[] }>(
+      'POST',
+      `/api/v1/kb/${kb}/activity/nope/query`,
+      { credential: manager, body: { year_month: month, filters: { total_duration: { gt: 'slow' } } } },
+    );
+    expect(noType.status).toBe(422);
+    expect(noType.body.detail.map((d) => [d.loc.join('.'), d.type])).toEqual([
+      ['path.event_type', 'enum'],
+      ['body.filters.total_duration.gt', 'int_type'],
+    ]);
     expect((await topology.http.call('GET', `/api/v1/kb/${kb}/activity/nope/months`, { credential: manager })).status).toBe(422);
   });
   it('seals the log into hash chains that verify online, and offline from an export', async () => {
@@ -442,13 +444,26 @@ describe('activity log (standalone)', () => {
     const noAccept = await request(undefined, body);
     expect(noAccept.status).toBe(422);
     expect(((await noAccept.json()) as { detail: { loc: string[] }[] }).detail[0]?.loc).toEqual(['header', 'accept']);
-    const bad = await request('text/csv', { year_month: '2026-1', filters: {}, pagination: { limit: 5 }, notify_via_email: true });
+    const detail = async (r: Response) =>
+      ((await r.json()) as { detail: { loc: string[]; type: string }[] }).detail.map((d) => [d.loc.join('.'), d.type]);
+    // The body's contract, at the gateway: every problem at once.
+    const bad = await request('text/csv', {
+      year_month: '2026-1',
+      filters: { answer: { eq: 'a' } },
+      pagination: { limit: 5 },
+      notify_via_email: true,
+    });
     expect(bad.status).toBe(422);
-    expect(((await bad.json()) as { detail: { loc: string[] }[] }).detail.map((d) => d.loc.join('.'))).toEqual([
-      'body.year_month',
-      'body.notify_via_email',
-      'body.pagination',
+    expect(await detail(bad)).toEqual([
+      ['body.year_month', 'value_error'],
+      ['body.filters.answer', 'extra_forbidden'],
+      ['body.email_address', 'missing'],
+      ['body.pagination', 'extra_forbidden'],
     ]);
+    // What only the reporting service knows: it has no SMTP configured here.
+    const noMail = await request('text/csv', { ...body, notify_via_email: true, email_address: 'me@example.com' });
+    expect(noMail.status).toBe(422);
+    expect(await detail(noMail)).toEqual([['body.notify_via_email', 'value_error']]);
     expect((await request('text/csv', body, reader)).status).toBe(403);
     expect((await status('00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await status('nope')).status).toBe(404);

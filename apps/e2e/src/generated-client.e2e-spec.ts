@@ -88,6 +88,22 @@ describe('the generated client against a standalone service', () => {
     expect([kb.response.status, kb.data?.uuid]).toEqual([200, kbid]);
   });
 
+  it('changes the profile and the account: 200 with a JSON null body (the spec\'s "null body"), read as null', async () => {
+    const profile = await user.PATCH('/api/v1/user', { body: { name: 'Newcomer' } });
+    expect([profile.response.status, profile.response.headers.get('content-type'), profile.data]).toEqual([
+      200,
+      'application/json; charset=utf-8',
+      null,
+    ]);
+    const account = await user.PATCH('/api/v1/account/{account_id}', {
+      params: { path: { account_id: accountId } },
+      body: { description: "A newcomer's account" },
+    });
+    expect([account.response.status, account.data]).toEqual([200, null]);
+    const bad = await user.PATCH('/api/v1/user', { body: { email: 'not-an-address' } });
+    expect(bad.response.status).toBe(422);
+  });
+
   it('refuses a service account with an unknown role (422, the role named in the error)', async () => {
     const bad = await user.POST('/api/v1/account/{account_id}/kb/{kb_id}/service_accounts', {
       params: { path: { account_id: accountId, kb_id: kbid } },

@@ -43,6 +43,9 @@ const SHAPED_BY_REQUEST = 'shaped by what the request asks for (`show`, `extract
  */
 const FREE_FORM: Record<string, string> = {
   'AskAnswerJsonItem.object': SHAPED_BY_REQUEST,
+  'AskPrequeryRequest.audit_metadata': USER_MAP,
+  'AskPrequeryRequest.graph_query': REFUSED,
+  'AskPrequeryRequest.search_configuration': SAVED,
   'AskDebugItem.metadata.predict_request': 'the request sent to the generative model, by model provider',
   'SyncAskResponse.debug.metadata.predict_request': 'the request sent to the generative model, by model provider',
   'AskRequest.answer_json_schema': 'a JSON schema of the caller',
@@ -51,7 +54,6 @@ const FREE_FORM: Record<string, string> = {
   'AskRequest.extra_context_images[]': REFUSED,
   'AskRequest.graph_query': REFUSED,
   'AskRequest.rag_images_strategies[]': REFUSED,
-  'AskRequest.rag_strategies[]': 'one of the RAG strategies, each checked by its name (not declared as a union yet)',
   'AskRequest.search_configuration': SAVED,
   'CreateKnowledgeBoxDto.external_index_provider': OPAQUE,
   'CreateKnowledgeBoxDto.learning_configuration': 'the learning configuration (LearningConfigurationSchemaDto lists its members)',
@@ -60,7 +62,6 @@ const FREE_FORM: Record<string, string> = {
   'CreateStandaloneKnowledgeBoxDto.learning_configuration': 'the learning configuration (LearningConfigurationSchemaDto lists its members)',
   'CreateStandaloneKnowledgeBoxDto.search_configs': OPAQUE,
   'FieldRecord.extracted': SHAPED_BY_REQUEST,
-  'FieldRecord.value': "the field as written: its shape is its type's (text, link, file, conversation)",
   'FindRequest.audit_metadata': USER_MAP,
   'FindRequest.search_configuration': SAVED,
   'FindResource.computedmetadata': 'computed by processing, by kind',

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import type { DataSource } from 'typeorm';
-import { DomainError, ErrorCodes } from '@kb/contracts';
+import { DomainError, ErrorCodes, RequestActivityDownloadRequest, validatePayload } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
 import { createBlobStore, type BlobStore } from '@kb/platform/storage';
 import { DEFAULT_REPORTING_OPTIONS, REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '../src';
@@ -92,11 +92,14 @@ describe('the e-mail notice of a ready activity download', () => {
   });
 
   const stored = async (): Promise<number> => Number((await ds.query(`SELECT count(*)::int AS n FROM reporting.activity_downloads`))[0].n);
+  /** As the gateway and the bus deliver it: the payload checked by its contract. */
+  const requestOn = async (service: ActivityDownloadsService, payload: unknown) =>
+    service.request(validatePayload(RequestActivityDownloadRequest, payload));
   const body = (extra: Record<string, unknown>) => ({ year_month: month, filters: {}, ...extra });
 
   it('is refused without SMTP (422 on notify_via_email) and without an address (422 on email_address); nothing stored', async () => {
     await expect(
-      withoutSmtp.request({
+      requestOn(withoutSmtp, {
         kbid,
         event_type: 'search',
         format: 'ndjson',
@@ -104,19 +107,19 @@ describe('the e-mail notice of a ready activity download', () => {
       }),
     ).rejects.toMatchObject({ details: { detail: [{ loc: ['body', 'notify_via_email'], type: 'value_error' }] } });
     await expect(
-      withSmtp.request({ kbid, event_type: 'search', format: 'ndjson', body: body({ notify_via_email: true }) }),
+      requestOn(withSmtp, { kbid, event_type: 'search', format: 'ndjson', body: body({ notify_via_email: true }) }),
     ).rejects.toMatchObject({ details: { detail: [{ loc: ['body', 'email_address'], type: 'missing' }] } });
     expect(await stored()).toBe(0);
   });
 
   it('sends one notice with a working link once the file is written, to the address asked, and none when not asked', async () => {
-    const asked = await withSmtp.request({
+    const asked = await requestOn(withSmtp, {
       kbid,
       event_type: 'search',
       format: 'csv',
       body: body({ notify_via_email: true, email_address: 'me@example.com' }),
     });
-    const silent = await withSmtp.request({
+    const silent = await requestOn(withSmtp, {
       kbid,
       event_type: 'search',
       format: 'ndjson',
@@ -144,7 +147,7 @@ describe('the e-mail notice of a ready activity download', () => {
 
   it('prepares at most 5 downloads of a KB at once: the sixth is 429 with try_after, accepted again once they are done', async () => {
     const busy = randomUUID();
-    const ask = () => withoutSmtp.request({ kbid: busy, event_type: 'search', format: 'ndjson', body: body({}) });
+    const ask = () => requestOn(withoutSmtp, { kbid: busy, event_type: 'search', format: 'ndjson', body: body({}) });
     for (let i = 0; i < 5; i++) await ask();
     const refused = await ask().then(
       () => undefined,

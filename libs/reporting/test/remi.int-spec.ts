@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { DomainError, type AuditRecordedEvent } from '@kb/contracts';
+import { DomainError, RemiQueryRequest, validatePayload, type AuditRecordedEvent } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
 import { createTestDatabase, type TestDatabase } from '@kb/platform/testing';
 import type { MessageBus } from '@kb/platform/messaging';
@@ -61,6 +61,8 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
   let ds: DataSource;
   let audit: AuditService;
   let remi: RemiService;
+  /** As the gateway and the bus deliver it: the payload checked by its contract. */
+  const remiQuery = async (payload: unknown) => remi.query(validatePayload(RemiQueryRequest, payload));
   const kbid = randomUUID();
   const other = randomUUID();
   const chat = (i: number, answer: string, extra: Record<string, unknown> = {}, kb = kbid): AuditRecordedEvent => ({
@@ -115,7 +117,7 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     );
     expect(cursor).toEqual({ last: cursor.max, free: true, max: expect.any(Number) });
 
-    const all = await remi.query({ kbid, body: { month: '2026-11' } });
+    const all = await remiQuery({ kbid, body: { month: '2026-11' } });
     expect(all.has_more).toBe(false);
     expect(all.data.map((d) => d.answer)).toEqual([
       'Scott Derrickson is an American director.',
@@ -132,18 +134,18 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
       groundedness: [],
     });
 
-    const page = await remi.query({ kbid, body: { month: '2026-11', pagination: { limit: 1 } } });
+    const page = await remiQuery({ kbid, body: { month: '2026-11', pagination: { limit: 1 } } });
     expect(page).toMatchObject({ has_more: true, data: [{ id: all.data[0]?.id }] });
-    const next = await remi.query({ kbid, body: { month: '2026-11', pagination: { limit: 1, starting_after: page.data[0]?.id } } });
+    const next = await remiQuery({ kbid, body: { month: '2026-11', pagination: { limit: 1, starting_after: page.data[0]?.id } } });
     expect(next.data.map((d) => d.id)).toEqual([all.data[1]?.id]);
-    expect((await remi.query({ kbid, body: { month: '2026-11', feedback_good: true } })).data.map((d) => d.id)).toEqual([all.data[0]?.id]);
-    expect((await remi.query({ kbid, body: { month: '2026-11', status: 'NO_CONTEXT' } })).data.map((d) => d.id)).toEqual([all.data[2]?.id]);
-    const relevant = await remi.query({
+    expect((await remiQuery({ kbid, body: { month: '2026-11', feedback_good: true } })).data.map((d) => d.id)).toEqual([all.data[0]?.id]);
+    expect((await remiQuery({ kbid, body: { month: '2026-11', status: 'NO_CONTEXT' } })).data.map((d) => d.id)).toEqual([all.data[2]?.id]);
+    const relevant = await remiQuery({
       kbid,
       body: { month: '2026-11', context_relevance: { value: 0, operation: 'gt', aggregation: 'max' } },
     });
     expect(relevant.data.map((d) => d.id)).toEqual([all.data[0]?.id, all.data[1]?.id]);
-    expect((await remi.query({ kbid, body: { month: '2026-10' } })).data).toEqual([]);
+    expect((await remiQuery({ kbid, body: { month: '2026-10' } })).data).toEqual([]);
 
     const buckets = await remi.scores({ kbid, aggregation: 'day', from: '2026-11-01T00:00:00Z', to: '2026-12-01T00:00:00Z' });
     expect(buckets).toHaveLength(1);
@@ -166,7 +168,7 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     });
     expect(one.context.map((c) => c.key)).toEqual(CONTEXT.map((c) => c.key));
     // Another KB's record is not found through this KB.
-    const theirs = (await remi.query({ kbid: other, body: { month: '2026-11' } })).data[0]?.id;
+    const theirs = (await remiQuery({ kbid: other, body: { month: '2026-11' } })).data[0]?.id;
     await expect(remi.event({ kbid, event_id: String(theirs) })).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(remi.event({ kbid, event_id: 'x' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
@@ -183,7 +185,7 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
       },
     } as unknown as MessageBus;
     await new RemiWorkerService(ds, DEFAULT_REPORTING_OPTIONS, bus).turn();
-    const [scored] = (await remi.query({ kbid: kb2, body: { month: '2026-11' } })).data;
+    const [scored] = (await remiQuery({ kbid: kb2, body: { month: '2026-11' } })).data;
     expect((await remi.event({ kbid: kb2, event_id: String(scored?.id) })).scorer).toBe('offline:en-use-lite-2024');
     expect(new Set(requests)).toEqual(new Set(['en-use-lite-2024']));
 
@@ -191,7 +193,7 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     await audit.record(chat(6, 'Scott Derrickson is an American director.', {}, kb3));
     const failing = { request: async () => Promise.reject(new Error('unknown vectorset')) } as unknown as MessageBus;
     await new RemiWorkerService(ds, DEFAULT_REPORTING_OPTIONS, failing).turn();
-    const [lexical] = (await remi.query({ kbid: kb3, body: { month: '2026-11' } })).data;
+    const [lexical] = (await remiQuery({ kbid: kb3, body: { month: '2026-11' } })).data;
     expect(lexical?.remi.groundedness).toEqual([5]);
     expect((await remi.event({ kbid: kb3, event_id: String(lexical?.id) })).scorer).toBe('offline:lexical');
   });
@@ -292,20 +294,20 @@ describe.each(Object.entries(BACKENDS))('REMi scores on %s', (_name, backend) =>
     await audit.record(chat(7, 'Scott Derrickson is an American director.', {}, kb4));
     await ds.query(`UPDATE reporting.remi_cursor SET lease_until = now() + interval '1 minute'`);
     expect(await worker.turn()).toBe(false);
-    expect((await remi.query({ kbid: kb4, body: { month: '2026-11' } })).data).toEqual([]);
+    expect((await remiQuery({ kbid: kb4, body: { month: '2026-11' } })).data).toEqual([]);
     // The holder's lease ends; the cursor had moved past this record (a later id scored first).
     await ds.query(
       `UPDATE reporting.remi_cursor SET lease_until = '-infinity', last_row = (SELECT max(id) + 100 FROM reporting.activity_events)`,
     );
     await worker.turn();
-    expect((await remi.query({ kbid: kb4, body: { month: '2026-11' } })).data.map((d) => d.answer)).toEqual([
+    expect((await remiQuery({ kbid: kb4, body: { month: '2026-11' } })).data.map((d) => d.answer)).toEqual([
       'Scott Derrickson is an American director.',
     ]);
   });
 
   it('refuses bad queries with every issue at once', async () => {
     await expect(
-      remi.query({ kbid, body: { context_relevance: { value: 9, operation: 'like' }, status: 'OK', pagination: { limit: 1000 } } }),
+      remiQuery({ kbid, body: { context_relevance: { value: 9, operation: 'like' }, status: 'OK', pagination: { limit: 1000 } } }),
     ).rejects.toMatchObject({
       details: {
         detail: expect.arrayContaining([

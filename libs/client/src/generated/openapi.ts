@@ -3245,12 +3245,12 @@ export interface components {
              */
             status: "pending" | "verified";
             /** Format: date-time */
-            verified_at?: Record<string, never> | null;
+            verified_at?: string | null;
             /**
              * Format: date-time
              * @description Last verification attempt
              */
-            checked_at?: Record<string, never> | null;
+            checked_at?: string | null;
             record: components["schemas"]["DomainVerificationRecordDto"];
         };
         ClaimSamlDomainDto: {
@@ -3287,12 +3287,12 @@ export interface components {
             user_id: string;
         };
         UserPreferencesDto: {
-            last_login?: Record<string, never> | null;
+            last_login?: string | null;
             email: string;
             name: string;
             type: string;
-            language?: Record<string, never> | null;
-            avatar?: Record<string, never> | null;
+            language?: string | null;
+            avatar?: string | null;
         };
         DependantAccountDto: {
             id: string;
@@ -3306,15 +3306,15 @@ export interface components {
             dependant_accounts: components["schemas"]["DependantAccountDto"][];
         };
         ModifyUserDto: {
-            name?: Record<string, never> | null;
-            avatar?: Record<string, never> | null;
-            email?: Record<string, never> | null;
-            language?: Record<string, never> | null;
+            name?: string | null;
+            avatar?: string | null;
+            email?: string | null;
+            language?: string | null;
         };
         CreatePersonalTokenDto: {
             description: string;
             /** Format: date-time */
-            expiration_date?: Record<string, never> | null;
+            expiration_date?: string | null;
         };
         PersonalTokenCreatedDto: {
             id: string;
@@ -3331,9 +3331,9 @@ export interface components {
         CreateAccountDto: {
             slug: string;
             title?: string;
-            description?: Record<string, never> | null;
-            email?: Record<string, never> | null;
-            zone?: Record<string, never> | null;
+            description?: string | null;
+            email?: string | null;
+            zone?: string | null;
         };
         IdDto: {
             id: string;
@@ -3389,11 +3389,11 @@ export interface components {
             x509_cert?: string;
         };
         ModifyAccountDto: {
-            title?: Record<string, never> | null;
-            description?: Record<string, never> | null;
+            title?: string | null;
+            description?: string | null;
             saml?: components["schemas"]["SamlLegacyDto"] | null;
             saml_config?: components["schemas"]["SamlConfigDto"] | null;
-            slug?: Record<string, never> | null;
+            slug?: string | null;
         };
         AccountUserDto: {
             id: string;
@@ -3640,7 +3640,7 @@ export interface components {
             title?: string;
             /** @default  */
             description?: string;
-            client_id?: Record<string, never> | null;
+            client_id?: string | null;
             processing_webhook?: components["schemas"]["ProcessingWebhookDto"];
             /** @default false */
             allow_kb_management?: boolean;
@@ -3807,13 +3807,13 @@ export interface components {
             user_prompts?: {
                 [key: string]: unknown;
             } | null;
-            summary?: Record<string, never> | null;
+            summary?: string | null;
             summary_model?: string;
             summary_prompt?: {
                 [key: string]: unknown;
             } | null;
             prefer_markdown_generative_response?: boolean;
-            default_semantic_model?: Record<string, never> | null;
+            default_semantic_model?: string | null;
             /** @deprecated */
             semantic_model?: string;
             semantic_models?: string[];
@@ -3897,6 +3897,95 @@ export interface components {
             seqid: number;
             elapsed?: number;
         };
+        TextFieldValue: {
+            body: string;
+            /** @enum {string} */
+            format: "PLAIN" | "HTML" | "RST" | "MARKDOWN" | "JSON" | "KEEP_MARKDOWN" | "JSONL" | "PLAIN_BLANKLINE_SPLIT";
+            /** @description MD5 of the body. */
+            md5: string;
+            extract_strategy?: string;
+            split_strategy?: string;
+        };
+        LinkFieldValue: {
+            /** Format: date-time */
+            added: string;
+            uri: string;
+            /** @description Names and values; stored secrets are masked. */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description Names and values; stored secrets are masked. */
+            cookies: {
+                [key: string]: string;
+            };
+            /** @description Names and values; stored secrets are masked. */
+            localstorage: {
+                [key: string]: string;
+            };
+            css_selector?: string;
+            xpath?: string;
+            language?: string;
+            extract_strategy?: string;
+            split_strategy?: string;
+        };
+        StoredFileValue: {
+            /** @description `blob:` for a file this service stores, else the external address. */
+            uri?: string;
+            filename?: string;
+            content_type?: string;
+            md5?: string;
+            /** @description Names and values; stored secrets are masked. */
+            extra_headers?: {
+                [key: string]: string;
+            };
+        };
+        FileFieldValue: {
+            /** Format: date-time */
+            added: string;
+            file: components["schemas"]["StoredFileValue"];
+            language?: string;
+            /** @description Masked. */
+            password?: string;
+            /** @description Whether the file lives outside this service. */
+            external: boolean;
+            extract_strategy?: string;
+            split_strategy?: string;
+        };
+        FileInputDto: {
+            filename?: string;
+            content_type?: string;
+            /** @description base64 file content */
+            payload?: string;
+            md5?: string;
+            uri?: string;
+            extra_headers?: Record<string, never>;
+        };
+        MessageContentDto: {
+            text?: string;
+            /** @enum {string} */
+            format?: "PLAIN" | "HTML" | "RST" | "MARKDOWN" | "KEEP_MARKDOWN" | "JSON";
+            attachments?: components["schemas"]["FileInputDto"][];
+        };
+        MessageInputDto: {
+            ident: string;
+            who?: string;
+            to?: string[];
+            timestamp?: string;
+            content: components["schemas"]["MessageContentDto"];
+            /** @enum {string} */
+            type?: "UNSET" | "QUESTION" | "ANSWER";
+        };
+        ConversationFieldValue: {
+            pages: number;
+            /** @description Messages per page (on Get Resource Field), or all of them. */
+            size: number;
+            total: number;
+            /** @description Get Resource Field: the page shown. */
+            page?: number;
+            /** @description Get Resource Field: the messages of the page. */
+            messages?: components["schemas"]["MessageInputDto"][];
+            extract_strategy?: string;
+        };
         FieldError: {
             body: string;
             code: number;
@@ -3904,10 +3993,8 @@ export interface components {
             created: string;
         };
         FieldRecord: {
-            /** @description The field as written (its shape is its type's) */
-            value?: {
-                [key: string]: unknown;
-            } | null;
+            /** @description The field as written, by the field's type (text, link, file, conversation) */
+            value?: components["schemas"]["TextFieldValue"] | components["schemas"]["LinkFieldValue"] | components["schemas"]["FileFieldValue"] | components["schemas"]["ConversationFieldValue"];
             /** @description What processing extracted, by `extracted` kind */
             extracted?: {
                 [key: string]: unknown;
@@ -4037,30 +4124,6 @@ export interface components {
             extract_strategy?: string;
             split_strategy?: string;
             uri: string;
-        };
-        FileInputDto: {
-            filename?: string;
-            content_type?: string;
-            /** @description base64 file content */
-            payload?: string;
-            md5?: string;
-            uri?: string;
-            extra_headers?: Record<string, never>;
-        };
-        MessageContentDto: {
-            text?: string;
-            /** @enum {string} */
-            format?: "PLAIN" | "HTML" | "RST" | "MARKDOWN" | "KEEP_MARKDOWN" | "JSON";
-            attachments?: components["schemas"]["FileInputDto"][];
-        };
-        MessageInputDto: {
-            ident: string;
-            who?: string;
-            to?: string[];
-            timestamp?: string;
-            content: components["schemas"]["MessageContentDto"];
-            /** @enum {string} */
-            type?: "UNSET" | "QUESTION" | "ANSWER";
         };
         ConversationFieldInputDto: {
             messages: components["schemas"]["MessageInputDto"][];
@@ -5659,6 +5722,231 @@ export interface components {
             /** @description Tokens of the summary (estimated for the built-in model). */
             tokens: number;
         };
+        FullResourceStrategy: {
+            /**
+             * @description The strategy. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            name: "full_resource";
+            /** @description How many resources, the best first. */
+            count?: number;
+            /** @description Also the resources' text blocks beyond those found. */
+            include_remaining_text_blocks?: boolean;
+            apply_to?: {
+                /** @description Fields not sent whole. */
+                exclude?: string[];
+            };
+        };
+        FieldExtensionStrategy: {
+            /**
+             * @description The strategy. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            name: "field_extension";
+            /** @description <type letter>/<field id>, e.g. t/amend or a/title. */
+            fields: string[];
+            /** @description Not supported unless empty. */
+            data_augmentation_field_prefixes?: string[];
+        };
+        HierarchyStrategy: {
+            /**
+             * @description The strategy. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            name: "hierarchy";
+            /** @description Characters of the summary. */
+            count?: number;
+        };
+        NeighbouringParagraphsStrategy: {
+            /**
+             * @description The strategy. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            name: "neighbouring_paragraphs";
+            before?: number;
+            after?: number;
+        };
+        MetadataExtensionStrategy: {
+            /**
+             * @description The strategy. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            name: "metadata_extension";
+            types?: ("origin" | "classification_labels" | "ners" | "extra_metadata")[];
+        };
+        AskPrequeryRequest: {
+            /** @default  */
+            query?: string;
+            /**
+             * @description `relations` and `graph` exclude each other; an empty list means the default.
+             * @default [
+             *       "semantic",
+             *       "keyword"
+             *     ]
+             */
+            features?: ("keyword" | "semantic" | "relations")[];
+            /** @description Refused: /ask has no graph feature. */
+            graph_query?: {
+                [key: string]: unknown;
+            } & components["schemas"]["GraphQueryExpression"];
+            /** @default 20 */
+            top_k?: number;
+            min_score?: number | {
+                semantic?: number;
+                bm25?: number;
+            };
+            /** @description The query's own embedding (skips embedding the query). */
+            vector?: number[];
+            vectorset?: string;
+            rank_fusion?: ("rrf" | "legacy") | {
+                /** @enum {string} */
+                name?: "rrf" | "legacy" | "weighted";
+                k?: number;
+                window?: number;
+                boosting?: {
+                    keyword?: number;
+                    semantic?: number;
+                };
+            };
+            reranker?: ("predict" | "noop") | {
+                /** @enum {string} */
+                name: "predict" | "noop";
+                /** @description At least top_k. */
+                window?: number;
+            };
+            /** @default false */
+            with_duplicates?: boolean;
+            /** @default false */
+            highlight?: boolean;
+            /** @default false */
+            debug?: boolean;
+            /** @default false */
+            show_hidden?: boolean;
+            /**
+             * @description The KB's custom synonyms of the query's terms join its keyword query.
+             * @default false
+             */
+            with_synonyms?: boolean;
+            security?: components["schemas"]["SecurityFilter"];
+            /**
+             * @default [
+             *       "basic"
+             *     ]
+             */
+            show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+            /** @deprecated */
+            extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
+            /**
+             * @description Not supported: send the rephrased query instead.
+             * @enum {boolean}
+             */
+            rephrase?: false;
+            /** @description Not supported. */
+            rephrase_prompt?: string | null;
+            /** @description Not supported. */
+            query_image?: string | null;
+            /** @description Not supported. */
+            search_configuration?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Not supported: raise top_k. */
+            search_after?: string[] | null;
+            /** @description Accepted without effect (it only serves rephrasing). */
+            generative_model?: string;
+            /** @description At most 10 KB; stored with the activity event. */
+            audit_metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description Boolean expressions ({and: [...]}, {or: [...]}, {not: ...}) over conditions {prop: resource|field|keyword|created|modified|label|resource_mimetype|field_mimetype|entity|language|origin_tag|origin_metadata|origin_path|origin_source|origin_collaborator|generated|kind|status, ...}; 16 levels and 1000 values at most. */
+            filter_expression?: {
+                /** @description Expression on resources and fields. */
+                field?: components["schemas"]["FilterExpressionNode"];
+                /** @description Expression on paragraphs (adds prop kind). */
+                paragraph?: components["schemas"]["FilterExpressionNode"];
+                /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
+                /**
+                 * @description How field, paragraph and key_value combine.
+                 * @default and
+                 * @enum {string}
+                 */
+                operator?: "and" | "or";
+            };
+            /**
+             * @deprecated
+             * @description Tags (all must match) or {all|any|none|not_all: [tags]}; not with filter_expression.
+             */
+            filters?: (string | {
+                [key: string]: string[];
+            })[];
+            /** @description `<type letter>/<field id>` (t/body, a/title) or a field type. */
+            fields?: string[];
+            /** @deprecated */
+            keyword_filters?: string[];
+            /** @deprecated */
+            resource_filters?: string[];
+            /**
+             * Format: date-time
+             * @deprecated
+             */
+            range_creation_start?: string;
+            /**
+             * Format: date-time
+             * @deprecated
+             */
+            range_creation_end?: string;
+            /**
+             * Format: date-time
+             * @deprecated
+             */
+            range_modification_start?: string;
+            /**
+             * Format: date-time
+             * @deprecated
+             */
+            range_modification_end?: string;
+        };
+        Prequery: {
+            id?: string;
+            request: components["schemas"]["AskPrequeryRequest"];
+            /** @default 1 */
+            weight?: number;
+            /**
+             * @description Its results restrict the main query to their resources.
+             * @default false
+             */
+            prefilter?: boolean;
+        };
+        PrequeriesStrategy: {
+            /**
+             * @description The strategy. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            name: "prequeries";
+            queries: components["schemas"]["Prequery"][];
+            /** @default 1 */
+            main_query_weight?: number;
+        };
+        ConversationStrategy: {
+            /**
+             * @description The strategy. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            name: "conversation";
+            attachments_text?: boolean;
+            /** @description Not supported when true. */
+            attachments_images?: boolean;
+            full?: boolean;
+            max_messages?: number;
+        };
+        GraphBetaStrategy: {
+            /**
+             * @description Not supported: refused. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            name: "graph_beta";
+        };
         AskRequest: {
             /**
              * @description The question; not blank.
@@ -5826,13 +6114,8 @@ export interface components {
             prefer_markdown?: boolean;
             /** @default true */
             generate_answer?: boolean;
-            /** @description At most one of each; graph_beta is not supported. */
-            rag_strategies?: ({
-                /** @enum {string} */
-                name: "full_resource" | "field_extension" | "hierarchy" | "neighbouring_paragraphs" | "metadata_extension" | "prequeries" | "conversation" | "graph_beta";
-            } & {
-                [key: string]: unknown;
-            })[];
+            /** @description At most one of each; full_resource cannot be combined with hierarchy, neighbouring_paragraphs or field_extension; graph_beta is not supported. */
+            rag_strategies?: (components["schemas"]["FullResourceStrategy"] | components["schemas"]["FieldExtensionStrategy"] | components["schemas"]["HierarchyStrategy"] | components["schemas"]["NeighbouringParagraphsStrategy"] | components["schemas"]["MetadataExtensionStrategy"] | components["schemas"]["PrequeriesStrategy"] | components["schemas"]["ConversationStrategy"] | components["schemas"]["GraphBetaStrategy"])[];
             /** @description Not supported unless empty. */
             extra_context_images?: {
                 [key: string]: unknown;
@@ -5903,6 +6186,102 @@ export interface components {
                 };
             } | null;
         };
+        ActivityIntComparison: {
+            eq?: number | null;
+            gt?: number | null;
+            ge?: number | null;
+            lt?: number | null;
+            le?: number | null;
+            /** @description Keeps records without the member. */
+            ne?: number | null;
+            /** @description true: the member is absent; false: present. */
+            isnull?: boolean | null;
+        };
+        ActivityStringComparison: {
+            eq?: string | null;
+            gt?: string | null;
+            ge?: string | null;
+            lt?: string | null;
+            le?: string | null;
+            /** @description Keeps records without the member. */
+            ne?: string | null;
+            /** @description true: the member is absent; false: present. */
+            isnull?: boolean | null;
+            like?: string | null;
+            /** @description Case-insensitive like. */
+            ilike?: string | null;
+        };
+        ActivityMetadataComparison: {
+            eq?: string | null;
+            gt?: string | null;
+            ge?: string | null;
+            lt?: string | null;
+            le?: string | null;
+            /** @description Keeps records without the member. */
+            ne?: string | null;
+            /** @description true: the member is absent; false: present. */
+            isnull?: boolean | null;
+            like?: string | null;
+            /** @description Case-insensitive like. */
+            ilike?: string | null;
+            key: string;
+        };
+        ActivityBoolComparison: {
+            eq?: boolean | null;
+            /** @description Keeps records without the member. */
+            ne?: boolean | null;
+            /** @description true: the member is absent; false: present. */
+            isnull?: boolean | null;
+        };
+        ActivityFilters: {
+            id?: components["schemas"]["ActivityIntComparison"] | null;
+            user_id?: components["schemas"]["ActivityStringComparison"] | null;
+            user_type?: components["schemas"]["ActivityStringComparison"] | null;
+            client_type?: components["schemas"]["ActivityStringComparison"] | null;
+            total_duration?: components["schemas"]["ActivityIntComparison"] | null;
+            resource_id?: components["schemas"]["ActivityStringComparison"] | null;
+            audit_metadata?: components["schemas"]["ActivityMetadataComparison"][] | null;
+            /** @description Searches and chats. */
+            question?: components["schemas"]["ActivityStringComparison"] | null;
+            /** @description Searches and chats. */
+            resources_count?: components["schemas"]["ActivityIntComparison"] | null;
+            /** @description Chats. */
+            learning_id?: components["schemas"]["ActivityStringComparison"] | null;
+            /** @description Chats. */
+            rephrased_question?: components["schemas"]["ActivityStringComparison"] | null;
+            /** @description Chats. */
+            answer?: components["schemas"]["ActivityStringComparison"] | null;
+            /** @description Chats. */
+            feedback_good?: components["schemas"]["ActivityBoolComparison"] | null;
+            /** @description Chats. */
+            feedback_comment?: components["schemas"]["ActivityStringComparison"] | null;
+            /** @description Chats. */
+            model?: components["schemas"]["ActivityStringComparison"] | null;
+            /** @description Chats. */
+            status?: components["schemas"]["ActivityIntComparison"] | null;
+            /** @description Chats. */
+            time_to_first_char?: components["schemas"]["ActivityIntComparison"] | null;
+        };
+        ActivityPagination: {
+            /** @default 10 */
+            limit?: number;
+            /** @description A record id. */
+            starting_after?: number | null;
+            /** @description A record id (not with starting_after). */
+            ending_before?: number | null;
+        };
+        ActivityQueryBody: {
+            /**
+             * @description The UTC month (1970-01 to 9998-12).
+             * @example 2026-11
+             */
+            year_month: string;
+            /** @description Members to include, or "all"; empty: id, date and, for searches and chats, the question and answer; id and date are always included. `event_id`, `details`, `chain_seq` and `chain_hash` (what an exported log needs to be verified offline) only when named. */
+            show?: string[] | "all";
+            /** @description At most 20 comparisons and 10 metadata filters; an empty object matches every record. */
+            filters: components["schemas"]["ActivityFilters"];
+            pagination?: components["schemas"]["ActivityPagination"] | null;
+        };
         ActivityChainLink: {
             seq: number;
             hash: string;
@@ -5932,12 +6311,12 @@ export interface components {
         };
         CreateEphemeralTokenDto: {
             /** @description Free label of the browser session the token is for (kept in the token, not interpreted) */
-            agent_session?: Record<string, never>;
+            agent_session?: string | null;
             /**
              * @description Seconds the token lives
              * @default 300
              */
-            ttl?: Record<string, never>;
+            ttl?: number | null;
         };
         EphemeralTokenDto: {
             /** @description Read-only token for the eph-token query parameter of the KB's download routes */
@@ -5976,6 +6355,54 @@ export interface components {
             upload?: components["schemas"]["UploadLimitsPatchDto"];
             usage?: components["schemas"]["MonthlyLimitsPatchDto"];
             processing?: components["schemas"]["MonthlyLimitsPatchDto"];
+        };
+        RemiContextRelevanceFilter: {
+            value: number;
+            /** @enum {string} */
+            operation: "gt" | "ge" | "lt" | "le" | "eq";
+            /**
+             * @default average
+             * @enum {string}
+             */
+            aggregation?: "average" | "min" | "max";
+        };
+        RemiPagination: {
+            /** @default 20 */
+            limit?: number;
+            /** @description A record id: the page starts after it. */
+            starting_after?: number | null;
+        };
+        RemiQueryBody: {
+            /**
+             * @description The UTC month, YYYY-MM.
+             * @example 2026-11
+             */
+            month: string;
+            /** @description Compared with the aggregate of the request's context relevance scores. */
+            context_relevance?: components["schemas"]["RemiContextRelevanceFilter"] | null;
+            /** @description The answer's feedback. */
+            feedback_good?: boolean | null;
+            /** @enum {string|null} */
+            status?: "SUCCESS" | "ERROR" | "NO_CONTEXT" | null;
+            pagination?: components["schemas"]["RemiPagination"] | null;
+        };
+        ActivityDownloadBody: {
+            /**
+             * @description The UTC month (1970-01 to 9998-12).
+             * @example 2026-11
+             */
+            year_month: string;
+            /** @description Members to include, or "all"; empty: id, date and, for searches and chats, the question and answer; id and date are always included. `event_id`, `details`, `chain_seq` and `chain_hash` (what an exported log needs to be verified offline) only when named. */
+            show?: string[] | "all";
+            /** @description As the query's. */
+            filters: components["schemas"]["ActivityFilters"];
+            /** @description Where to send the notice (required with notify_via_email). */
+            email_address?: string | null;
+            /**
+             * @description E-mail a notice with the link once the file is ready (422 when the service has no SMTP configured).
+             * @default false
+             */
+            notify_via_email?: boolean;
         };
         KbExportCreatedDto: {
             /** Format: uuid */
@@ -7101,12 +7528,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Changed (an empty body) */
+            /** @description Changed: JSON null */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": null;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -7692,12 +8121,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Changed (an empty body) */
+            /** @description Changed: JSON null */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": null;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -7854,12 +8285,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Changed (an empty body) */
+            /** @description Changed: JSON null */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": null;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -9786,12 +10219,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Changed (an empty body) */
+            /** @description Changed: JSON null */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": null;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -10403,12 +10838,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Changed (an empty body) */
+            /** @description Changed: JSON null */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": null;
+                };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
             400: {
@@ -21707,17 +22144,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @example 2026-11 */
-                    year_month: string;
-                    show?: string[];
-                    filters: Record<string, never>;
-                    pagination?: {
-                        limit?: number;
-                        starting_after?: number;
-                        ending_before?: number;
-                    };
-                };
+                "application/json": components["schemas"]["ActivityQueryBody"];
             };
         };
         responses: {
@@ -22357,24 +22784,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @example 2026-11 */
-                    month: string;
-                    context_relevance?: {
-                        value?: number;
-                        /** @enum {string} */
-                        operation?: "gt" | "ge" | "lt" | "le" | "eq";
-                        /** @enum {string} */
-                        aggregation?: "average" | "min" | "max";
-                    } | null;
-                    feedback_good?: boolean | null;
-                    /** @enum {string|null} */
-                    status?: "SUCCESS" | "ERROR" | "NO_CONTEXT" | null;
-                    pagination?: {
-                        limit?: number;
-                        starting_after?: number;
-                    };
-                };
+                "application/json": components["schemas"]["RemiQueryBody"];
             };
         };
         responses: {
@@ -22653,14 +23063,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    year_month: string;
-                    show?: string[];
-                    filters: Record<string, never>;
-                    email_address?: string | null;
-                    /** @default false */
-                    notify_via_email?: boolean;
-                };
+                "application/json": components["schemas"]["ActivityDownloadBody"];
             };
         };
         responses: {

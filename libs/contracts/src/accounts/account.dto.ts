@@ -46,14 +46,14 @@ export class CreateAccountDto {
   @Matches(ACCOUNT_SLUG_PATTERN)
   slug!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(250) title?: string;
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(4096) description?: string | null;
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsEmail() email?: string | null;
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(64) zone?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(4096) description?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsEmail() email?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(64) zone?: string | null;
 }
 
 export class ModifyAccountDto {
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(250) title?: string | null;
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(4096) description?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(250) title?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(4096) description?: string | null;
   @ApiPropertyOptional({ type: SamlLegacyDto, nullable: true })
   @IsOptional()
   @ValidateNested()
@@ -64,7 +64,7 @@ export class ModifyAccountDto {
   @ValidateNested()
   @Type(() => SamlConfigDto)
   saml_config?: SamlConfigDto | null;
-  @ApiPropertyOptional({ nullable: true, pattern: ACCOUNT_SLUG_PATTERN.source })
+  @ApiPropertyOptional({ type: String, nullable: true, pattern: ACCOUNT_SLUG_PATTERN.source })
   @IsOptional()
   @IsString()
   @MaxLength(64)

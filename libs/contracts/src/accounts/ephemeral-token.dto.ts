@@ -11,6 +11,8 @@ export const EPHEMERAL_TOKEN_PARAM = 'eph-token';
 
 export class CreateEphemeralTokenDto {
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     maxLength: 256,
     description: 'Free label of the browser session the token is for (kept in the token, not interpreted)',
   })
@@ -19,6 +21,8 @@ export class CreateEphemeralTokenDto {
   @MaxLength(256)
   agent_session?: string | null;
   @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
     minimum: 1,
     maximum: MAX_EPHEMERAL_TOKEN_TTL_SECONDS,
     default: DEFAULT_EPHEMERAL_TOKEN_TTL_SECONDS,

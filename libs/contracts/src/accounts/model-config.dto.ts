@@ -10,11 +10,11 @@ export class ModelConfigurationInputDto {
   @ApiPropertyOptional() relation_model?: string;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true }) user_keys?: Record<string, unknown> | null;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true }) user_prompts?: Record<string, unknown> | null;
-  @ApiPropertyOptional({ nullable: true }) summary?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) summary?: string | null;
   @ApiPropertyOptional() summary_model?: string;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true }) summary_prompt?: Record<string, unknown> | null;
   @ApiPropertyOptional() prefer_markdown_generative_response?: boolean;
-  @ApiPropertyOptional({ nullable: true }) default_semantic_model?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) default_semantic_model?: string | null;
   @ApiPropertyOptional({ deprecated: true }) semantic_model?: string;
   @ApiPropertyOptional({ type: [String] }) semantic_models?: string[];
 }

@@ -17,7 +17,7 @@ export class CreateNuaClientDto {
   @ApiProperty() @IsDefined() @IsString() @MaxLength(320) contact!: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(250) title?: string;
   @ApiPropertyOptional({ default: '' }) @IsOptional() @IsString() @MaxLength(4096) description?: string;
-  @ApiPropertyOptional({ nullable: true, pattern: NUA_CLIENT_ID_PATTERN.source })
+  @ApiPropertyOptional({ type: String, nullable: true, pattern: NUA_CLIENT_ID_PATTERN.source })
   @IsOptional()
   @IsString()
   @MaxLength(64)

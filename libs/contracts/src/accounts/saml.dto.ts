@@ -54,8 +54,9 @@ export class SamlDomainDto {
   @ApiProperty({ example: 'acme.com' }) domain!: string;
   @ApiProperty({ enum: ['pending', 'verified'], description: 'Only a verified domain sends its users to the identity provider' }) status!:
     'pending' | 'verified';
-  @ApiPropertyOptional({ nullable: true, format: 'date-time' }) verified_at!: string | null;
-  @ApiPropertyOptional({ nullable: true, format: 'date-time', description: 'Last verification attempt' }) checked_at!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true, format: 'date-time' }) verified_at!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true, format: 'date-time', description: 'Last verification attempt' }) checked_at!:
+    string | null;
   @ApiProperty({ type: DomainVerificationRecordDto }) record!: DomainVerificationRecordDto;
 }
 

@@ -43,19 +43,19 @@ export class EmailVerifiedDto {
 }
 
 export class ModifyUserDto {
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(256) name?: string | null;
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(8192) avatar?: string | null;
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsEmail() @MaxLength(320) email?: string | null;
-  @ApiPropertyOptional({ nullable: true }) @IsOptional() @IsString() @MaxLength(16) language?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(256) name?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(8192) avatar?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsEmail() @MaxLength(320) email?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) @IsOptional() @IsString() @MaxLength(16) language?: string | null;
 }
 
 export class UserPreferencesDto {
-  @ApiPropertyOptional({ nullable: true }) last_login!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) last_login!: string | null;
   @ApiProperty() email!: string;
   @ApiProperty() name!: string;
   @ApiProperty() type!: string;
-  @ApiPropertyOptional({ nullable: true }) language!: string | null;
-  @ApiPropertyOptional({ nullable: true }) avatar!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) language!: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true }) avatar!: string | null;
 }
 
 export class DependantAccountDto {
@@ -73,7 +73,8 @@ export class UserProfileDto {
 
 export class CreatePersonalTokenDto {
   @ApiProperty() @IsDefined() @IsString() @MaxLength(512) description!: string;
-  @ApiPropertyOptional({ format: 'date-time', nullable: true }) @IsOptional() @IsISO8601({ strict: true }) expiration_date?: string | null;
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true }) @IsOptional() @IsISO8601({ strict: true }) expiration_date?:
+    string | null;
 }
 
 export class PersonalTokenCreatedDto {

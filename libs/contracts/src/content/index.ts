@@ -1,4 +1,5 @@
 export * from './field-input.dto';
+export * from './field-values.dto';
 export * from './resource-input.dto';
 export * from './resource.dto';
 export * from './resource-requests.dto';

@@ -1,5 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import type { Pagination } from '../common/paging';
+import { FIELD_VALUE_CLASSES } from './field-values.dto';
 
 export const FieldTypes = ['text', 'file', 'link', 'conversation', 'key_value', 'generic'] as const;
 export type FieldType = (typeof FieldTypes)[number];
@@ -41,14 +42,14 @@ export class FieldError {
 }
 
 /** One field as `GET …/{field_type}/{field_id}` shows it (`show` picks the members). */
+@ApiExtraModels(...FIELD_VALUE_CLASSES)
 export class FieldRecord {
   @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: true,
-    nullable: true,
-    description: "The field as written (its shape is its type's)",
+    oneOf: FIELD_VALUE_CLASSES.map((c) => ({ $ref: getSchemaPath(c) })),
+    description: "The field as written, by the field's type (text, link, file, conversation)",
   })
-  value?: Record<string, unknown> | null;
+  /** Read from the stored JSON: the document declares its shape by field type (FieldValue). */
+  value?: Record<string, unknown>;
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,

@@ -1,15 +1,21 @@
-import { IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsString, Matches, MaxLength } from 'class-validator';
+import type { AuditEventType } from '../content/audit.event';
+import { Check, checks } from '../common/member-checks';
+import { activityBodyCheck, ActivityDownloadBody, eventTypeCheck } from './activity-query.dto';
 
 export const ActivityDownloadFormats = ['ndjson', 'csv'] as const;
 export type ActivityDownloadFormat = (typeof ActivityDownloadFormats)[number];
 
-/** Request The Preparation Of Knowledgebox Activity Logs Download (spec 4.4): the body as sent, checked by the reporting service. */
+/**
+ * Request The Preparation Of Knowledgebox Activity Logs Download (spec 4.4) on the bus: the body
+ * checked by the class of the event type, as the query's (whether e-mail can be sent only the
+ * reporting service knows).
+ */
 export class RequestActivityDownloadRequest {
-  @IsString() @MaxLength(100) kbid!: string;
-  @IsString() @MaxLength(100) event_type!: string;
-  @IsIn(ActivityDownloadFormats) format!: ActivityDownloadFormat;
-  // eslint-disable-next-line no-restricted-syntax -- issue 18, open: the reporting service reads this body member by member (422 on every mistake); not yet a DTO
-  @IsOptional() @IsObject() body?: Record<string, unknown>;
+  @Check(checks.string({ required: true, max: 100 })) kbid!: string;
+  @Check(eventTypeCheck) event_type!: AuditEventType;
+  @Check(checks.oneOf(ActivityDownloadFormats)) format!: ActivityDownloadFormat;
+  @Check(activityBodyCheck(ActivityDownloadBody)) body!: ActivityDownloadBody;
 }
 
 export class ActivityDownloadRef {

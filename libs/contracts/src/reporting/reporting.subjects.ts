@@ -1,5 +1,9 @@
 import { PredictRemiRequest, type PredictRemiResponse } from '../content/predict.dto';
-import { IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { Check, checks } from '../common/member-checks';
+import { activityBodyCheck, ActivityQueryBody, eventTypeCheck } from './activity-query.dto';
+import type { ActivityRecord } from './activity-members';
+import { RemiQueryRequest } from './remi-query.dto';
 import { VerifyActivityChainRequest, type ActivityChainReport } from './activity-chain.dto';
 import {
   ActivityDownloadRef,
@@ -21,30 +25,22 @@ export class CountAuditEventsRequest {
 export class ListAuditEventsRequest extends CountAuditEventsRequest {}
 
 /**
- * Query Knowledgebox Activity Logs (spec 4.4): the body travels as sent and is read by the reporting
- * service, which answers every invalid member at once (422). `event_type` is the path segment, also
- * checked there (an unknown type is a 422 on `path.event_type`).
+ * Query Knowledgebox Activity Logs (spec 4.4) on the bus: the KB, the path's event type (lower
+ * case) and the body, checked by the class of that type (`activityBodyOf`) at the gateway and again
+ * here; an unknown type is a 422 on `path.event_type`.
  */
 export class ActivityQueryRequest {
-  @IsString() @MaxLength(100) kbid!: string;
-  @IsString() @MaxLength(100) event_type!: string;
-  // eslint-disable-next-line no-restricted-syntax -- issue 18, open: the reporting service reads this body member by member (422 on every mistake); not yet a DTO
-  @IsOptional() @IsObject() body?: Record<string, unknown>;
+  @Check(checks.string({ required: true, max: 100 })) kbid!: string;
+  @Check(eventTypeCheck) event_type!: AuditEventType;
+  @Check(activityBodyCheck(ActivityQueryBody)) body!: ActivityQueryBody;
 }
 
 /** The first item says whether more records follow the page (the `has-more` header); then one item per record. */
-export type ActivityQueryItem = { type: 'page'; has_more: boolean } | { type: 'record'; record: Record<string, unknown> };
+export type ActivityQueryItem = { type: 'page'; has_more: boolean } | { type: 'record'; record: ActivityRecord };
 
 export class ActivityMonthsRequest {
   @IsString() @MaxLength(100) kbid!: string;
   @IsString() @MaxLength(100) event_type!: string;
-}
-
-/** Query Rag Requests By Scores (spec 4.4): the body as sent, read by the reporting service (422 on every bad member at once). */
-export class RemiQueryRequest {
-  @IsString() @MaxLength(100) kbid!: string;
-  // eslint-disable-next-line no-restricted-syntax -- issue 18, open: the reporting service reads this body member by member (422 on every mistake); not yet a DTO
-  @IsOptional() @IsObject() body?: Record<string, unknown>;
 }
 
 /** REMi scores of one answer: each 0–5 (docs/remi.md). */

@@ -20,6 +20,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
 import { busContextOf } from '../http/request-context';
+import { AnswersJsonNull } from '../http/json-null';
 
 /** Accounts on the global host. `:account_id` takes the account's id or slug. */
 @ApiTags('Accounts')
@@ -54,7 +55,7 @@ export class AccountsController {
 
   @Patch('account/:account_id')
   @ApiOperation({ summary: 'Modify Account' })
-  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
+  @AnswersJsonNull('Changed: JSON null')
   modify(
     @Param('account_id') account: string,
     @Body(bodyOf(ModifyAccountDto)) body: ModifyAccountDto,
@@ -92,7 +93,7 @@ export class AccountsController {
 
   @Patch('account/:account_id/users')
   @ApiOperation({ summary: 'Update Users (account)' })
-  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
+  @AnswersJsonNull('Changed: JSON null')
   updateUsers(
     @Param('account_id') account: string,
     @Body(bodyOf(UpdateAccountUsersDto)) body: UpdateAccountUsersDto,

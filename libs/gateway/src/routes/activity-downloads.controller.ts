@@ -1,7 +1,16 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuditEventTypes, DomainError, ReportingSubjects, type ActivityDownloadDto, type ActivityDownloadFormat } from '@kb/contracts';
+import {
+  ActivityDownloadBody,
+  AuditEventTypes,
+  DomainError,
+  ReportingSubjects,
+  RequestActivityDownloadRequest,
+  validatePayload,
+  type ActivityDownloadDto,
+  type ActivityDownloadFormat,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { contentDisposition } from '@kb/platform/storage';
 import type { AuthedRequest } from '../auth/auth.guard';
@@ -59,19 +68,7 @@ export class ActivityDownloadsController {
   })
   @ApiParam({ name: 'event_type', enum: [...AuditEventTypes] })
   @ApiHeader({ name: 'accept', required: true, enum: Object.keys(FORMATS) })
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['year_month', 'filters'],
-      properties: {
-        year_month: { type: 'string' },
-        show: { type: 'array', items: { type: 'string' } },
-        filters: { type: 'object' },
-        email_address: { type: 'string', nullable: true },
-        notify_via_email: { type: 'boolean', default: false },
-      },
-    },
-  })
+  @ApiBody({ type: ActivityDownloadBody })
   @ApiResponse({ status: 202, description: 'The download request record (spec 2.7)', schema: RECORD_SCHEMA })
   request(
     @Param('kbid') kbid: string,
@@ -83,12 +80,15 @@ export class ActivityDownloadsController {
     const format = formatOf(accept);
     if (!format)
       throw DomainError.validation([{ loc: ['header', 'accept'], msg: 'Accept should be application/x-ndjson or text/csv', type: 'enum' }]);
-    return this.bus.request(
-      ReportingSubjects.requestActivityDownload,
-      // eslint-disable-next-line no-restricted-syntax -- issue 18, open: the reporting service reads this body member by member (422 on every mistake); not yet a DTO
-      { kbid, event_type: eventType, format, body: (body ?? {}) as Record<string, unknown> },
-      busContextOf(req),
-    );
+    // The members a body may name depend on the path's event type: both are checked together by the
+    // payload's class (one 422, `path.event_type` and `body.…`), which the bus checks again.
+    const download = validatePayload(RequestActivityDownloadRequest, {
+      kbid,
+      event_type: eventType.toLowerCase(),
+      format,
+      body: body ?? {},
+    });
+    return this.bus.request(ReportingSubjects.requestActivityDownload, download, busContextOf(req));
   }
 
   @Get('download_request/:request_id')

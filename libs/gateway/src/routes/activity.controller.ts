@@ -1,7 +1,16 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ActivityChainReport, AuditEventTypes, DomainError, ReportingSubjects, type ValidationIssue } from '@kb/contracts';
+import {
+  ActivityChainReport,
+  ActivityQueryBody,
+  ActivityQueryRequest,
+  AuditEventTypes,
+  DomainError,
+  ReportingSubjects,
+  validatePayload,
+  type ValidationIssue,
+} from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { busContextOf } from '../http/request-context';
@@ -28,21 +37,7 @@ export class ActivityController {
       '`pagination` `{limit (0-1000, default 10), starting_after | ending_before (record ids)}`. At most 20 comparisons and 10 metadata filters; compared strings up to 1000 characters, patterns up to 200.',
   })
   @ApiParam(EVENT_TYPE)
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['year_month', 'filters'],
-      properties: {
-        year_month: { type: 'string', example: '2026-11' },
-        show: { type: 'array', items: { type: 'string' } },
-        filters: { type: 'object' },
-        pagination: {
-          type: 'object',
-          properties: { limit: { type: 'integer' }, starting_after: { type: 'integer' }, ending_before: { type: 'integer' } },
-        },
-      },
-    },
-  })
+  @ApiBody({ type: ActivityQueryBody })
   @ApiResponse({
     status: 200,
     description: 'application/x-ndjson: one activity record per line (members of spec 6.1)',
@@ -64,12 +59,10 @@ export class ActivityController {
     @Req() req: AuthedRequest,
     @Res() res: Response,
   ): Promise<void> {
-    const stream = this.bus.requestStream(
-      ReportingSubjects.queryActivity,
-      // eslint-disable-next-line no-restricted-syntax -- issue 18, open: the reporting service reads this body member by member (422 on every mistake); not yet a DTO
-      { kbid, event_type: eventType, body: (body ?? {}) as Record<string, unknown> },
-      busContextOf(req),
-    );
+    // The members a body may name depend on the path's event type: both are checked together by the
+    // payload's class (one 422, `path.event_type` and `body.…`), which the bus checks again.
+    const query = validatePayload(ActivityQueryRequest, { kbid, event_type: eventType.toLowerCase(), body: body ?? {} });
+    const stream = this.bus.requestStream(ReportingSubjects.queryActivity, query, busContextOf(req));
     const iterator = stream[Symbol.asyncIterator]();
     // The request is checked before the first item: a bad one still gets a plain 422.
     const first = await iterator.next();

@@ -5,6 +5,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
 import { busContextOf } from '../http/request-context';
+import { AnswersJsonNull } from '../http/json-null';
 
 @ApiTags('Knowledge Boxes')
 @Controller('api/v1/account/:account_id/kb/:kb_id')
@@ -30,7 +31,7 @@ export class KbUsersController {
 
   @Patch('users')
   @ApiOperation({ summary: 'Update Users (KB)' })
-  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
+  @AnswersJsonNull('Changed: JSON null')
   update(
     @Param('account_id') accountId: string,
     @Param('kb_id') kbId: string,

@@ -5,6 +5,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
 import { busContextOf } from '../http/request-context';
+import { AnswersJsonNull } from '../http/json-null';
 
 /** Understanding-API clients (UA keys) of an account, on the zone host. `:client_id` also takes the internal id. */
 @ApiTags('Understanding-API clients')
@@ -52,7 +53,7 @@ export class NuaClientsController {
 
   @Patch('nua_client/:client_id')
   @ApiOperation({ summary: 'Update Nua Client' })
-  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
+  @AnswersJsonNull('Changed: JSON null')
   modify(
     @Param('account_id') accountId: string,
     @Param('client_id') client: string,

@@ -1,8 +1,9 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ReportingSubjects, type RemiEventResponse, type RemiQueryResponse, type RemiScoresResponse } from '@kb/contracts';
+import { RemiQueryBody, ReportingSubjects, type RemiEventResponse, type RemiQueryResponse, type RemiScoresResponse } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
+import { bodyOf } from '../http/dto.pipe';
 import { busContextOf } from '../http/request-context';
 
 const SCORES_SCHEMA = {
@@ -37,30 +38,7 @@ export class RemiController {
       "compared with the aggregate of the request's context relevance scores; `feedback_good` (boolean or null); `status` (SUCCESS, ERROR, NO_CONTEXT or null); `pagination` `{limit (1-100, default 20), starting_after (record id)}`. " +
       'Requests are scored in the background, usually within seconds of the answer.',
   })
-  @ApiBody({
-    schema: {
-      type: 'object',
-      required: ['month'],
-      properties: {
-        month: { type: 'string', example: '2026-11' },
-        context_relevance: {
-          type: 'object',
-          nullable: true,
-          properties: {
-            value: { type: 'number' },
-            operation: { type: 'string', enum: ['gt', 'ge', 'lt', 'le', 'eq'] },
-            aggregation: { type: 'string', enum: ['average', 'min', 'max'] },
-          },
-        },
-        feedback_good: { type: 'boolean', nullable: true },
-        status: { type: 'string', nullable: true, enum: ['SUCCESS', 'ERROR', 'NO_CONTEXT'] },
-        pagination: {
-          type: 'object',
-          properties: { limit: { type: 'integer', minimum: 1, maximum: 100 }, starting_after: { type: 'integer' } },
-        },
-      },
-    },
-  })
+  @ApiBody({ type: RemiQueryBody })
   @ApiResponse({
     status: 200,
     schema: {
@@ -77,9 +55,12 @@ export class RemiController {
       },
     },
   })
-  query(@Param('kbid') kbid: string, @Body() body: unknown, @Req() req: AuthedRequest): Promise<RemiQueryResponse> {
-    // eslint-disable-next-line no-restricted-syntax -- issue 18, open: the reporting service reads this body member by member (422 on every mistake); not yet a DTO
-    return this.bus.request(ReportingSubjects.remiQuery, { kbid, body: (body ?? {}) as Record<string, unknown> }, busContextOf(req));
+  query(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(RemiQueryBody)) body: RemiQueryBody,
+    @Req() req: AuthedRequest,
+  ): Promise<RemiQueryResponse> {
+    return this.bus.request(ReportingSubjects.remiQuery, { kbid, body }, busContextOf(req));
   }
 
   @Get('scores')

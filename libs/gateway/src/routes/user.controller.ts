@@ -18,6 +18,7 @@ import type { AuthedRequest } from '../auth/auth.guard';
 import { clientKey } from '../http/client-rate-limit';
 import { bodyOf } from '../http/dto.pipe';
 import { busContextOf } from '../http/request-context';
+import { AnswersJsonNull } from '../http/json-null';
 
 const userOf = (req: AuthedRequest): string => req.principal?.user_id ?? '';
 
@@ -51,7 +52,7 @@ export class UserController {
 
   @Patch('user')
   @ApiOperation({ summary: 'Modify User Profile' })
-  @ApiResponse({ status: 200, description: 'Changed (an empty body)' })
+  @AnswersJsonNull('Changed: JSON null')
   modify(@Body(bodyOf(ModifyUserDto)) body: ModifyUserDto, @Req() req: AuthedRequest): Promise<null> {
     return this.bus.request(AccountsSubjects.modifyUser, { user_id: userOf(req), body }, busContextOf(req));
   }

@@ -1,12 +1,18 @@
-import { DomainError } from '@kb/contracts';
-import { likePattern, parseActivityQuery } from './activity-query';
+import { ActivityQueryRequest, DomainError, validatePayload, type ActivityQueryBody, type AuditEventType } from '@kb/contracts';
+import { activityQuerySql, likePattern } from './activity-query';
 
 const KB = '7b0f3f3e-1c5a-4d53-9a39-2f1d1c1e0a11';
 
-describe('parseActivityQuery', () => {
+/** As the bus delivers it: the payload checked by its contract. */
+const checked = (type: string, body: unknown): { type: AuditEventType; body: ActivityQueryBody } => {
+  const req = validatePayload(ActivityQueryRequest, { kbid: KB, event_type: type.toLowerCase(), body });
+  return { type: req.event_type, body: req.body };
+};
+
+describe('activityQuerySql', () => {
   it('binds every value and metadata key as a parameter: no request text reaches the SQL', () => {
     const evil = "x'); DROP TABLE reporting.activity_events; --";
-    const q = parseActivityQuery(KB, 'chat', {
+    const { type, body } = checked('chat', {
       year_month: '2026-11',
       show: [`audit_metadata.${evil}`, 'answer'],
       filters: {
@@ -17,6 +23,7 @@ describe('parseActivityQuery', () => {
       },
       pagination: { limit: 5, starting_after: 9 },
     });
+    const q = activityQuerySql(KB, type, body);
     const sql = [q.sql, ...q.columns.map((c) => c.sql)].join(' ');
     expect(sql).not.toContain('DROP');
     expect(sql).not.toContain('%a%');
@@ -27,17 +34,33 @@ describe('parseActivityQuery', () => {
     expect(q.descending).toBe(false);
   });
 
-  it('reads the type case-insensitively and pages backwards with ending_before', () => {
-    const q = parseActivityQuery(KB, 'SEARCH', { year_month: '2026-01', filters: {}, pagination: { ending_before: 4 } });
+  it('reads the type case-insensitively (the gateway lowers it), pages backwards with ending_before, shows the default members', () => {
+    const { type, body } = checked('SEARCH', { year_month: '2026-01', filters: {}, pagination: { ending_before: 4 } });
+    const q = activityQuerySql(KB, type, body);
     expect(q.type).toBe('search');
     expect(q.descending).toBe(true);
+    expect(q.limit).toBe(10);
     expect(q.columns.map((c) => c.name)).toEqual(['id', 'date', 'question', 'resources_count']);
   });
 
-  it('answers a 422 in the spec shape', () => {
+  it('shows every member of the type but the export ones with "all"', () => {
+    const { type, body } = checked('new', { year_month: '2026-01', show: 'all', filters: {} });
+    expect(activityQuerySql(KB, type, body).columns.map((c) => c.name)).toEqual([
+      'id',
+      'date',
+      'user_id',
+      'user_type',
+      'client_type',
+      'total_duration',
+      'resource_id',
+      'audit_metadata',
+    ]);
+  });
+
+  it('is reached only through the contract, which answers a 422 in the spec shape', () => {
     let err: unknown;
     try {
-      parseActivityQuery(KB, 'new', { year_month: 'x', filters: { answer: { eq: 'a' } } });
+      checked('new', { year_month: 'x', filters: { answer: { eq: 'a' } } });
     } catch (e) {
       err = e;
     }

@@ -7,10 +7,11 @@ import {
   type ActivityMonthsRequest,
   type ActivityQueryItem,
   type ActivityQueryRequest,
+  type ActivityRecord,
   type AuditEventType,
 } from '@kb/contracts';
 import { REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
-import { parseActivityQuery, type ShownColumn } from './activity-query';
+import { activityQuerySql, type ShownColumn } from './activity-query';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Postgres `query_canceled`: the statement timeout fired. */
@@ -24,15 +25,15 @@ export class ActivityService {
     @Inject(REPORTING_OPTIONS) private readonly options: ReportingOptions,
   ) {}
 
-  /** A page of records, after an item saying whether more follow; the request is checked before anything is read. */
+  /** A page of records, after an item saying whether more follow (the request was checked by its contract on the bus). */
   async *query(req: ActivityQueryRequest, signal?: AbortSignal): AsyncIterable<ActivityQueryItem> {
-    const q = parseActivityQuery(req.kbid, req.event_type, req.body);
+    const q = activityQuerySql(req.kbid, req.event_type, req.body);
     if (!UUID.test(req.kbid)) {
       yield { type: 'page', has_more: false };
       return;
     }
     const select = q.columns.map((c, i) => `${c.sql} AS c${i}`).join(', ');
-    const rows = await this.withTimeout<Record<string, unknown>[]>(async (run) =>
+    const rows = await this.withTimeout<Row[]>(async (run) =>
       run(
         `SELECT ${select} FROM reporting.activity_events e
           WHERE e.kbid = $1::uuid AND e.type = $2 AND e.date >= $3::timestamptz AND e.date < $4::timestamptz${q.sql ? ` AND ${q.sql}` : ''}
@@ -84,8 +85,11 @@ export class ActivityService {
   }
 }
 
-function toRecord(columns: ShownColumn[], row: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+/** A row as the database answers it: one value per shown column, `c0`, `c1`, … */
+type Row = Record<`c${number}`, unknown>;
+
+function toRecord(columns: ShownColumn[], row: Row): ActivityRecord {
+  const out: ActivityRecord = {};
   columns.forEach((c, i) => {
     const v = row[`c${i}`];
     if (v === null || v === undefined) out[c.name] = null;

@@ -10,11 +10,18 @@ import {
   type ActivityDownloadRef,
   type ActivityMonthDownloadRequest,
   type RequestActivityDownloadRequest,
+  type ActivityDownloadQuery,
+  type ActivityRecord,
+  type AuditEventType,
   type ValidationIssue,
+  activityBodyOf,
+  ActivityDownloadBody,
+  AuditEventTypes,
+  validatePayload,
 } from '@kb/contracts';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { ActivityService } from '../activity/activity.service';
-import { parseActivityQuery } from '../activity/activity-query';
+import { shownColumns } from '../activity/activity-query';
 import { REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
 import { allRecords, csvText, ndjsonText } from './activity-files';
 import { DownloadMailer } from './download-mailer';
@@ -29,6 +36,11 @@ const LEASE_MINUTES = 10;
 const MAX_ATTEMPTS = 3;
 /** The link in the e-mail notice of a ready download is valid this long (a status answer gives a fresh one). */
 const MAIL_LINK_SECONDS = 24 * 3600;
+const eventTypeIssue: ValidationIssue = {
+  loc: ['path', 'event_type'],
+  msg: `Input should be ${AuditEventTypes.map((t) => `'${t}'`).join(', ')}`,
+  type: 'enum',
+};
 /** Requests waiting per KB: more is refused (429) until some are done. */
 const MAX_PENDING_PER_KB = 5;
 
@@ -37,7 +49,8 @@ interface DownloadRow {
   kbid: string;
   event_type: string;
   format: 'ndjson' | 'csv';
-  query: Record<string, unknown>;
+  /** The checked body of the request, without the notice members. */
+  query: ActivityDownloadQuery;
   requested_at: Date | string;
   status: ActivityDownloadDto['status'];
   attempts: number;
@@ -86,39 +99,18 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
     this.mailer?.close();
   }
 
+  /** Records a download (the body was checked by its contract on the bus; whether e-mail can be sent only this service knows). */
   async request(req: RequestActivityDownloadRequest): Promise<ActivityDownloadDto> {
-    const body = req.body ?? {};
-    const { email_address: email, notify_via_email: notify, ...query } = body;
-    const issues: ValidationIssue[] = [];
-    if (email !== undefined && email !== null && (typeof email !== 'string' || email.length > 320 || !/^[^@\s]+@[^@\s]+$/.test(email))) {
-      issues.push({ loc: ['body', 'email_address'], msg: 'Input should be a valid e-mail address or null', type: 'value_error' });
-    }
-    if (notify !== undefined && typeof notify !== 'boolean')
-      issues.push({ loc: ['body', 'notify_via_email'], msg: 'Input should be a valid boolean', type: 'bool_type' });
+    const { email_address: email, notify_via_email: notify, pagination: _none, ...query } = req.body;
     if (notify === true && !this.mailer) {
-      issues.push({
-        loc: ['body', 'notify_via_email'],
-        msg: 'E-mail notification of downloads is not available: poll Get Download Status for the link',
-        type: 'value_error',
-      });
-    } else if (notify === true && (typeof email !== 'string' || email === '')) {
-      issues.push({ loc: ['body', 'email_address'], msg: 'An e-mail address is required to be notified by e-mail', type: 'missing' });
+      throw DomainError.validation([
+        {
+          loc: ['body', 'notify_via_email'],
+          msg: 'E-mail notification of downloads is not available: poll Get Download Status for the link',
+          type: 'value_error',
+        },
+      ]);
     }
-    if ('pagination' in query)
-      issues.push({
-        loc: ['body', 'pagination'],
-        msg: 'A download holds every matching record: pagination is not accepted',
-        type: 'extra_forbidden',
-      });
-    // The query's own checks (year_month, show, filters, the event type), every problem at once.
-    try {
-      parseActivityQuery(req.kbid, req.event_type, query);
-    } catch (err) {
-      if (!(err instanceof DomainError) || issues.length === 0) throw err;
-      const more = (err.details as { detail?: ValidationIssue[] } | undefined)?.detail ?? [];
-      throw DomainError.validation([...more, ...issues]);
-    }
-    if (issues.length > 0) throw DomainError.validation(issues);
     if (!UUID.test(req.kbid)) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
     const [waiting] = (await this.ds.query(
       `SELECT count(*)::int AS n FROM reporting.activity_downloads WHERE kbid = $1 AND status IN ('pending', 'running')`,
@@ -135,10 +127,10 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
       [
         randomUUID(),
         req.kbid,
-        req.event_type.toLowerCase(),
+        req.event_type,
         req.format,
-        JSON.stringify(query),
-        typeof email === 'string' ? email : null,
+        JSON.stringify(query satisfies ActivityDownloadQuery),
+        email ?? null,
         notify === true,
       ],
     );
@@ -158,15 +150,17 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
 
   /** Download Knowledgebox Activity (legacy): every member of one month's records of one type, as CSV. */
   async *monthCsv(req: ActivityMonthDownloadRequest, signal?: AbortSignal): AsyncIterable<ActivityCsvChunk> {
-    const query = { year_month: req.month, show: 'all', filters: {} };
-    const { columns } = parseActivityQuery(req.kbid, req.event_type, query);
+    const type = req.event_type.toLowerCase() as AuditEventType;
+    if (!AuditEventTypes.includes(type)) throw DomainError.validation([eventTypeIssue]);
+    const query: ActivityDownloadQuery = { year_month: req.month, show: 'all', filters: {} };
+    const columns = shownColumns(query.show, type);
     if (!UUID.test(req.kbid)) {
       yield { text: '' };
       return;
     }
     for await (const text of csvText(
       columns.map((c) => c.name),
-      allRecords(this.activity, req.kbid, req.event_type, query, signal),
+      allRecords(this.activity, req.kbid, type, query, signal),
     )) {
       if (signal?.aborted) return;
       yield { text };
@@ -230,14 +224,17 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async write(job: DownloadRow): Promise<void> {
-    const { columns } = parseActivityQuery(job.kbid, job.event_type, job.query);
+    // The stored query, checked again by the contract of its type (it may predate a change of it).
+    const type = job.event_type as AuditEventType;
+    const query = validatePayload(activityBodyOf(ActivityDownloadBody, type), job.query);
+    const columns = shownColumns(query.show, type);
     let count = 0;
-    const records = (async function* (source: AsyncIterable<Record<string, unknown>>) {
+    const records = (async function* (source: AsyncIterable<ActivityRecord>) {
       for await (const r of source) {
         count++;
         yield r;
       }
-    })(allRecords(this.activity, job.kbid, job.event_type, job.query, this.stop.signal));
+    })(allRecords(this.activity, job.kbid, type, query, this.stop.signal));
     const text =
       job.format === 'csv'
         ? csvText(
@@ -263,7 +260,7 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
    */
   private async notify(job: DownloadRow, key: string, records: number): Promise<void> {
     if (!this.mailer || !job.email_address) return;
-    const month = typeof job.query['year_month'] === 'string' ? job.query['year_month'] : 'activity';
+    const month = job.query.year_month;
     const expires = new Date(Date.now() + MAIL_LINK_SECONDS * 1000);
     try {
       const link = await this.blobs.presignGet(key, {
@@ -289,7 +286,7 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async dto(row: DownloadRow): Promise<ActivityDownloadDto> {
-    const month = typeof row.query['year_month'] === 'string' ? row.query['year_month'] : 'activity';
+    const month = row.query.year_month;
     const url =
       row.status === 'done' && row.blob_key
         ? await this.blobs.presignGet(row.blob_key, {

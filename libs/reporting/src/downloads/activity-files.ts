@@ -1,5 +1,5 @@
 import { stringify } from 'csv-stringify/sync';
-import type { ActivityQueryItem } from '@kb/contracts';
+import type { ActivityDownloadQuery, ActivityQueryItem, ActivityRecord, ActivityShown, AuditEventType } from '@kb/contracts';
 import type { ActivityService } from '../activity/activity.service';
 
 /** Records read per statement while a file is written. */
@@ -12,10 +12,10 @@ export const FILE_PAGE = 1000;
 export async function* allRecords(
   activity: ActivityService,
   kbid: string,
-  eventType: string,
-  query: Record<string, unknown>,
+  eventType: AuditEventType,
+  query: ActivityDownloadQuery,
   signal?: AbortSignal,
-): AsyncGenerator<Record<string, unknown>> {
+): AsyncGenerator<ActivityRecord> {
   let after: number | undefined;
   for (;;) {
     const pagination = after === undefined ? { limit: FILE_PAGE } : { limit: FILE_PAGE, starting_after: after };
@@ -38,7 +38,7 @@ export async function* allRecords(
 }
 
 /** One NDJSON line per record. */
-export async function* ndjsonText(records: AsyncIterable<Record<string, unknown>>): AsyncGenerator<string> {
+export async function* ndjsonText(records: AsyncIterable<ActivityRecord>): AsyncGenerator<string> {
   let batch = '';
   for await (const r of records) {
     batch += `${JSON.stringify(r)}\n`;
@@ -56,8 +56,8 @@ export async function* ndjsonText(records: AsyncIterable<Record<string, unknown>
  * context, history) as JSON text in their cell, absent ones empty.
  */
 export async function* csvText(
-  columns: string[],
-  records: AsyncIterable<Record<string, unknown>>,
+  columns: ActivityShown[],
+  records: AsyncIterable<ActivityRecord>,
   options: { bom?: boolean } = {},
 ): AsyncGenerator<string> {
   yield stringify([columns], { bom: options.bom ?? true, record_delimiter: 'windows' });

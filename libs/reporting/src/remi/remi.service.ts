@@ -11,7 +11,7 @@ import {
   type RemiScoresResponse,
 } from '@kb/contracts';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
-import { parseRemiQuery, parseRemiRange } from './remi-query';
+import { parseRemiRange, remiQueryOf } from './remi-query';
 import { remiStatus } from './remi-worker.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -39,7 +39,7 @@ export class RemiService {
   constructor(@Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource) {}
 
   async query(req: RemiQueryRequest): Promise<RemiQueryResponse> {
-    const q = parseRemiQuery(req.body ?? {});
+    const q = remiQueryOf(req.body);
     if (!UUID.test(req.kbid)) return { data: [], has_more: false };
     const params: unknown[] = [req.kbid, q.from, q.to];
     const add = (v: unknown) => `$${params.push(v)}`;

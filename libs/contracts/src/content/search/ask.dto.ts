@@ -1,159 +1,23 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type Loc, type MemberCheck } from '../../common/member-checks';
 import type { ValidationIssue } from '../../common/errors';
-import { collectIssues } from '../../common/validation';
 import { configNameCheck } from './config-name';
 import { RetrievalRequestBase } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
 import { answerJsonSchemaIssues, ASK_OPTION_LIMITS, REASONING_EFFORTS, reasoningIssues, rephrasePromptIssues } from './ask-options';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
+import {
+  ASK_DEFAULT_FEATURES,
+  ASK_FEATURES,
+  RAG_STRATEGIES_PROPERTY,
+  RAG_STRATEGY_CLASSES,
+  ragStrategiesCheck,
+  type AskFeature,
+  type RagStrategyRequest,
+} from './rag-strategies.dto';
 
-export const ASK_FEATURES = ['keyword', 'semantic', 'relations'] as const;
-export type AskFeature = (typeof ASK_FEATURES)[number];
-export const ASK_DEFAULT_FEATURES: readonly AskFeature[] = ['semantic', 'keyword'];
-export const RAG_STRATEGY_NAMES = [
-  'full_resource',
-  'field_extension',
-  'hierarchy',
-  'neighbouring_paragraphs',
-  'metadata_extension',
-  'prequeries',
-  'conversation',
-  'graph_beta',
-] as const;
-export const METADATA_EXTENSION_TYPES = ['origin', 'classification_labels', 'ners', 'extra_metadata'] as const;
-
-const quoted = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
 const given = (v: unknown) => v !== undefined && v !== null;
-
-/** A prequery's request: the retrieval members of /ask (no answer options), nothing else. */
-@Closed()
-export class AskPrequeryRequest extends RetrievalRequestBase {
-  @ApiPropertyOptional({ enum: ASK_FEATURES, isArray: true, default: ASK_DEFAULT_FEATURES })
-  @Check(enumListCheck(ASK_FEATURES))
-  override features?: AskFeature[] = undefined;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /ask has no graph feature.' })
-  @Check(graphQueryCheck(ASK_FEATURES, ASK_DEFAULT_FEATURES))
-  override graph_query?: Record<string, unknown> = undefined;
-}
-
-/** One strategy of `rag_strategies`, checked by its name. */
-function checkStrategy(s: Record<string, unknown>, loc: Loc, issues: ValidationIssue[]): void {
-  const int = (key: string, min: number, max: number) => {
-    const v = s[key];
-    if (given(v) && (!Number.isInteger(v) || (v as number) < min || (v as number) > max))
-      issues.push({ loc: [...loc, key], msg: `Input should be an integer between ${min} and ${max}`, type: 'int_type' });
-  };
-  const bool = (key: string) => {
-    if (given(s[key]) && typeof s[key] !== 'boolean')
-      issues.push({ loc: [...loc, key], msg: 'Input should be a valid boolean', type: 'bool_type' });
-  };
-  const strings = (key: string): string[] => {
-    const v = s[key];
-    if (!given(v)) return [];
-    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
-      issues.push({ loc: [...loc, key], msg: 'Input should be a list of strings', type: 'list_type' });
-      return [];
-    }
-    return v as string[];
-  };
-  switch (s['name']) {
-    case 'full_resource':
-      int('count', 1, 1000);
-      bool('include_remaining_text_blocks');
-      return;
-    case 'field_extension': {
-      const fields = strings('fields');
-      if (fields.length === 0)
-        issues.push({ loc: [...loc, 'fields'], msg: 'List at least one field, e.g. t/amend or a/title', type: 'too_short' });
-      fields.forEach((f, j) => {
-        if (!/^[a-z]\/[a-zA-Z0-9:_-]+$/.test(f))
-          issues.push({ loc: [...loc, 'fields', j], msg: 'A field is <type letter>/<field id>, e.g. t/amend', type: 'value_error' });
-      });
-      if (strings('data_augmentation_field_prefixes').length)
-        issues.push({
-          loc: [...loc, 'data_augmentation_field_prefixes'],
-          msg: 'Not supported: no data augmentation fields exist here',
-          type: 'not_supported',
-        });
-      return;
-    }
-    case 'hierarchy':
-      int('count', 0, 1_000_000);
-      return;
-    case 'neighbouring_paragraphs':
-      int('before', 0, 50);
-      int('after', 0, 50);
-      return;
-    case 'metadata_extension':
-      strings('types').forEach((t, j) => {
-        if (!(METADATA_EXTENSION_TYPES as readonly string[]).includes(t))
-          issues.push({ loc: [...loc, 'types', j], msg: `Input should be ${quoted(METADATA_EXTENSION_TYPES)}`, type: 'enum' });
-      });
-      return;
-    case 'prequeries': {
-      const queries = s['queries'];
-      if (!Array.isArray(queries) || queries.length === 0 || queries.length > 15)
-        issues.push({ loc: [...loc, 'queries'], msg: 'Input should be a list of 1 to 15 prequeries', type: 'list_type' });
-      else {
-        queries.forEach((q, j) => {
-          const at = [...loc, 'queries', j];
-          if (!isPlainObject(q) || !isPlainObject(q['request']))
-            return void issues.push({ loc: [...at, 'request'], msg: 'Input should be a find request object', type: 'model_type' });
-          issues.push(...collectIssues(AskPrequeryRequest, q['request'], { loc: [...at, 'request'] }).issues);
-          const weight = q['weight'] === undefined ? 1 : q['weight'];
-          if (typeof weight !== 'number' || weight < 0)
-            issues.push({ loc: [...at, 'weight'], msg: 'Input should be a non-negative number', type: 'float_type' });
-        });
-      }
-      const mw = s['main_query_weight'] === undefined ? 1 : s['main_query_weight'];
-      if (typeof mw !== 'number' || mw < 0)
-        issues.push({ loc: [...loc, 'main_query_weight'], msg: 'Input should be a non-negative number', type: 'float_type' });
-      return;
-    }
-    case 'conversation':
-      if (s['attachments_images'] === true)
-        issues.push({
-          loc: [...loc, 'attachments_images'],
-          msg: 'Not supported: images are not sent to generative models',
-          type: 'not_supported',
-        });
-      bool('attachments_text');
-      bool('full');
-      int('max_messages', 1, 1000);
-      return;
-    case 'graph_beta':
-      issues.push({ loc, msg: 'Not supported: the knowledge graph strategy is not available', type: 'not_supported' });
-  }
-}
-
-/**
- * `rag_strategies` (API-MAP 2.4): at most one of each name; full_resource cannot be combined with
- * hierarchy, neighbouring_paragraphs or field_extension (it already sends whole resources).
- */
-const ragStrategiesCheck: MemberCheck = (raw, loc, issues) => {
-  if (!given(raw)) return;
-  if (!Array.isArray(raw)) return void issues.push({ loc, msg: 'Input should be a valid list', type: 'list_type' });
-  const seen = new Set<string>();
-  raw.forEach((s, i) => {
-    const at = [...loc, i];
-    if (!isPlainObject(s) || typeof s['name'] !== 'string' || !(RAG_STRATEGY_NAMES as readonly string[]).includes(s['name'])) {
-      return void issues.push({
-        loc: [...at, 'name'],
-        msg: `Input should be one of ${quoted(RAG_STRATEGY_NAMES)}`,
-        type: 'union_tag_invalid',
-      });
-    }
-    if (seen.has(s['name'])) issues.push({ loc: at, msg: `rag_strategies may contain ${s['name']} only once`, type: 'value_error' });
-    seen.add(s['name']);
-    checkStrategy(s, at, issues);
-  });
-  if (seen.has('full_resource')) {
-    for (const other of ['hierarchy', 'neighbouring_paragraphs', 'field_extension'])
-      if (seen.has(other)) issues.push({ loc, msg: `full_resource cannot be combined with ${other}`, type: 'value_error' });
-  }
-};
 
 /** The question: required, not blank. */
 const askQueryCheck: MemberCheck = whenAbsent((v, loc, issues) => {
@@ -227,27 +91,9 @@ const seedCheck: MemberCheck = (v, loc, issues) => {
 
 const emptyOrAbsent = (v: unknown) => !given(v) || (Array.isArray(v) && v.length === 0);
 
-/** One prequery of the `prequeries` strategy: a retrieval whose results join (or prefilter) the main query's. */
-export interface PrequeryRequest {
-  id?: string;
-  request: AskPrequeryRequest;
-  weight?: number;
-  prefilter?: boolean;
-}
-
-/** One strategy of `rag_strategies` (API-MAP 2.4), by its name, as ragStrategiesCheck accepts it. */
-export type RagStrategyRequest =
-  | { name: 'full_resource'; count?: number; include_remaining_text_blocks?: boolean; apply_to?: { exclude?: string[] } }
-  | { name: 'field_extension'; fields: string[]; data_augmentation_field_prefixes?: string[] }
-  | { name: 'hierarchy'; count?: number }
-  | { name: 'neighbouring_paragraphs'; before?: number; after?: number }
-  | { name: 'metadata_extension'; types?: (typeof METADATA_EXTENSION_TYPES)[number][] }
-  | { name: 'prequeries'; queries: PrequeryRequest[]; main_query_weight?: number }
-  | { name: 'conversation'; attachments_text?: boolean; attachments_images?: boolean; full?: boolean; max_messages?: number }
-  | { name: 'graph_beta' };
-
 /** POST /ask (and the resource-scoped asks): retrieval members, then how to answer. */
 @Closed()
+@ApiExtraModels(...Object.values(RAG_STRATEGY_CLASSES))
 export class AskRequest extends RetrievalRequestBase {
   @ApiProperty({ maxLength: REQUEST_LIMITS.queryChars, description: 'The question; not blank.' })
   @Check(askQueryCheck)
@@ -348,16 +194,7 @@ export class AskRequest extends RetrievalRequestBase {
   max_tokens?: number | { context?: number; answer?: number };
   @ApiPropertyOptional() @Check(checks.bool()) prefer_markdown?: boolean;
   @ApiPropertyOptional({ default: true }) @Check(checks.bool()) generate_answer?: boolean;
-  @ApiPropertyOptional({
-    type: 'array',
-    items: {
-      type: 'object',
-      properties: { name: { type: 'string', enum: [...RAG_STRATEGY_NAMES] } },
-      required: ['name'],
-      additionalProperties: true,
-    },
-    description: 'At most one of each; graph_beta is not supported.',
-  })
+  @ApiPropertyOptional(RAG_STRATEGIES_PROPERTY)
   @Check(ragStrategiesCheck)
   rag_strategies?: RagStrategyRequest[];
   @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' })

@@ -6,6 +6,7 @@ export * from './search-payload';
 export * from './search.dto';
 export * from './catalog.dto';
 export * from './ask-options';
+export * from './rag-strategies.dto';
 export * from './ask.dto';
 export * from './ask-items.dto';
 export * from './summarize.dto';

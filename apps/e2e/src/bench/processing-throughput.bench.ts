@@ -24,7 +24,8 @@ import { cpuBetween, sampleCpu, type CpuUse } from './thread-cpu';
  *    holding a document of the data set (title + text); the clock runs from the first create until
  *    every resource is PROCESSED. Paragraphs are counted from the stored extracted metadata.
  * 2. With the service stopped, the same paragraph texts are embedded by the model alone in this
- *    process (the packaged USE-lite weights, calls of 8 texts, as processing makes them).
+ *    process (the packaged USE-lite weights and the workers' tokenizer, calls of 8 texts, as
+ *    processing makes them).
  * 3. PDFs on a fresh service: `--pdfs` files of `--pdf-pages` text pages uploaded together (pages/s
  *    to PROCESSED), then one-page PDFs one at a time (time from upload to PROCESSED, p50).
  */
@@ -173,6 +174,11 @@ async function modelAlone(texts: string[]): Promise<number> {
   ]);
   await (core as unknown as { ready(): Promise<void> }).ready();
   const model = await initModel(modelSource);
+  // The tokenizer the service's model workers use (same ids, without the package's quadratic encode).
+  const { USE_LITE_TOKENIZER_SOURCE } = await import('@kb/understanding');
+  (new Function(`${USE_LITE_TOKENIZER_SOURCE}; return installFastEncode;`)() as (t: unknown) => boolean)(
+    (model as unknown as { tokenizer: unknown }).tokenizer,
+  );
   await model.embed(['warm up']);
   const started = performance.now();
   for (let i = 0; i < texts.length; i += BATCH) await model.embed(texts.slice(i, i + BATCH).map((t) => t.slice(0, 2000)));

@@ -1,3 +1,5 @@
+import { USE_LITE_TOKENIZER_SOURCE } from './use-lite-tokenizer.source';
+
 /**
  * JavaScript run in the embedding worker thread by `use-lite.embedder.ts`. A string (not a .ts
  * module) so the worker runs plain Node in every setting (jest's VM, the build), like the PDF worker.
@@ -15,6 +17,7 @@
  * Out: { id, ok: true, dims, data: Float32Array (texts × dims, row-major) } | { id, ok: false, message }
  */
 export const USE_LITE_WORKER_SOURCE = String.raw`
+${USE_LITE_TOKENIZER_SOURCE}
 const { parentPort, workerData } = require('node:worker_threads');
 const http = require('node:http');
 const https = require('node:https');
@@ -35,6 +38,7 @@ function load() {
     // The WASM backend initialises asynchronously; a tensor op before it is ready throws.
     await core.ready();
     const model = await initModel(modelSource);
+    installFastEncode(model.tokenizer);
     await core.ready();
     return model;
   })();

@@ -23,7 +23,7 @@ import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
 import { PredictService } from './predict/predict.service';
 import { SummarizeService } from './ask/summarize.service';
-import { SearchReindexService } from './search/index/search-reindex.service';
+import { SearchReindexService } from './resources/search-reindex.service';
 import { KbTransfersService } from './transfer/kb-transfers.service';
 import { KbBackupsService } from './transfer/kb-backups.service';
 

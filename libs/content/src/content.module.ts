@@ -29,6 +29,7 @@ import { FindResults } from './search/find/find-results';
 import { FindRetrieval } from './search/find/find-retrieval';
 import { SearchAuditService } from './search/find/search-audit.service';
 import { SearchRepository } from './search/find/search.repository';
+import { RetrieveService } from './search/retrieve.service';
 import { SEARCH_RESOURCES } from './search/search-resources.port';
 import { SearchResourcesReader } from './resources/search-resources.reader';
 import { CatalogService } from './search/catalog.service';
@@ -82,6 +83,7 @@ export class ContentModule {
         { provide: SEARCH_RESOURCES, useClass: SearchResourcesReader },
         SearchAuditService,
         FindService,
+        RetrieveService,
         CatalogService,
         GraphService,
         SearchListsService,

@@ -67,6 +67,7 @@ describe('security groups: generated leak test', () => {
 
   it('never returns or counts a resource outside the caller groups, on any endpoint or facet', async () => {
     const leaks: string[] = [];
+    let retrievedMatches = 0;
     for (const groups of callers) {
       const security = groups ? { security: { groups } } : {};
       const allowed = new Set(resources.filter((r) => visible(groups, r)).map((r) => r.rid));
@@ -79,6 +80,18 @@ describe('security groups: generated leak test', () => {
           best_matches: string[];
         };
         check('find', [...Object.keys(find.resources), ...find.best_matches.map((id) => id.split('/')[0] as string)]);
+        // /retrieve: the same plan from its own shape (text and raw queries, groups under filters.security).
+        for (const query of [{ query: word }, { keyword: { query: word } }]) {
+          const retrieved = (await fx.bus.request(ContentSubjects.retrieve, {
+            kbid,
+            body: { query, top_k: 200, reranker: 'predict', filters: groups ? { security: { groups } } : {} },
+          })) as { matches: { id: string }[] };
+          check(
+            'retrieve',
+            retrieved.matches.map((m) => m.id.split('/')[0] as string),
+          );
+          retrievedMatches += retrieved.matches.length;
+        }
         const search = (await fx.bus.request(ContentSubjects.search, {
           kbid,
           body: { query: word, top_k: 200, faceted: ['/l/topic', '/e/ORG'], ...security },
@@ -185,5 +198,7 @@ describe('security groups: generated leak test', () => {
       check('ask', asked);
     }
     expect(leaks).toEqual([]);
+    // (the /retrieve checks saw matches: they are not vacuous)
+    expect(retrievedMatches).toBeGreaterThan(0);
   }, 240_000);
 });

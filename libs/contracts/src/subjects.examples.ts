@@ -201,6 +201,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
     extracted_key: 'content/kbs/kb-1/r/r-1/f/text/body/extracted/3.json',
   },
   'content.search.find': { kbid: 'kb-1', body: { query: 'tides', top_k: 5 } },
+  'content.search.retrieve': { kbid: 'kb-1', body: { query: { query: 'tides' }, top_k: 5, filters: { security: { groups: ['g1'] } } } },
   'content.search.search': { kbid: 'kb-1', body: { query: 'tides', features: ['keyword'] } },
   'content.search.suggest': { kbid: 'kb-1', body: { query: 'tid' } },
   'content.search.catalog': { kbid: 'kb-1', body: { query: 'moon', page_size: 10 } },

@@ -5,6 +5,7 @@ import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synon
 import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
 import { AskEnvelope } from './search/ask.dto';
 import { SummarizeEnvelope, type SummarizeResponse } from './search/summarize.dto';
+import { RetrieveEnvelope, type RetrieveResponse } from './search/retrieve.dto';
 import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
@@ -133,6 +134,8 @@ export const ContentSubjects = {
   deleteEntitiesGroup: rpc<EntitiesGroupRef, Record<string, never>>('content.entities-group.delete', EntitiesGroupRef),
   /** Hybrid retrieval (API-MAP 2.2): KnowledgeboxFindResults. */
   find: rpc<FindEnvelope, FindResponse>('content.search.find', FindEnvelope),
+  /** Retrieval only (the reference's hidden `/retrieve`): paragraph ids with scores and metadata. */
+  retrieve: rpc<RetrieveEnvelope, RetrieveResponse>('content.search.retrieve', RetrieveEnvelope),
   /** Separate result lists (API-MAP 2.3): KnowledgeboxSearchResults. */
   search: rpc<SearchRequestEnvelope, SearchResponse>('content.search.search', SearchRequestEnvelope),
   /** Paragraph and entity suggestions (API-MAP 2.5). */

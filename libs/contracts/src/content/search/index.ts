@@ -9,6 +9,7 @@ export * from './ask-options';
 export * from './ask.dto';
 export * from './ask-items.dto';
 export * from './summarize.dto';
+export * from './retrieve.dto';
 export * from './query-params.dto';
 export * from './graph-query';
 export * from './config-name';

@@ -1,0 +1,76 @@
+import { ContentSubjects, type RetrieveRequest } from '@kb/contracts';
+import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
+
+type Match = { id: string; score: { value: number; source: string; type: string; history: unknown[] }; metadata: Record<string, unknown> };
+
+describe('/retrieve (retrieval only)', () => {
+  let fx: SearchFixture;
+  const kbid = '00000000-0000-4000-8000-0000000000a7';
+  let tides = '';
+  let hidden = '';
+
+  beforeAll(async () => {
+    fx = await startSearchFixture();
+    tides = await fx.addResource(kbid, { title: 'Tides' }, 'The moon pulls the oceans and makes the tides rise and fall twice a day.');
+    await fx.addResource(kbid, { title: 'Volcanoes' }, 'Lava flows from volcanoes when magma reaches the surface of the earth.');
+    hidden = await fx.addResource(kbid, { title: 'Secret tides', hidden: true }, 'Hidden notes on tides and the moon.');
+  }, 120_000);
+
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  const retrieve = (body: Record<string, unknown>) =>
+    fx.bus.request(ContentSubjects.retrieve, { kbid, body: body as unknown as RetrieveRequest }) as unknown as Promise<{
+      matches: Match[];
+    }>;
+
+  it('answers paragraph ids, scores and metadata for a text query, best first', async () => {
+    const r = await retrieve({ query: { query: 'moon tides' }, top_k: 5 });
+    expect(r.matches.length).toBeGreaterThan(0);
+    const first = r.matches[0] as Match;
+    expect(first.id.startsWith(`${tides}/`)).toBe(true);
+    expect(first.score.history).toHaveLength(1);
+    expect(first.score.source).toBe('rank_fusion');
+    expect(first.metadata).toMatchObject({ is_a_table: false, is_an_image: false, source_file: null });
+    expect(r.matches.some((m) => m.id.startsWith(`${hidden}/`))).toBe(false);
+  });
+
+  it('keyword only: index scores, keyword type, no reranker unless asked', async () => {
+    const r = await retrieve({ query: { query: 'lava', override: { semantic: 'disabled' } } });
+    expect(r.matches.length).toBeGreaterThan(0);
+    for (const m of r.matches) expect(m.score).toMatchObject({ source: 'index', type: 'keyword' });
+    const reranked = await retrieve({ query: { keyword: { query: 'lava' } }, reranker: 'predict' });
+    expect((reranked.matches[0] as Match).score).toMatchObject({ source: 'reranker', type: 'reranker' });
+  });
+
+  it('hidden resources only with filters.show_hidden; filter expressions hold', async () => {
+    const shown = await retrieve({ query: { keyword: { query: 'tides' } }, filters: { show_hidden: true } });
+    expect(shown.matches.some((m) => m.id.startsWith(`${hidden}/`))).toBe(true);
+    const only = await retrieve({
+      query: { keyword: { query: 'tides' } },
+      filters: { show_hidden: true, filter_expression: { field: { prop: 'resource', id: tides } } },
+    });
+    expect(only.matches.length).toBeGreaterThan(0);
+    expect(only.matches.every((m) => m.id.startsWith(`${tides}/`))).toBe(true);
+  });
+
+  it('refuses bad requests with the locations of the mistakes', async () => {
+    const bad = (body: Record<string, unknown>, loc: unknown[]) =>
+      expect(retrieve(body)).rejects.toMatchObject({ details: { detail: [expect.objectContaining({ loc })] } });
+    await bad({}, ['body', 'query']);
+    await bad({ query: { query: 'x', override: { keyword: 'disabled', semantic: 'disabled' } } }, ['body', 'query', 'override']);
+    await bad({ query: {} }, ['body', 'query']);
+    await bad({ query: { query: 'x' }, top_k: 201 }, ['body', 'top_k']);
+    await bad({ query: { query: 'x', rephrase: true } }, ['body', 'query', 'rephrase']);
+    await bad({ query: { query: 'x' }, extra: 1 }, ['body', 'extra']);
+    await bad({ query: { semantic: { query: [], vectorset: 'v' } } }, ['body', 'query', 'semantic', 'query']);
+    await bad({ query: { keyword: { query: 'x' } }, filters: { filter_expression: { field: { prop: 'nope' } } } }, [
+      'body',
+      'filters',
+      'filter_expression',
+      'field',
+      'prop',
+    ]);
+  });
+});

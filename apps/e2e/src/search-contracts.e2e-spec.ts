@@ -72,6 +72,50 @@ describe('search and ask contracts over HTTP', () => {
     expect([catalog.status, locs(catalog.body)]).toEqual([422, ['query.sort.field', 'query.page_size']]);
   });
 
+  it('/retrieve: paragraph ids with scores for a reader, one 422 with every mistake, 401 without a credential', async () => {
+    type Retrieved = {
+      matches: { id: string; score: { value: number; source: string; type: string }; metadata: { page: number | null } }[];
+    };
+    // (the resource above is processed in the background: asked until its paragraphs are indexed)
+    let good = await http.call<Retrieved>('POST', `/api/v1/kb/${kbid}/retrieve`, {
+      credential: key,
+      body: { query: { query: 'tides moon' } },
+    });
+    for (let i = 0; i < 60 && good.status === 200 && good.body.matches.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      good = await http.call<Retrieved>('POST', `/api/v1/kb/${kbid}/retrieve`, {
+        credential: key,
+        body: { query: { query: 'tides moon' } },
+      });
+    }
+    expect(good.status).toBe(200);
+    expect(good.body.matches.length).toBeGreaterThan(0);
+    expect(good.body.matches[0]?.score).toMatchObject({ source: expect.any(String), type: expect.any(String) });
+    const raw = await http.call<Retrieved>('POST', `/api/v1/kb/${kbid}/retrieve`, {
+      credential: key,
+      body: { query: { keyword: { query: 'tides' } }, top_k: 1, reranker: 'predict' },
+    });
+    expect([raw.status, raw.body.matches.length, raw.body.matches[0]?.score.type]).toEqual([200, 1, 'reranker']);
+    const bad = await http.call<Detail>('POST', `/api/v1/kb/${kbid}/retrieve`, {
+      credential: key,
+      body: {
+        query: { query: 'x', override: { keyword: 'disabled', semantic: 'disabled' } },
+        top_k: 1000,
+        filters: { security: { groups: 'sales' }, filter_expression: { field: { prop: 'label' } } },
+        bogus: 1,
+      },
+    });
+    expect(bad.status).toBe(422);
+    expect(locs(bad.body)).toEqual([
+      'body.query.override',
+      'body.top_k',
+      'body.filters.filter_expression.field.labelset',
+      'body.filters.security.groups',
+      'body.bogus',
+    ]);
+    expect((await http.call('POST', `/api/v1/kb/${kbid}/retrieve`, { body: { query: { query: 'x' } } })).status).toBe(401);
+  });
+
   it('refuses a member /suggest does not declare (it was ignored before)', async () => {
     const res = await http.call<Detail>('POST', `/api/v1/kb/${kbid}/suggest`, { credential: key, body: { query: 'tid', whatever: 1 } });
     expect([res.status, locs(res.body)]).toEqual([422, ['body.whatever']]);

@@ -42,6 +42,8 @@ describe('/retrieve (retrieval only)', () => {
     for (const m of r.matches) expect(m.score).toMatchObject({ source: 'index', type: 'keyword' });
     const reranked = await retrieve({ query: { keyword: { query: 'lava' } }, reranker: 'predict' });
     expect((reranked.matches[0] as Match).score).toMatchObject({ source: 'reranker', type: 'reranker' });
+    const one = await retrieve({ query: { keyword: { query: 'tides' } }, top_k: 1, reranker: 'predict' });
+    expect(one.matches.map((m) => [m.id.split('/')[0], m.score.type])).toEqual([[tides, 'reranker']]);
   });
 
   it('hidden resources only with filters.show_hidden; filter expressions hold', async () => {

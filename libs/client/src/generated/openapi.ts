@@ -4746,9 +4746,7 @@ export interface components {
              */
             rephrase?: false;
             /** @description Not supported. */
-            image?: {
-                [key: string]: unknown;
-            } | null;
+            image?: string | null;
             override?: components["schemas"]["RetrieveQueryOverrides"];
         };
         RetrieveRawKeyword: {

@@ -68,7 +68,7 @@ export class RetrieveTextQuery {
     ),
   )
   rephrase?: boolean;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' })
+  @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' })
   @Check(checks.unsupported('image queries are not available'))
   image?: null;
   @ApiPropertyOptional({ type: RetrieveQueryOverrides })

@@ -18,6 +18,7 @@ import { LabelSetsService } from './labelsets/labelsets.service';
 import { EntitiesGroupsService } from './entities-groups/entities-groups.service';
 import { FindService } from './search/find.service';
 import { RetrieveService } from './search/retrieve.service';
+import { HydrateService } from './search/hydrate.service';
 import { CatalogService } from './search/catalog.service';
 import { GraphService } from './search/graph.service';
 import { SearchListsService } from './search/search-lists.service';
@@ -41,6 +42,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly labelsets: LabelSetsService,
     private readonly finder: FindService,
     private readonly retriever: RetrieveService,
+    private readonly hydrator: HydrateService,
     private readonly catalog: CatalogService,
     private readonly graph: GraphService,
     private readonly lists: SearchListsService,
@@ -107,6 +109,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.deleteLabelSet, (req) => this.labelsets.delete(req)),
       this.bus.handle(S.find, (req, _context, signal) => this.finder.find({ ...req, signal })),
       this.bus.handle(S.retrieve, (req, _context, signal) => this.retriever.retrieve({ ...req, signal })),
+      this.bus.handle(S.hydrate, (req) => this.hydrator.hydrate(req)),
       this.bus.handle(S.catalog, (req) => this.catalog.catalog(req)),
       this.bus.handle(S.search, (req, _context, signal) => this.lists.search({ ...req, signal })),
       this.bus.handle(S.suggest, (req, _context, signal) => this.lists.suggest({ ...req, signal })),

@@ -30,6 +30,7 @@ import { FindRetrieval } from './search/find/find-retrieval';
 import { SearchAuditService } from './search/find/search-audit.service';
 import { SearchRepository } from './search/find/search.repository';
 import { RetrieveService } from './search/retrieve.service';
+import { HydrateService } from './search/hydrate.service';
 import { SEARCH_RESOURCES } from './search/search-resources.port';
 import { SearchResourcesReader } from './resources/search-resources.reader';
 import { CatalogService } from './search/catalog.service';
@@ -84,6 +85,7 @@ export class ContentModule {
         SearchAuditService,
         FindService,
         RetrieveService,
+        HydrateService,
         CatalogService,
         GraphService,
         SearchListsService,

@@ -1,4 +1,4 @@
-import { ContentSubjects, type RetrieveRequest } from '@kb/contracts';
+import { ContentSubjects, type HydrateRequest, type RetrieveRequest } from '@kb/contracts';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
 type Match = { id: string; score: { value: number; source: string; type: string; history: unknown[] }; metadata: Record<string, unknown> };
@@ -55,6 +55,51 @@ describe('/retrieve (retrieval only)', () => {
     });
     expect(only.matches.length).toBeGreaterThan(0);
     expect(only.matches.every((m) => m.id.startsWith(`${tides}/`))).toBe(true);
+  });
+
+  it('/hydrate: text, titles and neighbours of given ids; hidden and unknown ids left out; bad input 422', async () => {
+    const hydrate = (body: Record<string, unknown>) =>
+      fx.bus.request(ContentSubjects.hydrate, { kbid, body: body as unknown as HydrateRequest }) as unknown as Promise<{
+        resources: Record<string, { title?: string; summary?: string }>;
+        paragraphs: Record<
+          string,
+          { id: string; resource: string; field: string; text?: string; related?: { neighbours: Record<string, string[]> } }
+        >;
+      }>;
+    const ids = (await retrieve({ query: { keyword: { query: 'tides moon' } }, filters: { show_hidden: true } })).matches.map((m) => m.id);
+    const body = ids.find((id) => id.startsWith(`${tides}/t/`)) as string;
+    const secret = ids.find((id) => id.startsWith(`${hidden}/t/`)) as string;
+    expect([body, secret].every(Boolean)).toBe(true);
+    const unknown = `${tides}/t/body/900-910`;
+    const r = await hydrate({
+      data: [body, secret, unknown],
+      hydration: { resource: { summary: true }, paragraph: { related: { neighbours: { before: 1, after: 1 } } } },
+    });
+    expect(Object.keys(r.paragraphs).sort()).toEqual([body].concat(r.paragraphs[body]?.related?.neighbours['after'] ?? []).sort());
+    expect(r.paragraphs[body]).toMatchObject({ resource: tides, field: `${tides}/t/body`, text: expect.stringContaining('moon') });
+    expect(r.paragraphs[body]?.related?.neighbours).toEqual({ before: [], after: [] });
+    expect(r.resources).toEqual({ [tides]: { title: 'Tides', summary: expect.any(String) } });
+    const shown = await hydrate({
+      data: [secret.replace(/-/g, '').replace(/\/.*$/, '') + secret.slice(secret.indexOf('/'))],
+      show_hidden: true,
+      hydration: { paragraph: { text: false } },
+    });
+    expect(Object.values(shown.paragraphs)).toEqual([{ id: secret, resource: hidden, field: `${hidden}/t/body` }]);
+    const bad = (b: Record<string, unknown>, loc: unknown[]) =>
+      expect(hydrate(b)).rejects.toMatchObject({ details: { detail: [expect.objectContaining({ loc })] } });
+    await bad({}, ['body', 'data']);
+    await bad({ data: [] }, ['body', 'data']);
+    await bad({ data: Array.from({ length: 51 }, () => body) }, ['body', 'data']);
+    await bad({ data: ['not-an-id'] }, ['body', 'data', 0]);
+    await bad({ data: [body], hydration: { paragraph: { related: { neighbours: { before: 11 } } } } }, [
+      'body',
+      'hydration',
+      'paragraph',
+      'related',
+      'neighbours',
+      'before',
+    ]);
+    await bad({ data: [body], hydration: { field: { text: { value: true } } } }, ['body', 'hydration', 'field']);
   });
 
   it('refuses bad requests with the locations of the mistakes', async () => {

@@ -6,6 +6,7 @@ import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
 import { AskEnvelope } from './search/ask.dto';
 import { SummarizeEnvelope, type SummarizeResponse } from './search/summarize.dto';
 import { RetrieveEnvelope, type RetrieveResponse } from './search/retrieve.dto';
+import { HydrateEnvelope, type HydrateResponse } from './search/hydrate.dto';
 import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
@@ -136,6 +137,8 @@ export const ContentSubjects = {
   find: rpc<FindEnvelope, FindResponse>('content.search.find', FindEnvelope),
   /** Retrieval only (the reference's hidden `/retrieve`): paragraph ids with scores and metadata. */
   retrieve: rpc<RetrieveEnvelope, RetrieveResponse>('content.search.retrieve', RetrieveEnvelope),
+  /** The text and metadata of given paragraph ids (the reference's hidden `/hydrate`). */
+  hydrate: rpc<HydrateEnvelope, HydrateResponse>('content.search.hydrate', HydrateEnvelope),
   /** Separate result lists (API-MAP 2.3): KnowledgeboxSearchResults. */
   search: rpc<SearchRequestEnvelope, SearchResponse>('content.search.search', SearchRequestEnvelope),
   /** Paragraph and entity suggestions (API-MAP 2.5). */

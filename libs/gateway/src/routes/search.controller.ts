@@ -14,6 +14,8 @@ import {
   FindRequest,
   FindResponse,
   RetrieveRequest,
+  HydrateRequest,
+  HydrateResponse,
   RetrieveResponse,
   SearchQueryParams,
   SearchRequest,
@@ -173,6 +175,23 @@ export class SearchController {
     @Req() req: AuthedRequest,
   ): Promise<RetrieveResponse> {
     return this.bus.request(ContentSubjects.retrieve, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('hydrate')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Hydrate paragraphs',
+    description:
+      "The text of given paragraph ids (at most 50), their resources' titles and summaries, and neighbouring paragraphs when asked (the reference's hidden /hydrate); ids the caller may not see are left out.",
+  })
+  @ApiBody({ type: HydrateRequest })
+  @ApiResponse({ status: 200, type: HydrateResponse, description: 'Hydrated' })
+  hydrate(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(HydrateRequest)) body: HydrateRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<HydrateResponse> {
+    return this.bus.request(ContentSubjects.hydrate, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('catalog')

@@ -72,7 +72,7 @@ describe('search and ask contracts over HTTP', () => {
     expect([catalog.status, locs(catalog.body)]).toEqual([422, ['query.sort.field', 'query.page_size']]);
   });
 
-  it('/retrieve: paragraph ids with scores for a reader, one 422 with every mistake, 401 without a credential', async () => {
+  it('/retrieve and /hydrate: paragraph ids with scores, then their text, for a reader; one 422 with every mistake; 401 without a credential', async () => {
     type Retrieved = {
       matches: { id: string; score: { value: number; source: string; type: string }; metadata: { page: number | null } }[];
     };
@@ -107,6 +107,22 @@ describe('search and ask contracts over HTTP', () => {
       'body.bogus',
     ]);
     expect((await http.call('POST', `/api/v1/kb/${kbid}/retrieve`, { body: { query: { query: 'x' } } })).status).toBe(401);
+    // /hydrate: the retrieved paragraph's text and its resource's title; bad ids 422; no credential 401.
+    const id = raw.body.matches[0]?.id as string;
+    const hydrated = await http.call<{ resources: Record<string, { title?: string }>; paragraphs: Record<string, { text?: string }> }>(
+      'POST',
+      `/api/v1/kb/${kbid}/hydrate`,
+      { credential: key, body: { data: [id] } },
+    );
+    expect(hydrated.status).toBe(200);
+    expect(hydrated.body.paragraphs[id]?.text).toContain('Spring tides');
+    expect(Object.values(hydrated.body.resources)).toEqual([{ title: 'Tides' }]);
+    const badIds = await http.call<Detail>('POST', `/api/v1/kb/${kbid}/hydrate`, {
+      credential: key,
+      body: { data: [id, 'nope'], hydration: { paragraph: { related: { neighbours: { after: 99 } } } } },
+    });
+    expect([badIds.status, locs(badIds.body)]).toEqual([422, ['body.data.1', 'body.hydration.paragraph.related.neighbours.after']]);
+    expect((await http.call('POST', `/api/v1/kb/${kbid}/hydrate`, { body: { data: [id] } })).status).toBe(401);
   });
 
   it('refuses a member /suggest does not declare (it was ignored before)', async () => {

@@ -2249,6 +2249,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/kb/{kbid}/hydrate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hydrate paragraphs
+         * @description The text of given paragraph ids (at most 50), their resources' titles and summaries, and neighbouring paragraphs when asked (the reference's hidden /hydrate); ids the caller may not see are left out.
+         */
+        post: operations["Search_hydrate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/kb/{kbid}/catalog": {
         parameters: {
             query?: never;
@@ -4845,6 +4865,81 @@ export interface components {
         };
         RetrieveResponse: {
             matches: components["schemas"]["RetrieveMatch"][];
+        };
+        HydrateResourceOptions: {
+            /** @default true */
+            title?: boolean;
+            /** @default false */
+            summary?: boolean;
+            /**
+             * @description Not supported.
+             * @enum {boolean}
+             */
+            origin?: false;
+            /**
+             * @description Not supported.
+             * @enum {boolean}
+             */
+            security?: false;
+        };
+        HydrateNeighbours: {
+            /** @default 2 */
+            before?: number;
+            /** @default 2 */
+            after?: number;
+        };
+        HydrateRelated: {
+            neighbours?: components["schemas"]["HydrateNeighbours"];
+        };
+        HydrateParagraphOptions: {
+            /** @default true */
+            text?: boolean;
+            related?: components["schemas"]["HydrateRelated"];
+        };
+        HydrateOptions: {
+            resource?: components["schemas"]["HydrateResourceOptions"];
+            paragraph?: components["schemas"]["HydrateParagraphOptions"];
+            /** @description Not supported: read the fields of the resource. */
+            field?: string | null;
+        };
+        HydrateRequest: {
+            /** @description Paragraph ids: `{rid}/{field type letter}/{field id}[/{split}]/{start}-{end}`. */
+            data: string[];
+            hydration?: components["schemas"]["HydrateOptions"];
+            security?: components["schemas"]["SecurityFilter"];
+            /** @default false */
+            show_hidden?: boolean;
+        };
+        HydratedResource: {
+            title?: string;
+            summary?: string;
+        };
+        HydratedNeighbours: {
+            /** @description Ids of the paragraphs before, nearest last. */
+            before: string[];
+            /** @description Ids of the paragraphs after, nearest first. */
+            after: string[];
+        };
+        HydratedRelated: {
+            neighbours: components["schemas"]["HydratedNeighbours"];
+        };
+        HydratedParagraph: {
+            id: string;
+            /** @description Field id: `{rid}/{field type letter}/{field id}`. */
+            field: string;
+            /** @description Resource id. */
+            resource: string;
+            text?: string;
+            /** @description Set on the asked paragraphs when neighbours were asked. */
+            related?: components["schemas"]["HydratedRelated"];
+        };
+        HydrateResponse: {
+            resources: {
+                [key: string]: components["schemas"]["HydratedResource"];
+            };
+            paragraphs: {
+                [key: string]: components["schemas"]["HydratedParagraph"];
+            };
         };
         CatalogRequest: {
             query?: string | {
@@ -20065,6 +20160,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RetrieveResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    Search_hydrate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HydrateRequest"];
+            };
+        };
+        responses: {
+            /** @description Hydrated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HydrateResponse"];
                 };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */

@@ -72,6 +72,59 @@ describe('search and ask contracts over HTTP', () => {
     expect([catalog.status, locs(catalog.body)]).toEqual([422, ['query.sort.field', 'query.page_size']]);
   });
 
+  it('/retrieve and /hydrate: paragraph ids with scores, then their text, for a reader; one 422 with every mistake; 401 without a credential', async () => {
+    type Retrieved = {
+      matches: { id: string; score: { value: number; source: string; type: string }; metadata: { page: number | null } }[];
+    };
+    // (the resource above is processed in the background: asked until its body is indexed)
+    const ask = (body: Record<string, unknown>) => http.call<Retrieved>('POST', `/api/v1/kb/${kbid}/retrieve`, { credential: key, body });
+    const keyword = { query: { keyword: { query: 'spring' } }, top_k: 1, reranker: 'predict' };
+    let raw = await ask(keyword);
+    for (let i = 0; i < 120 && raw.status === 200 && raw.body.matches.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      raw = await ask(keyword);
+    }
+    expect([raw.status, raw.body.matches.length, raw.body.matches[0]?.score.type]).toEqual([200, 1, 'reranker']);
+    const good = await ask({ query: { query: 'spring tides' } });
+    expect(good.status).toBe(200);
+    expect(good.body.matches.length).toBeGreaterThan(0);
+    expect(good.body.matches[0]?.score).toMatchObject({ source: expect.any(String), type: expect.any(String) });
+    const bad = await http.call<Detail>('POST', `/api/v1/kb/${kbid}/retrieve`, {
+      credential: key,
+      body: {
+        query: { query: 'x', override: { keyword: 'disabled', semantic: 'disabled' } },
+        top_k: 1000,
+        filters: { security: { groups: 'sales' }, filter_expression: { field: { prop: 'label' } } },
+        bogus: 1,
+      },
+    });
+    expect(bad.status).toBe(422);
+    expect(locs(bad.body)).toEqual([
+      'body.query.override',
+      'body.top_k',
+      'body.filters.filter_expression.field.labelset',
+      'body.filters.security.groups',
+      'body.bogus',
+    ]);
+    expect((await http.call('POST', `/api/v1/kb/${kbid}/retrieve`, { body: { query: { query: 'x' } } })).status).toBe(401);
+    // /hydrate: the retrieved paragraph's text and its resource's title; bad ids 422; no credential 401.
+    const id = raw.body.matches[0]?.id as string;
+    const hydrated = await http.call<{ resources: Record<string, { title?: string }>; paragraphs: Record<string, { text?: string }> }>(
+      'POST',
+      `/api/v1/kb/${kbid}/hydrate`,
+      { credential: key, body: { data: [id] } },
+    );
+    expect(hydrated.status).toBe(200);
+    expect(hydrated.body.paragraphs[id]?.text).toContain('Spring tides');
+    expect(Object.values(hydrated.body.resources)).toEqual([{ title: 'Tides' }]);
+    const badIds = await http.call<Detail>('POST', `/api/v1/kb/${kbid}/hydrate`, {
+      credential: key,
+      body: { data: [id, 'nope'], hydration: { paragraph: { related: { neighbours: { after: 99 } } } } },
+    });
+    expect([badIds.status, locs(badIds.body)]).toEqual([422, ['body.data.1', 'body.hydration.paragraph.related.neighbours.after']]);
+    expect((await http.call('POST', `/api/v1/kb/${kbid}/hydrate`, { body: { data: [id] } })).status).toBe(401);
+  });
+
   it('refuses a member /suggest does not declare (it was ignored before)', async () => {
     const res = await http.call<Detail>('POST', `/api/v1/kb/${kbid}/suggest`, { credential: key, body: { query: 'tid', whatever: 1 } });
     expect([res.status, locs(res.body)]).toEqual([422, ['body.whatever']]);

@@ -17,6 +17,8 @@ import { FieldsService } from './resources/fields.service';
 import { LabelSetsService } from './labelsets/labelsets.service';
 import { EntitiesGroupsService } from './entities-groups/entities-groups.service';
 import { FindService } from './search/find.service';
+import { RetrieveService } from './search/retrieve.service';
+import { HydrateService } from './search/hydrate.service';
 import { CatalogService } from './search/catalog.service';
 import { GraphService } from './search/graph.service';
 import { SearchListsService } from './search/search-lists.service';
@@ -24,7 +26,7 @@ import { AskService } from './ask/ask.service';
 import { PredictService } from './predict/predict.service';
 import { SummarizeService } from './ask/summarize.service';
 import { RemiJudgeService } from './ask/remi-judge.service';
-import { SearchReindexService } from './search/index/search-reindex.service';
+import { SearchReindexService } from './resources/search-reindex.service';
 import { KbTransfersService } from './transfer/kb-transfers.service';
 import { KbBackupsService } from './transfer/kb-backups.service';
 
@@ -40,6 +42,8 @@ export class ContentHandlers implements OnModuleInit {
     private readonly fields: FieldsService,
     private readonly labelsets: LabelSetsService,
     private readonly finder: FindService,
+    private readonly retriever: RetrieveService,
+    private readonly hydrator: HydrateService,
     private readonly catalog: CatalogService,
     private readonly graph: GraphService,
     private readonly lists: SearchListsService,
@@ -106,6 +110,8 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.setLabelSet, (req) => this.labelsets.set(req)),
       this.bus.handle(S.deleteLabelSet, (req) => this.labelsets.delete(req)),
       this.bus.handle(S.find, (req, _context, signal) => this.finder.find({ ...req, signal })),
+      this.bus.handle(S.retrieve, (req, _context, signal) => this.retriever.retrieve({ ...req, signal })),
+      this.bus.handle(S.hydrate, (req) => this.hydrator.hydrate(req)),
       this.bus.handle(S.catalog, (req) => this.catalog.catalog(req)),
       this.bus.handle(S.search, (req, _context, signal) => this.lists.search({ ...req, signal })),
       this.bus.handle(S.suggest, (req, _context, signal) => this.lists.suggest({ ...req, signal })),

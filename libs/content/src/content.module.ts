@@ -29,6 +29,10 @@ import { FindResults } from './search/find/find-results';
 import { FindRetrieval } from './search/find/find-retrieval';
 import { SearchAuditService } from './search/find/search-audit.service';
 import { SearchRepository } from './search/find/search.repository';
+import { RetrieveService } from './search/retrieve.service';
+import { HydrateService } from './search/hydrate.service';
+import { SEARCH_RESOURCES } from './search/search-resources.port';
+import { SearchResourcesReader } from './resources/search-resources.reader';
 import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
@@ -36,7 +40,7 @@ import { PredictService } from './predict/predict.service';
 import { QueryRephraser } from './ask/query-rephraser.service';
 import { SummarizeService } from './ask/summarize.service';
 import { RemiJudgeService } from './ask/remi-judge.service';
-import { SearchReindexService } from './search/index/search-reindex.service';
+import { SearchReindexService } from './resources/search-reindex.service';
 import { SearchMaintenanceService } from './search/index/search-maintenance.service';
 import { SearchContextService } from './search/search-context.service';
 import { GraphService } from './search/graph.service';
@@ -78,8 +82,11 @@ export class ContentModule {
         FindMerge,
         FindResults,
         SearchRepository,
+        { provide: SEARCH_RESOURCES, useClass: SearchResourcesReader },
         SearchAuditService,
         FindService,
+        RetrieveService,
+        HydrateService,
         CatalogService,
         GraphService,
         SearchListsService,

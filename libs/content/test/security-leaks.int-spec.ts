@@ -67,6 +67,25 @@ describe('security groups: generated leak test', () => {
 
   it('never returns or counts a resource outside the caller groups, on any endpoint or facet', async () => {
     const leaks: string[] = [];
+    let retrievedMatches = 0;
+    let hydratedParagraphs = 0;
+    // Every paragraph id of the KB (an unrestricted caller's hits for every word).
+    const allParagraphs = [
+      ...new Set(
+        (
+          await Promise.all(
+            WORDS.map(
+              async (word) =>
+                (
+                  (await fx.bus.request(ContentSubjects.find, { kbid, body: { query: word, top_k: 200, features: ['keyword'] } })) as {
+                    best_matches: string[];
+                  }
+                ).best_matches,
+            ),
+          )
+        ).flat(),
+      ),
+    ];
     for (const groups of callers) {
       const security = groups ? { security: { groups } } : {};
       const allowed = new Set(resources.filter((r) => visible(groups, r)).map((r) => r.rid));
@@ -79,6 +98,18 @@ describe('security groups: generated leak test', () => {
           best_matches: string[];
         };
         check('find', [...Object.keys(find.resources), ...find.best_matches.map((id) => id.split('/')[0] as string)]);
+        // /retrieve: the same plan from its own shape (text and raw queries, groups under filters.security).
+        for (const query of [{ query: word }, { keyword: { query: word } }]) {
+          const retrieved = (await fx.bus.request(ContentSubjects.retrieve, {
+            kbid,
+            body: { query, top_k: 200, reranker: 'predict', filters: groups ? { security: { groups } } : {} },
+          })) as { matches: { id: string }[] };
+          check(
+            'retrieve',
+            retrieved.matches.map((m) => m.id.split('/')[0] as string),
+          );
+          retrievedMatches += retrieved.matches.length;
+        }
         const search = (await fx.bus.request(ContentSubjects.search, {
           kbid,
           body: { query: word, top_k: 200, faceted: ['/l/topic', '/e/ORG'], ...security },
@@ -183,7 +214,23 @@ describe('security groups: generated leak test', () => {
           asked.push(...Object.keys((item['augmented'] as { paragraphs: object }).paragraphs).map((k) => k.split('/')[0] as string));
       }
       check('ask', asked);
+      // /hydrate: every paragraph id of the KB asked by each caller (50 at a time, with neighbours).
+      for (let i = 0; i < allParagraphs.length; i += 50) {
+        const hydrated = (await fx.bus.request(ContentSubjects.hydrate, {
+          kbid,
+          body: {
+            data: allParagraphs.slice(i, i + 50),
+            hydration: { resource: { summary: true }, paragraph: { related: { neighbours: { before: 3, after: 3 } } } },
+            ...security,
+          },
+        })) as { resources: Record<string, unknown>; paragraphs: Record<string, { resource: string }> };
+        check('hydrate', [...Object.keys(hydrated.resources), ...Object.values(hydrated.paragraphs).map((p) => p.resource)]);
+        if (!groups || groups.length === 0) hydratedParagraphs += Object.keys(hydrated.paragraphs).length;
+      }
     }
     expect(leaks).toEqual([]);
+    // (the /retrieve checks saw matches: they are not vacuous)
+    expect(retrievedMatches).toBeGreaterThan(0);
+    expect(hydratedParagraphs).toBeGreaterThanOrEqual(2 * allParagraphs.length);
   }, 240_000);
 });

@@ -202,6 +202,14 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
     extracted_key: 'content/kbs/kb-1/r/r-1/f/text/body/extracted/3.json',
   },
   'content.search.find': { kbid: 'kb-1', body: { query: 'tides', top_k: 5 } },
+  'content.search.retrieve': { kbid: 'kb-1', body: { query: { query: 'tides' }, top_k: 5, filters: { security: { groups: ['g1'] } } } },
+  'content.search.hydrate': {
+    kbid: 'kb-1',
+    body: {
+      data: ['0f3c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b/t/body/0-42'],
+      hydration: { paragraph: { related: { neighbours: { before: 1 } } } },
+    },
+  },
   'content.search.search': { kbid: 'kb-1', body: { query: 'tides', features: ['keyword'] } },
   'content.search.suggest': { kbid: 'kb-1', body: { query: 'tid' } },
   'content.search.catalog': { kbid: 'kb-1', body: { query: 'moon', page_size: 10 } },

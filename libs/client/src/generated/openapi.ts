@@ -2269,6 +2269,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/kb/{kbid}/retrieve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retrieve paragraphs
+         * @description Retrieval only (the reference's hidden /retrieve): /find's retrievers, fusion and (when asked) reranker; paragraph ids with their scores and metadata, no resources.
+         */
+        post: operations["Search_retrieve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/hydrate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hydrate paragraphs
+         * @description The text of given paragraph ids (at most 50), their resources' titles and summaries, and neighbouring paragraphs when asked (the reference's hidden /hydrate); ids the caller may not see are left out.
+         */
+        post: operations["Search_hydrate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/kb/{kbid}/catalog": {
         parameters: {
             query?: never;
@@ -4843,6 +4883,214 @@ export interface components {
              * @enum {string|null}
              */
             search_after: null;
+        };
+        RetrieveKeywordOverrides: {
+            /** @description Lowest BM25 score kept. */
+            min_score?: number;
+            /** @default false */
+            with_synonyms?: boolean;
+        };
+        RetrieveSemanticOverrides: {
+            /** @description The query's own embedding (skips embedding the query). */
+            vector?: number[];
+            vectorset?: string;
+            /** @description Lowest similarity kept. */
+            min_score?: number;
+        };
+        RetrieveQueryOverrides: {
+            /** @description Keyword retrieval's options, or 'disabled'. */
+            keyword?: "disabled" | components["schemas"]["RetrieveKeywordOverrides"];
+            /** @description Semantic retrieval's options, or 'disabled'. */
+            semantic?: "disabled" | components["schemas"]["RetrieveSemanticOverrides"];
+            /** @description Not supported: use POST /graph or /find with the graph feature. */
+            graph?: string | null;
+        };
+        RetrieveTextQuery: {
+            /** @description The text to search for. */
+            query: string;
+            /**
+             * @description Not supported: send the rephrased query instead.
+             * @enum {boolean}
+             */
+            rephrase?: false;
+            /** @description Not supported. */
+            image?: string | null;
+            override?: components["schemas"]["RetrieveQueryOverrides"];
+        };
+        RetrieveRawKeyword: {
+            query: string;
+            /** @default 0 */
+            min_score?: number;
+            /** @default false */
+            with_synonyms?: boolean;
+        };
+        RetrieveRawSemantic: {
+            /** @description The query embedding. */
+            query: number[];
+            vectorset: string;
+            /** @default -1 */
+            min_score?: number;
+        };
+        RetrieveRawQuery: {
+            keyword?: components["schemas"]["RetrieveRawKeyword"];
+            semantic?: components["schemas"]["RetrieveRawSemantic"];
+            /** @description Not supported: use POST /graph or /find with the graph feature. */
+            graph?: string | null;
+        };
+        RetrieveFilters: {
+            /** @description Boolean expressions ({and: [...]}, {or: [...]}, {not: ...}) over conditions {prop: resource|field|keyword|created|modified|label|resource_mimetype|field_mimetype|entity|language|origin_tag|origin_metadata|origin_path|origin_source|origin_collaborator|generated|kind|status, ...}; 16 levels and 1000 values at most. */
+            filter_expression?: {
+                /** @description Expression on resources and fields. */
+                field?: components["schemas"]["FilterExpressionNode"];
+                /** @description Expression on paragraphs (adds prop kind). */
+                paragraph?: components["schemas"]["FilterExpressionNode"];
+                /** @description Expression ({and}, {or}, {not}) over the values of key_value fields: {schema_id, key, eq} (equal; a range holds it), {schema_id, key, gte?, lte?} (numbers or dates; a range overlaps), {schema_id, key, contains} (text, case-insensitive). A resource matches through its key_value field schema_id. */
+                key_value?: components["schemas"]["KvFilterExpressionNode"];
+                /**
+                 * @description How field, paragraph and key_value combine.
+                 * @default and
+                 * @enum {string}
+                 */
+                operator?: "and" | "or";
+            };
+            /** @default false */
+            show_hidden?: boolean;
+            security?: components["schemas"]["SecurityFilter"];
+            /** @default false */
+            with_duplicates?: boolean;
+        };
+        RetrieveRequest: {
+            query: components["schemas"]["RetrieveTextQuery"] | components["schemas"]["RetrieveRawQuery"];
+            /** @default 20 */
+            top_k?: number;
+            filters?: components["schemas"]["RetrieveFilters"];
+            rank_fusion?: "rrf" | {
+                /** @enum {string} */
+                name?: "rrf" | "weighted";
+                k?: number;
+                window?: number;
+                boosting?: {
+                    keyword?: number;
+                    semantic?: number;
+                };
+            };
+            /** @description Reranks the best candidates of a text query (none by default). */
+            reranker?: ("predict" | "noop") | {
+                /** @enum {string} */
+                name?: "predict" | "noop";
+                window?: number;
+            };
+        };
+        RetrieveScore: {
+            score: number;
+            /** @enum {string} */
+            source: "index" | "rank_fusion" | "reranker";
+            /** @enum {string} */
+            type: "semantic" | "keyword" | "graph" | "rrf" | "wCombSUM" | "reranker";
+        };
+        RetrieveScores: {
+            value: number;
+            /** @enum {string} */
+            source: "index" | "rank_fusion" | "reranker";
+            /** @enum {string} */
+            type: "semantic" | "keyword" | "graph" | "rrf" | "wCombSUM" | "reranker";
+            /** @description The score that set the order (the final one only). */
+            history: components["schemas"]["RetrieveScore"][];
+        };
+        RetrieveMetadata: {
+            /** @description Always empty: the index keeps labels per paragraph (see paragraph_labels). */
+            field_labels: string[];
+            /** @description Every label the paragraph carries: its resource's, its field's and its own. */
+            paragraph_labels: string[];
+            is_an_image: boolean;
+            is_a_table: boolean;
+            source_file: string | null;
+            page: number | null;
+            in_page_with_visual: boolean | null;
+        };
+        RetrieveMatch: {
+            /** @description Paragraph id: `{rid}/{type letter}/{field}[/{split}]/{start}-{end}`. */
+            id: string;
+            score: components["schemas"]["RetrieveScores"];
+            metadata: components["schemas"]["RetrieveMetadata"];
+        };
+        RetrieveResponse: {
+            matches: components["schemas"]["RetrieveMatch"][];
+        };
+        HydrateResourceOptions: {
+            /** @default true */
+            title?: boolean;
+            /** @default false */
+            summary?: boolean;
+            /**
+             * @description Not supported.
+             * @enum {boolean}
+             */
+            origin?: false;
+            /**
+             * @description Not supported.
+             * @enum {boolean}
+             */
+            security?: false;
+        };
+        HydrateNeighbours: {
+            /** @default 2 */
+            before?: number;
+            /** @default 2 */
+            after?: number;
+        };
+        HydrateRelated: {
+            neighbours?: components["schemas"]["HydrateNeighbours"];
+        };
+        HydrateParagraphOptions: {
+            /** @default true */
+            text?: boolean;
+            related?: components["schemas"]["HydrateRelated"];
+        };
+        HydrateOptions: {
+            resource?: components["schemas"]["HydrateResourceOptions"];
+            paragraph?: components["schemas"]["HydrateParagraphOptions"];
+            /** @description Not supported: read the fields of the resource. */
+            field?: string | null;
+        };
+        HydrateRequest: {
+            /** @description Paragraph ids: `{rid}/{field type letter}/{field id}[/{split}]/{start}-{end}`. */
+            data: string[];
+            hydration?: components["schemas"]["HydrateOptions"];
+            security?: components["schemas"]["SecurityFilter"];
+            /** @default false */
+            show_hidden?: boolean;
+        };
+        HydratedResource: {
+            title?: string;
+            summary?: string;
+        };
+        HydratedNeighbours: {
+            /** @description Ids of the paragraphs before, nearest last. */
+            before: string[];
+            /** @description Ids of the paragraphs after, nearest first. */
+            after: string[];
+        };
+        HydratedRelated: {
+            neighbours: components["schemas"]["HydratedNeighbours"];
+        };
+        HydratedParagraph: {
+            id: string;
+            /** @description Field id: `{rid}/{field type letter}/{field id}`. */
+            field: string;
+            /** @description Resource id. */
+            resource: string;
+            text?: string;
+            /** @description Set on the asked paragraphs when neighbours were asked. */
+            related?: components["schemas"]["HydratedRelated"];
+        };
+        HydrateResponse: {
+            resources: {
+                [key: string]: components["schemas"]["HydratedResource"];
+            };
+            paragraphs: {
+                [key: string]: components["schemas"]["HydratedParagraph"];
+            };
         };
         CatalogRequest: {
             query?: string | {
@@ -20568,6 +20816,184 @@ export interface operations {
             };
             /** @description The account has reached its monthly limit of searches */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    Search_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RetrieveRequest"];
+            };
+        };
+        responses: {
+            /** @description RetrievalResponse */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetrieveResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    Search_hydrate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HydrateRequest"];
+            };
+        };
+        responses: {
+            /** @description Hydrated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HydrateResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,6 +14,7 @@ import {
   type ValidationIssue,
 } from '@kb/contracts';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { memoryTags } from '../search/memory/memory-facets';
 import { SearchMemoryService } from '../search/memory/search-memory.service';
 import { likePrefix } from '../search/query/sql';
 import { checkEntityMap } from './entity-map';
@@ -241,7 +242,7 @@ export class EntitiesGroupsService {
     const index = await this.memory.current(kbid);
     if (index) {
       const families = new Set<string>();
-      for (const tag of index.tags(index.mask({ showHidden: true }), (t) => t.startsWith('/e/'), Number.POSITIVE_INFINITY)) {
+      for (const tag of memoryTags(index, index.mask({ showHidden: true }), (t) => t.startsWith('/e/'), Number.POSITIVE_INFINITY)) {
         families.add(tag.slice(3).split('/')[0] as string);
         if (families.size >= MAX_INDEXED_GROUPS) break;
       }
@@ -262,7 +263,7 @@ export class EntitiesGroupsService {
     const prefix = `/e/${group}/`;
     const index = await this.memory.current(kbid);
     const tags = index
-      ? index.tags(index.mask({ showHidden: true }), (t) => t.startsWith(prefix), limit)
+      ? memoryTags(index, index.mask({ showHidden: true }), (t) => t.startsWith(prefix), limit)
       : await this.cachedSql(kbid, `${group}\0${limit}`, async () =>
           (
             (await this.ds.query(

@@ -18,6 +18,7 @@ import { SearchRepository, type ParagraphRow } from './find/search.repository';
 import type { RetrieverHit } from './query/fusion';
 import { distinctOr } from './query/serialization';
 import { facetCounts } from './query/facets';
+import { memoryFacets, memoryTags } from './memory/memory-facets';
 import { SqlParams, likePrefix } from './query/sql';
 import { SearchContextService } from './search-context.service';
 import { EntitiesGroupsService } from '../entities-groups/entities-groups.service';
@@ -170,7 +171,7 @@ export class SearchListsService {
     terms: string[],
   ): Promise<Record<string, Record<string, number>>> {
     const held = await retrieval.masked();
-    if (held) return held.index.facets(prefixes, held.mask, terms);
+    if (held) return memoryFacets(held.index, prefixes, held.mask, terms);
     const params = new SqlParams(plan.params.values);
     const termCond = terms.length
       ? ` AND EXISTS (SELECT 1 FROM content.search_postings po WHERE po.kbid = ${params.add(plan.kbid)} AND po.paragraph = p.id AND po.term = ANY(${params.add(terms)}::text[]))`
@@ -186,7 +187,8 @@ export class SearchListsService {
   private async entityTags(plan: FindPlan, retrieval: PlanRetrieval, prefix: string): Promise<string[]> {
     const held = await retrieval.masked();
     if (held) {
-      return held.index.tags(
+      return memoryTags(
+        held.index,
         held.mask,
         (t) => t.startsWith('/e/') && (t.slice(3).split('/')[1] ?? '').toLowerCase().startsWith(prefix),
         ENTITY_SUGGESTIONS,

@@ -6,6 +6,8 @@ import { KbSynonymsRef, SetKbSynonymsRequest, type KbSynonymsDto } from './synon
 import { AuditBatchEvent, AuditRecordedEvent } from './audit.event';
 import { AskEnvelope } from './search/ask.dto';
 import { SummarizeEnvelope, type SummarizeResponse } from './search/summarize.dto';
+import { RetrieveEnvelope, type RetrieveResponse } from './search/retrieve.dto';
+import { HydrateEnvelope, type HydrateResponse } from './search/hydrate.dto';
 import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
@@ -134,6 +136,10 @@ export const ContentSubjects = {
   deleteEntitiesGroup: rpc<EntitiesGroupRef, Record<string, never>>('content.entities-group.delete', EntitiesGroupRef),
   /** Hybrid retrieval (API-MAP 2.2): KnowledgeboxFindResults. */
   find: rpc<FindEnvelope, FindResponse>('content.search.find', FindEnvelope),
+  /** Retrieval only (the reference's hidden `/retrieve`): paragraph ids with scores and metadata. */
+  retrieve: rpc<RetrieveEnvelope, RetrieveResponse>('content.search.retrieve', RetrieveEnvelope),
+  /** The text and metadata of given paragraph ids (the reference's hidden `/hydrate`). */
+  hydrate: rpc<HydrateEnvelope, HydrateResponse>('content.search.hydrate', HydrateEnvelope),
   /** Separate result lists (API-MAP 2.3): KnowledgeboxSearchResults. */
   search: rpc<SearchRequestEnvelope, SearchResponse>('content.search.search', SearchRequestEnvelope),
   /** Paragraph and entity suggestions (API-MAP 2.5). */

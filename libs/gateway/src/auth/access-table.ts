@@ -259,6 +259,8 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'DELETE /api/v1/kb/:kbid/split_strategies/strategy/:strategy_id': kb('MANAGER'),
   'GET /api/v1/kb/:kbid/find': kb('READER'),
   'POST /api/v1/kb/:kbid/find': kb('READER'),
+  'POST /api/v1/kb/:kbid/retrieve': kb('READER'),
+  'POST /api/v1/kb/:kbid/hydrate': kb('READER'),
   'GET /api/v1/kb/:kbid/catalog': kb('READER'),
   'GET /api/v1/kb/:kbid/processing-status': kb('READER'),
   'GET /api/v1/processing/requests': { scope: 'ua-key' },

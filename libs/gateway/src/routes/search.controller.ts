@@ -13,6 +13,10 @@ import {
   FindQueryParams,
   FindRequest,
   FindResponse,
+  RetrieveRequest,
+  HydrateRequest,
+  HydrateResponse,
+  RetrieveResponse,
   SearchQueryParams,
   SearchRequest,
   GraphNodesRequest,
@@ -154,6 +158,40 @@ export class SearchController {
   findGet(@Param('kbid') kbid: string, @Query() query: Record<string, unknown>, @Req() req: AuthedRequest): Promise<FindResponse> {
     const body = validatePayload(FindRequest, queryToBody(query), { loc: ['query'] });
     return this.bus.request(ContentSubjects.find, { kbid, body, method: 'GET', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('retrieve')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Retrieve paragraphs',
+    description:
+      "Retrieval only (the reference's hidden /retrieve): /find's retrievers, fusion and (when asked) reranker; paragraph ids with their scores and metadata, no resources.",
+  })
+  @ApiBody({ type: RetrieveRequest })
+  @ApiResponse({ status: 200, type: RetrieveResponse, description: 'RetrievalResponse' })
+  retrieve(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(RetrieveRequest)) body: RetrieveRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<RetrieveResponse> {
+    return this.bus.request(ContentSubjects.retrieve, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('hydrate')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Hydrate paragraphs',
+    description:
+      "The text of given paragraph ids (at most 50), their resources' titles and summaries, and neighbouring paragraphs when asked (the reference's hidden /hydrate); ids the caller may not see are left out.",
+  })
+  @ApiBody({ type: HydrateRequest })
+  @ApiResponse({ status: 200, type: HydrateResponse, description: 'Hydrated' })
+  hydrate(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(HydrateRequest)) body: HydrateRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<HydrateResponse> {
+    return this.bus.request(ContentSubjects.hydrate, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('catalog')

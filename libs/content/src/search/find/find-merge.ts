@@ -13,7 +13,7 @@ import { SearchRepository, type ParagraphRow, type RankedParagraph } from './sea
  * these are within 0.002, and the middle of that band was kept: less semantic influence is safer
  * on collections the model knows nothing about (docs/benchmarks.md).
  */
-const DEFAULT_FUSION: Record<string, { weight: number }> = {
+export const DEFAULT_FUSION: Record<string, { weight: number }> = {
   'en-use-lite-2024': { weight: 0.1 },
 };
 

@@ -1,15 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ResourceDto } from '@kb/contracts';
 import type { DataSource } from 'typeorm';
-import { In } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../../content.tokens';
-import { FieldEntity } from '../../entities/field.entity';
-import { ResourceEntity } from '../../entities/resource.entity';
-import { serializeResource } from '../../resources/resource-reader.service';
 import type { ScoreType } from '../query/fusion';
 import { relationsSearch, type RelationsResult } from '../query/relations';
 import type { SerializationOptions } from '../query/serialization';
 import { SqlParams } from '../query/sql';
+import { SEARCH_RESOURCES, type SearchResources } from '../search-resources.port';
 
 export interface ParagraphRow {
   id: string;
@@ -42,11 +39,14 @@ export interface RankedParagraph extends ParagraphRow {
 
 /**
  * What search reads back from the database once the hits are known: paragraph rows, the resources
- * of the hits (serialized by the resources' reader), and the `relations` feature's graph.
+ * of the hits (through SearchResources, which the resources side implements), and the `relations` feature's graph.
  */
 @Injectable()
 export class SearchRepository {
-  constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource) {}
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    @Inject(SEARCH_RESOURCES) private readonly reader: SearchResources,
+  ) {}
 
   async paragraphRows(ids: string[]): Promise<Map<string, ParagraphRow>> {
     if (ids.length === 0) return new Map();
@@ -56,23 +56,9 @@ export class SearchRepository {
     return new Map(rows.map((r) => [r.id, r]));
   }
 
-  /** The resources of the hits, serialized as `show` asks (one query for rows, one for fields if needed). */
-  async resources(kbid: string, rids: string[], s: SerializationOptions): Promise<Map<string, ResourceDto>> {
-    if (rids.length === 0) return new Map();
-    const rows = await this.ds.getRepository(ResourceEntity).findBy({ kbid, id: In(rids) });
-    const needsFields = s.show.some((x) => x === 'values' || x === 'extracted' || x === 'errors');
-    const fields = needsFields ? await this.ds.getRepository(FieldEntity).findBy({ rid: In(rids) }) : [];
-    const out = new Map<string, ResourceDto>();
-    for (const r of rows)
-      out.set(
-        r.id,
-        serializeResource(
-          r,
-          fields.filter((f) => f.rid === r.id),
-          s,
-        ),
-      );
-    return out;
+  /** The resources of the hits, serialized as `show` asks (through the resources' narrow read, SearchResources). */
+  resources(kbid: string, rids: string[], s: SerializationOptions): Promise<Map<string, ResourceDto>> {
+    return this.reader.resources(kbid, rids, s);
   }
 
   /** The `relations` feature: entities named in the query, with the resources and entities around them. */

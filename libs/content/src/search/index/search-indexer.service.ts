@@ -9,84 +9,13 @@ import { isSafeVectorset } from '../search-ids';
 import { SqlParams } from '../query/sql';
 import { RESOURCE_LEVEL, fieldRelations, replaceRelations, resourceRelations } from './relations-index';
 import { SearchMaintenanceService } from './search-maintenance.service';
-import { arr, fieldTags, labelTags, obj, resourceTags, userFieldLabels } from './tags';
+import { ensureHnsw } from './hnsw';
+import { countTerms, fieldRows, vectorSetsOf, type ParagraphRow, type RowVectors } from './paragraph-rows';
+import { resourceTags } from './tags';
 
-interface ParagraphRow {
-  field: string;
-  split: string;
-  paragraphId: string;
-  start: number;
-  end: number;
-  idx: number;
-  page: number | null;
-  /** Where a TRANSCRIPT paragraph starts and ends in its recording, in seconds. */
-  startSeconds: number | null;
-  endSeconds: number | null;
-  text: string;
-  kind: string;
-  language: string;
-  labels: string[];
-  ptags: string[];
-  terms: Map<string, number>;
-  length: number;
-}
-
-/** One vectorset's vectors of a field's rows, by paragraph id. */
-interface RowVectors {
-  vectorset: string;
-  similarity: 'COSINE' | 'DOT';
-  byParagraph: Map<string, number[]>;
-}
-
-/**
- * Every vectorset a field was vectorised with (`vectors`, the KB's default model, and
- * `vectorsets`, its other semantic models), matched to the rows by split and offsets.
- */
-function vectorSetsOf(extracted: ExtractedFieldData, rows: ParagraphRow[]): RowVectors[] {
-  const out = new Map<string, RowVectors>();
-  for (const v of [extracted.vectors, ...Object.values(extracted.vectorsets ?? {})]) {
-    if (!v?.vectorset || out.has(v.vectorset)) continue;
-    const bySplit = new Map<string, Map<string, number[]>>();
-    const byParagraph = new Map<string, number[]>();
-    for (const r of rows) {
-      let offsets = bySplit.get(r.split);
-      if (!offsets) {
-        offsets = new Map();
-        for (const x of (r.split ? v.split_vectors?.[r.split]?.vectors : v.vectors?.vectors) ?? []) {
-          if (Array.isArray(x.vector) && x.vector.length) offsets.set(`${x.start_paragraph}-${x.end_paragraph}`, x.vector);
-        }
-        bySplit.set(r.split, offsets);
-      }
-      const vector = offsets.get(`${r.start}-${r.end}`);
-      if (vector) byParagraph.set(r.paragraphId, vector);
-    }
-    out.set(v.vectorset, { vectorset: v.vectorset, similarity: v.similarity ?? 'DOT', byParagraph });
-  }
-  return [...out.values()];
-}
+export { hnswIndexName } from './hnsw';
 
 const TITLE_FIELD = 'a/title';
-
-/**
- * HNSW indexes seen committed, per database. A name goes in only once the catalog shows it:
- * an index created in a transaction that then rolls back is created again by the next write.
- * (`CREATE INDEX IF NOT EXISTS` locks the table against writers even when the index exists, so it
- * is not run on every write.)
- */
-const hnswSeen = new WeakMap<object, Set<string>>();
-
-export function hnswIndexName(vectorset: string, dimension: number): string {
-  return `search_vectors_hnsw_${vectorset
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .slice(0, 40)}_${dimension}`;
-}
-
-function countTerms(terms: string[]): Map<string, number> {
-  const tf = new Map<string, number>();
-  for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
-  return tf;
-}
 
 /**
  * Keeps the search index (docs/decisions/0011) equal to the stored resources. Every method runs
@@ -112,7 +41,7 @@ export class SearchIndexerService {
     extracted: ExtractedFieldData,
   ): Promise<void> {
     await this.unindex(m, resource.kbid, resource.id, [`${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`]);
-    const rows = this.fieldRows(resource, field.fieldType, field.fieldId, extracted);
+    const rows = fieldRows(resource, field.fieldType, field.fieldId, extracted);
     await this.insert(m, resource, rows, vectorSetsOf(extracted, rows));
     await replaceRelations(
       m,
@@ -224,56 +153,6 @@ export class SearchIndexerService {
     };
     await this.insert(m, resource, [row], []);
   }
-
-  private fieldRows(resource: ResourceEntity, fieldType: ContentFieldType, fieldId: string, extracted: ExtractedFieldData): ParagraphRow[] {
-    const letter = FIELD_TYPE_LETTER[fieldType];
-    const field = `${letter}/${fieldId}`;
-    const user = userFieldLabels(resource.fieldmetadata ?? [], fieldType, fieldId);
-    const resourceLabels = labelTags(obj(resource.usermetadata)['classifications']);
-    const resourceLanguage = typeof resource.metadata['language'] === 'string' ? (resource.metadata['language'] as string) : '';
-    const rows: ParagraphRow[] = [];
-    const addText = (split: string, text: string, metadata: Record<string, unknown>): void => {
-      const language = (typeof metadata['language'] === 'string' && metadata['language']) || resourceLanguage;
-      const ftags = fieldTags(typeof metadata['mime_type'] === 'string' ? metadata['mime_type'] : undefined, metadata['ner'], user.field);
-      arr(metadata['paragraphs']).forEach((p, idx) => {
-        const po = obj(p);
-        const start = Number(po['start']);
-        const end = Number(po['end']);
-        if (!Number.isInteger(start) || !Number.isInteger(end) || end <= start) return;
-        const body = text.slice(start, end);
-        if (!body.trim()) return;
-        const paragraphId =
-          typeof po['key'] === 'string' && po['key'] ? po['key'] : `${resource.id}/${field}${split ? `/${split}` : ''}/${start}-${end}`;
-        const kind = typeof po['kind'] === 'string' && po['kind'] ? po['kind'] : 'TEXT';
-        const plabels = [...labelTags(po['classifications']), ...(user.paragraphs.get(paragraphId) ?? [])];
-        const terms = analyze(body, language || undefined);
-        const page = obj(po['page'])['page'];
-        rows.push({
-          field,
-          split,
-          paragraphId,
-          start,
-          end,
-          idx,
-          page: typeof page === 'number' ? page : null,
-          startSeconds: firstNumber(po['start_seconds']),
-          endSeconds: firstNumber(po['end_seconds']),
-          text: body,
-          kind,
-          language,
-          labels: [...new Set([...resourceLabels, ...user.field, ...plabels])],
-          ptags: [...new Set([...ftags, ...plabels, `/k/${kind}`])],
-          terms: countTerms(terms),
-          length: terms.length,
-        });
-      });
-    };
-    addText('', extracted.text?.text ?? '', obj(extracted.metadata?.metadata));
-    for (const [split, text] of Object.entries(extracted.text?.split_text ?? {}))
-      addText(split, text, obj(extracted.metadata?.split_metadata?.[split]));
-    return rows;
-  }
-
   /**
    * Inserts paragraphs with their postings, term and length statistics and vectors in ONE statement
    * (data-modifying CTEs): on the embedded database every statement of a write transaction is a
@@ -357,7 +236,7 @@ export class SearchIndexerService {
     sql += `
       SELECT count(*)::int AS n FROM ins`;
     await m.query(sql, p.values);
-    if (this.hnsw) for (const h of hnsw) await this.ensureHnsw(m, h.vectorset, h.dimension, h.similarity);
+    if (this.hnsw) for (const h of hnsw) await ensureHnsw(m, h.vectorset, h.dimension, h.similarity);
   }
 
   /**
@@ -404,32 +283,4 @@ export class SearchIndexerService {
       ]);
     }
   }
-
-  private async ensureHnsw(m: EntityManager, vectorset: string, dimension: number, similarity: 'COSINE' | 'DOT'): Promise<void> {
-    const name = hnswIndexName(vectorset, dimension);
-    let seen = hnswSeen.get(m.connection);
-    if (!seen) hnswSeen.set(m.connection, (seen = new Set()));
-    if (seen.has(name)) return;
-    // The index's catalog row, and whether this very transaction wrote it (not yet committed).
-    const found = (await m.query(
-      `SELECT c.xmin::text = coalesce((txid_current_if_assigned() % 4294967296)::text, '') AS mine FROM pg_class c WHERE c.oid = to_regclass($1)`,
-      [`content.${name}`],
-    )) as { mine: boolean }[];
-    if (found[0]) {
-      if (!found[0].mine) seen.add(name);
-      return;
-    }
-    const ops = similarity === 'COSINE' ? 'vector_cosine_ops' : 'vector_ip_ops';
-    // Partial expression index: one per vectorset and length, so KBs with different models share the table.
-    await m.query(
-      `CREATE INDEX IF NOT EXISTS ${name} ON content.search_vectors USING hnsw ((vector::vector(${dimension})) ${ops}) WITH (m = 16, ef_construction = 100)
-        WHERE vectorset = '${vectorset}' AND dimension = ${dimension}`,
-    );
-  }
-}
-
-/** The first number of a paragraph's `start_seconds` / `end_seconds` list (extracted metadata), else null. */
-function firstNumber(value: unknown): number | null {
-  const first = Array.isArray(value) ? value[0] : value;
-  return typeof first === 'number' && Number.isFinite(first) ? first : null;
 }

@@ -1,5 +1,7 @@
 import { LANES, VectorBlock, norm2 } from './dot-kernel';
-import { KbMemoryIndex, VectorGroupBuilder, vectorFromSend, type KbChanges } from './kb-memory-index';
+import { applyChanges, type KbChanges } from './apply-changes';
+import { KbMemoryIndex } from './kb-memory-index';
+import { VectorGroupBuilder, vectorFromSend } from './vector-group';
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
@@ -214,7 +216,7 @@ describe('changes applied to an index', () => {
     ];
     steps.forEach((step, i) => {
       const next = step(kb);
-      idx = idx.applied(changes(kb, next, `g${i + 1}`));
+      idx = applyChanges(idx, changes(kb, next, `g${i + 1}`));
       kb = next;
       const full = fullRead(kb, `g${i + 1}`);
       // the same query vector for both
@@ -241,10 +243,10 @@ describe('changes applied to an index', () => {
       ...kb.slice(0, 25),
       ...Array.from({ length: 6 }, (_v, i) => ({ id: String(200 + i), terms: { y: 2, z: 1 }, vector: vec() })),
     ];
-    const ia = base.applied(changes(kb, a, 'ga'));
-    const ib = base.applied(changes(kb, b, 'gb'));
+    const ia = applyChanges(base, changes(kb, a, 'ga'));
+    const ib = applyChanges(base, changes(kb, b, 'gb'));
     const a2 = [...a, { id: '300', terms: { x: 2 }, vector: vec() }];
-    const ia2 = ia.applied(changes(a, a2, 'ga2'));
+    const ia2 = applyChanges(ia, changes(a, a2, 'ga2'));
     expect(answersWith(base, seed)).toEqual(before);
     expect(answersWith(ia, seed)).toEqual(answersWith(fullRead(a, 'ga'), seed));
     expect(answersWith(ib, seed)).toEqual(answersWith(fullRead(b, 'gb'), seed));

@@ -2,7 +2,8 @@ import type { EntityManager } from 'typeorm';
 import type { RetrieverHit } from '../query/fusion';
 import { CANDIDATES, keywordSearchExact, semanticSearch, type RetrievalScope, type VectorQuery } from '../query/retrievers';
 import { SqlParams } from '../query/sql';
-import { atLeast, type KbMemoryIndex, type MemoryFilter } from './kb-memory-index';
+import type { KbMemoryIndex, MemoryFilter } from './kb-memory-index';
+import { atLeast } from './pick';
 
 /**
  * The retrievers of query/retrievers.ts with the scoring done in memory (docs/decisions/0014).

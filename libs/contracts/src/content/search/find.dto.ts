@@ -34,7 +34,7 @@ export const FIND_DEFAULT_FEATURES: readonly FindFeature[] = ['keyword', 'semant
 const notRephrasing = (v: unknown): boolean => v === false || v === null || v === undefined;
 
 /** OpenAPI schemas of the union members (class-validator cannot say them; `@Check` does). */
-const FILTER_EXPRESSION_SCHEMA: ApiPropertyOptions = {
+export const FILTER_EXPRESSION_SCHEMA: ApiPropertyOptions = {
   type: 'object',
   description:
     'Boolean expressions ({and: [...]}, {or: [...]}, {not: ...}) over conditions {prop: resource|field|keyword|created|modified|label|resource_mimetype|field_mimetype|entity|language|origin_tag|origin_metadata|origin_path|origin_source|origin_collaborator|generated|kind|status, ...}; ' +

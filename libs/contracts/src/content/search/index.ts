@@ -10,6 +10,8 @@ export * from './rag-strategies.dto';
 export * from './ask.dto';
 export * from './ask-items.dto';
 export * from './summarize.dto';
+export * from './retrieve.dto';
+export * from './hydrate.dto';
 export * from './query-params.dto';
 export * from './graph-query';
 export * from './config-name';

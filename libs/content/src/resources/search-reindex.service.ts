@@ -1,11 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { ResourceReindexedEvent } from '@kb/contracts';
-import { CONTENT_DATA_SOURCE } from '../../content.tokens';
-import { ResourcesRepository } from '../../resources/resources.repository';
-import { SearchIndexerService } from './search-indexer.service';
+import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { ResourcesRepository } from './resources.repository';
+import { SearchIndexerService } from '../search/index/search-indexer.service';
 
-/** Answers `content.resource.reindexed`: the resource's index rows are rebuilt from its stored fields. */
+/**
+ * Answers `content.resource.reindexed`: the resource's index rows are rebuilt from its stored fields
+ * (the write side's job, next to the resources it reads: search does not import resources).
+ */
 @Injectable()
 export class SearchReindexService {
   constructor(

@@ -17,12 +17,26 @@ describe('benchmark figures compared side by side', () => {
       ],
     };
     expect(flatten(run1)).toEqual({
-      'rows[topology=standalone].requests_per_s': 500,
-      'rows[topology=standalone].p50_ms': 13,
-      'rows[topology=distributed].requests_per_s': 400,
-      'rows[topology=distributed].p50_ms': 17,
+      'rows[topology=standalone,connections=8].requests_per_s': 500,
+      'rows[topology=standalone,connections=8].p50_ms': 13,
+      'rows[topology=distributed,connections=8].requests_per_s': 400,
+      'rows[topology=distributed,connections=8].p50_ms': 17,
     });
-    expect(flatten(run2)['rows[topology=standalone].requests_per_s']).toBe(520);
+    expect(flatten(run2)['rows[topology=standalone,connections=8].requests_per_s']).toBe(520);
+  });
+
+  it("matches rows by their connection count: an older run's one row at 16 pairs with the newer run's row at 16, not at 1", () => {
+    const older = { rows: [{ endpoint: 'POST /find', connections: 16, p50_ms: 500 }] };
+    const newer = {
+      rows: [
+        { endpoint: 'POST /find', connections: 1, p50_ms: 25 },
+        { endpoint: 'POST /find', connections: 16, p50_ms: 400 },
+      ],
+    };
+    const key = 'rows[endpoint=POST /find,connections=16].p50_ms';
+    expect(flatten(older)[key]).toBe(500);
+    expect(flatten(newer)[key]).toBe(400);
+    expect(flatten(newer)['rows[endpoint=POST /find,connections=1].p50_ms']).toBe(25);
   });
 
   it('keeps nested objects, numeric arrays by index, and tells repeated labels apart', () => {

@@ -11,8 +11,8 @@ const NOT_FIGURES = new Set(['date', 'seconds', 'connections', 'duration_s', 'ru
 
 /**
  * Names each number by its path. Array elements that are objects are named by their text members
- * (`[topology=standalone]`), so rows stay matched across runs whatever their order; other elements
- * by their index.
+ * and their connection count (`[topology=standalone,connections=8]`), so rows stay matched across
+ * runs whatever their order; other elements by their index.
  */
 export function flatten(value: unknown, path = '', out: Figures = {}): Figures {
   if (typeof value === 'number') {
@@ -24,7 +24,11 @@ export function flatten(value: unknown, path = '', out: Figures = {}): Figures {
     value.forEach((item, i) => {
       let key = String(i);
       if (item && typeof item === 'object' && !Array.isArray(item)) {
-        const labels = Object.entries(item as Record<string, unknown>).filter(([, v]) => typeof v === 'string' || typeof v === 'boolean');
+        // A row's connection count names it too: one benchmark's rows at 1 and 16 connections, or
+        // an older commit's single row at 16, are matched by it, never by their order.
+        const labels = Object.entries(item as Record<string, unknown>).filter(
+          ([k, v]) => typeof v === 'string' || typeof v === 'boolean' || (k === 'connections' && typeof v === 'number'),
+        );
         if (labels.length > 0) {
           key = labels.map(([k, v]) => `${k}=${String(v)}`).join(',');
           const n = (seen.get(key) ?? 0) + 1;

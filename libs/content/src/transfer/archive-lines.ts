@@ -1,4 +1,4 @@
-import { collectIssues, KeyValueFieldInputDto } from '@kb/contracts';
+import { collectIssues, FIELD_ID_PATTERN, KeyValueFieldInputDto } from '@kb/contracts';
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
@@ -16,7 +16,6 @@ import {
 } from './archive-format';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const FIELD_ID = /^[A-Za-z0-9_-]{1,250}$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 function fail(where: string, msg: string): never {
@@ -110,7 +109,9 @@ function checkField(v: unknown, where: string): ArchiveField {
   const type = v['field_type'];
   if (!(FIELD_TYPES as readonly unknown[]).includes(type)) fail(where, `field_type must be one of ${FIELD_TYPES.join(', ')}`);
   const id = v['field_id'];
-  if (typeof id !== 'string' || !FIELD_ID.test(id)) fail(where, 'field_id must be 1 to 250 letters, digits, _ or -');
+  // The ids the API accepts (FIELD_ID_PATTERN, at most 250 characters): an exported KB imports again.
+  if (typeof id !== 'string' || id.length > 250 || !FIELD_ID_PATTERN.test(id))
+    fail(where, 'field_id must be 1 to 250 letters, digits, :, _ or -');
   const at = `${where} field ${String(type)}/${id}`;
   const status = v['status'];
   if (!(FIELD_STATUSES as readonly unknown[]).includes(status)) fail(at, `status must be one of ${FIELD_STATUSES.join(', ')}`);

@@ -189,6 +189,16 @@ describe('KB archive reader and writer', () => {
     expect(() =>
       checkResource({ ...resource, fields: [{ ...resource.fields[0], field_id: '../x' }] }, 'line 1', { maxFieldsPerResource: 10 }),
     ).toThrow(/field_id must be/);
+    // Every id the API accepts comes back in: `:` included, 250 characters at most.
+    expect(
+      checkResource({ ...resource, fields: [{ ...resource.fields[0], field_id: 'chapter:1' }] }, 'line 1', { maxFieldsPerResource: 10 })
+        .fields,
+    ).toHaveLength(1);
+    expect(() =>
+      checkResource({ ...resource, fields: [{ ...resource.fields[0], field_id: 'a'.repeat(251) }] }, 'line 1', {
+        maxFieldsPerResource: 10,
+      }),
+    ).toThrow(/field_id must be/);
     expect(() => checkResource({ ...resource, created_at: 'yesterday' }, 'line 1', { maxFieldsPerResource: 10 })).toThrow(
       /created_at must be an ISO 8601 date/,
     );

@@ -1,6 +1,9 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startFakeLlmServer } from '@kb/platform/testing';
 import { bearer } from '../support/http-client';
+import { REPO_ROOT } from '../support/processes';
 import { startStandalone } from '../support/topologies';
 import { percentile } from './ir-metrics';
 import { cliArgs, numberArg } from './retrieval.bench';
@@ -101,6 +104,26 @@ async function main(): Promise<void> {
     );
     console.log('|---|---|---|');
     console.log(`| ${row(ttft)} | ${row(before)} | ${row(overhead)} |`);
+    // For bench:compare (docs/benchmarks.md): every figure by name, milliseconds.
+    const figures = (xs: number[]) => ({ p50_ms: Number(percentile(xs, 50).toFixed(1)), p95_ms: Number(percentile(xs, 95).toFixed(1)) });
+    const dir = join(REPO_ROOT, 'tmp', 'bench');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'ask-latency.json'),
+      JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          docs,
+          asks,
+          provider_ms: providerMs,
+          first_answer_item: figures(ttft),
+          before_provider_call: figures(before),
+          streaming_overhead: figures(overhead),
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     await topology.stop();
     await llm.close();

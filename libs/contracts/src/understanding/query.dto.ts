@@ -1,4 +1,4 @@
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsOptional, IsString, MaxLength, IsBoolean } from 'class-validator';
 
 /** A search query to embed with a KB's semantic model (the query prompt applies). */
 export class EmbedQueryRequest {
@@ -6,6 +6,11 @@ export class EmbedQueryRequest {
   @IsString() @MaxLength(20_000) text!: string;
   /** A vectorset (semantic model) name; absent → the KB's default. */
   @IsOptional() @IsString() vectorset?: string;
+  /**
+   * Work nobody is waiting for (REMi's scoring of answers): it waits behind the queries of /find and
+   * /ask for the built-in model, and its vectors are not cached with theirs.
+   */
+  @IsOptional() @IsBoolean() background?: boolean;
 }
 
 export interface EmbedQueryResponse {

@@ -200,6 +200,8 @@ export class RemiWorkerService implements OnModuleInit, OnModuleDestroy {
               kbid,
               text: t.slice(0, EMBED_CHARS) || ' ',
               vectorset: BUILT_IN_VECTORSET,
+              // Scoring waits behind the queries people are waiting for.
+              background: true,
             }),
           ),
         );

@@ -35,6 +35,11 @@ export class QueryEmbeddingService implements OnModuleInit {
         },
       ]);
     }
+    // Background texts (answers being scored) neither read nor fill the queries' cache.
+    if (req.background) {
+      const vector = await embedder.embedQuery(req.text, { background: true });
+      return { vectorset: embedder.model, vector, similarity: embedder.similarity, threshold: embedder.threshold };
+    }
     const key = `${req.kbid}\0${embedder.model}\0${req.text}`;
     const hit = this.cache.get(key);
     if (hit) {

@@ -15,7 +15,11 @@ export interface Embedder {
   /** Applies `passage_prompt`; one vector per text, in input order. */
   embedPassages(texts: string[]): Promise<number[][]>;
   /** Applies `query_prompt`. */
-  embedQuery(text: string): Promise<number[]>;
+  /**
+   * A query's vector. `background`: work that may wait (answer scoring), queued behind the queries
+   * people are waiting for where the model runs here; a remote model ignores it.
+   */
+  embedQuery(text: string, o?: { background?: boolean }): Promise<number[]>;
   close(): Promise<void>;
 }
 

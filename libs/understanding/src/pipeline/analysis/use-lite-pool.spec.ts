@@ -5,7 +5,8 @@ import { EMBEDDING_FAILED } from './embedder';
 import { USE_LITE_BATCH, UseLitePool } from './use-lite-pool';
 
 /**
- * A fake model: each text gives [length, thread id, batch size]. `slow:<ms>` holds the batch,
+ * A fake model: each text gives [length, thread id, batch size]. `slow:<ms>` holds the batch
+ * (other messages are served meanwhile), `busy:<ms>` holds the thread as the WASM model does,
  * `crash` kills the thread, `crash-once:<file>` kills it unless the file exists (and creates it),
  * `fail` answers with a model error.
  */
@@ -20,6 +21,7 @@ parentPort.on('message', async ({ id, texts }) => {
       if (!fs.existsSync(file)) { fs.writeFileSync(file, ''); process.exit(4); }
     }
     if (t.startsWith('slow:')) await new Promise((r) => setTimeout(r, Number(t.slice(5))));
+    if (t.startsWith('busy:')) for (const end = Date.now() + Number(t.slice(5)); Date.now() < end; );
   }
   if (texts.includes('fail')) return parentPort.postMessage({ id, ok: false, message: 'bad input' });
   const data = new Float32Array(texts.length * 3);
@@ -77,6 +79,27 @@ describe('UseLitePool', () => {
     await p.embed(['query'], { query: true });
     expect(Date.now() - started).toBeLessThan(300);
     await passages;
+  });
+
+  it('runs background texts one at a time, after every passage waiting: a query waits behind one of them at most', async () => {
+    const p = pool({ workers: 1 });
+    await p.embed(['warm']);
+    const order: string[] = [];
+    const done = (label: string) => () => order.push(label);
+    const first = p.embed(['slow:50']).then(done('passage 1'));
+    const background = [1, 2, 3].map((i) => p.embed(['slow:30'], { background: true }).then(done(`background ${i}`)));
+    const second = p.embed(['p2']).then(done('passage 2'));
+    await Promise.all([first, second, ...background]);
+    expect(order).toEqual(['passage 1', 'passage 2', 'background 1', 'background 2', 'background 3']);
+
+    order.splice(0);
+    // The model holds its thread: what is posted to a worker runs in order.
+    const scored = [1, 2, 3].map((i) => p.embed([`busy:${30 + i}`], { background: true }).then(done(`background ${i}`)));
+    const query = p.embed(['what causes tides?'], { query: true }).then(done('query'));
+    await Promise.all([query, ...scored]);
+    expect(order).toEqual(['background 1', 'query', 'background 2', 'background 3']);
+    // Each went alone to the worker.
+    expect((await p.embed(['a', 'b', 'c'], { background: true })).map((v) => v[2])).toEqual([1, 1, 1]);
   });
 
   it('bounds the queue: callers beyond it wait their turn and still get their vectors', async () => {

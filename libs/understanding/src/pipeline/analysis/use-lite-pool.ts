@@ -35,6 +35,8 @@ interface Batch {
   reject: (err: unknown) => void;
   attempts: number;
   query: boolean;
+  /** A background text (answer scoring): counted so that one worker stays free of them. */
+  background?: boolean;
 }
 
 interface Slot {
@@ -78,6 +80,10 @@ export class UseLitePool {
   private maxQueued: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Passage[] = [];
+  /** Texts nobody waits for (answers being scored): one at a time, to a worker with nothing else to do. */
+  private readonly background: Passage[] = [];
+  /** Background texts on workers now: at most `size - 1` (and at least one), so a query finds a worker free of them. */
+  private backgroundInflight = 0;
   /** Batches of a dead worker, sent again before new passages. */
   private readonly retries: Batch[] = [];
   /** Callers waiting for room in the queue, in order. */
@@ -114,9 +120,20 @@ export class UseLitePool {
     return this.slots.length;
   }
 
-  embed(texts: string[], o: { query?: boolean } = {}): Promise<number[][]> {
+  /**
+   * `query`: straight to a worker (waits at most for the batch it is on). `background`: after every
+   * passage, one text at a time on an idle worker, and never on every worker at once (one stays free
+   * of them when the pool has two or more), so a query waits behind one of them at most. Otherwise
+   * passages, in batches, first come first served.
+   */
+  embed(texts: string[], o: { query?: boolean; background?: boolean } = {}): Promise<number[][]> {
     if (!texts.length) return Promise.resolve([]);
     if (o.query) return new Promise((resolve, reject) => this.postQuery({ texts, resolve, reject, attempts: 0, query: true }));
+    if (o.background) {
+      const results = texts.map((text) => new Promise<number[]>((resolve, reject) => this.background.push({ text, resolve, reject })));
+      this.pump();
+      return Promise.all(results);
+    }
     return this.enqueue(texts);
   }
 
@@ -139,11 +156,13 @@ export class UseLitePool {
     const slots = this.slots.splice(0);
     for (const b of this.retries.splice(0)) b.reject(err());
     for (const p of this.queue.splice(0)) p.reject(err());
+    for (const p of this.background.splice(0)) p.reject(err());
     for (const a of this.admissions.splice(0)) a.reject(err());
     for (const slot of slots) {
       for (const b of slot.inflight.values()) b.reject(err());
       slot.inflight.clear();
     }
+    this.backgroundInflight = 0;
     await Promise.all(slots.map((s) => s.worker.terminate()));
     this.notifyIdle();
   }
@@ -186,6 +205,21 @@ export class UseLitePool {
         query: false,
       });
     }
+    // Background texts only when no passage waits, each alone on a worker with nothing in flight.
+    while (this.background.length && !this.queue.length && !this.retries.length && this.backgroundInflight < Math.max(1, this.size - 1)) {
+      let slot = this.slots.find((s, i) => i < this.size && s.inflight.size === 0);
+      if (!slot && this.slots.length < this.size) slot = this.start();
+      if (!slot) break;
+      const item = this.background.shift() as Passage;
+      this.post(slot, {
+        texts: [item.text],
+        resolve: ([v]) => item.resolve(v as number[]),
+        reject: item.reject,
+        attempts: 0,
+        query: false,
+        background: true,
+      });
+    }
     this.admit();
   }
 
@@ -203,6 +237,7 @@ export class UseLitePool {
     batch.attempts++;
     slot.inflight.set(id, batch);
     if (!batch.query) slot.passages++;
+    if (batch.background) this.backgroundInflight++;
     if (slot.inflight.size === 1) slot.worker.ref();
     slot.worker.postMessage({ id, texts: batch.texts });
   }
@@ -232,6 +267,7 @@ export class UseLitePool {
     this.slots.splice(at, 1);
     const batches = [...slot.inflight.values()];
     slot.inflight.clear();
+    this.backgroundInflight -= batches.filter((b) => b.background).length;
     for (const b of batches) {
       if (b.attempts >= MAX_BATCH_ATTEMPTS) {
         b.reject(new DomainError(EMBEDDING_FAILED, `built-in embedding worker ${why}`, { retryable: true }));
@@ -250,6 +286,7 @@ export class UseLitePool {
     if (!batch) return;
     slot.inflight.delete(m.id);
     if (!batch.query) slot.passages--;
+    if (batch.background) this.backgroundInflight--;
     if (slot.inflight.size === 0) slot.worker.unref();
     if (!m.ok) {
       batch.reject(new DomainError(EMBEDDING_FAILED, `built-in embedding model failed: ${m.message}`, { retryable: false }));
@@ -271,7 +308,13 @@ export class UseLitePool {
   }
 
   private isIdle(): boolean {
-    return !this.queue.length && !this.retries.length && !this.admissions.length && this.slots.every((s) => s.inflight.size === 0);
+    return (
+      !this.queue.length &&
+      !this.background.length &&
+      !this.retries.length &&
+      !this.admissions.length &&
+      this.slots.every((s) => s.inflight.size === 0)
+    );
   }
 
   private notifyIdle(): void {

@@ -56,8 +56,9 @@ export class UseLiteEmbedder implements Embedder {
     return this.embed(texts.map((t) => withPrompt(this.options.passage_prompt, t)));
   }
 
-  async embedQuery(text: string): Promise<number[]> {
-    const [vector] = await this.embed([withPrompt(this.options.query_prompt, text)], { query: true });
+  async embedQuery(text: string, o: { background?: boolean } = {}): Promise<number[]> {
+    // A query goes to a worker at once; background work waits for an idle one (use-lite-pool.ts).
+    const [vector] = await this.embed([withPrompt(this.options.query_prompt, text)], o.background ? { background: true } : { query: true });
     return vector as number[];
   }
 
@@ -66,7 +67,7 @@ export class UseLiteEmbedder implements Embedder {
     this.closed = true;
   }
 
-  private async embed(texts: string[], o: { query?: boolean } = {}): Promise<number[][]> {
+  private async embed(texts: string[], o: { query?: boolean; background?: boolean } = {}): Promise<number[][]> {
     if (this.closed) throw new DomainError(EMBEDDING_FAILED, 'embedder is closed', { retryable: false });
     if (!texts.length) return [];
     const vectors = await useLiteWorker().embed(texts.map(prepare), o);

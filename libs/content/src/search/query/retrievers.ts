@@ -6,7 +6,7 @@ import { SqlParams } from './sql';
  * BM25 parameters: k1 and b are Lucene's defaults; `resource` is the weight of the resource's score
  * in each of its paragraphs' scores (see keywordSearch; fitted on SciFact train, docs/benchmarks.md).
  */
-export const BM25 = { k1: 1.2, b: 0.75, resource: 0.7 };
+export const BM25 = { k1: 1.2, b: 0.75, resource: 0.5 };
 
 /**
  * Up to this many vectors in a KB, semantic search scans them exactly (exact under any filter);

@@ -60,7 +60,7 @@ describe('keyword search with the evidence of the whole resource', () => {
     fx = await startSearchFixture();
     memory = fx.get(SearchMemoryService);
     split = await fx.addResource(kbid, { title: 'Vitamin D' }, 'Fractures in elderly patients.');
-    single = await fx.addResource(kbid, { title: 'Cohort study' }, 'Vitamin intake and fractures.');
+    single = await fx.addResource(kbid, { title: 'Cohort study' }, 'Vitamin intake and fractures among adults.');
     // "elderly" is common, so it weighs little: on its paragraphs alone `single` would win.
     for (let i = 0; i < 6; i++) await fx.addResource(kbid, { title: `Care note ${i}` }, `Elderly care home visit number ${i}.`);
   }, 120_000);

@@ -31,13 +31,13 @@ export interface RetrievalScope {
  * paragraph as a field: per query term, the tf of each of the resource's paragraphs normalised by
  * that paragraph's length, T = Σ tf·k1 / (k1·(1 − b) + k1·b·len/avgdl), summed over the resource and
  * saturated once, idf·(k1+1)·T / (k1 + T). A resource of one paragraph has R = BM25(paragraph), so
- * its score is unchanged; a resource whose title and body each hold some of the query's words
- * ranks above one whose single paragraph holds as many of them once. R reads only the postings
+ * its score is unchanged; a resource whose title holds one query word and whose body holds the
+ * others now gets the evidence of both in each of its paragraphs. R reads only the postings
  * (kept current by every write of a paragraph), never a stored per-resource statistic, and it is
  * the same under every filter: filters choose which paragraphs are returned, not how they score.
  *
- * Two steps, exact either way. First every posting of the query's terms is scored from the
- * postings index alone (tf and the paragraph length ride in it) and the best `CANDIDATES × limit`
+ * Two steps, exact either way. First every posting of the query's terms is scored (tf and the
+ * paragraph length ride in the postings index; the paragraph row gives its resource) and the best `CANDIDATES × limit`
  * paragraphs are kept; then filters and security are applied to those candidates only. When at
  * least `limit` candidates pass, they are exactly the best `limit` that pass the filters (any
  * paragraph outside the candidates scores lower than every one inside). When fewer pass and

@@ -104,8 +104,8 @@ describe('keyword search with the evidence of the whole resource', () => {
     const singleBody = before.best_matches.find((pid) => ridOf(pid) === single)!;
     const initial = scoreOf(before, singleBody)!;
 
-    // A second field holding the missing word: `single` now has all three words and comes first.
-    await fx.putText(kbid, single, 'extra', 'Elderly');
+    // A second field holding the missing word (and one more): `single` now has all three words and comes first.
+    await fx.putText(kbid, single, 'extra', 'Fractures in the elderly');
     const added = await answer();
     // (brought up to date from the change log, not read again in full)
     expect(memory.stats().kbs.find((k) => k.kbid === kbid)?.appended).toBeGreaterThan(0);

@@ -469,6 +469,8 @@ async function main(): Promise<void> {
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       SEARCH_MEMORY_MB: String(memoryMb),
+      // The KB's model is the benchmark's own OpenAI-compatible server on this machine.
+      PROCESSING_ALLOW_PRIVATE_NETWORKS: 'true',
       EMBEDDED_DB_SHARED_BUFFERS: a['shared-buffers'],
       SEARCH_VECTOR_INDEX: String(a['vector-index']),
       SEARCH_MEMORY_MAX_PARAGRAPHS: String(numberArg('search-memory-max-paragraphs', a['search-memory-max-paragraphs']) ?? 2_000_000),

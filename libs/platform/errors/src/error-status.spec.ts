@@ -19,8 +19,15 @@ describe('error mapping', () => {
     [ErrorCodes.RATE_LIMITED, 429],
     [ErrorCodes.QUOTA_EXCEEDED, 402],
     ['SOMETHING_NEW', 500],
+    ['EMBEDDING_FAILED', 503],
+    ['GENERATION_FAILED', 503],
   ])('%s → %i', (code, status) => {
     expect(httpStatusFor(code)).toBe(status);
+  });
+
+  it("a model provider that failed is 503 with the service's own words, not an internal error", () => {
+    const err = new DomainError('EMBEDDING_FAILED' as never, 'embedding provider unreachable: connect ECONNREFUSED', { retryable: true });
+    expect(toHttpError(err)).toMatchObject({ status: 503, body: { detail: 'embedding provider unreachable: connect ECONNREFUSED' } });
   });
 
   it('renders 422 with every issue', () => {

@@ -27,6 +27,10 @@ const STATUS_BY_CODE: Record<string, number> = {
   [ErrorCodes.RANGE_NOT_SATISFIABLE]: 416,
   [ErrorCodes.RATE_LIMITED]: 429,
   [ErrorCodes.SERVICE_UNAVAILABLE]: 503,
+  // A model provider of the KB failed (its embedding model for a query, its generative model): the
+  // answer says so in the service's own words (never the provider's body), not as an internal error.
+  EMBEDDING_FAILED: 503,
+  GENERATION_FAILED: 503,
   [ErrorCodes.BUS_TIMEOUT]: 504,
   [ErrorCodes.INTERNAL]: 500,
 };

@@ -230,7 +230,7 @@ describe('@nuclia/core SDK against the gateway', () => {
       expect([missing.status, missing.body.detail.map((d) => d.loc.join('.'))]).toEqual([422, ['header.x-split-strategy']]);
       expect((await ok(keyed.listResources(0, 50))).resources.length).toBe(before);
       await ok(keyed.deleteSplitStrategy(split));
-    });
+    }, 120_000);
 
     it('finds, searches, suggests and asks (synchronous and streamed)', async () => {
       await topology.http.eventually(
@@ -255,7 +255,7 @@ describe('@nuclia/core SDK against the gateway', () => {
       );
       expect(streamed).toMatchObject({ type: 'answer', incomplete: false });
       expect(streamed.text).toBeTruthy();
-    });
+    }, 120_000);
 
     it('writes and reads label sets, synonyms and counters; reads entities groups', async () => {
       await ok(

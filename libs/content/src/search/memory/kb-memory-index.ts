@@ -107,12 +107,7 @@ export class KbMemoryIndex {
   /** Each ordinal's paragraph id as a number (read by apply-changes.ts). */
   readonly idNum: Float64Array;
   private readonly masks = new Map<string, FilterMask>();
-  private scratch?: {
-    scores: Float64Array;
-    seen: Uint8Array;
-    /** Per interned resource: its score, a term's normalised tf, and whether it was touched. */
-    resources?: { score: Float64Array; tf: Float64Array; seen: Uint8Array };
-  };
+  private scratch?: { scores: Float64Array; seen: Uint8Array };
   private liveMask?: FilterMask;
 
   constructor(readonly data: KbMemoryData) {
@@ -262,34 +257,23 @@ export class KbMemoryIndex {
   }
 
   /**
-   * BM25 of every paragraph with a query term, with its resource's evidence (keywordSearch in
-   * query/retrievers.ts: the statement's constants, per term the weight idf·(k1+1) from the KB's
-   * df; (1 − λ)·paragraph + λ·resource), then the best `k` that pass `pred` in the statement's
-   * order: score descending, paragraph id ascending. With `pass`, only paragraphs inside it are
-   * picked; every live paragraph is scored, as a resource's score reads all of its paragraphs.
+   * BM25 of every paragraph with a query term (Okapi, the statement's constants; per term the
+   * weight idf·(k1+1) from the KB's df), then the best `k` that pass `pred` in the statement's
+   * order: score descending, paragraph id ascending. With `pass`, paragraphs outside it are not
+   * scored at all.
    */
   bm25(terms: string[], k: number, pred: (ord: number, score: number) => boolean, pass?: Uint8Array): Picked {
     const { paragraphs, totalLength, lengths } = this.data;
-    const rid = this.data.columns.rid;
     const n = paragraphs;
-    const { k1, b, resource: lambda } = BM25;
-    const c1 = k1 * (1 - b);
-    const c2 = (k1 * b) / Math.max(totalLength / Math.max(paragraphs, 1), 1);
-    const live = this.data.changes ? this.live().pass : undefined;
+    const c1 = BM25.k1 * (1 - BM25.b);
+    const c2 = (BM25.k1 * BM25.b) / Math.max(totalLength / Math.max(paragraphs, 1), 1);
+    const only = pass ?? (this.data.changes ? this.live().pass : undefined);
     // Scratch arrays kept by the index (a query runs synchronously here), cleared where touched.
     // (a little larger than needed, so that the indexes made by applied changes can share it)
     const room = Math.ceil(this.size * 1.1);
-    const scratch = (this.scratch ??= { scores: new Float64Array(room), seen: new Uint8Array(room) });
-    const { scores, seen } = scratch;
-    const rids = this.data.attributes.rids.length;
-    if (!scratch.resources || scratch.resources.score.length < rids) {
-      const r = Math.ceil(rids * 1.1) + 1;
-      scratch.resources = { score: new Float64Array(r), tf: new Float64Array(r), seen: new Uint8Array(r) };
-    }
-    const res = scratch.resources;
+    const scores = (this.scratch ??= { scores: new Float64Array(room), seen: new Uint8Array(room) }).scores;
+    const seen = this.scratch.seen;
     const touched: number[] = [];
-    const touchedResources: number[] = [];
-    const termResources: number[] = [];
     try {
       // Terms in index order (PostgreSQL reads the query's terms through the (kbid, term) keys and
       // mostly sums a paragraph's contributions in that order).
@@ -297,52 +281,31 @@ export class KbMemoryIndex {
         const d = this.dfOf(term);
         const p = this.postingsOf(term);
         if (d === undefined || d <= 0 || !p) continue;
-        const w = Math.log(1 + (n - d + 0.5) / (d + 0.5)) * (k1 + 1);
+        const w = Math.log(1 + (n - d + 0.5) / (d + 0.5)) * (BM25.k1 + 1);
         const { ords, tf } = p;
         for (let i = 0; i < ords.length; i++) {
           const o = ords[i] as number;
-          if (live && live[o] === 0) continue;
+          if (only && only[o] === 0) continue;
           const f = tf[i] as number;
-          const len = lengths[o] as number;
           if (seen[o] === 0) {
             seen[o] = 1;
             touched.push(o);
           }
-          scores[o] = (scores[o] as number) + (w * f) / (f + c1 + c2 * len);
-          // the resource's length-normalised tf of this term (> 0 once touched)
-          const r = rid[o] as number;
-          if (res.tf[r] === 0) termResources.push(r);
-          res.tf[r] = (res.tf[r] as number) + (k1 * f) / (c1 + c2 * len);
+          scores[o] = (scores[o] as number) + (w * f) / (f + c1 + c2 * (lengths[o] as number));
         }
-        for (const r of termResources) {
-          const t = res.tf[r] as number;
-          res.tf[r] = 0;
-          res.score[r] = (res.score[r] as number) + (w * t) / (k1 + t);
-          if (res.seen[r] === 0) {
-            res.seen[r] = 1;
-            touchedResources.push(r);
-          }
-        }
-        termResources.length = 0;
       }
-      for (const o of touched) scores[o] = (1 - lambda) * (scores[o] as number) + lambda * (res.score[rid[o] as number] as number);
       const idNum = this.idNum;
       const before: Before = (a, b) => {
         const x = scores[a] as number;
         const y = scores[b] as number;
         return x > y || (x === y && (idNum[a] as number) < (idNum[b] as number));
       };
-      return pick(touched, touched.length, scores, k, before, (o) => (!pass || pass[o] === 1) && pred(o, scores[o] as number));
+      return pick(touched, touched.length, scores, k, before, (o) => pred(o, scores[o] as number));
     } finally {
       for (const o of touched) {
         scores[o] = 0;
         seen[o] = 0;
       }
-      for (const r of touchedResources) {
-        res.score[r] = 0;
-        res.seen[r] = 0;
-      }
-      for (const r of termResources) res.tf[r] = 0;
     }
   }
 

@@ -2,11 +2,8 @@ import type { EntityManager } from 'typeorm';
 import type { RetrieverHit } from './fusion';
 import { SqlParams } from './sql';
 
-/**
- * BM25 parameters: k1 and b are Lucene's defaults; `resource` is the weight of the resource's score
- * in each of its paragraphs' scores (see keywordSearch; fitted on SciFact train, docs/benchmarks.md).
- */
-export const BM25 = { k1: 1.2, b: 0.75, resource: 0.5 };
+/** BM25 parameters (Lucene's defaults; see docs/benchmarks.md for the tuning runs). */
+export const BM25 = { k1: 1.2, b: 0.75 };
 
 /**
  * Up to this many vectors in a KB, semantic search scans them exactly (exact under any filter);
@@ -26,18 +23,8 @@ export interface RetrievalScope {
  * Okapi BM25 over the inverted index: idf = ln(1 + (N − df + 0.5) / (df + 0.5)), term weight
  * tf·(k1+1) / (tf + k1·(1 − b + b·len/avgdl)), with N, avgdl and df of the knowledge box.
  *
- * A paragraph is scored with the evidence of its whole resource (title, summary, every field):
- * score = (1 − λ)·BM25(paragraph) + λ·R(resource), λ = BM25.resource. R is BM25F with each
- * paragraph as a field: per query term, the tf of each of the resource's paragraphs normalised by
- * that paragraph's length, T = Σ tf·k1 / (k1·(1 − b) + k1·b·len/avgdl), summed over the resource and
- * saturated once, idf·(k1+1)·T / (k1 + T). A resource of one paragraph has R = BM25(paragraph), so
- * its score is unchanged; a resource whose title holds one query word and whose body holds the
- * others now gets the evidence of both in each of its paragraphs. R reads only the postings
- * (kept current by every write of a paragraph), never a stored per-resource statistic, and it is
- * the same under every filter: filters choose which paragraphs are returned, not how they score.
- *
- * Two steps, exact either way. First every posting of the query's terms is scored (tf and the
- * paragraph length ride in the postings index; the paragraph row gives its resource) and the best `CANDIDATES × limit`
+ * Two steps, exact either way. First every posting of the query's terms is scored from the
+ * postings index alone (tf and the paragraph length ride in it) and the best `CANDIDATES × limit`
  * paragraphs are kept; then filters and security are applied to those candidates only. When at
  * least `limit` candidates pass, they are exactly the best `limit` that pass the filters (any
  * paragraph outside the candidates scores lower than every one inside). When fewer pass and
@@ -85,35 +72,32 @@ async function bm25(
   const p = scope.params;
   const kb = p.add(scope.kbid);
   const min = minScore > 0 ? `WHERE score >= ${p.add(minScore)}` : '';
-  const { k1, b, resource } = BM25;
   // Everything in float8: a numeric literal (0.75) made PostgreSQL compute in numeric, 3× slower
   // per posting. Per term, idf·(k1+1) is computed once; per posting only tf and length vary.
   const head = `
-    WITH st AS (SELECT paragraphs::float8 AS n, ${f8(k1 * (1 - b))} AS c1,
-                       ${f8(k1 * b)} / greatest(total_length::float8 / greatest(paragraphs, 1), 1) AS c2
+    WITH st AS (SELECT paragraphs::float8 AS n, ${f8(BM25.k1 * (1 - BM25.b))} AS c1,
+                       ${f8(BM25.k1 * BM25.b)} / greatest(total_length::float8 / greatest(paragraphs, 1), 1) AS c2
                   FROM content.search_stats WHERE kbid = ${kb}),
-    qt AS (SELECT t.term, ln(1 + (st.n - t.df + 0.5) / (t.df + 0.5)) * ${f8(k1 + 1)} AS w
+    qt AS (SELECT t.term, ln(1 + (st.n - t.df + 0.5) / (t.df + 0.5)) * ${f8(BM25.k1 + 1)} AS w
              FROM content.search_terms t CROSS JOIN st
-            WHERE t.kbid = ${kb} AND t.term = ANY(${p.add(terms)}::text[]) AND t.df > 0),
-    pt AS (SELECT po.paragraph, sp.rid, qt.term, qt.w, po.tf::float8 AS tf, po.length::float8 AS length
-             FROM qt JOIN content.search_postings po ON po.kbid = ${kb} AND po.term = qt.term
-             JOIN content.search_paragraphs sp ON sp.id = po.paragraph),
-    para AS (SELECT pt.paragraph, pt.rid, sum(pt.w * pt.tf / (pt.tf + st.c1 + st.c2 * pt.length)) AS score
-               FROM pt CROSS JOIN st GROUP BY pt.paragraph, pt.rid),
-    rterm AS (SELECT pt.rid, pt.w, sum(${f8(k1)} * pt.tf / (st.c1 + st.c2 * pt.length)) AS t
-                FROM pt CROSS JOIN st GROUP BY pt.rid, pt.term, pt.w),
-    res AS (SELECT rid, sum(w * t / (${f8(k1)} + t)) AS score FROM rterm GROUP BY rid),
-    combined AS (SELECT para.paragraph, ${f8(1 - resource)} * para.score + ${f8(resource)} * res.score AS score
-                   FROM para JOIN res ON res.rid = para.rid)`;
+            WHERE t.kbid = ${kb} AND t.term = ANY(${p.add(terms)}::text[]) AND t.df > 0)`;
+  const score = `sum(qt.w * po.tf / (po.tf + st.c1 + st.c2 * po.length))`;
+  const postings = `qt CROSS JOIN st JOIN content.search_postings po ON po.kbid = ${kb} AND po.term = qt.term`;
   const sql =
     candidates === undefined
       ? `${head},
     scored AS (
-      SELECT c.paragraph, c.score FROM combined c JOIN content.search_paragraphs p ON p.id = c.paragraph WHERE ${scope.where})
+      SELECT po.paragraph, ${score} AS score FROM ${postings}
+        JOIN content.search_paragraphs p ON p.id = po.paragraph
+       WHERE ${scope.where}
+       GROUP BY po.paragraph)
     SELECT paragraph::text AS id, score, 0 AS candidates FROM scored ${min}
      ORDER BY score DESC, paragraph LIMIT ${p.add(limit)}`
       : `${head},
-    best AS (SELECT paragraph, score FROM combined ORDER BY score DESC, paragraph LIMIT ${p.add(candidates)}),
+    best AS (
+      SELECT po.paragraph, ${score} AS score FROM ${postings}
+       GROUP BY po.paragraph
+       ORDER BY score DESC, po.paragraph LIMIT ${p.add(candidates)}),
     scored AS (
       SELECT best.paragraph, best.score FROM best JOIN content.search_paragraphs p ON p.id = best.paragraph WHERE ${scope.where})
     SELECT r.paragraph::text AS id, r.score, c.n AS candidates

@@ -256,11 +256,15 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  /** Renames into place, recreating the parent if a concurrent delete pruned it in between. */
+  /**
+   * Renames into place, recreating the parent if a concurrent delete pruned it in between — while
+   * the parent is created too: a recursive mkdir fails with ENOENT when a prune removes a directory
+   * it has just made (seen as a 500 on a staged import while another import's file was deleted).
+   */
   private async publish(tmp: string, dest: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      await fsp.mkdir(path.dirname(dest), { recursive: true });
       try {
+        await fsp.mkdir(path.dirname(dest), { recursive: true });
         await fsp.rename(tmp, dest);
         return;
       } catch (err) {

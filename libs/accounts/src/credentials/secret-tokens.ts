@@ -1,7 +1,8 @@
 import { createHmac, randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
-import { WorkLimiter } from './work-limiter';
+import { DomainError, ErrorCodes } from '@kb/contracts';
+import { Gate } from '@kb/platform/concurrency';
 
 const scrypt = promisify(scryptCb) as (
   password: string,
@@ -66,7 +67,13 @@ const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
  * Every password hash of this process goes through one limiter: half the cores at once (at least
  * one), a short queue, then 429. The hash parameters are unchanged; only how many run together.
  */
-const passwordWork = new WorkLimiter(Math.max(1, Math.floor(availableParallelism() / 2)), 64);
+const passwordWork = new Gate(Math.max(1, Math.floor(availableParallelism() / 2)), {
+  maxWaiting: 64,
+  refuse: () =>
+    new DomainError(ErrorCodes.RATE_LIMITED, 'Too many sign-ins in progress; try again in a moment', {
+      try_after: Math.ceil(Date.now() / 1000) + 1,
+    }),
+});
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);

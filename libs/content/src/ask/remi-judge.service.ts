@@ -7,6 +7,7 @@ import {
   type RemiJudgeRequest,
   type RemiJudgeResponse,
 } from '@kb/contracts';
+import { Gate } from '@kb/platform/concurrency';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { collectAnswer, createGenerator, EXTRACTIVE_MODEL, GenerationError, type Generator } from './generation';
@@ -25,8 +26,8 @@ export const REMI_JUDGE_CONCURRENCY = 4;
  */
 @Injectable()
 export class RemiJudgeService {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** At most REMI_JUDGE_CONCURRENCY judge calls at once, the others in order. */
+  private readonly calls = new Gate(REMI_JUDGE_CONCURRENCY);
 
   constructor(
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
@@ -58,7 +59,7 @@ export class RemiJudgeService {
     const question = req.question.slice(0, REMI_JUDGE_LIMITS.questionChars);
     let text: string;
     try {
-      const out = await this.limited(() =>
+      const out = await this.calls.run(() =>
         collectAnswer(
           generator.generate({
             question: judgeTask({ question, sentences, context }),
@@ -89,18 +90,5 @@ export class RemiJudgeService {
       return { outcome: 'failed', model, error: 'malformed' };
     }
     return { outcome: 'judged', model, ...judged };
-  }
-
-  /** Runs at most REMI_JUDGE_CONCURRENCY judge calls at once, the others in order. */
-  private async limited<T>(task: () => Promise<T>): Promise<T> {
-    if (this.running >= REMI_JUDGE_CONCURRENCY) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.running++;
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
-    }
   }
 }

@@ -37,7 +37,7 @@ import { KbTranscribersService } from '../query/kb-transcribers.service';
 import { defaultEmbedderFactory } from './analysis/default-embedder';
 import { appendNested } from './nested-files';
 import { DEFAULT_SANDBOX_LIMITS } from './extractors/sandbox/sandbox-limits';
-import { Gate } from './gate';
+import { Gate } from '@kb/platform/concurrency';
 import { closeExtractionSandbox, configureExtractionSandbox, extractionSandbox } from './extractors/sandbox/extraction-sandbox';
 
 /** A job with the strategies its field names, resolved. */

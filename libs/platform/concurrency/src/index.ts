@@ -1,0 +1,1 @@
+export { Gate, type GateOptions } from './gate';

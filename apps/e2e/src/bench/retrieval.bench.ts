@@ -202,11 +202,15 @@ async function ingest(
     while (next < bodies.length && failures.length < 10) {
       const body = bodies[next++];
       let res = await http.call('POST', `/api/v1/kb/${kbid}/resources`, { credential, body });
+      let retried = false;
       if (res.status === 429 || res.status >= 500) {
         await sleep(1000);
+        retried = true;
         res = await http.call('POST', `/api/v1/kb/${kbid}/resources`, { credential, body });
       }
-      if (res.status === 201) created++;
+      // A 5xx (a gateway deadline on a loaded machine) leaves the first create's outcome unknown:
+      // when it did happen, the retry meets its slug.
+      if (res.status === 201 || (retried && res.status === 409)) created++;
       else failures.push(`${String(body['slug'])}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
     }
   };

@@ -82,6 +82,18 @@ describe('KB export and import (int)', () => {
     await transfers.drain();
   });
 
+  it('holds the limit of 3 under concurrent requests: of 10 at once exactly 3 are recorded, the rest 429', async () => {
+    const kbid = randomUUID();
+    const start = () => fx.bus.request(ContentSubjects.startKbExport, { kbid, kb_config: { slug: 'race', title: 'Race' } });
+    const outcomes = await Promise.allSettled(Array.from({ length: 10 }, start));
+    const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason as DomainError);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3);
+    expect(refused.map((e) => e.code)).toEqual(Array(7).fill(ErrorCodes.RATE_LIMITED));
+    const jobs = (await fx.ds.query(`SELECT count(*)::int AS n FROM content.kb_transfers WHERE kbid = $1`, [kbid])) as { n: number }[];
+    expect(jobs[0]?.n).toBe(3);
+    await transfers.drain();
+  });
+
   it('copies rows, index rows and label sets next to the source, under new ids', async () => {
     const key = await exportKb(source);
     const copy = randomUUID();

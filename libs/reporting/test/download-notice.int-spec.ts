@@ -165,4 +165,16 @@ describe('the e-mail notice of a ready activity download', () => {
     await expect(ask()).resolves.toMatchObject({ request_id: expect.any(String) });
     await withoutSmtp.drain();
   });
+
+  it('holds the limit of 5 under concurrent requests: of 12 at once exactly 5 are recorded, the rest 429', async () => {
+    const busy = randomUUID();
+    const ask = () => withoutSmtp.request({ kbid: busy, event_type: 'search', format: 'ndjson', body: body({}) });
+    const outcomes = await Promise.allSettled(Array.from({ length: 12 }, ask));
+    const refused = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason as DomainError);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(5);
+    expect(refused.map((e) => e.code)).toEqual(Array(7).fill(ErrorCodes.RATE_LIMITED));
+    const [row] = await ds.query(`SELECT count(*)::int AS n FROM reporting.activity_downloads WHERE kbid = $1`, [busy]);
+    expect(row.n).toBe(5);
+    await withoutSmtp.drain();
+  });
 });

@@ -138,20 +138,24 @@ export class KbTransfersService implements OnModuleInit, OnModuleDestroy {
     params: Record<string, unknown>,
     accountId?: string,
   ): Promise<void> {
-    const [waiting] = (await this.ds.query(
-      `SELECT count(*)::int AS n FROM content.kb_transfers WHERE kbid = $1 AND status IN ('scheduled', 'running')`,
-      [kbid],
-    )) as { n: number }[];
-    if ((waiting?.n ?? 0) >= MAX_PENDING_PER_KB) {
-      throw DomainError.rateLimited(
-        `At most ${MAX_PENDING_PER_KB} exports and imports of a Knowledge Box run at once: wait for one to finish`,
-        10,
+    // Count and insert under a per-KB lock, so concurrent requests cannot both pass the count.
+    await this.ds.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`kb_transfers:${kbid}`]);
+      const [waiting] = (await m.query(
+        `SELECT count(*)::int AS n FROM content.kb_transfers WHERE kbid = $1 AND status IN ('scheduled', 'running')`,
+        [kbid],
+      )) as { n: number }[];
+      if ((waiting?.n ?? 0) >= MAX_PENDING_PER_KB) {
+        throw DomainError.rateLimited(
+          `At most ${MAX_PENDING_PER_KB} exports and imports of a Knowledge Box run at once: wait for one to finish`,
+          10,
+        );
+      }
+      await m.query(
+        `INSERT INTO content.kb_transfers (id, kbid, kind, blob_key, params, account_id) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
+        [id, kbid, kind, blobKey, JSON.stringify(params), accountId ?? null],
       );
-    }
-    await this.ds.query(
-      `INSERT INTO content.kb_transfers (id, kbid, kind, blob_key, params, account_id) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`,
-      [id, kbid, kind, blobKey, JSON.stringify(params), accountId ?? null],
-    );
+    });
     this.kick();
   }
 

@@ -112,28 +112,32 @@ export class ActivityDownloadsService implements OnModuleInit, OnModuleDestroy {
       ]);
     }
     if (!UUID.test(req.kbid)) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
-    const [waiting] = (await this.ds.query(
-      `SELECT count(*)::int AS n FROM reporting.activity_downloads WHERE kbid = $1 AND status IN ('pending', 'running')`,
-      [req.kbid],
-    )) as { n: number }[];
-    if ((waiting?.n ?? 0) >= MAX_PENDING_PER_KB) {
-      throw DomainError.rateLimited(
-        `At most ${MAX_PENDING_PER_KB} downloads of a Knowledge Box are prepared at once: wait for one to finish`,
-        10,
+    // Count and insert under a per-KB lock, so concurrent requests cannot both pass the count.
+    const rows = await this.ds.transaction(async (m): Promise<DownloadRow[]> => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`activity_downloads:${req.kbid}`]);
+      const [waiting] = (await m.query(
+        `SELECT count(*)::int AS n FROM reporting.activity_downloads WHERE kbid = $1 AND status IN ('pending', 'running')`,
+        [req.kbid],
+      )) as { n: number }[];
+      if ((waiting?.n ?? 0) >= MAX_PENDING_PER_KB) {
+        throw DomainError.rateLimited(
+          `At most ${MAX_PENDING_PER_KB} downloads of a Knowledge Box are prepared at once: wait for one to finish`,
+          10,
+        );
+      }
+      return m.query(
+        `INSERT INTO reporting.activity_downloads (request_id, kbid, event_type, format, query, email_address, notify) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING *`,
+        [
+          randomUUID(),
+          req.kbid,
+          req.event_type,
+          req.format,
+          JSON.stringify(query satisfies ActivityDownloadQuery),
+          email ?? null,
+          notify === true,
+        ],
       );
-    }
-    const rows: DownloadRow[] = await this.ds.query(
-      `INSERT INTO reporting.activity_downloads (request_id, kbid, event_type, format, query, email_address, notify) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING *`,
-      [
-        randomUUID(),
-        req.kbid,
-        req.event_type,
-        req.format,
-        JSON.stringify(query satisfies ActivityDownloadQuery),
-        email ?? null,
-        notify === true,
-      ],
-    );
+    });
     this.kick();
     return this.dto(rows[0] as DownloadRow);
   }

@@ -23,6 +23,25 @@ export const POSTINGS_COLUMNS = `paragraph::text AS id, min(length) AS length, a
  */
 export const VECTOR_COLUMNS = `paragraph::text AS id, vectorset, vector_send(vector) AS v`;
 
+/** A query on one connection (the data source's, or a transaction's). */
+export type RowQuery = (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/** A KB's index statistics as the full read and the change-log read both start from; null without an index. */
+export async function readStats(
+  q: RowQuery,
+  kbid: string,
+): Promise<{ generation: string; paragraphs: number; totalLength: number } | null> {
+  const row = (
+    await q(
+      `SELECT generation::text AS generation, paragraphs::float8 AS paragraphs, total_length::float8 AS total_length FROM content.search_stats WHERE kbid = $1`,
+      [kbid],
+    )
+  )[0];
+  return row
+    ? { generation: row['generation'] as string, paragraphs: row['paragraphs'] as number, totalLength: row['total_length'] as number }
+    : null;
+}
+
 /** Links of the change log an update follows at most; a longer way is a full read. */
 export const MAX_LINKS = 5_000;
 /** Paragraphs an update touches at most: this many, or a quarter of the KB if more. */
@@ -37,17 +56,12 @@ export const MAX_TOUCHED = 5_000;
  */
 export async function readChanges(reads: IndexReads, kbid: string, base: KbMemoryIndex): Promise<KbMemoryIndex | 'full' | 'gone'> {
   const changes = await reads.ds.transaction('REPEATABLE READ', async (m): Promise<KbChanges | 'same' | 'full' | 'gone'> => {
-    const q = (sql: string, params: unknown[]) => m.query(sql, params) as Promise<Record<string, unknown>[]>;
-    const stats = (
-      await q(
-        `SELECT generation::text AS generation, paragraphs::float8 AS paragraphs, total_length::float8 AS total_length FROM content.search_stats WHERE kbid = $1`,
-        [kbid],
-      )
-    )[0];
+    const q: RowQuery = (sql, params) => m.query(sql, params) as Promise<Record<string, unknown>[]>;
+    const stats = await readStats(q, kbid);
     if (!stats) return 'gone';
-    const generation = stats['generation'] as string;
+    const generation = stats.generation;
     if (generation === base.generation) return 'same';
-    if ((stats['paragraphs'] as number) > reads.maxParagraphs) return 'full';
+    if (stats.paragraphs > reads.maxParagraphs) return 'full';
     const chain = await q(
       `WITH RECURSIVE chain AS (
          SELECT generation, paragraphs, terms, 1 AS n FROM content.search_changes WHERE kbid = $1 AND prev = $2::bigint
@@ -116,8 +130,8 @@ export async function readChanges(reads: IndexReads, kbid: string, base: KbMemor
     }
     return {
       generation,
-      paragraphs: stats['paragraphs'] as number,
-      totalLength: stats['total_length'] as number,
+      paragraphs: stats.paragraphs,
+      totalLength: stats.totalLength,
       touched,
       rows,
       postings,

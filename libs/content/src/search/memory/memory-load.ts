@@ -1,5 +1,14 @@
 import { KbMemoryIndex, type KbMemoryData } from './kb-memory-index';
-import { CHUNK, PARAGRAPH_COLUMNS, POSTINGS_COLUMNS, VECTOR_COLUMNS, readChanges, type IndexReads } from './memory-changes';
+import {
+  CHUNK,
+  PARAGRAPH_COLUMNS,
+  POSTINGS_COLUMNS,
+  VECTOR_COLUMNS,
+  readChanges,
+  readStats,
+  type IndexReads,
+  type RowQuery,
+} from './memory-changes';
 import { VectorGroupBuilder, sendDimension } from './vector-group';
 
 /** Longest run of work a build does before letting queries through (when it is not waiting on SQL). */
@@ -12,18 +21,12 @@ const YIELD_AFTER_MS = 10;
  * is not possible (see readChanges) is the result thrown away ('changed').
  */
 export async function readIndex(reads: IndexReads, kbid: string): Promise<KbMemoryIndex | 'changed' | 'gone' | { tooLarge: string }> {
-  const q = (sql: string, params: unknown[]) => reads.ds.query(sql, params) as Promise<Record<string, unknown>[]>;
-  const stats = (
-    await q(
-      `SELECT generation::text AS generation, paragraphs::float8 AS paragraphs, total_length::float8 AS total_length FROM content.search_stats WHERE kbid = $1`,
-      [kbid],
-    )
-  )[0];
+  const q: RowQuery = (sql, params) => reads.ds.query(sql, params) as Promise<Record<string, unknown>[]>;
+  const stats = await readStats(q, kbid);
   if (!stats) return 'gone';
-  const generation = stats['generation'] as string;
+  const generation = stats.generation;
   // The postings are at most total_length entries of 8 bytes: a bound known before reading any.
-  if ((stats['paragraphs'] as number) > reads.maxParagraphs || (stats['total_length'] as number) * 8 > reads.budgetBytes)
-    return { tooLarge: generation };
+  if (stats.paragraphs > reads.maxParagraphs || stats.totalLength * 8 > reads.budgetBytes) return { tooLarge: generation };
 
   const ids: string[] = [];
   const hidden = new Growable(Uint8Array);
@@ -44,7 +47,7 @@ export async function readIndex(reads: IndexReads, kbid: string): Promise<KbMemo
   const post = new Map<string, { ords: Growable<Int32Array>; tf: Growable<Int32Array> }>();
   const vecs = new Map<string, Map<number, VectorGroupBuilder>>();
   // A vectorset has at most one vector per paragraph: the KB's paragraph count sizes each group.
-  const vectorCapacity = Math.max(1, stats['paragraphs'] as number);
+  const vectorCapacity = Math.max(1, stats.paragraphs);
   let vectorBytes = 0;
   let after = '0';
   for (;;) {
@@ -153,8 +156,8 @@ export async function readIndex(reads: IndexReads, kbid: string): Promise<KbMemo
   const data: KbMemoryData = {
     kbid,
     generation,
-    paragraphs: stats['paragraphs'] as number,
-    totalLength: stats['total_length'] as number,
+    paragraphs: stats.paragraphs,
+    totalLength: stats.totalLength,
     ids,
     hidden: hidden.done(),
     groupSet: groupSet.done(),

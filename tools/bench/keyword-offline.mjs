@@ -193,7 +193,7 @@ for (const name of names) {
     if (!base.has(s)) base.set(s, rows);
     const diff = rows.map(([n], i) => n - base.get(s)[i][0]);
     const se = Math.sqrt(mean(diff.map((x) => (x - mean(diff)) ** 2)) / diff.length);
-    dump[`${name} ${s}`] = Object.fromEntries(qs.map((q, i) => [q.id, rows[i][0]]));
+    dump[`${name} ${s || 'all'}`] = Object.fromEntries(qs.map((q, i) => [q.id, rows[i][0]]));
     const gain = `${mean(diff) >= 0 ? '+' : ''}${mean(diff).toFixed(4)} ± ${se.toFixed(4)}`;
     return `${s || 'all'} ${mean(rows.map((r) => r[0])).toFixed(4)} / ${mean(rows.map((r) => r[1])).toFixed(3)} ${gain}`;
   });

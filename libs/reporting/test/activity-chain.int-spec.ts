@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { ActivityQueryItem, AuditRecordedEvent } from '@kb/contracts';
+import { DomainError, ErrorCodes, type ActivityQueryItem, type AuditRecordedEvent } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
 import { createTestDatabase, type TestDatabase } from '@kb/platform/testing';
 import { DEFAULT_REPORTING_OPTIONS, REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '../src';
@@ -116,6 +116,17 @@ describe.each(Object.entries(BACKENDS))('the activity log hash chains on %s', (_
     await audit.record(ev(40, 'visited'));
     await sealAll();
     expect(await verifier.verify({ kbid, event_type: 'visited' })).toMatchObject({ verified: 31, broken: null, head: { seq: 31 } });
+  });
+
+  it('runs two verifications at once and refuses a third with 429 and try_after, then accepts again', async () => {
+    const calls = [0, 1, 2].map(() => verifier.verify({ kbid, event_type: 'visited' }));
+    const outcomes = await Promise.allSettled(calls);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    const err = (outcomes[2] as PromiseRejectedResult).reason as DomainError;
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err.code).toBe(ErrorCodes.RATE_LIMITED);
+    expect((err.details as { try_after: number }).try_after).toBeGreaterThan(Math.floor(Date.now() / 1000));
+    await expect(verifier.verify({ kbid, event_type: 'visited' })).resolves.toMatchObject({ broken: null });
   });
 
   it('reports the first record altered in the database, a record removed, and a truncated end', async () => {

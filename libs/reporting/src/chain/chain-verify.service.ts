@@ -7,6 +7,7 @@ import {
   type VerifyActivityChainRequest,
   type AuditEventType,
 } from '@kb/contracts';
+import { Gate } from '@kb/platform/concurrency';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
 import { checkChain, GENESIS_HASH, type ChainBreak } from './chain-hash';
 import { CHAIN_COLUMNS, type StoredChainRow } from './chain-rows';
@@ -27,7 +28,11 @@ const MAX_RUNNING = 2;
  */
 @Injectable()
 export class ChainVerifyService {
-  private running = 0;
+  /** At most MAX_RUNNING verifications at once, none waiting: the next is refused with 429. */
+  private readonly running = new Gate(MAX_RUNNING, {
+    maxWaiting: 0,
+    refuse: () => DomainError.rateLimited('Another verification is running: try again when it has finished', 5),
+  });
 
   constructor(@Inject(REPORTING_DATA_SOURCE) private readonly ds: DataSource) {}
 
@@ -55,14 +60,10 @@ export class ChainVerifyService {
       next_seq: null,
     };
     if (!UUID.test(req.kbid)) return empty;
-    if (this.running >= MAX_RUNNING) throw DomainError.rateLimited('Another verification is running: try again when it has finished', 5);
-    this.running++;
-    try {
-      // One snapshot: read at different moments, a seal committing in between would show records the head does not name yet.
-      return await this.ds.transaction('REPEATABLE READ', (m) => this.run(m, req.kbid.toLowerCase(), type, from, limit, empty));
-    } finally {
-      this.running--;
-    }
+    // One snapshot: read at different moments, a seal committing in between would show records the head does not name yet.
+    return this.running.run(() =>
+      this.ds.transaction('REPEATABLE READ', (m) => this.run(m, req.kbid.toLowerCase(), type, from, limit, empty)),
+    );
   }
 
   private async run(

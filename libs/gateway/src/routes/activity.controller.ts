@@ -14,6 +14,7 @@ import {
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { busContextOf } from '../http/request-context';
+import { streamResponse } from './stream-response';
 
 const EVENT_TYPE = { name: 'event_type', enum: [...AuditEventTypes], description: 'Activity event type (spec 6.1)' };
 
@@ -67,22 +68,11 @@ export class ActivityController {
     // The request is checked before the first item: a bad one still gets a plain 422.
     const first = await iterator.next();
     const hasMore = !first.done && first.value.type === 'page' && first.value.has_more;
-    res.status(200);
-    res.setHeader('Content-Type', 'application/x-ndjson');
-    res.setHeader('has-more', String(hasMore));
-    res.setHeader('Access-Control-Expose-Headers', 'has-more');
-    let closed = false;
-    res.on('close', () => {
-      closed = true;
+    await streamResponse(res, undefined, iterator, {
+      contentType: 'application/x-ndjson',
+      headers: { 'has-more': String(hasMore), 'Access-Control-Expose-Headers': 'has-more' },
+      render: (item) => (item.type === 'record' ? `${JSON.stringify(item.record)}\n` : ''),
     });
-    try {
-      for (let n = await iterator.next(); !n.done && !closed; n = await iterator.next()) {
-        if (n.value.type === 'record') res.write(`${JSON.stringify(n.value.record)}\n`);
-      }
-    } finally {
-      if (closed) await iterator.return?.();
-      res.end();
-    }
   }
 
   @Get('months')

@@ -19,6 +19,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../auth/auth.guard';
 import { bodyOf } from '../http/dto.pipe';
 import { actorOf, busContextOf } from '../http/request-context';
+import { streamResponse } from './stream-response';
 
 const truthy = (v: unknown): boolean => String(v ?? '').toLowerCase() === 'true';
 
@@ -224,25 +225,11 @@ export class AskController {
       res.status(200).json(syncAskResponse(items, learningId));
       return;
     }
-    res.status(200);
-    res.setHeader('Content-Type', 'application/x-ndjson');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-    let closed = false;
-    res.on('close', () => {
-      closed = true;
+    await streamResponse(res, first, iterator, {
+      contentType: 'application/x-ndjson',
+      render: (item) => `${JSON.stringify({ item })}\n`,
+      // Headers are gone: a failure becomes the stream's last item.
+      finish: (failure) => (failure ? `${JSON.stringify({ item: { type: 'error', error: (failure.error as Error).message } })}\n` : ''),
     });
-    try {
-      if (!first.done) res.write(`${JSON.stringify({ item: first.value })}\n`);
-      for (let n = await iterator.next(); !n.done && !closed; n = await iterator.next())
-        res.write(`${JSON.stringify({ item: n.value })}\n`);
-    } catch (err) {
-      // Headers are gone: the failure becomes the stream's last item.
-      if (!closed) res.write(`${JSON.stringify({ item: { type: 'error', error: (err as Error).message } })}\n`);
-    } finally {
-      if (closed) await iterator.return?.();
-      res.end();
-    }
   }
 }

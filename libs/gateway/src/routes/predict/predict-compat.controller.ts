@@ -21,6 +21,7 @@ import type { AuthedRequest } from '../../auth/auth.guard';
 import { bodyOf } from '../../http/dto.pipe';
 import { busContextOf } from '../../http/request-context';
 import { generationFailure, PredictCalls, type CallOptions } from './predict-calls';
+import { streamResponse } from '../stream-response';
 
 /** The text of an OpenAI message: a string, or its text parts joined. */
 function textOf(content: CompatChatCompletionsBody['messages'][number]['content'], loc: (string | number)[]): string {
@@ -248,17 +249,8 @@ export class PredictCompatController {
     } catch (err) {
       throw generationFailure(err);
     }
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-    let closed = false;
-    res.on('close', () => {
-      closed = true;
-    });
     let model = body.model ?? 'extractive';
-    const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+    const event = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
     const chunk = (delta: Record<string, unknown>, finishReason: string | null) => ({
       id,
       object: 'chat.completion.chunk',
@@ -266,23 +258,20 @@ export class PredictCompatController {
       model,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
     });
-    send(chunk({ role: 'assistant', content: '' }, null));
-    try {
-      for (let n = first; !n.done && !closed; n = await iterator.next()) {
-        const item = n.value as { type: string; text?: string; model?: string; stop_reason?: string };
-        if (item.type === 'text' && item.text) send(chunk({ content: item.text }, null));
-        else if (item.type === 'done') {
-          model = item.model ?? model;
-          send(chunk({}, finish(item.stop_reason)));
-        }
-      }
-    } catch (err) {
+    await streamResponse(res, first, iterator, {
+      contentType: 'text/event-stream',
+      start: event(chunk({ role: 'assistant', content: '' }, null)),
+      render: (value) => {
+        const item = value as { type: string; text?: string; model?: string; stop_reason?: string };
+        if (item.type === 'text' && item.text) return event(chunk({ content: item.text }, null));
+        if (item.type !== 'done') return '';
+        model = item.model ?? model;
+        return event(chunk({}, finish(item.stop_reason)));
+      },
       // Headers are gone: OpenAI's streams carry errors as an `error` event.
-      if (!closed) send({ error: { message: (generationFailure(err) as Error).message, type: 'server_error' } });
-    } finally {
-      if (closed) await iterator.return?.(undefined);
-      else res.write('data: [DONE]\n\n');
-      res.end();
-    }
+      finish: (failure) =>
+        (failure ? event({ error: { message: (generationFailure(failure.error) as Error).message, type: 'server_error' } }) : '') +
+        'data: [DONE]\n\n',
+    });
   }
 }

@@ -28,6 +28,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../../auth/auth.guard';
 import { busContextOf } from '../../http/request-context';
 import { generationFailure, PredictCalls, type CallOptions } from './predict-calls';
+import { streamResponse } from '../stream-response';
 
 const GET_DESCRIPTION =
   `One of ${PREDICT_GET_ENDPOINTS.join(', ')}, with \`?text=\` (≤ 20 000 characters) and optional \`model\`/\`semantic_model\` (a semantic model of the KB). ` +
@@ -161,49 +162,38 @@ export class PredictController {
       throw generationFailure(err);
     }
     const learningId = randomUUID().replace(/-/g, '');
-    res.status(200);
-    res.setHeader('Content-Type', ndjson ? 'application/x-ndjson' : 'text/plain; charset=utf-8');
-    res.setHeader('Vary', 'Accept');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.setHeader('NUCLIA-LEARNING-ID', learningId);
-    res.setHeader('X-SVC-LEARNING-ID', learningId);
-    res.flushHeaders();
-    let closed = false;
-    res.on('close', () => {
-      closed = true;
-    });
-    const write = (chunk: Record<string, unknown>) => {
-      if (ndjson) res.write(`${JSON.stringify({ chunk })}\n`);
-      else if (chunk['type'] === 'text') res.write(String(chunk['text']));
-      else if (chunk['type'] === 'status') res.write(String(chunk['code']));
+    const write = (chunk: Record<string, unknown>): string => {
+      if (ndjson) return `${JSON.stringify({ chunk })}\n`;
+      if (chunk['type'] === 'text') return String(chunk['text']);
+      if (chunk['type'] === 'status') return String(chunk['code']);
+      return '';
     };
     let firstChunk: number | undefined;
-    let status: Record<string, unknown> = { type: 'status', code: '0' };
-    try {
-      for (let n = first; !n.done && !closed; n = await iterator.next()) {
-        const item = n.value as { type: string; text?: string; input_tokens?: number; output_tokens?: number };
+    await streamResponse(res, first, iterator, {
+      contentType: ndjson ? 'application/x-ndjson' : 'text/plain; charset=utf-8',
+      headers: { Vary: 'Accept', 'NUCLIA-LEARNING-ID': learningId, 'X-SVC-LEARNING-ID': learningId },
+      render: (value) => {
+        const item = value as { type: string; text?: string; input_tokens?: number; output_tokens?: number };
         if (item.type === 'text' && item.text) {
           firstChunk ??= seconds(started);
-          write({ type: 'text', text: item.text });
-        } else if (item.type === 'reasoning') write({ type: 'reasoning', text: item.text });
-        else if (item.type === 'done') {
-          write({
-            type: 'meta',
-            input_tokens: item.input_tokens ?? 0,
-            output_tokens: item.output_tokens ?? 0,
-            timings: { generative_first_chunk: firstChunk ?? seconds(started), generative: seconds(started) },
-          });
+          return write({ type: 'text', text: item.text });
         }
-      }
-    } catch (err) {
-      const failure = generationFailure(err) as Error;
-      status = { type: 'status', code: '-1', details: failure.message };
-    } finally {
-      if (closed) await iterator.return?.(undefined);
-      else write(status);
-      res.end();
-    }
+        if (item.type === 'reasoning') return write({ type: 'reasoning', text: item.text });
+        if (item.type !== 'done') return '';
+        return write({
+          type: 'meta',
+          input_tokens: item.input_tokens ?? 0,
+          output_tokens: item.output_tokens ?? 0,
+          timings: { generative_first_chunk: firstChunk ?? seconds(started), generative: seconds(started) },
+        });
+      },
+      finish: (failure) =>
+        write(
+          failure
+            ? { type: 'status', code: '-1', details: (generationFailure(failure.error) as Error).message }
+            : { type: 'status', code: '0' },
+        ),
+    });
   }
 }
 

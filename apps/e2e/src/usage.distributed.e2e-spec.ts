@@ -120,7 +120,7 @@ describe('usage and limits (distributed)', () => {
     );
   });
 
-  it('meters the predict API (a KB\'s calls, a key\'s under its account) and refuses self-hosted searches past their limit', async () => {
+  it("meters the predict API (a KB's calls, a key's under its account) and refuses self-hosted searches past their limit", async () => {
     await predictUsageJourney(c);
   }, 180_000);
 });

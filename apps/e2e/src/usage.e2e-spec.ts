@@ -401,7 +401,7 @@ describe('usage and limits (standalone)', () => {
     expect(Object.values(totalsOf(none.body)).every((v) => v === 0)).toBe(true);
   });
 
-  it('meters the predict API (a KB\'s calls, a key\'s under its account) and refuses self-hosted searches past their limit', async () => {
+  it("meters the predict API (a KB's calls, a key's under its account) and refuses self-hosted searches past their limit", async () => {
     await predictUsageJourney(c);
   }, 180_000);
 });

@@ -382,7 +382,11 @@ describe('usage metering and blocks on the embedded database', () => {
     await svc.audit.record(ua(new Date().toISOString(), { endpoint: 'query', self_hosted: 'search' }));
     await svc.meter();
     await svc.blocking.settled();
-    expect(svc.accounts.published.at(-1)).toMatchObject({ account_id: uaAccount, features: ['self_hosted_search'], blocking_state: 'quota' });
+    expect(svc.accounts.published.at(-1)).toMatchObject({
+      account_id: uaAccount,
+      features: ['self_hosted_search'],
+      blocking_state: 'quota',
+    });
     svc.accounts.limits.set(uaAccount, unlimited());
     await svc.blocking.limitsChanged(uaAccount);
     expect(svc.accounts.published.at(-1)).toMatchObject({ account_id: uaAccount, features: [], blocking_state: 'unblocked' });

@@ -35,7 +35,8 @@ export class QuotaGuard implements CanActivate {
     if (!route) return true; // no route matched: a 404 follows
     const key = `${req.method} ${route}`;
     let features = this.byRoute.get(key);
-    if (!features) this.byRoute.set(key, (features = isPerRequestQuotaRoute(req.method, route) ? PER_REQUEST : quotaFeaturesFor(req.method, route)));
+    if (!features)
+      this.byRoute.set(key, (features = isPerRequestQuotaRoute(req.method, route) ? PER_REQUEST : quotaFeaturesFor(req.method, route)));
     if (features === PER_REQUEST) {
       const endpoint = typeof req.params['endpoint'] === 'string' ? req.params['endpoint'] : undefined;
       features = predictQuotaFeatures(route, endpoint, req.body);

@@ -95,7 +95,9 @@ describe('usage deltas of a predict call', () => {
     expect(usageDeltas({ ...base, details: { endpoint: 'chat', self_hosted: 'answer', status: 'error' } })).toEqual({
       predictions_performed: 1,
     });
-    expect(usageDeltas({ ...base, details: { endpoint: 'chat', self_hosted: 'answer', status: -1 } })).toEqual({ predictions_performed: 1 });
+    expect(usageDeltas({ ...base, details: { endpoint: 'chat', self_hosted: 'answer', status: -1 } })).toEqual({
+      predictions_performed: 1,
+    });
     // Bad numbers and unknown classes add nothing.
     expect(
       usageDeltas({ ...base, details: { input_tokens: -4, output_tokens: 'many', self_hosted: 'training' } as Record<string, unknown> }),

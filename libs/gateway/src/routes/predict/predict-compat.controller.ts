@@ -110,9 +110,13 @@ export class PredictCompatController {
     @Body(bodyOf(CompatEmbeddingsBody)) body: CompatEmbeddingsBody,
     @Req() req: AuthedRequest,
   ): Promise<CompatEmbeddingsResponse> {
-    return this.metered(req, kbid, 'compat/embeddings', async () => ({ out: await this.embeddings(kbid, body, busContextOf(req)) }), body).then(
-      (r) => r.out,
-    );
+    return this.metered(
+      req,
+      kbid,
+      'compat/embeddings',
+      async () => ({ out: await this.embeddings(kbid, body, busContextOf(req)) }),
+      body,
+    ).then((r) => r.out);
   }
 
   @Post('predict/compat/embeddings')

@@ -74,7 +74,14 @@ export class PredictUsage implements OnModuleDestroy {
   constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
 
   /** One call of `endpoint` (`sentence`, `compat/embeddings`…) that ran, for `kbid` or (none) for the caller's account. */
-  record(req: AuthedRequest, kbid: string | undefined, endpoint: string, started: number, outcome: PredictOutcome = {}, body?: unknown): void {
+  record(
+    req: AuthedRequest,
+    kbid: string | undefined,
+    endpoint: string,
+    started: number,
+    outcome: PredictOutcome = {},
+    body?: unknown,
+  ): void {
     const actor = actorOf(req);
     const account = req.principal?.account_id;
     const scope = kbid ? 'kb' : 'account';

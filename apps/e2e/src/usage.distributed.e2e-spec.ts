@@ -3,6 +3,7 @@ import { connect, type NatsConnection } from 'nats';
 import { ContentSubjects, type AuditRecordedEvent } from '@kb/contracts';
 import { startDistributed, type Topology } from './support/topologies';
 import { runWorkload, usageReaches, usageSetup, WORKLOAD, type UsageJourneyContext } from './usage-journey';
+import { predictUsageJourney } from './usage-predict-journey';
 
 type Account = { blocking_state: string; blocked_features: string[] };
 
@@ -118,4 +119,8 @@ describe('usage and limits (distributed)', () => {
       'the account unblocked',
     );
   });
+
+  it("meters the predict API (a KB's calls, a key's under its account) and refuses self-hosted searches past their limit", async () => {
+    await predictUsageJourney(c);
+  }, 180_000);
 });

@@ -1,6 +1,7 @@
 import { apiKey, bearer } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
 import { runWorkload, totalsOf, usagePath, usageReaches, usageSetup, WORKLOAD, type UsageJourneyContext } from './usage-journey';
+import { predictUsageJourney } from './usage-predict-journey';
 
 type Bucket = { timestamp: string; metrics: { name: string; value: number; details: unknown[] }[] };
 type Account = { blocking_state: string; blocked_features: string[]; limits: { usage: Record<string, number> } };
@@ -57,6 +58,10 @@ describe('usage and limits (standalone)', () => {
       'pre_processing_time',
       'storage_bytes',
       'resources',
+      'predictions_performed',
+      'ai_tokens_used',
+      'self_hosted_searches_performed',
+      'self_hosted_answers_generated',
     ]);
     const kbTotals = totalsOf(perKb);
     expect(kbTotals['paragraphs_processed']).toBeGreaterThanOrEqual(WORKLOAD.resources);
@@ -395,4 +400,8 @@ describe('usage and limits (standalone)', () => {
     });
     expect(Object.values(totalsOf(none.body)).every((v) => v === 0)).toBe(true);
   });
+
+  it("meters the predict API (a KB's calls, a key's under its account) and refuses self-hosted searches past their limit", async () => {
+    await predictUsageJourney(c);
+  }, 180_000);
 });

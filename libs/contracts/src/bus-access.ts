@@ -58,7 +58,8 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
       UnderstandingSubjects.predictEmbed,
       UnderstandingSubjects.predictTokens,
     ].filter((d) => !INTERNAL_CALLS.includes(d)),
-    emits: [],
+    // The predict API's calls are metered where they all pass, in batches (docs/usage.md).
+    emits: [ContentSubjects.auditBatch],
     // Live KB notifications: each replica subscribes to the KBs its notification readers follow.
     // Blocks are kept in memory and read on every admitted request (usage limits).
     receives: [

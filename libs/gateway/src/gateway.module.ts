@@ -17,6 +17,7 @@ import { RemiController } from './routes/remi.controller';
 import { PredictController } from './routes/predict/predict.controller';
 import { PredictCompatController } from './routes/predict/predict-compat.controller';
 import { KbModelsController } from './routes/predict/kb-models.controller';
+import { PredictUsage } from './routes/predict/predict-usage';
 import { ActivityDownloadsController } from './routes/activity-downloads.controller';
 import { PresignedBlobsController } from './routes/presigned-blobs.controller';
 import { ServiceAccountsController } from './routes/service-accounts.controller';
@@ -142,6 +143,8 @@ export class GatewayModule {
         },
         // After the access decision (it names the account): refuses work past an exhausted usage limit, from memory.
         { provide: APP_GUARD, useClass: QuotaGuard },
+        // The predict API's calls, metered in batches (docs/usage.md).
+        PredictUsage,
         UploadService,
         KbArchivesService,
         TusService,

@@ -335,4 +335,60 @@ describe('usage metering and blocks on the embedded database', () => {
     );
     expect(rows).toEqual([{ month: new Date().toISOString().slice(0, 7), features: [] }]);
   });
+
+  it("meters predict calls once: a KB's under the KB, a UA key's under its account and key; self-hosted limits block", async () => {
+    const uaAccount = randomUUID();
+    const key = randomUUID();
+    svc.accounts.limits.set(uaAccount, unlimited());
+    const day = { from: '2026-07-01T00:00:00Z', to: '2026-07-02T00:00:00Z', aggregation: 'day' as const };
+    const ua = (date: string, details: Record<string, unknown>): AuditRecordedEvent =>
+      ev('predict', date, { kbid: uaAccount, nua_key_id: key, details: { scope: 'account', account_id: uaAccount, ...details } });
+    const search = ua('2026-07-01T08:00:00Z', { endpoint: 'sentence', self_hosted: 'search' });
+    await Promise.all([
+      svc.audit.record(search),
+      svc.audit.record(ua('2026-07-01T08:01:00Z', { endpoint: 'chat', self_hosted: 'answer', input_tokens: 10, output_tokens: 7 })),
+      svc.audit.record(ua('2026-07-01T08:02:00Z', { endpoint: 'chat', self_hosted: 'answer', status: 'error' })),
+      svc.audit.record(ua('2026-07-01T08:03:00Z', { endpoint: 'tokens' })),
+      svc.audit.record(ev('predict', '2026-07-01T08:04:00Z', { details: { endpoint: 'chat', scope: 'kb', output_tokens: 3 } })),
+    ]);
+    await svc.meter();
+    // Delivered again: stored and counted once.
+    await svc.audit.record(search);
+    await svc.meter();
+
+    const [own] = await svc.usage.get({ account_id: uaAccount, ...day });
+    expect(metric(own, 'predictions_performed')).toBe(4);
+    expect(metric(own, 'self_hosted_searches_performed')).toBe(1);
+    expect(metric(own, 'self_hosted_answers_generated')).toBe(1);
+    expect(metric(own, 'ai_tokens_used')).toBe(17);
+    expect(metric(own, 'searches_performed')).toBe(0);
+    const [byKey] = await svc.usage.get({ account_id: uaAccount, nua_key_id: key, ...day });
+    expect(metric(byKey, 'predictions_performed')).toBe(4);
+    expect(metric(byKey, 'self_hosted_answers_generated')).toBe(1);
+    // A KB's predict call is the KB's (and its account's), never a self-hosted one.
+    const [kbDay] = await svc.usage.get({ account_id: account, kb_id: kb, ...day });
+    expect([metric(kbDay, 'predictions_performed'), metric(kbDay, 'ai_tokens_used')]).toEqual([1, 3]);
+    expect(metric(kbDay, 'self_hosted_answers_generated')).toBe(0);
+    // Another account sees none of it.
+    expect(metric((await svc.usage.get({ account_id: otherAccount, ...day }))[0], 'predictions_performed')).toBe(0);
+
+    // This month: one self-hosted search reaches a limit of one; the hosted features stay open.
+    const limits = unlimited();
+    limits.usage.monthly_limit_self_hosted_searches_performed = 1;
+    limits.usage.monthly_limit_self_hosted_answers_generated = 5;
+    svc.accounts.limits.set(uaAccount, limits);
+    await svc.blocking.limitsChanged(uaAccount);
+    expect(svc.accounts.published.filter((p) => p.account_id === uaAccount)).toEqual([]);
+    await svc.audit.record(ua(new Date().toISOString(), { endpoint: 'query', self_hosted: 'search' }));
+    await svc.meter();
+    await svc.blocking.settled();
+    expect(svc.accounts.published.at(-1)).toMatchObject({
+      account_id: uaAccount,
+      features: ['self_hosted_search'],
+      blocking_state: 'quota',
+    });
+    svc.accounts.limits.set(uaAccount, unlimited());
+    await svc.blocking.limitsChanged(uaAccount);
+    expect(svc.accounts.published.at(-1)).toMatchObject({ account_id: uaAccount, features: [], blocking_state: 'unblocked' });
+  });
 });

@@ -6572,7 +6572,7 @@ export interface components {
         };
         UsageMetricEntryDto: {
             /** @enum {string} */
-            name: "paragraphs_processed" | "chars_processed" | "docs_no_media_processed" | "media_seconds_processed" | "non_media_files_processed" | "paragraphs_stored" | "searches_performed" | "answers_generated" | "pre_processing_time" | "storage_bytes" | "resources";
+            name: "paragraphs_processed" | "chars_processed" | "docs_no_media_processed" | "media_seconds_processed" | "non_media_files_processed" | "paragraphs_stored" | "searches_performed" | "answers_generated" | "pre_processing_time" | "storage_bytes" | "resources" | "predictions_performed" | "ai_tokens_used" | "self_hosted_searches_performed" | "self_hosted_answers_generated";
             value: number;
             details: Record<string, never>[];
         };

@@ -33,11 +33,20 @@ export const AuditEventTypes = [
 ] as const;
 export type AuditEventType = (typeof AuditEventTypes)[number];
 
+/**
+ * What the activity log stores: the event types above, and `predict` — a call of the predict API
+ * (docs/predict.md), stored and sealed once so that its usage counts once (docs/usage.md). Spec
+ * 6.1's event types have no such type, so the activity routes (query, download, verify) do not
+ * offer it.
+ */
+export const RecordedEventTypes = [...AuditEventTypes, 'predict'] as const;
+export type RecordedEventType = (typeof RecordedEventTypes)[number];
+
 export class AuditRecordedEvent {
   /** Unique per event: consumers deduplicate on it. */
   @IsString() event_id!: string;
   @IsString() kbid!: string;
-  @IsIn(AuditEventTypes) type!: AuditEventType;
+  @IsIn(RecordedEventTypes) type!: RecordedEventType;
   @IsISO8601() date!: string;
   @IsOptional() @IsString() user_id?: string;
   @IsOptional() @IsString() user_type?: string;

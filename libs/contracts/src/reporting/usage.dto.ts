@@ -22,11 +22,17 @@ export const UsageMetrics = [
   'pre_processing_time',
   'storage_bytes',
   'resources',
+  // The predict API (docs/predict.md): every call, the generators' tokens, and the calls of
+  // understanding-API keys that stand for a self-hosted deployment's searches and answers.
+  'predictions_performed',
+  'ai_tokens_used',
+  'self_hosted_searches_performed',
+  'self_hosted_answers_generated',
 ] as const;
 export type UsageMetric = (typeof UsageMetrics)[number];
 
 /** Features an exhausted limit blocks (the account's `blocked_features`). */
-export const BlockableFeatures = ['search', 'ask', 'processing', 'storage'] as const;
+export const BlockableFeatures = ['search', 'ask', 'processing', 'storage', 'self_hosted_search', 'self_hosted_ask'] as const;
 export type BlockableFeature = (typeof BlockableFeatures)[number];
 
 /** Get Usage over the bus: the gateway has checked the caller and parsed the query. */

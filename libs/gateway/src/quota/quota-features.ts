@@ -1,3 +1,5 @@
+import { selfHostedUse } from '../routes/predict/predict-usage';
+
 /**
  * Which usage-limited features a route admits work for (issue 19). Checked after the access
  * decision, against the in-memory blocks: a search counts against searches, an answer against
@@ -11,6 +13,25 @@ const KB_WRITE_EXCLUDED = /\/(?:reindex|tusupload\/:upload_id|messages\/:message
 const PROCESSING = /^\/api\/v1\/processing\/(?:push|upload|tusupload)$/;
 
 export const WRITE_FEATURES = ['processing', 'storage'] as const;
+
+/** The predict routes of understanding-API keys: which of their calls count as self-hosted searches and answers depends on the endpoint. */
+const UA_PREDICT = /^\/api\/v1\/predict\/(?::endpoint|compat\/chat\/completions|compat\/embeddings)$/;
+
+/** Whether the features of this route depend on the request (its `{endpoint}`, its body): see predictQuotaFeatures. */
+export function isPerRequestQuotaRoute(method: string, path: string): boolean {
+  return UA_PREDICT.test(path) && (method.toUpperCase() === 'GET' || method.toUpperCase() === 'POST');
+}
+
+/**
+ * A predict call of an understanding-API key (docs/usage.md): a self-hosted deployment's search
+ * (a query's vector or query information) is refused when the account's self-hosted searches are
+ * exhausted, its answer when its self-hosted answers are. The other endpoints are never refused.
+ */
+export function predictQuotaFeatures(path: string, endpoint: string | undefined, body: unknown): readonly string[] {
+  const name = path.endsWith('/:endpoint') ? (endpoint ?? '') : path.slice('/api/v1/predict/'.length);
+  const use = selfHostedUse(name, body);
+  return use === 'search' ? ['self_hosted_search'] : use === 'answer' ? ['self_hosted_ask'] : [];
+}
 
 export function quotaFeaturesFor(method: string, path: string): readonly string[] {
   const m = method.toUpperCase();

@@ -2,15 +2,20 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import { DomainError, ErrorCodes } from '@kb/contracts';
 import type { AuthedRequest } from '../auth/auth.guard';
 import type { BlockingView } from './blocking-view';
-import { quotaFeaturesFor } from './quota-features';
+import { isPerRequestQuotaRoute, predictQuotaFeatures, quotaFeaturesFor } from './quota-features';
 
 export const BLOCKING_VIEW = Symbol('BLOCKING_VIEW');
+
+/** Marks a route whose features depend on the request (the predict routes of understanding-API keys). */
+const PER_REQUEST: readonly string[] = Object.freeze([]);
 
 const WHAT: Record<string, string> = {
   search: 'the monthly limit of searches',
   ask: 'the monthly limit of generated answers',
   processing: 'a monthly processing limit (paragraphs, characters, documents, files or media seconds)',
   storage: 'a storage limit (resources or bytes per Knowledge Box, or paragraphs stored this month)',
+  self_hosted_search: 'the monthly limit of self-hosted searches (predict calls of understanding-API keys for a query)',
+  self_hosted_ask: 'the monthly limit of self-hosted answers (predict calls of understanding-API keys that generate)',
 };
 
 /**
@@ -30,7 +35,12 @@ export class QuotaGuard implements CanActivate {
     if (!route) return true; // no route matched: a 404 follows
     const key = `${req.method} ${route}`;
     let features = this.byRoute.get(key);
-    if (!features) this.byRoute.set(key, (features = quotaFeaturesFor(req.method, route)));
+    if (!features)
+      this.byRoute.set(key, (features = isPerRequestQuotaRoute(req.method, route) ? PER_REQUEST : quotaFeaturesFor(req.method, route)));
+    if (features === PER_REQUEST) {
+      const endpoint = typeof req.params['endpoint'] === 'string' ? req.params['endpoint'] : undefined;
+      features = predictQuotaFeatures(route, endpoint, req.body);
+    }
     if (features.length === 0) return true;
     const accountId = req.grant?.account_id ?? req.principal?.account_id;
     const kbid = typeof req.params['kbid'] === 'string' ? req.params['kbid'] : undefined;

@@ -1,6 +1,6 @@
 import { ACCESS_TABLE } from '../auth/access-table';
 import { BlockingView } from './blocking-view';
-import { quotaFeaturesFor } from './quota-features';
+import { isPerRequestQuotaRoute, predictQuotaFeatures, quotaFeaturesFor } from './quota-features';
 import type { MessageBus } from '@kb/platform/messaging';
 import type { AccountBlockingDto } from '@kb/contracts';
 
@@ -44,6 +44,39 @@ describe('quotaFeaturesFor', () => {
       limited.filter((k) => k.startsWith('DELETE ') || (k.startsWith('GET /api/v1/kb/:kbid/resource') && !k.endsWith('/search'))),
     ).toEqual([]);
     expect(quotaFeaturesFor('GET', '/api/v1/kb/:kbid/resource/:rid/search')).toEqual(['search']);
+  });
+});
+
+describe('predictQuotaFeatures (predict calls of understanding-API keys)', () => {
+  it('knows which routes depend on the request: the UA predict routes only', () => {
+    expect(isPerRequestQuotaRoute('GET', '/api/v1/predict/:endpoint')).toBe(true);
+    expect(isPerRequestQuotaRoute('post', '/api/v1/predict/compat/embeddings')).toBe(true);
+    expect(isPerRequestQuotaRoute('POST', '/api/v1/predict/compat/chat/completions')).toBe(true);
+    expect(isPerRequestQuotaRoute('GET', '/api/v1/predict/compat/models')).toBe(false);
+    // A KB's predict routes hold no self-hosted limit.
+    expect(isPerRequestQuotaRoute('POST', '/api/v1/kb/:kbid/predict/:endpoint')).toBe(false);
+    expect(quotaFeaturesFor('POST', '/api/v1/kb/:kbid/predict/:endpoint')).toEqual([]);
+    expect(isPerRequestQuotaRoute('DELETE', '/api/v1/predict/:endpoint')).toBe(false);
+  });
+
+  it.each([
+    ['/api/v1/predict/:endpoint', 'sentence', undefined, ['self_hosted_search']],
+    ['/api/v1/predict/:endpoint', 'query', {}, ['self_hosted_search']],
+    ['/api/v1/predict/:endpoint', 'chat', { question: 'q' }, ['self_hosted_ask']],
+    ['/api/v1/predict/:endpoint', 'sentences', { texts: ['a'] }, []],
+    ['/api/v1/predict/:endpoint', 'tokens', undefined, []],
+    ['/api/v1/predict/:endpoint', 'summarize', {}, []],
+    ['/api/v1/predict/:endpoint', 'no-such-endpoint', {}, []],
+    ['/api/v1/predict/:endpoint', undefined, {}, []],
+    ['/api/v1/predict/compat/chat/completions', undefined, { messages: [] }, ['self_hosted_ask']],
+    ['/api/v1/predict/compat/embeddings', undefined, { input: 'a query' }, ['self_hosted_search']],
+    ['/api/v1/predict/compat/embeddings', undefined, { input: ['a query'] }, ['self_hosted_search']],
+    // A batch embeds passages (indexing), not a search; a malformed body is refused by its DTO, not here.
+    ['/api/v1/predict/compat/embeddings', undefined, { input: ['a', 'b'] }, []],
+    ['/api/v1/predict/compat/embeddings', undefined, null, []],
+    ['/api/v1/predict/compat/embeddings', undefined, 'text', []],
+  ])('%s %s %j → %j', (path, endpoint, body, features) => {
+    expect(predictQuotaFeatures(path, endpoint, body)).toEqual(features);
   });
 });
 

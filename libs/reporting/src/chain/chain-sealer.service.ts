@@ -92,6 +92,15 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
           WHERE e.id = u.id AND e.date = u.date AND e.chain_seq IS NULL`,
         [sealed.map((s) => s.id), sealed.map((s) => s.date), sealed.map((s) => s.seq), sealed.map((s) => s.hash)],
       );
+      // Calls of understanding-API keys name no KB: their rows are the account's own (kbid = the account id, as a
+      // deleted KB's counters are), linked to the account before they count.
+      const accountRows = [...new Set(rows.filter(isAccountScoped).map((r) => r.kbid))];
+      if (accountRows.length > 0) {
+        await m.query(
+          `INSERT INTO reporting.kb_accounts (kbid, account_id) SELECT a, a FROM unnest($1::uuid[]) AS a ON CONFLICT (kbid) DO NOTHING`,
+          [accountRows],
+        );
+      }
       const deltas = this.usage.rowsOf(rows.map(asEvent));
       if (deltas.length > 0) {
         await m.query(
@@ -155,6 +164,12 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
     );
     return new Map(found.map((h) => [`${h.kbid}/${h.type}`, { seq: Number(h.seq), hash: h.hash }]));
   }
+}
+
+/** A predict call of an understanding-API key: stored under its account's id (docs/usage.md). */
+function isAccountScoped(row: StoredChainRow): boolean {
+  const details = (row.details ?? {}) as Record<string, unknown>;
+  return row.type === 'predict' && details['scope'] === 'account' && details['account_id'] === row.kbid;
 }
 
 /** A stored record as the event it was (what usage metering reads of it). */

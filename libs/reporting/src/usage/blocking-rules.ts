@@ -12,6 +12,19 @@ const MONTHLY_RULES: { feature: BlockableFeature; group: 'usage' | 'processing';
   { feature: 'search', group: 'usage', limit: 'monthly_limit_hosted_searches_performed', metric: 'searches_performed' },
   { feature: 'ask', group: 'usage', limit: 'monthly_limit_hosted_answers_generated', metric: 'answers_generated' },
   { feature: 'storage', group: 'usage', limit: 'monthly_limit_paragraphs_stored', metric: 'paragraphs_stored' },
+  // Understanding-API keys calling the predict API for a self-hosted deployment's searches and answers (docs/usage.md).
+  {
+    feature: 'self_hosted_search',
+    group: 'usage',
+    limit: 'monthly_limit_self_hosted_searches_performed',
+    metric: 'self_hosted_searches_performed',
+  },
+  {
+    feature: 'self_hosted_ask',
+    group: 'usage',
+    limit: 'monthly_limit_self_hosted_answers_generated',
+    metric: 'self_hosted_answers_generated',
+  },
   { feature: 'processing', group: 'processing', limit: 'monthly_limit_paragraphs_processed', metric: 'paragraphs_processed' },
   { feature: 'processing', group: 'processing', limit: 'monthly_limit_chars_processed', metric: 'chars_processed' },
   { feature: 'processing', group: 'processing', limit: 'monthly_limit_docs_no_media_processed', metric: 'docs_no_media_processed' },

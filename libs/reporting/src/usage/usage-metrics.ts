@@ -24,9 +24,10 @@ export function usageDeltas(e: AuditRecordedEvent): Deltas {
     case 'chat': {
       if (isFeedbackEvent(e)) return {};
       // An answer the generator failed to give is not one generated (`error` as sent, its code -1 as stored).
-      const status = e.details?.['status'];
-      return status === 'error' || status === -1 || status === '-1' ? {} : { answers_generated: 1 };
+      return failed(e) ? {} : { answers_generated: 1 };
     }
+    case 'predict':
+      return predictDeltas(e);
     case 'new':
       return withBytes({ resources: 1 }, bytesOf(meta['bytes']));
     case 'deleted':
@@ -56,6 +57,28 @@ export function usageDeltas(e: AuditRecordedEvent): Deltas {
     default:
       return {};
   }
+}
+
+/** An answer whose generator failed (`error` as sent, its code -1 as stored). */
+function failed(e: AuditRecordedEvent): boolean {
+  const status = e.details?.['status'];
+  return status === 'error' || status === -1 || status === '-1';
+}
+
+/**
+ * A call of the predict API (docs/predict.md): one prediction; the tokens its generator reported
+ * (input and output); and for an understanding-API key, a self-hosted search (a query's vector or
+ * query information) or a self-hosted answer (a generation that did not fail), as the gateway
+ * classed the call (`details.self_hosted`).
+ */
+function predictDeltas(e: AuditRecordedEvent): Deltas {
+  const d = e.details ?? {};
+  const deltas: Deltas = { predictions_performed: 1 };
+  const tokens = Math.round(num(d['input_tokens']) + num(d['output_tokens']));
+  if (tokens > 0) deltas.ai_tokens_used = tokens;
+  if (d['self_hosted'] === 'search') deltas.self_hosted_searches_performed = 1;
+  else if (d['self_hosted'] === 'answer' && !failed(e)) deltas.self_hosted_answers_generated = 1;
+  return deltas;
 }
 
 /** The UTC hour an instant falls in, as an ISO instant. */

@@ -74,6 +74,38 @@ describe('usage deltas of an event', () => {
   });
 });
 
+describe('usage deltas of a predict call', () => {
+  const base = { event_id: 'e', kbid: 'k', date: '2026-11-26T00:00:00Z', type: 'predict' as const };
+  it('counts one prediction, the tokens reported, and self-hosted searches and answers as the gateway classed them', () => {
+    expect(usageDeltas({ ...base, details: { endpoint: 'tokens', scope: 'kb' } })).toEqual({ predictions_performed: 1 });
+    expect(usageDeltas({ ...base, details: { endpoint: 'chat', scope: 'kb', input_tokens: 12, output_tokens: 30 } })).toEqual({
+      predictions_performed: 1,
+      ai_tokens_used: 42,
+    });
+    expect(usageDeltas({ ...base, details: { endpoint: 'sentence', scope: 'account', self_hosted: 'search' } })).toEqual({
+      predictions_performed: 1,
+      self_hosted_searches_performed: 1,
+    });
+    expect(usageDeltas({ ...base, details: { endpoint: 'chat', self_hosted: 'answer', output_tokens: 5 } })).toEqual({
+      predictions_performed: 1,
+      ai_tokens_used: 5,
+      self_hosted_answers_generated: 1,
+    });
+    // A generation that failed mid-stream is a prediction, not an answer (as sent, and as stored).
+    expect(usageDeltas({ ...base, details: { endpoint: 'chat', self_hosted: 'answer', status: 'error' } })).toEqual({
+      predictions_performed: 1,
+    });
+    expect(usageDeltas({ ...base, details: { endpoint: 'chat', self_hosted: 'answer', status: -1 } })).toEqual({
+      predictions_performed: 1,
+    });
+    // Bad numbers and unknown classes add nothing.
+    expect(
+      usageDeltas({ ...base, details: { input_tokens: -4, output_tokens: 'many', self_hosted: 'training' } as Record<string, unknown> }),
+    ).toEqual({ predictions_performed: 1 });
+    expect(usageDeltas({ ...base })).toEqual({ predictions_performed: 1 });
+  });
+});
+
 describe('decideBlocks', () => {
   const limits = (usage: Record<string, number>, processing: Record<string, number> = {}) =>
     ({ upload: {}, usage, processing }) as unknown as EffectiveLimits;
@@ -93,5 +125,21 @@ describe('decideBlocks', () => {
         perKb: { a: { resources: 2 }, b: { resources: 1 } },
       }),
     ).toEqual({ features: ['processing'], kbs: { a: ['storage'] } });
+  });
+
+  it('blocks self-hosted searches and answers at their own limits, apart from the hosted ones', () => {
+    const l = limits({
+      monthly_limit_hosted_searches_performed: 10,
+      monthly_limit_self_hosted_searches_performed: 2,
+      monthly_limit_self_hosted_answers_generated: 1,
+    });
+    expect(decideBlocks(l, { monthly: { self_hosted_searches_performed: 1, searches_performed: 9 }, perKb: {} }).features).toEqual([]);
+    expect(decideBlocks(l, { monthly: { self_hosted_searches_performed: 2 }, perKb: {} }).features).toEqual(['self_hosted_search']);
+    expect(decideBlocks(l, { monthly: { self_hosted_answers_generated: 1, searches_performed: 10 }, perKb: {} }).features).toEqual([
+      'search',
+      'self_hosted_ask',
+    ]);
+    // Predictions and tokens hold no limit.
+    expect(decideBlocks(l, { monthly: { predictions_performed: 1e9, ai_tokens_used: 1e12 }, perKb: {} }).features).toEqual([]);
   });
 });

@@ -29,9 +29,10 @@ import {
   type PredictTokensResponse,
 } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
+import type { TokenMeter } from './predict-usage';
 
-/** What a call carries across the bus: the request's context and its cancellation. */
-export type CallOptions = { context: BusContext; signal: AbortSignal };
+/** What a call carries across the bus: the request's context and its cancellation; and what adds up its generations' tokens. */
+export type CallOptions = { context: BusContext; signal: AbortSignal; meter?: TokenMeter };
 
 /** The context budget /query reports (`max_context`): /ask's default context budget, in tokens. */
 const MAX_CONTEXT_TOKENS = 12_000;
@@ -167,6 +168,7 @@ export class PredictCalls {
     } catch (err) {
       throw generationFailure(err);
     }
+    o.meter?.add(done);
     return { text, done };
   }
 

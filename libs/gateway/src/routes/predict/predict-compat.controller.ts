@@ -14,6 +14,7 @@ import {
   PREDICT_LIMITS,
   UnderstandingSubjects,
   ValidationErrorResponse,
+  type PredictGenerateItem,
   type PredictGenerateRequest,
 } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
@@ -21,6 +22,7 @@ import type { AuthedRequest } from '../../auth/auth.guard';
 import { bodyOf } from '../../http/dto.pipe';
 import { busContextOf } from '../../http/request-context';
 import { generationFailure, PredictCalls, type CallOptions } from './predict-calls';
+import { PredictUsage, TokenMeter, type PredictOutcome } from './predict-usage';
 import { streamResponse } from '../stream-response';
 
 /** The text of an OpenAI message: a string, or its text parts joined. */
@@ -63,7 +65,10 @@ const CHAT_RESPONSE: ApiResponseOptions = {
 export class PredictCompatController {
   private readonly calls: PredictCalls;
 
-  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {
+  constructor(
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly usage: PredictUsage,
+  ) {
     this.calls = new PredictCalls(bus);
   }
 
@@ -78,7 +83,7 @@ export class PredictCompatController {
     @Req() req: AuthedRequest,
     @Res() res: Response,
   ): Promise<void> {
-    return this.chat(kbid, body, busContextOf(req), res);
+    return this.metered(req, kbid, 'compat/chat/completions', () => this.chat(kbid, body, busContextOf(req), res)).then(() => undefined);
   }
 
   @Post('predict/compat/chat/completions')
@@ -91,7 +96,9 @@ export class PredictCompatController {
     @Req() req: AuthedRequest,
     @Res() res: Response,
   ): Promise<void> {
-    return this.chat(undefined, body, busContextOf(req), res);
+    return this.metered(req, undefined, 'compat/chat/completions', () => this.chat(undefined, body, busContextOf(req), res)).then(
+      () => undefined,
+    );
   }
 
   @Post('kb/:kbid/predict/compat/embeddings')
@@ -104,7 +111,13 @@ export class PredictCompatController {
     @Body(bodyOf(CompatEmbeddingsBody)) body: CompatEmbeddingsBody,
     @Req() req: AuthedRequest,
   ): Promise<CompatEmbeddingsResponse> {
-    return this.embeddings(kbid, body, busContextOf(req));
+    return this.metered(
+      req,
+      kbid,
+      'compat/embeddings',
+      async () => ({ out: await this.embeddings(kbid, body, busContextOf(req)) }),
+      body,
+    ).then((r) => r.out);
   }
 
   @Post('predict/compat/embeddings')
@@ -116,7 +129,13 @@ export class PredictCompatController {
     @Body(bodyOf(CompatEmbeddingsBody)) body: CompatEmbeddingsBody,
     @Req() req: AuthedRequest,
   ): Promise<CompatEmbeddingsResponse> {
-    return this.embeddings(undefined, body, busContextOf(req));
+    return this.metered(
+      req,
+      undefined,
+      'compat/embeddings',
+      async () => ({ out: await this.embeddings(undefined, body, busContextOf(req)) }),
+      body,
+    ).then((r) => r.out);
   }
 
   @Get('kb/:kbid/predict/compat/models')
@@ -131,6 +150,24 @@ export class PredictCompatController {
   @ApiResponse({ status: 200, type: CompatModelsResponse })
   nuaModels(@Req() req: AuthedRequest): Promise<CompatModelsResponse> {
     return this.models(undefined, busContextOf(req));
+  }
+
+  /**
+   * A call that ran is metered once (docs/usage.md): the chats with their tokens (failed when the
+   * model failed or the client left mid-stream); one refused or failed before answering is not.
+   * `compat/models` runs no model and is not metered.
+   */
+  private async metered<T>(
+    req: AuthedRequest,
+    kbid: string | undefined,
+    endpoint: string,
+    call: () => Promise<T & { outcome?: PredictOutcome }>,
+    body?: unknown,
+  ): Promise<T> {
+    const started = performance.now();
+    const out = await call();
+    this.usage.record(req, kbid, endpoint, started, out.outcome ?? {}, body);
+    return out;
   }
 
   private async models(kbid: string | undefined, o: CallOptions): Promise<CompatModelsResponse> {
@@ -216,7 +253,13 @@ export class PredictCompatController {
     };
   }
 
-  private async chat(kbid: string | undefined, body: CompatChatCompletionsBody, o: CallOptions, res: Response): Promise<void> {
+  /** The chat's answer, sent; resolves to what the generation amounted to (tokens; failed mid-stream or left by the client). */
+  private async chat(
+    kbid: string | undefined,
+    body: CompatChatCompletionsBody,
+    o: CallOptions,
+    res: Response,
+  ): Promise<{ outcome: PredictOutcome }> {
     const request = this.request(kbid, body);
     const id = `chatcmpl-${randomUUID().replace(/-/g, '')}`;
     const created = Math.floor(Date.now() / 1000);
@@ -240,7 +283,7 @@ export class PredictCompatController {
         ],
         usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
       });
-      return;
+      return { outcome: { input_tokens: input, output_tokens: output, model: out.done?.model } };
     }
     const iterator = this.calls.generate(request, o)[Symbol.asyncIterator]();
     let first: IteratorResult<unknown>;
@@ -258,6 +301,9 @@ export class PredictCompatController {
       model,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
     });
+    const meter = new TokenMeter();
+    let ended = false;
+    let failed = false;
     await streamResponse(res, first, iterator, {
       contentType: 'text/event-stream',
       start: event(chunk({ role: 'assistant', content: '' }, null)),
@@ -265,13 +311,20 @@ export class PredictCompatController {
         const item = value as { type: string; text?: string; model?: string; stop_reason?: string };
         if (item.type === 'text' && item.text) return event(chunk({ content: item.text }, null));
         if (item.type !== 'done') return '';
+        ended = true;
+        meter.add(item as Extract<PredictGenerateItem, { type: 'done' }>);
         model = item.model ?? model;
         return event(chunk({}, finish(item.stop_reason)));
       },
       // Headers are gone: OpenAI's streams carry errors as an `error` event.
-      finish: (failure) =>
-        (failure ? event({ error: { message: (generationFailure(failure.error) as Error).message, type: 'server_error' } }) : '') +
-        'data: [DONE]\n\n',
+      finish: (failure) => {
+        failed = failure !== undefined;
+        return (
+          (failure ? event({ error: { message: (generationFailure(failure.error) as Error).message, type: 'server_error' } }) : '') +
+          'data: [DONE]\n\n'
+        );
+      },
     });
+    return { outcome: { ...meter.outcome(), failed: failed || !ended } };
   }
 }

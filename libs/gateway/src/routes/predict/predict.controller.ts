@@ -28,6 +28,7 @@ import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../../auth/auth.guard';
 import { busContextOf } from '../../http/request-context';
 import { generationFailure, PredictCalls, type CallOptions } from './predict-calls';
+import { PredictUsage, TokenMeter, type PredictOutcome } from './predict-usage';
 import { streamResponse } from '../stream-response';
 
 const GET_DESCRIPTION =
@@ -70,7 +71,10 @@ const RESPONSES = [
 export class PredictController {
   private readonly calls: PredictCalls;
 
-  constructor(@Inject(MESSAGE_BUS) bus: MessageBus) {
+  constructor(
+    @Inject(MESSAGE_BUS) bus: MessageBus,
+    private readonly usage: PredictUsage,
+  ) {
     this.calls = new PredictCalls(bus);
   }
 
@@ -89,7 +93,7 @@ export class PredictController {
     @Query() query: unknown,
     @Req() req: AuthedRequest,
   ): Promise<unknown> {
-    return this.calls.get(kbid, endpoint, query, busContextOf(req));
+    return this.get(kbid, endpoint, query, req);
   }
 
   @Post('kb/:kbid/predict/:endpoint')
@@ -120,7 +124,7 @@ export class PredictController {
     schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) },
   })
   nuaGet(@Param('endpoint') endpoint: string, @Query() query: unknown, @Req() req: AuthedRequest): Promise<unknown> {
-    return this.calls.get(undefined, endpoint, query, busContextOf(req));
+    return this.get(undefined, endpoint, query, req);
   }
 
   @Post('predict/:endpoint')
@@ -136,10 +140,24 @@ export class PredictController {
     return this.post(undefined, endpoint, body, req, res);
   }
 
+  /** A call that answered is metered once (docs/usage.md); one refused or failed before answering is not. */
+  private async get(kbid: string | undefined, endpoint: string, query: unknown, req: AuthedRequest): Promise<unknown> {
+    const started = performance.now();
+    const out = await this.calls.get(kbid, endpoint, query, busContextOf(req));
+    this.usage.record(req, kbid, endpoint, started);
+    return out;
+  }
+
   private async post(kbid: string | undefined, endpoint: string, body: unknown, req: AuthedRequest, res: Response): Promise<void> {
-    const o = busContextOf(req);
-    if (endpoint === 'chat') return this.chat(kbid, body, o, res, wantsNdjson(req.headers['accept']));
+    const started = performance.now();
+    const o = { ...busContextOf(req), meter: new TokenMeter() };
+    if (endpoint === 'chat') {
+      const outcome = await this.chat(kbid, body, o, res, wantsNdjson(req.headers['accept']));
+      this.usage.record(req, kbid, endpoint, started, outcome);
+      return;
+    }
     const out = await this.calls.post(kbid, endpoint, body, o);
+    this.usage.record(req, kbid, endpoint, started, o.meter.outcome());
     res.status(200).json(out);
   }
 
@@ -149,9 +167,10 @@ export class PredictController {
    * "0"; "-1" with details when the model failed after the first chunk). Without it (as the
    * reference's synchronous clients call it), the answer streams as plain text followed by its
    * status code: `0`, or `-1` when the model failed after the first chunk. A failure before the
-   * first chunk is an HTTP error either way.
+   * first chunk is an HTTP error either way. Resolves to what the generation amounted to (its
+   * tokens; failed when the model failed or the client left before its end).
    */
-  private async chat(kbid: string | undefined, body: unknown, o: CallOptions, res: Response, ndjson: boolean): Promise<void> {
+  private async chat(kbid: string | undefined, body: unknown, o: CallOptions, res: Response, ndjson: boolean): Promise<PredictOutcome> {
     const started = performance.now();
     const request = this.calls.chatRequest(kbid, body);
     const iterator = this.calls.generate(request, o)[Symbol.asyncIterator]();
@@ -169,17 +188,22 @@ export class PredictController {
       return '';
     };
     let firstChunk: number | undefined;
+    const meter = new TokenMeter();
+    let ended = false;
+    let failed = false;
     await streamResponse(res, first, iterator, {
       contentType: ndjson ? 'application/x-ndjson' : 'text/plain; charset=utf-8',
       headers: { Vary: 'Accept', 'NUCLIA-LEARNING-ID': learningId, 'X-SVC-LEARNING-ID': learningId },
       render: (value) => {
-        const item = value as { type: string; text?: string; input_tokens?: number; output_tokens?: number };
+        const item = value as { type: string; text?: string; input_tokens?: number; output_tokens?: number; model?: string };
         if (item.type === 'text' && item.text) {
           firstChunk ??= seconds(started);
           return write({ type: 'text', text: item.text });
         }
         if (item.type === 'reasoning') return write({ type: 'reasoning', text: item.text });
         if (item.type !== 'done') return '';
+        ended = true;
+        meter.add(item);
         return write({
           type: 'meta',
           input_tokens: item.input_tokens ?? 0,
@@ -187,13 +211,16 @@ export class PredictController {
           timings: { generative_first_chunk: firstChunk ?? seconds(started), generative: seconds(started) },
         });
       },
-      finish: (failure) =>
-        write(
+      finish: (failure) => {
+        failed = failure !== undefined;
+        return write(
           failure
             ? { type: 'status', code: '-1', details: (generationFailure(failure.error) as Error).message }
             : { type: 'status', code: '0' },
-        ),
+        );
+      },
     });
+    return { ...meter.outcome(), failed: !ended || failed };
   }
 }
 

@@ -123,7 +123,15 @@ export function keywordsetText(value: Record<string, unknown>): string {
     .join('\n\n');
 }
 
-/** The text a datetime field is searched by: its date-time as stored (ISO 8601). */
+/**
+ * The text a datetime field is searched by: its UTC date and time as words, `2024-05-01 10:00:00 UTC`
+ * (the stored ISO form `2024-05-01T10:00:00.000Z` would index `01t10` as one word).
+ */
 export function datetimeText(value: Record<string, unknown>): string {
-  return typeof value['value'] === 'string' ? value['value'] : '';
+  const v = value['value'];
+  if (typeof v !== 'string') return '';
+  const date = parseIsoDateTime(v);
+  if (!date) return v;
+  const iso = date.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }

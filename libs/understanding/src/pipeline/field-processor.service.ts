@@ -156,7 +156,7 @@ export class FieldProcessorService implements OnModuleDestroy {
     }
   }
 
-  /** keywordset (one paragraph per keyword) and datetime (its ISO date-time) fields: searched as plain text. */
+  /** keywordset (one paragraph per keyword) and datetime (its UTC date and time) fields: searched as plain text. */
   private async plain(job: Job, text: string, started: string): Promise<ExtractedFieldData> {
     return this.single(job, this.analyse(job, text, { language: job.language }), { mime_type: 'text/plain', started });
   }

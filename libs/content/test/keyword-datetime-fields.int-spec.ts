@@ -48,7 +48,8 @@ describe('keywordset and datetime fields (content service)', () => {
     const data: ExtractedFieldData = {
       text: { text, split_text: {}, deleted_splits: [] },
       metadata: { metadata: { paragraphs, language: 'en', mime_type: 'text/plain' }, split_metadata: {}, deleted_splits: [] },
-    } as ExtractedFieldData;
+      vectors: { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] },
+    };
     await fx.blobs.put(extractedBlobKey(ids), JSON.stringify(data));
     await fx.bus.enqueue(UnderstandingSubjects.fieldProcessed, { ...ids, extracted_key: extractedBlobKey(ids) });
     await eventually(async () => ((await field(rid, field_type, field_id)).status === 'PROCESSED' ? true : undefined), 15_000);

@@ -1,7 +1,7 @@
-import { apiKey, bearer, type Credential, type HttpClient } from './support/http-client';
+import { type Credential, type HttpClient } from './support/http-client';
+import { exportAndImport, issueLocs as locs, kbWithReader, resourceProcessed } from './support/kb-fixtures';
 import { startStandalone, type Topology } from './support/topologies';
 
-type Issue = { loc: (string | number)[]; msg: string; type: string };
 type Found = { resources: Record<string, { fields: Record<string, unknown> }> };
 type Field = { value: { values: Record<string, unknown> }; status: string };
 
@@ -21,7 +21,6 @@ describe('key_value fields', () => {
   const rids: Record<'sprocket' | 'gear' | 'notes', string> = {} as never;
   const run = Date.now().toString(36);
   const path = (k = kb) => `/api/v1/kb/${k}`;
-  const locs = (body: unknown) => [...new Set((body as { detail: Issue[] }).detail.map((d) => d.loc.join('.')))].sort();
   const schema = {
     name: 'product',
     fields: [
@@ -40,16 +39,6 @@ describe('key_value fields', () => {
     window: { from: '2024-01-01', to: '2024-06-30' },
   };
   const gear = { name: 'Brass gear', price: 99, stock: 0, released: '2023-01-15' };
-
-  const processed = (k: string, rid: string) =>
-    http.eventually(
-      async () => {
-        const r = await http.call<{ metadata: { status: string } }>('GET', `${path(k)}/resource/${rid}`, { credential: pat });
-        return r.body.metadata?.status === 'PROCESSED' ? true : undefined;
-      },
-      90_000,
-      'the resource processed',
-    );
 
   /** The resources /find (memory index) and /search (SQL) return for the catalogue with this key_value filter; both must agree. */
   const filtered = async (kv: unknown, k = kb): Promise<string[]> => {
@@ -73,22 +62,9 @@ describe('key_value fields', () => {
   beforeAll(async () => {
     topology = await startStandalone();
     http = topology.http;
-    const boot = topology.bootstrap();
-    pat = bearer(boot.personal_access_token.token);
-    const account = boot.account.id;
-    const newKb = async (slug: string) =>
-      (await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kbs`, { credential: pat, body: { slug } })).body.id;
-    kb = await newKb(`kv-${run}`);
-    otherKb = await newKb(`kv-other-${run}`);
-    const sa = await http.call<{ id: string }>('POST', `/api/v1/account/${account}/kb/${kb}/service_accounts`, {
-      credential: pat,
-      body: { role: 'SMEMBER' },
-    });
-    const key = await http.call<{ token: string }>('POST', `/api/v1/account/${account}/kb/${kb}/service_account/${sa.body.id}/keys`, {
-      credential: pat,
-      body: { expires: new Date(Date.now() + 3600_000).toISOString() },
-    });
-    reader = apiKey(key.body.token);
+    const fixture = await kbWithReader(topology, `kv-${run}`);
+    ({ pat, reader, kb } = fixture);
+    otherKb = await fixture.newKb(`kv-other-${run}`);
     expect((await http.call('POST', `${path()}/kv-schemas`, { credential: pat, body: schema })).status).toBe(201);
 
     const create = async (slug: string, extra: Record<string, unknown> = {}) => {
@@ -112,7 +88,7 @@ describe('key_value fields', () => {
         })
       ).status,
     ).toBe(201);
-    for (const rid of Object.values(rids)) await processed(kb, rid);
+    for (const rid of Object.values(rids)) await resourceProcessed(http, pat, kb, rid);
   }, 240_000);
 
   afterAll(async () => {
@@ -254,28 +230,7 @@ describe('key_value fields', () => {
   });
 
   it('carries key_value fields through export and import, filters included', async () => {
-    const started = await http.call<{ export_id: string }>('POST', `${path()}/export`, { credential: pat });
-    expect(started.status).toBe(200);
-    const waitFor = (url: string) =>
-      http.eventually(
-        async () => {
-          const s = await http.call<{ status: string }>('GET', url, { credential: pat });
-          return s.body.status === 'finished' || s.body.status === 'errored' ? s.body.status : undefined;
-        },
-        120_000,
-        url,
-      );
-    expect(await waitFor(`${path()}/export/${started.body.export_id}/status`)).toBe('finished');
-    const download = await fetch(`${http.baseUrl}${path()}/export/${started.body.export_id}`, { headers: { [pat.header]: pat.value } });
-    const archive = Buffer.from(await download.arrayBuffer());
-    const imported = await fetch(`${http.baseUrl}/api/v1/kbs/import`, {
-      method: 'POST',
-      headers: { [pat.header]: pat.value, 'content-type': 'binary/octet-stream' },
-      body: archive,
-    });
-    expect(imported.status).toBe(200);
-    const { kbid: copy, import_id: importId } = (await imported.json()) as { kbid: string; import_id: string };
-    expect(await waitFor(`${path(copy)}/import/${importId}/status`)).toBe('finished');
+    const copy = await exportAndImport(http, pat, kb);
     const field = await http.call<Field>('GET', `${path(copy)}/slug/gear/key_value/product?show=value`, { credential: pat });
     expect(field.body.value.values).toEqual({ ...gear, released: '2023-01-15T00:00:00.000Z' });
     expect((await http.call('GET', `${path(copy)}/kv-schemas/product`, { credential: pat })).status).toBe(200);

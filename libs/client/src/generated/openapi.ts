@@ -1314,6 +1314,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/kb/{kbid}/resource/{rid}/keywordset/{field_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace a keywordset field
+         * @description Keywords `{keywords: [{value}]}`, each searched as a paragraph.
+         */
+        put: operations["Fields_putKeywordset[0]"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/slug/{rslug}/keywordset/{field_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace a keywordset field
+         * @description Keywords `{keywords: [{value}]}`, each searched as a paragraph.
+         */
+        put: operations["Fields_putKeywordset[1]"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/resource/{rid}/datetime/{field_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace a datetime field
+         * @description An ISO 8601 date-time `{value}` (422 when it is not one).
+         */
+        put: operations["Fields_putDatetime[0]"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/slug/{rslug}/datetime/{field_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add or replace a datetime field
+         * @description An ISO 8601 date-time `{value}` (422 when it is not one).
+         */
+        put: operations["Fields_putDatetime[1]"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/kb/{kbid}/resource/{rid}/file/{field_id}": {
         parameters: {
             query?: never;
@@ -3930,6 +4010,14 @@ export interface components {
             key_values?: {
                 [key: string]: components["schemas"]["KeyValueFieldInputDto"];
             };
+            /** @description keywordset fields by id. */
+            keywordsets?: {
+                [key: string]: components["schemas"]["KeywordsetFieldInputDto"];
+            };
+            /** @description datetime fields by id. */
+            datetimes?: {
+                [key: string]: components["schemas"]["DatetimeFieldInputDto"];
+            };
             processing_options?: components["schemas"]["ProcessingOptionsDto"];
         };
         ResourceCreatedDto: {
@@ -4096,6 +4184,14 @@ export interface components {
                 key_values?: {
                     [key: string]: components["schemas"]["FieldRecord"];
                 };
+                /** @description By field id */
+                keywordsets?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                datetimes?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
             };
             security?: {
                 access_groups?: string[];
@@ -4139,6 +4235,14 @@ export interface components {
             key_values?: {
                 [key: string]: components["schemas"]["KeyValueFieldInputDto"];
             };
+            /** @description keywordset fields by id. */
+            keywordsets?: {
+                [key: string]: components["schemas"]["KeywordsetFieldInputDto"];
+            };
+            /** @description datetime fields by id. */
+            datetimes?: {
+                [key: string]: components["schemas"]["DatetimeFieldInputDto"];
+            };
             processing_options?: components["schemas"]["ProcessingOptionsDto"];
         };
         SeqIdDto: {
@@ -4178,6 +4282,20 @@ export interface components {
                     to: unknown;
                 };
             };
+        };
+        KeywordDto: {
+            value: string;
+        };
+        KeywordsetFieldInputDto: {
+            /** @description The keywords (at most 1000, each of 1 to 1000 characters); none when absent. */
+            keywords?: components["schemas"]["KeywordDto"][];
+        };
+        DatetimeFieldInputDto: {
+            /**
+             * Format: date-time
+             * @description An ISO 8601 date-time (no zone = UTC); stored in one form, e.g. 2024-05-01T10:00:00.000Z.
+             */
+            value: string;
         };
         FileFieldInputDto: {
             file: components["schemas"]["FileInputDto"];
@@ -4538,7 +4656,7 @@ export interface components {
             labelset?: string;
             /** @description label */
             label?: string;
-            /** @description resource_mimetype, field_mimetype: the media type (e.g. application); field: text, file, link, conversation, key_value, generic */
+            /** @description resource_mimetype, field_mimetype: the media type (e.g. application); field: text, file, link, conversation, key_value, keywordset, datetime, generic */
             type?: string;
             /** @description resource_mimetype, field_mimetype: the subtype (e.g. pdf); entity: the entity group */
             subtype?: string;
@@ -4655,7 +4773,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
@@ -4813,6 +4931,14 @@ export interface components {
                 };
                 /** @description By field id */
                 key_values?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                keywordsets?: {
+                    [key: string]: components["schemas"]["FieldRecord"];
+                };
+                /** @description By field id */
+                datetimes?: {
                     [key: string]: components["schemas"]["FieldRecord"];
                 };
             };
@@ -5169,7 +5295,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /** @description Accepted without effect. */
@@ -5436,7 +5562,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
@@ -5617,7 +5743,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
@@ -6082,7 +6208,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
@@ -6258,7 +6384,7 @@ export interface components {
              *     ]
              */
             show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
-            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+            field_type_filter?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
@@ -13225,7 +13351,7 @@ export interface operations {
                 /** @description What to serialize (repeat the parameter or separate with commas). */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description Field types to serialize. */
-                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
                 /** @description Extracted data to serialize (with show=extracted). */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             };
@@ -13540,7 +13666,7 @@ export interface operations {
                 /** @description What to serialize (repeat the parameter or separate with commas). */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description Field types to serialize. */
-                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
                 /** @description Extracted data to serialize (with show=extracted). */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             };
@@ -14698,6 +14824,402 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["KeyValueFieldInputDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeqIdDto"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of processing or storage */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the WRITER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box, the resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid body, path: every mistake, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    "Fields_putKeywordset[0]": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rid: string;
+                kbid: string;
+                field_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeywordsetFieldInputDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeqIdDto"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of processing or storage */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the WRITER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box, the resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid body, path: every mistake, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    "Fields_putKeywordset[1]": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rslug: string;
+                kbid: string;
+                field_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeywordsetFieldInputDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeqIdDto"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of processing or storage */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the WRITER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box, the resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid body, path: every mistake, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    "Fields_putDatetime[0]": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rid: string;
+                kbid: string;
+                field_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatetimeFieldInputDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SeqIdDto"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of processing or storage */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the WRITER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box, the resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Invalid body, path: every mistake, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    "Fields_putDatetime[1]": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rslug: string;
+                kbid: string;
+                field_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatetimeFieldInputDto"];
             };
         };
         responses: {
@@ -20695,7 +21217,7 @@ export interface operations {
                 /** @description Repeat the parameter or separate with commas. */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description The field types to serialize (field_type_filter of the body). */
-                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
                 /** @description Repeat the parameter or separate with commas. */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             };
@@ -21066,7 +21588,7 @@ export interface operations {
                 /** @description Repeat the parameter or separate with commas. */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description The field types to serialize (field_type_filter of the body). */
-                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
                 /** @description Repeat the parameter or separate with commas. */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
                 /** @description Tag prefixes to count. */
@@ -21625,7 +22147,7 @@ export interface operations {
                 /** @description Repeat the parameter or separate with commas. */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description The field types to serialize (field_type_filter of the body). */
-                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
                 /** @description Repeat the parameter or separate with commas. */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
                 /** @description Tag prefixes to count. */
@@ -21919,7 +22441,7 @@ export interface operations {
                 /** @description Repeat the parameter or separate with commas. */
                 show?: ("basic" | "origin" | "extra" | "relations" | "values" | "extracted" | "errors" | "security")[];
                 /** @description The field types to serialize (field_type_filter of the body). */
-                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "generic")[];
+                field_type?: ("text" | "file" | "link" | "conversation" | "key_value" | "keywordset" | "datetime" | "generic")[];
                 /** @description Repeat the parameter or separate with commas. */
                 extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             };

@@ -15,6 +15,7 @@ import { KbConfigs1765000000000 } from './1765000000000-kb-configs';
 import { KbTransfers1765100000000 } from './1765100000000-kb-transfers';
 import { KeyValueFields1765120000000 } from './1765120000000-key-value-fields';
 import { ProcessingNuaKey1765150000000 } from './1765150000000-processing-nua-key';
+import { KeywordDatetimeFields1765200000000 } from './1765200000000-keyword-datetime-fields';
 
 export const CONTENT_MIGRATIONS = [
   ContentInitial1763800000000,
@@ -34,4 +35,5 @@ export const CONTENT_MIGRATIONS = [
   KbTransfers1765100000000,
   KeyValueFields1765120000000,
   ProcessingNuaKey1765150000000,
+  KeywordDatetimeFields1765200000000,
 ];

@@ -7,7 +7,9 @@ import {
   type ContentFieldType,
   type ConversationFieldInputDto,
   type FileFieldInputDto,
+  datetimeValue,
   type KeyValueFieldInputDto,
+  keywordsetValue,
   normaliseKvValues,
   type LinkFieldInputDto,
   type ResourceWriteDto,
@@ -99,6 +101,10 @@ export function fieldWritesOf(body: ResourceWriteDto, now: string): FieldWrite[]
     out.push({ fieldType: 'conversation', fieldId: id, value: conversationValue(input, ['body', 'conversations', id]) });
   for (const [id, input] of Object.entries(body.key_values ?? {}))
     out.push({ fieldType: 'key_value', fieldId: id, value: keyValueValue(input) });
+  for (const [id, input] of Object.entries(body.keywordsets ?? {}))
+    out.push({ fieldType: 'keywordset', fieldId: id, value: keywordsetValue(input) });
+  for (const [id, input] of Object.entries(body.datetimes ?? {}))
+    out.push({ fieldType: 'datetime', fieldId: id, value: datetimeValue(input) });
   return out;
 }
 

@@ -6,7 +6,9 @@ import {
   DomainError,
   ErrorCodes,
   FileFieldInputDto,
+  DatetimeFieldInputDto,
   KeyValueFieldInputDto,
+  KeywordsetFieldInputDto,
   LinkFieldInputDto,
   TextFieldInputDto,
   validatePayload,
@@ -38,13 +40,15 @@ import { SearchIndexerService } from '../search/index/search-indexer.service';
 
 const INPUT: Record<
   ContentFieldType,
-  { cls: ClassConstructor<object>; map: 'texts' | 'links' | 'files' | 'conversations' | 'key_values' }
+  { cls: ClassConstructor<object>; map: 'texts' | 'links' | 'files' | 'conversations' | 'key_values' | 'keywordsets' | 'datetimes' }
 > = {
   text: { cls: TextFieldInputDto, map: 'texts' },
   link: { cls: LinkFieldInputDto, map: 'links' },
   file: { cls: FileFieldInputDto, map: 'files' },
   conversation: { cls: ConversationFieldInputDto, map: 'conversations' },
   key_value: { cls: KeyValueFieldInputDto, map: 'key_values' },
+  keywordset: { cls: KeywordsetFieldInputDto, map: 'keywordsets' },
+  datetime: { cls: DatetimeFieldInputDto, map: 'datetimes' },
 };
 const MESSAGES_PER_PAGE = 50;
 const MAX_MESSAGES = 51_200;

@@ -25,14 +25,16 @@ import { auditEntry } from './write-effects';
 import { SUMMARY_GENERATED } from './resource-summary';
 
 const DEFAULT_SHOW: ShowOption[] = ['basic'];
-const DEFAULT_FIELD_TYPES: FieldType[] = ['text', 'file', 'link', 'conversation', 'key_value', 'generic'];
+const DEFAULT_FIELD_TYPES: FieldType[] = ['text', 'file', 'link', 'conversation', 'key_value', 'keywordset', 'datetime', 'generic'];
 const DEFAULT_EXTRACTED: ExtractedOption[] = ['text', 'metadata', 'link', 'file'];
-const DATA_KEY: Record<ContentFieldType, 'texts' | 'files' | 'links' | 'conversations' | 'key_values'> = {
+const DATA_KEY: Record<ContentFieldType, 'texts' | 'files' | 'links' | 'conversations' | 'key_values' | 'keywordsets' | 'datetimes'> = {
   text: 'texts',
   file: 'files',
   link: 'links',
   conversation: 'conversations',
   key_value: 'key_values',
+  keywordset: 'keywordsets',
+  datetime: 'datetimes',
 };
 
 export interface SerializeOptions {

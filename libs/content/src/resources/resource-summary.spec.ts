@@ -27,6 +27,16 @@ describe('resourceSummaryPatch', () => {
     expect(resourceSummaryPatch({ summary: '', computedmetadata: {} }, [field('text', 'a', 'z'.repeat(900))])?.summary).toHaveLength(600);
   });
 
+  it('leaves keywordset and datetime fields out: their text is not prose', () => {
+    const patch = resourceSummaryPatch({ summary: '', computedmetadata: {} }, [
+      field('keywordset', 'tags', 'zirconium'),
+      field('datetime', 'released', '2024-05-01 10:00:00 UTC'),
+      field('text', 'a', 'The text.'),
+    ]);
+    expect(patch?.summary).toBe('The text.');
+    expect(resourceSummaryPatch({ summary: '', computedmetadata: {} }, [field('keywordset', 'tags', 'zirconium')])).toBeUndefined();
+  });
+
   it("keeps processing's summary up to date, and never replaces the user's", () => {
     const generated = { summary: 'Old words.', computedmetadata: { [SUMMARY_GENERATED]: true } };
     expect(resourceSummaryPatch(generated, [field('text', 'a', 'New words.')])?.summary).toBe('New words.');

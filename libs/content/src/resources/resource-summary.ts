@@ -4,6 +4,8 @@ import type { ResourceEntity } from '../entities/resource.entity';
 /** Longest resource summary assembled from its fields' summaries. */
 const MAX_CHARS = 600;
 const TYPE_ORDER = ['text', 'file', 'link', 'conversation'];
+/** Fields whose text is a list of words or a date, not prose: never a resource's summary. */
+const NOT_SUMMARISED = new Set(['keywordset', 'datetime']);
 /** Set in `computedmetadata` while the resource's summary is the one processing wrote (never shown). */
 export const SUMMARY_GENERATED = 'summary_generated';
 
@@ -24,7 +26,7 @@ export function resourceSummaryPatch(
   );
   let summary = '';
   for (const f of ordered) {
-    if (f.status !== 'PROCESSED') continue;
+    if (f.status !== 'PROCESSED' || NOT_SUMMARISED.has(f.fieldType)) continue;
     const metadata = (f.extracted?.['metadata'] as { metadata?: { summary?: unknown } } | undefined)?.metadata;
     const text = typeof metadata?.summary === 'string' ? metadata.summary.trim() : '';
     if (!text) continue;

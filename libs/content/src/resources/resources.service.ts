@@ -28,6 +28,8 @@ const FIELD_MAPS: Record<string, string> = {
   file: 'files',
   conversation: 'conversations',
   key_value: 'key_values',
+  keywordset: 'keywordsets',
+  datetime: 'datetimes',
 };
 /** Where a field of a resource body was sent: `['body', 'texts', <id>]`. */
 const fieldLoc = (w: { fieldType: string; fieldId: string }): string[] => ['body', FIELD_MAPS[w.fieldType] ?? w.fieldType, w.fieldId];

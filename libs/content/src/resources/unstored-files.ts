@@ -7,7 +7,15 @@ import type { FieldWrite } from './field-values';
 type Owner = Pick<ResourceEntity, 'id' | 'kbid'>;
 type Loc = (string | number)[];
 
-const MAP_OF = { text: 'texts', link: 'links', file: 'files', conversation: 'conversations', key_value: 'key_values' } as const;
+const MAP_OF = {
+  text: 'texts',
+  link: 'links',
+  file: 'files',
+  conversation: 'conversations',
+  key_value: 'key_values',
+  keywordset: 'keywordsets',
+  datetime: 'datetimes',
+} as const;
 const bodyLoc = (w: FieldWrite): Loc => ['body', MAP_OF[w.fieldType], w.fieldId];
 
 const fileOf = (value: Record<string, unknown>): Record<string, unknown> => (value['file'] ?? {}) as Record<string, unknown>;

@@ -100,7 +100,7 @@ export interface ArchiveKbConfig {
   learning_configuration?: Record<string, unknown>;
 }
 
-export const FIELD_TYPES = ['text', 'file', 'link', 'conversation', 'key_value'] as const;
+export const FIELD_TYPES = ['text', 'file', 'link', 'conversation', 'key_value', 'keywordset', 'datetime'] as const;
 export const FIELD_STATUSES = ['PENDING', 'PROCESSED', 'ERROR'] as const;
 
 export interface ArchiveField {

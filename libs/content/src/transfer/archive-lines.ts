@@ -1,4 +1,5 @@
-import { collectIssues, FIELD_ID_PATTERN, KeyValueFieldInputDto } from '@kb/contracts';
+import type { ClassConstructor } from 'class-transformer';
+import { collectIssues, DatetimeFieldInputDto, FIELD_ID_PATTERN, KeyValueFieldInputDto, KeywordsetFieldInputDto } from '@kb/contracts';
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
@@ -104,6 +105,13 @@ export function checkEnd(v: unknown): ArchiveEnd {
   return { resources: n('resources'), blobs: n('blobs') };
 }
 
+/** Field types whose value an import checks as their route checks a write. */
+const CHECKED_VALUES: Record<string, ClassConstructor<object>> = {
+  key_value: KeyValueFieldInputDto,
+  keywordset: KeywordsetFieldInputDto,
+  datetime: DatetimeFieldInputDto,
+};
+
 function checkField(v: unknown, where: string): ArchiveField {
   if (!isObject(v)) fail(where, 'a field must be an object');
   const type = v['field_type'];
@@ -125,9 +133,10 @@ function checkField(v: unknown, where: string): ArchiveField {
     fail(at, 'extracted.text.text must be a string');
   const error = v['error'];
   if (error !== null && !isObject(error)) fail(at, 'error must be an object or null');
-  if (type === 'key_value') {
-    // The same bounds as a write through the API (keys, lengths, value types).
-    const issue = collectIssues(KeyValueFieldInputDto, v['value'], { loc: ['value'] }).issues[0];
+  const checked = CHECKED_VALUES[type as string];
+  if (checked) {
+    // The same bounds as a write through the API (keys, lengths, value types, dates).
+    const issue = collectIssues(checked, v['value'], { loc: ['value'] }).issues[0];
     if (issue) fail(at, `${issue.loc.join('.')}: ${issue.msg}`);
   }
   return {

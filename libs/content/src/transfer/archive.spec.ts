@@ -203,4 +203,47 @@ describe('KB archive reader and writer', () => {
       /created_at must be an ISO 8601 date/,
     );
   });
+
+  it('checks keywordset and datetime values as their routes check a write', () => {
+    const field = (field_type: string, value: unknown) => ({
+      field_type,
+      field_id: 'f',
+      value,
+      extracted: null,
+      status: 'PENDING',
+      error: null,
+      errors: [],
+      modified_at: '2026-01-02T03:04:05.000Z',
+    });
+    const resource = (f: unknown) => ({
+      rid: RID,
+      slug: 's',
+      title: 't',
+      summary: '',
+      icon: '',
+      thumbnail: '',
+      metadata: {},
+      usermetadata: {},
+      fieldmetadata: [],
+      computedmetadata: {},
+      origin: {},
+      extra: {},
+      relations: [],
+      access_groups: [],
+      hidden: false,
+      status: 'PENDING',
+      created_at: '2026-01-02T03:04:05.000Z',
+      modified_at: '2026-01-02T03:04:05.000Z',
+      fields: [f],
+    });
+    const check = (f: unknown) => checkResource(resource(f), 'line 1', { maxFieldsPerResource: 10 });
+    expect(check(field('keywordset', { keywords: [{ value: 'a' }] })).fields[0]?.field_type).toBe('keywordset');
+    expect(check(field('datetime', { value: '2024-05-01T10:00:00.000Z' })).fields[0]?.value).toEqual({ value: '2024-05-01T10:00:00.000Z' });
+    expect(() => check(field('datetime', { value: 'soon' }))).toThrow(/value\.value: Input should be a valid datetime/);
+    expect(() => check(field('keywordset', { keywords: [{ value: 1 }] }))).toThrow(/value\.keywords\.0\.value/);
+    expect(() => check(field('keywordset', { keywords: Array.from({ length: 1001 }, () => ({ value: 'k' })) }))).toThrow(
+      /value\.keywords: List should have at most 1000 items/,
+    );
+    expect(() => check(field('keywords', { keywords: [] }))).toThrow(/field_type must be one of .*keywordset, datetime/);
+  });
 });

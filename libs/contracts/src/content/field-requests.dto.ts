@@ -23,6 +23,7 @@ import {
   type TextFieldInputDto,
 } from './field-input.dto';
 import type { KeyValueFieldInputDto } from './key-value';
+import type { DatetimeFieldInputDto, KeywordsetFieldInputDto } from './keyword-datetime';
 import type { CreateResourceDto } from './resource-input.dto';
 import { ActorDto, ResourceRef } from './resource-requests.dto';
 import { ContentFieldTypes, ExtractedOptions, type ContentFieldType, type ExtractedOption } from './resource.dto';
@@ -33,7 +34,14 @@ export class FieldRef extends ResourceRef {
 }
 
 /** A field's value as its type's input DTO declares it. */
-export type FieldInputDto = TextFieldInputDto | LinkFieldInputDto | FileFieldInputDto | ConversationFieldInputDto | KeyValueFieldInputDto;
+export type FieldInputDto =
+  | TextFieldInputDto
+  | LinkFieldInputDto
+  | FileFieldInputDto
+  | ConversationFieldInputDto
+  | KeyValueFieldInputDto
+  | KeywordsetFieldInputDto
+  | DatetimeFieldInputDto;
 
 /** Sets one field; `value` was validated by the edge against the field type's input DTO. */
 export class PutFieldRequest extends FieldRef {

@@ -22,5 +22,6 @@ export * from './kb-transfer.dto';
 export * from './search';
 export * from './kb-config.dto';
 export * from './key-value';
+export * from './keyword-datetime';
 export * from './predict.dto';
 export * from './remi-judge.dto';

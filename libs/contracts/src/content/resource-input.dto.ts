@@ -11,6 +11,7 @@ import {
   TextFieldInputDto,
 } from './field-input.dto';
 import { KeyValueFieldInputDto } from './key-value';
+import { DatetimeFieldInputDto, KeywordsetFieldInputDto } from './keyword-datetime';
 
 export const RESOURCE_SLUG_PATTERN = /^[a-zA-Z0-9:_-]+$/;
 /** Fields of one kind in one resource. */
@@ -124,6 +125,24 @@ export class ResourceWriteDto {
   @IsObject()
   @MapOf(KeyValueFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
   key_values?: Record<string, KeyValueFieldInputDto>;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/KeywordsetFieldInputDto' },
+    description: 'keywordset fields by id.',
+  })
+  @IsOptional()
+  @IsObject()
+  @MapOf(KeywordsetFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  keywordsets?: Record<string, KeywordsetFieldInputDto>;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/DatetimeFieldInputDto' },
+    description: 'datetime fields by id.',
+  })
+  @IsOptional()
+  @IsObject()
+  @MapOf(DatetimeFieldInputDto, { keyPattern: FIELD_ID_PATTERN, maxEntries: MAX_FIELDS_PER_KIND })
+  datetimes?: Record<string, DatetimeFieldInputDto>;
   @ApiPropertyOptional({ type: ProcessingOptionsDto })
   @IsOptional()
   @ValidateNested()

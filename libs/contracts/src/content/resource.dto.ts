@@ -2,10 +2,10 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from 
 import type { Pagination } from '../common/paging';
 import { FIELD_VALUE_CLASSES } from './field-values.dto';
 
-export const FieldTypes = ['text', 'file', 'link', 'conversation', 'key_value', 'generic'] as const;
+export const FieldTypes = ['text', 'file', 'link', 'conversation', 'key_value', 'keywordset', 'datetime', 'generic'] as const;
 export type FieldType = (typeof FieldTypes)[number];
 /** Field kinds that hold client content (generic is the resource's own title/summary). */
-export const ContentFieldTypes = ['text', 'file', 'link', 'conversation', 'key_value'] as const;
+export const ContentFieldTypes = ['text', 'file', 'link', 'conversation', 'key_value', 'keywordset', 'datetime'] as const;
 export type ContentFieldType = (typeof ContentFieldTypes)[number];
 /** One-letter codes used in paragraph ids and search results. */
 export const FIELD_TYPE_LETTER: Record<FieldType, string> = {
@@ -14,6 +14,9 @@ export const FIELD_TYPE_LETTER: Record<FieldType, string> = {
   link: 'u',
   conversation: 'c',
   key_value: 'k',
+  // The reference's older letters were `k` keywordset, `d` datetime; `k` is key_value's since (API-MAP 4.3).
+  keywordset: 'w',
+  datetime: 'd',
   generic: 'a',
 };
 
@@ -96,7 +99,7 @@ export class ResourceDto {
   @ApiPropertyOptional({
     type: 'object',
     properties: Object.fromEntries(
-      ['texts', 'files', 'links', 'conversations', 'key_values'].map((kind) => [
+      ['texts', 'files', 'links', 'conversations', 'key_values', 'keywordsets', 'datetimes'].map((kind) => [
         kind,
         { type: 'object', additionalProperties: { $ref: getSchemaPath(FieldRecord) }, description: 'By field id' },
       ]),
@@ -109,6 +112,8 @@ export class ResourceDto {
     links?: Record<string, FieldRecord>;
     conversations?: Record<string, FieldRecord>;
     key_values?: Record<string, FieldRecord>;
+    keywordsets?: Record<string, FieldRecord>;
+    datetimes?: Record<string, FieldRecord>;
   };
   @ApiPropertyOptional({
     type: 'object',

@@ -71,6 +71,8 @@ const RESOURCE_ROUTES = (by: string): Record<string, AccessRule> => ({
   [`PUT /api/v1/kb/:kbid/${by}/file/:field_id`]: kb('WRITER'),
   [`PUT /api/v1/kb/:kbid/${by}/conversation/:field_id`]: kb('WRITER'),
   [`PUT /api/v1/kb/:kbid/${by}/key_value/:field_id`]: kb('WRITER'),
+  [`PUT /api/v1/kb/:kbid/${by}/keywordset/:field_id`]: kb('WRITER'),
+  [`PUT /api/v1/kb/:kbid/${by}/datetime/:field_id`]: kb('WRITER'),
   [`PUT /api/v1/kb/:kbid/${by}/conversation/:field_id/messages`]: kb('WRITER'),
   [`DELETE /api/v1/kb/:kbid/${by}/conversation/:field_id/messages/:message_ident`]: kb('WRITER'),
   [`GET /api/v1/kb/:kbid/${by}/:field_type/:field_id`]: kb('READER'),

@@ -8,8 +8,10 @@ import {
   DomainError,
   ErrorCodes,
   FIELD_ID_PATTERN,
+  DatetimeFieldInputDto,
   FileFieldInputDto,
   KeyValueFieldInputDto,
+  KeywordsetFieldInputDto,
   LinkFieldInputDto,
   MessageInputDto,
   SeqIdDto,
@@ -121,6 +123,35 @@ export class FieldsController {
     @Req() req: AuthedRequest,
   ): Promise<SeqIdDto> {
     return this.put(kbid, 'key_value', fieldId, body, req);
+  }
+
+  @Put(paths('keywordset/:field_id'))
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'Add or replace a keywordset field',
+    description: 'Keywords `{keywords: [{value}]}`, each searched as a paragraph.',
+  })
+  @ApiResponse({ status: 201, type: SeqIdDto })
+  putKeywordset(
+    @Param('kbid') kbid: string,
+    @Param('field_id') fieldId: string,
+    @Body(bodyOf(KeywordsetFieldInputDto)) body: KeywordsetFieldInputDto,
+    @Req() req: AuthedRequest,
+  ): Promise<SeqIdDto> {
+    return this.put(kbid, 'keywordset', fieldId, body, req);
+  }
+
+  @Put(paths('datetime/:field_id'))
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Add or replace a datetime field', description: 'An ISO 8601 date-time `{value}` (422 when it is not one).' })
+  @ApiResponse({ status: 201, type: SeqIdDto })
+  putDatetime(
+    @Param('kbid') kbid: string,
+    @Param('field_id') fieldId: string,
+    @Body(bodyOf(DatetimeFieldInputDto)) body: DatetimeFieldInputDto,
+    @Req() req: AuthedRequest,
+  ): Promise<SeqIdDto> {
+    return this.put(kbid, 'datetime', fieldId, body, req);
   }
 
   @Put(paths('file/:field_id'))

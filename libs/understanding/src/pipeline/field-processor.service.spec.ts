@@ -182,6 +182,20 @@ describe('FieldProcessorService', () => {
     expect(meta(e)['mime_type']).toBe('text/html');
   });
 
+  it('keywordset: one paragraph per keyword under w/; datetime: its UTC date and time under d/', async () => {
+    const kw = extracted(
+      await processor().process(job('keywordset', { keywords: [{ value: 'zirconium' }, { value: ' helical teeth ' }, { value: '' }] })),
+    );
+    expect(texts(kw)).toEqual(['zirconium', 'helical teeth']);
+    expect(meta(kw).paragraphs.map((p) => p.key)).toEqual(['r-1/w/f1/0-9', 'r-1/w/f1/11-24']);
+    expect(kw.vectors.vectors.vectors).toHaveLength(2);
+    const when = extracted(await processor().process(job('datetime', { value: '2024-05-01T10:00:00.000Z' })));
+    expect(texts(when)).toEqual(['2024-05-01 10:00:00 UTC']);
+    expect(meta(when).paragraphs[0]?.key).toBe('r-1/d/f1/0-23');
+    const none = extracted(await processor().process(job('keywordset', { keywords: [] })));
+    expect(none.text.text).toBe('');
+  });
+
   it('file in the blob store: PDF pages, a thumbnail blob and the file member', async () => {
     await blobs.put('content/kbs/kb-1/r/r-1/f/file/f1/original', pdf, { contentType: 'application/pdf' });
     const e = extracted(

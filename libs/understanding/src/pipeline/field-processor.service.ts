@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import {
   ContentSubjects,
   fieldBlobPrefix,
+  datetimeText,
+  keywordsetText,
   kvText,
   TextFormats,
   type ExtractedFieldData,
@@ -46,7 +48,7 @@ type Job = ProcessFieldJob & { strategies: ResolvedStrategies };
 /** What processing one field gives: its `extracted` record, or a permanent error for the field. */
 export type FieldOutcome = { extracted: ExtractedFieldData; language?: string } | { error: ProcessFieldErrorDto };
 
-const FIELD_LETTER = { text: 't', file: 'f', link: 'u', conversation: 'c', key_value: 'k' } as const;
+const FIELD_LETTER = { text: 't', file: 'f', link: 'u', conversation: 'c', key_value: 'k', keywordset: 'w', datetime: 'd' } as const;
 const TEXT_MIME: Partial<Record<TextFormat, string>> = {
   HTML: 'text/html',
   MARKDOWN: 'text/markdown',
@@ -147,7 +149,16 @@ export class FieldProcessorService implements OnModuleDestroy {
         return this.conversation(job, started);
       case 'key_value':
         return this.keyValue(job, started);
+      case 'keywordset':
+        return this.plain(job, keywordsetText(job.value), started);
+      case 'datetime':
+        return this.plain(job, datetimeText(job.value), started);
     }
+  }
+
+  /** keywordset (one paragraph per keyword) and datetime (its UTC date and time) fields: searched as plain text. */
+  private async plain(job: Job, text: string, started: string): Promise<ExtractedFieldData> {
+    return this.single(job, this.analyse(job, text, { language: job.language }), { mime_type: 'text/plain', started });
   }
 
   /** A key_value field is searched by its values: one `key: value` paragraph per key. */

@@ -4629,9 +4629,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };
@@ -4975,9 +4975,9 @@ export interface components {
                 };
             };
             /** @description Reranks the best candidates of a text query (none by default). */
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name?: "predict" | "noop";
+                name?: "predict" | "noop" | "cross-encoder";
                 window?: number;
             };
         };
@@ -5410,9 +5410,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };
@@ -5591,9 +5591,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };
@@ -6056,9 +6056,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };
@@ -6232,9 +6232,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };

@@ -31,7 +31,11 @@ export const RERANK_LIMITS = { texts: 200, textChars: 4_000, queryChars: 2_000 }
 /** A query and the paragraphs to score against it with the cross-encoder reranker's model. */
 export class RerankRequest {
   @IsString() @MaxLength(RERANK_LIMITS.queryChars) query!: string;
-  @IsArray() @ArrayMaxSize(RERANK_LIMITS.texts) @IsString({ each: true }) @MaxLength(RERANK_LIMITS.textChars, { each: true }) texts!: string[];
+  @IsArray()
+  @ArrayMaxSize(RERANK_LIMITS.texts)
+  @IsString({ each: true })
+  @MaxLength(RERANK_LIMITS.textChars, { each: true })
+  texts!: string[];
 }
 
 export interface RerankResponse {

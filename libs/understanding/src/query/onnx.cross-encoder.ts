@@ -172,7 +172,8 @@ export class OnnxCrossEncoder {
     const tensor = result[m.output] as OrtTensor;
     const data = tensor.data as Float32Array;
     const labels = tensor.dims.length >= 2 ? Number(tensor.dims[tensor.dims.length - 1]) : 1;
-    if (data.length !== batch * labels || labels < 1 || labels > 2) throw this.failed(`the graph's output has shape [${tensor.dims.join(', ')}]`);
+    if (data.length !== batch * labels || labels < 1 || labels > 2)
+      throw this.failed(`the graph's output has shape [${tensor.dims.join(', ')}]`);
     const scores: number[] = [];
     for (let b = 0; b < batch; b++) {
       // One logit: its sigmoid; two labels (irrelevant, relevant): the softmax of the second.

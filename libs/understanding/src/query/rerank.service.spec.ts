@@ -15,7 +15,10 @@ describe('cross-encoder reranker (understanding.rerank)', () => {
   let dir: string;
   const open: { close(): Promise<void> }[] = [];
   const service = (rerankerModelDir?: string) => {
-    const s = new RerankService({} as MessageBus, { consumeJobs: false, concurrency: 1, maxAttempts: 1, rerankerModelDir } as UnderstandingOptions);
+    const s = new RerankService(
+      {} as MessageBus,
+      { consumeJobs: false, concurrency: 1, maxAttempts: 1, rerankerModelDir } as UnderstandingOptions,
+    );
     open.push({ close: () => s.onApplicationShutdown() });
     return s;
   };
@@ -51,7 +54,9 @@ describe('cross-encoder reranker (understanding.rerank)', () => {
   it('cuts a long pair to the model length, keeping its closing token', async () => {
     const model = writeTinyCrossEncoder(join(dir, 'm'), { weights: WEIGHTS, maxLength: 8 });
     // [CLS] q [SEP] then 4 passage tokens and [SEP]: the pears beyond the cut do not count.
-    const { scores: [cut] } = await service(model.folder).rerank({ query: 'q', texts: ['apples apples apples apples pears pears pears'] });
+    const {
+      scores: [cut],
+    } = await service(model.folder).rerank({ query: 'q', texts: ['apples apples apples apples pears pears pears'] });
     expect(cut).toBeCloseTo(1 / (1 + Math.exp(-2)), 5);
   });
 

@@ -231,7 +231,7 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     });
   });
 
-  it("reranks with the cross-encoder's scores (understanding.rerank), passes its refusal on, and scores a window in one call", async () => {
+  it("reranks with the cross-encoder's scores (understanding.query.rerank), passes its refusal on, and scores a window in one call", async () => {
     const kb = '00000000-0000-4000-8000-0000000000e1';
     const apples = await addResource({ title: 'Apples' }, 'Orchard apples ripen in the autumn orchard.', { kb });
     const pears = await addResource({ title: 'Pears' }, 'Pears ripen too.', { kb });

@@ -22,7 +22,7 @@ export interface EmbedQueryResponse {
 }
 
 /**
- * Bounds of one cross-encoder call (`understanding.rerank`): the reranker's window at most (200
+ * Bounds of one cross-encoder call (`understanding.query.rerank`): the reranker's window at most (200
  * paragraphs), each cut to RERANK_LIMITS.textChars by the caller (a cross-encoder reads 512 tokens
  * at most, about 2 000 characters), the query to RERANK_LIMITS.queryChars.
  */

@@ -15,7 +15,7 @@ export const UnderstandingSubjects = {
    * Scores of paragraphs for a query with the cross-encoder reranker's model (/find's `reranker:
    * cross-encoder`), run where the models run; 422 when no model is configured (RERANKER_MODEL_DIR).
    */
-  rerank: rpc<RerankRequest, RerankResponse>('understanding.rerank', RerankRequest),
+  rerank: rpc<RerankRequest, RerankResponse>('understanding.query.rerank', RerankRequest),
   /** The predict API's vectors: a batch of texts with a KB's semantic model (or the built-in one). */
   predictEmbed: rpc<PredictEmbedRequest, PredictEmbedResponse>('understanding.predict.embed', PredictEmbedRequest),
   /** The predict API's named entities and language of a text. */

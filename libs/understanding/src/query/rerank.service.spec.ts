@@ -11,7 +11,7 @@ import { RerankService } from './rerank.service';
 /** The tiny model's logit is the sum of its passage words' weights: pears are relevant, cars are not. */
 const WEIGHTS = { pears: 3, ripe: 1, apples: 0.5, cars: -2 };
 
-describe('cross-encoder reranker (understanding.rerank)', () => {
+describe('cross-encoder reranker (understanding.query.rerank)', () => {
   let dir: string;
   const open: { close(): Promise<void> }[] = [];
   const service = (rerankerModelDir?: string) => {

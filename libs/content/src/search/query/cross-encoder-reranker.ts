@@ -1,7 +1,7 @@
 import { DomainError, ErrorCodes, RERANK_LIMITS } from '@kb/contracts';
 import { byScores, type RerankCandidate, type Reranker, type RerankQuery } from './rerank';
 
-/** Scores of texts for a query by a cross-encoder model, in the texts' order (the understanding service's `understanding.rerank`). */
+/** Scores of texts for a query by a cross-encoder model, in the texts' order (the understanding service's `understanding.query.rerank`). */
 export type CrossEncoderScores = (query: string, texts: string[], signal?: AbortSignal) => Promise<number[]>;
 
 /**

@@ -6,6 +6,7 @@ import {
   startFakeEmbeddingServer,
   startFakeLlmServer,
   startFakeTranscriptionServer,
+  writeTinyCrossEncoder,
   writeTinyOnnxModel,
   type FakeEmbeddingServer,
   type FakeLlmServer,
@@ -53,7 +54,9 @@ describe('search and ask through the gateway (standalone)', () => {
         weather: ['rain', 'storm', 'clouds', 'thunder'],
       },
     });
-    topology = await startStandalone({ EMBEDDING_MODEL_DIR: modelDir });
+    // RERANKER_MODEL_DIR: a tiny cross-encoder that finds passages about bread relevant, whatever the query.
+    writeTinyCrossEncoder(join(modelDir, 'reranker'), { weights: { bread: 4, yeast: 1, oven: 1, lava: 0.5 } });
+    topology = await startStandalone({ EMBEDDING_MODEL_DIR: modelDir, RERANKER_MODEL_DIR: join(modelDir, 'reranker') });
     const boot = topology.bootstrap();
     const pat = bearer(boot.personal_access_token.token);
     const createKb = async (slug: string, learning_configuration: Record<string, unknown>) => {
@@ -655,6 +658,46 @@ describe('search and ask through the gateway (standalone)', () => {
     );
     expect(get.status).toBe(200);
     expect(get.body.resources[get.body.best_matches[0]?.split('/')[0] as string]?.title).toBe('Bread baking');
+  });
+
+  it('reranks /find with the cross-encoder model of RERANKER_MODEL_DIR when asked, the built-in reranker otherwise', async () => {
+    type Ranked = {
+      best_matches: string[];
+      resources: Record<
+        string,
+        { title?: string; fields: Record<string, { paragraphs: Record<string, { score: number; score_type: string }> }> }
+      >;
+    };
+    const find = (body: Record<string, unknown>) =>
+      topology.http.call<Ranked>('POST', `/api/v1/kb/${generativeKb}/find`, {
+        credential: owner,
+        body: { query: 'magma rises', features: ['keyword'], top_k: 5, ...body },
+      });
+    const firstTitle = (r: Ranked) => r.resources[r.best_matches[0]?.split('/')[0] as string]?.title;
+    // The query's words are the volcano's: the fused order and the built-in reranker put it first.
+    expect(firstTitle((await find({ reranker: 'noop' })).body)).toBe('Volcanoes');
+    expect(firstTitle((await find({})).body)).toBe('Volcanoes');
+    // The model finds bread relevant: its order wins, and its scores are what the paragraphs report.
+    const crossed = await find({ reranker: 'cross-encoder' });
+    expect(crossed.status).toBe(200);
+    expect(firstTitle(crossed.body)).toBe('Bread baking');
+    const paragraphs = Object.values(crossed.body.resources).flatMap((r) =>
+      Object.values(r.fields).flatMap((f) => Object.values(f.paragraphs)),
+    );
+    expect(paragraphs.length).toBeGreaterThan(1);
+    expect(paragraphs.every((p) => p.score_type === 'RERANKER' && p.score > 0 && p.score < 1)).toBe(true);
+    const get = await topology.http.call<Ranked>(
+      'GET',
+      `/api/v1/kb/${generativeKb}/find?query=magma%20rises&features=keyword&reranker=cross-encoder`,
+      {
+        credential: owner,
+      },
+    );
+    expect(get.status).toBe(200);
+    expect(firstTitle(get.body)).toBe('Bread baking');
+    const bad = await find({ reranker: { name: 'cross_encoder', window: 5 } });
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(bad.body)).toContain("'cross-encoder'");
   });
 
   it('answers /ask on the semantic KB with citations to retrieved paragraphs (x-synchronous)', async () => {

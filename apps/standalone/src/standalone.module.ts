@@ -32,6 +32,7 @@ export interface StandaloneParts {
     webhookBackoffMs?: number[];
     transcriptionModelDir?: string;
     embeddingModelDir?: string;
+    rerankerModelDir?: string;
     extractionSandbox?: SandboxLimits;
   };
   consumeProcessingResults: boolean;

@@ -31,6 +31,7 @@ runMain(logger, async () => {
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
   const transcriptionModelDir = reader.optional('TRANSCRIPTION_MODEL_DIR');
   const embeddingModelDir = reader.optional('EMBEDDING_MODEL_DIR');
+  const rerankerModelDir = reader.optional('RERANKER_MODEL_DIR');
   const webhookBackoffMs = reader
     .list('WEBHOOK_RETRY_BACKOFF_MS')
     .map(Number)
@@ -64,6 +65,7 @@ runMain(logger, async () => {
           ackWaitMs,
           transcriptionModelDir,
           embeddingModelDir,
+          rerankerModelDir,
           webhookBackoffMs: webhookBackoffMs.length ? webhookBackoffMs : undefined,
           webhookSigningSecret: secret,
           extractionSandbox,

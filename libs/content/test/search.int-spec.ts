@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ContentSubjects, DomainError } from '@kb/contracts';
+import { ContentSubjects, DomainError, UnderstandingSubjects } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
 import { eventually } from '@kb/platform/testing';
 import { startSearchFixture, toyEmbed, TOY_VECTORSET, type SearchFixture } from './fixtures/search.fixture';
@@ -228,6 +228,46 @@ describe('search engine (PGlite with pgvector, in-process bus)', () => {
     // The window may not be shorter than top_k.
     await expect(find({ ...body, reranker: { name: 'predict', window: 1 } }, kb)).rejects.toMatchObject({
       details: { detail: [expect.objectContaining({ loc: ['body', 'reranker', 'window'] })] },
+    });
+  });
+
+  it("reranks with the cross-encoder's scores (understanding.query.rerank), passes its refusal on, and scores a window in one call", async () => {
+    const kb = '00000000-0000-4000-8000-0000000000e1';
+    const apples = await addResource({ title: 'Apples' }, 'Orchard apples ripen in the autumn orchard.', { kb });
+    const pears = await addResource({ title: 'Pears' }, 'Pears ripen too.', { kb });
+    // A stand-in for the understanding service's model: pears are what it finds relevant.
+    const calls: { query: string; texts: string[] }[] = [];
+    let refuse = false;
+    await bus.handle(UnderstandingSubjects.rerank, async (req) => {
+      calls.push(req);
+      if (refuse)
+        throw DomainError.validation([{ loc: ['body', 'reranker'], msg: 'not configured (RERANKER_MODEL_DIR)', type: 'value_error' }]);
+      return { model: 'tiny', scores: req.texts.map((t) => (/pears/i.test(t) ? 0.9 : 0.1)) };
+    });
+    const body = { query: 'orchard ripen', features: ['keyword'], top_k: 2 };
+    expect(ridsOf(await find({ ...body, reranker: 'noop' }, kb))).toEqual([apples, pears]);
+    expect(calls).toHaveLength(0);
+    const crossed = await find({ ...body, reranker: 'cross-encoder' }, kb);
+    expect(ridsOf(crossed)).toEqual([pears, apples]);
+    const scores = Object.values(crossed.resources[pears]?.fields['/t/body']?.paragraphs ?? {});
+    expect(scores.map((p) => [p.score, p.score_type])).toEqual([[0.9, 'RERANKER']]);
+    expect(calls[0]).toEqual({ query: 'orchard ripen', texts: expect.arrayContaining(['Pears ripen too.']) });
+    // A window larger than top_k is scored in one call.
+    calls.length = 0;
+    await find({ ...body, reranker: { name: 'cross-encoder', window: 4 } }, kb);
+    expect(calls).toHaveLength(1);
+    // Not configured there: its 422 reaches the caller as it is.
+    refuse = true;
+    await expect(find({ ...body, reranker: 'cross-encoder' }, kb)).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: { detail: [expect.objectContaining({ loc: ['body', 'reranker'], msg: expect.stringContaining('RERANKER_MODEL_DIR') })] },
+    });
+    // The default path never asks the model.
+    calls.length = 0;
+    expect(ridsOf(await find(body, kb))).toHaveLength(2);
+    expect(calls).toHaveLength(0);
+    await expect(find({ ...body, reranker: 'cross_encoder' }, kb)).rejects.toMatchObject({
+      details: { detail: [expect.objectContaining({ loc: ['body', 'reranker'], msg: expect.stringContaining("'cross-encoder'") })] },
     });
   });
 

@@ -33,6 +33,7 @@ export interface BusAccess {
 export const INTERNAL_CALLS: readonly CallDef[] = [
   AccountsSubjects.resolveKbConfig,
   UnderstandingSubjects.embedQuery,
+  UnderstandingSubjects.rerank,
   ContentSubjects.countResources,
   AccountsSubjects.kbAccount,
   AccountsSubjects.accountQuota,
@@ -86,7 +87,8 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   },
   content: {
     serves: calls(ContentSubjects),
-    calls: [AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery],
+    // The query vector and the cross-encoder reranker's scores come from the models the understanding service runs.
+    calls: [AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery, UnderstandingSubjects.rerank],
     emits: [
       ContentSubjects.auditRecorded,
       ContentSubjects.auditBatch,
@@ -107,7 +109,12 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
     ],
   },
   understanding: {
-    serves: [UnderstandingSubjects.embedQuery, UnderstandingSubjects.predictEmbed, UnderstandingSubjects.predictTokens],
+    serves: [
+      UnderstandingSubjects.embedQuery,
+      UnderstandingSubjects.rerank,
+      UnderstandingSubjects.predictEmbed,
+      UnderstandingSubjects.predictTokens,
+    ],
     // The KB's embedding and transcription providers are called with the KB's own keys; the split
     // and extract strategies a field names are read from content (docs/kb-configuration.md).
     calls: [AccountsSubjects.resolveKbConfig, ContentSubjects.resolveStrategies],

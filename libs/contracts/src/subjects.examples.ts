@@ -306,6 +306,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
     outcome: 'delivered',
   },
   'understanding.query.embed': { kbid: 'kb-1', text: 'what causes tides?' },
+  'understanding.query.rerank': { query: 'what causes tides?', texts: ['The moon pulls the oceans.'] },
   'reporting.audit.count': { kbid: 'kb-1', type: 'new', month: '2026-11' },
   'reporting.audit.list': { kbid: 'kb-1', type: 'new' },
   'reporting.activity.query': {

@@ -7,6 +7,7 @@ import { ProcessingWorkerService } from './pipeline/processing-worker.service';
 import { QueryEmbeddingService } from './query/query-embedding.service';
 import { KbEmbeddersService } from './query/kb-embedders.service';
 import { PredictService } from './query/predict.service';
+import { RerankService } from './query/rerank.service';
 import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from './understanding.tokens';
 
 /** Needs the application's BLOB_STORE (StorageModule): files are read from it, results written to it. */
@@ -21,6 +22,7 @@ export class UnderstandingModule {
         ProcessingWorkerService,
         QueryEmbeddingService,
         PredictService,
+        RerankService,
         KbEmbeddersService,
         KbTranscribersService,
         WebhookWorkerService,

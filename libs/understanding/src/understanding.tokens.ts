@@ -55,6 +55,11 @@ export interface UnderstandingOptions {
    * ONNX export. Unset: KBs configured with a local model get a clear error per field.
    */
   embeddingModelDir?: string;
+  /**
+   * The cross-encoder reranker's model folder (a Hugging Face ONNX export of a sequence
+   * classification model, e.g. ms-marco-MiniLM-L-6-v2). Unset: `reranker: cross-encoder` is a 422.
+   */
+  rerankerModelDir?: string;
   /** What one parse of an uploaded or fetched file may cost (workers, heap, time, ZIP sizes). Default DEFAULT_SANDBOX_LIMITS. */
   extractionSandbox?: SandboxLimits;
   /** Default: tesseract, started on first use. Tests pass a fake or `null` (no OCR). */

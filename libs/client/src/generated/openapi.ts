@@ -4747,9 +4747,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };
@@ -5101,9 +5101,9 @@ export interface components {
                 };
             };
             /** @description Reranks the best candidates of a text query (none by default). */
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name?: "predict" | "noop";
+                name?: "predict" | "noop" | "cross-encoder";
                 window?: number;
             };
         };
@@ -5536,9 +5536,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };
@@ -5717,9 +5717,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };
@@ -6182,9 +6182,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };
@@ -6358,9 +6358,9 @@ export interface components {
                     semantic?: number;
                 };
             };
-            reranker?: ("predict" | "noop") | {
+            reranker?: ("predict" | "noop" | "cross-encoder") | {
                 /** @enum {string} */
-                name: "predict" | "noop";
+                name: "predict" | "noop" | "cross-encoder";
                 /** @description At least top_k. */
                 window?: number;
             };

@@ -19,7 +19,7 @@ const TTL_MS = 5_000;
 /**
  * What every query needs besides its own members: the KB's languages (to analyse the query for
  * each), how many vectors a vectorset holds (exact scan or HNSW), and the query vector (from the
- * understanding service, which owns the models). Small per-KB facts are cached for a few seconds.
+ * understanding service, which owns the models, as are the cross-encoder reranker's scores). Small per-KB facts are cached for a few seconds.
  */
 @Injectable()
 export class SearchContextService {
@@ -78,5 +78,10 @@ export class SearchContextService {
 
   embedQuery(kbid: string, text: string, vectorset?: string, signal?: AbortSignal): Promise<EmbedQueryResponse> {
     return this.bus.request(UnderstandingSubjects.embedQuery, { kbid, text, ...(vectorset ? { vectorset } : {}) }, { signal });
+  }
+
+  /** The cross-encoder reranker's scores of texts for a query (the understanding service runs the model). */
+  async crossEncoderScores(query: string, texts: string[], signal?: AbortSignal): Promise<number[]> {
+    return (await this.bus.request(UnderstandingSubjects.rerank, { query, texts }, { signal })).scores;
   }
 }

@@ -1,6 +1,6 @@
 import { queue, rpc } from '../common/bus';
 import { FieldProcessedResult, ProcessFieldJob } from './processing.dto';
-import { EmbedQueryRequest, type EmbedQueryResponse } from './query.dto';
+import { EmbedQueryRequest, RerankRequest, type EmbedQueryResponse, type RerankResponse } from './query.dto';
 import { PredictEmbedRequest, PredictTokensRequest, type PredictEmbedResponse, type PredictTokensResult } from '../content/predict.dto';
 import { DeliverWebhookJob, WebhookAttemptDto } from './webhook.dto';
 
@@ -11,6 +11,11 @@ export const UnderstandingSubjects = {
   fieldProcessed: queue<FieldProcessedResult>('understanding.field.processed', 'PROCESSED', FieldProcessedResult),
   /** Embeds a search query with the KB's semantic model (the predict/query step of /find and /ask). */
   embedQuery: rpc<EmbedQueryRequest, EmbedQueryResponse>('understanding.query.embed', EmbedQueryRequest),
+  /**
+   * Scores of paragraphs for a query with the cross-encoder reranker's model (/find's `reranker:
+   * cross-encoder`), run where the models run; 422 when no model is configured (RERANKER_MODEL_DIR).
+   */
+  rerank: rpc<RerankRequest, RerankResponse>('understanding.query.rerank', RerankRequest),
   /** The predict API's vectors: a batch of texts with a KB's semantic model (or the built-in one). */
   predictEmbed: rpc<PredictEmbedRequest, PredictEmbedResponse>('understanding.predict.embed', PredictEmbedRequest),
   /** The predict API's named entities and language of a text. */

@@ -96,6 +96,31 @@ export function writeTinyOnnxModel(folder: string, options: TinyOnnxModelOptions
   return { folder, dimensions: dims, vocabulary };
 }
 
+/**
+ * Writes a small but genuine cross-encoder folder (a sequence-classification export: `input_ids`,
+ * `attention_mask`, `token_type_ids` in, `logits` [batch, 1] out) for tests of the cross-encoder
+ * reranker. Its logit is the sum of the given weights of the passage's words (the second text of
+ * the pair; unknown words weigh 0), so a test knows which passage the model prefers whatever the
+ * query's words.
+ */
+export function writeTinyCrossEncoder(folder: string, options: { weights: Record<string, number>; maxLength?: number }): TinyOnnxModel {
+  const words = Object.keys(options.weights);
+  const vocabulary = [...SPECIAL, ...words];
+  const table = Float32Array.from(vocabulary, (w) => options.weights[w] ?? 0);
+  mkdirSync(join(folder, 'onnx'), { recursive: true });
+  writeFileSync(join(folder, 'onnx', 'model.onnx'), crossEncoderBytes(table));
+  writeFileSync(
+    join(folder, 'config.json'),
+    JSON.stringify({ model_type: 'bert', architectures: ['BertForSequenceClassification'], num_labels: 1, max_position_embeddings: 512 }),
+  );
+  writeFileSync(join(folder, 'tokenizer.json'), JSON.stringify(tokenizerJson(vocabulary)));
+  writeFileSync(
+    join(folder, 'tokenizer_config.json'),
+    JSON.stringify({ tokenizer_class: 'BertTokenizer', do_lower_case: true, model_max_length: options.maxLength ?? 128 }),
+  );
+  return { folder, dimensions: 1, vocabulary };
+}
+
 function tokenizerJson(vocabulary: string[]): Record<string, unknown> {
   const id = (t: string) => vocabulary.indexOf(t);
   const special = (t: string) => ({
@@ -170,6 +195,37 @@ function modelBytes(table: Float32Array, rows: number, dims: number): Buffer {
     field(5, axes),
     field(11, ids),
     field(11, mask),
+    field(12, out),
+  ]);
+  const opset = Buffer.concat([field(1, Buffer.from('')), varintField(2, 13)]);
+  return Buffer.concat([varintField(1, 8), field(2, Buffer.from('kb-tests')), field(7, graph), field(8, opset)]);
+}
+
+function crossEncoderBytes(weights: Float32Array): Buffer {
+  const inputs = ['input_ids', 'attention_mask', 'token_type_ids'].map((n) => valueInfo(n, INT64, ['batch', 'sequence']));
+  const out = valueInfo('logits', FLOAT, ['batch', 1]);
+  const table = tensor('weights', FLOAT, [weights.length, 1], Buffer.from(weights.buffer, weights.byteOffset, weights.byteLength));
+  const lastAxis = Buffer.alloc(8);
+  lastAxis.writeBigInt64LE(-1n);
+  const sequenceAxis = Buffer.alloc(8);
+  sequenceAxis.writeBigInt64LE(1n);
+  const nodes = [
+    node('Gather', ['weights', 'input_ids'], ['token_weights'], [attrInt('axis', 0)]),
+    node('Cast', ['attention_mask'], ['mask_float'], [attrInt('to', FLOAT)]),
+    node('Unsqueeze', ['mask_float', 'last_axis'], ['mask_3d']),
+    node('Cast', ['token_type_ids'], ['type_float'], [attrInt('to', FLOAT)]),
+    node('Unsqueeze', ['type_float', 'last_axis'], ['type_3d']),
+    node('Mul', ['token_weights', 'mask_3d'], ['masked']),
+    node('Mul', ['masked', 'type_3d'], ['passage_weights']),
+    node('ReduceSum', ['passage_weights', 'sequence_axis'], ['logits'], [attrInt('keepdims', 0)]),
+  ];
+  const graph = Buffer.concat([
+    ...nodes.map((n) => field(1, n)),
+    field(2, Buffer.from('tiny-cross-encoder')),
+    field(5, table),
+    field(5, tensor('last_axis', INT64, [1], lastAxis)),
+    field(5, tensor('sequence_axis', INT64, [1], sequenceAxis)),
+    ...inputs.map((i) => field(11, i)),
     field(12, out),
   ]);
   const opset = Buffer.concat([field(1, Buffer.from('')), varintField(2, 13)]);

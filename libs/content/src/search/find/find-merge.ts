@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { fuseGraph, rrf, weightedFusion, type FusedHit } from '../query/fusion';
 import { LexicalReranker, NOOP_RERANKER, type Reranker } from '../query/rerank';
+import { CrossEncoderReranker } from '../query/cross-encoder-reranker';
+import { SearchContextService } from '../search-context.service';
 import type { FindPlan } from './find-plan';
 import type { Retrieved } from './find-retrieval';
 import { SearchRepository, type ParagraphRow, type RankedParagraph } from './search.repository';
@@ -23,10 +25,19 @@ export const DEFAULT_FUSION: Record<string, { weight: number }> = {
  */
 @Injectable()
 export class FindMerge {
-  constructor(private readonly repository: SearchRepository) {}
+  /** The rerankers by name: the built-in `predict`, `noop`, and `cross-encoder` (a model the understanding service runs). */
+  private readonly rerankers: Record<FindPlan['reranker'], Reranker>;
 
-  /** The built-in `predict` reranker (a cross-encoder would be another Reranker). */
-  private readonly reranker: Reranker = new LexicalReranker();
+  constructor(
+    private readonly repository: SearchRepository,
+    context: SearchContextService,
+  ) {
+    this.rerankers = {
+      predict: new LexicalReranker(),
+      noop: NOOP_RERANKER,
+      'cross-encoder': new CrossEncoderReranker((q, texts, signal) => context.crossEncoderScores(q, texts, signal)),
+    };
+  }
 
   async merge(plan: FindPlan, retrieved: Retrieved): Promise<RankedParagraph[]> {
     const fused = fuseGraph(this.fuse(plan, retrieved), retrieved.graphHits);
@@ -87,14 +98,14 @@ export class FindMerge {
     candidates: FusedHit[],
     rows: Map<string, ParagraphRow>,
   ): Promise<{ candidates: FusedHit[]; read: number }> {
-    const reranker = plan.reranker === 'predict' ? this.reranker : NOOP_RERANKER;
+    const reranker = this.rerankers[plan.reranker];
     if (reranker === NOOP_RERANKER || !plan.query.trim()) return { candidates, read: 0 };
     const window = candidates.slice(0, plan.rerankWindow);
     for (const [id, row] of await this.repository.paragraphRows(window.map((h) => h.id))) rows.set(id, row);
     const head = window.filter((h) => rows.has(h.id));
     const byId = new Map(head.map((h) => [h.id, h]));
-    const reranked = reranker.rerank(
-      { text: plan.query },
+    const reranked = await reranker.rerank(
+      { text: plan.query, signal: plan.signal },
       head.map((h) => {
         const row = rows.get(h.id) as ParagraphRow;
         return { id: h.id, text: row.text, language: row.language, score: h.score };

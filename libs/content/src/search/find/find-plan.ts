@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { ActorDto, RetrievalRequestBase } from '@kb/contracts';
+import type { ActorDto, RerankerName, RetrievalRequestBase } from '@kb/contracts';
 import { parseGraphQuery, type GraphExpr } from '../graph.service';
 import { PARAGRAPH_TARGET, FilterCompiler, securityCondition, securityGroupsOf } from '../query/filters';
 import { Issues } from '../query/issues';
@@ -37,8 +37,8 @@ export interface FindPlan {
     | { name: 'rrf'; k: number; window: number; boosting: { keyword: number; semantic: number } }
     | { name: 'weighted'; weight: number; window: number };
   rerankWindow: number;
-  /** `predict` (the default: the built-in lexical reranker) or `noop` (the fused order). */
-  reranker: 'predict' | 'noop';
+  /** `predict` (the default: the built-in lexical reranker), `noop` (the fused order) or `cross-encoder` (a model, RERANKER_MODEL_DIR). */
+  reranker: RerankerName;
   /** The graph feature's path query. */
   graphQuery?: GraphExpr;
   withDuplicates: boolean;
@@ -155,9 +155,9 @@ export function fusionOf(v: RetrievalRequestBase['rank_fusion'] | null): FindPla
   };
 }
 
-/** `reranker`: `predict` (the default) or `noop`, reordering `window` candidates (by default top_k: it never trades a retrieved paragraph for another). */
-export function rerankerOf(v: RetrievalRequestBase['reranker'] | null, topK: number): { window: number; name: 'predict' | 'noop' } {
-  if (v === undefined || v === null || v === 'predict') return { window: topK, name: 'predict' };
-  if (v === 'noop') return { window: topK, name: 'noop' };
-  return { window: v.window ?? topK, name: v.name === 'noop' ? 'noop' : 'predict' };
+/** `reranker`: `predict` (the default), `noop` or `cross-encoder`, reordering `window` candidates (by default top_k: it never trades a retrieved paragraph for another). */
+export function rerankerOf(v: RetrievalRequestBase['reranker'] | null, topK: number): { window: number; name: RerankerName } {
+  if (v === undefined || v === null) return { window: topK, name: 'predict' };
+  if (typeof v === 'string') return { window: topK, name: v };
+  return { window: v.window ?? topK, name: v.name };
 }

@@ -20,23 +20,23 @@ describe('lexicalFeatures', () => {
 describe('LexicalReranker (predict)', () => {
   const c = (id: string, text: string, score: number): RerankCandidate => ({ id, text, language: 'en', score });
 
-  it('lifts a close candidate holding the whole query together, and keeps a clear winner', () => {
+  it('lifts a close candidate holding the whole query together, and keeps a clear winner', async () => {
     const q = { text: 'vitamin D deficiency' };
-    const ranked = new LexicalReranker().rerank(q, [
+    const ranked = await new LexicalReranker().rerank(q, [
       c('a', 'Deficiency in iron; vitamin C and D are discussed separately.', 1.0),
       c('b', 'Vitamin D deficiency raises the risk of fractures.', 0.95),
       c('c', 'Unrelated text about cars.', 0.9),
     ]);
     expect(ranked.map((x) => x.id)).toEqual(['b', 'a', 'c']);
-    const clear = new LexicalReranker().rerank(q, [c('a', 'Vitamin D and its deficiency.', 1.0), c('b', 'Vitamin D deficiency.', 0.2)]);
+    const clear = new LexicalReranker().rank(q, [c('a', 'Vitamin D and its deficiency.', 1.0), c('b', 'Vitamin D deficiency.', 0.2)]);
     expect(clear.map((x) => x.id)).toEqual(['a', 'b']);
   });
 
-  it('keeps the order for ties and for queries without terms; noop changes nothing', () => {
+  it('keeps the order for ties and for queries without terms; noop changes nothing', async () => {
     const list = [c('a', 'same words', 1), c('b', 'same words', 1)];
-    expect(new LexicalReranker().rerank({ text: 'same words' }, list).map((x) => x.id)).toEqual(['a', 'b']);
-    expect(new LexicalReranker().rerank({ text: '' }, list)).toBe(list);
-    expect(NOOP_RERANKER.rerank({ text: 'x' }, list)).toBe(list);
+    expect((await new LexicalReranker().rerank({ text: 'same words' }, list)).map((x) => x.id)).toEqual(['a', 'b']);
+    expect(await new LexicalReranker().rerank({ text: '' }, list)).toBe(list);
+    expect(await NOOP_RERANKER.rerank({ text: 'x' }, list)).toBe(list);
   });
 });
 
@@ -63,8 +63,8 @@ describe('TokenCache', () => {
       c('b', 'Vitamin D deficiency raises the risk of fractures.', 0.95),
     ];
     const reranker = new LexicalReranker();
-    const once = reranker.rerank({ text: 'vitamin D deficiency' }, list).map((x) => [x.id, x.score]);
-    expect(reranker.rerank({ text: 'vitamin D deficiency' }, list).map((x) => [x.id, x.score])).toEqual(once);
+    const once = reranker.rank({ text: 'vitamin D deficiency' }, list).map((x) => [x.id, x.score]);
+    expect(reranker.rank({ text: 'vitamin D deficiency' }, list).map((x) => [x.id, x.score])).toEqual(once);
     expect(once.map(([id]) => id)).toEqual(['b', 'a']);
   });
 });

@@ -12,20 +12,31 @@ export interface RerankCandidate {
 
 export interface RerankQuery {
   text: string;
+  /** Aborts a reranker that waits on a model (the caller went away). */
+  signal?: AbortSignal;
 }
 
 /**
  * The reranker port (API-MAP 2.2 `reranker`): reorders the best `window` candidates of a /find.
- * `noop` keeps the fused order; `predict` is the built-in lexical reranker below. A cross-encoder
- * (a model scoring query and passage together) plugs in here as another implementation.
+ * `noop` keeps the fused order; `predict` is the built-in lexical reranker below, computed in
+ * place; `cross-encoder` (CrossEncoderReranker) asks a model run by the understanding service.
+ * Asynchronous, so a reranker may wait on a model; the built-in one answers without waiting.
  */
 export interface Reranker {
   readonly name: string;
   /** The same candidates with new scores, best first. */
-  rerank(query: RerankQuery, candidates: RerankCandidate[]): RerankCandidate[];
+  rerank(query: RerankQuery, candidates: RerankCandidate[]): Promise<RerankCandidate[]>;
 }
 
-export const NOOP_RERANKER: Reranker = { name: 'noop', rerank: (_q, candidates) => candidates };
+export const NOOP_RERANKER: Reranker = { name: 'noop', rerank: async (_q, candidates) => candidates };
+
+/** The candidates in the order of new scores (ties keep their order), each with its new score. */
+export function byScores(candidates: RerankCandidate[], scores: readonly number[]): RerankCandidate[] {
+  return candidates
+    .map((c, i) => ({ c: { ...c, score: scores[i] as number }, i }))
+    .sort((a, b) => b.c.score - a.c.score || a.i - b.i)
+    .map((x) => x.c);
+}
 
 /** What the lexical reranker measures of a paragraph against the query, each in [0, 1]. */
 export interface LexicalFeatures {
@@ -159,7 +170,12 @@ export class LexicalReranker implements Reranker {
     private readonly cache = new TokenCache(),
   ) {}
 
-  rerank(query: RerankQuery, candidates: RerankCandidate[]): RerankCandidate[] {
+  async rerank(query: RerankQuery, candidates: RerankCandidate[]): Promise<RerankCandidate[]> {
+    return this.rank(query, candidates);
+  }
+
+  /** The reranking itself, synchronous (benchmarks and tuning call it directly). */
+  rank(query: RerankQuery, candidates: RerankCandidate[]): RerankCandidate[] {
     if (candidates.length < 2 || !query.text.trim()) return candidates;
     const top = Math.max(...candidates.map((c) => c.score));
     let features: LexicalFeatures[] = [];
@@ -177,12 +193,9 @@ export class LexicalReranker implements Reranker {
       features = candidates.map((c, i) => featuresOf(termsFor(c.language), tokens[i] as Int32Array));
       if (generation === this.cache.generation) break;
     }
-    return candidates
-      .map((c, i) => {
-        const f = features[i] as LexicalFeatures;
-        return { c: { ...c, score: rerankScore(c.score, top, f, this.weights) }, i };
-      })
-      .sort((a, b) => b.c.score - a.c.score || a.i - b.i)
-      .map((x) => x.c);
+    return byScores(
+      candidates,
+      candidates.map((c, i) => rerankScore(c.score, top, features[i] as LexicalFeatures, this.weights)),
+    );
   }
 }

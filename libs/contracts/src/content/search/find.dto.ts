@@ -21,7 +21,9 @@ import {
   graphQueryCheck,
   minScoreCheck,
   rankFusionCheck,
+  RERANKER_NAMES,
   rerankerCheck,
+  type RerankerName,
   securityCheck,
   stringListCheck,
   vectorCheck,
@@ -125,11 +127,11 @@ export class RetrievalRequestBase {
 
   @ApiPropertyOptional({
     oneOf: [
-      { type: 'string', enum: ['predict', 'noop'] },
+      { type: 'string', enum: [...RERANKER_NAMES] },
       {
         type: 'object',
         properties: {
-          name: { type: 'string', enum: ['predict', 'noop'] },
+          name: { type: 'string', enum: [...RERANKER_NAMES] },
           window: { type: 'integer', maximum: 200, description: 'At least top_k.' },
         },
         required: ['name'],
@@ -137,7 +139,7 @@ export class RetrievalRequestBase {
     ],
   })
   @Check(rerankerCheck)
-  reranker?: 'predict' | 'noop' | { name: 'predict' | 'noop'; window?: number };
+  reranker?: RerankerName | { name: RerankerName; window?: number };
 
   @ApiPropertyOptional({ default: false }) @Check(checks.bool()) with_duplicates?: boolean;
   @ApiPropertyOptional({ default: false }) @Check(checks.bool()) highlight?: boolean;

@@ -3,6 +3,7 @@ import { ExtractedOptions, FieldTypes, ShowOptions } from '../resource.dto';
 import { CATALOG_MATCHES, CATALOG_STATUSES } from './catalog.dto';
 import { FIND_FEATURES } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
+import { RERANKER_NAMES } from './retrieval.dto';
 import { SEARCH_FEATURES, SUGGEST_FEATURES } from './search.dto';
 
 /**
@@ -40,7 +41,7 @@ const RETRIEVAL: Spec[] = [
   ['min_score_bm25', { type: 'number', minimum: 0 }],
   ['vectorset', { type: 'string' }],
   ['rank_fusion', { type: 'string', enum: ['rrf', 'legacy'] }],
-  ['reranker', { type: 'string', enum: ['predict', 'noop'] }],
+  ['reranker', { type: 'string', enum: [...RERANKER_NAMES] }],
   ['with_duplicates', { type: 'boolean' }],
   ['with_synonyms', { type: 'boolean' }],
   ['highlight', { type: 'boolean' }],

@@ -42,12 +42,21 @@ export function topKOf(owner: Record<string, unknown>, dflt = 20, max = 200): nu
   return typeof t === 'number' && Number.isInteger(t) && t >= 1 && t <= max ? t : dflt;
 }
 
-/** `reranker`: `'predict'` (default), `'noop'` or `{name, window}` with a window from `top_k` to 200. */
+/**
+ * The rerankers a request can name: `predict` (the built-in lexical reranker), `noop` (the fused
+ * order) and `cross-encoder` (a model scoring query and paragraph together, run by the
+ * understanding service from the folder its operator mounts: RERANKER_MODEL_DIR).
+ */
+export const RERANKER_NAMES = ['predict', 'noop', 'cross-encoder'] as const;
+export type RerankerName = (typeof RERANKER_NAMES)[number];
+const rerankerNames = RERANKER_NAMES.map((n) => `'${n}'`).join(', ');
+
+/** `reranker`: a name of RERANKER_NAMES (`'predict'` by default) or `{name, window}` with a window from `top_k` to 200. */
 export const rerankerCheck: MemberCheck = (v, loc, issues, owner) => {
-  if (v === undefined || v === null || v === 'predict' || v === 'noop') return;
-  if (!isPlainObject(v)) return void issues.push({ loc, msg: "Input should be 'predict', 'noop' or {name, window}", type: 'enum' });
-  if (v['name'] !== 'predict' && v['name'] !== 'noop')
-    issues.push({ loc: [...loc, 'name'], msg: "Input should be 'predict' or 'noop'", type: 'enum' });
+  if (v === undefined || v === null || RERANKER_NAMES.includes(v as RerankerName)) return;
+  if (!isPlainObject(v)) return void issues.push({ loc, msg: `Input should be ${rerankerNames} or {name, window}`, type: 'enum' });
+  if (!RERANKER_NAMES.includes(v['name'] as RerankerName))
+    issues.push({ loc: [...loc, 'name'], msg: `Input should be ${rerankerNames}`, type: 'enum' });
   const w = v['window'];
   const topK = topKOf(owner);
   if (w !== undefined && w !== null && (!Number.isInteger(w) || (w as number) < topK || (w as number) > 200)) {

@@ -4,7 +4,7 @@ import { nestedCheck } from '../../common/validation';
 import { filterExpressionCheck, type FilterExpression } from './filter-expression';
 import { FILTER_EXPRESSION_SCHEMA, SecurityFilter } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
-import { rankFusionCheck, rerankerCheck, securityCheck, vectorCheck } from './retrieval.dto';
+import { rankFusionCheck, RERANKER_NAMES, rerankerCheck, securityCheck, vectorCheck, type RerankerName } from './retrieval.dto';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
 
 /** Most matches one /retrieve returns (the /find pipeline's top_k bound). */
@@ -166,13 +166,13 @@ export class RetrieveRequest {
   rank_fusion?: 'rrf' | { name?: 'rrf' | 'weighted'; k?: number; window?: number; boosting?: { keyword?: number; semantic?: number } };
   @ApiPropertyOptional({
     oneOf: [
-      { type: 'string', enum: ['predict', 'noop'] },
-      { type: 'object', properties: { name: { type: 'string', enum: ['predict', 'noop'] }, window: { type: 'integer', maximum: 200 } } },
+      { type: 'string', enum: [...RERANKER_NAMES] },
+      { type: 'object', properties: { name: { type: 'string', enum: [...RERANKER_NAMES] }, window: { type: 'integer', maximum: 200 } } },
     ],
     description: 'Reranks the best candidates of a text query (none by default).',
   })
   @Check(rerankerCheck)
-  reranker?: 'predict' | 'noop' | { name: 'predict' | 'noop'; window?: number };
+  reranker?: RerankerName | { name: RerankerName; window?: number };
 }
 
 export const RETRIEVE_SCORE_SOURCES = ['index', 'rank_fusion', 'reranker'] as const;

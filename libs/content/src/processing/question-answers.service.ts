@@ -12,6 +12,8 @@ const CONFIG_TTL_MS = 60_000;
 /** At most this much of a field's text goes to the model. */
 const MAX_CONTEXT_CHARS = 12_000;
 const MAX_PAIRS = 5;
+/** Field types without prose to ask about: conversations, a list of keywords, a date. */
+const NO_PAIRS = new Set(['conversation', 'keywordset', 'datetime']);
 
 interface StoredParagraph {
   start: number;
@@ -44,7 +46,7 @@ export class QuestionAnswersService {
 
   /** The job for a field just processed, when the KB has a generative provider (else nothing). */
   async jobFor(job: QuestionAnswersJob): Promise<OutboxEntry[]> {
-    if (job.field_type === 'conversation') return [];
+    if (NO_PAIRS.has(job.field_type)) return [];
     const config = await this.config(job.kbid).catch(() => ({}) as Record<string, unknown>);
     const model = typeof config['generative_model'] === 'string' ? config['generative_model'] : '';
     if (!model || model === EXTRACTIVE_MODEL) return [];

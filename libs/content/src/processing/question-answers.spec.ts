@@ -1,4 +1,9 @@
-import { parsePairs } from './question-answers.service';
+import type { QuestionAnswersJob } from '@kb/contracts';
+import type { MessageBus } from '@kb/platform/messaging';
+import type { Logger } from '@kb/platform/observability';
+import type { DataSource } from 'typeorm';
+import type { ResourcesRepository } from '../resources/resources.repository';
+import { parsePairs, QuestionAnswersService } from './question-answers.service';
 
 describe('parsePairs (question/answer pairs from a model answer)', () => {
   const keys = ['r/t/body/0-40', 'r/t/body/42-90'];
@@ -25,5 +30,30 @@ describe('parsePairs (question/answer pairs from a model answer)', () => {
   it('keeps at most five pairs', () => {
     const many = { pairs: Array.from({ length: 9 }, (_, i) => ({ question: `Q${i}`, answer: `A${i}`, paragraphs: [1] })) };
     expect(parsePairs(JSON.stringify(many), keys, 'en')).toHaveLength(5);
+  });
+});
+
+describe('QuestionAnswersService.jobFor', () => {
+  const service = () => {
+    const asked: unknown[] = [];
+    const bus = {
+      request: async (_subject: unknown, payload: unknown) => {
+        asked.push(payload);
+        return { generative_model: 'chatgpt-azure-4o' };
+      },
+    } as unknown as MessageBus;
+    return { asked, qa: new QuestionAnswersService({} as DataSource, bus, {} as Logger, {} as ResourcesRepository) };
+  };
+  const job = (field_type: string) => ({ kbid: 'kb', rid: 'r', field_type, field_id: 'f', seqid: 1 }) as unknown as QuestionAnswersJob;
+
+  it('schedules pairs for fields with prose when the KB has a provider model', async () => {
+    const { qa } = service();
+    for (const type of ['text', 'file', 'link']) expect(await qa.jobFor(job(type))).toHaveLength(1);
+  });
+
+  it('schedules none for conversations, keyword sets and dates, without reading the KB configuration', async () => {
+    const { qa, asked } = service();
+    for (const type of ['conversation', 'keywordset', 'datetime']) expect(await qa.jobFor(job(type))).toEqual([]);
+    expect(asked).toEqual([]);
   });
 });

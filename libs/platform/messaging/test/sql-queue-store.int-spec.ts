@@ -4,7 +4,7 @@ import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { CreateBusSchema1760000000000 } from '../src/inprocess/bus-schema.migration';
 import { InProcessMessageBus } from '../src/inprocess/in-process-bus';
-import { QUEUE_CONSUMER, type NewMessage, type QueueStore } from '../src/inprocess/queue-store';
+import { QUEUE_CONSUMER, type ClaimedJob, type NewMessage, type QueueStore } from '../src/inprocess/queue-store';
 import { pgExecutor, SqlQueueStore, type SqlExecutor } from '../src/inprocess/sql-queue-store';
 import { silentLogger } from '../src/shared/bus-logger';
 import { queue } from '@kb/contracts';
@@ -72,6 +72,40 @@ async function exerciseStore(store: QueueStore): Promise<void> {
   const acks = await Promise.all([...batch.map((j) => store.ack(j.id, 'tb')), store.ack(batch[0]!.id, 'tb')]);
   expect(acks).toEqual([true, true, true, false]);
   expect(await store.claim({ subject: 's.b', consumer: QUEUE_CONSUMER, limit: 10, leaseMs: 60_000, token: 'tc' })).toEqual([]);
+
+  // Claims of several workers share one statement; a pair claimed twice in it gets the next rows.
+  for (let i = 0; i < 4; i++) await store.insertJob(message('s.c', 30 + i));
+  await store.registerConsumer('s.f', 'x');
+  expect(await store.insertFanout(message('s.f', 40))).toBe(1);
+  const claims = await Promise.all([
+    store.claim({ subject: 's.c', consumer: QUEUE_CONSUMER, limit: 2, leaseMs: 200, token: 'c1' }),
+    store.claim({ subject: 's.c', consumer: QUEUE_CONSUMER, limit: 5, leaseMs: 60_000, token: 'c2' }),
+    store.claim({ subject: 's.f', consumer: 'x', limit: 5, leaseMs: 60_000, token: 'c1' }),
+    store.claim({ subject: 's.none', consumer: QUEUE_CONSUMER, limit: 5, leaseMs: 60_000, token: 'c4' }),
+    store.claim({ subject: 's.c', consumer: QUEUE_CONSUMER, limit: 5, leaseMs: 60_000, token: 'c5' }),
+  ]);
+  expect(claims.map((jobs) => jobs.map((j) => `${j.msgId}:${j.token}`))).toEqual([
+    ['m30:c1', 'm31:c1'],
+    ['m32:c2', 'm33:c2'],
+    ['m40:c1'],
+    [],
+    [],
+  ]);
+  const [[c30, c31], [c32], [f40]] = claims as ClaimedJob[][] as [ClaimedJob[], ClaimedJob[], ClaimedJob[]];
+  // Renewals share one statement too; each answers for its own row and token.
+  expect(await store.ack(c32!.id, 'c2')).toBe(true);
+  const renewed = await Promise.all([
+    store.extend(c30!.id, 'c1', 60_000),
+    store.extend(c31!.id, 'c1', 60_000),
+    store.extend(c30!.id, 'c1', 60_000),
+    store.extend(c31!.id, 'c2', 60_000),
+    store.extend(c32!.id, 'c2', 60_000),
+    store.extend(f40!.id, 'c1', 60_000),
+  ]);
+  expect(renewed).toEqual([true, true, true, false, false, true]);
+  // The 200 ms leases were renewed for a minute: past 200 ms the rows are still not due.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(await store.claim({ subject: 's.c', consumer: QUEUE_CONSUMER, limit: 5, leaseMs: 60_000, token: 'c6' })).toEqual([]);
 }
 
 describe('SqlQueueStore', () => {
@@ -139,7 +173,8 @@ describe('SqlQueueStore', () => {
     beforeAll(async () => {
       ({ child, pool } = await startPglite());
       db = pgExecutor(pool);
-    }, 30_000);
+      // PGlite's initdb alone took 40 s on the shared machine at load 18.
+    }, 120_000);
     afterAll(async () => {
       await pool.end();
       child.stdin?.end();

@@ -151,43 +151,103 @@ export class SqlQueueStore implements QueueStore {
   }
 
   async claim(request: ClaimRequest): Promise<ClaimedJob[]> {
+    const answer = await this.claims.submit(request);
+    if (answer instanceof Error) throw answer;
+    return answer;
+  }
+
+  /**
+   * Concurrent claims of every worker (processing jobs, results, event consumers) become one
+   * statement: each request takes its rows in a LATERAL subquery. A (subject, consumer) pair named
+   * twice waits for a later statement of the batch: inside one statement SKIP LOCKED does not skip
+   * rows the same statement locked, so the two would take the same rows. A failed statement is
+   * answered item by item here (not by the Coalescer's retry of the whole batch), so the rows an
+   * earlier statement of the batch claimed are handed to their workers, not left to their lease.
+   */
+  private readonly claims = new Coalescer<ClaimRequest, ClaimedJob[] | Error>(async (requests) => {
+    const answers = new Map<ClaimRequest, ClaimedJob[] | Error>();
+    for (const round of roundsByKey(requests, (r) => `${r.subject}\u0000${r.consumer}`)) {
+      try {
+        for (const [request, jobs] of await this.claimRound(round)) answers.set(request, jobs);
+      } catch (err) {
+        if (round.length === 1) answers.set(round[0] as ClaimRequest, asError(err));
+        else
+          for (const request of round) {
+            const alone = await this.claimRound([request]).catch(asError);
+            answers.set(request, alone instanceof Error ? alone : (alone.get(request) ?? []));
+          }
+      }
+    }
+    return requests.map((r) => answers.get(r) ?? []);
+  });
+
+  private async claimRound(requests: ClaimRequest[]): Promise<Map<ClaimRequest, ClaimedJob[]>> {
     const rows = await this.select(
-      `WITH picked AS (
-         SELECT id FROM ${this.schema}.jobs
-         WHERE subject = $1 AND consumer = $2 AND status = 'pending' AND available_at <= now()
-           AND (locked_until IS NULL OR locked_until <= now())
-         ORDER BY id LIMIT $3
-         FOR UPDATE SKIP LOCKED
+      `WITH req AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::double precision[], $5::text[]) AS r(subject, consumer, lim, lease_ms, token)
+       ), picked AS (
+         SELECT p.id, req.lease_ms, req.token FROM req CROSS JOIN LATERAL (
+           SELECT id FROM ${this.schema}.jobs
+            WHERE subject = req.subject AND consumer = req.consumer AND status = 'pending' AND available_at <= now()
+              AND (locked_until IS NULL OR locked_until <= now())
+            ORDER BY id LIMIT req.lim
+            FOR UPDATE SKIP LOCKED
+         ) p
        ), claimed AS (
          UPDATE ${this.schema}.jobs j
-         SET attempts = j.attempts + 1, lease_token = $5,
-             locked_until = now() + ($4::double precision * interval '1 millisecond')
+         SET attempts = j.attempts + 1, lease_token = picked.token,
+             locked_until = now() + (picked.lease_ms * interval '1 millisecond')
          FROM picked WHERE j.id = picked.id
          RETURNING j.id, j.msg_id, j.subject, j.consumer, j.body, j.context, j.attempts
        )
        SELECT * FROM claimed ORDER BY id`,
-      [request.subject, request.consumer, request.limit, request.leaseMs, request.token],
+      [
+        requests.map((r) => r.subject),
+        requests.map((r) => r.consumer),
+        requests.map((r) => r.limit),
+        requests.map((r) => r.leaseMs),
+        requests.map((r) => r.token),
+      ],
     );
-    return rows.map((row) => ({
-      id: String(row.id),
-      msgId: String(row.msg_id),
-      subject: String(row.subject),
-      consumer: String(row.consumer),
-      body: String(row.body),
-      context: parseJson<BusContext>(row.context) ?? {},
-      deliveryCount: Number(row.attempts),
-      token: request.token,
-    }));
+    // A round names each (subject, consumer) once: that pair says whose row it is.
+    const byPair = new Map(requests.map((r) => [`${r.subject}\u0000${r.consumer}`, r]));
+    const answers = new Map<ClaimRequest, ClaimedJob[]>(requests.map((r) => [r, []]));
+    for (const row of rows) {
+      const request = byPair.get(`${String(row.subject)}\u0000${String(row.consumer)}`);
+      if (!request) continue;
+      answers.get(request)?.push({
+        id: String(row.id),
+        msgId: String(row.msg_id),
+        subject: String(row.subject),
+        consumer: String(row.consumer),
+        body: String(row.body),
+        context: parseJson<BusContext>(row.context) ?? {},
+        deliveryCount: Number(row.attempts),
+        token: request.token,
+      });
+    }
+    return answers;
   }
 
-  async extend(id: string, token: string, leaseMs: number): Promise<boolean> {
-    const rows = await this.select(
-      `UPDATE ${this.schema}.jobs SET locked_until = now() + ($3::double precision * interval '1 millisecond')
-        WHERE id = $1::bigint AND lease_token = $2 AND status = 'pending' RETURNING id`,
-      [id, token, leaseMs],
-    );
-    return rows.length > 0;
+  extend(id: string, token: string, leaseMs: number): Promise<boolean> {
+    return this.extensions.submit({ id, token, leaseMs });
   }
+
+  /** Lease renewals due at the same moment (jobs claimed together beat together) share one UPDATE. */
+  private readonly extensions = new Coalescer<{ id: string; token: string; leaseMs: number }, boolean>(async (items) => {
+    const rows = await this.select(
+      `WITH changed AS (
+         UPDATE ${this.schema}.jobs j SET locked_until = now() + (t.lease_ms * interval '1 millisecond')
+           FROM unnest($1::bigint[], $2::text[], $3::double precision[]) AS t(id, token, lease_ms)
+          WHERE j.id = t.id AND j.lease_token = t.token AND j.status = 'pending'
+         RETURNING j.id, j.lease_token
+       )
+       SELECT id, lease_token FROM changed`,
+      [items.map((i) => i.id), items.map((i) => i.token), items.map((i) => i.leaseMs)],
+    );
+    const kept = new Set(rows.map((r) => `${String(r['id'])}\u0000${String(r['lease_token'])}`));
+    return items.map((i) => kept.has(`${i.id}\u0000${i.token}`));
+  });
 
   ack(id: string, token: string): Promise<boolean> {
     return this.acks.submit({ id, token });
@@ -276,6 +336,21 @@ function columns(messages: NewMessage[]): [string[], string[], string[], string[
     messages.map((m) => JSON.stringify(m.context)),
     messages.map((m) => m.dedupKey ?? null),
   ];
+}
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+/** Splits items into rounds in which no key appears twice (first occurrences first, order kept). */
+function roundsByKey<T>(items: T[], keyOf: (item: T) => string): T[][] {
+  const rounds: T[][] = [];
+  const seen = new Map<string, number>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const n = seen.get(key) ?? 0;
+    seen.set(key, n + 1);
+    (rounds[n] ??= []).push(item);
+  }
+  return rounds;
 }
 
 /** Marks every item whose key was already seen earlier in the list (items without a key never repeat). */

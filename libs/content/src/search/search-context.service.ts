@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { UnderstandingSubjects, type EmbedQueryResponse, type FilterExpressionOf, type KvCondition } from '@kb/contracts';
+import { UnderstandingSubjects, decodeFloat32, type EmbedQueryResponse, type FilterExpressionOf, type KvCondition } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { kvExpressionSql } from './query/kv-filter';
@@ -76,8 +76,15 @@ export class SearchContextService {
     return rows[0]?.vectorset ?? '';
   }
 
-  embedQuery(kbid: string, text: string, vectorset?: string, signal?: AbortSignal): Promise<EmbedQueryResponse> {
-    return this.bus.request(UnderstandingSubjects.embedQuery, { kbid, text, ...(vectorset ? { vectorset } : {}) }, { signal });
+  /** The query's vector, sent over the bus as float32 in base64 (`EmbedQueryRequest.encoding`). */
+  async embedQuery(kbid: string, text: string, vectorset?: string, signal?: AbortSignal): Promise<EmbedQueryResponse> {
+    const res = await this.bus.request(
+      UnderstandingSubjects.embedQuery,
+      { kbid, text, encoding: 'float32', ...(vectorset ? { vectorset } : {}) },
+      { signal },
+    );
+    const { vector_f32: f32, ...rest } = res;
+    return f32 === undefined ? rest : { ...rest, vector: decodeFloat32(f32) };
   }
 
   /** The cross-encoder reranker's scores of texts for a query (the understanding service runs the model). */

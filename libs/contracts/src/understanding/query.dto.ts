@@ -1,4 +1,4 @@
-import { ArrayMaxSize, IsArray, IsOptional, IsString, MaxLength, IsBoolean } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 
 /** A search query to embed with a KB's semantic model (the query prompt applies). */
 export class EmbedQueryRequest {
@@ -11,6 +11,12 @@ export class EmbedQueryRequest {
    * /ask for the built-in model, and its vectors are not cached with theirs.
    */
   @IsOptional() @IsBoolean() background?: boolean;
+  /**
+   * `float32`: the answer carries the vector in `vector_f32` (its float32 values, little-endian, in
+   * base64) and `vector` is empty. A tenth of the text of a JSON number array, and neither side
+   * prints or parses 512 numbers; the values are those a float32 index compares anyway.
+   */
+  @IsOptional() @IsIn(['float32']) encoding?: 'float32';
 }
 
 export interface EmbedQueryResponse {
@@ -19,6 +25,24 @@ export interface EmbedQueryResponse {
   similarity: 'COSINE' | 'DOT';
   /** The model's default semantic min_score. */
   threshold: number;
+  /** With `encoding: 'float32'`: the vector (see `encodeFloat32`); `vector` is then empty. */
+  vector_f32?: string;
+}
+
+/** A vector as its float32 values, little-endian, in base64 (`EmbedQueryRequest.encoding`). */
+export function encodeFloat32(vector: readonly number[]): string {
+  const bytes = Buffer.allocUnsafe(vector.length * 4);
+  vector.forEach((x, i) => bytes.writeFloatLE(x, i * 4));
+  return bytes.toString('base64');
+}
+
+/** The numbers of `encodeFloat32`'s text; throws on text that is not a whole number of float32 values. */
+export function decodeFloat32(text: string): number[] {
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length % 4 !== 0) throw new RangeError(`a float32 vector has a multiple of 4 bytes, not ${bytes.length}`);
+  const out = new Array<number>(bytes.length / 4);
+  for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
+  return out;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { decodeFloat32 } from '@kb/contracts';
 import type { MessageBus } from '@kb/platform/messaging';
 import type { Embedder } from '../pipeline/analysis/embedder';
 import type { KbEmbeddersService } from './kb-embedders.service';
@@ -13,7 +14,7 @@ describe('QueryEmbeddingService', () => {
     embedPassages: async (texts) => texts.map(() => [1, 0]),
     embedQuery: async (text, o) => {
       calls.push({ text, background: o?.background === true });
-      return [0, 1];
+      return text === 'third' ? [1 / 3, -2 / 3] : [0, 1];
     },
     close: async () => undefined,
   };
@@ -40,5 +41,16 @@ describe('QueryEmbeddingService', () => {
     await service.embed({ kbid: 'kb', text: 'the moon pulls the oceans' });
     expect(calls).toHaveLength(3);
     expect(calls[2]).toEqual({ text: 'the moon pulls the oceans', background: false });
+  });
+
+  it('answers in float32 base64 when asked, from the cache too, with the float32 values of the vector', async () => {
+    const plain = await service.embed({ kbid: 'kb', text: 'third' });
+    const packed = await service.embed({ kbid: 'kb', text: 'third', encoding: 'float32' });
+    expect(calls).toHaveLength(1);
+    expect(packed).toMatchObject({ vectorset: 'm', similarity: 'DOT', threshold: 0.3, vector: [] });
+    expect(decodeFloat32(packed.vector_f32 as string)).toEqual(plain.vector.map(Math.fround));
+    expect(plain.vector_f32).toBeUndefined();
+    // The cached entry keeps its numbers for callers that did not ask.
+    expect((await service.embed({ kbid: 'kb', text: 'third' })).vector).toEqual([1 / 3, -2 / 3]);
   });
 });

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { DomainError, UnderstandingSubjects, type EmbedQueryRequest, type EmbedQueryResponse } from '@kb/contracts';
+import { DomainError, UnderstandingSubjects, encodeFloat32, type EmbedQueryRequest, type EmbedQueryResponse } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { KbEmbeddersService } from './kb-embedders.service';
 
@@ -24,6 +24,12 @@ export class QueryEmbeddingService implements OnModuleInit {
   }
 
   async embed(req: EmbedQueryRequest): Promise<EmbedQueryResponse> {
+    const res = await this.vectorOf(req);
+    // Asked for as float32 (content's /find): base64 text instead of 512 numbers printed and parsed.
+    return req.encoding === 'float32' ? { ...res, vector: [], vector_f32: encodeFloat32(res.vector) } : res;
+  }
+
+  private async vectorOf(req: EmbedQueryRequest): Promise<EmbedQueryResponse> {
     const embedder = await this.embedders.forVectorset(req.kbid, req.vectorset);
     if (!embedder) {
       const known = (await this.embedders.all(req.kbid)).map((e) => e.model);

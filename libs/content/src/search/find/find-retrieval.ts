@@ -58,6 +58,11 @@ export class FindRetrieval {
 
   /** Runs the plan's retrievers (in parallel): the hits of each, as deep as fusion and reranking need. */
   async retrieve(plan: FindPlan, timings: Record<string, number>, t0: number): Promise<Retrieved> {
+    const wantSemantic = plan.features.includes('semantic') && (plan.vector !== undefined || plan.query.trim() !== '');
+    // The query's embedding takes longest (a model call in another service): it is asked for
+    // before anything else, so that the keyword leg's analysis and scoring run while it is computed.
+    const embedding = wantSemantic ? this.queryVector(plan) : undefined;
+    embedding?.catch(() => undefined); // awaited by the semantic leg; a failure before it is not unhandled
     const languages = await this.context.kbLanguages(plan.kbid);
     const terms = await this.keywordTerms(plan, languages);
     // Each retriever looks twice as deep as asked (at most 200), or as deep as a longer rerank window or RRF window.
@@ -69,7 +74,6 @@ export class FindRetrieval {
       100,
     );
     const wantKeyword = plan.features.includes('keyword') && terms.length > 0;
-    const wantSemantic = plan.features.includes('semantic') && (plan.vector !== undefined || plan.query.trim() !== '');
     let minSemantic = plan.minSemantic ?? 0;
     let vectorset = plan.vectorset ?? '';
     const scope = () => ({ kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) });
@@ -78,9 +82,9 @@ export class FindRetrieval {
     const kw: Promise<RetrieverHit[]> = wantKeyword
       ? retrieval.keyword(terms, window, plan.minBm25).then((h) => ((timings['keyword_ms'] = Date.now() - t0), h))
       : Promise.resolve([]);
-    const sem: Promise<RetrieverHit[]> = wantSemantic
+    const sem: Promise<RetrieverHit[]> = embedding
       ? (async () => {
-          const q = await this.queryVector(plan);
+          const q = await embedding;
           vectorset = q.vectorset;
           minSemantic = plan.minSemantic ?? q.threshold;
           timings['embed_ms'] = Date.now() - t0;

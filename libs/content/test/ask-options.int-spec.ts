@@ -80,6 +80,25 @@ describe('/ask and /find answer options', () => {
     );
   });
 
+  it('records the tokens a provider reported on the chat event (usage ai_tokens_used), none for the extractive answer', async () => {
+    llm.enqueue({ chunks: ['Paris', '.'], usage: { input: 321, output: 7 } });
+    await ask(openaiKb, { query: 'Where did Marie Curie work on radium?', features: ['keyword'] });
+    const model = await eventually(
+      async () => chats.find((c) => c['question'] === 'Where did Marie Curie work on radium?' && c['answer'] === 'Paris.'),
+      10_000,
+      'chat event with tokens',
+    );
+    expect(model).toMatchObject({ input_tokens: 321, output_tokens: 7 });
+    await ask(offlineKb, { query: 'What makes the dough rise?', features: ['keyword'] });
+    const offline = await eventually(
+      async () => chats.find((c) => c['question'] === 'What makes the dough rise?'),
+      10_000,
+      'extractive chat event',
+    );
+    expect(offline).not.toHaveProperty('input_tokens');
+    expect(offline).not.toHaveProperty('output_tokens');
+  });
+
   it('rephrases through the provider with prompt.rephrase, then answers the original question with the rephrased retrieval', async () => {
     llm.enqueue({ chunks: ['Marie Curie workplace'] }, { chunks: ['In Paris.'] });
     const items = await ask(openaiKb, {

@@ -334,6 +334,8 @@ export class AskService {
         status: noContext ? 'no_context' : 'success',
         retrieved_context: context.map((c) => ({ key: c.key, text: c.text.slice(0, 2000) })),
         time_to_first_char: firstChunk ? firstChunk - started : null,
+        // A model's tokens (usage `ai_tokens_used`); the built-in extractive answer uses none.
+        ...(generator.model !== 'extractive' ? { input_tokens: inputTokens, output_tokens: outputTokens } : {}),
       },
       plan.auditMetadata,
     );

@@ -24,7 +24,9 @@ export function usageDeltas(e: AuditRecordedEvent): Deltas {
     case 'chat': {
       if (isFeedbackEvent(e)) return {};
       // An answer the generator failed to give is not one generated (`error` as sent, its code -1 as stored).
-      return failed(e) ? {} : { answers_generated: 1 };
+      if (failed(e)) return {};
+      const tokens = tokensOf(e);
+      return tokens > 0 ? { answers_generated: 1, ai_tokens_used: tokens } : { answers_generated: 1 };
     }
     case 'predict':
       return predictDeltas(e);
@@ -74,11 +76,17 @@ function failed(e: AuditRecordedEvent): boolean {
 function predictDeltas(e: AuditRecordedEvent): Deltas {
   const d = e.details ?? {};
   const deltas: Deltas = { predictions_performed: 1 };
-  const tokens = Math.round(num(d['input_tokens']) + num(d['output_tokens']));
+  const tokens = tokensOf(e);
   if (tokens > 0) deltas.ai_tokens_used = tokens;
   if (d['self_hosted'] === 'search') deltas.self_hosted_searches_performed = 1;
   else if (d['self_hosted'] === 'answer' && !failed(e)) deltas.self_hosted_answers_generated = 1;
   return deltas;
+}
+
+/** The model tokens an answer or a prediction reported (input and output). */
+function tokensOf(e: AuditRecordedEvent): number {
+  const d = e.details ?? {};
+  return Math.round(num(d['input_tokens']) + num(d['output_tokens']));
 }
 
 /** The UTC hour an instant falls in, as an ISO instant. */

@@ -34,7 +34,11 @@ describe('usage deltas of an event', () => {
     expect(usageDeltas({ ...base, type: 'search' })).toEqual({ searches_performed: 1 });
     expect(usageDeltas({ ...base, type: 'suggest' })).toEqual({});
     expect(usageDeltas({ ...base, type: 'chat', details: { question: 'q', answer: 'a' } })).toEqual({ answers_generated: 1 });
-    expect(usageDeltas({ ...base, type: 'chat', details: { question: 'q', status: 'error' } })).toEqual({});
+    expect(usageDeltas({ ...base, type: 'chat', details: { question: 'q', answer: 'a', input_tokens: 120, output_tokens: 30 } })).toEqual({
+      answers_generated: 1,
+      ai_tokens_used: 150,
+    });
+    expect(usageDeltas({ ...base, type: 'chat', details: { question: 'q', status: 'error', input_tokens: 120 } })).toEqual({});
     expect(usageDeltas({ ...base, type: 'chat', details: { feedback: { good: true } } })).toEqual({});
     expect(usageDeltas({ ...base, type: 'deleted' })).toEqual({ resources: -1 });
     expect(

@@ -27,13 +27,19 @@ export function parseIsoDateTime(v: unknown): Date | undefined {
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number);
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-  if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return undefined;
+  if (day > daysInMonth(year, month)) return undefined;
   const zone = m[8];
   if (zone && /^[+-]/.test(zone) && (Number(zone.slice(1, 3)) > 23 || Number(zone.replace(':', '').slice(3) || '0') > 59)) return undefined;
   const fraction = (m[7] ?? '').slice(0, 4); // milliseconds: JS dates keep no more
   const normal = `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? '00'}${fraction}${normaliseZone(zone)}`;
   const date = new Date(normal);
   return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/** Days of a month of the proleptic Gregorian calendar (any year 0000–9999). */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
 function normaliseZone(zone: string | undefined): string {

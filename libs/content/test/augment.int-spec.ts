@@ -37,9 +37,7 @@ describe('/augment', () => {
 
   it('resources: title, summary, basic metadata and labels as asked; nothing else', async () => {
     const r = await augment({
-      resources: [
-        { given: [tides.replace(/-/g, '').toUpperCase()], title: true, summary: true, basic: true, classification_labels: true },
-      ],
+      resources: [{ given: [tides.replace(/-/g, '').toUpperCase()], title: true, summary: true, basic: true, classification_labels: true }],
     });
     expect(Object.keys(r.resources)).toEqual([tides]);
     expect(r.resources[tides]).toMatchObject({
@@ -86,7 +84,9 @@ describe('/augment', () => {
       ...extra,
     });
     const rids = (r: AugmentResponse) =>
-      [...new Set([...Object.keys(r.resources), ...Object.keys(r.fields), ...Object.keys(r.paragraphs)].map((k) => k.split('/')[0]))].sort();
+      [
+        ...new Set([...Object.keys(r.resources), ...Object.keys(r.fields), ...Object.keys(r.paragraphs)].map((k) => k.split('/')[0])),
+      ].sort();
     expect(rids(await augment(body({ security: { groups: ['sales'] } })))).toEqual([tides]);
     expect(rids(await augment(body({ security: { groups: ['legal'] } })))).toEqual([legal, tides].sort());
     expect(rids(await augment(body({ show_hidden: true, security: { groups: ['sales'] } })))).toEqual([hidden, tides].sort());

@@ -64,7 +64,11 @@ const totalIdsCheck: MemberCheck = (_v, loc, issues, owner) => {
     for (const e of entries) if (isPlainObject(e) && Array.isArray(e['given'])) n += e['given'].length;
   }
   if (n > AUGMENT_MAX_IDS)
-    issues.push({ loc: loc.slice(0, -1), msg: `At most ${AUGMENT_MAX_IDS} ids in all (resources, fields and paragraphs)`, type: 'too_long' });
+    issues.push({
+      loc: loc.slice(0, -1),
+      msg: `At most ${AUGMENT_MAX_IDS} ids in all (resources, fields and paragraphs)`,
+      type: 'too_long',
+    });
 };
 
 @Closed()
@@ -97,14 +101,21 @@ export class AugmentFields {
   })
   @Check(givenCheck(idCheck(FIELD_ID, FIELD_ID_MAX, 'field')))
   given!: string[];
-  @ApiPropertyOptional({ default: false, description: `The field's text (its paragraphs in order), cut to ${AUGMENT_MAX_FIELD_TEXT} characters.` })
+  @ApiPropertyOptional({
+    default: false,
+    description: `The field's text (its paragraphs in order), cut to ${AUGMENT_MAX_FIELD_TEXT} characters.`,
+  })
   @Check(checks.bool())
   text?: boolean;
 }
 
 @Closed()
 export class AugmentParagraph {
-  @ApiProperty({ maxLength: PARAGRAPH_ID_MAX, pattern: PARAGRAPH_ID.source, description: '`{rid}/{field type letter}/{field id}[/{split}]/{start}-{end}`.' })
+  @ApiProperty({
+    maxLength: PARAGRAPH_ID_MAX,
+    pattern: PARAGRAPH_ID.source,
+    description: '`{rid}/{field type letter}/{field id}[/{split}]/{start}-{end}`.',
+  })
   @Check((v, loc, issues) => idCheck(PARAGRAPH_ID, PARAGRAPH_ID_MAX, 'paragraph')(v, loc, issues), { whenAbsent: true })
   id!: string;
 }
@@ -142,10 +153,13 @@ export class AugmentRequest {
     maxItems: AUGMENT_MAX_ENTRIES,
     description: `At most ${AUGMENT_MAX_IDS} ids in all (resources, fields and paragraphs).`,
   })
-  @Check((v, loc, issues, owner) => {
-    entriesCheck(AugmentParagraphs)(v, loc, issues, owner);
-    totalIdsCheck(v, loc, issues, owner);
-  }, { whenAbsent: true })
+  @Check(
+    (v, loc, issues, owner) => {
+      entriesCheck(AugmentParagraphs)(v, loc, issues, owner);
+      totalIdsCheck(v, loc, issues, owner);
+    },
+    { whenAbsent: true },
+  )
   paragraphs?: AugmentParagraphs[];
   @ApiPropertyOptional({ type: SecurityFilter }) @Check(securityCheck) security?: SecurityFilter;
   @ApiPropertyOptional({ default: false }) @Check(checks.bool()) show_hidden?: boolean;

@@ -1,4 +1,5 @@
-import { ContentSubjects, type AugmentRequest, type AugmentResponse } from '@kb/contracts';
+import { AUGMENT_MAX_FIELD_TEXT, ContentSubjects, type AugmentRequest, type AugmentResponse } from '@kb/contracts';
+import { AuditBatchService } from '../src/audit/audit-batch.service';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
 /** `/augment`: given ids augmented without a search; invisible and unknown ids left out; bad input 422. */
@@ -53,11 +54,35 @@ describe('/augment', () => {
     expect([bare.fields, bare.paragraphs]).toEqual([{}, {}]);
   });
 
+  it('records an `augment` activity event (not a search: usage does not count it)', async () => {
+    const record = jest.spyOn(fx.get(AuditBatchService), 'record');
+    try {
+      await augment({ resources: [{ given: [tides, hidden] }], fields: [{ given: [`${tides}/t/body`] }] });
+      expect(record.mock.calls.map(([e]) => [e.type, e.kbid, e.details])).toEqual([
+        ['augment', kbid, { resources_count: 1, fields_count: 1, paragraphs_count: 0 }],
+      ]);
+    } finally {
+      record.mockRestore();
+    }
+  });
+
   it("fields: the field's text, its paragraphs in order", async () => {
     const r = await augment({ fields: [{ given: [`${tides}/t/body`, `${tides}/t/nope`], text: true }] });
     expect(r.fields).toEqual({ [`${tides}/t/body`]: { text: text.split('\n\n').join('\n') } });
     const bare = await augment({ fields: [{ given: [`${tides}/t/body`] }] });
     expect(bare.fields).toEqual({ [`${tides}/t/body`]: {} });
+    // (a field's text is cut at AUGMENT_MAX_FIELD_TEXT characters, and says so)
+    const long = await fx.addResource(
+      kbid,
+      { title: 'Long' },
+      Array.from({ length: 30 }, (_, i) => `part ${i} `.padEnd(4000, 'x')).join('\n\n'),
+    );
+    const cut = await augment({ fields: [{ given: [`${long}/t/body`], text: true }] });
+    expect(cut.fields[`${long}/t/body`]?.text).toHaveLength(AUGMENT_MAX_FIELD_TEXT);
+    expect(cut.fields[`${long}/t/body`]?.text_truncated).toBe(true);
+    expect(
+      (await augment({ fields: [{ given: [`${tides}/t/body`], text: true }] })).fields[`${tides}/t/body`]?.text_truncated,
+    ).toBeUndefined();
   });
 
   it('paragraphs: text, position and neighbours (as ids, and augmented themselves)', async () => {

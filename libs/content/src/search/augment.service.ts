@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AUGMENT_MAX_FIELD_TEXT,
+  type ActorDto,
   type AugmentedField,
   type AugmentedParagraph,
   type AugmentedResource,
@@ -9,6 +10,7 @@ import {
 } from '@kb/contracts';
 import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
+import { SearchAuditService } from './find/search-audit.service';
 import { PARAGRAPH_COLUMNS, type ParagraphRow } from './find/search.repository';
 import { securityCondition, securityGroupsOf } from './query/filters';
 import { SqlParams } from './query/sql';
@@ -59,15 +61,25 @@ interface ResourceRow {
  */
 @Injectable()
 export class AugmentService {
-  constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource) {}
+  constructor(
+    @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
+    private readonly auditor: SearchAuditService,
+  ) {}
 
-  async augment(req: { kbid: string; body: AugmentRequest; forced_groups?: string[] }): Promise<AugmentResponse> {
+  async augment(req: { kbid: string; body: AugmentRequest; forced_groups?: string[]; actor?: ActorDto }): Promise<AugmentResponse> {
+    const started = Date.now();
     const groups = securityGroupsOf(req.body.security, req.forced_groups);
     const showHidden = req.body.show_hidden ?? false;
     const out: AugmentResponse = { resources: {}, fields: {}, paragraphs: {} };
     for (const r of req.body.resources ?? []) await this.resources(req.kbid, r, groups, showHidden, out.resources);
     for (const f of req.body.fields ?? []) await this.fields(req.kbid, f, groups, showHidden, out.fields);
     for (const p of req.body.paragraphs ?? []) await this.paragraphs(req.kbid, p, groups, showHidden, out.paragraphs);
+    const answered = [...Object.keys(out.resources), ...Object.keys(out.fields), ...Object.keys(out.paragraphs)];
+    this.auditor.audit(req, 'augment', started, {
+      resources_count: new Set(answered.map((id) => id.split('/')[0])).size,
+      fields_count: Object.keys(out.fields).length,
+      paragraphs_count: Object.keys(out.paragraphs).length,
+    });
     return out;
   }
 

@@ -96,6 +96,12 @@ describe('/augment', () => {
       neighbours_after: [p2, p3],
     });
     expect(r.paragraphs[p0]?.text).toBe('First part on tides.');
+    // (two asked paragraphs of one field: each its own window, the shared neighbour augmented once)
+    const two = await augment({ paragraphs: [{ given: [{ id: p3 }, { id: p1 }], neighbours_before: 1, neighbours_after: 1 }] });
+    expect(Object.keys(two.paragraphs).sort()).toEqual([p0, p1, p2, p3].sort());
+    expect([two.paragraphs[p1]?.neighbours_before, two.paragraphs[p1]?.neighbours_after]).toEqual([[p0], [p2]]);
+    expect([two.paragraphs[p3]?.neighbours_before, two.paragraphs[p3]?.neighbours_after]).toEqual([[p2], []]);
+    expect(two.paragraphs[p2]).toEqual({ text: 'Third part on the oceans.', position: expect.objectContaining({ index: 2 }) });
     const noText = await augment({ paragraphs: [{ given: [{ id: p0 }], text: false }] });
     expect(noText.paragraphs).toEqual({ [p0]: { position: { index: 0, start: 0, end: 20, page_number: null } } });
   });

@@ -179,20 +179,33 @@ export class AugmentService {
       });
     for (const r of asked) put(r);
     if (before === 0 && after === 0) return;
+    // The windows of every asked paragraph in one statement (a resource's paragraphs share its groups
+    // and hidden flag: its neighbours are as visible as it, and the same conditions hold anyway).
+    const around = await this.rows(
+      kbid,
+      groups,
+      showHidden,
+      (params) =>
+        `EXISTS (SELECT 1 FROM unnest(${params.add(asked.map((r) => r.rid))}::uuid[], ${params.add(asked.map((r) => r.field))}::text[],
+                   ${params.add(asked.map((r) => r.split))}::text[], ${params.add(asked.map((r) => r.idx))}::int[]) AS a(a_rid, a_field, a_split, a_idx)
+                 WHERE p.rid = a.a_rid AND p.field = a.a_field AND p.split = a.a_split
+                   AND p.idx BETWEEN a.a_idx - ${params.add(before)}::int AND a.a_idx + ${params.add(after)}::int)`,
+    );
+    const bySplit = new Map<string, ParagraphRow[]>();
+    for (const x of around) {
+      const key = `${x.rid}/${x.field}/${x.split}`;
+      const list = bySplit.get(key);
+      if (list) list.push(x);
+      else bySplit.set(key, [x]);
+    }
     for (const r of asked) {
-      // (a resource's paragraphs share its groups and hidden flag: its neighbours are as visible as it)
-      const around = await this.rows(
-        kbid,
-        groups,
-        showHidden,
-        (params) =>
-          `p.rid = ${params.add(r.rid)} AND p.field = ${params.add(r.field)} AND p.split = ${params.add(r.split)}
-            AND p.idx BETWEEN ${params.add(r.idx - before)} AND ${params.add(r.idx + after)} AND p.idx <> ${params.add(r.idx)}`,
+      const window = (bySplit.get(`${r.rid}/${r.field}/${r.split}`) ?? []).filter(
+        (x) => x.idx !== r.idx && x.idx >= r.idx - before && x.idx <= r.idx + after,
       );
-      for (const x of around) put(x);
+      for (const x of window) put(x);
       const a = into[r.paragraph_id] as AugmentedParagraph;
-      if (before > 0) a.neighbours_before = around.filter((x) => x.idx < r.idx).map((x) => x.paragraph_id);
-      if (after > 0) a.neighbours_after = around.filter((x) => x.idx > r.idx).map((x) => x.paragraph_id);
+      if (before > 0) a.neighbours_before = window.filter((x) => x.idx < r.idx).map((x) => x.paragraph_id);
+      if (after > 0) a.neighbours_after = window.filter((x) => x.idx > r.idx).map((x) => x.paragraph_id);
     }
   }
 }

@@ -72,7 +72,7 @@ describe('search and ask contracts over HTTP', () => {
     expect([catalog.status, locs(catalog.body)]).toEqual([422, ['query.sort.field', 'query.page_size']]);
   });
 
-  it('/retrieve and /hydrate: paragraph ids with scores, then their text, for a reader; one 422 with every mistake; 401 without a credential', async () => {
+  it('/retrieve, /hydrate and /augment: paragraph ids with scores, then their text, for a reader; one 422 with every mistake; 401 without a credential', async () => {
     type Retrieved = {
       matches: { id: string; score: { value: number; source: string; type: string }; metadata: { page: number | null } }[];
     };
@@ -123,6 +123,42 @@ describe('search and ask contracts over HTTP', () => {
     });
     expect([badIds.status, locs(badIds.body)]).toEqual([422, ['body.data.1', 'body.hydration.paragraph.related.neighbours.after']]);
     expect((await http.call('POST', `/api/v1/kb/${kbid}/hydrate`, { body: { data: [id] } })).status).toBe(401);
+    // /augment: the same paragraph, its field's text and its resource's title; unknown ids absent; bad input 422; 401.
+    type Augmented = {
+      resources: Record<string, { id: string; title?: string }>;
+      fields: Record<string, { text?: string }>;
+      paragraphs: Record<string, { text?: string; neighbours_after?: string[] }>;
+    };
+    const rid = id.split('/')[0] as string;
+    const field = id.split('/').slice(0, 3).join('/');
+    const augmentBody = (r: string) => ({
+      resources: [{ given: [r], title: true }],
+      fields: [{ given: [`${r}${field.slice(rid.length)}`], text: true }],
+      paragraphs: [{ given: [{ id: `${r}${id.slice(rid.length)}` }], neighbours_after: 2 }],
+    });
+    const augmented = await http.call<Augmented>('POST', `/api/v1/kb/${kbid}/augment`, { credential: key, body: augmentBody(rid) });
+    expect(augmented.status).toBe(200);
+    expect(augmented.body.resources).toEqual({ [rid]: { id: rid, title: 'Tides' } });
+    expect(augmented.body.fields[field]?.text).toContain('Spring tides');
+    expect(augmented.body.paragraphs[id]).toMatchObject({ text: expect.stringContaining('Spring tides'), neighbours_after: [] });
+    const unknown = await http.call<Augmented>('POST', `/api/v1/kb/${kbid}/augment`, {
+      credential: key,
+      body: augmentBody('0f3c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b'),
+    });
+    expect([unknown.status, unknown.body]).toEqual([200, { resources: {}, fields: {}, paragraphs: {} }]);
+    const badAugment = await http.call<Detail>('POST', `/api/v1/kb/${kbid}/augment`, {
+      credential: key,
+      body: {
+        resources: [{ given: ['nope'] }],
+        paragraphs: [{ given: [{ id }], neighbours_before: 11 }, { given: Array.from({ length: 100 }, () => ({ id })) }],
+        extra: 1,
+      },
+    });
+    expect([badAugment.status, locs(badAugment.body)]).toEqual([
+      422,
+      ['body.resources.0.given.0', 'body.paragraphs.0.neighbours_before', 'body', 'body.extra'],
+    ]);
+    expect((await http.call('POST', `/api/v1/kb/${kbid}/augment`, { body: augmentBody(rid) })).status).toBe(401);
   });
 
   it('refuses a member /suggest does not declare (it was ignored before)', async () => {

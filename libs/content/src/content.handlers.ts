@@ -19,6 +19,7 @@ import { EntitiesGroupsService } from './entities-groups/entities-groups.service
 import { FindService } from './search/find.service';
 import { RetrieveService } from './search/retrieve.service';
 import { HydrateService } from './search/hydrate.service';
+import { AugmentService } from './search/augment.service';
 import { CatalogService } from './search/catalog.service';
 import { GraphService } from './search/graph.service';
 import { SearchListsService } from './search/search-lists.service';
@@ -44,6 +45,7 @@ export class ContentHandlers implements OnModuleInit {
     private readonly finder: FindService,
     private readonly retriever: RetrieveService,
     private readonly hydrator: HydrateService,
+    private readonly augmenter: AugmentService,
     private readonly catalog: CatalogService,
     private readonly graph: GraphService,
     private readonly lists: SearchListsService,
@@ -112,6 +114,7 @@ export class ContentHandlers implements OnModuleInit {
       this.bus.handle(S.find, (req, _context, signal) => this.finder.find({ ...req, signal })),
       this.bus.handle(S.retrieve, (req, _context, signal) => this.retriever.retrieve({ ...req, signal })),
       this.bus.handle(S.hydrate, (req) => this.hydrator.hydrate(req)),
+      this.bus.handle(S.augment, (req) => this.augmenter.augment(req)),
       this.bus.handle(S.catalog, (req) => this.catalog.catalog(req)),
       this.bus.handle(S.search, (req, _context, signal) => this.lists.search({ ...req, signal })),
       this.bus.handle(S.suggest, (req, _context, signal) => this.lists.suggest({ ...req, signal })),

@@ -31,6 +31,7 @@ import { SearchAuditService } from './search/find/search-audit.service';
 import { SearchRepository } from './search/find/search.repository';
 import { RetrieveService } from './search/retrieve.service';
 import { HydrateService } from './search/hydrate.service';
+import { AugmentService } from './search/augment.service';
 import { SEARCH_RESOURCES } from './search/search-resources.port';
 import { SearchResourcesReader } from './resources/search-resources.reader';
 import { CatalogService } from './search/catalog.service';
@@ -87,6 +88,7 @@ export class ContentModule {
         FindService,
         RetrieveService,
         HydrateService,
+        AugmentService,
         CatalogService,
         GraphService,
         SearchListsService,

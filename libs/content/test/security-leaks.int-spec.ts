@@ -69,6 +69,7 @@ describe('security groups: generated leak test', () => {
     const leaks: string[] = [];
     let retrievedMatches = 0;
     let hydratedParagraphs = 0;
+    let augmented = 0;
     // Every paragraph id of the KB (an unrestricted caller's hits for every word).
     const allParagraphs = [
       ...new Set(
@@ -227,10 +228,32 @@ describe('security groups: generated leak test', () => {
         check('hydrate', [...Object.keys(hydrated.resources), ...Object.values(hydrated.paragraphs).map((p) => p.resource)]);
         if (!groups || groups.length === 0) hydratedParagraphs += Object.keys(hydrated.paragraphs).length;
       }
+      // /augment: every paragraph id of the KB (30 at a time, with neighbours), with their fields and resources.
+      for (let i = 0; i < allParagraphs.length; i += 30) {
+        const ids = allParagraphs.slice(i, i + 30);
+        const fieldIds = [...new Set(ids.map((id) => id.split('/').slice(0, 3).join('/')))];
+        const rids = [...new Set(ids.map((id) => id.split('/')[0] as string))];
+        const got = (await fx.bus.request(ContentSubjects.augment, {
+          kbid,
+          body: {
+            resources: [{ given: rids, title: true, summary: true, basic: true, classification_labels: true }],
+            fields: [{ given: fieldIds, text: true }],
+            paragraphs: [{ given: ids.map((id) => ({ id })), neighbours_before: 3, neighbours_after: 3 }],
+            ...security,
+          },
+        })) as { resources: Record<string, unknown>; fields: Record<string, unknown>; paragraphs: Record<string, unknown> };
+        const keys = [...Object.keys(got.resources), ...Object.keys(got.fields), ...Object.keys(got.paragraphs)];
+        check(
+          'augment',
+          keys.map((k) => k.split('/')[0] as string),
+        );
+        if (!groups || groups.length === 0) augmented += keys.length;
+      }
     }
     expect(leaks).toEqual([]);
     // (the /retrieve checks saw matches: they are not vacuous)
     expect(retrievedMatches).toBeGreaterThan(0);
     expect(hydratedParagraphs).toBeGreaterThanOrEqual(2 * allParagraphs.length);
+    expect(augmented).toBeGreaterThanOrEqual(2 * allParagraphs.length);
   }, 240_000);
 });

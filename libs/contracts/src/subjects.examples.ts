@@ -210,6 +210,14 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
       hydration: { paragraph: { related: { neighbours: { before: 1 } } } },
     },
   },
+  'content.search.augment': {
+    kbid: 'kb-1',
+    body: {
+      resources: [{ given: ['0f3c2a9e5b7d4e1f8a6b2c4d6e8f0a1b'], title: true, summary: true }],
+      fields: [{ given: ['0f3c2a9e5b7d4e1f8a6b2c4d6e8f0a1b/t/body'], text: true }],
+      paragraphs: [{ given: [{ id: '0f3c2a9e-5b7d-4e1f-8a6b-2c4d6e8f0a1b/t/body/0-42' }], neighbours_after: 1 }],
+    },
+  },
   'content.search.search': { kbid: 'kb-1', body: { query: 'tides', features: ['keyword'] } },
   'content.search.suggest': { kbid: 'kb-1', body: { query: 'tid' } },
   'content.search.catalog': { kbid: 'kb-1', body: { query: 'moon', page_size: 10 } },

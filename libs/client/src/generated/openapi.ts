@@ -2389,6 +2389,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/kb/{kbid}/augment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Augment resources, fields and paragraphs
+         * @description Given resources, fields and paragraphs by id (at most 100 ids in all), what the RAG strategies add without a search (the reference's hidden /augment): titles, summaries, labels and basic metadata of resources, a field's text, paragraphs' text, positions and neighbours; ids the caller may not see are left out.
+         */
+        post: operations["Search_augment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/kb/{kbid}/catalog": {
         parameters: {
             query?: never;
@@ -5216,6 +5236,99 @@ export interface components {
             };
             paragraphs: {
                 [key: string]: components["schemas"]["HydratedParagraph"];
+            };
+        };
+        AugmentResources: {
+            /** @description Resource ids (with or without dashes). */
+            given: string[];
+            /** @default false */
+            title?: boolean;
+            /** @default false */
+            summary?: boolean;
+            /**
+             * @description slug, icon, created, modified.
+             * @default false
+             */
+            basic?: boolean;
+            /**
+             * @description The resource's labels by label set.
+             * @default false
+             */
+            classification_labels?: boolean;
+        };
+        AugmentFields: {
+            /** @description Field ids: `{rid}/{field type letter}/{field id}[/{split}]`. */
+            given: string[];
+            /**
+             * @description The field's text (its paragraphs in order), cut to 100000 characters.
+             * @default false
+             */
+            text?: boolean;
+        };
+        AugmentParagraph: {
+            /** @description `{rid}/{field type letter}/{field id}[/{split}]/{start}-{end}`. */
+            id: string;
+        };
+        AugmentParagraphs: {
+            given: components["schemas"]["AugmentParagraph"][];
+            /** @default true */
+            text?: boolean;
+            /** @default 0 */
+            neighbours_before?: number;
+            /** @default 0 */
+            neighbours_after?: number;
+        };
+        AugmentRequest: {
+            resources?: components["schemas"]["AugmentResources"][];
+            fields?: components["schemas"]["AugmentFields"][];
+            /** @description At most 100 ids in all (resources, fields and paragraphs). */
+            paragraphs?: components["schemas"]["AugmentParagraphs"][];
+            security?: components["schemas"]["SecurityFilter"];
+            /** @default false */
+            show_hidden?: boolean;
+        };
+        AugmentedResource: {
+            id: string;
+            title?: string;
+            summary?: string;
+            slug?: string;
+            icon?: string;
+            /** Format: date-time */
+            created?: string;
+            /** Format: date-time */
+            modified?: string;
+            classification_labels?: {
+                [key: string]: string[];
+            };
+        };
+        AugmentedField: {
+            text?: string;
+            /** @description Set when the text was cut to 100000 characters. */
+            text_truncated?: boolean;
+        };
+        AugmentedPosition: {
+            index: number;
+            start: number;
+            end: number;
+            page_number?: number | null;
+        };
+        AugmentedParagraph: {
+            text?: string;
+            position: components["schemas"]["AugmentedPosition"];
+            /** @description Ids of the paragraphs before, nearest last (when asked). */
+            neighbours_before?: string[];
+            /** @description Ids of the paragraphs after, nearest first (when asked). */
+            neighbours_after?: string[];
+        };
+        AugmentResponse: {
+            resources: {
+                [key: string]: components["schemas"]["AugmentedResource"];
+            };
+            fields: {
+                [key: string]: components["schemas"]["AugmentedField"];
+            };
+            paragraphs: {
+                [key: string]: components["schemas"]["AugmentedParagraph"];
             };
         };
         CatalogRequest: {
@@ -21503,6 +21616,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HydrateResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    Search_augment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AugmentRequest"];
+            };
+        };
+        responses: {
+            /** @description Augmented */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AugmentResponse"];
                 };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */

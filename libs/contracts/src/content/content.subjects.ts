@@ -8,6 +8,7 @@ import { AskEnvelope } from './search/ask.dto';
 import { SummarizeEnvelope, type SummarizeResponse } from './search/summarize.dto';
 import { RetrieveEnvelope, type RetrieveResponse } from './search/retrieve.dto';
 import { HydrateEnvelope, type HydrateResponse } from './search/hydrate.dto';
+import { AugmentEnvelope, type AugmentResponse } from './search/augment.dto';
 import type { AskItem } from './search/ask-items.dto';
 import { FindEnvelope, type FindResponse } from './search/find.dto';
 import { SearchRequestEnvelope, SuggestEnvelope, type SearchResponse, type SuggestResponse } from './search/search.dto';
@@ -140,6 +141,8 @@ export const ContentSubjects = {
   retrieve: rpc<RetrieveEnvelope, RetrieveResponse>('content.search.retrieve', RetrieveEnvelope),
   /** The text and metadata of given paragraph ids (the reference's hidden `/hydrate`). */
   hydrate: rpc<HydrateEnvelope, HydrateResponse>('content.search.hydrate', HydrateEnvelope),
+  /** Given resources, fields and paragraphs augmented as RAG strategies do (the reference's hidden `/augment`). */
+  augment: rpc<AugmentEnvelope, AugmentResponse>('content.search.augment', AugmentEnvelope),
   /** Separate result lists (API-MAP 2.3): KnowledgeboxSearchResults. */
   search: rpc<SearchRequestEnvelope, SearchResponse>('content.search.search', SearchRequestEnvelope),
   /** Paragraph and entity suggestions (API-MAP 2.5). */

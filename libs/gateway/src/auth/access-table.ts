@@ -263,6 +263,7 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/kb/:kbid/find': kb('READER'),
   'POST /api/v1/kb/:kbid/retrieve': kb('READER'),
   'POST /api/v1/kb/:kbid/hydrate': kb('READER'),
+  'POST /api/v1/kb/:kbid/augment': kb('READER'),
   'GET /api/v1/kb/:kbid/catalog': kb('READER'),
   'GET /api/v1/kb/:kbid/processing-status': kb('READER'),
   'GET /api/v1/processing/requests': { scope: 'ua-key' },

@@ -16,6 +16,8 @@ import {
   RetrieveRequest,
   HydrateRequest,
   HydrateResponse,
+  AugmentRequest,
+  AugmentResponse,
   RetrieveResponse,
   SearchQueryParams,
   SearchRequest,
@@ -192,6 +194,23 @@ export class SearchController {
     @Req() req: AuthedRequest,
   ): Promise<HydrateResponse> {
     return this.bus.request(ContentSubjects.hydrate, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
+  }
+
+  @Post('augment')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Augment resources, fields and paragraphs',
+    description:
+      "Given resources, fields and paragraphs by id (at most 100 ids in all), what the RAG strategies add without a search (the reference's hidden /augment): titles, summaries, labels and basic metadata of resources, a field's text, paragraphs' text, positions and neighbours; ids the caller may not see are left out.",
+  })
+  @ApiBody({ type: AugmentRequest })
+  @ApiResponse({ status: 200, type: AugmentResponse, description: 'Augmented' })
+  augment(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(AugmentRequest)) body: AugmentRequest,
+    @Req() req: AuthedRequest,
+  ): Promise<AugmentResponse> {
+    return this.bus.request(ContentSubjects.augment, { kbid, body, method: 'POST', actor: actorOf(req) }, busContextOf(req));
   }
 
   @Post('catalog')

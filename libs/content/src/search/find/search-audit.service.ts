@@ -9,7 +9,7 @@ export interface AuditedRequest {
   actor?: ActorDto;
 }
 
-/** Search activity (`search`, `suggest` and `chat` events) for the reporting service. */
+/** Search activity (`search`, `suggest`, `chat` and `augment` events) for the reporting service. */
 @Injectable()
 export class SearchAuditService {
   constructor(private readonly auditBatch: AuditBatchService) {}
@@ -17,7 +17,7 @@ export class SearchAuditService {
   /** Published in a batch (AuditBatchService); never fails the request. */
   audit(
     req: AuditedRequest,
-    type: 'search' | 'suggest' | 'chat',
+    type: 'search' | 'suggest' | 'chat' | 'augment',
     started: number,
     details: Record<string, unknown>,
     auditMetadata?: Record<string, unknown>,

@@ -10,9 +10,9 @@ export const HYDRATE_MAX_IDS = 50;
 /** Neighbours asked on each side of a paragraph at most. */
 export const HYDRATE_MAX_NEIGHBOURS = 10;
 /** Longest paragraph id accepted (resource, field type, a 250-character field id, a split, offsets). */
-const PARAGRAPH_ID_MAX = 450;
+export const PARAGRAPH_ID_MAX = 450;
 /** `{rid}/{field type letter}/{field id}[/{split}]/{start}-{end}`. */
-const PARAGRAPH_ID =
+export const PARAGRAPH_ID =
   /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\/[a-z]\/[^/]{1,250}(\/[^/]{1,128})?\/[0-9]{1,10}-[0-9]{1,10}$/i;
 
 @Closed()

@@ -12,6 +12,7 @@ export * from './ask-items.dto';
 export * from './summarize.dto';
 export * from './retrieve.dto';
 export * from './hydrate.dto';
+export * from './augment.dto';
 export * from './query-params.dto';
 export * from './graph-query';
 export * from './config-name';

@@ -57,6 +57,36 @@ describe('/retrieve (retrieval only)', () => {
     expect(only.matches.every((m) => m.id.startsWith(`${tides}/`))).toBe(true);
   });
 
+  it('/hydrate: the neighbours of several paragraphs of one field, each within its own window', async () => {
+    const seasons = await fx.addResource(
+      kbid,
+      { title: 'Seasons' },
+      ['Spring brings rain.', 'Summer brings heat.', 'Autumn brings wind.', 'Winter brings snow.', 'Then spring returns.'].join('\n\n'),
+    );
+    const rows = (await fx.ds.query(
+      `SELECT paragraph_id, idx FROM content.search_paragraphs WHERE kbid = $1 AND rid = $2 AND field = 't/body' ORDER BY idx`,
+      [kbid, seasons],
+    )) as { paragraph_id: string; idx: number }[];
+    expect(rows).toHaveLength(5);
+    const id = (i: number) => (rows[i] as { paragraph_id: string }).paragraph_id;
+    const r = (await fx.bus.request(ContentSubjects.hydrate, {
+      kbid,
+      body: {
+        data: [id(3), id(1)],
+        hydration: { paragraph: { related: { neighbours: { before: 1, after: 1 } } } },
+      } as unknown as HydrateRequest,
+    })) as unknown as { paragraphs: Record<string, { text?: string; related?: { neighbours: { before: string[]; after: string[] } } }> };
+    expect(r.paragraphs[id(1)]?.related?.neighbours).toEqual({ before: [id(0)], after: [id(2)] });
+    expect(r.paragraphs[id(3)]?.related?.neighbours).toEqual({ before: [id(2)], after: [id(4)] });
+    expect(Object.keys(r.paragraphs).sort()).toEqual([0, 1, 2, 3, 4].map(id).sort());
+    expect(r.paragraphs[id(4)]?.text).toBe('Then spring returns.');
+    const wide = (await fx.bus.request(ContentSubjects.hydrate, {
+      kbid,
+      body: { data: [id(0)], hydration: { paragraph: { related: { neighbours: { before: 3, after: 2 } } } } } as unknown as HydrateRequest,
+    })) as unknown as { paragraphs: Record<string, { related?: { neighbours: { before: string[]; after: string[] } } }> };
+    expect(wide.paragraphs[id(0)]?.related?.neighbours).toEqual({ before: [], after: [id(1), id(2)] });
+  });
+
   it('/hydrate: text, titles and neighbours of given ids; hidden and unknown ids left out; bad input 422', async () => {
     const hydrate = (body: Record<string, unknown>) =>
       fx.bus.request(ContentSubjects.hydrate, { kbid, body: body as unknown as HydrateRequest }) as unknown as Promise<{

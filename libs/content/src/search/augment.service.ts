@@ -11,21 +11,10 @@ import {
 import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import { SearchAuditService } from './find/search-audit.service';
-import { PARAGRAPH_COLUMNS, type ParagraphRow } from './find/search.repository';
-import { securityCondition, securityGroupsOf } from './query/filters';
+import type { ParagraphRow } from './find/search.repository';
+import { canonicalId, canonicalRid, paragraphWindows, visibleParagraphs } from './paragraph-windows';
+import { securityGroupsOf } from './query/filters';
 import { SqlParams } from './query/sql';
-
-/** A resource id in the stored form (dashed, lower case), from one with or without dashes. */
-export function canonicalRid(rid: string): string {
-  const r = rid.toLowerCase().replace(/-/g, '');
-  return `${r.slice(0, 8)}-${r.slice(8, 12)}-${r.slice(12, 16)}-${r.slice(16, 20)}-${r.slice(20)}`;
-}
-
-/** An id `{rid}/...` with its resource part canonical. */
-function canonicalId(id: string): string {
-  const slash = id.indexOf('/');
-  return canonicalRid(id.slice(0, slash)) + id.slice(slash);
-}
 
 /** `/l/{labelset}/{label}` tags as `{labelset: [label, …]}`. */
 function labelsOf(tags: string[]): Record<string, string[]> {
@@ -84,21 +73,14 @@ export class AugmentService {
   }
 
   /** The visible paragraph rows of the KB matching `where` (a condition on `p`). */
-  private async rows(
+  private rows(
     kbid: string,
     groups: string[] | undefined,
     showHidden: boolean,
     where: (params: SqlParams) => string,
-    order = 'p.rid, p.field, p.split, p.idx',
+    order?: string,
   ): Promise<ParagraphRow[]> {
-    const params = new SqlParams();
-    const conds = [`p.kbid = ${params.add(kbid)}`, securityCondition(params, 'p.groups', groups, false)];
-    if (!showHidden) conds.push('NOT p.hidden');
-    conds.push(where(params));
-    return (await this.ds.query(
-      `SELECT ${PARAGRAPH_COLUMNS} FROM content.search_paragraphs p WHERE ${conds.join(' AND ')} ORDER BY ${order}`,
-      params.values,
-    )) as ParagraphRow[];
+    return visibleParagraphs(this.ds, { kbid, groups, showHidden }, where, order);
   }
 
   private async resources(
@@ -178,34 +160,14 @@ export class AugmentService {
         position: { index: r.idx, start: r.start_offset, end: r.end_offset, page_number: r.page ?? null },
       });
     for (const r of asked) put(r);
-    if (before === 0 && after === 0) return;
-    // The windows of every asked paragraph in one statement (a resource's paragraphs share its groups
-    // and hidden flag: its neighbours are as visible as it, and the same conditions hold anyway).
-    const around = await this.rows(
-      kbid,
-      groups,
-      showHidden,
-      (params) =>
-        `EXISTS (SELECT 1 FROM unnest(${params.add(asked.map((r) => r.rid))}::uuid[], ${params.add(asked.map((r) => r.field))}::text[],
-                   ${params.add(asked.map((r) => r.split))}::text[], ${params.add(asked.map((r) => r.idx))}::int[]) AS a(a_rid, a_field, a_split, a_idx)
-                 WHERE p.rid = a.a_rid AND p.field = a.a_field AND p.split = a.a_split
-                   AND p.idx BETWEEN a.a_idx - ${params.add(before)}::int AND a.a_idx + ${params.add(after)}::int)`,
-    );
-    const bySplit = new Map<string, ParagraphRow[]>();
-    for (const x of around) {
-      const key = `${x.rid}/${x.field}/${x.split}`;
-      const list = bySplit.get(key);
-      if (list) list.push(x);
-      else bySplit.set(key, [x]);
-    }
+    const windows = await paragraphWindows(this.ds, { kbid, groups, showHidden }, asked, before, after);
     for (const r of asked) {
-      const window = (bySplit.get(`${r.rid}/${r.field}/${r.split}`) ?? []).filter(
-        (x) => x.idx !== r.idx && x.idx >= r.idx - before && x.idx <= r.idx + after,
-      );
-      for (const x of window) put(x);
+      const window = windows.get(r.paragraph_id);
+      if (!window) continue;
+      for (const x of [...window.before, ...window.after]) put(x);
       const a = into[r.paragraph_id] as AugmentedParagraph;
-      if (before > 0) a.neighbours_before = window.filter((x) => x.idx < r.idx).map((x) => x.paragraph_id);
-      if (after > 0) a.neighbours_after = window.filter((x) => x.idx > r.idx).map((x) => x.paragraph_id);
+      if (before > 0) a.neighbours_before = window.before.map((x) => x.paragraph_id);
+      if (after > 0) a.neighbours_after = window.after.map((x) => x.paragraph_id);
     }
   }
 }

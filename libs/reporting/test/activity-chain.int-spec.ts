@@ -82,7 +82,8 @@ describe.each(Object.entries(BACKENDS))('the activity log hash chains on %s', (_
     sealer = svc.sealer;
     verifier = new ChainVerifyService(ds);
     activity = new ActivityService(ds, DEFAULT_REPORTING_OPTIONS);
-  });
+    // Starting PGlite and migrating took over 40 s on a loaded 2-core machine (once over the 60 s default here).
+  }, 180_000);
 
   afterAll(async () => {
     if (ds) await closeServiceDataSource(ds);

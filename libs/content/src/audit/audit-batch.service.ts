@@ -1,10 +1,8 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { AUDIT_BATCH_MAX, ContentSubjects, type AuditRecordedEvent } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { AUDIT_BATCH_MAX, type AuditRecordedEvent } from '@kb/contracts';
+import { AuditPublisher, MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 
-/** An event waits at most this long for others to be published with. */
-export const AUDIT_FLUSH_MS = 200;
 /** A batch this large is published at once: the most one message may carry. */
 export const AUDIT_BATCH = AUDIT_BATCH_MAX;
 
@@ -24,53 +22,28 @@ export const AUDIT_BATCH = AUDIT_BATCH_MAX;
  */
 @Injectable()
 export class AuditBatchService implements OnModuleDestroy {
-  private pending: AuditRecordedEvent[] = [];
-  private timer?: NodeJS.Timeout;
-  private readonly sending = new Set<Promise<void>>();
+  private readonly publisher: AuditPublisher;
 
-  constructor(
-    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  constructor(@Inject(MESSAGE_BUS) bus: MessageBus, @Inject(LOGGER) logger: Logger) {
+    this.publisher = new AuditPublisher(bus, (events, err) =>
+      logger.warn(
+        { err: err instanceof Error ? err.message : String(err), events: events.length, kbid: events[0]?.kbid },
+        'audit events not published',
+      ),
+    );
+  }
 
   record(event: AuditRecordedEvent): void {
-    this.pending.push(event);
-    if (this.pending.length >= AUDIT_BATCH) void this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), AUDIT_FLUSH_MS);
-      this.timer.unref();
-    }
+    this.publisher.record(event);
   }
 
   /** Publishes the waiting events as one message (`content.audit.batch`). */
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0) return Promise.resolve();
-    const first = batch[0] as AuditRecordedEvent;
-    // Each event is in one batch only: its first event's id and the size name the batch, so a
-    // publish retried by the transport is stored once.
-    const sent = [
-      this.bus
-        .publish(ContentSubjects.auditBatch, { events: batch }, { msgId: `batch:${first.event_id}:${batch.length}` })
-        .catch((err: unknown) => {
-          this.logger.warn(
-            { err: err instanceof Error ? err.message : String(err), events: batch.length, kbid: first.kbid },
-            'audit events not published',
-          );
-        }),
-    ];
-    const all = Promise.all(sent).then(() => undefined);
-    this.sending.add(all);
-    void all.finally(() => this.sending.delete(all));
-    return all;
+    return this.publisher.flush();
   }
 
   /** Shutdown: the waiting events go out, and the publishes under way finish, before the bus closes. */
-  async onModuleDestroy(): Promise<void> {
-    await this.flush();
-    await Promise.all([...this.sending]);
+  onModuleDestroy(): Promise<void> {
+    return this.publisher.close();
   }
 }

@@ -22,6 +22,7 @@ export { CreateBusSchema1760000000000 } from './inprocess/bus-schema.migration';
 export { NatsMessageBus, type NatsBusOptions } from './nats/nats-bus';
 export type { NatsAuth, NatsTls } from './nats/nats-connection';
 export { Coalescer } from './shared/coalescer';
+export { AuditPublisher, AUDIT_FLUSH_MS } from './shared/audit-publisher';
 export {
   ALL_STREAMS,
   natsPasswordVariable,

@@ -1,12 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { AUDIT_BATCH_MAX, ContentSubjects, type AuditRecordedEvent } from '@kb/contracts';
-import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
+import { AuditPublisher, MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../../auth/auth.guard';
 import { actorOf } from '../../http/request-context';
-
-/** An event waits at most this long for others to be published with (as content's search and answer events). */
-export const PREDICT_USAGE_FLUSH_MS = 200;
 
 /** What a self-hosted deployment's call stands for: a search's query vector or query information, or an answer. */
 export type SelfHostedUse = 'search' | 'answer';
@@ -56,8 +52,8 @@ const nonNegative = (v: unknown): number => (typeof v === 'number' && Number.isF
 
 /**
  * Meters the predict API (docs/usage.md): one `predict` activity event per call that ran a model,
- * published in batches of up to AUDIT_BATCH_MAX (`content.audit.batch`) within
- * PREDICT_USAGE_FLUSH_MS, as content publishes its search and answer events — no bus round trip
+ * published in batches (`content.audit.batch`, the shared AuditPublisher), as content publishes its
+ * search and answer events — no bus round trip
  * in the request. The reporting service stores each event once (by its id) and counts it once when
  * it seals it. A call for a KB is the KB's; a call of an understanding-API key names no KB and is
  * its account's (`kbid` = the account id, `details.scope` `account`), with the key (`nua_key_id`).
@@ -67,11 +63,13 @@ const nonNegative = (v: unknown): number => (typeof v === 'number' && Number.isF
 @Injectable()
 export class PredictUsage implements OnModuleDestroy {
   private readonly logger = new Logger('PredictUsage');
-  private pending: AuditRecordedEvent[] = [];
-  private timer?: NodeJS.Timeout;
-  private readonly sending = new Set<Promise<void>>();
+  private readonly publisher: AuditPublisher;
 
-  constructor(@Inject(MESSAGE_BUS) private readonly bus: MessageBus) {}
+  constructor(@Inject(MESSAGE_BUS) bus: MessageBus) {
+    this.publisher = new AuditPublisher(bus, (events, err) =>
+      this.logger.warn(`${events.length} predict usage events not published: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }
 
   /** One call of `endpoint` (`sentence`, `compat/embeddings`…) that ran, for `kbid` or (none) for the caller's account. */
   record(
@@ -98,7 +96,7 @@ export class PredictUsage implements OnModuleDestroy {
       ...(outcome.model ? { model: outcome.model } : {}),
       ...(outcome.failed ? { status: 'error' } : {}),
     };
-    this.push({
+    this.publisher.record({
       event_id: randomUUID(),
       kbid: owner,
       type: 'predict',
@@ -112,37 +110,13 @@ export class PredictUsage implements OnModuleDestroy {
     });
   }
 
-  private push(event: AuditRecordedEvent): void {
-    this.pending.push(event);
-    if (this.pending.length >= AUDIT_BATCH_MAX) void this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), PREDICT_USAGE_FLUSH_MS);
-      this.timer.unref();
-    }
-  }
-
   /** Publishes the waiting events as one message. */
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0) return Promise.resolve();
-    const first = batch[0] as AuditRecordedEvent;
-    // Each event is in one batch only: a publish the transport retries is stored once.
-    const sent = this.bus
-      .publish(ContentSubjects.auditBatch, { events: batch }, { msgId: `batch:${first.event_id}:${batch.length}` })
-      .catch((err: unknown) => {
-        this.logger.warn(`${batch.length} predict usage events not published: ${err instanceof Error ? err.message : String(err)}`);
-      });
-    this.sending.add(sent);
-    void sent.finally(() => this.sending.delete(sent));
-    return sent;
+    return this.publisher.flush();
   }
 
   /** Shutdown: the waiting events go out, and the publishes under way finish, before the bus closes. */
-  async onModuleDestroy(): Promise<void> {
-    await this.flush();
-    await Promise.all([...this.sending]);
+  onModuleDestroy(): Promise<void> {
+    return this.publisher.close();
   }
 }

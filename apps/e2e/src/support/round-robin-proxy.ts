@@ -1,4 +1,4 @@
-import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, request, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A request the proxy could not get an answer to from any gateway: it answered 502 itself. */
@@ -14,6 +14,9 @@ export interface ProxyFailure {
 
 /** Methods a load balancer may send again after a failed connection (RFC 9110 9.2.2: idempotent). */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+/** Headers that describe one connection, not the message (RFC 9110 7.6.1). */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
 
 /** How long a gateway that refused a connection is left out of the rotation (passive health check). */
 const EJECT_MS = 1_000;
@@ -100,11 +103,15 @@ export class RoundRobinProxy {
   private forward(upstream: string, req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<'done' | { code: string }> {
     return new Promise((resolve) => {
       const url = new URL(req.url ?? '/', upstream);
-      const headers = { ...req.headers, host: url.host, 'content-length': String(body.length) };
-      delete headers['connection'];
-      delete headers['transfer-encoding'];
+      const headers: OutgoingHttpHeaders = { ...req.headers, host: url.host, 'content-length': String(body.length) };
+      for (const h of HOP_BY_HOP) delete headers[h];
       const out = request(url, { method: req.method, headers, agent: this.agents.get(upstream) }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
+        // Hop-by-hop headers stay on their hop (RFC 9110 7.6.1): passed on, the gateway's
+        // `keep-alive: timeout=65` told the client to keep an idle connection for a minute that this
+        // server closes after 5 s, and a request sent on it as it closed was reset (ECONNRESET).
+        const answer = { ...up.headers };
+        for (const h of HOP_BY_HOP) delete answer[h];
+        res.writeHead(up.statusCode ?? 502, answer);
         up.pipe(res);
         // A connection cut mid-body cannot be retried: the client sees a truncated response.
         up.on('error', () => res.destroy());

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { AUDIT_BATCH_MAX, type AuditRecordedEvent } from '@kb/contracts';
+import { AUDIT_BATCH_MAX, ContentSubjects, type AuditRecordedEvent } from '@kb/contracts';
 import { AuditPublisher, MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 
@@ -25,7 +25,7 @@ export class AuditBatchService implements OnModuleDestroy {
   private readonly publisher: AuditPublisher;
 
   constructor(@Inject(MESSAGE_BUS) bus: MessageBus, @Inject(LOGGER) logger: Logger) {
-    this.publisher = new AuditPublisher(bus, (events, err) =>
+    this.publisher = new AuditPublisher(bus, ContentSubjects.auditBatch, (events, err) =>
       logger.warn(
         { err: err instanceof Error ? err.message : String(err), events: events.length, kbid: events[0]?.kbid },
         'audit events not published',

@@ -35,7 +35,7 @@ export interface SubjectUse {
 /**
  * Every bus use in the sources under `dir`, read from the syntax tree: calls of the bus methods
  * with a `<Group>Subjects.<name>` definition (also through an alias such as `const S = ContentSubjects`),
- * and outbox entries (`target: <Group>Subjects.<name>.subject`, `outboxEvent(<Group>Subjects.<name>, …)`),
+ * batchers (`new AuditPublisher(bus, <Group>Subjects.<name>, …)`), and outbox entries (`target: <Group>Subjects.<name>.subject`, `outboxEvent(<Group>Subjects.<name>, …)`),
  * which the outbox later publishes.
  */
 export function busUses(dir: string): SubjectUse[] {
@@ -63,6 +63,16 @@ export function busUses(dir: string): SubjectUse[] {
         const use = METHOD_USE[node.expression.name.text];
         const def = defOf(node.arguments[0]);
         if (use && def) uses.push({ use, def, at: at(node) });
+      }
+      // A batcher that publishes on the subject it is built with: `new AuditPublisher(bus, <Group>Subjects.<name>, …)`.
+      if (
+        ts.isNewExpression(node) &&
+        ts.isIdentifier(node.expression) &&
+        node.expression.text === 'AuditPublisher' &&
+        node.arguments?.[1]
+      ) {
+        const def = defOf(node.arguments[1]);
+        if (def) uses.push({ use: 'publish', def, at: at(node) });
       }
       // An event an outbox stores with the write and publishes after commit: `outboxEvent(<Group>Subjects.<name>, payload)`.
       if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'outboxEvent' && node.arguments[0]) {

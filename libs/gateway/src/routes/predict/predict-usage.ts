@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { ContentSubjects } from '@kb/contracts';
 import { AuditPublisher, MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import type { AuthedRequest } from '../../auth/auth.guard';
 import { actorOf } from '../../http/request-context';
@@ -66,7 +67,7 @@ export class PredictUsage implements OnModuleDestroy {
   private readonly publisher: AuditPublisher;
 
   constructor(@Inject(MESSAGE_BUS) bus: MessageBus) {
-    this.publisher = new AuditPublisher(bus, (events, err) =>
+    this.publisher = new AuditPublisher(bus, ContentSubjects.auditBatch, (events, err) =>
       this.logger.warn(`${events.length} predict usage events not published: ${err instanceof Error ? err.message : String(err)}`),
     );
   }

@@ -22,7 +22,7 @@ describe('AuditPublisher', () => {
   it('publishes a full batch at once and the rest after the flush delay, each batch named by its first event and size', async () => {
     const { bus, sent, release } = fakeBus();
     release();
-    const publisher = new AuditPublisher(bus, () => undefined, 20);
+    const publisher = new AuditPublisher(bus, ContentSubjects.auditBatch, () => undefined, 20);
     for (let i = 0; i < AUDIT_BATCH_MAX + 3; i++) publisher.record(event(i));
     await new Promise((r) => setImmediate(r));
     expect(sent.map((b) => b.events.length)).toEqual([AUDIT_BATCH_MAX]);
@@ -35,7 +35,7 @@ describe('AuditPublisher', () => {
 
   it('close() publishes what waits and awaits the publishes under way', async () => {
     const { bus, sent, release } = fakeBus();
-    const publisher = new AuditPublisher(bus, () => undefined, 60_000);
+    const publisher = new AuditPublisher(bus, ContentSubjects.auditBatch, () => undefined, 60_000);
     publisher.record(event(1));
     publisher.record(event(2));
     let closed = false;
@@ -51,7 +51,12 @@ describe('AuditPublisher', () => {
     const { bus, release } = fakeBus(true);
     release();
     const lost: string[] = [];
-    const publisher = new AuditPublisher(bus, (events, err) => lost.push(`${events.length}:${(err as Error).message}`), 60_000);
+    const publisher = new AuditPublisher(
+      bus,
+      ContentSubjects.auditBatch,
+      (events, err) => lost.push(`${events.length}:${(err as Error).message}`),
+      60_000,
+    );
     publisher.record(event(1));
     await expect(publisher.flush()).resolves.toBeUndefined();
     await expect(publisher.flush()).resolves.toBeUndefined();

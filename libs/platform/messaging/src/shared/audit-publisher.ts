@@ -19,8 +19,10 @@ export class AuditPublisher {
   private timer?: NodeJS.Timeout;
   private readonly sending = new Set<Promise<void>>();
 
+  /** `subject` is always `ContentSubjects.auditBatch`; it is named at each use so the bus-usage scan sees who publishes it. */
   constructor(
     private readonly bus: MessageBus,
+    private readonly subject: typeof ContentSubjects.auditBatch,
     private readonly onLost: (events: AuditRecordedEvent[], err: unknown) => void,
     private readonly flushMs = AUDIT_FLUSH_MS,
   ) {}
@@ -43,7 +45,7 @@ export class AuditPublisher {
     if (batch.length === 0) return Promise.resolve();
     const first = batch[0] as AuditRecordedEvent;
     const sent = this.bus
-      .publish(ContentSubjects.auditBatch, { events: batch }, { msgId: `batch:${first.event_id}:${batch.length}` })
+      .publish(this.subject, { events: batch }, { msgId: `batch:${first.event_id}:${batch.length}` })
       .catch((err: unknown) => {
         this.onLost(batch, err);
       });

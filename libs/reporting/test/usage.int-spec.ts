@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { type AuditRecordedEvent, type EffectiveLimits, type UsageBucketDto } from '@kb/contracts';
+import { type AuditRecordedEvent, type EffectiveLimits, type GetUsageRequest, type UsageBucketDto } from '@kb/contracts';
 import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
 import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '../src';
 import { reportingServices } from './usage-fakes';
@@ -364,6 +364,17 @@ describe('usage metering and blocks on the embedded database', () => {
     expect(metric(own, 'searches_performed')).toBe(0);
     const [byKey] = await svc.usage.get({ account_id: uaAccount, nua_key_id: key, ...day });
     expect(metric(byKey, 'predictions_performed')).toBe(4);
+    // Hourly buckets group on the stored hour itself (no truncation): account-wide and per key alike.
+    const hour = { from: '2026-07-01T07:00:00Z', to: '2026-07-01T10:00:00Z', aggregation: 'hour' as const };
+    const byHour = async (req: Partial<GetUsageRequest>) =>
+      (await svc.usage.get({ account_id: uaAccount, ...hour, ...req })).map((b) => [b.timestamp, metric(b, 'predictions_performed')]);
+    const expected = [
+      ['2026-07-01T07:00:00.000Z', 0],
+      ['2026-07-01T08:00:00.000Z', 4],
+      ['2026-07-01T09:00:00.000Z', 0],
+    ];
+    expect(await byHour({})).toEqual(expected);
+    expect(await byHour({ nua_key_id: key })).toEqual(expected);
     expect(metric(byKey, 'self_hosted_answers_generated')).toBe(1);
     // A KB's predict call is the KB's (and its account's), never a self-hosted one.
     const [kbDay] = await svc.usage.get({ account_id: account, kb_id: kb, ...day });

@@ -218,10 +218,10 @@ export class KbConfigsService {
    * key_value writes checked against the KB's key-value schema of the same id, when there is one
    * (422 at each value, `locOf` + `values` + key); their dates are then stored in one ISO form.
    */
-  async checkKeyValues(
+  async checkKeyValues<W extends { fieldType: string; fieldId: string; value: Record<string, unknown> }>(
     kbid: string,
-    writes: { fieldType: string; fieldId: string; value: Record<string, unknown> }[],
-    locOf: (w: { fieldType: string; fieldId: string }) => (string | number)[],
+    writes: W[],
+    locOf: (w: W) => (string | number)[],
   ): Promise<void> {
     const kv = writes.filter((w) => w.fieldType === 'key_value');
     if (kv.length === 0) return;
@@ -236,10 +236,10 @@ export class KbConfigsService {
   }
 
   /** `assertStrategies` for field writes: `locOf` says where each write's members were sent. */
-  async assertFieldStrategies(
+  async assertFieldStrategies<W extends { fieldType: string; fieldId: string; value: Record<string, unknown> }>(
     kbid: string,
-    writes: { fieldType: string; fieldId: string; value: Record<string, unknown> }[],
-    locOf: (w: { fieldType: string; fieldId: string }) => (string | number)[],
+    writes: W[],
+    locOf: (w: W) => (string | number)[],
   ): Promise<void> {
     const named: { kind: StrategyKind; id: string; loc: (string | number)[] }[] = [];
     for (const w of writes) {

@@ -22,6 +22,24 @@ export interface FieldWrite {
   value: Record<string, unknown>;
 }
 
+/** The member of a resource body (and of a serialised resource's `data`) that holds fields of each type (`texts`, `links`, …). */
+export const BODY_MEMBER_OF = {
+  text: 'texts',
+  link: 'links',
+  file: 'files',
+  conversation: 'conversations',
+  key_value: 'key_values',
+  keywordset: 'keywordsets',
+  datetime: 'datetimes',
+} as const satisfies Record<ContentFieldType, string>;
+
+/** Where a field of a resource body was sent, for error locations: `['body', 'texts', <id>]`. */
+export const bodyFieldLoc = (w: { fieldType: ContentFieldType; fieldId: string }): string[] => [
+  'body',
+  BODY_MEMBER_OF[w.fieldType],
+  w.fieldId,
+];
+
 const drop = <T extends Record<string, unknown>>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 function textValue(input: TextFieldInputDto): Record<string, unknown> {

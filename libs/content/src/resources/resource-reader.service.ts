@@ -4,7 +4,6 @@ import {
   ErrorCodes,
   type ActorDto,
   type AuditRecordedEvent,
-  type ContentFieldType,
   type ExtractedOption,
   type FieldRecord,
   type FieldType,
@@ -19,7 +18,7 @@ import {
 import { AuditBatchService } from '../audit/audit-batch.service';
 import type { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
-import { publicFieldValue } from './field-values';
+import { BODY_MEMBER_OF, publicFieldValue } from './field-values';
 import { ResourcesRepository } from './resources.repository';
 import { auditEntry } from './write-effects';
 import { SUMMARY_GENERATED } from './resource-summary';
@@ -27,16 +26,6 @@ import { SUMMARY_GENERATED } from './resource-summary';
 const DEFAULT_SHOW: ShowOption[] = ['basic'];
 const DEFAULT_FIELD_TYPES: FieldType[] = ['text', 'file', 'link', 'conversation', 'key_value', 'keywordset', 'datetime', 'generic'];
 const DEFAULT_EXTRACTED: ExtractedOption[] = ['text', 'metadata', 'link', 'file'];
-const DATA_KEY: Record<ContentFieldType, 'texts' | 'files' | 'links' | 'conversations' | 'key_values' | 'keywordsets' | 'datetimes'> = {
-  text: 'texts',
-  file: 'files',
-  link: 'links',
-  conversation: 'conversations',
-  key_value: 'key_values',
-  keywordset: 'keywordsets',
-  datetime: 'datetimes',
-};
-
 export interface SerializeOptions {
   show: ShowOption[];
   fieldTypes: FieldType[];
@@ -88,7 +77,7 @@ export function serializeResource(r: ResourceEntity, fields: FieldEntity[], o: S
         record.error = f.error;
         record.errors = f.errors;
       }
-      const key = DATA_KEY[f.fieldType];
+      const key = BODY_MEMBER_OF[f.fieldType];
       (data[key] ??= {})[f.fieldId] = record;
     }
     out.data = data;

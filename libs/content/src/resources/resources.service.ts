@@ -18,21 +18,9 @@ import type { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
 import { OutboxService } from '../outbox/outbox.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
-import { fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } from './field-values';
+import { bodyFieldLoc, fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } from './field-values';
 import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent, replacedBytes, storedBytes } from './write-effects';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
-
-const FIELD_MAPS: Record<string, string> = {
-  text: 'texts',
-  link: 'links',
-  file: 'files',
-  conversation: 'conversations',
-  key_value: 'key_values',
-  keywordset: 'keywordsets',
-  datetime: 'datetimes',
-};
-/** Where a field of a resource body was sent: `['body', 'texts', <id>]`. */
-const fieldLoc = (w: { fieldType: string; fieldId: string }): string[] => ['body', FIELD_MAPS[w.fieldType] ?? w.fieldType, w.fieldId];
 import { isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
@@ -71,8 +59,8 @@ export class ResourcesService {
     const rid = req.rid ?? randomUUID();
     await this.assertLabels(req.kbid, body);
     const writes = fieldWritesOf(body, now.toISOString());
-    await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
-    await this.configs.checkKeyValues(req.kbid, writes, fieldLoc);
+    await this.configs.assertFieldStrategies(req.kbid, writes, bodyFieldLoc);
+    await this.configs.checkKeyValues(req.kbid, writes, bodyFieldLoc);
     for (const w of writes)
       if (w.fieldType === 'file' && fileSizes[w.fieldId] !== undefined)
         (w.value['file'] as Record<string, unknown>)['size'] = fileSizes[w.fieldId];
@@ -143,8 +131,8 @@ export class ResourcesService {
     const body = req.body;
     await this.assertLabels(req.kbid, body);
     const writes = fieldWritesOf(body, now.toISOString());
-    await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
-    await this.configs.checkKeyValues(req.kbid, writes, fieldLoc);
+    await this.configs.assertFieldStrategies(req.kbid, writes, bodyFieldLoc);
+    await this.configs.checkKeyValues(req.kbid, writes, bodyFieldLoc);
     const result = await translateUniqueViolation(
       () =>
         this.ds.transaction(async (m) => {

@@ -2,21 +2,10 @@ import { DomainError, unstoredFileDir, type ValidationIssue } from '@kb/contract
 import type { FieldEntity } from '../entities/field.entity';
 import type { ResourceEntity } from '../entities/resource.entity';
 import type { OutboxEntry } from '../outbox/outbox.service';
-import type { FieldWrite } from './field-values';
+import { bodyFieldLoc, type FieldWrite } from './field-values';
 
 type Owner = Pick<ResourceEntity, 'id' | 'kbid'>;
 type Loc = (string | number)[];
-
-const MAP_OF = {
-  text: 'texts',
-  link: 'links',
-  file: 'files',
-  conversation: 'conversations',
-  key_value: 'key_values',
-  keywordset: 'keywordsets',
-  datetime: 'datetimes',
-} as const;
-const bodyLoc = (w: FieldWrite): Loc => ['body', MAP_OF[w.fieldType], w.fieldId];
 
 const fileOf = (value: Record<string, unknown>): Record<string, unknown> => (value['file'] ?? {}) as Record<string, unknown>;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -59,7 +48,7 @@ export function prepareFileWrites(
   owner: Owner,
   writes: FieldWrite[],
   skipStore: boolean | undefined,
-  locOf: (w: FieldWrite) => Loc = bodyLoc,
+  locOf: (w: FieldWrite) => Loc = bodyFieldLoc,
 ): FieldWrite[] {
   const issues: ValidationIssue[] = [];
   for (const w of writes) {

@@ -28,6 +28,17 @@ export interface KeyUsageRow extends UsageRow {
   nua_key_id: string;
 }
 
+/**
+ * The bucket of an hourly row and the statement's parameters after the first `n`. Rows are whole
+ * hours already, so hourly buckets group on the column itself (truncating each of a year's ~100 k
+ * rows cost more than summing them); other aggregations (`day` … `millennium`, checked by the request
+ * DTO) truncate in UTC, the aggregation a parameter of its own.
+ */
+function bucketOf(aggregation: string, n: number): { bucket: string; params: string[] } {
+  if (aggregation === 'hour') return { bucket: 'hour', params: [] };
+  return { bucket: `date_trunc($${n + 1}, hour AT TIME ZONE 'UTC')`, params: [aggregation] };
+}
+
 /** KB → account pairs kept in memory (a KB never changes account); beyond this many, the table answers. */
 const KB_CACHE_MAX = 100_000;
 /** A KB the accounts service did not know (deleted) is not asked about again for this long. */
@@ -192,13 +203,14 @@ export class UsageService {
       );
       return rows[0]?.s ?? null;
     }
-    const kbs = req.kb_id ? `kbid = $5` : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $5)`;
+    const kbs = req.kb_id ? `kbid = $4` : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $4)`;
+    const { bucket, params } = bucketOf(req.aggregation, 4);
     const rows: { s: string | null }[] = await this.ds.query(
-      `SELECT string_agg(${item('b', 'metric', 'v')}, ',') AS s
-         FROM (SELECT extract(epoch FROM date_trunc($4, hour AT TIME ZONE 'UTC')) AS b, metric, sum(value) AS v
+      `SELECT string_agg(${item('extract(epoch FROM b)', 'metric', 'v')}, ',') AS s
+         FROM (SELECT ${bucket} AS b, metric, sum(value) AS v
                  FROM reporting.usage_hourly WHERE ${kbs} AND hour >= $1 AND hour < $2 AND value <> 0
                 GROUP BY 1, 2) s`,
-      [from, to, UsageMetrics, req.aggregation, req.kb_id ?? req.account_id],
+      [from, to, UsageMetrics, req.kb_id ?? req.account_id, ...params],
     );
     return rows[0]?.s ?? null;
   }
@@ -210,13 +222,14 @@ export class UsageService {
     to: string,
     item: (bucket: string, metric: string, value: string) => string,
   ): Promise<string | null> {
-    const kbs = req.kb_id ? `kbid = $5` : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $5)`;
+    const kbs = req.kb_id ? `kbid = $4` : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $4)`;
+    const { bucket, params } = bucketOf(req.aggregation, 5);
     const rows: { s: string | null }[] = await this.ds.query(
-      `SELECT string_agg(${item('b', 'metric', 'v')}, ',') AS s
-         FROM (SELECT extract(epoch FROM date_trunc($4, hour AT TIME ZONE 'UTC')) AS b, metric, sum(value) AS v
-                 FROM reporting.usage_hourly_keys WHERE nua_key_id = $6 AND ${kbs} AND hour >= $1 AND hour < $2 AND value <> 0
+      `SELECT string_agg(${item('extract(epoch FROM b)', 'metric', 'v')}, ',') AS s
+         FROM (SELECT ${bucket} AS b, metric, sum(value) AS v
+                 FROM reporting.usage_hourly_keys WHERE nua_key_id = $5 AND ${kbs} AND hour >= $1 AND hour < $2 AND value <> 0
                 GROUP BY 1, 2) s`,
-      [from, to, UsageMetrics, req.aggregation, req.kb_id ?? req.account_id, req.nua_key_id],
+      [from, to, UsageMetrics, req.kb_id ?? req.account_id, req.nua_key_id, ...params],
     );
     return rows[0]?.s ?? null;
   }

@@ -47,13 +47,16 @@ const interleave = flag('interleave');
 // --create measures the write path instead: POST a resource (a title and a ~1 KB text field, as
 // the create-resource benchmark does) with the processing workers off.
 const create = flag('create');
+const help = flag('help') || flag('h');
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(22);
-const trees = argv.map((t) => resolve(t));
-if (trees.length === 0) {
-  console.error(
+const unknown = argv.filter((a) => a.startsWith('-'));
+const trees = argv.filter((a) => !a.startsWith('-')).map((t) => resolve(t));
+if (help || unknown.length > 0 || trees.length === 0) {
+  if (unknown.length > 0) console.error(`unknown option: ${unknown.join(' ')}`);
+  (help ? console.log : console.error)(
     'usage: node tools/bench/thread-cpu.mjs [--rounds N] [--seconds S] [--connections C] [--interleave] [--create] <tree> [<tree> …]',
   );
-  process.exit(2);
+  process.exit(help ? 0 : 2);
 }
 const TICK_US = 1e6 / 100; // USER_HZ
 

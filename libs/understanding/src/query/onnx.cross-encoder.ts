@@ -1,8 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { Tokenizer } from '@huggingface/tokenizers';
+import { basename } from 'node:path';
 import type { InferenceSession as OrtSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { DomainError, ErrorCodes } from '@kb/contracts';
+import { inLengthBatches, LoadedOnce, openOnnxFolder, type OnnxFolder } from '../pipeline/analysis/onnx-folder';
 
 export interface OnnxCrossEncoderOptions {
   /** A Hugging Face cross-encoder folder: tokenizer.json, an ONNX graph (onnx/model.onnx or model.onnx), config.json. */
@@ -13,17 +12,9 @@ export interface OnnxCrossEncoderOptions {
   threads?: number;
 }
 
-interface Loaded {
-  session: OrtSession;
-  tokenizer: Tokenizer;
-  Tensor: typeof OrtTensor;
-  inputs: string[];
+interface Loaded extends OnnxFolder {
   output: string;
-  maxLength: number;
 }
-
-const GRAPH_FILES = ['onnx/model.onnx', 'model.onnx', 'onnx/model_quantized.onnx', 'model_quantized.onnx'];
-const KNOWN_INPUTS = new Set(['input_ids', 'attention_mask', 'token_type_ids']);
 
 /**
  * A cross-encoder reranker run locally with ONNX Runtime from a model folder an operator mounts
@@ -34,49 +25,30 @@ const KNOWN_INPUTS = new Set(['input_ids', 'attention_mask', 'token_type_ids']);
  */
 export class OnnxCrossEncoder {
   readonly model: string;
-  private loading?: Promise<Loaded>;
-  private closed = false;
+  private readonly loaded: LoadedOnce<Loaded>;
 
   constructor(private readonly options: OnnxCrossEncoderOptions) {
     this.model = basename(options.folder);
+    this.loaded = new LoadedOnce(
+      () => this.open(),
+      () => this.failed('the reranker is closed'),
+    );
   }
 
   /** One score per passage, in the passages' order. */
   async score(query: string, passages: string[]): Promise<number[]> {
     if (!passages.length) return [];
-    const m = await this.load();
-    const encoded = passages.map((p) => this.encode(m, query, p));
-    // Similar lengths batched together pad less; the answer keeps the input order.
-    const order = encoded.map((_, i) => i).sort((a, b) => (encoded[a] as Pair).ids.length - (encoded[b] as Pair).ids.length);
-    const out: number[] = new Array(passages.length);
-    const size = Math.max(1, this.options.maxBatch ?? 16);
-    for (let i = 0; i < order.length; i += size) {
-      const slice = order.slice(i, i + size);
-      const scores = await this.run(
-        m,
-        slice.map((j) => encoded[j] as Pair),
-      );
-      slice.forEach((j, k) => (out[j] = scores[k] as number));
-    }
-    return out;
+    const m = await this.loaded.get();
+    return inLengthBatches(
+      passages.map((p) => this.encode(m, query, p)),
+      (pair) => pair.ids.length,
+      this.options.maxBatch ?? 16,
+      (pairs) => this.run(m, pairs),
+    );
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    const loading = this.loading;
-    this.loading = undefined;
-    const m = await loading?.catch(() => undefined);
-    await m?.session.release().catch(() => undefined);
-  }
-
-  /** Loads once; a failed load is forgotten, so a folder an operator fixes is picked up by the next call. */
-  private load(): Promise<Loaded> {
-    if (this.closed) return Promise.reject(this.failed('the reranker is closed'));
-    if (!this.loading) {
-      this.loading = this.open();
-      this.loading.catch(() => (this.loading = undefined));
-    }
-    return this.loading;
+  close(): Promise<void> {
+    return this.loaded.close();
   }
 
   private failed(why: string): DomainError {
@@ -86,53 +58,10 @@ export class OnnxCrossEncoder {
   }
 
   private async open(): Promise<Loaded> {
-    const folder = this.options.folder;
-    if (!existsSync(folder)) throw this.failed('the model folder does not exist');
-    const json = (file: string): Record<string, unknown> | undefined => {
-      const path = join(folder, file);
-      if (!existsSync(path)) return undefined;
-      try {
-        return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-      } catch (err) {
-        throw this.failed(`${file} is not valid JSON (${(err as Error).message})`);
-      }
-    };
-    const tokenizerJson = json('tokenizer.json');
-    if (!tokenizerJson) throw this.failed('tokenizer.json is missing (export the model with its fast tokenizer)');
-    const tokenizerConfig = json('tokenizer_config.json') ?? {};
-    const config = json('config.json') ?? {};
-    const graph = GRAPH_FILES.map((f) => join(folder, f)).find((p) => existsSync(p));
-    if (!graph) throw this.failed(`no ONNX graph (looked for ${GRAPH_FILES.join(', ')})`);
-    let tokenizer: Tokenizer;
-    try {
-      tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
-    } catch (err) {
-      throw this.failed(`tokenizer.json cannot be used: ${(err as Error).message}`);
-    }
-    const ort = await import('onnxruntime-node');
-    let session: OrtSession;
-    try {
-      session = await ort.InferenceSession.create(graph, {
-        intraOpNumThreads: this.options.threads ?? 1,
-        interOpNumThreads: 1,
-        graphOptimizationLevel: 'all',
-      });
-    } catch (err) {
-      throw this.failed(`the ONNX graph cannot be loaded: ${(err as Error).message}`);
-    }
-    const inputs = [...session.inputNames];
-    const outputs = [...session.outputNames];
-    const output = outputs.includes('logits') ? 'logits' : outputs[0];
-    if (!inputs.includes('input_ids') || inputs.some((i) => !KNOWN_INPUTS.has(i)) || !output) {
-      void session.release().catch(() => undefined);
-      throw this.failed(`the graph's inputs (${inputs.join(', ')}) and outputs (${outputs.join(', ')}) are not those of a cross-encoder`);
-    }
-    const positions = typeof config['max_position_embeddings'] === 'number' ? config['max_position_embeddings'] : 512;
-    const declared =
-      typeof tokenizerConfig['model_max_length'] === 'number' && tokenizerConfig['model_max_length'] < 100_000
-        ? tokenizerConfig['model_max_length']
-        : positions;
-    return { session, tokenizer, Tensor: ort.Tensor, inputs, output, maxLength: Math.max(8, Math.min(declared, positions, 512)) };
+    const f = await openOnnxFolder(this.options.folder, this.options.threads ?? 1, (why) => this.failed(why));
+    const output = f.outputs.includes('logits') ? 'logits' : f.outputs[0];
+    if (!output) throw f.release(this.failed(`the graph has no output`));
+    return { ...f, output };
   }
 
   /** The pair's token ids and types, cut to the model's length keeping the closing token (the passage, second, is cut first). */
@@ -167,7 +96,7 @@ export class OnnxCrossEncoder {
     try {
       result = await m.session.run(feeds, [m.output]);
     } catch (err) {
-      throw this.failed(this.closed ? 'the reranker is closed' : `inference failed: ${(err as Error).message}`);
+      throw this.failed(this.loaded.isClosed ? 'the reranker is closed' : `inference failed: ${(err as Error).message}`);
     }
     const tensor = result[m.output] as OrtTensor;
     const data = tensor.data as Float32Array;

@@ -1,9 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Tokenizer } from '@huggingface/tokenizers';
 import type { InferenceSession as OrtSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { DomainError } from '@kb/contracts';
 import { EMBEDDING_FAILED, l2Normalize, withPrompt, type Embedder } from './embedder';
+import { inLengthBatches, LoadedOnce, openOnnxFolder, type OnnxFolder } from './onnx-folder';
 
 export type Pooling = 'mean' | 'cls';
 
@@ -26,22 +24,13 @@ export interface OnnxFolderEmbedderOptions {
 }
 
 /** What a loaded folder provides; prompts from the folder win over the catalogue's defaults. */
-interface Loaded {
-  session: OrtSession;
-  tokenizer: Tokenizer;
-  Tensor: typeof OrtTensor;
-  inputs: string[];
+interface Loaded extends OnnxFolder {
   output: string;
-  maxLength: number;
   dimensions: number;
   pooling: Pooling;
   queryPrompt?: string;
   passagePrompt?: string;
 }
-
-/** The graph files tried, in order: the full-precision export first, as sentence-transformers and Optimum write it. */
-const GRAPH_FILES = ['onnx/model.onnx', 'model.onnx', 'onnx/model_quantized.onnx', 'model_quantized.onnx'];
-const KNOWN_INPUTS = new Set(['input_ids', 'attention_mask', 'token_type_ids']);
 
 /**
  * A sentence-embedding model run locally with ONNX Runtime from a model folder an operator put
@@ -54,14 +43,17 @@ export class OnnxFolderEmbedder implements Embedder {
   readonly model: string;
   readonly similarity = 'COSINE' as const;
   readonly threshold: number;
-  private loading?: Promise<Loaded>;
+  private readonly loaded: LoadedOnce<Loaded>;
   private size: number;
-  private closed = false;
 
   constructor(private readonly options: OnnxFolderEmbedderOptions) {
     this.model = options.model;
     this.threshold = options.threshold ?? 0.5;
     this.size = options.size ?? 0;
+    this.loaded = new LoadedOnce(
+      () => this.open(),
+      () => new DomainError(EMBEDDING_FAILED, 'embedder is closed', { retryable: false }),
+    );
   }
 
   get dimensions(): number {
@@ -70,7 +62,7 @@ export class OnnxFolderEmbedder implements Embedder {
 
   async embedPassages(texts: string[]): Promise<number[][]> {
     if (!texts.length) return [];
-    const m = await this.load();
+    const m = await this.loaded.get();
     return this.embed(
       m,
       texts.map((t) => withPrompt(m.passagePrompt, t)),
@@ -78,92 +70,28 @@ export class OnnxFolderEmbedder implements Embedder {
   }
 
   async embedQuery(text: string): Promise<number[]> {
-    const m = await this.load();
+    const m = await this.loaded.get();
     const [vector] = await this.embed(m, [withPrompt(m.queryPrompt, text)]);
     return vector as number[];
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    const loading = this.loading;
-    this.loading = undefined;
-    const m = await loading?.catch(() => undefined);
-    await m?.session.release().catch(() => undefined);
-  }
-
-  /** Loads once; a failed load is forgotten, so a folder an operator fixes is picked up by the next job. */
-  private load(): Promise<Loaded> {
-    if (this.closed) return Promise.reject(new DomainError(EMBEDDING_FAILED, 'embedder is closed', { retryable: false }));
-    if (!this.loading) {
-      this.loading = this.open();
-      this.loading.catch(() => (this.loading = undefined));
-    }
-    return this.loading;
+  close(): Promise<void> {
+    return this.loaded.close();
   }
 
   private async open(): Promise<Loaded> {
     const folder = this.options.folder;
     const unusable = (why: string) =>
       new DomainError(EMBEDDING_FAILED, `local model ${this.model} (${folder}): ${why}`, { retryable: false });
-    if (!existsSync(folder)) throw unusable('the model folder does not exist');
-    const json = (file: string): Record<string, unknown> | undefined => {
-      const path = join(folder, file);
-      if (!existsSync(path)) return undefined;
-      try {
-        return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-      } catch (err) {
-        throw unusable(`${file} is not valid JSON (${(err as Error).message})`);
-      }
-    };
-    const tokenizerJson = json('tokenizer.json');
-    if (!tokenizerJson) throw unusable('tokenizer.json is missing (export the model with its fast tokenizer)');
-    const tokenizerConfig = json('tokenizer_config.json') ?? {};
-    const config = json('config.json') ?? {};
-    const graph = GRAPH_FILES.map((f) => join(folder, f)).find((p) => existsSync(p));
-    if (!graph) throw unusable(`no ONNX graph (looked for ${GRAPH_FILES.join(', ')})`);
-
-    let tokenizer: Tokenizer;
-    try {
-      tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
-    } catch (err) {
-      throw unusable(`tokenizer.json cannot be used: ${(err as Error).message}`);
-    }
-    // Loaded on first use: processes that never embed locally do not pay for the native runtime.
-    const ort = await import('onnxruntime-node');
-    let session: OrtSession;
-    try {
-      session = await ort.InferenceSession.create(graph, {
-        intraOpNumThreads: this.options.threads ?? 1,
-        interOpNumThreads: 1,
-        graphOptimizationLevel: 'all',
-      });
-    } catch (err) {
-      throw unusable(`the ONNX graph cannot be loaded: ${(err as Error).message}`);
-    }
-    const release = (e: DomainError) => {
-      void session.release().catch(() => undefined);
-      return e;
-    };
-    const inputs = [...session.inputNames];
-    const unknown = inputs.filter((i) => !KNOWN_INPUTS.has(i));
-    if (!inputs.includes('input_ids') || unknown.length) {
-      throw release(
-        unusable(`the graph's inputs (${inputs.join(', ')}) are not those of a text encoder (input_ids, attention_mask, token_type_ids)`),
-      );
-    }
-    const outputs = [...session.outputNames];
-    const output = ['sentence_embedding', 'last_hidden_state', 'token_embeddings'].find((o) => outputs.includes(o)) ?? outputs[0];
+    const f = await openOnnxFolder(folder, this.options.threads ?? 1, unusable);
+    const { config, json, release } = f;
+    const output = ['sentence_embedding', 'last_hidden_state', 'token_embeddings'].find((o) => f.outputs.includes(o)) ?? f.outputs[0];
     if (!output) throw release(unusable('the graph has no output'));
 
     const dimensions = typeof config['hidden_size'] === 'number' ? config['hidden_size'] : 0;
     if (this.options.size && dimensions && dimensions !== this.options.size) {
       throw release(unusable(`the model has ${dimensions} dimensions, ${this.model} has ${this.options.size}`));
     }
-    const positions = typeof config['max_position_embeddings'] === 'number' ? config['max_position_embeddings'] : 512;
-    const declared =
-      typeof tokenizerConfig['model_max_length'] === 'number' && tokenizerConfig['model_max_length'] < 100_000
-        ? tokenizerConfig['model_max_length']
-        : positions;
     const st = json('config_sentence_transformers.json');
     const prompts = (st?.['prompts'] ?? {}) as Record<string, unknown>;
     const prompt = (...names: string[]) => names.map((n) => prompts[n]).find((p): p is string => typeof p === 'string' && p.length > 0);
@@ -171,12 +99,8 @@ export class OnnxFolderEmbedder implements Embedder {
     if (pooling === 'unsupported') throw release(unusable('1_Pooling/config.json asks for a pooling other than CLS or mean tokens'));
     if (dimensions) this.size = dimensions;
     return {
-      session,
-      tokenizer,
-      Tensor: ort.Tensor,
-      inputs,
+      ...f,
       output,
-      maxLength: Math.max(8, Math.min(declared, positions, 512)),
       dimensions,
       pooling,
       queryPrompt: prompt('query') ?? this.options.query_prompt,
@@ -184,21 +108,13 @@ export class OnnxFolderEmbedder implements Embedder {
     };
   }
 
-  private async embed(m: Loaded, texts: string[]): Promise<number[][]> {
-    const encoded = texts.map((t) => this.encode(m, t));
-    // Similar lengths batched together pad less; the answer keeps the input order.
-    const order = encoded.map((_, i) => i).sort((a, b) => (encoded[a] as number[]).length - (encoded[b] as number[]).length);
-    const out: number[][] = new Array(texts.length);
-    const size = Math.max(1, this.options.maxBatch ?? 16);
-    for (let i = 0; i < order.length; i += size) {
-      const slice = order.slice(i, i + size);
-      const vectors = await this.run(
-        m,
-        slice.map((j) => encoded[j] as number[]),
-      );
-      slice.forEach((j, k) => (out[j] = vectors[k] as number[]));
-    }
-    return out;
+  private embed(m: Loaded, texts: string[]): Promise<number[][]> {
+    return inLengthBatches(
+      texts.map((t) => this.encode(m, t)),
+      (ids) => ids.length,
+      this.options.maxBatch ?? 16,
+      (rows) => this.run(m, rows),
+    );
   }
 
   /** Token ids with the special tokens, cut to the model's length keeping the closing token. */
@@ -228,7 +144,7 @@ export class OnnxFolderEmbedder implements Embedder {
     try {
       result = await m.session.run(feeds, [m.output]);
     } catch (err) {
-      if (this.closed) throw new DomainError(EMBEDDING_FAILED, 'embedder is closed', { retryable: false });
+      if (this.loaded.isClosed) throw new DomainError(EMBEDDING_FAILED, 'embedder is closed', { retryable: false });
       throw new DomainError(EMBEDDING_FAILED, `local model ${this.model} failed: ${(err as Error).message}`, { retryable: false });
     }
     const tensor = result[m.output] as OrtTensor;

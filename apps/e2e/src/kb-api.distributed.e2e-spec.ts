@@ -1,5 +1,6 @@
 import { bearer, type Credential, type HttpClient } from './support/http-client';
 import { startDistributed, type Topology } from './support/topologies';
+import { resourceProcessed } from './support/kb-fixtures';
 
 type Group = { title: string | null; custom: boolean; entities: Record<string, { value: string }> };
 
@@ -31,14 +32,7 @@ describe('KB API over NATS (distributed)', () => {
         body: { title: 'Contacts', texts: { body: { body: 'Mail carol@example.com about the harbour crane.' } } },
       })
     ).body.uuid;
-    await http.eventually(
-      async () => {
-        const r = await http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${kb}/resource/${rid}`, { credential: pat });
-        return r.body.metadata?.status === 'PROCESSED' ? true : undefined;
-      },
-      90_000,
-      'the resource processed',
-    );
+    await resourceProcessed(http, pat, kb, rid);
   }, 240_000);
 
   afterAll(async () => {

@@ -2,6 +2,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiKey, bearer, type Credential, type HttpClient } from './support/http-client';
+import { resourceProcessed } from './support/kb-fixtures';
 import { startStandalone, type Topology } from './support/topologies';
 
 type Status = { status: string; total: number; processed: number; retries: number; error: string | null };
@@ -200,16 +201,7 @@ describe('KB export and import', () => {
     });
     expect(upload.status).toBe(201);
     rids.push(String(upload.json()['uuid']));
-    for (const rid of rids) {
-      await http.eventually(
-        async () => {
-          const r = await http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${kb}/resource/${rid}`, { credential: pat });
-          return r.body.metadata?.status === 'PROCESSED' ? true : undefined;
-        },
-        90_000,
-        `resource ${rid} processed`,
-      );
-    }
+    for (const rid of rids) await resourceProcessed(http, pat, kb, rid);
   }, 240_000);
 
   afterAll(async () => {

@@ -3,6 +3,7 @@ import { ACCESS_TABLE } from '@kb/gateway';
 import { apiKey, bearer, type Credential, type HttpClient } from '../support/http-client';
 import { startStandalone, type Topology } from '../support/topologies';
 import { headerValue, hostileId, mutatedBody, type Json } from './fuzz-inputs';
+import { resourceProcessed } from '../support/kb-fixtures';
 
 /**
  * Property-based fuzzing over HTTP: mutated valid bodies on every JSON write and query route of
@@ -392,14 +393,7 @@ describe('security: fuzzing never gets a 5xx, and refused writes change nothing'
       pat,
       ua: { header: 'X-SVC-UAKEY', value: `Bearer ${ua.body.token}` },
     };
-    await http.eventually(
-      async () => {
-        const r = await http.call<{ metadata: { status: string } }>('GET', `/api/v1/kb/${kbid}/resource/${ctx.rid}`, { credential: api });
-        return r.body.metadata?.status === 'PROCESSED' ? true : undefined;
-      },
-      90_000,
-      'the fixture to be processed',
-    );
+    await resourceProcessed(http, api, kbid, ctx.rid);
   }, 180_000);
 
   afterAll(async () => {

@@ -37,20 +37,16 @@ export function triplets(edges: (EdgeRow & { hop: number })[], titles: Map<strin
 
 /**
  * The reranker's order (`relation_ranking: reranker`): each relation's text "subject relation object"
- * scored against the question, starting from its closeness to the question's entities (1 / (hop + 1)),
- * so `noop` keeps the nearest first. Ties: the text, for a stable order.
+ * scored against the question by the request's reranker. Every relation starts level (score 0) in
+ * the order of its closeness to the question's entities (hop), then text: relevance decides, and
+ * among equals (and with `noop`) the nearest first.
  */
 export async function rankByReranker(reranker: Reranker, question: string, list: Triplet[], signal?: AbortSignal): Promise<Triplet[]> {
   const ordered = [...list].sort((a, b) => a.hop - b.hop || a.key.localeCompare(b.key));
   const byId = new Map(ordered.map((t) => [`graph-relation:${t.key}`, t]));
   const ranked = await reranker.rerank(
     { text: question, signal },
-    ordered.map((t) => ({
-      id: `graph-relation:${t.key}`,
-      text: `${t.head} ${t.relation} ${t.tail}`,
-      language: '',
-      score: 1 / (t.hop + 1),
-    })),
+    ordered.map((t) => ({ id: `graph-relation:${t.key}`, text: `${t.head} ${t.relation} ${t.tail}`, language: '', score: 0 })),
   );
   return ranked.map((c) => ({ ...(byId.get(c.id) as Triplet), score: c.score }));
 }

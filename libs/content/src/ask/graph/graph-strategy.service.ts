@@ -113,16 +113,18 @@ export class GraphStrategyService {
     }
   }
 
-  /** The paragraphs the kept relations were found in, each scored by its best relation, the best `topK`. */
+  /** The paragraphs the kept relations were found in, in the order of their best relation, the first `topK`. */
   private async relationParagraphs(scope: GraphScope, kept: Triplet[], topK: number): Promise<RankedParagraph[]> {
-    const best = new Map<string, number>();
-    for (const t of kept) for (const e of t.edges) if (e.paragraph && !best.has(e.paragraph)) best.set(e.paragraph, t.score);
-    const rows = await scopedParagraphs(this.ds.manager, scope, [...best.keys()]);
+    const first = new Map<string, { rank: number; score: number }>();
+    kept.forEach((t, rank) => {
+      for (const e of t.edges) if (e.paragraph && !first.has(e.paragraph)) first.set(e.paragraph, { rank, score: t.score });
+    });
+    const rows = await scopedParagraphs(this.ds.manager, scope, [...first.keys()]);
+    const at = (id: string) => first.get(id) as { rank: number; score: number };
     return rows
-      .map((r) => ({ ...r, score: best.get(r.paragraph_id) ?? 0, scoreType: 'RELATION_RELEVANCE' as const, order: 0 }))
-      .sort((a, b) => b.score - a.score || a.paragraph_id.localeCompare(b.paragraph_id))
+      .sort((a, b) => at(a.paragraph_id).rank - at(b.paragraph_id).rank || a.paragraph_id.localeCompare(b.paragraph_id))
       .slice(0, topK)
-      .map((p, order) => ({ ...p, order }));
+      .map((r, order) => ({ ...r, score: at(r.paragraph_id).score, scoreType: 'RELATION_RELEVANCE' as const, order }));
   }
 }
 

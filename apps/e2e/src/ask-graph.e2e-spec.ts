@@ -175,6 +175,16 @@ describe('ask graph_beta through the gateway (standalone)', () => {
     expect(JSON.stringify(outsider)).not.toContain('Atlantis');
     const legal = await graphAsk(offlineKb, { hops: 1 }, { security: { groups: ['legal'] } });
     expect(texts(graphOf(legal))).toContain('Barack Obama — visited → Atlantis');
+    // Filters too: only the relations of the resources the filter lets through.
+    const maps = (rids[offlineKb] as string[])[1] as string;
+    const filtered = await graphAsk(offlineKb, { hops: 3 }, { filter_expression: { field: { prop: 'resource', id: maps } } });
+    expect(texts(graphOf(filtered))).toEqual([]);
+    const fromGermany = await graphAsk(
+      offlineKb,
+      { hops: 3 },
+      { query: 'What does Germany border?', filter_expression: { field: { prop: 'resource', id: maps } } },
+    );
+    expect(texts(graphOf(fromGermany))).toEqual(['Germany — borders → France']);
   });
 
   it('detects entities by name (predict) or by word prefix (suggest)', async () => {

@@ -174,7 +174,8 @@ export class AskService {
       ...(prequery && prequery.name === 'prequeries'
         ? prequery.queries.map((q) => ({ weight: q.weight, outcome: prequeryResults[q.id] }))
         : []),
-      ...(graph && graphOutcome ? [{ weight: graph.weight, outcome: graphOutcome }] : []),
+      // Nothing found in the graph leaves the retrieval's own scores alone.
+      ...(graph && graphOutcome?.paragraphs.length ? [{ weight: graph.weight, outcome: graphOutcome }] : []),
     ];
     const mainWeight = prequery && prequery.name === 'prequeries' ? prequery.mainQueryWeight : 1;
     const ranked = joined.length ? this.mergePrequeries(outcome.paragraphs, mainWeight, joined) : outcome.paragraphs;

@@ -47,7 +47,7 @@ describe('graph_beta bounds', () => {
         rag_strategies: [{ name: 'graph_beta', hops: 10, top_k: 300, relation_text_as_paragraphs: true }],
       },
     })) {
-      if (item.type === 'prequeries') graph = (item['results'] as Record<string, GraphResults>)['graph'];
+      if (item.type === 'prequeries') graph = (item['results'] as unknown as Record<string, GraphResults>)['graph'];
     }
     const elapsed = Date.now() - started;
     expect(graph?.best_matches).toHaveLength(300);

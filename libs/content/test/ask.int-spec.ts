@@ -141,7 +141,7 @@ describe('/ask (retrieval, context, generation, citations)', () => {
     const err = await ask({
       query: 'tides',
       answer_json_schema: { type: 'object' },
-      rag_strategies: [{ name: 'full_resource' }, { name: 'hierarchy' }, { name: 'graph_beta' }],
+      rag_strategies: [{ name: 'full_resource' }, { name: 'hierarchy' }, { name: 'graph_beta', hops: 0 }],
       reasoning: 'always',
       bogus: 1,
       citations: 'sometimes',
@@ -149,7 +149,7 @@ describe('/ask (retrieval, context, generation, citations)', () => {
     expect(err).toBeInstanceOf(DomainError);
     const locs = ((err as DomainError).details?.['detail'] as { loc: (string | number)[] }[]).map((d) => d.loc.join('.'));
     expect(locs).toEqual(
-      expect.arrayContaining(['body.rag_strategies', 'body.rag_strategies.2', 'body.reasoning', 'body.bogus', 'body.citations']),
+      expect.arrayContaining(['body.rag_strategies', 'body.rag_strategies.2.hops', 'body.reasoning', 'body.bogus', 'body.citations']),
     );
   });
 

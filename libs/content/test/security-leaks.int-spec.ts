@@ -38,7 +38,18 @@ describe('security groups: generated leak test', () => {
         {
           title: `Report ${words[0]} ${i}`,
           security: { access_groups: groups },
-          usermetadata: { classifications: [{ labelset: 'topic', label }] },
+          usermetadata: {
+            classifications: [{ labelset: 'topic', label }],
+            // A user relation per resource: Acme → Partner{i} (graph_beta explores it).
+            relations: [
+              {
+                relation: 'OTHER',
+                label: 'partners with',
+                from: { value: 'Acme', type: 'entity', group: 'PARTNER' },
+                to: { value: `Partner${i}`, type: 'entity', group: 'PARTNER' },
+              },
+            ],
+          },
         },
         text,
         { ner: { [`Entity${i}`]: 'ORG', Acme: 'ORG' } },
@@ -215,6 +226,59 @@ describe('security groups: generated leak test', () => {
           asked.push(...Object.keys((item['augmented'] as { paragraphs: object }).paragraphs).map((k) => k.split('/')[0] as string));
       }
       check('ask', asked);
+      // graph_beta: relation texts (users' and processing's relations) and the paragraphs of processing's relations.
+      for (const relationText of [true, false]) {
+        const graphAsked: string[] = [];
+        const partners = new Set<string>();
+        for await (const item of fx.bus.requestStream(ContentSubjects.ask, {
+          kbid,
+          body: {
+            query: 'Who partners with Acme?',
+            rag_strategies: [
+              { name: 'graph_beta', hops: 2, top_k: 300, exclude_processor_relations: false, relation_text_as_paragraphs: relationText },
+            ],
+            ...security,
+          },
+          ...(groups?.length ? { forced_groups: groups } : {}),
+        })) {
+          if (item.type === 'retrieval')
+            graphAsked.push(...(item['best_matches'] as { id: string }[]).map((b) => b.id.split('/')[0] as string));
+          if (item.type === 'citations') graphAsked.push(...Object.keys(item['citations'] as object).map((k) => k.split('/')[0] as string));
+          if (item.type === 'prequeries') {
+            const graphResults = (
+              item['results'] as Record<
+                string,
+                {
+                  resources: Record<string, { fields: Record<string, { paragraphs: Record<string, { text: string }> }> }>;
+                  best_matches: string[];
+                  relations: { entities: Record<string, { related_to: { resource_id: string | null }[] }> };
+                }
+              >
+            )['graph'];
+            if (!graphResults) leaks.push('ask graph_beta: no graph results');
+            else {
+              graphAsked.push(...Object.keys(graphResults.resources), ...graphResults.best_matches.map((id) => id.split('/')[0] as string));
+              for (const e of Object.values(graphResults.relations.entities))
+                graphAsked.push(...e.related_to.map((r) => r.resource_id as string));
+              for (const res of Object.values(graphResults.resources))
+                for (const f of Object.values(res.fields))
+                  for (const para of Object.values(f.paragraphs))
+                    for (const m of para.text.matchAll(/Partner(\d+)|Entity(\d+)/g)) partners.add(m[0]);
+            }
+          }
+        }
+        check(`ask graph_beta (relation texts: ${relationText})`, graphAsked);
+        for (const name of partners) {
+          const owner = resources[Number(name.replace(/\D+/, ''))];
+          if (!owner || !allowed.has(owner.rid)) leaks.push(`ask graph_beta named ${name} with ${JSON.stringify(groups)}`);
+        }
+        // Not vacuous: every visible resource's user relation is found (relation texts), or a paragraph of each (paragraphs).
+        const reached = new Set(graphAsked);
+        if (relationText && [...partners].filter((x) => x.startsWith('Partner')).length !== allowed.size)
+          leaks.push(`ask graph_beta named ${partners.size} partners, ${allowed.size} visible, with ${JSON.stringify(groups)}`);
+        if (!relationText && [...allowed].some((rid) => !reached.has(rid)))
+          leaks.push(`ask graph_beta paragraphs missed a visible resource with ${JSON.stringify(groups)}`);
+      }
       // /hydrate: every paragraph id of the KB asked by each caller (50 at a time, with neighbours).
       for (let i = 0; i < allParagraphs.length; i += 50) {
         const hydrated = (await fx.bus.request(ContentSubjects.hydrate, {

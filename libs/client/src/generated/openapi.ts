@@ -4976,7 +4976,7 @@ export interface components {
             entity_type: "resource" | "entity";
             entity_subtype: string;
             /** @enum {string} */
-            relation: "ENTITY" | "OTHER";
+            relation: "ABOUT" | "CHILD" | "COLAB" | "ENTITY" | "OTHER" | "SYNONYM";
             relation_label: string;
             /** @enum {string} */
             direction: "in" | "out";
@@ -6429,10 +6429,46 @@ export interface components {
         };
         GraphBetaStrategy: {
             /**
-             * @description Not supported: refused. (enum property replaced by openapi-typescript)
+             * @description The strategy. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             name: "graph_beta";
+            /**
+             * @description How far from the entities of the question the graph is explored (1: their neighbours).
+             * @default 3
+             */
+            hops?: number;
+            /** @description Relations kept after each hop, the most relevant first; default 30, or 200 with relation_text_as_paragraphs. */
+            top_k?: number;
+            /**
+             * @description Only relations not produced by processing (the users' relations); alias agentic_graph_only.
+             * @default true
+             */
+            exclude_processor_relations?: boolean;
+            /** @description Another name of exclude_processor_relations. */
+            agentic_graph_only?: boolean;
+            /**
+             * @description The relations themselves as context ("A — relation → B"); false: the paragraphs the relations were found in.
+             * @default false
+             */
+            relation_text_as_paragraphs?: boolean;
+            /**
+             * @description reranker: the request's reranker scores each relation's text; generative: the KB's generative provider scores them (422 without one).
+             * @default reranker
+             * @enum {string}
+             */
+            relation_ranking?: "reranker" | "generative";
+            /**
+             * @description predict: entity names found in the question; suggest: entities with a word starting with one of the question's words (then predict when none).
+             * @default predict
+             * @enum {string}
+             */
+            query_entity_detection?: "predict" | "suggest";
+            /**
+             * @description The weight of the graph's results merged with the retrieval's.
+             * @default 3
+             */
+            weight?: number;
         };
         AskRequest: {
             /**
@@ -6601,7 +6637,7 @@ export interface components {
             prefer_markdown?: boolean;
             /** @default true */
             generate_answer?: boolean;
-            /** @description At most one of each; full_resource cannot be combined with hierarchy, neighbouring_paragraphs or field_extension; graph_beta is not supported. */
+            /** @description At most one of each; full_resource cannot be combined with hierarchy, neighbouring_paragraphs or field_extension. */
             rag_strategies?: (components["schemas"]["FullResourceStrategy"] | components["schemas"]["FieldExtensionStrategy"] | components["schemas"]["HierarchyStrategy"] | components["schemas"]["NeighbouringParagraphsStrategy"] | components["schemas"]["MetadataExtensionStrategy"] | components["schemas"]["PrequeriesStrategy"] | components["schemas"]["ConversationStrategy"] | components["schemas"]["GraphBetaStrategy"])[];
             /** @description Not supported unless empty. */
             extra_context_images?: {

@@ -29,9 +29,11 @@ import {
   type GenerationContext,
   type GenerationEvent,
   type Generator,
+  EXTRACTIVE_MODEL,
 } from './generation';
 import { askOptionsOf } from './ask-options';
-import { type RagStrategy } from './rag-strategies';
+import { type Graph, type RagStrategy } from './rag-strategies';
+import { GraphStrategyService } from './graph/graph-strategy.service';
 
 export const NOT_ENOUGH_CONTEXT_ANSWER = 'Not enough data to answer this.';
 
@@ -82,6 +84,7 @@ export class AskService {
     private readonly repository: SearchRepository,
     private readonly auditor: SearchAuditService,
     private readonly configs: KbConfigsService,
+    private readonly graphs: GraphStrategyService,
   ) {}
 
   /**
@@ -111,6 +114,14 @@ export class AskService {
       issues.issue(
         'answer_json_schema',
         'Not supported by the built-in extractive model: structured answers need a generative provider (generative_model with user_keys)',
+        'not_supported',
+      );
+    }
+    const graph = o.strategies.find((s): s is Graph => s.name === 'graph_beta');
+    if (graph?.ranking === 'generative' && generator?.model === EXTRACTIVE_MODEL) {
+      issues.issue(
+        ['rag_strategies', (req.body.rag_strategies ?? []).findIndex((s) => s.name === 'graph_beta'), 'relation_ranking'],
+        'Not supported by the built-in extractive model: generative relation ranking needs a generative provider; use reranker',
         'not_supported',
       );
     }
@@ -157,8 +168,17 @@ export class AskService {
     const outcome = await this.finder.run(plan);
     // The relations feature: the entities of the question with the resources and entities around them (API-MAP 2.4 `relations`).
     if (plan.features.includes('relations')) outcome.relations = await this.repository.relations(plan);
-    const ranked =
-      prequery && prequery.name === 'prequeries' ? this.mergePrequeries(outcome.paragraphs, prequery, prequeryResults) : outcome.paragraphs;
+    // graph_beta: the knowledge graph's relations (or their paragraphs) join as one more prequery, `graph` (docs/ask.md).
+    const graphOutcome = graph ? await this.graphs.run(plan, graph, plan.query, generator) : undefined;
+    const joined = [
+      ...(prequery && prequery.name === 'prequeries'
+        ? prequery.queries.map((q) => ({ weight: q.weight, outcome: prequeryResults[q.id] }))
+        : []),
+      // Nothing found in the graph leaves the retrieval's own scores alone.
+      ...(graph && graphOutcome?.paragraphs.length ? [{ weight: graph.weight, outcome: graphOutcome }] : []),
+    ];
+    const mainWeight = prequery && prequery.name === 'prequeries' ? prequery.mainQueryWeight : 1;
+    const ranked = joined.length ? this.mergePrequeries(outcome.paragraphs, mainWeight, joined) : outcome.paragraphs;
     const retrievalItem = async (): Promise<AskItem> => {
       const results = await this.results.render({ ...outcome, paragraphs: ranked });
       return {
@@ -279,9 +299,10 @@ export class AskService {
     }
     const genTotal = (Date.now() - genStarted) / 1000;
     yield await retrievalItem();
-    if (prequery) {
+    if (prequery || graphOutcome) {
       const results: Record<string, FindResponse> = {};
       for (const [id, po] of Object.entries(prequeryResults)) results[id] = await this.results.render(po);
+      if (graphOutcome) results['graph'] = await this.results.render(graphOutcome);
       yield { type: 'prequeries', results };
     }
     const noContext = answer.trim() === '';
@@ -341,11 +362,11 @@ export class AskService {
     );
   }
 
-  /** Prequery results join the main ones by weighted reciprocal rank (each list counts by its weight). */
+  /** Prequery (and graph) results join the main ones by weighted reciprocal rank (each list counts by its weight). */
   private mergePrequeries(
     main: RankedParagraph[],
-    s: Extract<RagStrategy, { name: 'prequeries' }>,
-    results: Record<string, FindOutcome>,
+    mainWeight: number,
+    lists: { weight: number; outcome: FindOutcome | undefined }[],
   ): RankedParagraph[] {
     const scored = new Map<string, { p: RankedParagraph; score: number }>();
     const add = (list: RankedParagraph[], weight: number) =>
@@ -355,8 +376,8 @@ export class AskService {
         if (prev) prev.score += score;
         else scored.set(p.paragraph_id, { p, score });
       });
-    add(main, s.mainQueryWeight);
-    for (const q of s.queries) add(results[q.id]?.paragraphs ?? [], q.weight);
+    add(main, mainWeight);
+    for (const l of lists) add(l.outcome?.paragraphs ?? [], l.weight);
     return [...scored.values()].sort((a, b) => b.score - a.score).map((x, order) => ({ ...x.p, score: x.score, order }));
   }
 

@@ -1,4 +1,4 @@
-import type { AskPrequeryRequest, METADATA_EXTENSION_TYPES, RagStrategyRequest } from '@kb/contracts';
+import { GRAPH_STRATEGY_LIMITS, type AskPrequeryRequest, type METADATA_EXTENSION_TYPES, type RagStrategyRequest } from '@kb/contracts';
 
 export interface FullResource {
   name: 'full_resource';
@@ -41,11 +41,22 @@ export interface Conversation {
   maxMessages: number;
 }
 
-export type RagStrategy = FullResource | FieldExtension | Hierarchy | Neighbours | MetadataExtension | Prequeries | Conversation;
+export interface Graph {
+  name: 'graph_beta';
+  hops: number;
+  topK: number;
+  excludeProcessorRelations: boolean;
+  relationText: boolean;
+  ranking: 'reranker' | 'generative';
+  detection: 'predict' | 'suggest';
+  weight: number;
+}
+
+export type RagStrategy = FullResource | FieldExtension | Hierarchy | Neighbours | MetadataExtension | Prequeries | Conversation | Graph;
 
 /**
  * `rag_strategies` (API-MAP 2.4), checked by ragStrategiesCheck (at most one of each name;
- * full_resource not with hierarchy, neighbouring_paragraphs or field_extension; graph_beta refused),
+ * full_resource not with hierarchy, neighbouring_paragraphs or field_extension),
  * with their defaults.
  */
 export function ragStrategiesOf(list: readonly RagStrategyRequest[] | undefined | null): RagStrategy[] {
@@ -87,6 +98,20 @@ export function ragStrategiesOf(list: readonly RagStrategyRequest[] | undefined 
       case 'conversation':
         out.push({ name: s.name, attachmentsText: s.attachments_text ?? false, full: s.full ?? false, maxMessages: s.max_messages ?? 15 });
         break;
+      case 'graph_beta': {
+        const relationText = s.relation_text_as_paragraphs ?? false;
+        out.push({
+          name: s.name,
+          hops: s.hops ?? GRAPH_STRATEGY_LIMITS.defaultHops,
+          topK: s.top_k ?? (relationText ? GRAPH_STRATEGY_LIMITS.defaultTopKRelationText : GRAPH_STRATEGY_LIMITS.defaultTopK),
+          excludeProcessorRelations: s.exclude_processor_relations ?? s.agentic_graph_only ?? true,
+          relationText,
+          ranking: s.relation_ranking ?? 'reranker',
+          detection: s.query_entity_detection ?? 'predict',
+          weight: s.weight ?? 3,
+        });
+        break;
+      }
     }
   }
   return out;

@@ -39,6 +39,11 @@ export class FindMerge {
     };
   }
 
+  /** The reranker of a name (the graph_beta strategy of /ask ranks relation texts with the request's). */
+  reranker(name: FindPlan['reranker']): Reranker {
+    return this.rerankers[name];
+  }
+
   async merge(plan: FindPlan, retrieved: Retrieved): Promise<RankedParagraph[]> {
     const fused = fuseGraph(this.fuse(plan, retrieved), retrieved.graphHits);
     const fusedCandidates = fused.slice(0, Math.max(plan.topK * 3, plan.topK + 20, plan.rerankWindow));

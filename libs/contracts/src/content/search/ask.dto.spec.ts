@@ -46,7 +46,7 @@ describe('AskRequest', () => {
         rag_strategies: [
           { name: 'full_resource' },
           { name: 'hierarchy', count: -1 },
-          { name: 'graph_beta' },
+          { name: 'graph_beta', hops: 11 },
           { name: 'prequeries', queries: [{ request: { top_k: 0, nope: 1 } }] },
           { name: 'hierarchy' },
         ],
@@ -62,7 +62,7 @@ describe('AskRequest', () => {
       ['body.generative_model_seed', 'int_type'],
       ['body.max_tokens', 'int_type'],
       ['body.rag_strategies.1.count', 'int_type'],
-      ['body.rag_strategies.2', 'not_supported'],
+      ['body.rag_strategies.2.hops', 'int_type'],
       ['body.rag_strategies.3.queries.0.request.top_k', 'greater_than_equal'],
       ['body.rag_strategies.3.queries.0.request.nope', 'extra_forbidden'],
       ['body.rag_strategies.4', 'value_error'],

@@ -13,6 +13,7 @@ import {
 import { fieldsCheck, filterExpressionCheck, legacyFiltersCheck, type FilterExpression, type LegacyFilters } from './filter-expression';
 import { FilterExpressionNode, filterExpressionMember, KvFilterExpressionNode } from './filter-expression.schema';
 import { REQUEST_LIMITS } from './request-limits';
+import { RELATION_TYPES, type RelationType } from './graph-query';
 import { configNameCheck } from './config-name';
 import { ASK_OPTION_LIMITS, rephrasePromptIssues } from './ask-options';
 import {
@@ -246,7 +247,7 @@ export class RelatedTo {
   @ApiProperty() entity!: string;
   @ApiProperty({ enum: ['resource', 'entity'] }) entity_type!: 'resource' | 'entity';
   @ApiProperty() entity_subtype!: string;
-  @ApiProperty({ enum: ['ENTITY', 'OTHER'] }) relation!: 'ENTITY' | 'OTHER';
+  @ApiProperty({ enum: RELATION_TYPES }) relation!: RelationType;
   @ApiProperty() relation_label!: string;
   @ApiProperty({ enum: ['in', 'out'] }) direction!: 'in' | 'out';
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true }) metadata!: Record<string, unknown> | null;

@@ -19,6 +19,10 @@ export const RAG_STRATEGY_NAMES = [
   'graph_beta',
 ] as const;
 export const METADATA_EXTENSION_TYPES = ['origin', 'classification_labels', 'ners', 'extra_metadata'] as const;
+export const GRAPH_RELATION_RANKINGS = ['reranker', 'generative'] as const;
+export const GRAPH_ENTITY_DETECTIONS = ['predict', 'suggest'] as const;
+/** graph_beta's bounds (nucliadb_models GraphStrategy: hops 1–10, default 3; top_k 1–300, default 30, or 200 with relation texts). */
+export const GRAPH_STRATEGY_LIMITS = { maxHops: 10, defaultHops: 3, maxTopK: 300, defaultTopK: 30, defaultTopKRelationText: 200 } as const;
 
 const quoted = (xs: readonly string[]) => xs.map((x) => `'${x}'`).join(', ');
 const given = (v: unknown) => v !== undefined && v !== null;
@@ -119,8 +123,31 @@ function checkStrategy(s: Record<string, unknown>, loc: Loc, issues: ValidationI
       bool('full');
       int('max_messages', 1, 1000);
       return;
-    case 'graph_beta':
-      issues.push({ loc, msg: 'Not supported: the knowledge graph strategy is not available', type: 'not_supported' });
+    case 'graph_beta': {
+      int('hops', 1, GRAPH_STRATEGY_LIMITS.maxHops);
+      int('top_k', 1, GRAPH_STRATEGY_LIMITS.maxTopK);
+      bool('exclude_processor_relations');
+      bool('agentic_graph_only');
+      bool('relation_text_as_paragraphs');
+      const enumOf = (key: string, values: readonly string[]) => {
+        if (given(s[key]) && !values.includes(s[key] as string))
+          issues.push({ loc: [...loc, key], msg: `Input should be ${quoted(values)}`, type: 'enum' });
+      };
+      enumOf('relation_ranking', GRAPH_RELATION_RANKINGS);
+      enumOf('query_entity_detection', GRAPH_ENTITY_DETECTIONS);
+      // agentic_graph_only is the reference's other name of exclude_processor_relations: both given must agree.
+      if (typeof s['agentic_graph_only'] === 'boolean' && typeof s['exclude_processor_relations'] === 'boolean')
+        if (s['agentic_graph_only'] !== s['exclude_processor_relations'])
+          issues.push({
+            loc: [...loc, 'agentic_graph_only'],
+            msg: 'agentic_graph_only is another name of exclude_processor_relations: give one',
+            type: 'value_error',
+          });
+      const w = s['weight'];
+      if (given(w) && (typeof w !== 'number' || !Number.isFinite(w) || w < 0))
+        issues.push({ loc: [...loc, 'weight'], msg: 'Input should be a non-negative number', type: 'float_type' });
+      return;
+    }
   }
 }
 
@@ -145,6 +172,16 @@ export const ragStrategiesCheck: MemberCheck = (raw, loc, issues) => {
     seen.add(s['name']);
     checkStrategy(s, at, issues);
   });
+  // The graph's results are reported as the prequery `graph` (as the reference does): no prequery may take that id.
+  if (seen.has('graph_beta')) {
+    raw.forEach((s, i) => {
+      if (!isPlainObject(s) || s['name'] !== 'prequeries' || !Array.isArray(s['queries'])) return;
+      s['queries'].forEach((q: unknown, j: number) => {
+        if (isPlainObject(q) && q['id'] === 'graph')
+          issues.push({ loc: [...loc, i, 'queries', j, 'id'], msg: "The id 'graph' is the graph_beta strategy's", type: 'value_error' });
+      });
+    });
+  }
   if (seen.has('full_resource')) {
     for (const other of ['hierarchy', 'neighbouring_paragraphs', 'field_extension'])
       if (seen.has(other)) issues.push({ loc, msg: `full_resource cannot be combined with ${other}`, type: 'value_error' });
@@ -168,7 +205,17 @@ export type RagStrategyRequest =
   | { name: 'metadata_extension'; types?: (typeof METADATA_EXTENSION_TYPES)[number][] }
   | { name: 'prequeries'; queries: PrequeryRequest[]; main_query_weight?: number }
   | { name: 'conversation'; attachments_text?: boolean; attachments_images?: boolean; full?: boolean; max_messages?: number }
-  | { name: 'graph_beta' };
+  | {
+      name: 'graph_beta';
+      hops?: number;
+      top_k?: number;
+      exclude_processor_relations?: boolean;
+      agentic_graph_only?: boolean;
+      relation_text_as_paragraphs?: boolean;
+      relation_ranking?: (typeof GRAPH_RELATION_RANKINGS)[number];
+      query_entity_detection?: (typeof GRAPH_ENTITY_DETECTIONS)[number];
+      weight?: number;
+    };
 
 // ---- The strategies as the document declares them (one schema per name; ragStrategiesCheck says the same) ----
 
@@ -243,9 +290,51 @@ export class ConversationStrategy {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000 }) max_messages?: number;
 }
 
-/** Declared for compatibility: refused (not supported). */
+/** Context from the knowledge graph: relations around the entities of the question (docs/ask.md "graph_beta"). */
 export class GraphBetaStrategy {
-  @ApiProperty({ ...strategyName('graph_beta'), description: 'Not supported: refused.' }) name!: 'graph_beta';
+  @ApiProperty(strategyName('graph_beta')) name!: 'graph_beta';
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: GRAPH_STRATEGY_LIMITS.maxHops,
+    default: GRAPH_STRATEGY_LIMITS.defaultHops,
+    description: 'How far from the entities of the question the graph is explored (1: their neighbours).',
+  })
+  hops?: number;
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: GRAPH_STRATEGY_LIMITS.maxTopK,
+    description: 'Relations kept after each hop, the most relevant first; default 30, or 200 with relation_text_as_paragraphs.',
+  })
+  top_k?: number;
+  @ApiPropertyOptional({
+    default: true,
+    description: "Only relations not produced by processing (the users' relations); alias agentic_graph_only.",
+  })
+  exclude_processor_relations?: boolean;
+  @ApiPropertyOptional({ description: 'Another name of exclude_processor_relations.' }) agentic_graph_only?: boolean;
+  @ApiPropertyOptional({
+    default: false,
+    description: 'The relations themselves as context ("A — relation → B"); false: the paragraphs the relations were found in.',
+  })
+  relation_text_as_paragraphs?: boolean;
+  @ApiPropertyOptional({
+    enum: GRAPH_RELATION_RANKINGS,
+    default: 'reranker',
+    description:
+      "reranker: the request's reranker scores each relation's text; generative: the KB's generative provider scores them (422 without one).",
+  })
+  relation_ranking?: (typeof GRAPH_RELATION_RANKINGS)[number];
+  @ApiPropertyOptional({
+    enum: GRAPH_ENTITY_DETECTIONS,
+    default: 'predict',
+    description:
+      "predict: entity names found in the question; suggest: entities with a word starting with one of the question's words (then predict when none).",
+  })
+  query_entity_detection?: (typeof GRAPH_ENTITY_DETECTIONS)[number];
+  @ApiPropertyOptional({ minimum: 0, default: 3, description: "The weight of the graph's results merged with the retrieval's." })
+  weight?: number;
 }
 
 /** The strategy schemas, by name (register them with ApiExtraModels where `rag_strategies` is declared). */
@@ -270,6 +359,5 @@ export const RAG_STRATEGIES_PROPERTY: ApiPropertyOptions = {
       mapping: Object.fromEntries(Object.entries(RAG_STRATEGY_CLASSES).map(([name, c]) => [name, getSchemaPath(c)])),
     },
   },
-  description:
-    'At most one of each; full_resource cannot be combined with hierarchy, neighbouring_paragraphs or field_extension; graph_beta is not supported.',
+  description: 'At most one of each; full_resource cannot be combined with hierarchy, neighbouring_paragraphs or field_extension.',
 };

@@ -37,6 +37,7 @@ import { SearchResourcesReader } from './resources/search-resources.reader';
 import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
+import { AskImages } from './ask/ask-images';
 import { PredictService } from './predict/predict.service';
 import { QueryRephraser } from './ask/query-rephraser.service';
 import { SummarizeService } from './ask/summarize.service';
@@ -93,6 +94,7 @@ export class ContentModule {
         GraphService,
         SearchListsService,
         AskService,
+        AskImages,
         PredictService,
         QueryRephraser,
         SummarizeService,

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { startFakeLlmServer, type FakeLlmRequest, type FakeLlmServer } from '@kb/platform/testing';
+import { buildPdf, startFakeLlmServer, type FakeLlmRequest, type FakeLlmServer } from '@kb/platform/testing';
 import { bearer, type Credential } from './support/http-client';
 import { startStandalone, type Topology } from './support/topologies';
 
@@ -81,6 +81,24 @@ describe('ask with images through the gateway (standalone)', () => {
       [
         openaiKb,
         {
+          title: 'Harbour report',
+          files: {
+            report: {
+              file: {
+                filename: 'report.pdf',
+                content_type: 'application/pdf',
+                payload: buildPdf([
+                  { lines: ['Harbour report, first page.', 'The pier was rebuilt in spring.'] },
+                  { lines: ['Second page.', 'The ferry timetable changes in October.'] },
+                ]).toString('base64'),
+              },
+            },
+          },
+        },
+      ],
+      [
+        openaiKb,
+        {
           title: 'Restricted photo',
           security: { access_groups: ['vault-team'] },
           files: {
@@ -102,7 +120,7 @@ describe('ask with images through the gateway (standalone)', () => {
     for (const [kb, count] of [
       [offlineKb, 1],
       [anthropicKb, 1],
-      [openaiKb, 3],
+      [openaiKb, 4],
     ] as const) {
       await topology.http.eventually(
         async () => {
@@ -181,6 +199,35 @@ describe('ask with images through the gateway (standalone)', () => {
     const plain = 'What colour does the lighthouse keeper paint?';
     await ask(openaiKb, { query: plain });
     expect(generation(plain).images).toEqual([]);
+  });
+
+  it('page_image sends the rendered PDF pages of the best paragraphs, at most count; tables adds none (no PDF paragraph is a table)', async () => {
+    const question = 'When does the ferry timetable change?';
+    const items = await ask(openaiKb, {
+      query: question,
+      debug: true,
+      top_k: 1,
+      rag_images_strategies: [{ name: 'page_image', count: 1 }, { name: 'tables' }],
+    });
+    expect(items.find((i) => i.type === 'status')?.status).toBe('success');
+    const sent = generation(question);
+    expect(sent.images).toHaveLength(1);
+    expect(sent.images[0]?.mediaType).toBe('image/png');
+    const meta = await sharp(Buffer.from(sent.images[0]?.data ?? '', 'base64')).metadata();
+    expect(meta.format).toBe('png');
+    expect(Math.max(meta.width ?? 0, meta.height ?? 0)).toBe(1024);
+    const debug = items.find((i) => i.type === 'debug') as unknown as { metadata: { predict_request: { images: string[] } } };
+    expect(debug.metadata.predict_request.images).toEqual([expect.stringMatching(/\/f\/report\/.*\/page\/2$/)]);
+
+    const two = 'Harbour report: the pier and the ferry timetable?';
+    await ask(openaiKb, { query: two, debug: true, top_k: 5, rag_images_strategies: [{ name: 'page_image', count: 5 }] });
+    expect(generation(two).images.length).toBe(2);
+    const bounded = 'Harbour report: the pier, and the ferry timetable?';
+    await ask(openaiKb, { query: bounded, top_k: 5, rag_images_strategies: [{ name: 'page_image', count: 1 }] });
+    expect(generation(bounded).images.length).toBe(1);
+    const none = 'When does the ferry timetable change, without pages?';
+    await ask(openaiKb, { query: none, top_k: 1, rag_images_strategies: [{ name: 'tables' }] });
+    expect(generation(none).images).toEqual([]);
   });
 
   it('paragraph_image never sends the image of a resource the security groups hide', async () => {

@@ -38,8 +38,9 @@ export const NOT_ENOUGH_CONTEXT_ANSWER = 'Not enough data to answer this.';
 
 interface ContextItem extends GenerationContext {
   rid: string;
-  /** The paragraph's field (`f/<id>`); absent for extra_context. */
+  /** The paragraph's field (`f/<id>`) and kind; absent for extra_context. */
   field?: string;
+  kind?: string;
   /** Why it is there: retrieved, or added by a strategy (API-MAP augmented_context). */
   augmentation?: string;
   parent?: string;
@@ -214,7 +215,10 @@ export class AskService {
     }
 
     // Images only reach generators that read them; rag_images_strategies add none to the built-in model.
-    const images = generator.images ? [...(await this.images.fromStrategies(req.kbid, req.body, context, signal)), ...requestedImages] : [];
+    const pageOf = (c: ContextItem) => ({ ...c, page: c.position?.page_number });
+    const images = generator.images
+      ? [...(await this.images.fromStrategies(req.kbid, req.body, context.map(pageOf), signal)), ...requestedImages]
+      : [];
     const genStarted = Date.now();
     let firstChunk: number | undefined;
     let answer = '';
@@ -397,6 +401,7 @@ export class AskService {
         text: p.text,
         rid: p.rid,
         field: p.field,
+        kind: p.kind,
         augmentation,
         parent,
         position: { start: p.start_offset, end: p.end_offset, index: p.idx, page_number: p.page ?? 0 },

@@ -314,7 +314,7 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
     outcome: 'delivered',
   },
   'understanding.query.embed': { kbid: 'kb-1', text: 'what causes tides?' },
-  'understanding.pdf.page_image': {
+  'understanding.pdf-page.render': {
     kbid: '3f1c1f3e-1d2b-4c3a-9e8f-0a1b2c3d4e5f',
     rid: '6f1c1f3e-1d2b-4c3a-9e8f-0a1b2c3d4e5f',
     field_id: 'report',

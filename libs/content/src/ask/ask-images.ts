@@ -44,15 +44,15 @@ export class AskImages {
    * (the built-in extractive model cannot). Strategies never refuse: without a provider they add nothing.
    */
   check(body: AskRequest, generator: Generator | undefined, issues: Issues): void {
-    const sent = (body.extra_context_images?.length ?? 0) > 0 || !!body.query_image;
-    if (sent && generator && !generator.images) {
-      const member = body.extra_context_images?.length ? 'extra_context_images' : 'query_image';
-      issues.issue(
-        member,
-        'Not supported by the built-in extractive model: images need a generative provider that reads them (generative_model with user_keys)',
-        'not_supported',
-      );
-    }
+    if (!generator || generator.images) return;
+    const sent = { extra_context_images: (body.extra_context_images?.length ?? 0) > 0, query_image: !!body.query_image };
+    for (const [member, given] of Object.entries(sent))
+      if (given)
+        issues.issue(
+          member,
+          'Not supported by the built-in extractive model: images need a generative provider that reads them (generative_model with user_keys)',
+          'not_supported',
+        );
   }
 
   /** The caller's images, in the order sent; query_image last. */

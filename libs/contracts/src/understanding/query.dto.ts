@@ -69,7 +69,7 @@ export interface RerankResponse {
   scores: number[];
 }
 
-/** Longest side of a rendered PDF page image (`understanding.pdf.page_image`), in pixels. */
+/** Longest side of a rendered PDF page image (`understanding.pdf-page.render`), in pixels. */
 export const PDF_PAGE_IMAGE_PX = 1024;
 
 /**

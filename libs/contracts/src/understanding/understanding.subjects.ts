@@ -24,7 +24,7 @@ export const UnderstandingSubjects = {
    */
   rerank: rpc<RerankRequest, RerankResponse>('understanding.query.rerank', RerankRequest),
   /** One page of a file field's stored PDF rendered as an image in the extraction sandbox (/ask's page_image). */
-  pdfPageImage: rpc<PdfPageImageRequest, PdfPageImageResponse>('understanding.pdf.page_image', PdfPageImageRequest),
+  pdfPageImage: rpc<PdfPageImageRequest, PdfPageImageResponse>('understanding.pdf-page.render', PdfPageImageRequest),
   /** The predict API's vectors: a batch of texts with a KB's semantic model (or the built-in one). */
   predictEmbed: rpc<PredictEmbedRequest, PredictEmbedResponse>('understanding.predict.embed', PredictEmbedRequest),
   /** The predict API's named entities and language of a text. */

@@ -14,7 +14,7 @@ const kbid = '3f1c1f3e-1d2b-4c3a-9e8f-0a1b2c3d4e5f';
 const rid = '6f1c1f3e-1d2b-4c3a-9e8f-0a1b2c3d4e5f';
 const logger = { warn: jest.fn(), info: jest.fn(), error: jest.fn(), debug: jest.fn() } as unknown as Logger;
 
-describe('PdfPageImageService (understanding.pdf.page_image)', () => {
+describe('PdfPageImageService (understanding.pdf-page.render)', () => {
   let root: string;
   let blobs: BlobStore;
   let service: PdfPageImageService;

@@ -216,7 +216,7 @@ export class AskRequest extends RetrievalRequestBase {
   @Check(extraContextImagesCheck)
   extra_context_images?: AskImage[];
   @ApiPropertyOptional({
-    allOf: [{ $ref: getSchemaPath(AskImage) }],
+    type: AskImage,
     nullable: true,
     description:
       'An image that is part of the question, given to the generative model (providers that read images; the built-in model refuses it).',

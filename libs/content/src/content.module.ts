@@ -38,6 +38,7 @@ import { CatalogService } from './search/catalog.service';
 import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
 import { GraphStrategyService } from './ask/graph/graph-strategy.service';
+import { AskImages } from './ask/ask-images';
 import { PredictService } from './predict/predict.service';
 import { QueryRephraser } from './ask/query-rephraser.service';
 import { SummarizeService } from './ask/summarize.service';
@@ -95,6 +96,7 @@ export class ContentModule {
         SearchListsService,
         AskService,
         GraphStrategyService,
+        AskImages,
         PredictService,
         QueryRephraser,
         SummarizeService,

@@ -34,6 +34,7 @@ export const INTERNAL_CALLS: readonly CallDef[] = [
   AccountsSubjects.resolveKbConfig,
   UnderstandingSubjects.embedQuery,
   UnderstandingSubjects.rerank,
+  UnderstandingSubjects.pdfPageImage,
   ContentSubjects.countResources,
   AccountsSubjects.kbAccount,
   AccountsSubjects.accountQuota,
@@ -88,7 +89,13 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
   content: {
     serves: calls(ContentSubjects),
     // The query vector and the cross-encoder reranker's scores come from the models the understanding service runs.
-    calls: [AccountsSubjects.resolveKbConfig, UnderstandingSubjects.embedQuery, UnderstandingSubjects.rerank],
+    // /ask's page_image has the PDF pages rendered where the extraction sandbox runs.
+    calls: [
+      AccountsSubjects.resolveKbConfig,
+      UnderstandingSubjects.embedQuery,
+      UnderstandingSubjects.rerank,
+      UnderstandingSubjects.pdfPageImage,
+    ],
     emits: [
       ContentSubjects.auditRecorded,
       ContentSubjects.auditBatch,
@@ -112,6 +119,7 @@ export const BUS_ACCESS: Record<BusApp, BusAccess> = {
     serves: [
       UnderstandingSubjects.embedQuery,
       UnderstandingSubjects.rerank,
+      UnderstandingSubjects.pdfPageImage,
       UnderstandingSubjects.predictEmbed,
       UnderstandingSubjects.predictTokens,
     ],

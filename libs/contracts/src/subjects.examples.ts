@@ -314,6 +314,12 @@ export const SUBJECT_EXAMPLES: Record<string, unknown> = {
     outcome: 'delivered',
   },
   'understanding.query.embed': { kbid: 'kb-1', text: 'what causes tides?' },
+  'understanding.pdf-page.render': {
+    kbid: '3f1c1f3e-1d2b-4c3a-9e8f-0a1b2c3d4e5f',
+    rid: '6f1c1f3e-1d2b-4c3a-9e8f-0a1b2c3d4e5f',
+    field_id: 'report',
+    page: 3,
+  },
   'understanding.query.rerank': { query: 'what causes tides?', texts: ['The moon pulls the oceans.'] },
   'reporting.audit.count': { kbid: 'kb-1', type: 'new', month: '2026-11' },
   'reporting.audit.list': { kbid: 'kb-1', type: 'new' },

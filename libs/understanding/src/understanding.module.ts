@@ -8,6 +8,7 @@ import { QueryEmbeddingService } from './query/query-embedding.service';
 import { KbEmbeddersService } from './query/kb-embedders.service';
 import { PredictService } from './query/predict.service';
 import { RerankService } from './query/rerank.service';
+import { PdfPageImageService } from './query/pdf-page-image.service';
 import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from './understanding.tokens';
 
 /** Needs the application's BLOB_STORE (StorageModule): files are read from it, results written to it. */
@@ -23,6 +24,7 @@ export class UnderstandingModule {
         QueryEmbeddingService,
         PredictService,
         RerankService,
+        PdfPageImageService,
         KbEmbeddersService,
         KbTranscribersService,
         WebhookWorkerService,

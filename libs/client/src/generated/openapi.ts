@@ -6470,6 +6470,41 @@ export interface components {
              */
             weight?: number;
         };
+        AskImage: {
+            /** @enum {string} */
+            content_type: "image/png" | "image/jpeg" | "image/webp" | "image/gif";
+            /**
+             * Format: byte
+             * @description The image's bytes in base64 (no data: prefix), at most 524288 bytes decoded.
+             */
+            b64encoded: string;
+        };
+        PageImageStrategy: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            name: "PageImageStrategy";
+            /**
+             * @description Pages of the best paragraphs whose image is sent (PDF pages).
+             * @default 5
+             */
+            count?: number | null;
+        };
+        TableImageStrategy: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            name: "TableImageStrategy";
+        };
+        ParagraphImageStrategy: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            name: "ParagraphImageStrategy";
+        };
         AskRequest: {
             /**
              * @description The question; not blank.
@@ -6544,8 +6579,8 @@ export interface components {
             rephrase?: false;
             /** @description Another name of prompt.rephrase; must contain {question}. */
             rephrase_prompt?: string | null;
-            /** @description Not supported. */
-            query_image?: string | null;
+            /** @description An image that is part of the question, given to the generative model (providers that read images; the built-in model refuses it). */
+            query_image?: components["schemas"]["AskImage"] | null;
             /** @description A saved search configuration of kind ask: its body is used with this request's members replacing its members (docs/kb-configuration.md). Unknown → 422. */
             search_configuration?: string | null;
             /** @description Not supported: raise top_k. */
@@ -6639,14 +6674,10 @@ export interface components {
             generate_answer?: boolean;
             /** @description At most one of each; full_resource cannot be combined with hierarchy, neighbouring_paragraphs or field_extension. */
             rag_strategies?: (components["schemas"]["FullResourceStrategy"] | components["schemas"]["FieldExtensionStrategy"] | components["schemas"]["HierarchyStrategy"] | components["schemas"]["NeighbouringParagraphsStrategy"] | components["schemas"]["MetadataExtensionStrategy"] | components["schemas"]["PrequeriesStrategy"] | components["schemas"]["ConversationStrategy"] | components["schemas"]["GraphBetaStrategy"])[];
-            /** @description Not supported unless empty. */
-            extra_context_images?: {
-                [key: string]: unknown;
-            }[];
-            /** @description Not supported unless empty. */
-            rag_images_strategies?: {
-                [key: string]: unknown;
-            }[];
+            /** @description Images given to the generative model with the context (providers that read images; the built-in model refuses them). At most 4 images of 524288 bytes, 655360 bytes with query_image. */
+            extra_context_images?: components["schemas"]["AskImage"][];
+            /** @description Images added to the context (generative providers that read images only): page_image (the PDF pages of the best paragraphs), paragraph_image (the image files whose text was found), tables (pages of table paragraphs). */
+            rag_images_strategies?: (components["schemas"]["PageImageStrategy"] | components["schemas"]["TableImageStrategy"] | components["schemas"]["ParagraphImageStrategy"])[];
             /** @description A JSON schema (object root) or {name, description, parameters: <schema>}: the answer is one JSON object (answer_json) instead of text, without citations. Needs a generative provider. At most 16384 characters, 16 levels, local $refs only. */
             answer_json_schema?: {
                 [key: string]: unknown;

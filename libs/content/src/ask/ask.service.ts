@@ -34,11 +34,15 @@ import {
 import { askOptionsOf } from './ask-options';
 import { type Graph, type RagStrategy } from './rag-strategies';
 import { GraphStrategyService } from './graph/graph-strategy.service';
+import { AskImages } from './ask-images';
 
 export const NOT_ENOUGH_CONTEXT_ANSWER = 'Not enough data to answer this.';
 
 interface ContextItem extends GenerationContext {
   rid: string;
+  /** The paragraph's field (`f/<id>`) and kind; absent for extra_context. */
+  field?: string;
+  kind?: string;
   /** Why it is there: retrieved, or added by a strategy (API-MAP augmented_context). */
   augmentation?: string;
   parent?: string;
@@ -85,6 +89,7 @@ export class AskService {
     private readonly auditor: SearchAuditService,
     private readonly configs: KbConfigsService,
     private readonly graphs: GraphStrategyService,
+    private readonly images: AskImages,
   ) {}
 
   /**
@@ -125,6 +130,7 @@ export class AskService {
         'not_supported',
       );
     }
+    this.images.check(req.body, generator, issues);
     issues.throwIfAny();
     if (!generator) throw configError;
     if (req.rid || req.slug) {
@@ -207,7 +213,8 @@ export class AskService {
       learning_id: req.learning_id,
     };
 
-    if (ranked.length === 0 && extra.length === 0) {
+    const requestedImages = generator.images ? this.images.requested(req.body) : [];
+    if (ranked.length === 0 && extra.length === 0 && requestedImages.length === 0) {
       yield status('-3', 'no_retrieval_data');
       yield { type: 'answer', text: NOT_ENOUGH_CONTEXT_ANSWER };
       yield await retrievalItem();
@@ -227,6 +234,11 @@ export class AskService {
       return;
     }
 
+    // Images only reach generators that read them; rag_images_strategies add none to the built-in model.
+    const pageOf = (c: ContextItem) => ({ ...c, page: c.position?.page_number });
+    const images = generator.images
+      ? [...(await this.images.fromStrategies(req.kbid, req.body, context.map(pageOf), signal)), ...requestedImages]
+      : [];
     const genStarted = Date.now();
     let firstChunk: number | undefined;
     let answer = '';
@@ -240,6 +252,7 @@ export class AskService {
       for await (const ev of generator.generate({
         question: query,
         context: context.map((c) => ({ key: c.key, text: c.text })),
+        images,
         chatHistory,
         systemPrompt,
         userPrompt,
@@ -340,7 +353,13 @@ export class AskService {
         type: 'debug',
         metadata: {
           prompt_context: context.map((c) => c.text),
-          predict_request: { model: generator.model, question: query, rephrased_question: rephrasedQuestion, citations: o.citations },
+          predict_request: {
+            model: generator.model,
+            question: query,
+            rephrased_question: rephrasedQuestion,
+            citations: o.citations,
+            images: images.map((i) => i.key),
+          },
         },
         metrics: outcome.timings,
       };
@@ -402,6 +421,8 @@ export class AskService {
         key: p.paragraph_id,
         text: p.text,
         rid: p.rid,
+        field: p.field,
+        kind: p.kind,
         augmentation,
         parent,
         position: { start: p.start_offset, end: p.end_offset, index: p.idx, page_number: p.page ?? 0 },

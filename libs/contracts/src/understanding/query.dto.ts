@@ -1,4 +1,4 @@
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
 
 /** A search query to embed with a KB's semantic model (the query prompt applies). */
 export class EmbedQueryRequest {
@@ -67,4 +67,23 @@ export interface RerankResponse {
   model: string;
   /** One score per text, in the texts' order, in [0, 1]; higher is more relevant. */
   scores: number[];
+}
+
+/** Longest side of a rendered PDF page image (`understanding.pdf-page.render`), in pixels. */
+export const PDF_PAGE_IMAGE_PX = 1024;
+
+/**
+ * A page of a file field's stored PDF to render as an image (/ask's page_image). It names the
+ * field, not a blob key: the service reads only that field's kept original.
+ */
+export class PdfPageImageRequest {
+  @IsUUID() kbid!: string;
+  @IsUUID() rid!: string;
+  @IsString() @Matches(/^[a-zA-Z0-9:_-]{1,250}$/) field_id!: string;
+  @IsInt() @Min(1) @Max(100_000) page!: number;
+}
+
+export interface PdfPageImageResponse {
+  /** A PNG of at most PDF_PAGE_IMAGE_PX on its longest side, in base64; null when the field keeps no PDF or has no such page. */
+  image: { content_type: 'image/png'; b64encoded: string } | null;
 }

@@ -1,6 +1,13 @@
 import { queue, rpc } from '../common/bus';
 import { FieldProcessedResult, ProcessFieldJob } from './processing.dto';
-import { EmbedQueryRequest, RerankRequest, type EmbedQueryResponse, type RerankResponse } from './query.dto';
+import {
+  EmbedQueryRequest,
+  PdfPageImageRequest,
+  RerankRequest,
+  type EmbedQueryResponse,
+  type PdfPageImageResponse,
+  type RerankResponse,
+} from './query.dto';
 import { PredictEmbedRequest, PredictTokensRequest, type PredictEmbedResponse, type PredictTokensResult } from '../content/predict.dto';
 import { DeliverWebhookJob, WebhookAttemptDto } from './webhook.dto';
 
@@ -16,6 +23,8 @@ export const UnderstandingSubjects = {
    * cross-encoder`), run where the models run; 422 when no model is configured (RERANKER_MODEL_DIR).
    */
   rerank: rpc<RerankRequest, RerankResponse>('understanding.query.rerank', RerankRequest),
+  /** One page of a file field's stored PDF rendered as an image in the extraction sandbox (/ask's page_image). */
+  pdfPageImage: rpc<PdfPageImageRequest, PdfPageImageResponse>('understanding.pdf-page.render', PdfPageImageRequest),
   /** The predict API's vectors: a batch of texts with a KB's semantic model (or the built-in one). */
   predictEmbed: rpc<PredictEmbedRequest, PredictEmbedResponse>('understanding.predict.embed', PredictEmbedRequest),
   /** The predict API's named entities and language of a text. */

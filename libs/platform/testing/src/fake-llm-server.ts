@@ -52,6 +52,11 @@ export interface FakeLlmRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: Record<string, unknown>;
+  /**
+   * The images of the request's messages, in order, whatever the protocol: OpenAI `image_url`
+   * parts (data URLs) and Anthropic `image` blocks (base64 sources); `url` for a remote image.
+   */
+  images: { mediaType?: string; data?: string; url?: string }[];
   /** `performance.now()` when the whole request had arrived (for latency benchmarks). */
   receivedAt: number;
   /** Set when the client closed the connection before the answer was complete (it gave up or was cancelled). */
@@ -75,6 +80,29 @@ export interface FakeLlmServer {
 }
 
 type Protocol = 'openai' | 'anthropic';
+
+function imagesOf(body: Record<string, unknown>): FakeLlmRequest['images'] {
+  const out: FakeLlmRequest['images'] = [];
+  const messages = Array.isArray(body['messages']) ? (body['messages'] as { content?: unknown }[]) : [];
+  for (const message of messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const part of message.content as Record<string, unknown>[]) {
+      if (part['type'] === 'image_url') {
+        const url = String((part['image_url'] as { url?: unknown } | undefined)?.url ?? '');
+        const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+        out.push(data ? { mediaType: data[1], data: data[2] } : { url });
+      } else if (part['type'] === 'image') {
+        const source = (part['source'] ?? {}) as Record<string, unknown>;
+        out.push(
+          source['type'] === 'base64'
+            ? { mediaType: String(source['media_type']), data: String(source['data']) }
+            : { url: String(source['url']) },
+        );
+      }
+    }
+  }
+  return out;
+}
 
 /**
  * A generative provider for tests speaking both real streaming protocols on one port: OpenAI chat
@@ -106,6 +134,7 @@ export async function startFakeLlmServer(defaults: FakeLlmScript = {}): Promise<
         path,
         headers: req.headers,
         body,
+        images: imagesOf(body),
         receivedAt: performance.now(),
         abandoned: false,
       };

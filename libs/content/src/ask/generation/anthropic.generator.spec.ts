@@ -26,6 +26,12 @@ async function failure(events: AsyncIterable<GenerationEvent>): Promise<{ error:
   throw new Error('the stream did not fail');
 }
 
+const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex').toString('base64');
+const images = [
+  { mediaType: 'image/png', data: PNG, key: 'extra_context_images/0' },
+  { mediaType: 'image/jpeg', data: '/9j/4AAQ', key: 'query_image' },
+];
+
 describe('AnthropicGenerator', () => {
   let llm: FakeLlmServer;
   beforeAll(async () => (llm = await startFakeLlmServer()));
@@ -44,6 +50,30 @@ describe('AnthropicGenerator', () => {
       { type: 'text', text: ' Herbert.' },
       { type: 'metadata', inputTokens: 321, outputTokens: 4, stopReason: 'end_turn' },
     ]);
+  });
+
+  it('sends images as base64 image blocks after the text of the last user message', async () => {
+    await collectAnswer(
+      make().generate(
+        request({
+          images,
+          chatHistory: [
+            { author: 'USER', text: 'Earlier?' },
+            { author: 'NUCLIA', text: 'Yes.' },
+          ],
+        }),
+      ),
+    );
+    const messages = llm.requests[0]?.body['messages'] as { role: string; content: unknown }[];
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(messages[0]?.content).toBe('Earlier?');
+    const last = messages[2]?.content as { type: string }[];
+    expect(last[0]).toEqual({ type: 'text', text: expect.stringContaining('Question:') });
+    expect(last.slice(1)).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+      { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQ' } },
+    ]);
+    expect(llm.requests[0]?.images.map((i) => i.mediaType)).toEqual(['image/png', 'image/jpeg']);
   });
 
   it('sends the Messages request: headers, top-level system, max_tokens, stream', async () => {

@@ -68,6 +68,7 @@ function answerOptions(req: GenerationRequest, answerTokens: number, system: str
 export class AnthropicGenerator implements Generator {
   readonly model: string;
   readonly structuredAnswers = true;
+  readonly images = true;
   private readonly endpoint: string;
 
   constructor(private readonly options: AnthropicGeneratorOptions) {
@@ -87,7 +88,7 @@ export class AnthropicGenerator implements Generator {
     const body = {
       model: this.model,
       ...options,
-      messages: alternatingMessages(prompt.history, prompt.user),
+      messages: withImages(alternatingMessages(prompt.history, prompt.user), req.images ?? []),
       stream: true,
       // Extended thinking accepts no temperature but the default.
       ...(o.temperature !== undefined && !options['thinking'] ? { temperature: o.temperature } : {}),
@@ -158,6 +159,20 @@ export class AnthropicGenerator implements Generator {
     if (!stopped) throw new GenerationError('provider', `${provider} ended the stream before message_stop`);
     yield { type: 'metadata', inputTokens, outputTokens, stopReason };
   }
+}
+
+/** The last (user) message as content blocks: its text, then each image as a base64 source. */
+function withImages(
+  messages: { role: 'user' | 'assistant'; content: string }[],
+  images: NonNullable<GenerationRequest['images']>,
+): { role: 'user' | 'assistant'; content: unknown }[] {
+  const last = messages[messages.length - 1];
+  if (!images.length || !last) return messages;
+  const blocks = [
+    { type: 'text', text: last.content },
+    ...images.map((image) => ({ type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } })),
+  ];
+  return [...messages.slice(0, -1), { role: last.role, content: blocks }];
 }
 
 /**

@@ -12,6 +12,15 @@ export interface ChatTurn {
   text: string;
 }
 
+/** An image given to the model with the context (`mediaType` one of ASK_IMAGE_CONTENT_TYPES). */
+export interface GenerationImage {
+  mediaType: string;
+  /** The bytes in base64. */
+  data: string;
+  /** Where it comes from: `extra_context_images/0`, `query_image`, or the paragraph/page it shows. */
+  key: string;
+}
+
 export type CitationMode = 'none' | 'default' | 'llm_footnotes';
 
 export interface GenerationRequest {
@@ -30,6 +39,12 @@ export interface GenerationRequest {
   answerJsonSchema?: AnswerJsonSchema;
   /** Ask the model to reason first: OpenAI-compatible `reasoning_effort`, Anthropic `thinking` with a token budget. */
   reasoning?: { effort?: string; budgetTokens?: number };
+  /**
+   * Images for the model: context images (extra_context_images, rag_images_strategies) and the
+   * question's image (`key` query_image), sent with the user message. Only generators with
+   * `images` read them.
+   */
+  images?: GenerationImage[];
   /** Aborting ends the stream with a GenerationError of kind `aborted`. */
   signal?: AbortSignal;
 }
@@ -50,6 +65,8 @@ export interface Generator {
   readonly model: string;
   /** True when the generator can answer following a JSON schema (`answerJsonSchema`). */
   readonly structuredAnswers?: boolean;
+  /** True when the generator sends `images` to the model. */
+  readonly images?: boolean;
   /**
    * Streams the answer. The iterable is lazy (nothing is sent before the first `next()`), single
    * use, and throws GenerationError on any failure; breaking out of the loop cancels the request.

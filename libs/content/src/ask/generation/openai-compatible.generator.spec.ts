@@ -37,6 +37,12 @@ async function failure(events: AsyncIterable<GenerationEvent>): Promise<{ error:
   throw new Error('the stream did not fail');
 }
 
+const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex').toString('base64');
+const images = [
+  { mediaType: 'image/png', data: PNG, key: 'extra_context_images/0' },
+  { mediaType: 'image/jpeg', data: '/9j/4AAQ', key: 'query_image' },
+];
+
 describe('OpenAiCompatibleGenerator', () => {
   let llm: FakeLlmServer;
   beforeAll(async () => (llm = await startFakeLlmServer()));
@@ -71,6 +77,25 @@ describe('OpenAiCompatibleGenerator', () => {
     expect(messages[1]?.content).toContain('[1] Dune was written by Frank Herbert.');
     expect(messages[1]?.content).toContain('[2] It was published in 1965.');
     expect(messages[1]?.content).toContain('Question: Who wrote Dune?');
+  });
+
+  it('sends images as image_url data-URL parts after the text of the user message; without images the content stays a string', async () => {
+    await collect(make().generate(request({ images })));
+    const messages = llm.requests[0]?.body['messages'] as { role: string; content: unknown }[];
+    const user = messages[messages.length - 1] as { role: string; content: { type: string; text?: string }[] };
+    expect(user.role).toBe('user');
+    expect(user.content[0]).toEqual({ type: 'text', text: expect.stringContaining('Frank Herbert') });
+    expect(user.content.slice(1)).toEqual([
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+      { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,/9j/4AAQ' } },
+    ]);
+    expect(llm.requests[0]?.images).toEqual([
+      { mediaType: 'image/png', data: PNG },
+      { mediaType: 'image/jpeg', data: '/9j/4AAQ' },
+    ]);
+    await collect(make().generate(request()));
+    expect(typeof (llm.requests[1]?.body['messages'] as { content: unknown }[]).at(-1)?.content).toBe('string');
+    expect(llm.requests[1]?.images).toEqual([]);
   });
 
   it('sends chat history as earlier user and assistant messages', async () => {

@@ -53,6 +53,7 @@ interface ChatChunk {
 export class OpenAiCompatibleGenerator implements Generator {
   readonly model: string;
   readonly structuredAnswers = true;
+  readonly images = true;
   private readonly endpoint: string;
 
   constructor(private readonly options: OpenAiCompatibleGeneratorOptions) {
@@ -72,10 +73,18 @@ export class OpenAiCompatibleGenerator implements Generator {
     const maxTokens = wanted && o.maxCompletionTokens ? Math.min(wanted, o.maxCompletionTokens) : wanted;
     const prompt = buildPrompt(fitContext(req, o.maxInputTokens));
     const withSystem = o.systemMessage !== false;
+    const userText = withSystem ? prompt.user : `${prompt.system}\n\n${prompt.user}`;
+    // With images the user message is a list of content parts: the text, then each image as a data URL.
+    const userContent = req.images?.length
+      ? [
+          { type: 'text', text: userText },
+          ...req.images.map((image) => ({ type: 'image_url', image_url: { url: `data:${image.mediaType};base64,${image.data}` } })),
+        ]
+      : userText;
     const messages = [
       ...(withSystem ? [{ role: 'system', content: prompt.system }] : []),
       ...prompt.history.map((turn) => ({ role: turn.author === 'USER' ? 'user' : 'assistant', content: turn.text })),
-      { role: 'user', content: withSystem ? prompt.user : `${prompt.system}\n\n${prompt.user}` },
+      { role: 'user', content: userContent },
     ];
     const stream = o.stream !== false;
     const body = {

@@ -1,4 +1,4 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type Loc, type MemberCheck } from '../../common/member-checks';
 import type { ValidationIssue } from '../../common/errors';
 import { configNameCheck } from './config-name';
@@ -7,6 +7,18 @@ import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
 import { answerJsonSchemaIssues, ASK_OPTION_LIMITS, REASONING_EFFORTS, reasoningIssues, rephrasePromptIssues } from './ask-options';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
+import {
+  AskImage,
+  ASK_IMAGE_LIMITS,
+  extraContextImagesCheck,
+  PageImageStrategy,
+  ParagraphImageStrategy,
+  queryImageCheck,
+  RAG_IMAGES_STRATEGIES_PROPERTY,
+  ragImagesStrategiesCheck,
+  TableImageStrategy,
+  type RagImagesStrategyRequest,
+} from './ask-images.dto';
 import {
   ASK_DEFAULT_FEATURES,
   ASK_FEATURES,
@@ -89,11 +101,9 @@ const seedCheck: MemberCheck = (v, loc, issues) => {
   if (given(v) && !Number.isInteger(v)) issues.push({ loc, msg: 'Input should be a valid integer', type: 'int_type' });
 };
 
-const emptyOrAbsent = (v: unknown) => !given(v) || (Array.isArray(v) && v.length === 0);
-
 /** POST /ask (and the resource-scoped asks): retrieval members, then how to answer. */
 @Closed()
-@ApiExtraModels(...Object.values(RAG_STRATEGY_CLASSES))
+@ApiExtraModels(...Object.values(RAG_STRATEGY_CLASSES), AskImage, PageImageStrategy, TableImageStrategy, ParagraphImageStrategy)
 export class AskRequest extends RetrievalRequestBase {
   @ApiProperty({ maxLength: REQUEST_LIMITS.queryChars, description: 'The question; not blank.' })
   @Check(askQueryCheck)
@@ -197,12 +207,25 @@ export class AskRequest extends RetrievalRequestBase {
   @ApiPropertyOptional(RAG_STRATEGIES_PROPERTY)
   @Check(ragStrategiesCheck)
   rag_strategies?: RagStrategyRequest[];
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' })
-  @Check(checks.unsupported('images are not sent to generative models', emptyOrAbsent))
-  extra_context_images?: unknown[];
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Not supported unless empty.' })
-  @Check(checks.unsupported('image strategies are not available', emptyOrAbsent))
-  rag_images_strategies?: unknown[];
+  @ApiPropertyOptional({
+    type: 'array',
+    maxItems: ASK_IMAGE_LIMITS.maxExtraImages,
+    items: { $ref: getSchemaPath(AskImage) },
+    description: `Images given to the generative model with the context (providers that read images; the built-in model refuses them). At most ${ASK_IMAGE_LIMITS.maxExtraImages} images of ${ASK_IMAGE_LIMITS.maxImageBytes} bytes, ${ASK_IMAGE_LIMITS.maxTotalBytes} bytes with query_image.`,
+  })
+  @Check(extraContextImagesCheck)
+  extra_context_images?: AskImage[];
+  @ApiPropertyOptional({
+    type: AskImage,
+    nullable: true,
+    description:
+      'An image that is part of the question, given to the generative model (providers that read images; the built-in model refuses it).',
+  })
+  @Check(queryImageCheck)
+  override query_image?: AskImage | null = undefined;
+  @ApiPropertyOptional(RAG_IMAGES_STRATEGIES_PROPERTY)
+  @Check(ragImagesStrategiesCheck)
+  rag_images_strategies?: RagImagesStrategyRequest[];
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,

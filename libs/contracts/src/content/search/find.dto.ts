@@ -165,7 +165,7 @@ export class RetrievalRequestBase {
   rephrase_prompt?: string | null;
   @ApiPropertyOptional({ type: 'string', nullable: true, description: 'Not supported.' })
   @Check(checks.unsupported('image queries are not available'))
-  query_image?: null;
+  query_image?: { content_type: string; b64encoded: string } | null;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, description: 'Not supported.' })
   @Check(checks.unsupported('stored search configurations are not available'))
   search_configuration?: string | null;

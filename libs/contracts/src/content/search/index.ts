@@ -7,6 +7,7 @@ export * from './search.dto';
 export * from './catalog.dto';
 export * from './ask-options';
 export * from './rag-strategies.dto';
+export * from './ask-images.dto';
 export * from './ask.dto';
 export * from './ask-items.dto';
 export * from './summarize.dto';

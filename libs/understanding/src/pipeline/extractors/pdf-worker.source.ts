@@ -5,8 +5,9 @@
  * A worker also isolates pdfjs: a hostile PDF that exhausts memory kills the worker, not the
  * service, and a hung parse is terminated on timeout.
  *
- * In:  workerData { data: Uint8Array, password?, unpdfPath, canvasPath?, renderScale, thumbnailSize }
+ * In:  workerData { data: Uint8Array, password?, unpdfPath, canvasPath?, renderScale, thumbnailSize, pageImage? }
  * Out: { ok: true, numPages, info, pages: [{ number, paragraphs: string[], image?: Uint8Array }], thumbnail? }
+ *      with pageImage { page, size }: { ok: true, numPages, image?: Uint8Array } (that page only, a PNG of at most size px)
  *      { ok: false, name, code, message }
  */
 export const PDF_WORKER_SOURCE = String.raw`
@@ -65,6 +66,20 @@ async function main() {
   // pdfjs build stubs that factory out, so the document gets the @napi-rs/canvas one.
   const CanvasFactory = canvasImport ? await unpdf.createIsomorphicCanvasFactory(canvasImport) : undefined;
   const pdf = await unpdf.getDocumentProxy(workerData.data, { password: workerData.password, verbosity: 0, CanvasFactory });
+  if (workerData.pageImage) {
+    const { page: n, size } = workerData.pageImage;
+    const numPages = pdf.numPages;
+    let image;
+    if (n >= 1 && n <= numPages && canvasImport) {
+      const page = await pdf.getPage(n);
+      const view = page.getViewport({ scale: 1 });
+      const scale = size / Math.max(view.width, view.height);
+      image = new Uint8Array(await unpdf.renderPageAsImage(pdf, n, { canvasImport, scale }));
+      page.cleanup();
+    }
+    await pdf.destroy();
+    return { ok: true, numPages, image };
+  }
   const meta = await pdf.getMetadata().catch(() => ({ info: {} }));
   const info = {};
   for (const [k, v] of Object.entries(meta.info || {})) if (typeof v === 'string' && v.trim()) info[k] = v.trim();

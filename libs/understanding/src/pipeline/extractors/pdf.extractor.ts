@@ -89,6 +89,33 @@ function workerError(result: WorkerFailure, password: string | undefined): Extra
   return new ExtractionError(`PDF could not be read: ${result.message}`, 'CORRUPT_FILE');
 }
 
+export type PdfPageRendering = { ok: true; numPages: number; image?: Uint8Array } | WorkerFailure;
+
+/**
+ * One page of a PDF as a PNG of at most `size` px on its longest side (/ask's page_image), in a
+ * fresh worker thread like readPdf. Called inside the extraction sandbox's process.
+ */
+export function renderPdfPage(
+  data: Buffer,
+  options: { page: number; size: number; timeoutMs: number; maxMemoryMb: number },
+): Promise<PdfPageRendering> {
+  const bytes = new Uint8Array(data.byteLength);
+  bytes.set(data);
+  return runInWorker<{ ok: true; numPages: number; image?: Uint8Array }>(PDF_WORKER_SOURCE, {
+    workerData: {
+      data: bytes,
+      unpdfPath: require.resolve('unpdf'),
+      canvasPath: canvasPath(),
+      renderScale: 0,
+      thumbnailSize: 0,
+      pageImage: { page: options.page, size: options.size },
+    },
+    transferList: [bytes.buffer],
+    timeoutMs: options.timeoutMs,
+    maxMemoryMb: options.maxMemoryMb,
+  });
+}
+
 /** Page rendering needs a canvas; pdf-parse brings @napi-rs/canvas, resolved from its folder. */
 function canvasPath(): string | undefined {
   try {

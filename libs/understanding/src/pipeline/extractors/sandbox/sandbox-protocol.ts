@@ -12,7 +12,9 @@ export type SandboxTask =
   /** An image decoded by sharp: size, thumbnail and, when OCR is wanted, a PNG for it. */
   | { kind: 'image'; data: Uint8Array; forOcr: boolean }
   /** A PDF read by pdfjs in a worker thread of the sandbox process (pages, text, renders for OCR). */
-  | { kind: 'pdf'; data: Uint8Array; password?: string; forOcr: boolean; timeoutMs: number; maxMemoryMb: number };
+  | { kind: 'pdf'; data: Uint8Array; password?: string; forOcr: boolean; timeoutMs: number; maxMemoryMb: number }
+  /** One page of a PDF rendered as a PNG of at most `size` px (/ask's page_image). */
+  | { kind: 'pdf-page'; data: Uint8Array; page: number; size: number; timeoutMs: number; maxMemoryMb: number };
 
 export type SandboxRequest = { id: number; task: SandboxTask };
 

@@ -4,7 +4,7 @@ import { ExtractionError } from '../extraction.error';
 import type { ExtractedDocument } from '../extraction.types';
 import { decodeImage } from '../image.extractor';
 import { extractDocx, extractPptx } from '../office.extractor';
-import { readPdf } from '../pdf.extractor';
+import { readPdf, renderPdfPage } from '../pdf.extractor';
 import { extractCsv, extractXlsx } from '../spreadsheet.extractor';
 import { decodeText, extractJson, extractMarkdown, extractPlainText } from '../text.extractor';
 import { extractHtmlDocument } from '../web-page.extractor';
@@ -22,6 +22,8 @@ export function runSandboxTask(task: SandboxTask): Promise<unknown> {
       return decodeImage(asBuffer(task.data), task.forOcr);
     case 'pdf':
       return readPdf(asBuffer(task.data), task);
+    case 'pdf-page':
+      return renderPdfPage(asBuffer(task.data), task);
   }
 }
 

@@ -139,7 +139,11 @@ export class AskService {
     if (prequery && prequery.name === 'prequeries') {
       Object.assign(
         prequeryResults,
-        await runPrequeries({ planner: this.planner, finder: this.finder, rephraser: this.rephraser }, prequery, retrieval, { generator, config, history: o.chatHistory }),
+        await runPrequeries({ planner: this.planner, finder: this.finder, rephraser: this.rephraser }, prequery, retrieval, {
+          generator,
+          config,
+          history: o.chatHistory,
+        }),
       );
       const prefilter = prequery.queries
         .filter((q) => q.prefilter)

@@ -42,7 +42,10 @@ export async function runPrequeries(
   }
   // Every model is resolved before any provider is called: an unusable one refuses the request whole.
   const generators = new Map(
-    strategy.queries.map((q) => [q.id, q.request.generative_model ? deps.rephraser.generator(o.config, q.request.generative_model) : o.generator]),
+    strategy.queries.map((q) => [
+      q.id,
+      q.request.generative_model ? deps.rephraser.generator(o.config, q.request.generative_model) : o.generator,
+    ]),
   );
   const gate = new Gate(PREQUERY_REPHRASE_CONCURRENCY);
   await Promise.all(

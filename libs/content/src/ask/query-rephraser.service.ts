@@ -54,7 +54,10 @@ export class QueryRephraser {
    * A plan that asks `rephrase`: its query rewritten (by `generator`, else the request's model or
    * the KB's) with `history`; retrieval uses it from now on, and `originalQuery` keeps the caller's.
    */
-  async rephrasePlan(plan: FindPlan, o: { generator?: Generator; generativeModel?: string; history?: ChatTurn[]; prompt?: string }): Promise<void> {
+  async rephrasePlan(
+    plan: FindPlan,
+    o: { generator?: Generator; generativeModel?: string; history?: ChatTurn[]; prompt?: string },
+  ): Promise<void> {
     if (!plan.rephrase) return;
     const generator = o.generator ?? this.generator(await this.kbConfig(plan.kbid, plan.signal), o.generativeModel);
     const query = await this.rephrase(generator, {

@@ -35,7 +35,8 @@ export class AskPrequeryRequest extends RetrievalRequestBase {
   override graph_query?: Record<string, unknown> = undefined;
   @ApiPropertyOptional({
     default: false,
-    description: "Rewrite this prequery's query for retrieval with the /ask's chat history (its `generative_model`, else the /ask's model).",
+    description:
+      "Rewrite this prequery's query for retrieval with the /ask's chat history (its `generative_model`, else the /ask's model).",
   })
   @Check(checks.bool())
   override rephrase?: boolean = undefined;

@@ -150,7 +150,7 @@ export class SearchResponse {
   @ApiProperty({ type: [String] }) autofilters!: string[];
   @ApiPropertyOptional({
     type: 'string',
-    description: 'With `rephrase: true`: the query retrieval used (the lists\' `query` is the caller\'s). Not in the reference\'s response.',
+    description: "With `rephrase: true`: the query retrieval used (the lists' `query` is the caller's). Not in the reference's response.",
   })
   rephrased_query?: string;
 }

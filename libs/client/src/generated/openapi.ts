@@ -25584,6 +25584,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
                 headers: {
@@ -25674,8 +25683,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25848,6 +25875,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
                 headers: {
@@ -25936,8 +25972,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26134,6 +26188,15 @@ export interface operations {
             };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26375,6 +26438,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
                 headers: {
@@ -26438,6 +26510,15 @@ export interface operations {
             };
             /** @description No credential, or one that is malformed, unknown, expired or revoked */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26536,8 +26617,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26598,8 +26697,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -181,7 +181,98 @@ describe('ask options through the gateway (standalone)', () => {
       ['body.rephrase', 'bool_type'],
       ['body.rephrase_prompt', 'string_too_long'],
     ]);
-    expect(await refused(openaiKb, { query: 'q', rephrase: true }, 'search')).toEqual([['body.rephrase', 'not_supported']]);
+    expect(await refused(openaiKb, { query: 'q', rephrase: true }, 'suggest')).toEqual([['body.rephrase', 'not_supported']]);
+  });
+
+  type Hits = { query: string; results: { rid: string }[] };
+  const search = (kb: string, body: Record<string, unknown>) =>
+    topology.http.call<{ rephrased_query?: string; paragraphs: Hits; fulltext: Hits } & Detail>('POST', `/api/v1/kb/${kb}/search`, {
+      credential: pat,
+      body,
+    });
+
+  it("rephrase on /search: the KB's provider rewrites the query retrieval uses, the rules without one; bad prompts refused", async () => {
+    const body = { query: 'why does it go up', features: ['keyword', 'fulltext'] };
+    const plain = await search(openaiKb, body);
+    expect(plain.status).toBe(200);
+    expect(plain.body.paragraphs.results).toEqual([]);
+    expect(plain.body).not.toHaveProperty('rephrased_query');
+    expect(llm.requests).toHaveLength(0);
+
+    llm.enqueue({ chunks: ['Query: "yeast dough"'] });
+    const found = await search(openaiKb, { ...body, rephrase: true, rephrase_prompt: 'Keywords for: {question}' });
+    expect(found.status).toBe(200);
+    expect(found.body.rephrased_query).toBe('yeast dough');
+    expect(found.body.paragraphs.query).toBe('why does it go up');
+    expect(new Set(found.body.paragraphs.results.map((r) => r.rid))).toEqual(new Set([rids[openaiKb]?.[1]]));
+    expect(new Set(found.body.fulltext.results.map((r) => r.rid))).toEqual(new Set([rids[openaiKb]?.[1]]));
+    expect(JSON.stringify(llm.requests[0]?.body)).toContain('Keywords for: why does it go up');
+
+    // A provider that fails: the rules rephrase (no history: the query as it is), and the search answers.
+    llm.enqueue({ status: 500 });
+    const failed = await search(openaiKb, { ...body, rephrase: true });
+    expect(failed.status).toBe(200);
+    expect(failed.body.rephrased_query).toBe('why does it go up');
+
+    const offline = await topology.http.call<{ rephrased_query: string; paragraphs: Hits }>(
+      'GET',
+      `/api/v1/kb/${offlineKb}/search?query=bread&rephrase=true&features=keyword`,
+      { credential: pat },
+    );
+    expect(offline.status).toBe(200);
+    expect(offline.body.rephrased_query).toBe('bread');
+    expect(new Set(offline.body.paragraphs.results.map((r) => r.rid))).toEqual(new Set([rids[offlineKb]?.[1]]));
+
+    expect(
+      await refused(openaiKb, { query: 'q', rephrase: 'yes', rephrase_prompt: 'no placeholder', generative_model: 3 }, 'search'),
+    ).toEqual([
+      ['body.rephrase', 'bool_type'],
+      ['body.rephrase_prompt', 'value_error'],
+      ['body.generative_model', 'string_type'],
+    ]);
+    const get = await topology.http.call<Detail>('GET', `/api/v1/kb/${openaiKb}/search?query=q&rephrase=true&rephrase_prompt=nope`, {
+      credential: pat,
+    });
+    expect(get.status).toBe(422);
+    expect(get.body.detail.map((d) => [d.loc.join('.'), d.type])).toEqual([['query.rephrase_prompt', 'value_error']]);
+    expect(llm.requests).toHaveLength(2);
+  });
+
+  it("rephrase in prequeries: each prequery that asks it is rewritten with the /ask's chat history, by its model or the /ask's", async () => {
+    const prequeries = (request: Record<string, unknown>) => [
+      { name: 'prequeries', queries: [{ id: 'pq', request: { features: ['keyword'], ...request } }, { request: { query: 'bread' } }] },
+    ];
+    const resultsOf = (items: Line['item'][]) =>
+      (
+        items.find((i) => i.type === 'prequeries') as unknown as {
+          results: Record<string, { query: string; rephrased_query: string | null }>;
+        }
+      ).results;
+
+    const offline = await ask(offlineKb, {
+      query: 'What did he do?',
+      chat_history: history,
+      rag_strategies: prequeries({ query: 'Where did he give a speech?', rephrase: true }),
+    });
+    expect(resultsOf(offline)['pq']).toMatchObject({
+      query: 'Where did he give a speech?',
+      rephrased_query: 'Where did Barack Obama give a speech?',
+    });
+    expect(resultsOf(offline)['prequery_1']).toMatchObject({ query: 'bread', rephrased_query: null });
+
+    llm.enqueue({ chunks: ['Brandenburg Gate speech'] }, { chunks: ['He spoke.'] });
+    const provider = await ask(openaiKb, {
+      query: 'What did he do?',
+      chat_history: history,
+      rag_strategies: prequeries({ query: 'Where was it?', rephrase: true, rephrase_prompt: 'Prequery: {question}' }),
+    });
+    expect(resultsOf(provider)['pq']?.rephrased_query).toBe('Brandenburg Gate speech');
+    expect(JSON.stringify(llm.requests[0]?.body)).toContain('Prequery: Where was it?');
+    expect(JSON.stringify(llm.requests[0]?.body)).toContain('Who is Barack Obama?');
+    expect(llm.requests).toHaveLength(2);
+
+    const bad = await refused(openaiKb, { query: 'q', rag_strategies: prequeries({ query: 'q', rephrase: true, rephrase_prompt: 'x' }) });
+    expect(bad).toEqual([[expect.stringMatching(/queries\.0\.request\.rephrase_prompt$/), 'value_error']]);
   });
 
   it('answer_json_schema: an answer_json item from OpenAI-compatible and Anthropic providers, answer_json in the sync response', async () => {

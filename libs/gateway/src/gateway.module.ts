@@ -117,8 +117,9 @@ export class GatewayModule {
         PresignedBlobsController,
         KbTransfersController,
         AccountBackupsController,
-        PredictController,
+        // Before PredictController: its `predict/:endpoint/:kbid` would also match `predict/compat/models` and `…/compat/embeddings`.
         PredictCompatController,
+        PredictController,
         KbModelsController,
       ],
       providers: [

@@ -4,7 +4,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { ACCESS_TABLE } from './auth/access-table';
 import { declareErrorResponses, type Operation } from './openapi-errors';
 import { ROUTE_DECLARATIONS } from './openapi-route-errors';
-import { quotaFeaturesFor } from './quota/quota-features';
+import { isPerRequestQuotaRoute, quotaFeaturesFor } from './quota/quota-features';
 
 type Doc = { paths: Record<string, Record<string, Operation>> };
 const committed = (): Doc => JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'openapi.json'), 'utf8')) as Doc;
@@ -38,9 +38,10 @@ function missingErrors(doc: Doc): string[] {
       const { route, rule } = entry;
       const expected = new Set(['400', '401']);
       if (rule.scope !== 'public') expected.add('403');
-      if (rule.scope === 'kb' || rule.scope === 'account') expected.add('404');
+      if (rule.scope === 'kb' || rule.scope === 'account' || (rule.scope === 'ua-key' && rule.kbParam)) expected.add('404');
       if (op.requestBody || (op.parameters ?? []).length > 0 || path.includes('{')) expected.add('422');
-      if (quotaFeaturesFor(method, route.split(' ')[1] as string).length > 0) expected.add('402');
+      const routePath = route.split(' ')[1] as string;
+      if (quotaFeaturesFor(method, routePath).length > 0 || isPerRequestQuotaRoute(method, routePath)) expected.add('402');
       for (const status of Object.keys(ROUTE_DECLARATIONS[route]?.errors ?? {})) expected.add(status);
       for (const status of expected) if (!op.responses[status]) found.push(`${name}: no ${status}`);
       for (const [status, response] of Object.entries(op.responses)) {
@@ -89,6 +90,7 @@ describe('openapi.json, error responses', () => {
           post: { requestBody: { content: { 'application/json': { schema: {} } } }, responses: { '200': { description: 'ok' } } },
         },
         '/api/v1/user': { get: { responses: { '200': { description: 'ok' } } } },
+        '/api/v1/predict/{endpoint}/{kbid}': { get: { responses: { '200': { description: 'ok' } } } },
       },
     } as unknown as OpenAPIObject;
     const out = declareErrorResponses(doc).paths as Record<string, Record<string, Operation>>;
@@ -96,6 +98,8 @@ describe('openapi.json, error responses', () => {
     expect(statuses('/api/v1/kb/{kbid}/upload', 'post')).toEqual(['201', '400', '401', '402', '403', '404', '409', '413', '415', '422']);
     expect(statuses('/api/v1/auth/login', 'post')).toEqual(['200', '400', '401', '413', '415', '422', '429']);
     expect(statuses('/api/v1/user', 'get')).toEqual(['200', '400', '401', '403']);
+    // An understanding-API key's route naming a KB: 404 outside its account, 402 past the self-hosted limits.
+    expect(statuses('/api/v1/predict/{endpoint}/{kbid}', 'get')).toEqual(['200', '400', '401', '402', '403', '404', '422']);
     expect(out['/api/v1/auth/login']?.['post']?.security).toEqual([]);
     expect(out['/api/v1/user']?.['get']?.security).toEqual([{ bearer: [] }]);
     expect(out['/api/v1/auth/login']?.['post']?.responses['429']?.content).toEqual({

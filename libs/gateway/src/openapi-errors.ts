@@ -3,7 +3,7 @@ import type { CredentialKind } from '@kb/contracts';
 import { ACCESS_TABLE, type AccessRule } from './auth/access-table';
 import { ROUTE_DECLARATIONS, type RouteDeclaration } from './openapi-route-errors';
 import { declareDownload, declareTus } from './openapi-transfers';
-import { quotaFeaturesFor } from './quota/quota-features';
+import { isPerRequestQuotaRoute, quotaFeaturesFor } from './quota/quota-features';
 
 type Schema = Record<string, unknown>;
 type Media = Record<string, { schema?: Schema }>;
@@ -33,7 +33,16 @@ function routesByOperation(): Map<string, { route: string; rule: AccessRule }> {
 }
 
 /** The quota guard's features, in words. */
-const QUOTA_WORDS: Record<string, string> = { search: 'searches', ask: 'generated answers', processing: 'processing', storage: 'storage' };
+const QUOTA_WORDS: Record<string, string> = {
+  search: 'searches',
+  ask: 'generated answers',
+  processing: 'processing',
+  storage: 'storage',
+  self_hosted_search: 'self-hosted searches',
+  self_hosted_ask: 'self-hosted answers',
+};
+/** The understanding-API keys' predict routes: which limit applies depends on the endpoint (a search or an answer; the others never). */
+const PER_REQUEST_FEATURES = ['self_hosted_search', 'self_hosted_ask'];
 
 /** What a path parameter names, when the service looks it up (a 404 when it is not there). */
 const LOOKED_UP: Record<string, string> = {
@@ -109,15 +118,18 @@ function errorsOf(
   );
   if (rule.scope !== 'public') errors.set('403', roleText(rule));
   const own404 = own.errors?.['404'];
-  if (rule.scope === 'kb' || rule.scope === 'account' || own404) {
+  // A route of an understanding-API key that names a KB: one outside the key's account is as unknown as a missing one.
+  const namesKb = rule.scope === 'kb' || rule.scope === 'account' || (rule.scope === 'ua-key' && rule.kbParam !== undefined);
+  if (namesKb || own404) {
     const nouns = pathNames
       .filter((n) => !created(method, path, n))
       .map((n) => LOOKED_UP[n])
       .filter((n): n is string => n !== undefined);
     const generic = `Not found: ${[...new Set(nouns)].join(', ')}`;
-    errors.set('404', own404 && (rule.scope === 'kb' || rule.scope === 'account') ? `${own404}; or: ${generic}` : (own404 ?? generic));
+    errors.set('404', own404 && namesKb ? `${own404}; or: ${generic}` : (own404 ?? generic));
   }
-  const features = quotaFeaturesFor(method, route.split(' ')[1] as string);
+  const routePath = route.split(' ')[1] as string;
+  const features = isPerRequestQuotaRoute(method, routePath) ? PER_REQUEST_FEATURES : quotaFeaturesFor(method, routePath);
   if (features.length > 0 || own.errors?.['402']) {
     errors.set(
       '402',

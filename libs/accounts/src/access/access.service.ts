@@ -217,6 +217,11 @@ export class AccessService {
 
   private async grantForKey(principal: Principal, req: CheckAccessRequest): Promise<AccessGrant> {
     const grant: AccessGrant = { principal, account_id: principal.account_id };
+    if (req.kbid && principal.kind === 'ua_key') {
+      // An understanding-API key acts within its own account's KBs only (the predict routes' `/{kbid}` variants).
+      const kb = await this.kbs.findInAccount(principal.account_id ?? '', req.kbid);
+      return { ...grant, kb_found: kb !== null };
+    }
     if (req.kbid) {
       if (req.kbid !== principal.kb_id) return { ...grant, kb_found: (await this.kbs.findById(req.kbid)) !== null };
       return { ...grant, kb_found: true, kb_role: principal.key_role };

@@ -3150,6 +3150,159 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/kb/{kbid}/predict/compat/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible chat completions (the KB's generative model) */
+        post: operations["PredictCompat_kbChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/compat/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible chat completions (built-in model) */
+        post: operations["PredictCompat_nuaChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/compat/chat/completions/{kbid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible chat completions for a KB of the understanding-API key's account (its generative model) */
+        post: operations["PredictCompat_nuaKbChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/predict/compat/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible embeddings (the KB's semantic models) */
+        post: operations["PredictCompat_kbEmbeddings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/compat/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible embeddings (built-in model) */
+        post: operations["PredictCompat_nuaEmbeddings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/compat/embeddings/{kbid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI-compatible embeddings for a KB of the understanding-API key's account (its semantic models) */
+        post: operations["PredictCompat_nuaKbEmbeddings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/kb/{kbid}/predict/compat/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OpenAI-compatible model list (the KB's generative and semantic models) */
+        get: operations["PredictCompat_kbModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/compat/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OpenAI-compatible model list (built-in models) */
+        get: operations["PredictCompat_nuaModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/predict/compat/models/{kbid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OpenAI-compatible model list of a KB of the understanding-API key's account */
+        get: operations["PredictCompat_nuaKbModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/kb/{kbid}/predict/{endpoint}": {
         parameters: {
             query?: never;
@@ -3198,102 +3351,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/kb/{kbid}/predict/compat/chat/completions": {
+    "/api/v1/predict/{endpoint}/{kbid}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Predict for a KB of the understanding-API key's account (GET)
+         * @description One of sentence, tokens, query, with `?text=` (≤ 20 000 characters) and optional `model`/`semantic_model` (a semantic model of the KB). `sentence` → {data: vector, time}; `tokens` → {tokens: [{text, ner, start, end}], time}; `query` → {language, stop_words, semantic_threshold, semantic_thresholds, visual_llm, max_context, entities, sentence, query}.
+         */
+        get: operations["Predict_nuaKbGet"];
         put?: never;
-        /** OpenAI-compatible chat completions (the KB's generative model) */
-        post: operations["PredictCompat_kbChat"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/predict/compat/chat/completions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** OpenAI-compatible chat completions (built-in model) */
-        post: operations["PredictCompat_nuaChat"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/kb/{kbid}/predict/compat/embeddings": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** OpenAI-compatible embeddings (the KB's semantic models) */
-        post: operations["PredictCompat_kbEmbeddings"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/predict/compat/embeddings": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** OpenAI-compatible embeddings (built-in model) */
-        post: operations["PredictCompat_nuaEmbeddings"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/kb/{kbid}/predict/compat/models": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** OpenAI-compatible model list (the KB's generative and semantic models) */
-        get: operations["PredictCompat_kbModels"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/predict/compat/models": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** OpenAI-compatible model list (built-in models) */
-        get: operations["PredictCompat_nuaModels"];
-        put?: never;
-        post?: never;
+        /**
+         * Predict for a KB of the understanding-API key's account (POST)
+         * @description One of sentences, query, chat, summarize, rephrase, rerank, remi. Bodies: sentences {texts[≤100], model?} → {data: vectors, model, time}; query as GET; chat {question, query_context (list or map), chat_history, system, user_prompt, generative_model, max_tokens ≤ 4096} → NDJSON {"chunk": {type: text|meta|status}}; summarize {resources: {id: {fields: {id: text}}}} → {resources: {id: {summary, tokens}}, summary}; rephrase {question, context|chat_history} → a JSON string; rerank {question, context: {id: text}} → {context_scores}; remi {question?, answer?, contexts?} → {time, answer_relevance, context_relevance, groundedness}.
+         */
+        post: operations["Predict_nuaKbPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5679,11 +5754,12 @@ export interface components {
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
-             * @description Not supported: send the rephrased query instead.
+             * @description Rewrite the query for retrieval with the generative model (`generative_model`, else the KB's); the built-in rewriting without one. The result is `rephrased_query`.
+             * @default false
              * @enum {boolean}
              */
             rephrase?: false;
-            /** @description Not supported. */
+            /** @description The rephrasing instructions for the model; must contain {question}. */
             rephrase_prompt?: string | null;
             /** @description Not supported. */
             query_image?: string | null;
@@ -5693,7 +5769,7 @@ export interface components {
             } | null;
             /** @description Not supported: raise top_k. */
             search_after?: string[] | null;
-            /** @description Accepted without effect (it only serves rephrasing). */
+            /** @description The model that rephrases (else the KB's). */
             generative_model?: string;
             /** @description At most 10 KB; stored with the activity event. */
             audit_metadata?: {
@@ -5774,6 +5850,8 @@ export interface components {
             nodes: null;
             shards: string[] | null;
             autofilters: string[];
+            /** @description With `rephrase: true`: the query retrieval used (the lists' `query` is the caller's). Not in the reference's response. */
+            rephrased_query?: string;
         };
         ResourceSearchResponse: {
             sentences: components["schemas"]["SearchResultList"] | null;
@@ -6325,11 +6403,12 @@ export interface components {
             /** @deprecated */
             extracted?: ("text" | "metadata" | "shortened_metadata" | "large_metadata" | "vectors" | "link" | "file" | "question_answers")[];
             /**
-             * @description Not supported: send the rephrased query instead.
+             * @description Rewrite this prequery's query for retrieval with the /ask's chat history (its `generative_model`, else the /ask's model).
+             * @default false
              * @enum {boolean}
              */
             rephrase?: false;
-            /** @description Not supported. */
+            /** @description The rephrasing instructions for the model; must contain {question}. */
             rephrase_prompt?: string | null;
             /** @description Not supported. */
             query_image?: string | null;
@@ -6339,7 +6418,7 @@ export interface components {
             } | null;
             /** @description Not supported: raise top_k. */
             search_after?: string[] | null;
-            /** @description Accepted without effect (it only serves rephrasing). */
+            /** @description The model that rephrases this prequery (else the /ask's). */
             generative_model?: string;
             /** @description At most 10 KB; stored with the activity event. */
             audit_metadata?: {
@@ -7035,6 +7114,118 @@ export interface components {
              */
             import_id: string;
         };
+        CompatAssistantMessage: {
+            /** @enum {string} */
+            role: "assistant";
+            content: string;
+            /** @enum {string|null} */
+            refusal: null;
+        };
+        CompatChoice: {
+            index: number;
+            message: components["schemas"]["CompatAssistantMessage"];
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            logprobs: null;
+            /** @enum {string} */
+            finish_reason: "stop" | "length";
+        };
+        CompatChatUsage: {
+            prompt_tokens: number;
+            completion_tokens: number;
+            total_tokens: number;
+        };
+        CompatChatCompletion: {
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion";
+            created: number;
+            model: string;
+            choices: components["schemas"]["CompatChoice"][];
+            usage: components["schemas"]["CompatChatUsage"];
+        };
+        CompatChunkDelta: {
+            /** @enum {string} */
+            role?: "assistant";
+            content?: string;
+        };
+        CompatChunkChoice: {
+            index: number;
+            delta: components["schemas"]["CompatChunkDelta"];
+            /**
+             * @description Always null
+             * @enum {string|null}
+             */
+            logprobs: null;
+            /** @enum {string|null} */
+            finish_reason: "stop" | "length" | null;
+        };
+        CompatChatCompletionChunk: {
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion.chunk";
+            created: number;
+            model: string;
+            choices: components["schemas"]["CompatChunkChoice"][];
+        };
+        CompatChatMessage: {
+            /** @enum {string} */
+            role: "system" | "developer" | "user" | "assistant";
+            content: string | {
+                type?: string;
+                text?: string;
+            }[];
+        };
+        CompatChatCompletionsBody: {
+            model?: string;
+            messages: components["schemas"]["CompatChatMessage"][];
+            stream?: boolean;
+            max_tokens?: number;
+            max_completion_tokens?: number;
+            temperature?: number;
+            /** @enum {number} */
+            n?: 1;
+            seed?: number;
+        };
+        CompatEmbeddingsBody: {
+            input: string | string[];
+            model?: string;
+            /** @enum {string} */
+            encoding_format?: "float" | "base64";
+            user?: string;
+        };
+        CompatEmbedding: {
+            /** @enum {string} */
+            object: "embedding";
+            index: number;
+            /** @description The vector; base64 of little-endian float32s with `encoding_format: base64` */
+            embedding: number[] | string;
+        };
+        CompatEmbeddingsUsage: {
+            prompt_tokens: number;
+            total_tokens: number;
+        };
+        CompatEmbeddingsResponse: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["CompatEmbedding"][];
+            model: string;
+            usage: components["schemas"]["CompatEmbeddingsUsage"];
+        };
+        CompatModel: {
+            id: string;
+            /** @enum {string} */
+            object: "model";
+            created: number;
+            owned_by: string;
+        };
+        CompatModelsResponse: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["CompatModel"][];
+        };
         PredictSentencesBody: {
             texts: string[];
             model?: string;
@@ -7160,118 +7351,6 @@ export interface components {
         PredictSummarizedResource: {
             summary: string;
             tokens: number;
-        };
-        CompatAssistantMessage: {
-            /** @enum {string} */
-            role: "assistant";
-            content: string;
-            /** @enum {string|null} */
-            refusal: null;
-        };
-        CompatChoice: {
-            index: number;
-            message: components["schemas"]["CompatAssistantMessage"];
-            /**
-             * @description Always null
-             * @enum {string|null}
-             */
-            logprobs: null;
-            /** @enum {string} */
-            finish_reason: "stop" | "length";
-        };
-        CompatChatUsage: {
-            prompt_tokens: number;
-            completion_tokens: number;
-            total_tokens: number;
-        };
-        CompatChatCompletion: {
-            id: string;
-            /** @enum {string} */
-            object: "chat.completion";
-            created: number;
-            model: string;
-            choices: components["schemas"]["CompatChoice"][];
-            usage: components["schemas"]["CompatChatUsage"];
-        };
-        CompatChunkDelta: {
-            /** @enum {string} */
-            role?: "assistant";
-            content?: string;
-        };
-        CompatChunkChoice: {
-            index: number;
-            delta: components["schemas"]["CompatChunkDelta"];
-            /**
-             * @description Always null
-             * @enum {string|null}
-             */
-            logprobs: null;
-            /** @enum {string|null} */
-            finish_reason: "stop" | "length" | null;
-        };
-        CompatChatCompletionChunk: {
-            id: string;
-            /** @enum {string} */
-            object: "chat.completion.chunk";
-            created: number;
-            model: string;
-            choices: components["schemas"]["CompatChunkChoice"][];
-        };
-        CompatChatMessage: {
-            /** @enum {string} */
-            role: "system" | "developer" | "user" | "assistant";
-            content: string | {
-                type?: string;
-                text?: string;
-            }[];
-        };
-        CompatChatCompletionsBody: {
-            model?: string;
-            messages: components["schemas"]["CompatChatMessage"][];
-            stream?: boolean;
-            max_tokens?: number;
-            max_completion_tokens?: number;
-            temperature?: number;
-            /** @enum {number} */
-            n?: 1;
-            seed?: number;
-        };
-        CompatEmbeddingsBody: {
-            input: string | string[];
-            model?: string;
-            /** @enum {string} */
-            encoding_format?: "float" | "base64";
-            user?: string;
-        };
-        CompatEmbedding: {
-            /** @enum {string} */
-            object: "embedding";
-            index: number;
-            /** @description The vector; base64 of little-endian float32s with `encoding_format: base64` */
-            embedding: number[] | string;
-        };
-        CompatEmbeddingsUsage: {
-            prompt_tokens: number;
-            total_tokens: number;
-        };
-        CompatEmbeddingsResponse: {
-            /** @enum {string} */
-            object: "list";
-            data: components["schemas"]["CompatEmbedding"][];
-            model: string;
-            usage: components["schemas"]["CompatEmbeddingsUsage"];
-        };
-        CompatModel: {
-            id: string;
-            /** @enum {string} */
-            object: "model";
-            created: number;
-            owned_by: string;
-        };
-        CompatModelsResponse: {
-            /** @enum {string} */
-            object: "list";
-            data: components["schemas"]["CompatModel"][];
         };
         KbModelDto: {
             model_id: string;
@@ -22423,6 +22502,12 @@ export interface operations {
                 faceted?: string[];
                 offset?: number;
                 sort_field?: string;
+                /** @description Rewrite the query for retrieval (the result is rephrased_query). */
+                rephrase?: boolean;
+                /** @description The rephrasing instructions; must contain {question}. */
+                rephrase_prompt?: string;
+                /** @description The model that rephrases (else the KB's). */
+                generative_model?: string;
             };
             header?: never;
             path: {
@@ -25426,6 +25511,777 @@ export interface operations {
             };
         };
     };
+    PredictCompat_kbChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatChatCompletionsBody"];
+            };
+        };
+        responses: {
+            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk events (`data: <chunk>`, last `data: [DONE]`) with stream: true */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatChatCompletion"];
+                    "text/event-stream": components["schemas"]["CompatChatCompletionChunk"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+            /** @description The model provider is rate limiting the service */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_nuaChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatChatCompletionsBody"];
+            };
+        };
+        responses: {
+            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk events (`data: <chunk>`, last `data: [DONE]`) with stream: true */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatChatCompletion"];
+                    "text/event-stream": components["schemas"]["CompatChatCompletionChunk"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+            /** @description The model provider is rate limiting the service */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_nuaKbChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatChatCompletionsBody"];
+            };
+        };
+        responses: {
+            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk events (`data: <chunk>`, last `data: [DONE]`) with stream: true */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatChatCompletion"];
+                    "text/event-stream": components["schemas"]["CompatChatCompletionChunk"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_kbEmbeddings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatEmbeddingsBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatEmbeddingsResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+            /** @description The model provider is rate limiting the service */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_nuaEmbeddings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatEmbeddingsBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatEmbeddingsResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+            /** @description The model provider is rate limiting the service */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_nuaKbEmbeddings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompatEmbeddingsBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatEmbeddingsResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_kbModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatModelsResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_nuaModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatModelsResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
+    PredictCompat_nuaKbModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompatModelsResponse"];
+                };
+            };
+            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is malformed, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Every mistake of the request, each with its location */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+        };
+    };
     Predict_kbGet: {
         parameters: {
             query: {
@@ -25649,6 +26505,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
                 headers: {
@@ -25719,186 +26584,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A body that is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Every mistake of the request, each with its location */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationErrorResponse"];
-                };
-            };
-            /** @description The model provider is rate limiting the service */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitedResponse"];
-                };
-            };
-        };
-    };
-    PredictCompat_kbChat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                kbid: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CompatChatCompletionsBody"];
-            };
-        };
-        responses: {
-            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk events (`data: <chunk>`, last `data: [DONE]`) with stream: true */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompatChatCompletion"];
-                    "text/event-stream": components["schemas"]["CompatChatCompletionChunk"];
-                };
-            };
-            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description No credential, or one that is malformed, unknown, expired or revoked */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found: the Knowledge Box */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A body that is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Every mistake of the request, each with its location */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationErrorResponse"];
-                };
-            };
-            /** @description The model provider is rate limiting the service */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitedResponse"];
-                };
-            };
-        };
-    };
-    PredictCompat_nuaChat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CompatChatCompletionsBody"];
-            };
-        };
-        responses: {
-            /** @description chat.completion JSON, or text/event-stream of chat.completion.chunk events (`data: <chunk>`, last `data: [DONE]`) with stream: true */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompatChatCompletion"];
-                    "text/event-stream": components["schemas"]["CompatChatCompletionChunk"];
-                };
-            };
-            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description No credential, or one that is malformed, unknown, expired or revoked */
-            401: {
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25953,194 +26640,18 @@ export interface operations {
             };
         };
     };
-    PredictCompat_kbEmbeddings: {
+    Predict_nuaKbGet: {
         parameters: {
-            query?: never;
+            query: {
+                text: string;
+                model?: string;
+                semantic_model?: string;
+                generative_model?: string;
+                token_model?: string;
+            };
             header?: never;
             path: {
-                kbid: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CompatEmbeddingsBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompatEmbeddingsResponse"];
-                };
-            };
-            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description No credential, or one that is malformed, unknown, expired or revoked */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found: the Knowledge Box */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A body that is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Every mistake of the request, each with its location */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationErrorResponse"];
-                };
-            };
-            /** @description The model provider is rate limiting the service */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitedResponse"];
-                };
-            };
-        };
-    };
-    PredictCompat_nuaEmbeddings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CompatEmbeddingsBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CompatEmbeddingsResponse"];
-                };
-            };
-            /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description No credential, or one that is malformed, unknown, expired or revoked */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A body that is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Every mistake of the request, each with its location */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationErrorResponse"];
-                };
-            };
-            /** @description The model provider is rate limiting the service */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimitedResponse"];
-                };
-            };
-        };
-    };
-    PredictCompat_kbModels: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
+                endpoint: "sentence" | "tokens" | "query";
                 kbid: string;
             };
             cookie?: never;
@@ -26152,7 +26663,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CompatModelsResponse"];
+                    "application/json": components["schemas"]["PredictSentenceResponse"] | components["schemas"]["PredictTokensResponse"] | components["schemas"]["PredictQueryResponse"];
                 };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
@@ -26173,7 +26684,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The caller does not hold the READER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -26202,21 +26722,28 @@ export interface operations {
             };
         };
     };
-    PredictCompat_nuaModels: {
+    Predict_nuaKbPost: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                endpoint: "sentences" | "query" | "chat" | "summarize" | "rephrase" | "rerank" | "remi";
+                kbid: string;
+            };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PredictSentencesBody"] | components["schemas"]["PredictQueryBody"] | components["schemas"]["PredictChatBody"] | components["schemas"]["PredictSummarizeBody"] | components["schemas"]["PredictRephraseBody"] | components["schemas"]["PredictRerankBody"] | components["schemas"]["PredictRemiBody"];
+            };
+        };
         responses: {
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CompatModelsResponse"];
+                    "application/json": components["schemas"]["PredictSentenceResponse"] | components["schemas"]["PredictSentencesResponse"] | components["schemas"]["PredictTokensResponse"] | components["schemas"]["PredictQueryResponse"] | components["schemas"]["PredictSummarizeResponse"] | components["schemas"]["PredictRerankResponse"] | components["schemas"]["PredictRemiResponse"] | string;
                 };
             };
             /** @description Two credentials in one request (two credential headers, or a header and the eph-token parameter) */
@@ -26237,8 +26764,44 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of self-hosted searches or self-hosted answers */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The credential is not an understanding-API key (X-SVC-UAKEY) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: the Knowledge Box */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The JSON body is larger than the limit (JSON_BODY_LIMIT on content routes, JSON_DEFAULT_BODY_LIMIT elsewhere) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A body that is not application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

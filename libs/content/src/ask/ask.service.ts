@@ -35,6 +35,7 @@ import { askOptionsOf } from './ask-options';
 import { type Graph, type RagStrategy } from './rag-strategies';
 import { GraphStrategyService } from './graph/graph-strategy.service';
 import { AskImages } from './ask-images';
+import { runPrequeries } from './prequeries';
 
 export const NOT_ENOUGH_CONTEXT_ANSWER = 'Not enough data to answer this.';
 
@@ -141,13 +142,7 @@ export class AskService {
       if (!rows[0]) throw new DomainError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
       plan.where += ` AND p.rid = ${plan.params.add(rows[0].id)}::uuid`;
     }
-    if (plan.rephrase) {
-      const prompt = o.rephrasePrompt ?? plan.rephrase.prompt;
-      this.finder.rephrased(
-        plan,
-        await this.rephraser.rephrase(generator, { kbid: req.kbid, question: query, history: o.chatHistory, prompt, signal }),
-      );
-    }
+    await this.rephraser.rephrasePlan(plan, { generator, history: o.chatHistory, prompt: o.rephrasePrompt });
     const userPrompts = isObject(config['user_prompts'])
       ? (config['user_prompts'][generator.model] as Record<string, unknown> | undefined)
       : undefined;
@@ -159,13 +154,14 @@ export class AskService {
     const prequery = o.strategies.find((s) => s.name === 'prequeries');
     const prequeryResults: Record<string, FindOutcome> = {};
     if (prequery && prequery.name === 'prequeries') {
-      for (const q of prequery.queries) {
-        const pplan = await this.planner.plan(
-          { ...retrieval, body: q.request },
-          { defaultFeatures: ASK_DEFAULT_FEATURES, loc: ['body', 'rag_strategies', 'prequeries', q.id] },
-        );
-        prequeryResults[q.id] = await this.finder.run(pplan);
-      }
+      Object.assign(
+        prequeryResults,
+        await runPrequeries({ planner: this.planner, finder: this.finder, rephraser: this.rephraser }, prequery, retrieval, {
+          generator,
+          config,
+          history: o.chatHistory,
+        }),
+      );
       const prefilter = prequery.queries
         .filter((q) => q.prefilter)
         .flatMap((q) => prequeryResults[q.id]?.paragraphs.map((p) => p.rid) ?? []);

@@ -3,11 +3,12 @@ import { AccountsSubjects } from '@kb/contracts';
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { createGenerator, GenerationError, type ChatTurn, type Generator } from './generation';
+import type { FindPlan } from '../search/find/find-plan';
 import { rephraseByRules, rephraseQuery } from './rephrase';
 
 export type KbConfig = Record<string, unknown>;
 
-/** The KB's generative model and query rephrasing, shared by /ask and /find. */
+/** The KB's generative model and query rephrasing, shared by /ask (and its prequeries), /find and /search. */
 @Injectable()
 export class QueryRephraser {
   constructor(
@@ -47,5 +48,26 @@ export class QueryRephraser {
       );
       return rephraseByRules(req.question, req.history);
     }
+  }
+
+  /**
+   * A plan that asks `rephrase`: its query rewritten (by `generator`, else the request's model or
+   * the KB's) with `history`; retrieval uses it from now on, and `originalQuery` keeps the caller's.
+   */
+  async rephrasePlan(
+    plan: FindPlan,
+    o: { generator?: Generator; generativeModel?: string; history?: ChatTurn[]; prompt?: string },
+  ): Promise<void> {
+    if (!plan.rephrase) return;
+    const generator = o.generator ?? this.generator(await this.kbConfig(plan.kbid, plan.signal), o.generativeModel);
+    const query = await this.rephrase(generator, {
+      kbid: plan.kbid,
+      question: plan.originalQuery ?? plan.query,
+      history: o.history ?? [],
+      prompt: o.prompt ?? plan.rephrase.prompt,
+      signal: plan.signal,
+    });
+    plan.originalQuery ??= plan.query;
+    plan.query = query;
   }
 }

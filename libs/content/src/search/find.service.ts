@@ -33,19 +33,7 @@ export class FindService {
     // A named search configuration is the base of the body (docs/kb-configuration.md).
     const req = { ...request, body: await this.configs.applySearch(request.kbid, request.body, 'find') };
     const plan = await this.planner.plan(req, { defaultFeatures: FIND_DEFAULT_FEATURES, rephrase: true });
-    if (plan.rephrase) {
-      const generator = this.rephraser.generator(await this.rephraser.kbConfig(req.kbid, req.signal), req.body.generative_model);
-      this.rephrased(
-        plan,
-        await this.rephraser.rephrase(generator, {
-          kbid: req.kbid,
-          question: plan.query,
-          history: [],
-          prompt: plan.rephrase.prompt,
-          signal: req.signal,
-        }),
-      );
-    }
+    await this.rephraser.rephrasePlan(plan, { generativeModel: req.body.generative_model });
     const outcome = await this.run(plan);
     if (plan.features.includes('relations')) outcome.relations = await this.repository.relations(plan);
     plan.signal?.throwIfAborted();
@@ -75,11 +63,5 @@ export class FindService {
     const paragraphs = await this.merger.merge(plan, retrieved);
     timings['total_ms'] = Date.now() - t0;
     return { plan, paragraphs, minScore: { semantic: retrieved.minSemantic, bm25: plan.minBm25 }, terms: retrieved.terms, timings };
-  }
-
-  /** Retrieval uses the rephrased query from now on; the response reports both. */
-  rephrased(plan: FindPlan, query: string): void {
-    plan.originalQuery ??= plan.query;
-    plan.query = query;
   }
 }

@@ -22,6 +22,7 @@ import { memoryFacets, memoryTags } from './memory/memory-facets';
 import { SqlParams, likePrefix } from './query/sql';
 import { SearchContextService } from './search-context.service';
 import { EntitiesGroupsService } from '../entities-groups/entities-groups.service';
+import { QueryRephraser } from '../ask/query-rephraser.service';
 
 /** Entities /suggest returns at most. */
 const ENTITY_SUGGESTIONS = 20;
@@ -46,11 +47,15 @@ export class SearchListsService {
     private readonly auditor: SearchAuditService,
     private readonly context: SearchContextService,
     private readonly entitiesGroups: EntitiesGroupsService,
+    private readonly rephraser: QueryRephraser,
   ) {}
 
   async search(req: RetrievalRequest<SearchRequest>): Promise<SearchResponse> {
     const started = Date.now();
-    const plan = await this.planner.plan(req, { defaultFeatures: SEARCH_DEFAULT_FEATURES });
+    const plan = await this.planner.plan(req, { defaultFeatures: SEARCH_DEFAULT_FEATURES, rephrase: true });
+    // As on /find: retrieval (keyword, semantic, relations) uses the rephrased query; the lists report the caller's.
+    await this.rephraser.rephrasePlan(plan, { generativeModel: req.body.generative_model });
+    const query = plan.originalQuery ?? plan.query;
     const features = plan.features;
     const faceted = req.body.faceted ?? [];
     const offset = req.body.offset ?? 0;
@@ -101,7 +106,7 @@ export class SearchListsService {
           fuzzy_result: false,
         })),
         facets,
-        query: plan.query,
+        query,
         total: keywordHits.length,
         page_number: Math.floor(offset / plan.topK),
         page_size: plan.topK,
@@ -125,7 +130,7 @@ export class SearchListsService {
       out.fulltext = {
         results: page.map(({ score, p }) => ({ score, rid: p.rid, ...fieldParts(p), labels: stripL(p.labels) })),
         facets,
-        query: plan.query,
+        query,
         total: fields.length,
         page_number: Math.floor(offset / plan.topK),
         page_size: plan.topK,
@@ -156,8 +161,15 @@ export class SearchListsService {
     }
     plan.signal?.throwIfAborted();
     const resources = await this.repository.resources(req.kbid, [...rids], plan.serialization);
-    this.auditor.audit(req, 'search', started, { query: plan.query, features, resources_count: rids.size }, plan.auditMetadata);
-    return { ...out, resources: Object.fromEntries(resources) };
+    const rephrased = plan.originalQuery !== undefined ? { rephrased_query: plan.query } : {};
+    this.auditor.audit(
+      req,
+      'search',
+      started,
+      { query, ...(plan.originalQuery !== undefined ? { rephrased_question: plan.query } : {}), features, resources_count: rids.size },
+      plan.auditMetadata,
+    );
+    return { ...out, resources: Object.fromEntries(resources), ...rephrased };
   }
 
   /**

@@ -10,8 +10,11 @@ export type AccessRule =
   | { scope: 'user' }
   /** A permanent API key (not a temporal one): for minting temporal keys. */
   | { scope: 'api-key' }
-  /** An understanding-API client key (X-SVC-UAKEY): the processing of its account's KBs. */
-  | { scope: 'ua-key' }
+  /**
+   * An understanding-API client key (X-SVC-UAKEY): the processing of its account's KBs. With
+   * `kbParam`, the route names one KB, which must be of the key's account (else 404, as unknown).
+   */
+  | { scope: 'ua-key'; kbParam?: string }
   /** A role on the KB named by `kbParam`; `accountParam`, when given, must be that KB's account. */
   | { scope: 'kb'; role: RouteRole; kbParam: string; accountParam?: string; credentials: readonly CredentialKind[]; groupScoped?: boolean }
   /**
@@ -32,6 +35,7 @@ export const KB_CALLERS: readonly CredentialKind[] = ['user_token', 'pat', 'api_
 export const DOWNLOAD_CALLERS: readonly CredentialKind[] = [...KB_CALLERS, 'ephemeral_token'];
 
 const PUBLIC: AccessRule = { scope: 'public' };
+const UA_KB: AccessRule = { scope: 'ua-key', kbParam: 'kbid' };
 const USER: AccessRule = { scope: 'user' };
 const kb = (role: RouteRole, credentials: readonly CredentialKind[] = KB_CALLERS): AccessRule => ({
   scope: 'kb',
@@ -307,6 +311,12 @@ export const ACCESS_TABLE: Readonly<Record<string, AccessRule>> = {
   'POST /api/v1/predict/compat/chat/completions': { scope: 'ua-key' },
   'POST /api/v1/predict/compat/embeddings': { scope: 'ua-key' },
   'GET /api/v1/predict/compat/models': { scope: 'ua-key' },
+  // The reference's `/{kbid}` variants: a key's calls on a KB of its account, with that KB's models
+  'GET /api/v1/predict/:endpoint/:kbid': UA_KB,
+  'POST /api/v1/predict/:endpoint/:kbid': UA_KB,
+  'POST /api/v1/predict/compat/chat/completions/:kbid': UA_KB,
+  'POST /api/v1/predict/compat/embeddings/:kbid': UA_KB,
+  'GET /api/v1/predict/compat/models/:kbid': UA_KB,
   'POST /api/v1/kb/:kbid/summarize': kb('READER'),
   // Activity logs (spec 4.4): every caller's questions, answers and user ids, so the KB's managers only
   'POST /api/v1/kb/:kbid/activity/:event_type/query': kb('MANAGER'),

@@ -82,7 +82,7 @@ export class AuthGuard implements CanActivate {
   }
 
   private target(rule: AccessRule, req: Request): { kbid?: string; account?: string } {
-    if (rule.scope === 'kb') return { kbid: String(req.params[rule.kbParam] ?? '') };
+    if (rule.scope === 'kb' || (rule.scope === 'ua-key' && rule.kbParam)) return { kbid: String(req.params[rule.kbParam ?? ''] ?? '') };
     if (rule.scope === 'account') return { account: String(req.params[rule.accountParam] ?? '') };
     return {};
   }
@@ -101,6 +101,8 @@ export class AuthGuard implements CanActivate {
         return;
       case 'ua-key':
         if (p.kind !== 'ua_key' || !p.account_id) throw forbidden('This route is for understanding-API clients (X-SVC-UAKEY)');
+        // A KB of another account is as unknown to the key as a missing one.
+        if (rule.kbParam && grant.kb_found !== true) throw new DomainError(ErrorCodes.KB_NOT_FOUND, 'Knowledge Box not found');
         return;
       case 'caller':
         if (!rule.credentials.includes(p.kind)) throw forbidden(`This route does not accept ${p.kind.replace('_', ' ')} credentials`);

@@ -14,8 +14,11 @@ const PROCESSING = /^\/api\/v1\/processing\/(?:push|upload|tusupload)$/;
 
 export const WRITE_FEATURES = ['processing', 'storage'] as const;
 
-/** The predict routes of understanding-API keys: which of their calls count as self-hosted searches and answers depends on the endpoint. */
-const UA_PREDICT = /^\/api\/v1\/predict\/(?::endpoint|compat\/chat\/completions|compat\/embeddings)$/;
+/**
+ * The predict routes of understanding-API keys (with or without a KB of the key's account): which of
+ * their calls count as self-hosted searches and answers depends on the endpoint.
+ */
+const UA_PREDICT = /^\/api\/v1\/predict\/(:endpoint|compat\/chat\/completions|compat\/embeddings)(?:\/:kbid)?$/;
 
 /** Whether the features of this route depend on the request (its `{endpoint}`, its body): see predictQuotaFeatures. */
 export function isPerRequestQuotaRoute(method: string, path: string): boolean {
@@ -28,7 +31,8 @@ export function isPerRequestQuotaRoute(method: string, path: string): boolean {
  * exhausted, its answer when its self-hosted answers are. The other endpoints are never refused.
  */
 export function predictQuotaFeatures(path: string, endpoint: string | undefined, body: unknown): readonly string[] {
-  const name = path.endsWith('/:endpoint') ? (endpoint ?? '') : path.slice('/api/v1/predict/'.length);
+  const route = UA_PREDICT.exec(path)?.[1];
+  const name = route === ':endpoint' ? (endpoint ?? '') : (route ?? '');
   const use = selfHostedUse(name, body);
   return use === 'search' ? ['self_hosted_search'] : use === 'answer' ? ['self_hosted_ask'] : [];
 }

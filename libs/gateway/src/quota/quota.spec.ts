@@ -53,6 +53,11 @@ describe('predictQuotaFeatures (predict calls of understanding-API keys)', () =>
     expect(isPerRequestQuotaRoute('post', '/api/v1/predict/compat/embeddings')).toBe(true);
     expect(isPerRequestQuotaRoute('POST', '/api/v1/predict/compat/chat/completions')).toBe(true);
     expect(isPerRequestQuotaRoute('GET', '/api/v1/predict/compat/models')).toBe(false);
+    // The `/{kbid}` variants: a key's calls on a KB of its account hold the same limits.
+    expect(isPerRequestQuotaRoute('GET', '/api/v1/predict/:endpoint/:kbid')).toBe(true);
+    expect(isPerRequestQuotaRoute('POST', '/api/v1/predict/compat/embeddings/:kbid')).toBe(true);
+    expect(isPerRequestQuotaRoute('POST', '/api/v1/predict/compat/chat/completions/:kbid')).toBe(true);
+    expect(isPerRequestQuotaRoute('GET', '/api/v1/predict/compat/models/:kbid')).toBe(false);
     // A KB's predict routes hold no self-hosted limit.
     expect(isPerRequestQuotaRoute('POST', '/api/v1/kb/:kbid/predict/:endpoint')).toBe(false);
     expect(quotaFeaturesFor('POST', '/api/v1/kb/:kbid/predict/:endpoint')).toEqual([]);
@@ -75,6 +80,11 @@ describe('predictQuotaFeatures (predict calls of understanding-API keys)', () =>
     ['/api/v1/predict/compat/embeddings', undefined, { input: ['a', 'b'] }, []],
     ['/api/v1/predict/compat/embeddings', undefined, null, []],
     ['/api/v1/predict/compat/embeddings', undefined, 'text', []],
+    ['/api/v1/predict/:endpoint/:kbid', 'query', {}, ['self_hosted_search']],
+    ['/api/v1/predict/:endpoint/:kbid', 'chat', {}, ['self_hosted_ask']],
+    ['/api/v1/predict/:endpoint/:kbid', 'rerank', {}, []],
+    ['/api/v1/predict/compat/chat/completions/:kbid', undefined, { messages: [] }, ['self_hosted_ask']],
+    ['/api/v1/predict/compat/embeddings/:kbid', undefined, { input: 'a query' }, ['self_hosted_search']],
   ])('%s %s %j → %j', (path, endpoint, body, features) => {
     expect(predictQuotaFeatures(path, endpoint, body)).toEqual(features);
   });

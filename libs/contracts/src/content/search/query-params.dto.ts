@@ -71,6 +71,9 @@ export const SearchQueryParams = queryClass('SearchQueryParams', [
   ['faceted', list('Tag prefixes to count.')],
   ['offset', { type: 'integer', minimum: 0, maximum: 1000 }],
   ['sort_field', { type: 'string', enum: ['score'] }],
+  ['rephrase', { type: 'boolean', description: 'Rewrite the query for retrieval (the result is rephrased_query).' }],
+  ['rephrase_prompt', { type: 'string', description: 'The rephrasing instructions; must contain {question}.' }],
+  ['generative_model', { type: 'string', description: "The model that rephrases (else the KB's)." }],
 ]);
 export const SuggestQueryParams = queryClass('SuggestQueryParams', [['features', enumList(SUGGEST_FEATURES)], ...RETRIEVAL]);
 export const CatalogQueryParams = queryClass('CatalogQueryParams', [

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { ResourceDto } from '../resource.dto';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type MemberCheck } from '../../common/member-checks';
+import { ASK_OPTION_LIMITS, rephrasePromptIssues } from './ask-options';
 import { FindRelations, RetrievalRequestBase } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
@@ -56,6 +57,24 @@ export class SearchRequest extends RetrievalRequestBase {
   })
   @Check(searchSortCheck)
   sort?: { field?: 'score'; order?: string };
+
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      "Rewrite the query for retrieval with the generative model (`generative_model`, else the KB's); the built-in rewriting without one. The result is `rephrased_query`.",
+  })
+  @Check(checks.bool())
+  override rephrase?: boolean = undefined;
+  @ApiPropertyOptional({
+    type: 'string',
+    maxLength: ASK_OPTION_LIMITS.rephrasePromptChars,
+    description: 'The rephrasing instructions for the model; must contain {question}.',
+  })
+  @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
+  override rephrase_prompt?: string = undefined;
+  @ApiPropertyOptional({ type: 'string', description: "The model that rephrases (else the KB's)." })
+  @Check(checks.string())
+  override generative_model?: string = undefined;
 }
 
 /** Where a hit is in its field. */
@@ -129,6 +148,11 @@ export class SearchResponse {
   @ApiProperty({ type: 'string', nullable: true, enum: [null], description: 'Always null' }) nodes!: null;
   @ApiProperty({ type: [String], nullable: true }) shards!: null;
   @ApiProperty({ type: [String] }) autofilters!: string[];
+  @ApiPropertyOptional({
+    type: 'string',
+    description: "With `rephrase: true`: the query retrieval used (the lists' `query` is the caller's). Not in the reference's response.",
+  })
+  rephrased_query?: string;
 }
 
 export const SearchRequestEnvelope = searchPayloadOf(SearchRequest, 'SearchRequestEnvelope');

@@ -55,7 +55,8 @@ const CHAT_RESPONSE: ApiResponseOptions = {
 /**
  * OpenAI-compatible predict routes (docs/predict.md): `compat/chat/completions` (JSON, or SSE
  * chunks with `stream: true`), `compat/embeddings` and `compat/models`, over the KB's models
- * (`/api/v1/kb/{kbid}/predict/compat/…`, Reader) or the built-in ones (`/api/v1/predict/compat/…`,
+ * (`/api/v1/kb/{kbid}/predict/compat/…`, Reader; `/api/v1/predict/compat/…/{kbid}` for
+ * understanding-API keys of the KB's account) or the built-in ones (`/api/v1/predict/compat/…`,
  * understanding-API keys). The OpenAI SDKs work against them with `baseURL` set to `…/predict/compat`.
  */
 @ApiTags('Predict')
@@ -101,6 +102,20 @@ export class PredictCompatController {
     );
   }
 
+  @Post('predict/compat/chat/completions/:kbid')
+  @HttpCode(200)
+  @ApiOperation({ summary: "OpenAI-compatible chat completions for a KB of the understanding-API key's account (its generative model)" })
+  @ApiBody({ type: CompatChatCompletionsBody })
+  @ApiResponse(CHAT_RESPONSE)
+  nuaKbChat(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(CompatChatCompletionsBody)) body: CompatChatCompletionsBody,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
+    return this.kbChat(kbid, body, req, res);
+  }
+
   @Post('kb/:kbid/predict/compat/embeddings')
   @HttpCode(200)
   @ApiOperation({ summary: "OpenAI-compatible embeddings (the KB's semantic models)" })
@@ -138,6 +153,19 @@ export class PredictCompatController {
     ).then((r) => r.out);
   }
 
+  @Post('predict/compat/embeddings/:kbid')
+  @HttpCode(200)
+  @ApiOperation({ summary: "OpenAI-compatible embeddings for a KB of the understanding-API key's account (its semantic models)" })
+  @ApiBody({ type: CompatEmbeddingsBody })
+  @ApiResponse({ status: 200, type: CompatEmbeddingsResponse })
+  nuaKbEmbeddings(
+    @Param('kbid') kbid: string,
+    @Body(bodyOf(CompatEmbeddingsBody)) body: CompatEmbeddingsBody,
+    @Req() req: AuthedRequest,
+  ): Promise<CompatEmbeddingsResponse> {
+    return this.kbEmbeddings(kbid, body, req);
+  }
+
   @Get('kb/:kbid/predict/compat/models')
   @ApiOperation({ summary: "OpenAI-compatible model list (the KB's generative and semantic models)" })
   @ApiResponse({ status: 200, type: CompatModelsResponse })
@@ -150,6 +178,13 @@ export class PredictCompatController {
   @ApiResponse({ status: 200, type: CompatModelsResponse })
   nuaModels(@Req() req: AuthedRequest): Promise<CompatModelsResponse> {
     return this.models(undefined, busContextOf(req));
+  }
+
+  @Get('predict/compat/models/:kbid')
+  @ApiOperation({ summary: "OpenAI-compatible model list of a KB of the understanding-API key's account" })
+  @ApiResponse({ status: 200, type: CompatModelsResponse })
+  nuaKbModels(@Param('kbid') kbid: string, @Req() req: AuthedRequest): Promise<CompatModelsResponse> {
+    return this.models(kbid, busContextOf(req));
   }
 
   /**

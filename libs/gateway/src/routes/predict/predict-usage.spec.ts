@@ -55,6 +55,8 @@ describe('predict usage', () => {
     });
     usage.record(request({ id: KEY, kind: 'ua_key', account_id: ACCOUNT }), undefined, 'sentence', performance.now());
     usage.record(request({ id: KEY, kind: 'ua_key', account_id: ACCOUNT }), undefined, 'chat', performance.now(), { failed: true });
+    // A key's call on a KB of its account (the `/{kbid}` variants): the KB's, still the key's self-hosted search.
+    usage.record(request({ id: KEY, kind: 'ua_key', account_id: ACCOUNT }), KB, 'query', performance.now());
     // A caller without an account and no KB cannot be attributed (the access rule never lets one through): nothing recorded.
     usage.record(request({ id: 'x', kind: 'ua_key' }), undefined, 'sentence', performance.now());
     expect(published).toEqual([]);
@@ -62,10 +64,10 @@ describe('predict usage', () => {
     expect(published).toHaveLength(1);
     const [message] = published;
     expect(message?.subject).toBe(ContentSubjects.auditBatch.subject);
-    expect(message?.msgId).toBe(`batch:${message?.payload.events[0]?.event_id}:3`);
+    expect(message?.msgId).toBe(`batch:${message?.payload.events[0]?.event_id}:4`);
     // What reporting accepts on the bus.
     expect(() => validatePayload(AuditBatchEvent, message?.payload)).not.toThrow();
-    const [kb, search, answer] = message?.payload.events ?? [];
+    const [kb, search, answer, keyOnKb] = message?.payload.events ?? [];
     expect(kb).toMatchObject({
       kbid: KB,
       type: 'predict',
@@ -80,7 +82,8 @@ describe('predict usage', () => {
       details: { endpoint: 'sentence', scope: 'account', account_id: ACCOUNT, self_hosted: 'search' },
     });
     expect(answer?.details).toMatchObject({ endpoint: 'chat', self_hosted: 'answer', status: 'error' });
-    expect(new Set(message?.payload.events.map((e) => e.event_id)).size).toBe(3);
+    expect(keyOnKb).toMatchObject({ kbid: KB, nua_key_id: KEY, details: { endpoint: 'query', scope: 'kb', self_hosted: 'search' } });
+    expect(new Set(message?.payload.events.map((e) => e.event_id)).size).toBe(4);
     await usage.flush();
     expect(published).toHaveLength(1); // nothing waiting: no empty message
   });

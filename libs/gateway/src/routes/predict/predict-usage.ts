@@ -72,7 +72,11 @@ export class PredictUsage implements OnModuleDestroy {
     );
   }
 
-  /** One call of `endpoint` (`sentence`, `compat/embeddings`…) that ran, for `kbid` or (none) for the caller's account. */
+  /**
+   * One call of `endpoint` (`sentence`, `compat/embeddings`…) that ran, for `kbid` or (none) for the
+   * caller's account. An understanding-API key's call is classed as a self-hosted search or answer
+   * either way, and carries the key (`nua_key_id`).
+   */
   record(
     req: AuthedRequest,
     kbid: string | undefined,
@@ -86,7 +90,8 @@ export class PredictUsage implements OnModuleDestroy {
     const scope = kbid ? 'kb' : 'account';
     const owner = kbid ?? account;
     if (!owner) return; // a UA key always names its account (the access rule requires it)
-    const selfHosted = kbid ? undefined : selfHostedUse(endpoint, body);
+    // A key's call stands for a self-hosted deployment's search or answer, on a KB of its account or not.
+    const selfHosted = req.principal?.kind === 'ua_key' ? selfHostedUse(endpoint, body) : undefined;
     const details: Record<string, unknown> = {
       endpoint,
       scope,

@@ -60,8 +60,9 @@ const RESPONSES = [
 
 /**
  * The predict API (API-MAP 1.5, docs/predict.md): the KB's models as a service at
- * `/api/v1/kb/{kbid}/predict/{endpoint}` (Reader), and the built-in models for understanding-API
- * keys at `/api/v1/predict/{endpoint}`. Every endpoint runs on the models the services already
+ * `/api/v1/kb/{kbid}/predict/{endpoint}` (Reader) and, for understanding-API keys of the KB's
+ * account, `/api/v1/predict/{endpoint}/{kbid}`; the built-in models for understanding-API keys at
+ * `/api/v1/predict/{endpoint}`. Every endpoint runs on the models the services already
  * use; nothing is stored.
  */
 @ApiTags('Predict')
@@ -138,6 +139,43 @@ export class PredictController {
   })
   nuaPost(@Param('endpoint') endpoint: string, @Body() body: unknown, @Req() req: AuthedRequest, @Res() res: Response): Promise<void> {
     return this.post(undefined, endpoint, body, req, res);
+  }
+
+  // The reference's `/{kbid}` variants (API-MAP 1.5): an understanding-API key's calls on a KB of its account, with the KB's models.
+  @Get('predict/:endpoint/:kbid')
+  @ApiOperation({ summary: "Predict for a KB of the understanding-API key's account (GET)", description: GET_DESCRIPTION })
+  @ApiParam({ name: 'endpoint', enum: PREDICT_GET_ENDPOINTS })
+  @ApiQuery({ type: PredictTextQuery })
+  @ApiResponse({
+    status: 200,
+    schema: { anyOf: [PredictSentenceResponse, PredictTokensResponse, PredictQueryResponse].map((c) => ({ $ref: getSchemaPath(c) })) },
+  })
+  nuaKbGet(
+    @Param('endpoint') endpoint: string,
+    @Param('kbid') kbid: string,
+    @Query() query: unknown,
+    @Req() req: AuthedRequest,
+  ): Promise<unknown> {
+    return this.get(kbid, endpoint, query, req);
+  }
+
+  @Post('predict/:endpoint/:kbid')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Predict for a KB of the understanding-API key's account (POST)", description: POST_DESCRIPTION })
+  @ApiParam({ name: 'endpoint', enum: PREDICT_POST_ENDPOINTS })
+  @ApiBody({ schema: { anyOf: POST_BODIES.map((c) => ({ $ref: getSchemaPath(c) })) } })
+  @ApiResponse({
+    status: 200,
+    schema: { anyOf: [...RESPONSES.map((c) => ({ $ref: getSchemaPath(c) })), { type: 'string', description: 'rephrase' }] },
+  })
+  nuaKbPost(
+    @Param('endpoint') endpoint: string,
+    @Param('kbid') kbid: string,
+    @Body() body: unknown,
+    @Req() req: AuthedRequest,
+    @Res() res: Response,
+  ): Promise<void> {
+    return this.post(kbid, endpoint, body, req, res);
   }
 
   /** A call that answered is metered once (docs/usage.md); one refused or failed before answering is not. */

@@ -32,7 +32,8 @@ import { fieldWritesOf, keepStoredSecrets, publicFieldValue, writesCarryMask } f
 import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
 import { ResourcesService } from './resources.service';
-import { auditEntry, pendingFieldRows, processingJobs, replacedBytes, storedBytes } from './write-effects';
+import { auditEntry, pendingFieldRows, processingJobs } from './write-effects';
+import { heldBytes, writtenBytes } from './held-bytes';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 import { attachmentIssues, isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { KbNotifier } from '../notifications/kb-notifier.service';
@@ -114,7 +115,7 @@ export class FieldsService {
       await this.refreshStatus(m, resource, await this.repo.nextSeqid(m));
       return this.outbox.add(m, [
         { kind: 'blob_cleanup', target: `content/kbs/${req.kbid}/r/${resource.id}/f/${req.field_type}/${req.field_id}/` },
-        auditEntry(req.kbid, 'modified', resource.id, req.actor, started, -storedBytes([field])),
+        auditEntry(req.kbid, 'modified', resource.id, req.actor, started, -heldBytes([field])),
       ]);
     });
     this.outbox.relayInBackground(rows);
@@ -257,7 +258,7 @@ export class FieldsService {
       const entries = [
         ...processingJobs(resource, fields),
         ...supersededUnstored(previous, fields),
-        auditEntry(ref.kbid, type, resource.id, actor, started, replacedBytes(previous, fields)),
+        auditEntry(ref.kbid, type, resource.id, actor, started, writtenBytes(previous, fields)),
       ];
       return { seqid, resource: { id: resource.id, title: resource.title }, rows: await this.outbox.add(m, entries) };
     });

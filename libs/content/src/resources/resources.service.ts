@@ -19,7 +19,8 @@ import type { ResourceEntity } from '../entities/resource.entity';
 import { OutboxService } from '../outbox/outbox.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
 import { fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } from './field-values';
-import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent, replacedBytes, storedBytes } from './write-effects';
+import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent } from './write-effects';
+import { heldBytes, writtenBytes } from './held-bytes';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 
 const FIELD_MAPS: Record<string, string> = {
@@ -104,7 +105,7 @@ export class ResourcesService {
     const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now);
     const outboxRows = this.outbox.rowsFor([
       ...processingJobs(resource, fields, req.processing_labels, req.processing_webhook, req.actor?.nua_key_id),
-      auditEntry(req.kbid, 'new', rid, req.actor, started, storedBytes(fields)),
+      auditEntry(req.kbid, 'new', rid, req.actor, started, heldBytes(fields)),
     ]);
     await translateUniqueViolation(
       async () => {
@@ -160,7 +161,7 @@ export class ResourcesService {
           const entries = [
             ...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook, req.actor?.nua_key_id),
             ...supersededUnstored(previous, fields),
-            auditEntry(req.kbid, 'modified', current.id, req.actor, started, replacedBytes(previous, fields)),
+            auditEntry(req.kbid, 'modified', current.id, req.actor, started, writtenBytes(previous, fields)),
           ];
           return { seqid, resource: { id: current.id, title: patch.title ?? current.title }, rows: await this.outbox.add(m, entries) };
         }),
@@ -177,7 +178,7 @@ export class ResourcesService {
     const rows = await this.ds.transaction(async (m) => {
       const current = await this.repo.lockByRef(m, req);
       deleted = current;
-      const bytes = storedBytes(await this.repo.fieldsOf(current.id, m));
+      const bytes = heldBytes(await this.repo.fieldsOf(current.id, m));
       await this.indexer.unindexResource(m, req.kbid, current.id);
       await this.repo.deleteResource(m, current.id);
       // Blobs go after the rows: the cleanup is recorded in the same transaction, so it cannot be forgotten.

@@ -71,3 +71,30 @@ export function writtenBytes(previous: Keyed[], written: Keyed[]): number {
   }
   return heldBytes([...after.values()]) - heldBytes(previous);
 }
+
+/** What the edge measured of the blobs a push stored for a write: files by field id, attachments by conversation field id and key. */
+export interface PushedBytes {
+  files: Record<string, number>;
+  attachments: Record<string, Record<string, number>>;
+}
+
+/**
+ * Records the attachments a push stored on the written rows (each row keeps the field's earlier
+ * ones: their blobs stay until the field goes). Every row gets the member when any does, since one
+ * upsert writes a member for all its rows or for none.
+ */
+export function withPushedAttachments<T extends Keyed>(
+  rows: T[],
+  previous: Keyed[],
+  attachments: PushedBytes['attachments'] | undefined,
+): T[] {
+  if (!attachments || Object.keys(attachments).length === 0) return rows;
+  const was = new Map(previous.map((f) => [`${f.fieldType}/${f.fieldId}`, f]));
+  return rows.map((r) => ({
+    ...r,
+    attachments: {
+      ...byteMap(was.get(`${r.fieldType}/${r.fieldId}`)?.attachments),
+      ...(r.fieldType === 'conversation' ? byteMap(attachments[r.fieldId]) : {}),
+    },
+  }));
+}

@@ -20,7 +20,7 @@ import { OutboxService } from '../outbox/outbox.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
 import { fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } from './field-values';
 import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent } from './write-effects';
-import { heldBytes, writtenBytes } from './held-bytes';
+import { heldBytes, withPushedAttachments, writtenBytes, type PushedBytes } from './held-bytes';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 
 const FIELD_MAPS: Record<string, string> = {
@@ -64,8 +64,15 @@ export class ResourcesService {
     private readonly configs: KbConfigsService,
   ) {}
 
-  /** `fileSizes` records the byte size of uploaded files (known to the edge that stored them). */
-  async create(req: CreateResourceRequest, fileSizes: Record<string, number> = {}): Promise<ResourceCreatedDto> {
+  /**
+   * `fileSizes` records the byte size of uploaded files (known to the edge that stored them);
+   * `attachments` the message attachments a push stored, by conversation field and key.
+   */
+  async create(
+    req: CreateResourceRequest,
+    fileSizes: Record<string, number> = {},
+    attachments?: PushedBytes['attachments'],
+  ): Promise<ResourceCreatedDto> {
     const started = Date.now();
     const now = new Date();
     const body = req.body;
@@ -74,9 +81,7 @@ export class ResourcesService {
     const writes = fieldWritesOf(body, now.toISOString());
     await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
     await this.configs.checkKeyValues(req.kbid, writes, fieldLoc);
-    for (const w of writes)
-      if (w.fieldType === 'file' && fileSizes[w.fieldId] !== undefined)
-        (w.value['file'] as Record<string, unknown>)['size'] = fileSizes[w.fieldId];
+    withFileSizes(writes, fileSizes);
     // Taken outside the write: a sequence value is never rolled back, so nothing is gained inside.
     const seqid = await this.repo.nextSeqid();
     const resource: ResourceEntity = {
@@ -102,7 +107,11 @@ export class ResourcesService {
       lastSeqid: seqid,
     };
     resource.searchTags = resourceTags(resource);
-    const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now);
+    const fields = withPushedAttachments(
+      pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now),
+      [],
+      attachments,
+    );
     const outboxRows = this.outbox.rowsFor([
       ...processingJobs(resource, fields, req.processing_labels, req.processing_webhook, req.actor?.nua_key_id),
       auditEntry(req.kbid, 'new', rid, req.actor, started, heldBytes(fields)),
@@ -138,12 +147,13 @@ export class ResourcesService {
     return { uuid: rid, seqid, elapsed: (Date.now() - started) / 1000 };
   }
 
-  async modify(req: ModifyResourceRequest): Promise<SeqIdDto> {
+  /** `pushed`: what a push stored for this write (see create). */
+  async modify(req: ModifyResourceRequest, pushed?: PushedBytes): Promise<SeqIdDto> {
     const started = Date.now();
     const now = new Date();
     const body = req.body;
     await this.assertLabels(req.kbid, body);
-    const writes = fieldWritesOf(body, now.toISOString());
+    const writes = withFileSizes(fieldWritesOf(body, now.toISOString()), pushed?.files ?? {});
     await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
     await this.configs.checkKeyValues(req.kbid, writes, fieldLoc);
     const result = await translateUniqueViolation(
@@ -152,8 +162,11 @@ export class ResourcesService {
           const current = await this.repo.lockByRef(m, req);
           const seqid = await this.repo.nextSeqid(m);
           const patch = this.resourcePatch(current, body);
-          const previous = writes.some((w) => w.fieldType === 'file') ? await this.repo.fieldsOf(current.id, m) : [];
-          const fields = await this.writeFields(m, current, writes, seqid, now, req.skip_store);
+          const carries = writes.some((w) => w.fieldType === 'file') || Object.keys(pushed?.attachments ?? {}).length > 0;
+          const previous = carries ? await this.repo.fieldsOf(current.id, m) : [];
+          const fields = await this.writeFields(m, current, writes, seqid, now, req.skip_store, (rows) =>
+            withPushedAttachments(rows, previous, pushed?.attachments),
+          );
           const allFields = await this.repo.fieldsOf(current.id, m);
           patch.status = deriveResourceStatus(allFields.map((f) => f.status));
           await this.repo.updateResource(m, current.id, { ...patch, modifiedAt: now, lastSeqid: seqid });
@@ -266,10 +279,18 @@ export class ResourcesService {
     seqid: number,
     now: Date,
     skipStore?: boolean,
+    finish: (rows: FieldEntity[]) => FieldEntity[] = (rows) => rows,
   ): Promise<FieldEntity[]> {
     const kept = writesCarryMask(writes) ? keepStoredSecrets(writes, await this.repo.fieldsOf(resource.id, m)) : writes;
-    const fields = pendingFieldRows(resource, prepareFileWrites(resource, kept, skipStore), seqid, now);
+    const fields = finish(pendingFieldRows(resource, prepareFileWrites(resource, kept, skipStore), seqid, now));
     await this.repo.upsertFields(m, fields);
     return fields;
   }
+}
+
+/** The sizes the edge measured, on the file writes they belong to (a client's own `size` is not taken for them). */
+function withFileSizes(writes: FieldWrite[], sizes: Record<string, number>): FieldWrite[] {
+  for (const w of writes)
+    if (w.fieldType === 'file' && sizes[w.fieldId] !== undefined) (w.value['file'] as Record<string, unknown>)['size'] = sizes[w.fieldId];
+  return writes;
 }

@@ -164,13 +164,21 @@ describe('stored bytes (PGlite, in-process bus, fs blobs)', () => {
     expect(processedEvents(rid)).toHaveLength(1);
     await settled(rid, afterFirst);
 
-    // Reprocessing replaces: a larger thumbnail, a longer text; the older JSON is deleted and no longer counted.
+    // Reprocessing replaces: a longer text and no thumbnail this time; the older JSON and the
+    // thumbnail are deleted and no longer counted.
     const again = await bus.request(ContentSubjects.reprocessResource, { kbid, rid });
-    const second = await work(await jobFor(rid, 'doc', again.seqid), { text: 'a much longer second text'.repeat(20), thumbnail: 800 });
+    const second = await work(await jobFor(rid, 'doc', again.seqid), { text: 'a much longer second text'.repeat(20) });
     await eventually(async () => (processedEvents(rid).length === 2 ? true : undefined), 5000, 'reprocessed');
-    const afterSecond = await settled(rid, 3000 + 800 + second.stored_bytes[extractedBlobKey(second)]!);
+    const afterSecond = await settled(rid, 3000 + second.stored_bytes[extractedBlobKey(second)]!);
     expect(await blobs.exists(extractedBlobKey(first))).toBe(false);
+    expect(await blobs.exists(`${fieldBlobPrefix(first)}thumbnail`)).toBe(false);
     expect(processedEvents(rid)[1]?.audit_metadata?.['bytes']).toBe(afterSecond - afterFirst);
+
+    // A worker late with a result of the older write: never applied, so its JSON does not stay uncounted.
+    const late = await work({ ...(await jobFor(rid, 'doc', created.seqid)), processing_id: randomUUID() }, { text: 'late' });
+    await eventually(async () => ((await blobs.exists(extractedBlobKey(late))) ? undefined : true), 5000, 'the late result deleted');
+    expect(processedEvents(rid)).toHaveLength(2);
+    await settled(rid, afterSecond);
 
     // A second field, processed, then deleted: minus exactly what it held.
     const put = await bus.request(ContentSubjects.putField, { kbid, rid, field_type: 'text', field_id: 'note', value: { body: 'a note' } });

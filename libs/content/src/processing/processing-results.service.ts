@@ -101,7 +101,12 @@ export class ProcessingResultsService {
       if (!resource) return [...hook, ...(await this.outbox.add(m, orphan))];
       const field = await this.repo.findField(resource.id, result.field_type, result.field_id, m);
       if (!field) return [...hook, ...(await this.outbox.add(m, orphan))];
-      if (field.seqid > result.seqid) return hook;
+      // A result for an older write is not applied, so its JSON is no artefact of the field (unless
+      // the field's record names it) and would stay in the store uncounted: it goes.
+      if (field.seqid > result.seqid) {
+        const stale = 'extracted' in loaded && !(extractedBlobKey(result) in byteMap(field.artefacts));
+        return [...hook, ...(stale ? await this.outbox.add(m, [{ kind: 'blob_cleanup', target: extractedBlobKey(result) }]) : [])];
+      }
       const now = new Date();
       const patch: Partial<FieldEntity> = {};
       let language: string | undefined;
@@ -114,8 +119,9 @@ export class ProcessingResultsService {
         patch.status = 'PROCESSED';
         patch.error = null;
         patch.extracted = extractedOf(loaded.extracted, now.toISOString());
-        // What this result stored replaces what the field's previous result stored (see replacedArtefacts).
-        patch.artefacts = byteMap(result.stored_bytes, fieldBlobPrefix(result));
+        // What this result stored replaces what the field's previous result stored (see
+        // replacedArtefacts). The JSON's own size is the store's, read with it.
+        patch.artefacts = { ...byteMap(result.stored_bytes, fieldBlobPrefix(result)), [extractedBlobKey(result)]: loaded.bytes };
         language = loaded.language;
       }
       applied = true;

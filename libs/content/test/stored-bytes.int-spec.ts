@@ -192,4 +192,41 @@ describe('stored bytes (PGlite, in-process bus, fs blobs)', () => {
     await bus.request(ContentSubjects.deleteResource, { kbid, rid });
     await settled(rid, 0);
   });
+
+  it("inline files count the edge's measured size; repeating the uri keeps it; a URL in its place deletes the file", async () => {
+    const rid = randomUUID();
+    const inline = fileBlobKey(kbid, rid, 'inline');
+    await blobs.put(inline, Buffer.alloc(1234, 2));
+    const file = (uri: string) => ({ file: { uri, filename: 'b.txt', content_type: 'text/plain' } });
+    await bus.request(ContentSubjects.createResource, {
+      kbid,
+      rid,
+      file_sizes: { inline: 1234 },
+      body: { files: { inline: file(`blob:${inline}`) } },
+    });
+    await settled(rid, 1234);
+
+    // A JSON write naming the same stored file (no size: clients cannot give one) keeps counting it.
+    await bus.request(ContentSubjects.putField, { kbid, rid, field_type: 'file', field_id: 'inline', value: file(`blob:${inline}`) });
+    await settled(rid, 1234);
+
+    // The field now points elsewhere: its stored file is deleted with the write and leaves the count.
+    await bus.request(ContentSubjects.modifyResource, { kbid, rid, body: { files: { inline: file('https://example.com/x.txt') } } });
+    await settled(rid, 0);
+
+    // One field's inline bytes, sized by the edge.
+    const second = fileBlobKey(kbid, rid, 'second');
+    await blobs.put(second, Buffer.alloc(77, 3));
+    await bus.request(ContentSubjects.putField, {
+      kbid,
+      rid,
+      field_type: 'file',
+      field_id: 'second',
+      file_size: 77,
+      value: file(`blob:${second}`),
+    });
+    await settled(rid, 77);
+    await bus.request(ContentSubjects.deleteResource, { kbid, rid });
+    await settled(rid, 0);
+  });
 });

@@ -20,7 +20,7 @@ import { resourceSummaryPatch } from '../resources/resource-summary';
 import { ResourcesRepository } from '../resources/resources.repository';
 import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-result';
 import { releaseUnstored } from '../resources/unstored-files';
-import { byteMap, heldBytes } from '../resources/held-bytes';
+import { byteMap, heldBytes, MAX_RESULT_ARTEFACTS } from '../resources/held-bytes';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 import { WebhookDeliveriesService, type CompletedJob } from './webhook-deliveries.service';
 import { KbNotifier } from '../notifications/kb-notifier.service';
@@ -121,7 +121,10 @@ export class ProcessingResultsService {
         patch.extracted = extractedOf(loaded.extracted, now.toISOString());
         // What this result stored replaces what the field's previous result stored (see
         // replacedArtefacts). The JSON's own size is the store's, read with it.
-        patch.artefacts = { ...byteMap(result.stored_bytes, fieldBlobPrefix(result)), [extractedBlobKey(result)]: loaded.bytes };
+        patch.artefacts = {
+          ...byteMap(result.stored_bytes, fieldBlobPrefix(result), MAX_RESULT_ARTEFACTS),
+          [extractedBlobKey(result)]: loaded.bytes,
+        };
         language = loaded.language;
       }
       applied = true;

@@ -20,7 +20,15 @@ import { OutboxService } from '../outbox/outbox.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
 import { fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } from './field-values';
 import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent } from './write-effects';
-import { heldBytes, withPushedAttachments, writtenBytes, type PushedBytes } from './held-bytes';
+import {
+  byteMap,
+  heldBytes,
+  keepMeasuredSizes,
+  supersededFiles,
+  withPushedAttachments,
+  writtenBytes,
+  type PushedBytes,
+} from './held-bytes';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 
 const FIELD_MAPS: Record<string, string> = {
@@ -81,7 +89,7 @@ export class ResourcesService {
     const writes = fieldWritesOf(body, now.toISOString());
     await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
     await this.configs.checkKeyValues(req.kbid, writes, fieldLoc);
-    withFileSizes(writes, fileSizes);
+    withFileSizes(writes, { ...byteMap(req.file_sizes), ...fileSizes });
     // Taken outside the write: a sequence value is never rolled back, so nothing is gained inside.
     const seqid = await this.repo.nextSeqid();
     const resource: ResourceEntity = {
@@ -153,7 +161,7 @@ export class ResourcesService {
     const now = new Date();
     const body = req.body;
     await this.assertLabels(req.kbid, body);
-    const writes = withFileSizes(fieldWritesOf(body, now.toISOString()), pushed?.files ?? {});
+    const writes = withFileSizes(fieldWritesOf(body, now.toISOString()), { ...byteMap(req.file_sizes), ...pushed?.files });
     await this.configs.assertFieldStrategies(req.kbid, writes, fieldLoc);
     await this.configs.checkKeyValues(req.kbid, writes, fieldLoc);
     const result = await translateUniqueViolation(
@@ -165,7 +173,7 @@ export class ResourcesService {
           const carries = writes.some((w) => w.fieldType === 'file') || Object.keys(pushed?.attachments ?? {}).length > 0;
           const previous = carries ? await this.repo.fieldsOf(current.id, m) : [];
           const fields = await this.writeFields(m, current, writes, seqid, now, req.skip_store, (rows) =>
-            withPushedAttachments(rows, previous, pushed?.attachments),
+            keepMeasuredSizes(previous, withPushedAttachments(rows, previous, pushed?.attachments)),
           );
           const allFields = await this.repo.fieldsOf(current.id, m);
           patch.status = deriveResourceStatus(allFields.map((f) => f.status));
@@ -174,6 +182,7 @@ export class ResourcesService {
           const entries = [
             ...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook, req.actor?.nua_key_id),
             ...supersededUnstored(previous, fields),
+            ...supersededFiles(previous, fields),
             auditEntry(req.kbid, 'modified', current.id, req.actor, started, writtenBytes(previous, fields)),
           ];
           return { seqid, resource: { id: current.id, title: patch.title ?? current.title }, rows: await this.outbox.add(m, entries) };

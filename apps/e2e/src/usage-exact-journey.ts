@@ -1,4 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
+import { createBlobStore } from '@kb/platform/storage';
 import type { AuditRecordedEvent } from '@kb/contracts';
 import { apiKey, bearer, type Credential, type HttpClient } from './support/http-client';
 import type { Topology } from './support/topologies';
@@ -164,8 +166,36 @@ export async function settledUsage(run: ExactRun): Promise<{ totals: Totals; buc
   return { totals: totalsOf(res.body), buckets: res.body };
 }
 
-/** The exact numbers of the workload. */
-export function expectExact(totals: Totals, keptBytes: number): void {
+/**
+ * The bytes the KB's resources really take in the blob store the topology's apps share: every
+ * object under the KB's resources summed (the uploaded file, each field's extracted JSON,
+ * thumbnails), read through the store itself (the fs driver keeps a trailer in each file).
+ * Waits (deadline) until it equals `metered`: the deleted resource's objects go through content's
+ * outbox just after its write commits.
+ */
+export async function storeMatches(topology: Topology, run: ExactRun, metered: number): Promise<number> {
+  const objects = topology.blobObjectsDir;
+  if (!objects) throw new Error(`${topology.name}: no blob store directory to measure`);
+  const store = await createBlobStore({
+    driver: 'fs',
+    root: dirname(objects),
+    signingSecret: 'x'.repeat(32),
+    publicBaseUrl: 'http://localhost',
+  });
+  const held = async (): Promise<number> => {
+    let total = 0;
+    for await (const item of store.list(`content/kbs/${run.kb}/r/`)) total += item.size;
+    return total;
+  };
+  return run.http
+    .eventually(async () => ((await held()) === metered ? metered : undefined), 30_000, 'the blob store holding the metered bytes')
+    .catch(async (err: unknown) => {
+      throw new Error(`storage_bytes is ${metered}, the blob store holds ${await held()} bytes of the KB's resources (${String(err)})`);
+    });
+}
+
+/** The exact numbers of the workload; `storedBytes` is what the blob store holds for the KB's resources. */
+export function expectExact(totals: Totals, keptBytes: number, storedBytes: number): void {
   const created = EXACT.texts + EXACT.files;
   expect(totals).toMatchObject({
     resources: created - EXACT.deleted,
@@ -174,8 +204,10 @@ export function expectExact(totals: Totals, keptBytes: number): void {
     docs_no_media_processed: created,
     non_media_files_processed: EXACT.files,
     media_seconds_processed: 0,
-    storage_bytes: keptBytes,
+    storage_bytes: storedBytes,
   });
+  // Besides the kept upload: the processing artefacts of its field and of the texts (extracted JSON).
+  expect(storedBytes).toBeGreaterThan(keptBytes);
   // Each field's paragraphs are processed and stored once.
   expect(totals['paragraphs_stored']).toBe(totals['paragraphs_processed']);
   expect(totals['paragraphs_processed']).toBeGreaterThanOrEqual(created);

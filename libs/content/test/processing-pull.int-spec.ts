@@ -128,10 +128,15 @@ describe('Pull (understanding API, content.processing.pull)', () => {
       'the events',
     );
     const mine = events.filter((e) => e.resource_id === done.rid);
+    // The result's JSON is what the field now holds in the store (storage_bytes), sized by the store.
+    let stored = 0;
+    for await (const item of fx.blobs.list(`content/kbs/${kbid}/r/${done.rid}/`)) stored += item.size;
+    expect(stored).toBeGreaterThan(0);
     expect(mine.find((e) => e.type === 'processed')?.audit_metadata).toEqual({
       processing_id: done.processingId,
       field: 'text/body',
       status: 'PROCESSED',
+      bytes: stored,
       usage: {
         paragraphs: 1,
         characters: 'Usage counts one paragraph of text.'.length,

@@ -188,6 +188,24 @@ describe('Send Data To Process (spec 4.5, content.processing.push)', () => {
     expect(messages[0]?.content.attachments?.map((x) => x.filename)).toEqual(['a1.txt', 'a2.txt']);
     expect(await read(messages[0]?.content.attachments?.[1]?.uri ?? '')).toBe('Second attachment.');
     expect(messages[1]?.content.attachments ?? []).toEqual([]);
+    // What the push stored is measured, by key (storage_bytes): the file's size on its value, the
+    // attachments on the conversation field's record.
+    const sizes = await fx.ds.query(
+      `SELECT field_id, value->'file'->'size' AS size, attachments FROM content.fields WHERE rid = $1 ORDER BY field_id`,
+      [res.uuid],
+    );
+    const keyOf = (uri: string | undefined) => (uri ?? '').replace(/^blob:/, '');
+    expect(sizes).toEqual([
+      {
+        field_id: 'chat',
+        size: null,
+        attachments: {
+          [keyOf(messages[0]?.content.attachments?.[0]?.uri)]: 'First attachment.'.length,
+          [keyOf(messages[0]?.content.attachments?.[1]?.uri)]: 'Second attachment.'.length,
+        },
+      },
+      { field_id: 'report', size: 'Staged report text.'.length, attachments: {} },
+    ]);
     // The staged copies are gone: a token names one file and serves one push.
     for (const t of [doc, a1, a2]) expect(await stagedExists(t)).toBe(false);
     await expect(push({ filefield: { again: doc } }, kbid, account)).rejects.toMatchObject({

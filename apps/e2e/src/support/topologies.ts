@@ -45,7 +45,7 @@ export interface Topology {
   edgePid(): number | undefined;
   /** Distributed: the NATS server the apps use (per-app users and permissions), for tests of the bus itself. */
   nats?: { url: string; prefix: string; credentials(app: BusApp): { user: string; pass: string } };
-  /** Standalone: the directory the file blob store keeps its objects in (a key's path below it), to look for orphaned files. */
+  /** The directory the file blob store the apps share keeps its objects in (a key's path below it), to look for orphaned files. */
   blobObjectsDir?: string;
   /** Distributed: the machine PostgreSQL database of accounts and reporting (benchmarks read its backends' CPU). */
   database?: string;
@@ -273,6 +273,7 @@ export async function startDistributed(
   return {
     name: 'distributed',
     http: new HttpClient(`http://127.0.0.1:${ports[gateways[0] as string]}`),
+    blobObjectsDir: join(dataDir, 'blobs', 'objects'),
     bootstrap: () => JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')) as BootstrapFile,
     stopProcessing: () => all(understandings, 'SIGTERM'),
     crashContent: async () => procs['content']?.stop('SIGKILL'),

@@ -15,4 +15,12 @@ export class FieldEntity {
   /** Sequence of the write that last changed the value: older processing results are ignored. */
   @Column({ type: 'bigint', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } }) seqid!: number;
   @Column({ type: 'timestamptz', name: 'modified_at' }) modifiedAt!: Date;
+  /**
+   * Blobs the field's last applied processing result stored (extracted JSON, thumbnail), by key,
+   * with their bytes as written. Left out of a field's write (a pending write keeps them: they stay
+   * in the store until the next result replaces them).
+   */
+  @Column({ type: 'jsonb', default: () => "'{}'" }) artefacts?: Record<string, number>;
+  /** Message attachments a push stored under this (conversation) field, by key, with their measured bytes. */
+  @Column({ type: 'jsonb', default: () => "'{}'" }) attachments?: Record<string, number>;
 }

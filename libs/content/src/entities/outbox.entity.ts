@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { OutboxKind, OutboxRow } from '@kb/platform/outbox';
 
-/** The row kinds content writes: bus messages, and `blob_cleanup` (the target is a blob prefix to delete). */
+/** The row kinds content writes: bus messages, and `blob_cleanup` (the target is a blob prefix to delete, or one key when it does not end with `/`). */
 export type ContentOutboxKind = 'queue' | 'event' | 'blob_cleanup';
 
 /**

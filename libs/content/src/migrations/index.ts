@@ -16,6 +16,7 @@ import { KbTransfers1765100000000 } from './1765100000000-kb-transfers';
 import { KeyValueFields1765120000000 } from './1765120000000-key-value-fields';
 import { ProcessingNuaKey1765150000000 } from './1765150000000-processing-nua-key';
 import { KeywordDatetimeFields1765200000000 } from './1765200000000-keyword-datetime-fields';
+import { FieldStoredBytes1765250000000 } from './1765250000000-field-stored-bytes';
 
 export const CONTENT_MIGRATIONS = [
   ContentInitial1763800000000,
@@ -36,4 +37,5 @@ export const CONTENT_MIGRATIONS = [
   KeyValueFields1765120000000,
   ProcessingNuaKey1765150000000,
   KeywordDatetimeFields1765200000000,
+  FieldStoredBytes1765250000000,
 ];

@@ -16,7 +16,7 @@ export interface OutboxEntry extends PlatformOutboxEntry {
 
 /**
  * Content's transactional outbox (`content.outbox`, see @kb/platform/outbox): bus messages, and
- * blob deletion (`blob_cleanup`: the target is a blob prefix). A field job also gets its processing
+ * blob deletion (`blob_cleanup`: the target is a blob prefix, or one key when it does not end with `/`). A field job also gets its processing
  * status record, in the same transaction as its row.
  */
 @Injectable()
@@ -40,7 +40,9 @@ export class OutboxService extends TransactionalOutbox implements OnApplicationB
 
   protected override async executeOther(row: OutboxRow): Promise<void> {
     if (row.kind !== 'blob_cleanup') throw new Error(`Unknown outbox kind ${row.kind}`);
-    await this.blobs.deletePrefix(row.target);
+    // A prefix ends with a slash; anything else names one object (a replaced processing artefact).
+    if (row.target.endsWith('/')) await this.blobs.deletePrefix(row.target);
+    else await this.blobs.delete(row.target);
   }
 
   onApplicationBootstrap(): void {

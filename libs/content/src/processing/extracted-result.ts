@@ -10,7 +10,8 @@ import type { BlobStore } from '@kb/platform/storage';
 
 /** What a processing result amounts to once its blob is read. */
 export type LoadedResult =
-  | { extracted: ExtractedFieldData; language?: string }
+  /** `bytes`: the size of the result's blob as the store reports it. */
+  | { extracted: ExtractedFieldData; language?: string; bytes: number }
   | { error: ProcessFieldErrorDto }
   /** The blob is gone: the resource (and its blob prefix) was deleted meanwhile. */
   | { gone: true };
@@ -29,8 +30,10 @@ export async function loadExtractedBlob(blobs: BlobStore, result: FieldProcessed
   if (result.extracted_key !== expected)
     return invalid(`The processing result names ${String(result.extracted_key)}, expected ${expected}`);
   let raw: Buffer;
+  let bytes: number;
   try {
     const got = await blobs.get(expected);
+    bytes = got.stat.size;
     if (got.stat.size > MAX_RESULT_BYTES) {
       got.body.destroy();
       return invalid(`The processing result is larger than ${MAX_RESULT_BYTES} bytes`);
@@ -50,7 +53,7 @@ export async function loadExtractedBlob(blobs: BlobStore, result: FieldProcessed
   }
   if (!isExtracted(data)) return invalid('The processing result lacks text or metadata');
   const language = data.metadata.metadata['language'];
-  return { extracted: data, ...(typeof language === 'string' && language ? { language } : {}) };
+  return { extracted: data, bytes, ...(typeof language === 'string' && language ? { language } : {}) };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

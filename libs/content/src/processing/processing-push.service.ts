@@ -14,6 +14,7 @@ import { RESOURCE_ID_CONSTRAINTS, ResourcesService } from '../resources/resource
 import { ProcessingStatusService } from './processing-requests';
 import { PushFilesService, type StagedPush } from './push-files';
 import { canonicalUuid, pushWriteOf, type PushedFiles } from './push-payload';
+import type { PushedBytes } from '../resources/held-bytes';
 
 /** All pushes share the one processing queue (spec 4.5's sample `queue` value). */
 const QUEUE = 'shared';
@@ -47,10 +48,11 @@ export class ProcessingPushService {
     const existing = ref ? await this.reader.exists(ref) : { exists: false };
     // Files are copied under the resource before its write, so its id is fixed first.
     const rid = existing.exists && existing.rid ? existing.rid : p.uuid ? canonicalUuid(p.uuid) : hasFiles ? randomUUID() : undefined;
-    const moved = hasFiles && rid ? await this.files.move(kbid, rid, staged) : { pushed: undefined, written: [] as string[] };
+    const moved =
+      hasFiles && rid ? await this.files.move(kbid, rid, staged) : { pushed: undefined, written: [] as string[], bytes: undefined };
     let written: { rid: string; seqid: number };
     try {
-      written = await this.write(p, req, existing, rid, pushWriteOf(p, moved.pushed).body);
+      written = await this.write(p, req, existing, rid, pushWriteOf(p, moved.pushed).body, moved.bytes);
     } catch (err) {
       // A resource this push did not create keeps its other files; a new one had only these.
       await this.files.discard(moved.written);
@@ -70,6 +72,7 @@ export class ProcessingPushService {
     existing: { exists: boolean; rid?: string },
     rid: string | undefined,
     body: ResourceWriteDto,
+    bytes: PushedBytes | undefined,
   ): Promise<{ rid: string; seqid: number }> {
     const kbid = p.kbid;
     // The push's own webhook wins over its client's; either is signed with the client's secret.
@@ -82,14 +85,18 @@ export class ProcessingPushService {
       ...(p.labels && p.labels.length > 0 ? { processing_labels: p.labels } : {}),
       ...(webhook ? { processing_webhook: webhook } : {}),
     };
-    const modify = async (id: string) => (await this.writer.modify({ ...common, rid: id, body })).seqid;
+    const modify = async (id: string) => (await this.writer.modify({ ...common, rid: id, body }, bytes)).seqid;
     if (existing.exists && existing.rid) return { rid: existing.rid, seqid: await modify(existing.rid) };
     try {
-      const created = await this.writer.create({
-        ...common,
-        ...(rid ? { rid } : {}),
-        body: { ...body, ...(p.slug ? { slug: p.slug } : {}) },
-      });
+      const created = await this.writer.create(
+        {
+          ...common,
+          ...(rid ? { rid } : {}),
+          body: { ...body, ...(p.slug ? { slug: p.slug } : {}) },
+        },
+        bytes?.files,
+        bytes?.attachments,
+      );
       return { rid: created.uuid, seqid: created.seqid };
     } catch (err) {
       if (!rid || !isIdConflict(err)) throw err;

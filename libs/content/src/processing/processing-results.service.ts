@@ -20,7 +20,7 @@ import { resourceSummaryPatch } from '../resources/resource-summary';
 import { ResourcesRepository } from '../resources/resources.repository';
 import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-result';
 import { releaseUnstored } from '../resources/unstored-files';
-import { storedBytes } from '../resources/write-effects';
+import { byteMap, heldBytes, MAX_RESULT_ARTEFACTS } from '../resources/held-bytes';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 import { WebhookDeliveriesService, type CompletedJob } from './webhook-deliveries.service';
 import { KbNotifier } from '../notifications/kb-notifier.service';
@@ -101,7 +101,12 @@ export class ProcessingResultsService {
       if (!resource) return [...hook, ...(await this.outbox.add(m, orphan))];
       const field = await this.repo.findField(resource.id, result.field_type, result.field_id, m);
       if (!field) return [...hook, ...(await this.outbox.add(m, orphan))];
-      if (field.seqid > result.seqid) return hook;
+      // A result for an older write is not applied, so its JSON is no artefact of the field (unless
+      // the field's record names it) and would stay in the store uncounted: it goes.
+      if (field.seqid > result.seqid) {
+        const stale = 'extracted' in loaded && !(extractedBlobKey(result) in byteMap(field.artefacts));
+        return [...hook, ...(stale ? await this.outbox.add(m, [{ kind: 'blob_cleanup', target: extractedBlobKey(result) }]) : [])];
+      }
       const now = new Date();
       const patch: Partial<FieldEntity> = {};
       let language: string | undefined;
@@ -114,6 +119,12 @@ export class ProcessingResultsService {
         patch.status = 'PROCESSED';
         patch.error = null;
         patch.extracted = extractedOf(loaded.extracted, now.toISOString());
+        // What this result stored replaces what the field's previous result stored (see
+        // replacedArtefacts). The JSON's own size is the store's, read with it.
+        patch.artefacts = {
+          ...byteMap(result.stored_bytes, fieldBlobPrefix(result), MAX_RESULT_ARTEFACTS),
+          [extractedBlobKey(result)]: loaded.bytes,
+        };
         language = loaded.language;
       }
       applied = true;
@@ -121,9 +132,12 @@ export class ProcessingResultsService {
       const released = releaseUnstored(field);
       if (released) patch.value = released.value;
       await this.repo.updateField(m, field, patch);
-      const fields = (await this.repo.fieldsOf(resource.id, m)).map((f) =>
-        f.fieldType === field.fieldType && f.fieldId === field.fieldId ? { ...f, ...patch } : f,
-      );
+      const current = await this.repo.fieldsOf(resource.id, m);
+      const isThis = (f: FieldEntity): boolean => f.fieldType === field.fieldType && f.fieldId === field.fieldId;
+      const fields = current.map((f) => (isThis(f) ? { ...f, ...patch } : f));
+      // The KB's stored bytes change by what the field holds now less what it held: the new
+      // result's artefacts for the previous one's, an unstored file deleted (x-skip-store).
+      const bytes = heldBytes(fields) - heldBytes(current.map((f) => (isThis(f) ? field : f)));
       const metadata =
         language && !resource.metadata['language'] ? { ...resource.metadata, language, languages: [language] } : resource.metadata;
       const status = deriveResourceStatus(fields.map((f) => f.status));
@@ -137,6 +151,7 @@ export class ProcessingResultsService {
         ...hook,
         ...(await this.outbox.add(m, [
           ...(released ? [released.cleanup] : []),
+          ...replacedArtefacts(field, patch),
           ...followUps,
           {
             kind: 'event',
@@ -155,8 +170,7 @@ export class ProcessingResultsService {
                 field: `${result.field_type}/${result.field_id}`,
                 status: patch.status,
                 ...('extracted' in loaded ? { usage: usageOf(loaded.extracted) } : {}),
-                // The unstored file deleted now leaves the KB's stored bytes.
-                ...(released && storedBytes([field]) > 0 ? { bytes: -storedBytes([field]) } : {}),
+                ...(bytes !== 0 ? { bytes } : {}),
               },
             },
           },
@@ -218,6 +232,20 @@ export class ProcessingResultsService {
       this.logger.warn({ prefix, err: (err as Error).message }, 'pruning older processing results failed');
     }
   }
+}
+
+/**
+ * The blobs of the field's previous result that the applied one does not name again (an older
+ * `extracted/{seqid}.json`, a thumbnail no longer made): deleted through the outbox in the
+ * transaction that stops counting them, so the count and the store agree. Each key is under the
+ * field's prefix (byteMap checked it when it was recorded).
+ */
+function replacedArtefacts(field: FieldEntity, patch: Partial<FieldEntity>): OutboxEntry[] {
+  if (!patch.artefacts) return [];
+  const kept = new Set(Object.keys(patch.artefacts));
+  return Object.keys(byteMap(field.artefacts))
+    .filter((key) => !kept.has(key))
+    .map((key) => ({ kind: 'blob_cleanup' as const, target: key }));
 }
 
 /**

@@ -12,6 +12,7 @@ import {
 } from '@kb/contracts';
 import { BLOB_STORE, type BlobStat, type BlobStore } from '@kb/platform/storage';
 import type { PushedFiles } from './push-payload';
+import type { PushedBytes } from '../resources/held-bytes';
 
 /** A file a push names by token: where it waits and what its upload said about it. */
 interface StagedUpload {
@@ -84,16 +85,21 @@ export class PushFilesService {
     return staged;
   }
 
-  /** Copies the staged files under resource `rid`; returns the field values and the keys written. */
-  async move(kbid: string, rid: string, staged: StagedPush): Promise<{ pushed: PushedFiles; written: string[] }> {
+  /**
+   * Copies the staged files under resource `rid`; returns the field values, the keys written and
+   * their bytes (as the edge measured them when the client uploaded them: a copy is byte for byte).
+   */
+  async move(kbid: string, rid: string, staged: StagedPush): Promise<{ pushed: PushedFiles; written: string[]; bytes: PushedBytes }> {
     const written: string[] = [];
     const pushed: PushedFiles = { files: {}, attachments: {} };
+    const bytes: PushedBytes = { files: {}, attachments: {} };
     try {
       for (const [field, upload] of Object.entries(staged.files)) {
         const key = fileBlobKey(kbid, rid, field);
         await this.blobs.copy(upload.key, key);
         written.push(key);
         pushed.files[field] = fileFieldOf(upload, key);
+        bytes.files[field] = upload.stat.size;
       }
       for (const [field, messages] of Object.entries(staged.attachments)) {
         for (const [i, uploads] of Object.entries(messages)) {
@@ -103,6 +109,7 @@ export class PushFilesService {
             await this.blobs.copy(upload.key, key);
             written.push(key);
             files.push(fileOf(upload, key));
+            (bytes.attachments[field] ??= {})[key] = upload.stat.size;
           }
           (pushed.attachments[field] ??= {})[Number(i)] = files;
         }
@@ -111,7 +118,7 @@ export class PushFilesService {
       await this.discard(written);
       throw err;
     }
-    return { pushed, written };
+    return { pushed, written, bytes };
   }
 
   async discard(keys: string[]): Promise<void> {

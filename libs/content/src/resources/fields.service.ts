@@ -32,7 +32,8 @@ import { fieldWritesOf, keepStoredSecrets, publicFieldValue, writesCarryMask } f
 import { deriveResourceStatus } from './resource-status';
 import { ResourcesRepository } from './resources.repository';
 import { ResourcesService } from './resources.service';
-import { auditEntry, pendingFieldRows, processingJobs, replacedBytes, storedBytes } from './write-effects';
+import { auditEntry, pendingFieldRows, processingJobs } from './write-effects';
+import { heldBytes, keepMeasuredSizes, supersededFiles, writtenBytes } from './held-bytes';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 import { attachmentIssues, isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { KbNotifier } from '../notifications/kb-notifier.service';
@@ -69,6 +70,9 @@ export class FieldsService {
   async put(req: PutFieldRequest): Promise<SeqIdDto> {
     const input = validatePayload(INPUT[req.field_type].cls, req.value, { loc: ['body'] });
     const writes = fieldWritesOf({ [INPUT[req.field_type].map]: { [req.field_id]: input } }, new Date().toISOString());
+    // The size of inline bytes the edge stored for this file (what storage_bytes counts).
+    if (req.field_type === 'file' && req.file_size !== undefined)
+      writes.forEach((w) => ((w.value['file'] as Record<string, unknown>)['size'] = req.file_size));
     await this.configs.assertFieldStrategies(req.kbid, writes, () => ['body']);
     await this.configs.checkKeyValues(req.kbid, writes, () => ['body']);
     return this.write(req, 'modified', req.actor, async (m, resource, seqid, now) => {
@@ -114,7 +118,7 @@ export class FieldsService {
       await this.refreshStatus(m, resource, await this.repo.nextSeqid(m));
       return this.outbox.add(m, [
         { kind: 'blob_cleanup', target: `content/kbs/${req.kbid}/r/${resource.id}/f/${req.field_type}/${req.field_id}/` },
-        auditEntry(req.kbid, 'modified', resource.id, req.actor, started, -storedBytes([field])),
+        auditEntry(req.kbid, 'modified', resource.id, req.actor, started, -heldBytes([field])),
       ]);
     });
     this.outbox.relayInBackground(rows);
@@ -250,14 +254,16 @@ export class FieldsService {
     const result = await this.ds.transaction(async (m) => {
       const resource = await this.repo.lockByRef(m, ref);
       const seqid = await this.repo.nextSeqid(m);
-      const fields = await fieldsOf(m, resource, seqid, now);
-      const previous = fields.some((f) => f.fieldType === 'file') ? await this.repo.fieldsOf(resource.id, m) : [];
+      const rows = await fieldsOf(m, resource, seqid, now);
+      const previous = rows.some((f) => f.fieldType === 'file') ? await this.repo.fieldsOf(resource.id, m) : [];
+      const fields = keepMeasuredSizes(previous, rows);
       await this.repo.upsertFields(m, fields);
       await this.refreshStatus(m, resource, seqid, now);
       const entries = [
         ...processingJobs(resource, fields),
         ...supersededUnstored(previous, fields),
-        auditEntry(ref.kbid, type, resource.id, actor, started, replacedBytes(previous, fields)),
+        ...supersededFiles(previous, fields),
+        auditEntry(ref.kbid, type, resource.id, actor, started, writtenBytes(previous, fields)),
       ];
       return { seqid, resource: { id: resource.id, title: resource.title }, rows: await this.outbox.add(m, entries) };
     });

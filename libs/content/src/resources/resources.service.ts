@@ -19,7 +19,16 @@ import type { ResourceEntity } from '../entities/resource.entity';
 import { OutboxService } from '../outbox/outbox.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
 import { bodyFieldLoc, fieldWritesOf, keepStoredSecrets, writesCarryMask, type FieldWrite } from './field-values';
-import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent, replacedBytes, storedBytes } from './write-effects';
+import { auditEntry, pendingFieldRows, processingJobs, reindexedEvent } from './write-effects';
+import {
+  byteMap,
+  heldBytes,
+  keepMeasuredSizes,
+  supersededFiles,
+  withPushedAttachments,
+  writtenBytes,
+  type PushedBytes,
+} from './held-bytes';
 import { KbConfigsService } from '../kb-config/kb-configs.service';
 import { isReleased, prepareFileWrites, supersededUnstored } from './unstored-files';
 import { deriveResourceStatus } from './resource-status';
@@ -51,8 +60,15 @@ export class ResourcesService {
     private readonly configs: KbConfigsService,
   ) {}
 
-  /** `fileSizes` records the byte size of uploaded files (known to the edge that stored them). */
-  async create(req: CreateResourceRequest, fileSizes: Record<string, number> = {}): Promise<ResourceCreatedDto> {
+  /**
+   * `fileSizes` records the byte size of uploaded files (known to the edge that stored them);
+   * `attachments` the message attachments a push stored, by conversation field and key.
+   */
+  async create(
+    req: CreateResourceRequest,
+    fileSizes: Record<string, number> = {},
+    attachments?: PushedBytes['attachments'],
+  ): Promise<ResourceCreatedDto> {
     const started = Date.now();
     const now = new Date();
     const body = req.body;
@@ -61,9 +77,7 @@ export class ResourcesService {
     const writes = fieldWritesOf(body, now.toISOString());
     await this.configs.assertFieldStrategies(req.kbid, writes, bodyFieldLoc);
     await this.configs.checkKeyValues(req.kbid, writes, bodyFieldLoc);
-    for (const w of writes)
-      if (w.fieldType === 'file' && fileSizes[w.fieldId] !== undefined)
-        (w.value['file'] as Record<string, unknown>)['size'] = fileSizes[w.fieldId];
+    withFileSizes(writes, { ...byteMap(req.file_sizes), ...fileSizes });
     // Taken outside the write: a sequence value is never rolled back, so nothing is gained inside.
     const seqid = await this.repo.nextSeqid();
     const resource: ResourceEntity = {
@@ -89,10 +103,14 @@ export class ResourcesService {
       lastSeqid: seqid,
     };
     resource.searchTags = resourceTags(resource);
-    const fields = pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now);
+    const fields = withPushedAttachments(
+      pendingFieldRows(resource, prepareFileWrites(resource, writes, req.skip_store), seqid, now),
+      [],
+      attachments,
+    );
     const outboxRows = this.outbox.rowsFor([
       ...processingJobs(resource, fields, req.processing_labels, req.processing_webhook, req.actor?.nua_key_id),
-      auditEntry(req.kbid, 'new', rid, req.actor, started, storedBytes(fields)),
+      auditEntry(req.kbid, 'new', rid, req.actor, started, heldBytes(fields)),
     ]);
     await translateUniqueViolation(
       async () => {
@@ -125,12 +143,13 @@ export class ResourcesService {
     return { uuid: rid, seqid, elapsed: (Date.now() - started) / 1000 };
   }
 
-  async modify(req: ModifyResourceRequest): Promise<SeqIdDto> {
+  /** `pushed`: what a push stored for this write (see create). */
+  async modify(req: ModifyResourceRequest, pushed?: PushedBytes): Promise<SeqIdDto> {
     const started = Date.now();
     const now = new Date();
     const body = req.body;
     await this.assertLabels(req.kbid, body);
-    const writes = fieldWritesOf(body, now.toISOString());
+    const writes = withFileSizes(fieldWritesOf(body, now.toISOString()), { ...byteMap(req.file_sizes), ...pushed?.files });
     await this.configs.assertFieldStrategies(req.kbid, writes, bodyFieldLoc);
     await this.configs.checkKeyValues(req.kbid, writes, bodyFieldLoc);
     const result = await translateUniqueViolation(
@@ -139,8 +158,11 @@ export class ResourcesService {
           const current = await this.repo.lockByRef(m, req);
           const seqid = await this.repo.nextSeqid(m);
           const patch = this.resourcePatch(current, body);
-          const previous = writes.some((w) => w.fieldType === 'file') ? await this.repo.fieldsOf(current.id, m) : [];
-          const fields = await this.writeFields(m, current, writes, seqid, now, req.skip_store);
+          const carries = writes.some((w) => w.fieldType === 'file') || Object.keys(pushed?.attachments ?? {}).length > 0;
+          const previous = carries ? await this.repo.fieldsOf(current.id, m) : [];
+          const fields = await this.writeFields(m, current, writes, seqid, now, req.skip_store, (rows) =>
+            keepMeasuredSizes(previous, withPushedAttachments(rows, previous, pushed?.attachments)),
+          );
           const allFields = await this.repo.fieldsOf(current.id, m);
           patch.status = deriveResourceStatus(allFields.map((f) => f.status));
           await this.repo.updateResource(m, current.id, { ...patch, modifiedAt: now, lastSeqid: seqid });
@@ -148,7 +170,8 @@ export class ResourcesService {
           const entries = [
             ...processingJobs({ ...current, ...patch }, fields, req.processing_labels, req.processing_webhook, req.actor?.nua_key_id),
             ...supersededUnstored(previous, fields),
-            auditEntry(req.kbid, 'modified', current.id, req.actor, started, replacedBytes(previous, fields)),
+            ...supersededFiles(previous, fields),
+            auditEntry(req.kbid, 'modified', current.id, req.actor, started, writtenBytes(previous, fields)),
           ];
           return { seqid, resource: { id: current.id, title: patch.title ?? current.title }, rows: await this.outbox.add(m, entries) };
         }),
@@ -165,7 +188,7 @@ export class ResourcesService {
     const rows = await this.ds.transaction(async (m) => {
       const current = await this.repo.lockByRef(m, req);
       deleted = current;
-      const bytes = storedBytes(await this.repo.fieldsOf(current.id, m));
+      const bytes = heldBytes(await this.repo.fieldsOf(current.id, m));
       await this.indexer.unindexResource(m, req.kbid, current.id);
       await this.repo.deleteResource(m, current.id);
       // Blobs go after the rows: the cleanup is recorded in the same transaction, so it cannot be forgotten.
@@ -253,10 +276,18 @@ export class ResourcesService {
     seqid: number,
     now: Date,
     skipStore?: boolean,
+    finish: (rows: FieldEntity[]) => FieldEntity[] = (rows) => rows,
   ): Promise<FieldEntity[]> {
     const kept = writesCarryMask(writes) ? keepStoredSecrets(writes, await this.repo.fieldsOf(resource.id, m)) : writes;
-    const fields = pendingFieldRows(resource, prepareFileWrites(resource, kept, skipStore), seqid, now);
+    const fields = finish(pendingFieldRows(resource, prepareFileWrites(resource, kept, skipStore), seqid, now));
     await this.repo.upsertFields(m, fields);
     return fields;
   }
+}
+
+/** The sizes the edge measured, on the file writes they belong to (a client's own `size` is not taken for them). */
+function withFileSizes(writes: FieldWrite[], sizes: Record<string, number>): FieldWrite[] {
+  for (const w of writes)
+    if (w.fieldType === 'file' && sizes[w.fieldId] !== undefined) (w.value['file'] as Record<string, unknown>)['size'] = sizes[w.fieldId];
+  return writes;
 }

@@ -57,8 +57,8 @@ export function processingJobs(
 }
 
 /**
- * `bytes`: the change this write made to the bytes of files the KB holds in the blob store (see
- * storedBytes), metered by reporting as `storage_bytes`; left out when 0.
+ * `bytes`: the change this write made to the bytes the KB holds in the blob store (see
+ * heldBytes), metered by reporting as `storage_bytes`; left out when 0.
  */
 export function auditEntry(
   kbid: string,
@@ -85,32 +85,6 @@ export function auditEntry(
       ...(bytes !== 0 ? { audit_metadata: { bytes } } : {}),
     },
   };
-}
-
-/**
- * Bytes of the files these fields hold in the blob store: a file field's `size` as the edge
- * measured it when it stored the bytes (`uri` a `blob:` key). External URLs, released unstored
- * files (no `uri` any more) and the other field types hold no file bytes.
- */
-export function storedBytes(fields: Pick<FieldEntity, 'fieldType' | 'value'>[]): number {
-  let total = 0;
-  for (const f of fields) {
-    if (f.fieldType !== 'file') continue;
-    const file = (f.value['file'] ?? {}) as Record<string, unknown>;
-    const size = file['size'];
-    if (typeof file['uri'] === 'string' && file['uri'].startsWith('blob:') && typeof size === 'number' && Number.isFinite(size) && size > 0)
-      total += size;
-  }
-  return total;
-}
-
-/** What writing `written` over `previous` (the resource's fields before the write) changes in storedBytes. */
-export function replacedBytes(
-  previous: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'value'>[],
-  written: Pick<FieldEntity, 'fieldType' | 'fieldId' | 'value'>[],
-): number {
-  const keys = new Set(written.map((f) => `${f.fieldType}/${f.fieldId}`));
-  return storedBytes(written) - storedBytes(previous.filter((f) => keys.has(`${f.fieldType}/${f.fieldId}`)));
 }
 
 /** Tells the search index to rebuild a resource's rows (`content.resource.reindexed`). */

@@ -49,6 +49,8 @@ export class PutFieldRequest extends FieldRef {
   /** `x-skip-store`: see CreateResourceRequest.skip_store. */
   @IsOptional() @IsBoolean() skip_store?: boolean;
   @IsDefined() @IsObject() value!: FieldInputDto;
+  /** Set by the edge for a file whose inline (base64) bytes it stored: their size, as the store wrote them (storage_bytes). */
+  @IsOptional() @IsInt() @Min(0) file_size?: number;
 }
 
 export class GetFieldRequest extends FieldRef {

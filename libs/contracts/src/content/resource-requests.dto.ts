@@ -8,6 +8,7 @@ import {
   IsDefined,
   IsIn,
   IsInt,
+  IsObject,
   IsOptional,
   IsString,
   IsUUID,
@@ -52,6 +53,8 @@ export class CreateResourceRequest {
   @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) processing_labels?: string[];
   /** The webhook called when each job this write schedules completes (a push's). */
   @IsOptional() @ValidateNested() @Type(() => WebhookTargetDto) processing_webhook?: WebhookTargetDto;
+  /** Set by the edge: the bytes of the inline (base64) files it stored, by field id, as the store wrote them (storage_bytes). */
+  @IsOptional() @IsObject() file_sizes?: Record<string, number>;
   @IsDefined() @ValidateNested() @Type(() => CreateResourceDto) body!: CreateResourceDto;
 }
 
@@ -60,6 +63,8 @@ export class ModifyResourceRequest extends ResourceRef {
   @IsOptional() @IsBoolean() skip_store?: boolean;
   @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) processing_labels?: string[];
   @IsOptional() @ValidateNested() @Type(() => WebhookTargetDto) processing_webhook?: WebhookTargetDto;
+  /** See CreateResourceRequest.file_sizes. */
+  @IsOptional() @IsObject() file_sizes?: Record<string, number>;
   @IsDefined() @ValidateNested() @Type(() => ModifyResourceDto) body!: ModifyResourceDto;
 }
 

@@ -77,6 +77,12 @@ export class FieldProcessedResult {
   @Matches(/^content\/kbs\/[^/]+\/r\/[^/]+\/f\/[^/]+\/[^/]+\/extracted\/\d+\.json$/)
   extracted_key?: string;
   @IsOptional() @ValidateNested() @Type(() => ProcessFieldErrorDto) error?: ProcessFieldErrorDto;
+  /**
+   * Bytes of each blob the worker stored for this result (the extracted JSON, a thumbnail), by key,
+   * as written: content records them on the field and meters them as `storage_bytes`. Keys outside
+   * the field's prefix and values that are not whole byte counts are ignored there.
+   */
+  @IsOptional() @IsObject() stored_bytes?: Record<string, number>;
   /** Deliveries of the job before the one that produced this result (failed attempts retried). */
   @IsOptional() @IsInt() @Min(0) retries?: number;
 }

@@ -185,6 +185,7 @@ export class FieldsController {
         fieldId,
         { ...body, file: { ...file, uri: stored.uri, content_type: stored.content_type, md5: stored.md5 } },
         req,
+        stored.size,
       );
     } catch (err) {
       await this.uploads.discard(stored.uri.slice('blob:'.length));
@@ -367,11 +368,28 @@ export class FieldsController {
     await sendBlob(this.blobs, req, res, { key: artefact.key, filename, contentType: artefact.content_type, inline: inline === 'true' });
   }
 
-  private put(kbid: string, type: ContentFieldType, fieldId: string, value: FieldInputDto, req: AuthedRequest): Promise<SeqIdDto> {
+  /** `fileSize`: the bytes of an inline file this edge stored for the field. */
+  private put(
+    kbid: string,
+    type: ContentFieldType,
+    fieldId: string,
+    value: FieldInputDto,
+    req: AuthedRequest,
+    fileSize?: number,
+  ): Promise<SeqIdDto> {
     const skip = type === 'file' && skipStoreOf(req) ? { skip_store: true } : {};
     return this.bus.request(
       ContentSubjects.putField,
-      { kbid, ...refOf(req), field_type: type, field_id: fieldIdOf(fieldId), value, actor: actorOf(req), ...skip },
+      {
+        kbid,
+        ...refOf(req),
+        field_type: type,
+        field_id: fieldIdOf(fieldId),
+        value,
+        actor: actorOf(req),
+        ...skip,
+        ...(fileSize !== undefined ? { file_size: fileSize } : {}),
+      },
       busContextOf(req),
     );
   }

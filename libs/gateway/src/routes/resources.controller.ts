@@ -92,7 +92,14 @@ export class ResourcesController {
     try {
       return await this.bus.request(
         ContentSubjects.createResource,
-        { kbid, rid, actor: actorOf(req), ...(skip ? { skip_store: true } : {}), body: { ...body, files: staged.files } },
+        {
+          kbid,
+          rid,
+          actor: actorOf(req),
+          ...(skip ? { skip_store: true } : {}),
+          file_sizes: staged.sizes,
+          body: { ...body, files: staged.files },
+        },
         busContextOf(req),
       );
     } catch (err) {
@@ -205,7 +212,7 @@ export class ResourcesController {
     try {
       return await this.bus.request(
         ContentSubjects.modifyResource,
-        { kbid, rid: found.rid, actor: actorOf(req), skip_store: skip, body: { ...body, files: staged.files } },
+        { kbid, rid: found.rid, actor: actorOf(req), skip_store: skip, file_sizes: staged.sizes, body: { ...body, files: staged.files } },
         busContextOf(req),
       );
     } catch (err) {

@@ -202,10 +202,11 @@ export class UploadService {
     rid: string,
     files: Record<string, FileFieldInputDto> | undefined,
     skipStore = false,
-  ): Promise<{ files?: Record<string, FileFieldInputDto>; keys: string[] }> {
-    if (!files || !Object.values(files).some((f) => f.file.payload !== undefined)) return { files, keys: [] };
+  ): Promise<{ files?: Record<string, FileFieldInputDto>; keys: string[]; sizes: Record<string, number> }> {
+    if (!files || !Object.values(files).some((f) => f.file.payload !== undefined)) return { files, keys: [], sizes: {} };
     const out: Record<string, FileFieldInputDto> = {};
     const keys: string[] = [];
+    const sizes: Record<string, number> = {};
     try {
       for (const [fieldId, field] of Object.entries(files)) {
         if (field.file.payload === undefined) {
@@ -222,6 +223,7 @@ export class UploadService {
           skipStore,
         );
         keys.push(stored.uri.slice('blob:'.length));
+        sizes[fieldId] = stored.size;
         const { payload: _payload, ...file } = field.file;
         out[fieldId] = { ...field, file: { ...file, uri: stored.uri, content_type: stored.content_type, md5: stored.md5 } };
       }
@@ -229,7 +231,7 @@ export class UploadService {
       for (const key of keys) await this.discard(key);
       throw err;
     }
-    return { files: out, keys };
+    return { files: out, keys, sizes };
   }
 
   async discard(prefixOrKey: string): Promise<void> {

@@ -397,9 +397,10 @@ export class FieldProcessorService implements OnModuleDestroy {
     if (!doc.thumbnail || !this.blobs) return undefined;
     const key = `${fieldBlobPrefix(job)}thumbnail`;
     const { data, content_type } = doc.thumbnail;
-    await this.blobs.put(key, data, { contentType: content_type });
+    // The size the store reports having written: metered as the KB's storage (stored-artefacts.ts).
+    const stat = await this.blobs.put(key, data, { contentType: content_type });
     const filename = content_type === 'image/jpeg' ? 'thumbnail.jpg' : 'thumbnail.png';
-    return { uri: `blob:${key}`, size: data.length, content_type, filename, md5: createHash('md5').update(data).digest('hex') };
+    return { uri: `blob:${key}`, size: stat.size, content_type, filename, md5: createHash('md5').update(data).digest('hex') };
   }
 
   /** One tesseract worker per process, started on the first scanned page or image. */

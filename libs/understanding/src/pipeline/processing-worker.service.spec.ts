@@ -45,17 +45,35 @@ describe('ProcessingWorkerService', () => {
   });
   beforeEach(() => void (sent.length = 0));
 
-  it('writes the extracted data to the blob store and publishes only its key', async () => {
+  it('writes the extracted data to the blob store and publishes its key with the bytes stored', async () => {
+    const thumbnail = 'content/kbs/kb-1/r/r-1/f/text/body/thumbnail';
     const extracted = {
       text: { text: 'x', split_text: {}, deleted_splits: [] },
-      metadata: { metadata: {}, split_metadata: {}, deleted_splits: [] },
+      metadata: { metadata: { thumbnail: { uri: `blob:${thumbnail}`, size: 321 } }, split_metadata: {}, deleted_splits: [] },
       vectors: { vectors: { vectors: [] }, split_vectors: {}, deleted_splits: [] },
+      // Another field's file is not this result's.
+      file: {
+        file_thumbnail: { uri: `blob:${thumbnail}`, size: 321 },
+        other: { uri: 'blob:content/kbs/kb-1/r/r-1/f/file/x/original', size: 9 },
+      },
     };
     await worker(async () => ({ extracted })).handle(job, meta(1));
     const key = extractedBlobKey(job);
     expect(key).toBe('content/kbs/kb-1/r/r-1/f/text/body/extracted/4.json');
+    const stored = (await blobs.stat(key))?.size;
+    expect(stored).toBe(Buffer.byteLength(JSON.stringify(extracted)));
     expect(sent).toEqual([
-      { processing_id: 'p-9', kbid: 'kb-1', rid: 'r-1', field_type: 'text', field_id: 'body', seqid: 4, extracted_key: key, retries: 0 },
+      {
+        processing_id: 'p-9',
+        kbid: 'kb-1',
+        rid: 'r-1',
+        field_type: 'text',
+        field_id: 'body',
+        seqid: 4,
+        extracted_key: key,
+        stored_bytes: { [key]: stored, [thumbnail]: 321 },
+        retries: 0,
+      },
     ]);
     const body = (await blobs.get(key)).body;
     const chunks: Buffer[] = [];

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
-import { extractedBlobKey, UnderstandingSubjects, type FieldProcessedResult, type ProcessFieldJob } from '@kb/contracts';
+import { extractedBlobKey, fieldBlobPrefix, UnderstandingSubjects, type FieldProcessedResult, type ProcessFieldJob } from '@kb/contracts';
 import { MESSAGE_BUS, type DeliveryMeta, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, processingJobs, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
@@ -7,6 +7,7 @@ import { UNDERSTANDING_OPTIONS, type UnderstandingOptions } from '../understandi
 import { warmUpTextAnalysis } from './analysis';
 import { finalError } from './extracted-error';
 import { FieldProcessorService } from './field-processor.service';
+import { storedArtefacts } from './stored-artefacts';
 
 /**
  * Consumes the processing queue. A job is acknowledged only once its result is on the results
@@ -56,8 +57,13 @@ export class ProcessingWorkerService implements OnModuleInit {
       } else {
         if (!this.blobs) throw new Error('this process has no blob store for processing results');
         const key = extractedBlobKey(job);
-        await this.blobs.put(key, JSON.stringify(outcome.extracted), { contentType: 'application/json' });
-        result = { ...ids, extracted_key: key };
+        const stat = await this.blobs.put(key, JSON.stringify(outcome.extracted), { contentType: 'application/json' });
+        // What this result holds in the store, as written, travels with it (metered as storage_bytes).
+        result = {
+          ...ids,
+          extracted_key: key,
+          stored_bytes: { ...storedArtefacts(outcome.extracted, fieldBlobPrefix(job)), [key]: stat.size },
+        };
       }
     } catch (err) {
       this.logger.warn(

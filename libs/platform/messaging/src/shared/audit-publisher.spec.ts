@@ -20,17 +20,28 @@ function fakeBus(fail = false) {
 
 describe('AuditPublisher', () => {
   it('publishes a full batch at once and the rest after the flush delay, each batch named by its first event and size', async () => {
-    const { bus, sent, release } = fakeBus();
-    release();
-    const publisher = new AuditPublisher(bus, ContentSubjects.auditBatch, () => undefined, 20);
-    for (let i = 0; i < AUDIT_BATCH_MAX + 3; i++) publisher.record(event(i));
-    await new Promise((r) => setImmediate(r));
-    expect(sent.map((b) => b.events.length)).toEqual([AUDIT_BATCH_MAX]);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(sent.map((b) => [b.subject, b.events.length, b.msgId])).toEqual([
-      [ContentSubjects.auditBatch.subject, AUDIT_BATCH_MAX, `batch:e0:${AUDIT_BATCH_MAX}`],
-      [ContentSubjects.auditBatch.subject, 3, `batch:e${AUDIT_BATCH_MAX}:3`],
-    ]);
+    // The delay on jest's clock: a real 20 ms timer could fire after any wait on a loaded machine.
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const { bus, sent, release } = fakeBus();
+      release();
+      const settle = () => new Promise((r) => setImmediate(r));
+      const publisher = new AuditPublisher(bus, ContentSubjects.auditBatch, () => undefined, 20);
+      for (let i = 0; i < AUDIT_BATCH_MAX + 3; i++) publisher.record(event(i));
+      await settle();
+      expect(sent.map((b) => b.events.length)).toEqual([AUDIT_BATCH_MAX]);
+      jest.advanceTimersByTime(19);
+      await settle();
+      expect(sent.map((b) => b.events.length)).toEqual([AUDIT_BATCH_MAX]);
+      jest.advanceTimersByTime(1);
+      await settle();
+      expect(sent.map((b) => [b.subject, b.events.length, b.msgId])).toEqual([
+        [ContentSubjects.auditBatch.subject, AUDIT_BATCH_MAX, `batch:e0:${AUDIT_BATCH_MAX}`],
+        [ContentSubjects.auditBatch.subject, 3, `batch:e${AUDIT_BATCH_MAX}:3`],
+      ]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('close() publishes what waits and awaits the publishes under way', async () => {

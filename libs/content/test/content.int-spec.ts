@@ -85,7 +85,7 @@ describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
     await bus.consume(UnderstandingSubjects.processField, async (job) => void jobs.push(job), { durable: 'test-jobs' });
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await app?.close();

@@ -79,7 +79,7 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
     // Reads' `visited` events go out several to a message.
     await bus.subscribe(ContentSubjects.auditBatch, async (b) => void audit.push(...b.events), { durable: 'test-audit-batch' });
     await bus.subscribe(ContentSubjects.resourceReindexed, async (e) => void reindexed.push(e), { durable: 'test-reindexed' });
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await app?.close();

@@ -6,7 +6,8 @@ import { tempDataDir } from './fixtures/backends.fixture';
 import { notesFixture, uniqueSchema } from './fixtures/notes.fixture';
 
 // PGlite opens in 1-3 s (a fresh data directory runs initdb); the workspace default is 5 s.
-jest.setTimeout(30_000);
+// Each test starts PGlite (and one a child process) several times: 30 s was passed on a loaded 2-core machine.
+jest.setTimeout(120_000);
 
 async function selectOne(url: string): Promise<unknown> {
   const client = new Client({ connectionString: url });

@@ -39,6 +39,7 @@ import { SearchListsService } from './search/search-lists.service';
 import { AskService } from './ask/ask.service';
 import { GraphStrategyService } from './ask/graph/graph-strategy.service';
 import { AskImages } from './ask/ask-images';
+import { AskContextAssembler } from './ask/ask-context';
 import { PredictService } from './predict/predict.service';
 import { QueryRephraser } from './ask/query-rephraser.service';
 import { SummarizeService } from './ask/summarize.service';
@@ -97,6 +98,7 @@ export class ContentModule {
         AskService,
         GraphStrategyService,
         AskImages,
+        AskContextAssembler,
         PredictService,
         QueryRephraser,
         SummarizeService,

@@ -1,6 +1,6 @@
 import { DataSource, type EntitySchema, type Logger } from 'typeorm';
 import { DEFAULT_DATA_DIR } from '../config/database-url.config';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../embedded/embedded-postgres';
+import { embeddedConnection, startEmbeddedPostgres, type EmbeddedPostgres } from '../embedded/embedded-postgres';
 import { runServiceMigrations } from '../migrations/migration-runner';
 
 /** Any class: entity and migration classes. Narrower than `Function`, which TypeORM accepts. */
@@ -42,12 +42,12 @@ export function migrationsTableName(schema: string): string {
  */
 export async function createServiceDataSource(options: ServiceDataSourceOptions): Promise<DataSource> {
   assertSchemaName(options.schema);
-  const embedded = options.url ? undefined : await startEmbeddedPostgres({ dataDir: options.dataDir ?? DEFAULT_DATA_DIR });
-  const url = options.url ?? (embedded as EmbeddedPostgres).url;
+  // The embedded database serves this process only: a Unix socket (cheaper per statement than TCP).
+  const embedded = options.url ? undefined : await startEmbeddedPostgres({ dataDir: options.dataDir ?? DEFAULT_DATA_DIR, socket: 'unix' });
 
   const dataSource = new DataSource({
     type: 'postgres',
-    url,
+    ...(embedded ? embeddedConnection(embedded.url) : { url: options.url }),
     schema: options.schema,
     entities: [...options.entities],
     migrations: [...options.migrations],

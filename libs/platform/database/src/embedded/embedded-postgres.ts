@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { HostOptions, HostReply, HostRequest } from './pglite-host';
 import { WORKER_BOOTSTRAP } from './worker-bootstrap';
@@ -10,6 +11,15 @@ export interface EmbeddedPostgresOptions {
   host?: string;
   /** Default 0: a free port chosen by the OS. */
   port?: number;
+  /**
+   * `unix`: a socket file in a new private directory under the OS temp dir, for clients in this
+   * process (host and port are then ignored): a statement's round trip costs less CPU than over
+   * loopback TCP (docs/benchmarks.md, issue 22), and no other user of the machine can connect.
+   * Default `tcp`, for other processes (the pglite-server of the distributed topology). Unix
+   * sockets need a path under ~100 bytes: a longer temp dir falls back to TCP. Only the first
+   * caller for a dataDir chooses.
+   */
+  socket?: 'tcp' | 'unix';
   /** Socket connections accepted at once; every pool of every DataSource counts. Default 100. */
   maxConnections?: number;
   /**
@@ -32,7 +42,10 @@ export interface EmbeddedPostgresOptions {
 }
 
 export interface EmbeddedPostgres {
-  /** `postgres://postgres@<host>:<port>/postgres`, for the normal `pg` driver. */
+  /**
+   * `postgres://postgres@<host>:<port>/postgres`, for the normal `pg` driver; with a Unix socket
+   * the host is its directory, percent-encoded (`embeddedConnection` gives TypeORM its parts).
+   */
   readonly url: string;
   /** The dataDir key this handle shares (absolute path or the memory:// string). */
   readonly dataDir: string;
@@ -86,6 +99,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       dataDir: key,
       host: options.host ?? '127.0.0.1',
       port: options.port ?? 0,
+      socket: options.socket === 'unix' && unixSocketsUsable() ? 'unix' : 'tcp',
       maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
       sharedBuffers: sharedBuffers(options.sharedBuffers ?? process.env['EMBEDDED_DB_SHARED_BUFFERS']),
       ...randomPageCostOption(options.randomPageCost ?? process.env['EMBEDDED_DB_RANDOM_PAGE_COST']),
@@ -121,6 +135,25 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       closing.set(key, done);
       await done;
     },
+  };
+}
+
+/** Windows has no Unix sockets; elsewhere a socket path must fit sockaddr_un (~104 bytes). */
+function unixSocketsUsable(): boolean {
+  return process.platform !== 'win32' && join(tmpdir(), 'kb-pg-XXXXXX', '.s.PGSQL.5432').length <= 100;
+}
+
+/**
+ * The connection options of an embedded instance's URL for TypeORM, which takes a URL's host
+ * as it is written (it does not decode a Unix socket's percent-encoded directory).
+ */
+export function embeddedConnection(url: string): { host: string; port: number; username: string; database: string } {
+  const parsed = new URL(url);
+  return {
+    host: decodeURIComponent(parsed.hostname),
+    port: Number(parsed.port),
+    username: decodeURIComponent(parsed.username),
+    database: decodeURIComponent(parsed.pathname.slice(1)),
   };
 }
 

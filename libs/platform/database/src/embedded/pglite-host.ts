@@ -1,5 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
@@ -12,7 +14,7 @@ import { profileToFile } from './statement-profile';
 /*
  * This module runs inside the worker thread that hosts PGlite (see embedded-postgres.ts): the
  * database, its pgvector extension and the socket server all live there, and the rest of the
- * process reaches them over TCP with the normal `pg` driver.
+ * process reaches them over a socket (TCP or a Unix socket) with the normal `pg` driver.
  */
 
 export interface HostOptions {
@@ -20,6 +22,8 @@ export interface HostOptions {
   dataDir: string;
   host: string;
   port: number;
+  /** `unix`: host and port are ignored (see EmbeddedPostgresOptions.socket). */
+  socket: 'tcp' | 'unix';
   maxConnections: number;
   /** shared_buffers, when not PGlite's default. */
   sharedBuffers?: string;
@@ -49,6 +53,7 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
     lock = acquireDataDirLock(options.dataDir);
   }
   let db: PGlite | undefined;
+  const socketDir = options.socket === 'unix' ? privateSocketDir() : undefined;
   try {
     const settings = [
       ...(options.sharedBuffers ? [`shared_buffers=${options.sharedBuffers}`] : []),
@@ -60,8 +65,7 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
     const profiling = options.statementStats ? profileToFile(options.statementStats) : undefined;
     const server = new PGLiteSocketServer({
       db: guardSharedSession(db, profiling?.profile),
-      host: options.host,
-      port: options.port,
+      ...(socketDir ? { path: join(socketDir, `.s.PGSQL.${UNIX_SOCKET_PORT}`) } : { host: options.host, port: options.port }),
       maxConnections: options.maxConnections,
     });
     // Each accepted socket gets its writes batched per event-loop turn (see coalesceWrites).
@@ -71,7 +75,10 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
     await server.start();
     const opened = db;
     return {
-      url: `postgres://postgres@${server.getServerConn()}/postgres`,
+      // pg reads a host that is a directory as the Unix socket `<dir>/.s.PGSQL.<port>` (as libpq does).
+      url: socketDir
+        ? `postgres://postgres@${encodeURIComponent(socketDir)}:${UNIX_SOCKET_PORT}/postgres`
+        : `postgres://postgres@${server.getServerConn()}/postgres`,
       startupMs: Date.now() - started,
       close: async () => {
         try {
@@ -83,6 +90,7 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
             if (!opened.closed) await opened.close();
           } finally {
             lock?.release();
+            if (socketDir) rmSync(socketDir, { recursive: true, force: true });
           }
         }
       },
@@ -90,8 +98,21 @@ export async function openPgliteHost(options: HostOptions): Promise<PgliteHost> 
   } catch (err) {
     if (db && !db.closed) await db.close();
     lock?.release();
+    if (socketDir) rmSync(socketDir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** The port number only names the socket file (`.s.PGSQL.5432`); nothing listens on a port. */
+const UNIX_SOCKET_PORT = 5432;
+
+/**
+ * A fresh directory only this user may enter (mkdtemp creates it 0700): the socket in it is
+ * reachable by this user's processes alone, where a loopback port is open to every local user
+ * (PGlite asks no password).
+ */
+function privateSocketDir(): string {
+  return mkdtempSync(join(tmpdir(), 'kb-pg-'));
 }
 
 /** Worker entry: opens the host from workerData, reports, and closes on request. */

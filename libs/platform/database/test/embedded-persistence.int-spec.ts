@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Client } from 'pg';
 import { closeServiceDataSource, createServiceDataSource, pgliteServerMain, runningEmbeddedDataDirs, startEmbeddedPostgres } from '../src';
@@ -112,6 +112,37 @@ describe('embedded PostgreSQL lifecycle', () => {
       await closeServiceDataSource(second);
       await reopened.stop();
     }
+  });
+
+  it("serves the process's own DataSources over a Unix socket in a private directory, removed on close", async () => {
+    const fixture = notesFixture(uniqueSchema());
+    const own = tempDataDir('unix');
+    const ds = await createServiceDataSource({
+      service: 'notes',
+      schema: fixture.schema,
+      entities: fixture.entities,
+      migrations: fixture.migrations,
+      dataDir: own.dataDir,
+    });
+    let socketDir = '';
+    try {
+      socketDir = (ds.driver.options as { host?: string }).host ?? '';
+      expect(socketDir).toMatch(/^\//);
+      expect(statSync(socketDir).mode & 0o777).toBe(0o700);
+      expect(readdirSync(socketDir)).toEqual(['.s.PGSQL.5432']);
+      // A second caller of the same dataDir joins it; its URL reaches it with the plain pg driver.
+      const joined = await startEmbeddedPostgres({ dataDir: own.dataDir });
+      try {
+        expect(joined.url).toBe(`postgres://postgres@${encodeURIComponent(socketDir)}:5432/postgres`);
+        expect(await selectOne(joined.url)).toEqual([{ one: 1 }]);
+      } finally {
+        await joined.stop();
+      }
+    } finally {
+      await closeServiceDataSource(ds);
+      own.remove();
+    }
+    expect(existsSync(socketDir)).toBe(false);
   });
 
   it('refuses a data directory locked by another live process and takes over a stale lock', async () => {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
 import { closeServiceDataSource, createServiceDataSource, startEmbeddedPostgres, withTransaction } from '../src';
+import { embeddedConnection } from '../src/embedded/embedded-postgres';
 import { tempDataDir } from './fixtures/backends.fixture';
 import { notesFixture, uniqueSchema, type NotesFixture } from './fixtures/notes.fixture';
 
@@ -43,8 +44,11 @@ describe('two DataSources on one embedded PostgreSQL', () => {
     const joined = await startEmbeddedPostgres({ dataDir: dir.dataDir });
     try {
       expect(joined.startupMs).toBe(0);
-      expect((dsA.options as { url?: string }).url).toBe(joined.url);
-      expect((dsB.options as { url?: string }).url).toBe(joined.url);
+      // Both connect where the instance listens (its Unix socket's directory, or its TCP host and port).
+      const where = (ds: DataSource) => (({ host, port }) => ({ host, port }))(ds.options as { host?: string; port?: number });
+      const { host, port } = embeddedConnection(joined.url);
+      expect(where(dsA)).toEqual({ host, port });
+      expect(where(dsB)).toEqual({ host, port });
     } finally {
       await joined.stop();
     }

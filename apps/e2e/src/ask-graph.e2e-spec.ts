@@ -1,6 +1,6 @@
 import { startFakeLlmServer, type FakeLlmServer } from '@kb/platform/testing';
 import { bearer, type Credential } from './support/http-client';
-import { resourceProcessed } from './support/kb-fixtures';
+import { kbAnsweringWith, resourceProcessed } from './support/kb-fixtures';
 import { startStandalone, type Topology } from './support/topologies';
 
 type Paragraphs = Record<string, { score_type: string; text: string }>;
@@ -69,21 +69,9 @@ describe('ask graph_beta through the gateway (standalone)', () => {
   beforeAll(async () => {
     llm = await startFakeLlmServer();
     topology = await startStandalone();
-    const boot = topology.bootstrap();
-    pat = bearer(boot.personal_access_token.token);
-    const createKb = async (slug: string, learning_configuration: Record<string, unknown>) => {
-      const res = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
-        credential: pat,
-        body: { slug, title: slug, learning_configuration },
-      });
-      expect(res.status).toBe(201);
-      return (res.body.uuid ?? res.body.id) as string;
-    };
-    offlineKb = await createKb('graph-offline', {});
-    openaiKb = await createKb('graph-openai', {
-      generative_model: 'chatgpt-4o-mini',
-      user_keys: { openai: { url: llm.openAiUrl, key: 'sk-chat', timeout_ms: 5000 } },
-    });
+    pat = bearer(topology.bootstrap().personal_access_token.token);
+    offlineKb = await kbAnsweringWith(topology, pat, 'graph-offline', 'offline');
+    openaiKb = await kbAnsweringWith(topology, pat, 'graph-openai', 'openai', llm);
     for (const kb of [offlineKb, openaiKb]) {
       for (const body of resources) {
         const created = await topology.http.call<{ uuid: string }>('POST', `/api/v1/kb/${kb}/resources`, { credential: pat, body });

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { buildPdf, startFakeLlmServer, type FakeLlmRequest, type FakeLlmServer } from '@kb/platform/testing';
 import { bearer, type Credential } from './support/http-client';
+import { kbAnsweringWith } from './support/kb-fixtures';
 import { startStandalone, type Topology } from './support/topologies';
 
 type Item = { type: string; text?: string; status?: string; details?: string };
@@ -34,25 +35,10 @@ describe('ask with images through the gateway (standalone)', () => {
   beforeAll(async () => {
     llm = await startFakeLlmServer();
     topology = await startStandalone();
-    const boot = topology.bootstrap();
-    pat = bearer(boot.personal_access_token.token);
-    const createKb = async (slug: string, learning_configuration: Record<string, unknown>) => {
-      const res = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
-        credential: pat,
-        body: { slug, title: slug, learning_configuration },
-      });
-      expect(res.status).toBe(201);
-      return (res.body.uuid ?? res.body.id) as string;
-    };
-    offlineKb = await createKb('images-offline', {});
-    openaiKb = await createKb('images-openai', {
-      generative_model: 'chatgpt-4o-mini',
-      user_keys: { openai: { url: llm.openAiUrl, key: 'sk-chat', timeout_ms: 5000 } },
-    });
-    anthropicKb = await createKb('images-anthropic', {
-      generative_model: 'claude-3-5-haiku',
-      user_keys: { anthropic: { url: llm.url, key: 'sk-ant', timeout_ms: 5000 } },
-    });
+    pat = bearer(topology.bootstrap().personal_access_token.token);
+    offlineKb = await kbAnsweringWith(topology, pat, 'images-offline', 'offline');
+    openaiKb = await kbAnsweringWith(topology, pat, 'images-openai', 'openai', llm);
+    anthropicKb = await kbAnsweringWith(topology, pat, 'images-anthropic', 'anthropic', llm);
     png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#3060c0' } })
       .png()
       .toBuffer();

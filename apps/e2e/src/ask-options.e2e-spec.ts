@@ -1,5 +1,6 @@
 import { startFakeLlmServer, type FakeLlmServer } from '@kb/platform/testing';
 import { bearer, type Credential } from './support/http-client';
+import { kbAnsweringWith } from './support/kb-fixtures';
 import { startStandalone, type Topology } from './support/topologies';
 
 type Line = {
@@ -34,25 +35,10 @@ describe('ask options through the gateway (standalone)', () => {
   beforeAll(async () => {
     llm = await startFakeLlmServer();
     topology = await startStandalone();
-    const boot = topology.bootstrap();
-    pat = bearer(boot.personal_access_token.token);
-    const createKb = async (slug: string, learning_configuration: Record<string, unknown>) => {
-      const res = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${boot.account.id}/kbs`, {
-        credential: pat,
-        body: { slug, title: slug, learning_configuration },
-      });
-      expect(res.status).toBe(201);
-      return (res.body.uuid ?? res.body.id) as string;
-    };
-    offlineKb = await createKb('offline-kb', {});
-    openaiKb = await createKb('openai-kb', {
-      generative_model: 'chatgpt-4o-mini',
-      user_keys: { openai: { url: llm.openAiUrl, key: 'sk-chat', timeout_ms: 5000 } },
-    });
-    anthropicKb = await createKb('anthropic-kb', {
-      generative_model: 'claude-3-5-haiku',
-      user_keys: { anthropic: { url: llm.url, key: 'sk-ant', timeout_ms: 5000 } },
-    });
+    pat = bearer(topology.bootstrap().personal_access_token.token);
+    offlineKb = await kbAnsweringWith(topology, pat, 'offline-kb', 'offline');
+    openaiKb = await kbAnsweringWith(topology, pat, 'openai-kb', 'openai', llm);
+    anthropicKb = await kbAnsweringWith(topology, pat, 'anthropic-kb', 'anthropic', llm);
     const texts = [
       ['Presidents', 'Barack Obama met Angela Merkel in Berlin.\n\nHe gave a speech at the Brandenburg Gate.'],
       ['Bread', 'Yeast ferments the dough so the bread rises.'],

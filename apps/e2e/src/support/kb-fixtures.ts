@@ -1,3 +1,4 @@
+import type { FakeLlmServer } from '@kb/platform/testing';
 import { apiKey, bearer, type Credential, type HttpClient } from './http-client';
 import type { Topology } from './topologies';
 
@@ -27,6 +28,35 @@ export async function kbWithReader(
     body: { expires: new Date(Date.now() + 3600_000).toISOString() },
   });
   return { pat, reader: apiKey(key.body.token), kb, newKb };
+}
+
+/** Which generative model a test KB answers with: the built-in extractive one, or the fake provider server as OpenAI or Anthropic. */
+export type AnsweringModel = 'offline' | 'openai' | 'anthropic';
+
+/** A KB of the bootstrap account that answers with `model` (the provider's endpoints on `llm`): its id. */
+export async function kbAnsweringWith(
+  topology: Topology,
+  pat: Credential,
+  slug: string,
+  model: AnsweringModel,
+  llm?: FakeLlmServer,
+): Promise<string> {
+  const provider = (): FakeLlmServer => {
+    if (!llm) throw new Error(`a KB answering with ${model} needs the fake provider server`);
+    return llm;
+  };
+  const learning_configuration =
+    model === 'openai'
+      ? { generative_model: 'chatgpt-4o-mini', user_keys: { openai: { url: provider().openAiUrl, key: 'sk-chat', timeout_ms: 5000 } } }
+      : model === 'anthropic'
+        ? { generative_model: 'claude-3-5-haiku', user_keys: { anthropic: { url: provider().url, key: 'sk-ant', timeout_ms: 5000 } } }
+        : {};
+  const res = await topology.http.call<{ uuid?: string; id?: string }>('POST', `/api/v1/account/${topology.bootstrap().account.id}/kbs`, {
+    credential: pat,
+    body: { slug, title: slug, learning_configuration },
+  });
+  if (res.status !== 201) throw new Error(`creating KB ${slug} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return (res.body.uuid ?? res.body.id) as string;
 }
 
 /** Waits until the resource `rid` of `kb` is PROCESSED. */

@@ -6,6 +6,7 @@ import { RetrievalRequestBase } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
 import { answerJsonSchemaIssues, ASK_OPTION_LIMITS, REASONING_EFFORTS, reasoningIssues, rephrasePromptIssues } from './ask-options';
+import { RephraseMember, RephrasePromptMember } from './rephrase-members';
 import { searchPayloadOf, type SearchPayload } from './search-payload';
 import {
   AskImage,
@@ -179,19 +180,11 @@ export class AskRequest extends RetrievalRequestBase {
   })
   @Check(promptCheck)
   prompt?: string | { system?: string; user?: string; rephrase?: string };
-  @ApiPropertyOptional({
-    default: false,
-    description:
-      'Rewrite the question with the chat history for retrieval (the generative model, or the built-in rewriting without one); reported as rephrased_query.',
-  })
-  @Check(checks.bool())
+  @RephraseMember(
+    'Rewrite the question with the chat history for retrieval (the generative model, or the built-in rewriting without one); reported as rephrased_query.',
+  )
   override rephrase?: boolean = undefined;
-  @ApiPropertyOptional({
-    type: 'string',
-    maxLength: ASK_OPTION_LIMITS.rephrasePromptChars,
-    description: 'Another name of prompt.rephrase; must contain {question}.',
-  })
-  @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
+  @RephrasePromptMember('Another name of prompt.rephrase; must contain {question}.')
   override rephrase_prompt?: string = undefined;
   @ApiPropertyOptional({ type: 'integer' }) @Check(seedCheck) generative_model_seed?: number;
   @ApiPropertyOptional({

@@ -15,7 +15,7 @@ import { FilterExpressionNode, filterExpressionMember, KvFilterExpressionNode } 
 import { REQUEST_LIMITS } from './request-limits';
 import { RELATION_TYPES, type RelationType } from './graph-query';
 import { configNameCheck } from './config-name';
-import { ASK_OPTION_LIMITS, rephrasePromptIssues } from './ask-options';
+import { RephraseMember, RephraseModelMember, RephrasePromptMember } from './rephrase-members';
 import {
   auditMetadataCheck,
   enumListCheck,
@@ -223,22 +223,13 @@ export class FindRequest extends RetrievalRequestBase {
   })
   @Check(configNameCheck)
   override search_configuration?: string = undefined;
-  @ApiPropertyOptional({
-    default: false,
-    description:
-      "Rewrite the query for retrieval with the generative model (`generative_model`, else the KB's); the built-in rewriting without one. The result is `rephrased_query`.",
-  })
-  @Check(checks.bool())
+  @RephraseMember(
+    "Rewrite the query for retrieval with the generative model (`generative_model`, else the KB's); the built-in rewriting without one. The result is `rephrased_query`.",
+  )
   override rephrase?: boolean = undefined;
-  @ApiPropertyOptional({
-    type: 'string',
-    maxLength: ASK_OPTION_LIMITS.rephrasePromptChars,
-    description: 'The rephrasing instructions for the model; must contain {question}.',
-  })
-  @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
+  @RephrasePromptMember()
   override rephrase_prompt?: string = undefined;
-  @ApiPropertyOptional({ type: 'string', description: "The model that rephrases (else the KB's)." })
-  @Check(checks.string())
+  @RephraseModelMember("The model that rephrases (else the KB's).")
   override generative_model?: string = undefined;
 }
 

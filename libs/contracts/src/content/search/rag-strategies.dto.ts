@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOptions } from '@nestjs/swagger';
-import { Check, checks, Closed, isPlainObject, type Loc, type MemberCheck } from '../../common/member-checks';
+import { Check, Closed, isPlainObject, type Loc, type MemberCheck } from '../../common/member-checks';
 import type { ValidationIssue } from '../../common/errors';
 import { collectIssues } from '../../common/validation';
-import { ASK_OPTION_LIMITS, rephrasePromptIssues } from './ask-options';
+import { RephraseMember, RephraseModelMember, RephrasePromptMember } from './rephrase-members';
 import { RetrievalRequestBase } from './find.dto';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
 
@@ -37,22 +37,13 @@ export class AskPrequeryRequest extends RetrievalRequestBase {
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Refused: /ask has no graph feature.' })
   @Check(graphQueryCheck(ASK_FEATURES, ASK_DEFAULT_FEATURES))
   override graph_query?: Record<string, unknown> = undefined;
-  @ApiPropertyOptional({
-    default: false,
-    description:
-      "Rewrite this prequery's query for retrieval with the /ask's chat history (its `generative_model`, else the /ask's model).",
-  })
-  @Check(checks.bool())
+  @RephraseMember(
+    "Rewrite this prequery's query for retrieval with the /ask's chat history (its `generative_model`, else the /ask's model).",
+  )
   override rephrase?: boolean = undefined;
-  @ApiPropertyOptional({
-    type: 'string',
-    maxLength: ASK_OPTION_LIMITS.rephrasePromptChars,
-    description: 'The rephrasing instructions for the model; must contain {question}.',
-  })
-  @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
+  @RephrasePromptMember()
   override rephrase_prompt?: string = undefined;
-  @ApiPropertyOptional({ type: 'string', description: "The model that rephrases this prequery (else the /ask's)." })
-  @Check(checks.string())
+  @RephraseModelMember("The model that rephrases this prequery (else the /ask's).")
   override generative_model?: string = undefined;
 }
 

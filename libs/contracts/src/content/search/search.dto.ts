@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { ResourceDto } from '../resource.dto';
 import { Check, checks, Closed, isPlainObject, whenAbsent, type MemberCheck } from '../../common/member-checks';
-import { ASK_OPTION_LIMITS, rephrasePromptIssues } from './ask-options';
+import { RephraseMember, RephraseModelMember, RephrasePromptMember } from './rephrase-members';
 import { FindRelations, RetrievalRequestBase } from './find.dto';
 import { REQUEST_LIMITS } from './request-limits';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
@@ -58,22 +58,13 @@ export class SearchRequest extends RetrievalRequestBase {
   @Check(searchSortCheck)
   sort?: { field?: 'score'; order?: string };
 
-  @ApiPropertyOptional({
-    default: false,
-    description:
-      "Rewrite the query for retrieval with the generative model (`generative_model`, else the KB's); the built-in rewriting without one. The result is `rephrased_query`.",
-  })
-  @Check(checks.bool())
+  @RephraseMember(
+    "Rewrite the query for retrieval with the generative model (`generative_model`, else the KB's); the built-in rewriting without one. The result is `rephrased_query`.",
+  )
   override rephrase?: boolean = undefined;
-  @ApiPropertyOptional({
-    type: 'string',
-    maxLength: ASK_OPTION_LIMITS.rephrasePromptChars,
-    description: 'The rephrasing instructions for the model; must contain {question}.',
-  })
-  @Check((v, loc, issues) => void issues.push(...rephrasePromptIssues(v, loc)))
+  @RephrasePromptMember()
   override rephrase_prompt?: string = undefined;
-  @ApiPropertyOptional({ type: 'string', description: "The model that rephrases (else the KB's)." })
-  @Check(checks.string())
+  @RephraseModelMember("The model that rephrases (else the KB's).")
   override generative_model?: string = undefined;
 }
 

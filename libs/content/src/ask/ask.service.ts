@@ -221,9 +221,13 @@ export class AskService {
 
     // Images only reach generators that read them; rag_images_strategies add none to the built-in model.
     const pageOf = (c: ContextItem) => ({ ...c, page: c.position?.page_number });
-    const images = generator.images
-      ? [...(await this.images.fromStrategies(req.kbid, req.body, context.map(pageOf), signal)), ...requestedImages]
-      : [];
+    const fromStrategies = generator.images ? await this.images.fromStrategies(req.kbid, req.body, context.map(pageOf), signal) : undefined;
+    const conversation = o.strategies.find((s) => s.name === 'conversation');
+    const attached =
+      generator.images && conversation?.name === 'conversation' && conversation.attachmentsImages
+        ? await this.images.fromConversation(req.kbid, context, signal)
+        : [];
+    const images = generator.images ? [...(fromStrategies?.images ?? []), ...attached, ...requestedImages] : [];
     const genStarted = Date.now();
     let firstChunk: number | undefined;
     let answer = '';
@@ -344,6 +348,7 @@ export class AskService {
             rephrased_question: rephrasedQuestion,
             citations: o.citations,
             images: images.map((i) => i.key),
+            ...(fromStrategies?.skipped.length ? { skipped_images: fromStrategies.skipped } : {}),
           },
         },
         metrics: outcome.timings,

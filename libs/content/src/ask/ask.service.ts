@@ -318,8 +318,10 @@ export class AskService {
       const footnotes = Object.fromEntries(citable.map((c, i) => [String(i + 1 + extra.length), c.key]));
       yield { type: 'footnote_citations', footnote_to_context: footnoteCitations(answer, footnotes) };
     }
-    const inputTokens = meta?.inputTokens ?? estimateTokens(context.map((c) => c.text).join('\n') + query);
-    const outputTokens = meta?.outputTokens ?? estimateTokens(answer);
+    // The answer's tokens, and those of graph_beta's generative ranking (model calls made for this answer).
+    const inputTokens =
+      (meta?.inputTokens ?? estimateTokens(context.map((c) => c.text).join('\n') + query)) + (graphOutcome?.tokens.input ?? 0);
+    const outputTokens = (meta?.outputTokens ?? estimateTokens(answer)) + (graphOutcome?.tokens.output ?? 0);
     yield {
       type: 'metadata',
       tokens: { input: inputTokens, output: outputTokens, input_nuclia: inputTokens, output_nuclia: outputTokens },

@@ -210,6 +210,32 @@ describe('ask graph_beta through the gateway (standalone)', () => {
     expect(texts(graphOf(await graphAsk(openaiKb, { hops: 1, relation_ranking: 'generative' })))).toEqual([]);
   });
 
+  it("adds the generative ranking's tokens to the answer's metadata and consumption", async () => {
+    llm.enqueue(
+      { chunks: ['{"scores": [9]}'], usage: { input: 300, output: 7 } },
+      { chunks: ['Angela Merkel.'], usage: { input: 1000, output: 20 } },
+    );
+    const res = await fetch(`${topology.http.baseUrl}/api/v1/kb/${openaiKb}/ask`, {
+      method: 'POST',
+      headers: { [pat!.header]: pat!.value, 'content-type': 'application/json', 'x-show-consumption': 'true' },
+      body: JSON.stringify({
+        query: 'Who did Barack Obama meet?',
+        rag_strategies: [{ name: 'graph_beta', hops: 1, relation_text_as_paragraphs: true, relation_ranking: 'generative' }],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const items = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { item: Record<string, unknown> }).item);
+    expect(llm.requests).toHaveLength(2);
+    expect(items.find((i) => i['type'] === 'metadata')?.['tokens']).toMatchObject({ input: 1300, output: 27 });
+    expect(items.find((i) => i['type'] === 'consumption')).toMatchObject({
+      normalized_tokens: { input: 1300, output: 27, image: 0 },
+      customer_key_tokens: { input: 1300, output: 27, image: 0 },
+    });
+  });
+
   it('refuses bad members, and generative ranking without a provider, with 422 at each member', async () => {
     const refused = async (kb: string, strategy: Record<string, unknown>) => {
       const res = await topology.http.call<Detail>('POST', `/api/v1/kb/${kb}/ask`, {

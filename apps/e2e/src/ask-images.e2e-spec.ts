@@ -31,6 +31,7 @@ describe('ask with images through the gateway (standalone)', () => {
   let anthropicKb: string;
   let png: Buffer;
   let jpeg: Buffer;
+  let attachmentPng: Buffer;
 
   beforeAll(async () => {
     llm = await startFakeLlmServer();
@@ -44,6 +45,9 @@ describe('ask with images through the gateway (standalone)', () => {
       .toBuffer();
     jpeg = await sharp({ create: { width: 30, height: 40, channels: 3, background: '#c03060' } })
       .jpeg()
+      .toBuffer();
+    attachmentPng = await sharp({ create: { width: 24, height: 24, channels: 3, background: '#208040' } })
+      .png()
       .toBuffer();
     const resources: [string, Record<string, unknown>][] = [
       [offlineKb, { title: 'Bread', texts: { body: { body: 'Yeast ferments the dough so the bread rises.' } } }],
@@ -85,6 +89,31 @@ describe('ask with images through the gateway (standalone)', () => {
       [
         openaiKb,
         {
+          title: 'Mooring chat',
+          conversations: {
+            chat: {
+              messages: [
+                {
+                  ident: 'm1',
+                  who: 'skipper',
+                  content: {
+                    text: 'The mooring rope of the trawler is frayed near the bollard, photo attached.',
+                    attachments: [
+                      { filename: 'rope.png', content_type: 'image/png', payload: attachmentPng.toString('base64') },
+                      // Labelled an image, but not one: never sent.
+                      { filename: 'notes.png', content_type: 'image/png', payload: Buffer.from('not an image').toString('base64') },
+                    ],
+                  },
+                },
+                { ident: 'm2', who: 'harbour master', content: { text: 'Replace the mooring rope before the storm.' } },
+              ],
+            },
+          },
+        },
+      ],
+      [
+        openaiKb,
+        {
           title: 'Restricted photo',
           security: { access_groups: ['vault-team'] },
           files: {
@@ -106,7 +135,7 @@ describe('ask with images through the gateway (standalone)', () => {
     for (const [kb, count] of [
       [offlineKb, 1],
       [anthropicKb, 1],
-      [openaiKb, 4],
+      [openaiKb, 5],
     ] as const) {
       await topology.http.eventually(
         async () => {
@@ -214,6 +243,27 @@ describe('ask with images through the gateway (standalone)', () => {
     const none = 'When does the ferry timetable change, without pages?';
     await ask(openaiKb, { query: none, top_k: 1, rag_images_strategies: [{ name: 'tables' }] });
     expect(generation(none).images).toEqual([]);
+  });
+
+  it('conversation attachments_images sends the images attached to the context messages, not without it', async () => {
+    const question = 'Why is the mooring rope of the trawler frayed?';
+    const items = await ask(openaiKb, {
+      query: question,
+      debug: true,
+      top_k: 1,
+      rag_strategies: [{ name: 'conversation', attachments_images: true, max_messages: 5 }],
+    });
+    expect(items.find((i) => i.type === 'status')?.status).toBe('success');
+    const sent = generation(question);
+    expect(JSON.stringify(sent.body['messages'])).toMatch(/mooring rope/i);
+    // The provider got the attached PNG as an image part, once, as stored; the bytes that are no image were left out.
+    expect(sent.images).toEqual([{ mediaType: 'image/png', data: attachmentPng.toString('base64') }]);
+    const debug = items.find((i) => i.type === 'debug') as unknown as { metadata: { predict_request: { images: string[] } } };
+    expect(debug.metadata.predict_request.images).toEqual([expect.stringMatching(/\/c\/chat\/m1\/.*\/attachments\/0$/)]);
+
+    const without = 'Why is the trawler mooring rope frayed?';
+    await ask(openaiKb, { query: without, top_k: 1, rag_strategies: [{ name: 'conversation', max_messages: 5 }] });
+    expect(generation(without).images).toEqual([]);
   });
 
   it('paragraph_image never sends the image of a resource the security groups hide', async () => {

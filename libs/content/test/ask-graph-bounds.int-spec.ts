@@ -1,5 +1,9 @@
+import type { EntityManager } from 'typeorm';
 import { ContentSubjects } from '@kb/contracts';
-import { GRAPH_EXPLORATION } from '../src/ask/graph/graph-explore';
+import { GraphBudgetSpent, withinBudget } from '../src/ask/graph/graph-budget';
+import { detectEntities, GRAPH_EXPLORATION } from '../src/ask/graph/graph-explore';
+import { GraphStrategyService } from '../src/ask/graph/graph-strategy.service';
+import { SqlParams } from '../src/search/query/sql';
 import { startSearchFixture, type SearchFixture } from './fixtures/search.fixture';
 
 type GraphResults = {
@@ -61,5 +65,72 @@ describe('graph_beta bounds', () => {
       `graph_beta over ${2 * fanOut} edges, hops 10, top_k 300: ${elapsed} ms, exploration ${graph?.metrics?.['graph_exploration']} s`,
     );
     expect(elapsed).toBeLessThan(30_000);
+  }, 120_000);
+
+  /** Rows the scans of content.search_relations in an EXPLAIN ANALYZE plan read (kept and filtered out). */
+  const relationRows = (plan: Record<string, unknown>): number => {
+    const own =
+      plan['Relation Name'] === 'search_relations'
+        ? ((plan['Actual Rows'] as number) +
+            ((plan['Rows Removed by Filter'] as number) ?? 0) +
+            ((plan['Rows Removed by Index Recheck'] as number) ?? 0)) *
+          ((plan['Actual Loops'] as number) ?? 1)
+        : 0;
+    return own + ((plan['Plans'] as Record<string, unknown>[] | undefined) ?? []).reduce((n, p) => n + relationRows(p), 0);
+  };
+
+  it('suggest finds entities by name prefix and by whole word through the indexes, reading a bounded number of edges', async () => {
+    const scope = { kbid, where: 'p.kbid = $1', params: new SqlParams([kbid]) };
+    const kinds = { excludeProcessor: true, withParagraph: false };
+    expect(await detectEntities(fx.ds.manager, scope, kinds, 'Which leaf9999 does the hub feed?', 'suggest')).toEqual(
+      expect.arrayContaining(['hub', 'leaf9999']),
+    );
+    // Every query the detection runs, explained with what it actually read.
+    let read = 0;
+    const explaining = {
+      query: async (sql: string, params: unknown[]) => {
+        const [row] = (await fx.ds.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params)) as {
+          'QUERY PLAN': { Plan: Record<string, unknown> }[];
+        }[];
+        read += relationRows(row?.['QUERY PLAN'][0]?.Plan ?? {});
+        return fx.ds.query(sql, params);
+      },
+    } as unknown as EntityManager;
+    const found = await detectEntities(explaining, scope, kinds, 'What does the Hub link?', 'suggest');
+    expect(found).toContain('hub');
+    // 40 000 edges in the KB; the words of the question (what, does, the, hub, link) each read at most
+    // maxSuggestEdgesPerWord edges by prefix and by word, on each end: a scan of the graph reads them all.
+    expect(read).toBeGreaterThan(0);
+    expect(read).toBeLessThanOrEqual(5 * 4 * GRAPH_EXPLORATION.maxSuggestEdgesPerWord);
+  }, 60_000);
+
+  it("a step's queries stop at the exploration's remaining time, and an /ask whose budget is spent still answers", async () => {
+    // Long enough to outlast the 100 ms on any machine, short enough for an embedded database that does not cancel it to finish soon after.
+    const slow = (m: EntityManager) => m.query(`SELECT count(*) AS n FROM generate_series(1, 2000000)`);
+    await expect(withinBudget(fx.ds, 100, slow)).rejects.toBeInstanceOf(GraphBudgetSpent);
+    await expect(withinBudget(fx.ds, 0, slow)).rejects.toBeInstanceOf(GraphBudgetSpent);
+    // Within its time a step runs as usual.
+    await expect(withinBudget(fx.ds, 60_000, (m) => m.query(`SELECT 1 AS one`))).resolves.toEqual([{ one: 1 }]);
+    const graphs = fx.get(GraphStrategyService);
+    graphs.budgetMs = 1;
+    try {
+      const types: string[] = [];
+      let graph: GraphResults | undefined;
+      for await (const item of fx.bus.requestStream(ContentSubjects.ask, {
+        kbid,
+        body: {
+          query: 'What does the Hub link?',
+          debug: true,
+          rag_strategies: [{ name: 'graph_beta', hops: 3, relation_text_as_paragraphs: true }],
+        },
+      })) {
+        types.push(item.type);
+        if (item.type === 'prequeries') graph = (item['results'] as unknown as Record<string, GraphResults>)['graph'];
+      }
+      expect(types).toContain('answer');
+      expect(graph?.metrics?.['graph_hops']).toBe(0);
+    } finally {
+      graphs.budgetMs = GRAPH_EXPLORATION.budgetMs;
+    }
   }, 120_000);
 });

@@ -36,7 +36,7 @@ describe('/ask (retrieval, context, generation, citations)', () => {
       'The moon mining merger closes in March.',
     );
     await fx.addResource(providerKb, { title: 'Volcanoes' }, 'A volcano erupts when magma rises to the surface.');
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await llm?.close();

@@ -6501,7 +6501,7 @@ export interface components {
              */
             name: "conversation";
             attachments_text?: boolean;
-            /** @description Not supported when true. */
+            /** @description Send the images attached to the context's messages to a generative provider that reads images (at most 4, 524288 bytes each). */
             attachments_images?: boolean;
             full?: boolean;
             max_messages?: number;

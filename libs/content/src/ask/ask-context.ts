@@ -16,6 +16,8 @@ export interface ContextItem extends GenerationContext {
   /** Why it is there: retrieved, or added by a strategy (API-MAP augmented_context). */
   augmentation?: string;
   parent?: string;
+  /** The paragraph's split (a conversation message's ident). */
+  split?: string;
   position?: { start: number; end: number; index: number; page_number: number };
 }
 
@@ -68,6 +70,7 @@ export class AskContextAssembler {
         kind: p.kind,
         augmentation,
         parent,
+        split: p.split,
         position: { start: p.start_offset, end: p.end_offset, index: p.idx, page_number: p.page ?? 0 },
       });
     };

@@ -7,6 +7,8 @@ import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import type { Issues } from '../search/query/issues';
 import type { GenerationImage, Generator } from './generation';
+import { conversationImages, type MessageContextItem } from './conversation-images';
+import { PageImageCache, PageRenderGates, RenderBusy, type PageImage } from './page-renders';
 
 /** A context paragraph as far as images are concerned: its key, resource and field (`f/<id>`). */
 export interface ImageContextItem {
@@ -20,6 +22,21 @@ export interface ImageContextItem {
 }
 
 type FileRef = { rid: string; fieldId: string; key: string; page?: number };
+
+/** An image a strategy would have added but did not, with why (the debug item's `predict_request.skipped_images`). */
+export interface SkippedImage {
+  key: string;
+  reason: string;
+}
+
+/** What rag_images_strategies add: the images, and those skipped for lack of render capacity. */
+export interface StrategyImages {
+  images: GenerationImage[];
+  skipped: SkippedImage[];
+}
+
+/** A file field of the context: its content type and generation (write sequence and modification time). */
+type FileInfo = { type: string; generation: string };
 
 /** Stored previews are JPEG/PNG thumbnails of a few hundred kB at most; anything larger is not one. */
 const MAX_PREVIEW_BYTES = 2 * 1024 * 1024;
@@ -38,6 +55,10 @@ export class AskImages {
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
   ) {}
+
+  /** Page renders per KB at once (the sandbox's workers are every tenant's), and pages rendered recently. */
+  readonly renders = new PageRenderGates();
+  readonly pageCache = new PageImageCache();
 
   /**
    * Refuses what the generator cannot do: images the caller sent need a provider that reads them
@@ -74,13 +95,14 @@ export class AskImages {
    * - paragraph_image: for paragraphs of image files, the preview processing stored (≤ 512 px
    *   JPEG, made in the extraction sandbox), so no uploaded bytes are decoded here.
    */
-  async fromStrategies(kbid: string, body: AskRequest, context: ImageContextItem[], signal?: AbortSignal): Promise<GenerationImage[]> {
+  async fromStrategies(kbid: string, body: AskRequest, context: ImageContextItem[], signal?: AbortSignal): Promise<StrategyImages> {
+    const none: StrategyImages = { images: [], skipped: [] };
     const strategies = ragImagesStrategiesOf(body.rag_images_strategies);
-    if (!strategies.paragraphImages && !strategies.pageImages && !strategies.tables) return [];
+    if (!strategies.paragraphImages && !strategies.pageImages && !strategies.tables) return none;
     const files = context.filter((c) => c.rid && c.field?.startsWith('f/'));
-    if (!files.length) return [];
-    const types = await this.fileTypes(kbid, files);
-    const typeOf = (c: ImageContextItem) => types.get(`${c.rid}/${(c.field as string).slice(2)}`) ?? '';
+    if (!files.length) return none;
+    const infos = await this.fileInfos(kbid, files);
+    const typeOf = (c: ImageContextItem) => infos.get(`${c.rid}/${(c.field as string).slice(2)}`)?.type ?? '';
     const pages: FileRef[] = [];
     const addPages = (items: ImageContextItem[], max: number) => {
       for (const c of items) {
@@ -104,40 +126,81 @@ export class AskImages {
           pictures.push({ rid: c.rid, fieldId, key: c.key });
       }
     }
-    const out: GenerationImage[] = [];
+    const out: StrategyImages = { images: [], skipped: [] };
     for (const ref of [...pages, ...pictures]) {
-      if (out.length >= ASK_IMAGE_LIMITS.maxStrategyImages) break;
+      if (out.images.length >= ASK_IMAGE_LIMITS.maxStrategyImages) break;
       signal?.throwIfAborted();
+      const generation = infos.get(`${ref.rid}/${ref.fieldId}`)?.generation ?? '';
       const image = ref.page
-        ? await this.page(kbid, ref, signal)
+        ? await this.page(kbid, ref, generation, out.skipped, signal)
         : await this.preview(fieldBlobPrefix({ kbid, rid: ref.rid, field_type: 'file', field_id: ref.fieldId }) + 'thumbnail');
-      if (image) out.push({ ...image, key: ref.key });
+      if (image) out.images.push({ ...image, key: ref.key });
     }
     return out;
   }
 
-  /** The stored content type of each file field of the context (`<rid>/<field id>` → type). */
-  private async fileTypes(kbid: string, items: ImageContextItem[]): Promise<Map<string, string>> {
-    const ids = [...new Set(items.map((c) => `${c.rid}/${(c.field as string).slice(2)}`))];
-    const rows = (await this.ds.query(
-      `SELECT f.rid::text || '/' || f.field_id AS id, f.value->'file'->>'content_type' AS type FROM content.fields f
-        WHERE f.kbid = $1 AND f.field_type = 'file' AND (f.rid::text || '/' || f.field_id) = ANY($2::text[])`,
-      [kbid, ids],
-    )) as { id: string; type: string | null }[];
-    return new Map(rows.map((r) => [r.id, (r.type ?? '').toLowerCase()]));
+  /** The images attached to the context's conversation messages (the conversation strategy's attachments_images). */
+  async fromConversation(kbid: string, context: MessageContextItem[], signal?: AbortSignal): Promise<GenerationImage[]> {
+    return conversationImages({ ds: this.ds, blobs: this.blobs, logger: this.logger }, kbid, context, signal);
   }
 
-  /** A rendered page; a page that cannot be had (no kept PDF, a render failure) adds nothing. */
-  private async page(kbid: string, ref: FileRef, signal?: AbortSignal): Promise<Omit<GenerationImage, 'key'> | undefined> {
+  /** The stored content type and generation of each file field of the context (`<rid>/<field id>`). */
+  private async fileInfos(kbid: string, items: ImageContextItem[]): Promise<Map<string, FileInfo>> {
+    const ids = [...new Set(items.map((c) => `${c.rid}/${(c.field as string).slice(2)}`))];
+    const rows = (await this.ds.query(
+      `SELECT f.rid::text || '/' || f.field_id AS id, f.value->'file'->>'content_type' AS type,
+              f.seqid::text || '@' || (extract(epoch FROM f.modified_at) * 1000000)::bigint::text AS generation
+         FROM content.fields f
+        WHERE f.kbid = $1 AND f.field_type = 'file' AND (f.rid::text || '/' || f.field_id) = ANY($2::text[])`,
+      [kbid, ids],
+    )) as { id: string; type: string | null; generation: string }[];
+    return new Map(rows.map((r) => [r.id, { type: (r.type ?? '').toLowerCase(), generation: r.generation }]));
+  }
+
+  /**
+   * A rendered page: from the cache when this generation of the field was rendered recently, else
+   * rendered in the KB's turn. A page that cannot be had (no kept PDF, a render failure) adds
+   * nothing; one whose KB's renders stay busy past the wait is skipped and noted in `skipped`.
+   */
+  private async page(
+    kbid: string,
+    ref: FileRef,
+    generation: string,
+    skipped: SkippedImage[],
+    signal?: AbortSignal,
+  ): Promise<PageImage | undefined> {
+    const key = { kbid, rid: ref.rid, fieldId: ref.fieldId, page: ref.page as number, generation };
+    const cached = this.pageCache.get(key);
+    if (cached) return cached;
     try {
-      const { image } = await this.bus.request(
-        UnderstandingSubjects.pdfPageImage,
-        { kbid, rid: ref.rid, field_id: ref.fieldId, page: ref.page as number },
-        { signal },
+      return await this.renders.run(
+        kbid,
+        async () => {
+          // Another answer may have rendered it while this one waited its turn.
+          const done = this.pageCache.get(key);
+          if (done) return done;
+          const { image } = await this.bus.request(
+            UnderstandingSubjects.pdfPageImage,
+            { kbid, rid: ref.rid, field_id: ref.fieldId, page: key.page },
+            { signal },
+          );
+          if (!image) return undefined;
+          const rendered = { mediaType: image.content_type, data: image.b64encoded };
+          this.pageCache.set(key, rendered);
+          return rendered;
+        },
+        signal,
       );
-      return image ? { mediaType: image.content_type, data: image.b64encoded } : undefined;
     } catch (err) {
       if (signal?.aborted) throw err;
+      if (err instanceof RenderBusy) {
+        skipped.push({ key: ref.key, reason: `render capacity busy: ${err.message}` });
+        this.logger.warn(
+          { kbid, rid: ref.rid, field: ref.fieldId, page: ref.page, waited_ms: err.waitedMs },
+          "a PDF page image was skipped: the KB's renders stayed busy",
+        );
+        return undefined;
+      }
       this.logger.warn(
         { kbid, rid: ref.rid, field: ref.fieldId, page: ref.page, err: (err as Error).message },
         'a PDF page image failed; sent without it',
@@ -146,7 +209,7 @@ export class AskImages {
     }
   }
 
-  private async preview(key: string): Promise<Omit<GenerationImage, 'key'> | undefined> {
+  private async preview(key: string): Promise<PageImage | undefined> {
     const stat = await this.blobs.stat(key);
     // An image whose processing stored no preview (not processed yet, or failed) adds nothing.
     if (!stat || stat.size > MAX_PREVIEW_BYTES) return undefined;

@@ -221,9 +221,13 @@ export class AskService {
 
     // Images only reach generators that read them; rag_images_strategies add none to the built-in model.
     const pageOf = (c: ContextItem) => ({ ...c, page: c.position?.page_number });
-    const images = generator.images
-      ? [...(await this.images.fromStrategies(req.kbid, req.body, context.map(pageOf), signal)), ...requestedImages]
-      : [];
+    const fromStrategies = generator.images ? await this.images.fromStrategies(req.kbid, req.body, context.map(pageOf), signal) : undefined;
+    const conversation = o.strategies.find((s) => s.name === 'conversation');
+    const attached =
+      generator.images && conversation?.name === 'conversation' && conversation.attachmentsImages
+        ? await this.images.fromConversation(req.kbid, context, signal)
+        : [];
+    const images = generator.images ? [...(fromStrategies?.images ?? []), ...attached, ...requestedImages] : [];
     const genStarted = Date.now();
     let firstChunk: number | undefined;
     let answer = '';
@@ -314,8 +318,10 @@ export class AskService {
       const footnotes = Object.fromEntries(citable.map((c, i) => [String(i + 1 + extra.length), c.key]));
       yield { type: 'footnote_citations', footnote_to_context: footnoteCitations(answer, footnotes) };
     }
-    const inputTokens = meta?.inputTokens ?? estimateTokens(context.map((c) => c.text).join('\n') + query);
-    const outputTokens = meta?.outputTokens ?? estimateTokens(answer);
+    // The answer's tokens, and those of graph_beta's generative ranking (model calls made for this answer).
+    const inputTokens =
+      (meta?.inputTokens ?? estimateTokens(context.map((c) => c.text).join('\n') + query)) + (graphOutcome?.tokens.input ?? 0);
+    const outputTokens = (meta?.outputTokens ?? estimateTokens(answer)) + (graphOutcome?.tokens.output ?? 0);
     yield {
       type: 'metadata',
       tokens: { input: inputTokens, output: outputTokens, input_nuclia: inputTokens, output_nuclia: outputTokens },
@@ -344,6 +350,7 @@ export class AskService {
             rephrased_question: rephrasedQuestion,
             citations: o.citations,
             images: images.map((i) => i.key),
+            ...(fromStrategies?.skipped.length ? { skipped_images: fromStrategies.skipped } : {}),
           },
         },
         metrics: outcome.timings,

@@ -37,6 +37,8 @@ export interface Prequeries {
 export interface Conversation {
   name: 'conversation';
   attachmentsText: boolean;
+  /** The images attached to the context's messages go to providers that read images (docs/ask.md "Images"). */
+  attachmentsImages: boolean;
   full: boolean;
   maxMessages: number;
 }
@@ -96,7 +98,13 @@ export function ragStrategiesOf(list: readonly RagStrategyRequest[] | undefined 
         });
         break;
       case 'conversation':
-        out.push({ name: s.name, attachmentsText: s.attachments_text ?? false, full: s.full ?? false, maxMessages: s.max_messages ?? 15 });
+        out.push({
+          name: s.name,
+          attachmentsText: s.attachments_text ?? false,
+          attachmentsImages: s.attachments_images ?? false,
+          full: s.full ?? false,
+          maxMessages: s.max_messages ?? 15,
+        });
         break;
       case 'graph_beta': {
         const relationText = s.relation_text_as_paragraphs ?? false;

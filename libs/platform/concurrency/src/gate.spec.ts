@@ -66,4 +66,29 @@ describe('Gate', () => {
     await first;
     await expect(gate.run(() => Promise.resolve(1))).resolves.toBe(1);
   });
+
+  it('lets a waiting task leave when its signal aborts, without running it or taking a slot', async () => {
+    const gate = new Gate(1);
+    let release!: () => void;
+    const first = gate.run(() => new Promise<void>((r) => (release = r)));
+    const controller = new AbortController();
+    let ran = false;
+    const waiting = gate.run(
+      async () => {
+        ran = true;
+      },
+      { signal: controller.signal },
+    );
+    const behind = gate.run(() => Promise.resolve('next'));
+    expect(gate.load).toEqual({ running: 1, waiting: 2 });
+    controller.abort(new Error('waited too long'));
+    await expect(waiting).rejects.toThrow('waited too long');
+    expect(gate.load).toEqual({ running: 1, waiting: 1 });
+    release();
+    await first;
+    await expect(behind).resolves.toBe('next');
+    expect(ran).toBe(false);
+    expect(gate.load).toEqual({ running: 0, waiting: 0 });
+    await expect(gate.run(() => Promise.resolve(1), { signal: AbortSignal.abort(new Error('gone')) })).rejects.toThrow('gone');
+  });
 });

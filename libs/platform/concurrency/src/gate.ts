@@ -27,10 +27,29 @@ export class Gate {
     this.refuse = options.refuse ?? (() => new Error('too many tasks waiting'));
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `task` once a slot is free. `signal` bounds the wait only (a deadline, the caller gone):
+   * aborted while waiting, the task leaves the queue without running and `run` rejects with the
+   * signal's reason; once started, the task owns its slot until it settles.
+   */
+  async run<T>(task: () => Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
+    const { signal } = options;
+    signal?.throwIfAborted();
     if (this.running >= this.size) {
       if (this.waiting.length >= this.maxWaiting) throw this.refuse();
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await new Promise<void>((resolve, reject) => {
+        const turn = () => {
+          signal?.removeEventListener('abort', leave);
+          resolve();
+        };
+        const leave = () => {
+          const at = this.waiting.indexOf(turn);
+          if (at >= 0) this.waiting.splice(at, 1);
+          reject(signal?.reason);
+        };
+        this.waiting.push(turn);
+        signal?.addEventListener('abort', leave, { once: true });
+      });
     } else {
       this.running++;
     }

@@ -11,6 +11,8 @@ export const GRAPH_EXPLORATION = {
   maxQueryEntities: 20,
   /** Words of the question tried as entity prefixes (`suggest`). */
   maxSuggestWords: 16,
+  /** Edges read from the name index per word and end (`suggest`), before visibility. */
+  maxSuggestEdgesPerWord: 200,
   maxWordChars: 64,
   maxEdgesPerHop: 1000,
   maxEdges: 5000,
@@ -68,24 +70,61 @@ function edgeConditions(scope: GraphScope, params: SqlParams, kinds: EdgeKinds):
   return `e.kbid = ${params.add(scope.kbid)} AND ${kind}${kinds.withParagraph ? ' AND e.paragraph IS NOT NULL' : ''} AND ${visible}`;
 }
 
-/** Entity values (lower-cased) among usable edges whose value matches: one of the values, or one of the LIKE patterns. */
-async function entityValues(
-  m: EntityManager,
-  scope: GraphScope,
-  kinds: EdgeKinds,
-  match: { values: string[] } | { patterns: string[] },
-): Promise<string[]> {
+/** Entity values (lower-cased) among usable edges whose value is one of `values`. */
+async function entityValues(m: EntityManager, scope: GraphScope, kinds: EdgeKinds, values: string[]): Promise<string[]> {
   const params = new SqlParams(scope.params.values);
-  const cond =
-    'values' in match
-      ? (col: string, arg: string) => `lower(${col}) = ANY(${arg}::text[])`
-      : (col: string, arg: string) => `lower(${col}) LIKE ANY(${arg}::text[])`;
-  const arg = params.add('values' in match ? match.values : match.patterns);
+  const arg = params.add(values);
   const rows = (await m.query(
     `SELECT DISTINCT lower(x.v) AS v FROM content.search_relations e
        CROSS JOIN LATERAL (VALUES (e.source_value, e.source_type), (e.dest_value, e.dest_type)) AS x(v, t)
-      WHERE (${cond('e.source_value', arg)} OR ${cond('e.dest_value', arg)}) AND x.t = 'entity' AND ${cond('x.v', arg)}
-        AND ${edgeConditions(scope, params, kinds)}
+      WHERE (lower(e.source_value) = ANY(${arg}::text[]) OR lower(e.dest_value) = ANY(${arg}::text[])) AND x.t = 'entity'
+        AND lower(x.v) = ANY(${arg}::text[]) AND ${edgeConditions(scope, params, kinds)}
+      ORDER BY 1 LIMIT ${params.add(GRAPH_EXPLORATION.maxQueryEntities)}`,
+    params.values,
+  )) as { v: string }[];
+  return rows.map((r) => r.v);
+}
+
+/** Above every character a lower-cased name can hold: `[w, w + TOP)` is the range of names starting with `w`. */
+const TOP = '\u{10FFFF}';
+
+/** The words of a node name, as the GIN indexes of migration 1765262100000 hold them (the expression must match theirs). */
+const RELATION_NAME_WORDS = (col: string) => `regexp_split_to_array(lower(${col}), '[[:space:][:punct:]]+')`;
+
+/**
+ * Entity values (lower-cased) among usable edges whose name starts with one of `words` or has one
+ * of them as a whole word ("obama" finds "Barack Obama"). Read through the graph's indexes only:
+ * the name indexes (`(kbid, lower(source_value))`, `(kbid, lower(dest_value))`, those /graph's node
+ * look-ups use) as one range per word and end, and the name-word indexes; each look-up cut to
+ * maxSuggestEdgesPerWord edges before their visibility is checked, so the work is bounded by the
+ * question whatever the size of the graph. The LIKE re-checks the range under any collation.
+ */
+async function entityValuesByWord(m: EntityManager, scope: GraphScope, kinds: EdgeKinds, words: string[]): Promise<string[]> {
+  const params = new SqlParams(scope.params.values);
+  const kb = params.add(scope.kbid);
+  const lo = params.add(words);
+  const hi = params.add(words.map((w) => w + TOP));
+  const like = params.add(words.map((w) => `${escapeLike(w)}%`));
+  const each = params.add(GRAPH_EXPLORATION.maxSuggestEdgesPerWord);
+  const byPrefix = (col: 'source_value' | 'dest_value', type: 'source_type' | 'dest_type') =>
+    `SELECT c.* FROM unnest(${lo}::text[], ${hi}::text[], ${like}::text[]) AS w(lo, hi, pat)
+       CROSS JOIN LATERAL (
+         SELECT r.*, lower(r.${col}) AS v FROM content.search_relations r
+          WHERE r.kbid = ${kb} AND lower(r.${col}) >= w.lo AND lower(r.${col}) < w.hi
+            AND lower(r.${col}) LIKE w.pat AND r.${type} = 'entity'
+          ORDER BY lower(r.${col}) LIMIT ${each}) AS c`;
+  // The KB compared as text: the planner would otherwise take the (kbid, name) index and filter the whole KB by word.
+  const byWord = (col: 'source_value' | 'dest_value', type: 'source_type' | 'dest_type') =>
+    `SELECT c.* FROM unnest(${lo}::text[]) AS w(word)
+       CROSS JOIN LATERAL (
+         SELECT r.*, lower(r.${col}) AS v FROM content.search_relations r
+          WHERE ${RELATION_NAME_WORDS(`r.${col}`)} @> ARRAY[w.word] AND r.kbid::text = ${kb}::text AND r.${type} = 'entity'
+          LIMIT ${each}) AS c`;
+  const rows = (await m.query(
+    `SELECT DISTINCT e.v FROM (
+        ${byPrefix('source_value', 'source_type')} UNION ALL ${byPrefix('dest_value', 'dest_type')}
+        UNION ALL ${byWord('source_value', 'source_type')} UNION ALL ${byWord('dest_value', 'dest_type')}) AS e
+      WHERE ${edgeConditions(scope, params, kinds)}
       ORDER BY 1 LIMIT ${params.add(GRAPH_EXPLORATION.maxQueryEntities)}`,
     params.values,
   )) as { v: string }[];
@@ -95,8 +134,9 @@ async function entityValues(
 /**
  * The entities of the question among the graph's usable nodes. `predict`: a node whose whole name
  * is one of the question's word n-grams (1–4 words, case-insensitive), as the `relations` feature
- * finds them. `suggest`: a node with a word starting with one of the question's words (3+ letters),
- * the way /suggest matches entities; when none is found, `predict`'s.
+ * finds them. `suggest`: a node whose name starts with one of the question's words (3+ letters),
+ * or has one of them as a whole word, read through the indexes (entityValuesByWord); when none is
+ * found, `predict`'s.
  */
 export async function detectEntities(
   m: EntityManager,
@@ -110,13 +150,12 @@ export async function detectEntities(
       .filter((w) => w.length >= 3 && w.length <= GRAPH_EXPLORATION.maxWordChars)
       .slice(0, GRAPH_EXPLORATION.maxSuggestWords);
     if (words.length) {
-      const patterns = words.flatMap((w) => [`${escapeLike(w)}%`, `% ${escapeLike(w)}%`]);
-      const found = await entityValues(m, scope, kinds, { patterns });
+      const found = await entityValuesByWord(m, scope, kinds, words);
       if (found.length) return found;
     }
   }
   const grams = queryNgrams(question.slice(0, 2000));
-  return grams.length ? entityValues(m, scope, kinds, { values: grams }) : [];
+  return grams.length ? entityValues(m, scope, kinds, grams) : [];
 }
 
 /** Usable edges touching one of the entities (lower-cased values), other than those already read, oldest first, at most `limit`. */

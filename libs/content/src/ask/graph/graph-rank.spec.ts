@@ -55,8 +55,25 @@ describe('graph_beta ranking', () => {
         yield { type: 'text', text: answer };
       },
     });
-    const ranked = await rankByGenerator(model('{"scores": [3, 9, 1]}'), 'q', list);
+    const usage = { input: 0, output: 0 };
+    const ranked = await rankByGenerator(model('{"scores": [3, 9, 1]}'), 'q', list, undefined, usage);
     expect(ranked.map((t) => t.head)).toEqual(['C', 'A']);
+    // Without the provider's count the tokens are estimated, and a call whose answer is unusable still counts.
+    expect(usage.input).toBeGreaterThan(0);
+    expect(usage.output).toBeGreaterThan(0);
+    const after = { ...usage };
+    await expect(rankByGenerator(model('no idea'), 'q', list, undefined, usage)).rejects.toThrow();
+    expect(usage.output).toBeGreaterThan(after.output);
+    const reported: Generator = {
+      model: 'fake',
+      async *generate() {
+        yield { type: 'text', text: '{"scores": [5, 5, 5]}' };
+        yield { type: 'metadata', inputTokens: 120, outputTokens: 9 };
+      },
+    };
+    const counted = { input: 1, output: 2 };
+    await rankByGenerator(reported, 'q', list, undefined, counted);
+    expect(counted).toEqual({ input: 121, output: 11 });
     expect(seen[0]?.question).toContain('"triplets":[["A","r","B"],["C","r","D"],["E","r","F"]]');
     await expect(rankByGenerator(model('{"scores": [3]}'), 'q', list)).rejects.toThrow('did not score every relation');
     await expect(rankByGenerator(model('no idea'), 'q', list)).rejects.toThrow();

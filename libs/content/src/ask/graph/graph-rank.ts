@@ -1,5 +1,5 @@
 import type { Reranker } from '../../search/query/rerank';
-import { collectAnswer, type Generator } from '../generation';
+import { collectAnswer, estimateTokens, type Generator } from '../generation';
 import type { EdgeRow } from './graph-explore';
 
 /** One relation as the context and the rankers see it: its edges (the same triplet may be found in several places). */
@@ -58,16 +58,30 @@ const RANKING_SYSTEM_PROMPT =
   'You score knowledge graph relations (triplets) by how useful each is to answer a question: 0 (useless) to 10 (essential). ' +
   'Answer only with a JSON object {"scores": [numbers]}: one score per triplet, in the order given.';
 
+/** Tokens the model calls of one answer used, added up (the answer's `metadata.tokens` and `consumption`). */
+export interface TokenUsage {
+  input: number;
+  output: number;
+}
+
 /**
  * The generative order (`relation_ranking: generative`): the reranker's best `maxTriplets` scored by
  * the KB's generative model (0–10); those scoring `threshold` or less are dropped. Throws when the
  * model fails or its answer is not one score per triplet (the caller falls back to the reranker's order).
+ * The call's tokens (the provider's count, else an estimate) are added to `usage` once it answered,
+ * whether or not the answer could be used.
  */
-export async function rankByGenerator(generator: Generator, question: string, ranked: Triplet[], signal?: AbortSignal): Promise<Triplet[]> {
+export async function rankByGenerator(
+  generator: Generator,
+  question: string,
+  ranked: Triplet[],
+  signal?: AbortSignal,
+  usage?: TokenUsage,
+): Promise<Triplet[]> {
   const head = ranked.slice(0, GENERATIVE_RANKING.maxTriplets);
   if (!head.length) return head;
   const input = JSON.stringify({ question, triplets: head.map((t) => [t.head, t.relation, t.tail]) });
-  const { answer, json } = await collectAnswer(
+  const { answer, json, metadata } = await collectAnswer(
     generator.generate({
       question: input,
       context: [],
@@ -90,6 +104,10 @@ export async function rankByGenerator(generator: Generator, question: string, ra
         : undefined,
     }),
   );
+  if (usage) {
+    usage.input += metadata?.inputTokens ?? estimateTokens(RANKING_SYSTEM_PROMPT + input);
+    usage.output += metadata?.outputTokens ?? estimateTokens(json || answer);
+  }
   const scores = readScores(json || answer);
   if (!scores || scores.length !== head.length) throw new Error('the model did not score every relation');
   return head

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { FindRelations, RelatedTo } from '@kb/contracts';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../../content.tokens';
@@ -20,7 +20,11 @@ import {
   type EdgeRow,
   type GraphScope,
 } from './graph-explore';
-import { rankByGenerator, rankByReranker, tripletText, triplets, type Triplet } from './graph-rank';
+import { GraphBudgetSpent, withinBudget } from './graph-budget';
+import { rankByGenerator, rankByReranker, tripletText, triplets, type TokenUsage, type Triplet } from './graph-rank';
+
+/** The strategy's results as a /find outcome, and the tokens its generative ranking used (they count in the answer's). */
+export type GraphOutcome = FindOutcome & { tokens: TokenUsage };
 
 /** The field the relation texts are filed under in results (the reference's `a/usermetadata`: a resource's own metadata). */
 export const RELATION_TEXT_FIELD = 'a/usermetadata';
@@ -42,50 +46,74 @@ export class GraphStrategyService {
     private readonly merge: FindMerge,
   ) {}
 
-  async run(plan: FindPlan, s: Graph, question: string, generator: Generator): Promise<FindOutcome> {
+  /** The exploration's time (GRAPH_EXPLORATION.budgetMs; tests shorten it). */
+  budgetMs: number = GRAPH_EXPLORATION.budgetMs;
+
+  async run(plan: FindPlan, s: Graph, question: string, generator: Generator): Promise<GraphOutcome> {
     const started = Date.now();
-    const m = this.ds.manager;
+    // Each step's queries run within what is left of the exploration's time (cancelled past it).
+    const within = <T>(work: (m: EntityManager) => Promise<T>) =>
+      withinBudget(this.ds, this.budgetMs - (Date.now() - started), work, plan.signal);
+    const tokens: TokenUsage = { input: 0, output: 0 };
     const scope: GraphScope = { kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) };
     const kinds: EdgeKinds = { excludeProcessor: s.excludeProcessorRelations, withParagraph: !s.relationText };
     const explored = new Set<string>();
     const seen: string[] = [];
-    let frontier = await detectEntities(m, scope, kinds, question, s.detection);
     let kept: Triplet[] = [];
     const titles = new Map<string, string>();
     const timings: Record<string, number> = {};
-    for (let hop = 0; hop < s.hops && frontier.length; hop++) {
-      plan.signal?.throwIfAborted();
-      // Bounded: edges per hop and per request, and the time spent (what the hops reached by then is used).
-      if (Date.now() - started > GRAPH_EXPLORATION.budgetMs || seen.length >= GRAPH_EXPLORATION.maxEdges) break;
-      frontier.forEach((e) => explored.add(e));
-      const limit = Math.min(GRAPH_EXPLORATION.maxEdgesPerHop, GRAPH_EXPLORATION.maxEdges - seen.length);
-      const found = (await edgesAround(m, scope, kinds, frontier, seen, limit)).map((e) => ({ ...e, hop }));
-      if (!found.length) break;
-      seen.push(...found.map((e) => e.id));
-      const rids = [...new Set(found.flatMap((e) => ([e.source_type, e.dest_type].includes('resource') ? [e.rid] : [])))];
-      for (const [id, title] of await resourceTitles(
-        m,
-        plan.kbid,
-        rids.filter((r) => !titles.has(r)),
-      ))
-        titles.set(id, title);
-      const pool = triplets([...kept.flatMap((t) => t.edges), ...found], titles);
-      kept = (await this.rank(plan, s, question, generator, pool)).slice(0, s.topK);
-      // The next hop starts from the kept relations' entity ends not explored yet.
-      frontier = [
-        ...new Set(
-          kept.flatMap((t) =>
-            t.edges.flatMap((e) => [
-              ...(e.source_type === 'entity' ? [e.source_value.toLowerCase()] : []),
-              ...(e.dest_type === 'entity' ? [e.dest_value.toLowerCase()] : []),
-            ]),
+    let hops = 0;
+    try {
+      let frontier = await within((m) => detectEntities(m, scope, kinds, question, s.detection));
+      for (let hop = 0; hop < s.hops && frontier.length; hop++) {
+        plan.signal?.throwIfAborted();
+        // Bounded: edges per hop and per request, and the time spent (what the hops reached by then is used).
+        if (seen.length >= GRAPH_EXPLORATION.maxEdges) break;
+        frontier.forEach((e) => explored.add(e));
+        const limit = Math.min(GRAPH_EXPLORATION.maxEdgesPerHop, GRAPH_EXPLORATION.maxEdges - seen.length);
+        const from = frontier;
+        const step = await within(async (m) => {
+          const edges = (await edgesAround(m, scope, kinds, from, seen, limit)).map((e) => ({ ...e, hop }));
+          const rids = [...new Set(edges.flatMap((e) => ([e.source_type, e.dest_type].includes('resource') ? [e.rid] : [])))];
+          return {
+            edges,
+            titles: await resourceTitles(
+              m,
+              plan.kbid,
+              rids.filter((r) => !titles.has(r)),
+            ),
+          };
+        });
+        const found = step.edges;
+        if (!found.length) break;
+        for (const [id, title] of step.titles) titles.set(id, title);
+        seen.push(...found.map((e) => e.id));
+        const pool = triplets([...kept.flatMap((t) => t.edges), ...found], titles);
+        kept = (await this.rank(plan, s, question, generator, pool, tokens)).slice(0, s.topK);
+        hops = hop + 1;
+        // The next hop starts from the kept relations' entity ends not explored yet.
+        frontier = [
+          ...new Set(
+            kept.flatMap((t) =>
+              t.edges.flatMap((e) => [
+                ...(e.source_type === 'entity' ? [e.source_value.toLowerCase()] : []),
+                ...(e.dest_type === 'entity' ? [e.dest_value.toLowerCase()] : []),
+              ]),
+            ),
           ),
-        ),
-      ]
-        .filter((v) => !explored.has(v))
-        .slice(0, GRAPH_EXPLORATION.maxFrontier);
+        ]
+          .filter((v) => !explored.has(v))
+          .slice(0, GRAPH_EXPLORATION.maxFrontier);
+      }
+    } catch (err) {
+      if (!(err instanceof GraphBudgetSpent)) throw err;
+      this.logger.info(
+        { kbid: plan.kbid, hops, budget_ms: this.budgetMs },
+        'graph_beta: exploration time spent; the hops reached are used',
+      );
     }
     timings['graph_exploration'] = (Date.now() - started) / 1000;
+    timings['graph_hops'] = hops;
     const paragraphs = s.relationText ? relationTexts(kept) : await this.relationParagraphs(scope, kept, s.topK);
     return {
       plan,
@@ -94,14 +122,22 @@ export class GraphStrategyService {
       terms: [],
       timings,
       relations: relationsOf(kept),
+      tokens,
     };
   }
 
-  private async rank(plan: FindPlan, s: Graph, question: string, generator: Generator, pool: Triplet[]): Promise<Triplet[]> {
+  private async rank(
+    plan: FindPlan,
+    s: Graph,
+    question: string,
+    generator: Generator,
+    pool: Triplet[],
+    tokens: TokenUsage,
+  ): Promise<Triplet[]> {
     const byReranker = await rankByReranker(this.merge.reranker(plan.reranker), question, pool, plan.signal);
     if (s.ranking !== 'generative') return byReranker;
     try {
-      return await rankByGenerator(generator, question, byReranker, plan.signal);
+      return await rankByGenerator(generator, question, byReranker, plan.signal, tokens);
     } catch (err) {
       plan.signal?.throwIfAborted();
       // The answer still comes: the reranker's order stands in for the model's (docs/ask.md "graph_beta").

@@ -25,6 +25,8 @@ export const ASK_IMAGE_LIMITS = {
   maxPageImages: 10,
   /** Images rag_images_strategies may add to one answer, all strategies together. */
   maxStrategyImages: 10,
+  /** Images the conversation strategy's attachments_images adds to one answer (each ≤ maxImageBytes, ≤ maxTotalBytes together). */
+  maxAttachmentImages: 4,
 } as const;
 
 export const RAG_IMAGES_STRATEGY_NAMES = ['page_image', 'tables', 'paragraph_image'] as const;
@@ -80,6 +82,11 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 export function decodedLength(b64: string): number {
   const padding = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
   return (b64.length / 4) * 3 - padding;
+}
+
+/** The accepted type the bytes are, if any (stored images are judged by their bytes, not their label). */
+export function sniffAskImageType(head: Buffer): AskImageContentType | undefined {
+  return ASK_IMAGE_CONTENT_TYPES.find((type) => matchesType(head, type));
 }
 
 /** The first bytes of each accepted type: a PNG labelled image/jpeg is refused here, not by the provider. */

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional, getSchemaPath, type ApiPropertyOption
 import { Check, Closed, isPlainObject, type Loc, type MemberCheck } from '../../common/member-checks';
 import type { ValidationIssue } from '../../common/errors';
 import { collectIssues } from '../../common/validation';
+import { ASK_IMAGE_LIMITS } from './ask-images.dto';
 import { RephraseMember, RephraseModelMember, RephrasePromptMember } from './rephrase-members';
 import { RetrievalRequestBase } from './find.dto';
 import { enumListCheck, graphQueryCheck } from './retrieval.dto';
@@ -122,13 +123,8 @@ function checkStrategy(s: Record<string, unknown>, loc: Loc, issues: ValidationI
       return;
     }
     case 'conversation':
-      if (s['attachments_images'] === true)
-        issues.push({
-          loc: [...loc, 'attachments_images'],
-          msg: 'Not supported: images are not sent to generative models',
-          type: 'not_supported',
-        });
       bool('attachments_text');
+      bool('attachments_images');
       bool('full');
       int('max_messages', 1, 1000);
       return;
@@ -294,7 +290,10 @@ export class PrequeriesStrategy {
 export class ConversationStrategy {
   @ApiProperty(strategyName('conversation')) name!: 'conversation';
   @ApiPropertyOptional() attachments_text?: boolean;
-  @ApiPropertyOptional({ description: 'Not supported when true.' }) attachments_images?: boolean;
+  @ApiPropertyOptional({
+    description: `Send the images attached to the context's messages to a generative provider that reads images (at most ${ASK_IMAGE_LIMITS.maxAttachmentImages}, ${ASK_IMAGE_LIMITS.maxImageBytes} bytes each).`,
+  })
+  attachments_images?: boolean;
   @ApiPropertyOptional() full?: boolean;
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1000 }) max_messages?: number;
 }

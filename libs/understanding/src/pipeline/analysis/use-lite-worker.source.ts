@@ -1,7 +1,21 @@
 import { USE_LITE_TOKENIZER_SOURCE } from './use-lite-tokenizer.source';
 
+/** The start of both engines' workers: every way to the network throws from here on. */
+export const NO_NETWORK_SOURCE = String.raw`
+const http = require('node:http');
+const https = require('node:https');
+const net = require('node:net');
+
+const refuse = (what) => () => { throw new Error('the embedding worker has no network access (' + what + ')'); };
+globalThis.fetch = refuse('fetch');
+http.request = http.get = refuse('http');
+https.request = https.get = refuse('https');
+net.Socket.prototype.connect = refuse('socket');
+`;
+
 /**
- * JavaScript run in the embedding worker thread by `use-lite.embedder.ts`. A string (not a .ts
+ * JavaScript run in the embedding worker thread by `use-lite-pool.ts` with EMBEDDING_ENGINE=tfjs (the
+ * reference: tfjs' WASM backend runs the package's TF graph; the default engine is use-lite-onnx-worker.source.ts). A string (not a .ts
  * module) so the worker runs plain Node in every setting (jest's VM, the build), like the PDF worker.
  *
  * Why a worker: the model runs ~100 ms of synchronous WASM per batch. On the caller's thread that
@@ -17,17 +31,9 @@ import { USE_LITE_TOKENIZER_SOURCE } from './use-lite-tokenizer.source';
  * Out: { id, ok: true, dims, data: Float32Array (texts × dims, row-major) } | { id, ok: false, message }
  */
 export const USE_LITE_WORKER_SOURCE = String.raw`
+${NO_NETWORK_SOURCE}
 ${USE_LITE_TOKENIZER_SOURCE}
 const { parentPort, workerData } = require('node:worker_threads');
-const http = require('node:http');
-const https = require('node:https');
-const net = require('node:net');
-
-const refuse = (what) => () => { throw new Error('the embedding worker has no network access (' + what + ')'); };
-globalThis.fetch = refuse('fetch');
-http.request = http.get = refuse('http');
-https.request = https.get = refuse('https');
-net.Socket.prototype.connect = refuse('socket');
 
 let loading;
 function load() {

@@ -17,6 +17,7 @@ import { KeyValueFields1765120000000 } from './1765120000000-key-value-fields';
 import { ProcessingNuaKey1765150000000 } from './1765150000000-processing-nua-key';
 import { KeywordDatetimeFields1765200000000 } from './1765200000000-keyword-datetime-fields';
 import { FieldStoredBytes1765250000000 } from './1765250000000-field-stored-bytes';
+import { ImportMetering1765300000000 } from './1765300000000-import-metering';
 
 export const CONTENT_MIGRATIONS = [
   ContentInitial1763800000000,
@@ -38,4 +39,5 @@ export const CONTENT_MIGRATIONS = [
   ProcessingNuaKey1765150000000,
   KeywordDatetimeFields1765200000000,
   FieldStoredBytes1765250000000,
+  ImportMetering1765300000000,
 ];

@@ -36,12 +36,13 @@ export class ImportedResources {
     private readonly outbox: OutboxService,
   ) {}
 
-  /** Keeps a checked resource line (its ids already rewritten) until its files are stored. */
-  async stage(importId: string, r: ArchiveResource): Promise<void> {
-    await this.ds.query(`INSERT INTO content.kb_import_resources (import_id, rid, staged) VALUES ($1, $2, $3)`, [
+  /** Keeps a checked resource line (its ids already rewritten), the `position`-th of the archive, until its files are stored. */
+  async stage(importId: string, r: ArchiveResource, position: number): Promise<void> {
+    await this.ds.query(`INSERT INTO content.kb_import_resources (import_id, rid, staged, position) VALUES ($1, $2, $3, $4)`, [
       importId,
       r.rid,
       JSON.stringify(r),
+      position,
     ]);
   }
 
@@ -62,10 +63,15 @@ export class ImportedResources {
     );
   }
 
-  /** Writes every resource the import staged and has not written yet (or only `rid`). */
+  /**
+   * Writes, in the archive's order, every resource the import staged and has not written yet (or
+   * those up to `rid`'s position: the files of each come in that order, so theirs are all stored).
+   */
   async writeStaged(importId: string, kbid: string, rid?: string): Promise<void> {
     const rows = (await this.ds.query(
-      `SELECT rid FROM content.kb_import_resources WHERE import_id = $1 AND staged IS NOT NULL ${rid ? 'AND rid = $2' : ''} ORDER BY rid`,
+      `SELECT rid FROM content.kb_import_resources WHERE import_id = $1 AND staged IS NOT NULL
+         ${rid ? 'AND position <= (SELECT position FROM content.kb_import_resources WHERE import_id = $1 AND rid = $2)' : ''}
+       ORDER BY position`,
       rid ? [importId, rid] : [importId],
     )) as { rid: string }[];
     for (const row of rows) await this.writeOne(importId, kbid, row.rid);

@@ -107,20 +107,24 @@ export class KbImporter {
     const rids = new Set<string>();
     const slugs = new Set<string>();
     const blobsPerRid = new Map<string, number>();
-    // A resource is written once its files are stored: they follow its part, each resource's together.
-    let partRids = new Set<string>();
+    // A resource is written once its files are stored: they follow its part, each resource's
+    // together and in the order of the lines (as the export writes them). Position in the part by rid.
+    let partRids = new Map<string, number>();
     let blobRid: string | undefined;
     let blobs = 0;
     for await (const entry of await this.open(job, limits)) {
       checkStop(job);
       const name = entry.name;
       if (name.kind !== 'blob') {
-        partRids = new Set();
+        partRids = new Map();
         blobRid = undefined;
       }
       if (name.kind === 'blob') {
         if (name.rid !== blobRid && blobsPerRid.has(name.rid)) throw new ArchiveError(`the files of resource ${name.rid} are not together`);
-        if (!partRids.has(name.rid)) throw new ArchiveError(`${entry.path} belongs to no resource of the part before it`);
+        const at = partRids.get(name.rid);
+        if (at === undefined) throw new ArchiveError(`${entry.path} belongs to no resource of the part before it`);
+        if (blobRid !== undefined && at < (partRids.get(blobRid) ?? 0))
+          throw new ArchiveError(`the files of resource ${name.rid} come after those of a resource after it`);
         blobRid = name.rid;
         const n = (blobsPerRid.get(name.rid) ?? 0) + 1;
         if (n > limits.maxBlobsPerResource)
@@ -135,7 +139,7 @@ export class KbImporter {
           if (rids.has(r.rid)) throw new ArchiveError(`resource ${r.rid} appears twice`);
           if (slugs.has(r.slug)) throw new ArchiveError(`slug ${JSON.stringify(r.slug)} appears twice`);
           rids.add(r.rid);
-          partRids.add(r.rid);
+          partRids.set(r.rid, partRids.size);
           slugs.add(r.slug);
           batch.push(r.slug);
           if (rids.size > limits.maxResources) throw new ArchiveError(`the archive holds more than ${limits.maxResources} resources`);
@@ -222,7 +226,7 @@ export class KbImporter {
           if (rid !== oldRid) text = text.split(oldRid).join(rid);
           const resource = checkResource(parseJson(text, `${entry.path} line ${n}`), `${entry.path} line ${n}`, limits);
           // Slugs are kept as they were, even one that was the old id (a resource's default slug).
-          await this.imported.stage(job.id, { ...resource, slug: original.slug });
+          await this.imported.stage(job.id, { ...resource, slug: original.slug }, written);
           staged = true;
           written++;
         }

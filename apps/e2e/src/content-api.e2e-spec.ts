@@ -448,7 +448,10 @@ describe('content API — standalone on S3 (s3rver)', () => {
     const { uuid, field_id } = (await res.json()) as { uuid: string; field_id: string };
     await waitProcessed(uuid);
     const field = await fileField(uuid, field_id);
-    expect(field.body.extracted?.file?.['file_thumbnail']?.uri).toBe(`blob:content/kbs/${kbid}/r/${uuid}/f/file/${field_id}/thumbnail`);
+    // One key per write (its seqid): a job of an older write never overwrites a newer thumbnail.
+    expect(field.body.extracted?.file?.['file_thumbnail']?.uri).toMatch(
+      new RegExp(`^blob:content/kbs/${kbid}/r/${uuid}/f/file/${field_id}/thumbnails/\\d+$`),
+    );
     expect((await download(uuid, field_id)).status).toBe(404);
 
     const extracted = (rid: string, name: string, headers: Record<string, string> = {}, type = 'file', by = 'resource') =>

@@ -51,6 +51,7 @@ import { GraphService } from './search/graph.service';
 import { SearchMemoryService } from './search/memory/search-memory.service';
 import { KbExporter } from './transfer/kb-exporter';
 import { KbImporter } from './transfer/kb-importer';
+import { ImportedResources } from './transfer/imported-resources';
 import { KbTransfersService } from './transfer/kb-transfers.service';
 import { KbBackupsService } from './transfer/kb-backups.service';
 import { KbConfigsRepository } from './kb-config/kb-configs.repository';
@@ -116,6 +117,7 @@ export class ContentModule {
         SynonymsService,
         KbExporter,
         KbImporter,
+        ImportedResources,
         KbTransfersService,
         KbBackupsService,
         KbConfigsRepository,

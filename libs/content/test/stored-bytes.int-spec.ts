@@ -9,8 +9,8 @@ import {
   ContentSubjects,
   UnderstandingSubjects,
   extractedBlobKey,
-  fieldBlobPrefix,
   fileBlobKey,
+  thumbnailBlobKey,
   type AuditRecordedEvent,
   type ExtractedFieldData,
   type ProcessFieldJob,
@@ -117,7 +117,7 @@ describe('stored bytes (PGlite, in-process bus, fs blobs)', () => {
       seqid: job.seqid,
     };
     const stored: Record<string, number> = {};
-    const thumb = `${fieldBlobPrefix(ids)}thumbnail`;
+    const thumb = thumbnailBlobKey(ids);
     if (o.thumbnail !== undefined) stored[thumb] = (await blobs.put(thumb, Buffer.alloc(o.thumbnail, 7))).size;
     const data: ExtractedFieldData = {
       text: { text: o.text, split_text: {}, deleted_splits: [] },
@@ -171,7 +171,7 @@ describe('stored bytes (PGlite, in-process bus, fs blobs)', () => {
     await eventually(async () => (processedEvents(rid).length === 2 ? true : undefined), 5000, 'reprocessed');
     const afterSecond = await settled(rid, 3000 + second.stored_bytes[extractedBlobKey(second)]!);
     expect(await blobs.exists(extractedBlobKey(first))).toBe(false);
-    expect(await blobs.exists(`${fieldBlobPrefix(first)}thumbnail`)).toBe(false);
+    expect(await blobs.exists(thumbnailBlobKey(first))).toBe(false);
     expect(processedEvents(rid)[1]?.audit_metadata?.['bytes']).toBe(afterSecond - afterFirst);
 
     // A worker late with a result of the older write: never applied, so its JSON does not stay uncounted.
@@ -189,6 +189,31 @@ describe('stored bytes (PGlite, in-process bus, fs blobs)', () => {
     await settled(rid, afterSecond);
 
     // The resource deleted: everything it held is subtracted, nothing is left.
+    await bus.request(ContentSubjects.deleteResource, { kbid, rid });
+    await settled(rid, 0);
+  });
+
+  it("a late result of the older write, with a thumbnail, leaves the newer result's thumbnail and is deleted", async () => {
+    const rid = randomUUID();
+    const created = await bus.request(ContentSubjects.createResource, { kbid, rid, body: { texts: { body: { body: 'first' } } } });
+    const older = await jobFor(rid, 'body', created.seqid);
+    const again = await bus.request(ContentSubjects.reprocessResource, { kbid, rid });
+    // The newer write's result lands first, with its thumbnail.
+    const newer = await work(await jobFor(rid, 'body', again.seqid), { text: 'newer', thumbnail: 600 });
+    await eventually(async () => (processedEvents(rid).length === 1 ? true : undefined), 5000, 'the newer result applied');
+    const held = await settled(rid, 600 + newer.stored_bytes[extractedBlobKey(newer)]!);
+    // A worker still running the older write's job stores its thumbnail and result afterwards:
+    // its own keys, so the newer thumbnail stays; never applied, both are deleted.
+    const late = await work(older, { text: 'older', thumbnail: 900 });
+    expect(thumbnailBlobKey(late)).not.toBe(thumbnailBlobKey(newer));
+    await eventually(
+      async () => ((await blobs.exists(thumbnailBlobKey(late))) || (await blobs.exists(extractedBlobKey(late))) ? undefined : true),
+      5000,
+      "the late result's blobs deleted",
+    );
+    expect(processedEvents(rid)).toHaveLength(1);
+    expect((await blobs.stat(thumbnailBlobKey(newer)))?.size).toBe(600);
+    await settled(rid, held);
     await bus.request(ContentSubjects.deleteResource, { kbid, rid });
     await settled(rid, 0);
   });

@@ -24986,6 +24986,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The account has reached its monthly limit of storage */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The caller does not hold the MANAGER role on the Knowledge Box, or the credential is not one of: user token, pat, api key, temporal key; a temporal key with security groups opens only /ask */
             403: {
                 headers: {

@@ -18,6 +18,7 @@ import { ProcessingNuaKey1765150000000 } from './1765150000000-processing-nua-ke
 import { KeywordDatetimeFields1765200000000 } from './1765200000000-keyword-datetime-fields';
 import { FieldStoredBytes1765250000000 } from './1765250000000-field-stored-bytes';
 import { RelationNameWords1765262100000 } from './1765262100000-relation-name-words';
+import { ImportMetering1765300000000 } from './1765300000000-import-metering';
 
 export const CONTENT_MIGRATIONS = [
   ContentInitial1763800000000,
@@ -40,4 +41,5 @@ export const CONTENT_MIGRATIONS = [
   KeywordDatetimeFields1765200000000,
   FieldStoredBytes1765250000000,
   RelationNameWords1765262100000,
+  ImportMetering1765300000000,
 ];

@@ -20,7 +20,7 @@ import { resourceSummaryPatch } from '../resources/resource-summary';
 import { ResourcesRepository } from '../resources/resources.repository';
 import { extractedOf, loadExtractedBlob, type LoadedResult } from './extracted-result';
 import { releaseUnstored } from '../resources/unstored-files';
-import { byteMap, heldBytes, MAX_RESULT_ARTEFACTS } from '../resources/held-bytes';
+import { byteMap, heldBlobs, heldBytes, MAX_RESULT_ARTEFACTS } from '../resources/held-bytes';
 import { SearchIndexerService } from '../search/index/search-indexer.service';
 import { WebhookDeliveriesService, type CompletedJob } from './webhook-deliveries.service';
 import { KbNotifier } from '../notifications/kb-notifier.service';
@@ -97,15 +97,19 @@ export class ProcessingResultsService {
       // The worker wrote its result's blob after the resource (or field) and its blobs were
       // deleted: nothing will ever read the field's results, so they go too. (A result for an
       // older write keeps its blob: it may still be the field's artefact; the newer result prunes it.)
-      const orphan: OutboxEntry[] = 'extracted' in loaded ? [{ kind: 'blob_cleanup', target: `${fieldBlobPrefix(result)}extracted/` }] : [];
+      const orphan: OutboxEntry[] =
+        'extracted' in loaded
+          ? [{ kind: 'blob_cleanup', target: `${fieldBlobPrefix(result)}extracted/` }, ...unappliedArtefacts(result, {})]
+          : [];
       if (!resource) return [...hook, ...(await this.outbox.add(m, orphan))];
       const field = await this.repo.findField(resource.id, result.field_type, result.field_id, m);
       if (!field) return [...hook, ...(await this.outbox.add(m, orphan))];
-      // A result for an older write is not applied, so its JSON is no artefact of the field (unless
-      // the field's record names it) and would stay in the store uncounted: it goes.
+      // A result for an older write is not applied, so what it stored (its JSON, its thumbnail: keys
+      // of its own write) is no artefact of the field (unless the field's record names it) and would
+      // stay in the store uncounted: it goes.
       if (field.seqid > result.seqid) {
-        const stale = 'extracted' in loaded && !(extractedBlobKey(result) in byteMap(field.artefacts));
-        return [...hook, ...(stale ? await this.outbox.add(m, [{ kind: 'blob_cleanup', target: extractedBlobKey(result) }]) : [])];
+        const stale = 'extracted' in loaded ? unappliedArtefacts(result, Object.fromEntries(heldBlobs([field]))) : [];
+        return [...hook, ...(stale.length > 0 ? await this.outbox.add(m, stale) : [])];
       }
       const now = new Date();
       const patch: Partial<FieldEntity> = {};
@@ -246,6 +250,20 @@ function replacedArtefacts(field: FieldEntity, patch: Partial<FieldEntity>): Out
   return Object.keys(byteMap(field.artefacts))
     .filter((key) => !kept.has(key))
     .map((key) => ({ kind: 'blob_cleanup' as const, target: key }));
+}
+
+/**
+ * The blobs a result that is not applied stored (its extracted JSON and what its `stored_bytes`
+ * name under the field's prefix) that the field does not hold (`held`: its file, artefacts and
+ * attachments): deleted, since nothing counts them. Keys are per write (extracted/{seqid}.json, thumbnails/{seqid}), so a
+ * newer result's are never among them.
+ */
+function unappliedArtefacts(result: FieldProcessedResult, held: Record<string, number>): OutboxEntry[] {
+  const keys = new Set([
+    extractedBlobKey(result),
+    ...Object.keys(byteMap(result.stored_bytes, fieldBlobPrefix(result), MAX_RESULT_ARTEFACTS)),
+  ]);
+  return [...keys].filter((key) => !(key in held)).map((key) => ({ kind: 'blob_cleanup' as const, target: key }));
 }
 
 /**

@@ -1,4 +1,12 @@
-import { byteMap, heldBytes, keepMeasuredSizes, supersededFiles, withPushedAttachments, writtenBytes } from './held-bytes';
+import {
+  byteMap,
+  heldBytes,
+  keepMeasuredSizes,
+  supersededFiles,
+  withImportedBlobs,
+  withPushedAttachments,
+  writtenBytes,
+} from './held-bytes';
 
 const kbid = 'kb';
 const rid = 'r';
@@ -90,5 +98,40 @@ describe('held bytes', () => {
     ]);
     expect(writtenBytes(previous, rows)).toBe(8);
     expect(withPushedAttachments(rows, previous, undefined)).toBe(rows);
+  });
+
+  it('an import records what it stored under the field holding it; a size the archive claims is never taken', () => {
+    const stored = {
+      [own('file', 'a', 'original')]: 100,
+      [own('file', 'a', 'thumbnail')]: 5,
+      [own('conversation', 'chat', 'attachments/t1')]: 7,
+      [own('conversation', 'chat', 'thumbnail')]: 3,
+      [`content/kbs/${kbid}/r/${rid}/stray`]: 9,
+      [own('file', 'gone', 'original')]: 11,
+    };
+    const { rows, strays } = withImportedBlobs(
+      [
+        file('a', `blob:${own('file', 'a', 'original')}`, 999_999),
+        // Its file is not in the archive: nothing is stored, whatever the archive says.
+        file('b', `blob:${own('file', 'b', 'original')}`, 50),
+        file('c', 'https://example.com/c.pdf', 60),
+        chat({ [own('conversation', 'chat', 'attachments/forged')]: 1000 }),
+      ],
+      stored,
+    );
+    expect(rows.map((r) => ((r.value as Record<string, unknown>)['file'] as { size?: number } | undefined)?.size)).toEqual([
+      100,
+      undefined,
+      60,
+      undefined,
+    ]);
+    expect(rows.map((r) => [r.artefacts, r.attachments])).toEqual([
+      [{ [own('file', 'a', 'thumbnail')]: 5 }, {}],
+      [{}, {}],
+      [{}, {}],
+      [{ [own('conversation', 'chat', 'thumbnail')]: 3 }, { [own('conversation', 'chat', 'attachments/t1')]: 7 }],
+    ]);
+    expect(strays.sort()).toEqual([`content/kbs/${kbid}/r/${rid}/stray`, own('file', 'gone', 'original')].sort());
+    expect(heldBytes(rows)).toBe(100 + 5 + 7 + 3);
   });
 });

@@ -140,3 +140,35 @@ export function supersededFiles(previous: Held[], written: Held[]): OutboxEntry[
   }
   return out;
 }
+
+/**
+ * An imported resource's fields with the blobs the import stored for it (`stored`: key → bytes as
+ * the store reported them) recorded as a write records them: each blob under the field whose
+ * prefix holds it — the field's own file as its `size`, a conversation's `attachments/…` as an
+ * attachment, anything else as an artefact (a thumbnail: replaced by the field's next result).
+ * A size the archive claims is never taken: a file the archive did not carry has none (nothing is
+ * stored). `strays`: stored keys under no field of the resource (nothing would count or delete them).
+ */
+export function withImportedBlobs<T extends Held>(
+  fields: T[],
+  stored: Record<string, number>,
+): { rows: (T & { artefacts: Record<string, number>; attachments: Record<string, number> })[]; strays: string[] } {
+  const rows = fields.map((f) => {
+    const key = ownFileKey(f);
+    let value = f.value;
+    if (key) {
+      const { size: _claimed, ...file } = fileOf(f);
+      value = { ...f.value, file: isBytes(stored[key]) ? { ...file, size: stored[key] } : file };
+    }
+    return { ...f, value, artefacts: {} as Record<string, number>, attachments: {} as Record<string, number> };
+  });
+  const strays: string[] = [];
+  for (const [key, bytes] of Object.entries(byteMap(stored))) {
+    const row = key.includes('/../') ? undefined : rows.find((r) => key.startsWith(prefixOf(r)));
+    if (!row) strays.push(key);
+    else if (ownFileKey(row) === key) continue;
+    else if (row.fieldType === 'conversation' && key.startsWith(`${prefixOf(row)}attachments/`)) row.attachments[key] = bytes;
+    else row.artefacts[key] = bytes;
+  }
+  return { rows, strays };
+}

@@ -7,8 +7,6 @@ import type { DataSource } from 'typeorm';
 import { DomainError, LabelSetDto } from '@kb/contracts';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
-import type { FieldEntity } from '../entities/field.entity';
-import type { ResourceEntity } from '../entities/resource.entity';
 import { checkEntityMap } from '../entities-groups/entity-map';
 import {
   KbConfigsService,
@@ -18,14 +16,9 @@ import {
   type KbConfigRef,
 } from '../kb-config/kb-configs.service';
 import { LabelSetsService } from '../labelsets/labelsets.service';
-import { OutboxService } from '../outbox/outbox.service';
-import { processingJobs } from '../resources/write-effects';
-import { ResourcesRepository } from '../resources/resources.repository';
 import { resourceBlobPrefix } from '../resources/resources.service';
-import { SearchIndexerService } from '../search/index/search-indexer.service';
-import { resourceTags } from '../search/index/tags';
 import { SynonymsService, checkSynonyms } from '../search/synonyms.service';
-import { ArchiveError, type ArchiveEntitiesGroup, type ArchiveLimits, type ArchiveResource } from './archive-format';
+import { ArchiveError, type ArchiveEntitiesGroup, type ArchiveLimits } from './archive-format';
 import {
   checkEnd,
   checkEntitiesGroupLine,
@@ -36,6 +29,7 @@ import {
   parseJson,
 } from './archive-lines';
 import { entryLines, entryText, readArchive, type ArchiveEntry } from './archive-reader';
+import { ImportedResources } from './imported-resources';
 
 export interface ImportJob {
   id: string;
@@ -78,9 +72,7 @@ export class KbImporter {
   constructor(
     @Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    private readonly repo: ResourcesRepository,
-    private readonly indexer: SearchIndexerService,
-    private readonly outbox: OutboxService,
+    private readonly imported: ImportedResources,
     private readonly labelsets: LabelSetsService,
     private readonly synonyms: SynonymsService,
     private readonly configs: KbConfigsService,
@@ -115,12 +107,25 @@ export class KbImporter {
     const rids = new Set<string>();
     const slugs = new Set<string>();
     const blobsPerRid = new Map<string, number>();
+    // A resource is written once its files are stored: they follow its part, each resource's
+    // together and in the order of the lines (as the export writes them). Position in the part by rid.
+    let partRids = new Map<string, number>();
+    let blobRid: string | undefined;
     let blobs = 0;
     for await (const entry of await this.open(job, limits)) {
       checkStop(job);
       const name = entry.name;
+      if (name.kind !== 'blob') {
+        partRids = new Map();
+        blobRid = undefined;
+      }
       if (name.kind === 'blob') {
-        if (!rids.has(name.rid)) throw new ArchiveError(`${entry.path} belongs to no resource written before it`);
+        if (name.rid !== blobRid && blobsPerRid.has(name.rid)) throw new ArchiveError(`the files of resource ${name.rid} are not together`);
+        const at = partRids.get(name.rid);
+        if (at === undefined) throw new ArchiveError(`${entry.path} belongs to no resource of the part before it`);
+        if (blobRid !== undefined && at < (partRids.get(blobRid) ?? 0))
+          throw new ArchiveError(`the files of resource ${name.rid} come after those of a resource after it`);
+        blobRid = name.rid;
         const n = (blobsPerRid.get(name.rid) ?? 0) + 1;
         if (n > limits.maxBlobsPerResource)
           throw new ArchiveError(`resource ${name.rid} has more than ${limits.maxBlobsPerResource} files`);
@@ -134,6 +139,7 @@ export class KbImporter {
           if (rids.has(r.rid)) throw new ArchiveError(`resource ${r.rid} appears twice`);
           if (slugs.has(r.slug)) throw new ArchiveError(`slug ${JSON.stringify(r.slug)} appears twice`);
           rids.add(r.rid);
+          partRids.set(r.rid, partRids.size);
           slugs.add(r.slug);
           batch.push(r.slug);
           if (rids.size > limits.maxResources) throw new ArchiveError(`the archive holds more than ${limits.maxResources} resources`);
@@ -185,17 +191,30 @@ export class KbImporter {
   ): Promise<void> {
     const ids = new Map<string, string>();
     let written = 0;
+    // Resources staged whose files may still come: written (and metered) once their files are stored.
+    let staged = false;
+    let blobRid: string | undefined;
     for await (const entry of await this.open(job, limits)) {
       checkStop(job);
       const name = entry.name;
       if (name.kind === 'blob') {
         const rid = ids.get(name.rid);
-        if (!rid) throw new ArchiveError(`${entry.path} belongs to no resource written before it`);
-        await this.blobs.put(`${resourceBlobPrefix(job.kbid, rid)}${name.path}`, stream(entry), {
-          size: entry.size,
-          maxBytes: limits.maxBlobBytes,
-        });
-      } else if (name.kind === 'resources') {
+        if (!rid || !(await this.imported.isStaged(job.id, rid)))
+          throw new ArchiveError(`${entry.path} belongs to no resource of the part before it`);
+        // The previous resource's files are all stored (the check pass saw each resource's together).
+        if (blobRid && blobRid !== rid) await this.imported.writeStaged(job.id, job.kbid, blobRid);
+        blobRid = rid;
+        const key = `${resourceBlobPrefix(job.kbid, rid)}${name.path}`;
+        const put = await this.blobs.put(key, stream(entry), { size: entry.size, maxBytes: limits.maxBlobBytes });
+        await this.imported.recordBlob(job.id, rid, key, put.size);
+        continue;
+      }
+      if (staged) {
+        await this.imported.writeStaged(job.id, job.kbid);
+        staged = false;
+        blobRid = undefined;
+      }
+      if (name.kind === 'resources') {
         for await (const { line, n } of entryLines(entry, limits.maxLineBytes)) {
           checkStop(job);
           const original = parseJson(line, `${entry.path} line ${n}`) as { rid: string; slug: string };
@@ -207,7 +226,8 @@ export class KbImporter {
           if (rid !== oldRid) text = text.split(oldRid).join(rid);
           const resource = checkResource(parseJson(text, `${entry.path} line ${n}`), `${entry.path} line ${n}`, limits);
           // Slugs are kept as they were, even one that was the old id (a resource's default slug).
-          await this.insert(job, { ...resource, slug: original.slug });
+          await this.imported.stage(job.id, { ...resource, slug: original.slug }, written);
+          staged = true;
           written++;
         }
         await progress(written);
@@ -220,21 +240,13 @@ export class KbImporter {
         for await (const chunk of entry.body) void chunk;
       }
     }
+    if (staged) await this.imported.writeStaged(job.id, job.kbid);
     await this.applySettings(job.kbid, settings);
   }
 
-  /** Removes every resource this import wrote (rows, index rows, then their files through the outbox). */
-  async undo(importId: string, kbid: string): Promise<void> {
-    const rows = (await this.ds.query(`SELECT rid FROM content.kb_import_resources WHERE import_id = $1`, [importId])) as { rid: string }[];
-    for (const { rid } of rows) {
-      const outboxRows = await this.ds.transaction(async (m) => {
-        await this.indexer.unindexResource(m, kbid, rid);
-        await m.query(`DELETE FROM content.resources WHERE id = $1 AND kbid = $2`, [rid, kbid]);
-        await m.query(`DELETE FROM content.kb_import_resources WHERE import_id = $1 AND rid = $2`, [importId, rid]);
-        return this.outbox.add(m, [{ kind: 'blob_cleanup', target: resourceBlobPrefix(kbid, rid) }]);
-      });
-      await this.outbox.relay(outboxRows);
-    }
+  /** Removes every resource this import wrote or staged, subtracting what the written ones hold (see ImportedResources). */
+  undo(importId: string, kbid: string): Promise<void> {
+    return this.imported.undo(importId, kbid);
   }
 
   private async targetRid(kbid: string, rid: string): Promise<string> {
@@ -242,61 +254,6 @@ export class KbImporter {
     if (!taken) return rid;
     const h = createHash('sha256').update(`${kbid}/${rid}`).digest('hex');
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((parseInt(h[16] as string, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-  }
-
-  private async insert(job: ImportJob, r: ArchiveResource): Promise<void> {
-    const seqid = await this.repo.nextSeqid();
-    const resource: ResourceEntity = {
-      id: r.rid,
-      kbid: job.kbid,
-      slug: r.slug,
-      title: r.title,
-      summary: r.summary,
-      icon: r.icon,
-      thumbnail: r.thumbnail,
-      metadata: r.metadata,
-      usermetadata: r.usermetadata,
-      fieldmetadata: r.fieldmetadata,
-      computedmetadata: r.computedmetadata,
-      origin: r.origin,
-      extra: r.extra,
-      relations: r.relations,
-      accessGroups: r.access_groups,
-      hidden: r.hidden,
-      status: r.status,
-      createdAt: new Date(r.created_at),
-      modifiedAt: new Date(r.modified_at),
-      lastSeqid: seqid,
-    };
-    resource.searchTags = resourceTags(resource);
-    const fields: FieldEntity[] = r.fields.map((f) => ({
-      rid: r.rid,
-      fieldType: f.field_type,
-      fieldId: f.field_id,
-      kbid: job.kbid,
-      value: f.value,
-      extracted: f.extracted,
-      status: f.status,
-      error: f.error as FieldEntity['error'],
-      errors: f.errors as unknown as FieldEntity['errors'],
-      seqid,
-      modifiedAt: new Date(f.modified_at),
-    }));
-    const rows = await this.ds.transaction(async (m) => {
-      await this.repo.insertResource(m, resource);
-      await this.repo.upsertFields(m, fields);
-      await m.query(`INSERT INTO content.kb_import_resources (import_id, rid) VALUES ($1, $2)`, [job.id, r.rid]);
-      await this.indexer.reindexResource(m, resource, fields);
-      // Fields the source had not processed yet are processed here.
-      return this.outbox.add(
-        m,
-        processingJobs(
-          resource,
-          fields.filter((f) => f.status === 'PENDING'),
-        ),
-      );
-    });
-    this.outbox.relayInBackground(rows);
   }
 
   /** `kb-configs.jsonl`: each line checked as its route checks it; at most each kind's bound, no id twice. */

@@ -60,6 +60,15 @@ export function extractedBlobKey(ids: { kbid: string; rid: string; field_type: s
 }
 
 /**
+ * The thumbnail processing made for one write of a field: one key per write (as the extracted
+ * JSON), so a worker late with an older write's job never overwrites the thumbnail of a newer
+ * result already applied; content deletes the older one (docs/usage.md, "Stored bytes").
+ */
+export function thumbnailBlobKey(ids: { kbid: string; rid: string; field_type: string; field_id: string; seqid: number }): string {
+  return `${fieldBlobPrefix(ids)}thumbnails/${ids.seqid}`;
+}
+
+/**
  * Announces that a field was processed. The result itself (text, metadata, vectors) can be
  * megabytes, so it is written to the blob store first and only its key rides the bus.
  */

@@ -11,6 +11,8 @@ const ASK = /^\/api\/v1\/kb\/:kbid\/(?:(?:resource\/:rid|slug\/:rslug)\/)?ask$/;
 const KB_WRITE = /^\/api\/v1\/kb\/:kbid\/(?:resources|upload|tusupload|(?:resource\/:rid|slug\/:rslug)(?:\/.*)?)$/;
 const KB_WRITE_EXCLUDED = /\/(?:reindex|tusupload\/:upload_id|messages\/:message_ident)$/;
 const PROCESSING = /^\/api\/v1\/processing\/(?:push|upload|tusupload)$/;
+/** An archive imported into a KB adds resources and stored bytes (metered as they are written). */
+const KB_IMPORT = '/api/v1/kb/:kbid/import';
 
 export const WRITE_FEATURES = ['processing', 'storage'] as const;
 
@@ -43,6 +45,7 @@ export function quotaFeaturesFor(method: string, path: string): readonly string[
   if (ASK.test(path) && m === 'POST') return ['ask'];
   if (m !== 'POST' && m !== 'PUT' && m !== 'PATCH') return [];
   if (PROCESSING.test(path) && m === 'POST') return WRITE_FEATURES;
+  if (path === KB_IMPORT && m === 'POST') return ['storage'];
   if (KB_WRITE.test(path) && !KB_WRITE_EXCLUDED.test(path)) return WRITE_FEATURES;
   return [];
 }

@@ -15,6 +15,10 @@ describe('quotaFeaturesFor', () => {
     ['POST', '/api/v1/kb/:kbid/upload', ['processing', 'storage']],
     ['POST', '/api/v1/kb/:kbid/tusupload', ['processing', 'storage']],
     ['POST', '/api/v1/processing/push', ['processing', 'storage']],
+    // An import into a KB adds resources and bytes: refused when the account or the KB is at a storage limit.
+    ['POST', '/api/v1/kb/:kbid/import', ['storage']],
+    ['GET', '/api/v1/kb/:kbid/import/:import_id/status', []],
+    ['POST', '/api/v1/kb/:kbid/export', []],
     // Continuations, deletions, reads and suggestions are never refused.
     ['PATCH', '/api/v1/kb/:kbid/tusupload/:upload_id', []],
     ['DELETE', '/api/v1/kb/:kbid/resource/:rid', []],

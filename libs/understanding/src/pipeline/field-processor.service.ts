@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/comm
 import { createHash } from 'node:crypto';
 import {
   ContentSubjects,
-  fieldBlobPrefix,
+  thumbnailBlobKey,
   datetimeText,
   keywordsetText,
   kvText,
@@ -392,10 +392,13 @@ export class FieldProcessorService implements OnModuleDestroy {
     return data;
   }
 
-  /** Stored under the field's prefix, so the reprocessed field's thumbnail replaces the old one. */
+  /**
+   * Stored under the field's prefix with the write's seqid: a job of an older write still running
+   * never overwrites a newer result's thumbnail; content deletes the one a result no longer names.
+   */
   private async storeThumbnail(job: ProcessFieldJob, doc: ExtractedDocument): Promise<FileReference | undefined> {
     if (!doc.thumbnail || !this.blobs) return undefined;
-    const key = `${fieldBlobPrefix(job)}thumbnail`;
+    const key = thumbnailBlobKey(job);
     const { data, content_type } = doc.thumbnail;
     // The size the store reports having written: metered as the KB's storage (stored-artefacts.ts).
     const stat = await this.blobs.put(key, data, { contentType: content_type });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { AuditRecordedEvent, GetUsageRequest, UsageBucketDto } from '@kb/contracts';
-import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
+import { closeServiceDataSource, createServiceDataSource, revertLastMigration, runServiceMigrations } from '@kb/platform/database';
 import type { Logger } from '@kb/platform/observability';
 import { createBlobStore, type BlobStore } from '@kb/platform/storage';
 import { createTestDatabase, type TestDatabase } from '@kb/platform/testing';
@@ -212,6 +212,17 @@ describe.each(Object.entries(BACKENDS))('the account rollup of usage on %s', (_n
     }
     const hours = await usage();
     expect(hours[4]?.metrics.find((m) => m.name === 'searches_performed')?.value).toBe(5);
+    expect(await drift()).toEqual([]);
+  });
+
+  it('is filled by its migration from the rows counted before it', async () => {
+    const before = await usage();
+    const [day] = await usage({ aggregation: 'day', from: '2026-02-01T00:00:00Z', to: '2026-02-02T00:00:00Z' });
+    expect(await revertLastMigration(ds)).toEqual(['UsageAccounts1764890000000']);
+    expect(await runServiceMigrations(ds)).toEqual(['UsageAccounts1764890000000']);
+    expect(await usage()).toEqual(before);
+    expect(await usage({ aggregation: 'day', from: '2026-02-01T00:00:00Z', to: '2026-02-02T00:00:00Z' })).toEqual([day]);
+    expect(total(before, 'searches_performed')).toBeGreaterThan(0);
     expect(await drift()).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import { DeletedKbs1764850000000 } from './migrations/1764850000000-deleted-kbs'
 import { DownloadNotify1764860000000 } from './migrations/1764860000000-download-notify';
 import { RemiJudge1764870000000 } from './migrations/1764870000000-remi-judge';
 import { UsageKeys1764880000000 } from './migrations/1764880000000-usage-keys';
+import { UsageAccounts1764890000000 } from './migrations/1764890000000-usage-accounts';
 
 export * from './reporting.module';
 export { ActivityService } from './activity/activity.service';
@@ -30,6 +31,7 @@ export const REPORTING_MIGRATIONS = [
   DownloadNotify1764860000000,
   RemiJudge1764870000000,
   UsageKeys1764880000000,
+  UsageAccounts1764890000000,
 ];
 export { ActivityDownloadsService } from './downloads/activity-downloads.service';
 export { ChainSealerService } from './chain/chain-sealer.service';

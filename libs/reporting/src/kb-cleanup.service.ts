@@ -4,6 +4,7 @@ import type { KbEvent } from '@kb/contracts';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { BLOB_STORE, type BlobStore } from '@kb/platform/storage';
 import { REPORTING_DATA_SOURCE } from './reporting.tokens';
+import { linkKbs, lockSealing, moveKbOutOfAccount } from './usage/usage-accounts';
 import { UsageService } from './usage/usage.service';
 
 /** Counters of what an account did (they stay the account's); `resources` and `storage_bytes` are what the KB held, gone with it. */
@@ -15,9 +16,11 @@ const HELD_METRICS = ['resources', 'storage_bytes'];
  * hourly usage rows and its account link. Its usage counters are first added to the account's own
  * rows (kbid = the account id): the account's past usage, its monthly limits and Get Usage of the
  * account do not change when a KB is deleted — deleting a KB must not hand back a month's quota.
+ * The account's rollup (`usage_hourly_accounts`) loses what the KB held, and nothing else.
  * The KB is remembered (`reporting.deleted_kbs`) so an event still in the bus is not stored again.
- * One transaction, so a redelivered `kbDeleted` finds nothing left and counts nothing twice; the
- * download files are deleted after it (a crash in between: the event comes again, and they go then).
+ * One transaction, under the sealer's lock, so a redelivered `kbDeleted` finds nothing left and
+ * counts nothing twice; the download files are deleted after it (a crash in between: the event
+ * comes again, and they go then).
  */
 @Injectable()
 export class KbCleanupService {
@@ -32,9 +35,13 @@ export class KbCleanupService {
     const kbid = event.kb_id;
     const account = event.account_id;
     await this.ds.transaction(async (m) => {
+      // No batch sealed meanwhile: one sealed before counted in the KB's rows (moved below), one after finds its records gone.
+      await lockSealing(m);
       await m.query(`INSERT INTO reporting.deleted_kbs (kbid, account_id) VALUES ($1, $2) ON CONFLICT (kbid) DO NOTHING`, [kbid, account]);
       // The account's own rows, listed under the account like a KB of it.
-      await m.query(`INSERT INTO reporting.kb_accounts (kbid, account_id) VALUES ($1, $1) ON CONFLICT (kbid) DO NOTHING`, [account]);
+      await linkKbs(m, [{ kbid: account, account_id: account }]);
+      // The account's rollup follows (what the KB held leaves it), before the KB's rows and link go.
+      await moveKbOutOfAccount(m, kbid, account, HELD_METRICS);
       await m.query(
         `INSERT INTO reporting.usage_hourly AS u (kbid, hour, metric, value)
          SELECT $2::uuid, hour, metric, value FROM reporting.usage_hourly WHERE kbid = $1 AND metric <> ALL($3::text[]) AND value <> 0

@@ -246,13 +246,14 @@ describe('usage metering and blocks on the embedded database', () => {
   it('sums a year of hourly rows into hourly buckets', async () => {
     const yearKb = randomUUID();
     svc.accounts.kbs.set(yearKb, account);
-    await svc.usage.rememberKb(yearKb, account);
     await ds.query(
       `INSERT INTO reporting.usage_hourly (kbid, hour, metric, value)
        SELECT $1, h, m, 1 FROM generate_series('2024-01-01T00:00:00Z'::timestamptz, '2024-12-31T23:00:00Z', interval '1 hour') AS h,
                               unnest(ARRAY['searches_performed', 'answers_generated', 'chars_processed']) AS m`,
       [yearKb],
     );
+    // Counted before its account was known: linking the KB adds its rows to the account's.
+    await svc.usage.rememberKb(yearKb, account);
     const started = Date.now();
     const year = await svc.usage.get({
       account_id: account,

@@ -3,14 +3,13 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { AuditRecordedEvent } from '@kb/contracts';
 import { REPORTING_DATA_SOURCE, REPORTING_OPTIONS, type ReportingOptions } from '../reporting.tokens';
 import { BlockingService } from '../usage/blocking.service';
+import { addToAccounts, linkKbs, SEALER_LOCK } from '../usage/usage-accounts';
 import { UsageService } from '../usage/usage.service';
 import { chainHash, GENESIS_HASH } from './chain-hash';
 import { CHAIN_COLUMNS, type StoredChainRow } from './chain-rows';
 
 /** Records sealed per transaction. */
 const BATCH = 1000;
-/** Advisory lock key of the sealer: one process seals at a time ("ACTC" in ASCII). */
-const SEALER_LOCK = 0x41435443;
 
 /**
  * Seals the activity log into hash chains (docs/activity.md, "Tamper evidence"): every stored
@@ -95,12 +94,10 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
       // Calls of understanding-API keys name no KB: their rows are the account's own (kbid = the account id, as a
       // deleted KB's counters are), linked to the account before they count.
       const accountRows = [...new Set(rows.filter(isAccountScoped).map((r) => r.kbid))];
-      if (accountRows.length > 0) {
-        await m.query(
-          `INSERT INTO reporting.kb_accounts (kbid, account_id) SELECT a, a FROM unnest($1::uuid[]) AS a ON CONFLICT (kbid) DO NOTHING`,
-          [accountRows],
-        );
-      }
+      await linkKbs(
+        m,
+        accountRows.map((a) => ({ kbid: a, account_id: a })),
+      );
       const deltas = this.usage.rowsOf(rows.map(asEvent));
       if (deltas.length > 0) {
         await m.query(
@@ -110,6 +107,8 @@ export class ChainSealerService implements OnModuleInit, OnModuleDestroy {
            ON CONFLICT (kbid, hour, metric) DO UPDATE SET value = u.value + EXCLUDED.value`,
           [JSON.stringify(deltas)],
         );
+        // And to their accounts' rollup, for the KBs whose account is known (the others' when it is learnt: linkKbs).
+        await addToAccounts(m, deltas);
       }
       // What understanding-API keys caused, per key as well: in this transaction, so exactly once too.
       const keyed = this.usage.keyRowsOf(rows.map(asEvent));

@@ -212,11 +212,10 @@ export class BlockingService implements OnModuleDestroy {
     return quota.limits;
   }
 
-  /** This month's counters of the account, and what each of its KBs holds (all time). */
+  /** This month's counters of the account (its rollup: the sums over its KBs), and what each of its KBs holds (all time). */
   private async totals(accountId: string, month: string): Promise<UsageTotals> {
     const monthly: { metric: string; value: number }[] = await this.ds.query(
-      `SELECT metric, sum(value)::float8 AS value FROM reporting.usage_hourly
-        WHERE kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $1) AND hour >= $2 GROUP BY metric`,
+      `SELECT metric, sum(value)::float8 AS value FROM reporting.usage_hourly_accounts WHERE account_id = $1 AND hour >= $2 GROUP BY metric`,
       [accountId, monthStart(month)],
     );
     const stored: { kbid: string; metric: string; value: number }[] = await this.ds.query(

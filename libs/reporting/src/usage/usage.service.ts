@@ -13,6 +13,7 @@ import {
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { REPORTING_DATA_SOURCE } from '../reporting.tokens';
+import { linkKbs, lockSealing } from './usage-accounts';
 import { bucketStarts, MAX_USAGE_BUCKETS } from './usage-buckets';
 import { hourOf, usageDeltas } from './usage-metrics';
 
@@ -46,10 +47,11 @@ const UNKNOWN_KB_MS = 60_000;
 
 /**
  * Usage counters (issue 19): each stored activity event adds its deltas (see usageDeltas) to the
- * hourly row of its KB and metric, in the transaction that stored the event, so an event counts
- * exactly when it is stored: once. Counting needs nothing but the event (not the KB's account: an
- * outage of the accounts service never holds events back). Get Usage sums those rows into buckets;
- * account-wide, over the account's KBs.
+ * hourly row of its KB and metric, in the transaction that seals the event, so an event counts
+ * exactly once. Counting needs nothing but the event (not the KB's account: an outage of the
+ * accounts service never holds events back). The same transaction adds them to the account's
+ * hourly rows when the KB's account is known; a KB whose account is learnt later has its counters
+ * added then (rememberKb). Get Usage sums a KB's rows, or account-wide the account's, into buckets.
  */
 @Injectable()
 export class UsageService {
@@ -62,12 +64,17 @@ export class UsageService {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** A KB was created (accounts' event): its account is known before its first event. */
+  /**
+   * A KB's account, learnt (accounts' `kbCreated`, or asked): the KB is linked to it, and what it
+   * counted before (events sealed before its account was known) is added to the account's rollup
+   * — once, in the transaction that links it, with no batch being sealed meanwhile (usage-accounts.ts).
+   */
   async rememberKb(kbid: string, accountId: string): Promise<void> {
-    await this.ds.query(`INSERT INTO reporting.kb_accounts (kbid, account_id) VALUES ($1, $2) ON CONFLICT (kbid) DO NOTHING`, [
-      kbid,
-      accountId,
-    ]);
+    if (this.kbAccounts.has(kbid)) return;
+    await this.ds.transaction(async (m) => {
+      await lockSealing(m);
+      await linkKbs(m, [{ kbid, account_id: accountId }]);
+    });
     this.cache(kbid, accountId);
   }
 
@@ -185,30 +192,31 @@ export class UsageService {
 
   /**
    * The non-zero sums of the range as one text, `<bucket start, epoch s>,<metric index from 1>,<sum>`
-   * comma-separated (the inside of a JSON array of numbers): a year of hourly buckets of a KB is up
-   * to 8 784 × 11 = 96 624 sums, and as rows (or built JSON) they cost more than the query itself
-   * (docs/benchmarks.md, "Reporting"). Hourly buckets of one KB are its rows as stored (one per KB,
-   * hour and metric): no grouping.
+   * comma-separated (the inside of a JSON array of numbers): a year of hourly buckets is up to
+   * 8 784 × 11 = 96 624 sums, and as rows (or built JSON) they cost more than the query itself
+   * (docs/benchmarks.md, "Reporting"). A KB's rows, or account-wide its account's rollup
+   * (`usage_hourly_accounts`: the sums over its KBs, kept as they count), are one per hour and
+   * metric already: hourly buckets are those rows as stored, no grouping.
    */
   private async sums(req: GetUsageRequest, from: string, to: string): Promise<string | null> {
     // A double prints as JSON reads it (shortest exact digits; never NaN or Infinity: sums of finite deltas).
     const item = (bucket: string, metric: string, value: string) =>
       `${bucket}::bigint || ',' || array_position($3::text[], ${metric}) || ',' || ${value}`;
     if (req.nua_key_id) return this.keySums(req, from, to, item);
-    if (req.kb_id && req.aggregation === 'hour') {
+    const rowsOf = req.kb_id ? `reporting.usage_hourly WHERE kbid = $4` : `reporting.usage_hourly_accounts WHERE account_id = $4`;
+    if (req.aggregation === 'hour') {
       const rows: { s: string | null }[] = await this.ds.query(
         `SELECT string_agg(${item('extract(epoch FROM hour)', 'metric', 'value')}, ',') AS s
-           FROM reporting.usage_hourly WHERE kbid = $4 AND hour >= $1 AND hour < $2 AND value <> 0`,
-        [from, to, UsageMetrics, req.kb_id],
+           FROM ${rowsOf} AND hour >= $1 AND hour < $2 AND value <> 0`,
+        [from, to, UsageMetrics, req.kb_id ?? req.account_id],
       );
       return rows[0]?.s ?? null;
     }
-    const kbs = req.kb_id ? `kbid = $4` : `kbid IN (SELECT kbid FROM reporting.kb_accounts WHERE account_id = $4)`;
     const { bucket, params } = bucketOf(req.aggregation, 4);
     const rows: { s: string | null }[] = await this.ds.query(
       `SELECT string_agg(${item('extract(epoch FROM b)', 'metric', 'v')}, ',') AS s
          FROM (SELECT ${bucket} AS b, metric, sum(value) AS v
-                 FROM reporting.usage_hourly WHERE ${kbs} AND hour >= $1 AND hour < $2 AND value <> 0
+                 FROM ${rowsOf} AND hour >= $1 AND hour < $2 AND value <> 0
                 GROUP BY 1, 2) s`,
       [from, to, UsageMetrics, req.kb_id ?? req.account_id, ...params],
     );

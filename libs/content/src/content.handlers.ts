@@ -3,7 +3,7 @@ import { AccountsSubjects, ContentSubjects, UnderstandingSubjects } from '@kb/co
 import { MESSAGE_BUS, type MessageBus } from '@kb/platform/messaging';
 import { CONTENT_OPTIONS, type ContentOptions } from './content.tokens';
 import { KbCleanupService } from './kbs/kb-cleanup.service';
-import { ProcessingResultsService } from './processing/processing-results.service';
+import { ProcessingResultsService, RESULTS_PER_TRANSACTION } from './processing/processing-results.service';
 import { ProcessingStatusService } from './processing/processing-requests';
 import { QuestionAnswersService } from './processing/question-answers.service';
 import { VectorsetsService } from './processing/vectorsets.service';
@@ -157,9 +157,10 @@ export class ContentHandlers implements OnModuleInit {
       }),
     ]);
     if (this.options.consumeProcessingResults) {
+      // Results in flight beyond one transaction's worth wait for the next (ProcessingResultsService's batches).
       await this.bus.consume(UnderstandingSubjects.fieldProcessed, (result) => this.results.apply(result), {
         durable: 'content-processed',
-        concurrency: 2,
+        concurrency: 2 * RESULTS_PER_TRANSACTION,
       });
       await this.bus.consume(S.generateQuestionAnswers, (job) => this.questionAnswers.generate(job), {
         durable: 'content-question-answers',

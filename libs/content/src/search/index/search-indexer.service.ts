@@ -5,15 +5,15 @@ import type { FieldEntity } from '../../entities/field.entity';
 import type { ResourceEntity } from '../../entities/resource.entity';
 import { CONTENT_OPTIONS, keepsHnswIndex, type ContentOptions } from '../../content.tokens';
 import { analyze } from '../analysis';
-import { isSafeVectorset } from '../search-ids';
-import { SqlParams } from '../query/sql';
 import { RESOURCE_LEVEL, fieldRelations, replaceRelations, resourceRelations } from './relations-index';
 import { SearchMaintenanceService } from './search-maintenance.service';
 import { ensureHnsw } from './hnsw';
+import { IndexBatch, insertParagraphs, type ParagraphInsert } from './paragraph-insert';
 import { countTerms, fieldRows, vectorSetsOf, type ParagraphRow, type RowVectors } from './paragraph-rows';
 import { resourceTags } from './tags';
 
 export { hnswIndexName } from './hnsw';
+export { IndexBatch } from './paragraph-insert';
 
 const TITLE_FIELD = 'a/title';
 
@@ -39,10 +39,13 @@ export class SearchIndexerService {
     resource: ResourceEntity,
     field: Pick<FieldEntity, 'fieldType' | 'fieldId'>,
     extracted: ExtractedFieldData,
+    batch?: IndexBatch,
   ): Promise<void> {
-    await this.unindex(m, resource.kbid, resource.id, [`${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`]);
+    const name = `${FIELD_TYPE_LETTER[field.fieldType]}/${field.fieldId}`;
+    if (batch?.needsFlush(resource, name)) await this.flush(m, batch);
+    await this.unindex(m, resource.kbid, resource.id, [name]);
     const rows = fieldRows(resource, field.fieldType, field.fieldId, extracted);
-    await this.insert(m, resource, rows, vectorSetsOf(extracted, rows));
+    await this.insert(m, resource, rows, vectorSetsOf(extracted, rows), batch);
     await replaceRelations(
       m,
       resource.kbid,
@@ -101,7 +104,8 @@ export class SearchIndexerService {
    * tags (labels, status, origin, languages, hidden), its security groups and hidden flag on every
    * paragraph, and the title paragraph (`a/title`).
    */
-  async syncResource(m: EntityManager, resource: ResourceEntity, o: { fresh?: boolean } = {}): Promise<void> {
+  async syncResource(m: EntityManager, resource: ResourceEntity, o: { fresh?: boolean; batch?: IndexBatch } = {}): Promise<void> {
+    if (o.batch?.needsFlush(resource, TITLE_FIELD)) await this.flush(m, o.batch);
     const rtags = resourceTags(resource);
     const groups = [...new Set(resource.accessGroups ?? [])].sort();
     // The resource's own graph edges (user relations, ABOUT its labels); a fresh resource has none yet.
@@ -151,92 +155,35 @@ export class SearchIndexerService {
       terms: countTerms(terms),
       length: terms.length,
     };
-    await this.insert(m, resource, [row], []);
+    await this.insert(m, resource, [row], [], o.batch);
   }
   /**
    * Inserts paragraphs with their postings, term and length statistics and vectors in ONE statement
    * (data-modifying CTEs): on the embedded database every statement of a write transaction is a
-   * round trip that holds up the other writers, so indexing costs one, not five.
+   * round trip that holds up the other writers, so indexing costs one, not five. With a batch the
+   * insert waits for `flush`, and shares its statement with the batch's other writes.
    */
-  private async insert(m: EntityManager, resource: ResourceEntity, rows: ParagraphRow[], sets: RowVectors[]): Promise<void> {
+  private async insert(
+    m: EntityManager,
+    resource: ResourceEntity,
+    rows: ParagraphRow[],
+    sets: RowVectors[],
+    batch?: IndexBatch,
+  ): Promise<void> {
     if (rows.length === 0) return;
     this.maintenance?.noteChange(rows.length);
-    const p = new SqlParams();
-    const kb = p.add(resource.kbid);
-    const postPids: string[] = [];
-    const postTerms: string[] = [];
-    const postTf: number[] = [];
-    const postLength: number[] = [];
-    const df = new Map<string, number>();
-    let totalLength = 0;
-    for (const r of rows) {
-      totalLength += r.length;
-      for (const [term, tf] of r.terms) {
-        postPids.push(r.paragraphId);
-        postTerms.push(term);
-        postTf.push(tf);
-        postLength.push(r.length);
-        df.set(term, (df.get(term) ?? 0) + 1);
-      }
-    }
-    const dfEntries = [...df.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-    const languages = [...new Set(rows.map((r) => r.language).filter(Boolean))];
-    const col = <T>(f: (r: ParagraphRow) => T) => rows.map(f);
-    let sql = `
-      WITH ins AS (
-        INSERT INTO content.search_paragraphs
-          (kbid, rid, field, split, paragraph_id, start_offset, end_offset, idx, page, start_seconds, end_seconds, text, kind, language, length, labels, ptags, tags, groups, hidden, created_at)
-        SELECT ${kb}, ${p.add(resource.id)}, x.field, x.split, x.pid, x.s, x.e, x.idx, x.page, x.ss, x.es, x.text, x.kind, x.lang, x.len,
-               ARRAY(SELECT json_array_elements_text(x.labels::json)), ARRAY(SELECT json_array_elements_text(x.ptags::json)),
-               ${p.add(resourceTags(resource))}::text[] || ARRAY(SELECT json_array_elements_text(x.ptags::json)),
-               ${p.add([...new Set(resource.accessGroups ?? [])].sort())}::text[], ${p.add(resource.hidden)}, ${p.add(resource.createdAt)}
-          FROM unnest(${p.add(col((r) => r.field))}::text[], ${p.add(col((r) => r.split))}::text[], ${p.add(col((r) => r.paragraphId))}::text[],
-                      ${p.add(col((r) => r.start))}::int[], ${p.add(col((r) => r.end))}::int[], ${p.add(col((r) => r.idx))}::int[], ${p.add(col((r) => r.page))}::int[],
-                      ${p.add(col((r) => r.startSeconds))}::float8[], ${p.add(col((r) => r.endSeconds))}::float8[], ${p.add(col((r) => r.text))}::text[], ${p.add(col((r) => r.kind))}::text[], ${p.add(col((r) => r.language))}::text[], ${p.add(col((r) => r.length))}::int[],
-                      ${p.add(col((r) => JSON.stringify(r.labels)))}::text[], ${p.add(col((r) => JSON.stringify(r.ptags)))}::text[])
-               AS x(field, split, pid, s, e, idx, page, ss, es, text, kind, lang, len, labels, ptags)
-        RETURNING id, paragraph_id
-      ),
-      post AS (
-        INSERT INTO content.search_postings (kbid, term, paragraph, tf, length)
-        SELECT ${kb}, x.t, ins.id, x.f, x.l FROM unnest(${p.add(postPids)}::text[], ${p.add(postTerms)}::text[], ${p.add(postTf)}::int[], ${p.add(postLength)}::int[]) AS x(pid, t, f, l)
-          JOIN ins ON ins.paragraph_id = x.pid
-      ),
-      terms AS (
-        -- rows are touched in term order, so concurrent writers never deadlock
-        INSERT INTO content.search_terms AS t (kbid, term, df)
-        SELECT ${kb}, x.term, x.n FROM unnest(${p.add(dfEntries.map((e) => e[0]))}::text[], ${p.add(dfEntries.map((e) => e[1]))}::int[]) AS x(term, n) ORDER BY x.term
-        ON CONFLICT (kbid, term) DO UPDATE SET df = t.df + EXCLUDED.df
-      ),
-      stats AS (
-        INSERT INTO content.search_stats AS s (kbid, paragraphs, total_length, languages) VALUES (${kb}, ${p.add(rows.length)}, ${p.add(totalLength)}, ${p.add(languages)}::text[])
-        ON CONFLICT (kbid) DO UPDATE SET paragraphs = s.paragraphs + EXCLUDED.paragraphs, total_length = s.total_length + EXCLUDED.total_length,
-          languages = CASE WHEN EXCLUDED.languages <@ s.languages THEN s.languages ELSE ARRAY(SELECT DISTINCT unnest(s.languages || EXCLUDED.languages) ORDER BY 1) END
-      )`;
-    // One CTE per vectorset (semantic model) the field was vectorised with.
-    const hnsw: { vectorset: string; dimension: number; similarity: 'COSINE' | 'DOT' }[] = [];
-    for (const set of sets) {
-      if (!isSafeVectorset(set.vectorset)) continue;
-      const withVectors = rows.flatMap((r) => {
-        const v = set.byParagraph.get(r.paragraphId);
-        return v && v.length > 0 ? [{ pid: r.paragraphId, v }] : [];
-      });
-      const dimension = withVectors[0]?.v.length;
-      if (!dimension) continue;
-      const same = withVectors.filter((x) => x.v.length === dimension);
-      sql += `,
-      vec${hnsw.length} AS (
-        INSERT INTO content.search_vectors (paragraph, vectorset, kbid, dimension, vector)
-        SELECT ins.id, ${p.add(set.vectorset)}, ${kb}, ${p.add(dimension)}, x.v::vector
-          FROM unnest(${p.add(same.map((x) => x.pid))}::text[], ${p.add(same.map((x) => `[${x.v.join(',')}]`))}::text[]) AS x(pid, v)
-          JOIN ins ON ins.paragraph_id = x.pid
-      )`;
-      hnsw.push({ vectorset: set.vectorset, dimension, similarity: set.similarity });
-    }
-    sql += `
-      SELECT count(*)::int AS n FROM ins`;
-    await m.query(sql, p.values);
-    if (this.hnsw) for (const h of hnsw) await ensureHnsw(m, h.vectorset, h.dimension, h.similarity);
+    if (batch) batch.add({ resource, rows, sets });
+    else await this.insertNow(m, [{ resource, rows, sets }]);
+  }
+
+  /** Makes the paragraph inserts a batch holds, in one statement. */
+  async flush(m: EntityManager, batch: IndexBatch): Promise<void> {
+    await this.insertNow(m, batch.take());
+  }
+
+  private async insertNow(m: EntityManager, inserts: ParagraphInsert[]): Promise<void> {
+    const written = await insertParagraphs(m, inserts);
+    if (this.hnsw) for (const h of written) await ensureHnsw(m, h.vectorset, h.dimension, h.similarity);
   }
 
   /**

@@ -36,7 +36,8 @@ export interface StrategyImages {
 }
 
 /** A file field of the context: its content type and generation (write sequence and modification time). */
-type FileInfo = { type: string; generation: string };
+/** A file field's stored content type, its generation, and the thumbnail its last processing result stored. */
+type FileInfo = { type: string; generation: string; thumbnail: string | null };
 
 /** Stored previews are JPEG/PNG thumbnails of a few hundred kB at most; anything larger is not one. */
 const MAX_PREVIEW_BYTES = 2 * 1024 * 1024;
@@ -130,10 +131,12 @@ export class AskImages {
     for (const ref of [...pages, ...pictures]) {
       if (out.images.length >= ASK_IMAGE_LIMITS.maxStrategyImages) break;
       signal?.throwIfAborted();
-      const generation = infos.get(`${ref.rid}/${ref.fieldId}`)?.generation ?? '';
+      const info = infos.get(`${ref.rid}/${ref.fieldId}`);
       const image = ref.page
-        ? await this.page(kbid, ref, generation, out.skipped, signal)
-        : await this.preview(fieldBlobPrefix({ kbid, rid: ref.rid, field_type: 'file', field_id: ref.fieldId }) + 'thumbnail');
+        ? await this.page(kbid, ref, info?.generation ?? '', out.skipped, signal)
+        : await this.preview(
+            info?.thumbnail ?? fieldBlobPrefix({ kbid, rid: ref.rid, field_type: 'file', field_id: ref.fieldId }) + 'thumbnail',
+          );
       if (image) out.images.push({ ...image, key: ref.key });
     }
     return out;
@@ -149,12 +152,15 @@ export class AskImages {
     const ids = [...new Set(items.map((c) => `${c.rid}/${(c.field as string).slice(2)}`))];
     const rows = (await this.ds.query(
       `SELECT f.rid::text || '/' || f.field_id AS id, f.value->'file'->>'content_type' AS type,
-              f.seqid::text || '@' || (extract(epoch FROM f.modified_at) * 1000000)::bigint::text AS generation
+              f.seqid::text || '@' || (extract(epoch FROM f.modified_at) * 1000000)::bigint::text AS generation,
+              (SELECT k FROM jsonb_object_keys(f.artefacts) AS k WHERE k LIKE '%/thumbnails/%' ORDER BY k DESC LIMIT 1) AS thumbnail
          FROM content.fields f
         WHERE f.kbid = $1 AND f.field_type = 'file' AND (f.rid::text || '/' || f.field_id) = ANY($2::text[])`,
       [kbid, ids],
-    )) as { id: string; type: string | null; generation: string }[];
-    return new Map(rows.map((r) => [r.id, { type: (r.type ?? '').toLowerCase(), generation: r.generation }]));
+    )) as { id: string; type: string | null; generation: string; thumbnail: string | null }[];
+    // The thumbnail is keyed by the write that made it (thumbnails/{seqid}); a field processed before
+    // that kept it under `thumbnail`, which `preview` reads when the field's record names none.
+    return new Map(rows.map((r) => [r.id, { type: (r.type ?? '').toLowerCase(), generation: r.generation, thumbnail: r.thumbnail }]));
   }
 
   /**

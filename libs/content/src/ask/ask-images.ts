@@ -7,7 +7,7 @@ import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
 import type { Issues } from '../search/query/issues';
 import type { GenerationImage, Generator } from './generation';
-import { conversationImages, type MessageContextItem } from './conversation-images';
+import { blobAtMost, conversationImages, type MessageContextItem } from './conversation-images';
 import { PageImageCache, PageRenderGates, RenderBusy, type PageImage } from './page-renders';
 
 /** A context paragraph as far as images are concerned: its key, resource and field (`f/<id>`). */
@@ -216,17 +216,9 @@ export class AskImages {
   }
 
   private async preview(key: string): Promise<PageImage | undefined> {
-    const stat = await this.blobs.stat(key);
     // An image whose processing stored no preview (not processed yet, or failed) adds nothing.
-    if (!stat || stat.size > MAX_PREVIEW_BYTES) return undefined;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of (await this.blobs.get(key)).body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_PREVIEW_BYTES) return undefined;
-      chunks.push(chunk);
-    }
-    const data = Buffer.concat(chunks);
+    const data = await blobAtMost(this.blobs, key, MAX_PREVIEW_BYTES);
+    if (!data) return undefined;
     const mediaType = sniff(data);
     if (!mediaType) {
       this.logger.warn({ key }, 'a stored preview is not a PNG or JPEG image; not sent');

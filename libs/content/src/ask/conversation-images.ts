@@ -101,16 +101,7 @@ async function attachmentBytes(
   const prefix = pushedAttachmentKey(kbid, r.rid, fieldId, '');
   if (!key.startsWith(prefix) || !PROCESSING_UPLOAD_TOKEN.test(key.slice(prefix.length))) return undefined;
   try {
-    const stat = await deps.blobs.stat(key);
-    if (!stat || stat.size > ASK_IMAGE_LIMITS.maxImageBytes) return undefined;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of (await deps.blobs.get(key)).body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > ASK_IMAGE_LIMITS.maxImageBytes) return undefined;
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks);
+    return await blobAtMost(deps.blobs, key, ASK_IMAGE_LIMITS.maxImageBytes);
   } catch (err) {
     deps.logger.warn(
       { kbid, rid: r.rid, field: fieldId, err: (err as Error).message },
@@ -118,4 +109,21 @@ async function attachmentBytes(
     );
     return undefined;
   }
+}
+
+/**
+ * A blob's bytes when it exists and holds at most `max` bytes, else undefined: its stated size is
+ * checked first and the bytes are counted again while read, so a blob that grows is never read past `max`.
+ */
+export async function blobAtMost(blobs: BlobStore, key: string, max: number): Promise<Buffer | undefined> {
+  const stat = await blobs.stat(key);
+  if (!stat || stat.size > max) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of (await blobs.get(key)).body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }

@@ -12,8 +12,15 @@ import { NO_NETWORK_SOURCE } from './use-lite-worker.source';
  * (use-lite-tokenizer.source.ts). The model's bytes come from the pool once it has built them (a
  * `{ setup }` message, before or after the first texts): the pool builds them once per process.
  *
+ * The worker is never terminated from outside while ONNX Runtime works: a run or a session load
+ * finishes on a native thread and then calls back into the worker's JavaScript; if the worker was
+ * terminated meanwhile, that call-back throws a C++ exception nothing catches, and the whole process
+ * aborts (SIGABRT: "terminate called after throwing an instance of 'Napi::Error'"). The pool sends
+ * `{ stop: true }` instead: the worker answers nothing more, waits for what ONNX Runtime is doing,
+ * releases the session and exits by itself.
+ *
  * In:  workerData { ortPath, vocabPath }
- *      messages { setup: Uint8Array (ModelProto), maxTokens } | { setupError } | { id, texts: string[] }
+ *      messages { setup: Uint8Array (ModelProto), maxTokens } | { setupError } | { id, texts: string[] } | { stop: true }
  * Out: { id, ok: true, dims, data: Float32Array (texts × dims, row-major) } | { id, ok: false, message }
  */
 export const USE_LITE_ONNX_WORKER_SOURCE = String.raw`
@@ -101,16 +108,36 @@ async function embed(texts) {
   return { dims: result.dims[1], data };
 }
 
+// Model calls not finished yet: a stop waits for them (see above).
+const running = new Set();
+let stopping = false;
+
+async function stop() {
+  stopping = true;
+  // A load still waiting for the model's bytes need not wait for them.
+  rejectSetup(new Error('stopping'));
+  await Promise.allSettled([...running]);
+  const loaded = loading && (await loading.catch(() => undefined));
+  if (loaded) await loaded.session.release().catch(() => undefined);
+  process.exit(0);
+}
+
 parentPort.on('message', async (message) => {
   if (message.setup) return resolveSetup({ bytes: message.setup, maxTokens: message.maxTokens });
   if (message.setupError) return rejectSetup(new Error(message.setupError));
+  if (message.stop) return stop();
+  if (stopping) return;
   const { id, texts } = message;
+  const call = embed(texts);
+  running.add(call);
+  call.catch(() => undefined).finally(() => running.delete(call));
   try {
-    const { dims, data } = await embed(texts);
+    const { dims, data } = await call;
+    if (stopping) return;
     if (data.length !== texts.length * dims) throw new Error('the model returned ' + data.length / dims + ' vectors for ' + texts.length + ' texts');
     parentPort.postMessage({ id, ok: true, dims, data }, [data.buffer]);
   } catch (err) {
-    parentPort.postMessage({ id, ok: false, message: String(err && err.message ? err.message : err) });
+    if (!stopping) parentPort.postMessage({ id, ok: false, message: String(err && err.message ? err.message : err) });
   }
 });
 `;

@@ -15,6 +15,11 @@ import { USE_LITE_WORKER_SOURCE } from './use-lite-worker.source';
 export const USE_LITE_BATCH = 8;
 /** Attempts of one batch: a batch whose worker died is run once more on a new worker, then fails. */
 const MAX_BATCH_ATTEMPTS = 2;
+/**
+ * How long a stopped onnx worker may take to finish the model call it is in (a batch takes well
+ * under a second) before it is terminated anyway, at the risk use-lite-onnx-worker.source.ts gives.
+ */
+const STOP_GRACE_MS = 30_000;
 /** The most workers EMBEDDING_WORKERS may ask for (each holds its own copy of the model). */
 export const MAX_EMBEDDING_WORKERS = 32;
 
@@ -60,6 +65,10 @@ interface Slot {
   inflight: Map<number, Batch>;
   /** Passage batches among them: the dispatcher gives a worker the next one only when it has none. */
   passages: number;
+  /** An onnx worker: asked to stop, never terminated while ONNX Runtime works (see stopWorker). */
+  graceful: boolean;
+  /** Settles once the worker has exited. */
+  exited: Promise<void>;
 }
 
 interface Passage {
@@ -88,7 +97,8 @@ type WorkerReply = { id: number; ok: true; dims: number; data: Float32Array } | 
  * A worker that dies is replaced (on demand); the batches it held are retried once on another
  * worker, then fail with a retryable EMBEDDING_FAILED (the job goes back to the queue). A model
  * error (the worker answered) fails its batch, not retryable. `close()` waits for queued and
- * in-flight batches, then terminates the workers; `terminate()` stops them at once.
+ * in-flight batches, then stops the workers; `terminate()` fails every batch at once and stops the
+ * workers (an onnx worker once its current model call is over: see stopWorker).
  */
 export class UseLitePool {
   private size: number;
@@ -160,7 +170,7 @@ export class UseLitePool {
     return this.enqueue(texts);
   }
 
-  /** Waits for queued and in-flight batches (at most `timeoutMs`), then terminates the workers. */
+  /** Waits for queued and in-flight batches (at most `timeoutMs`), then stops the workers. */
   async close(timeoutMs = 10_000): Promise<void> {
     if (!this.isIdle()) {
       let timer: NodeJS.Timeout | undefined;
@@ -173,7 +183,7 @@ export class UseLitePool {
     await this.terminate();
   }
 
-  /** Stops every worker now: their batches and the queue fail (retryable); a later call starts new ones. */
+  /** Stops every worker: their batches and the queue fail now (retryable); a later call starts new ones. */
   async terminate(): Promise<void> {
     const err = (): DomainError => new DomainError(EMBEDDING_FAILED, 'built-in embedding workers stopped', { retryable: true });
     const slots = this.slots.splice(0);
@@ -186,7 +196,7 @@ export class UseLitePool {
       slot.inflight.clear();
     }
     this.backgroundInflight = 0;
-    await Promise.all(slots.map((s) => s.worker.terminate()));
+    await Promise.all(slots.map((s) => this.stopWorker(s)));
     this.notifyIdle();
   }
 
@@ -278,7 +288,8 @@ export class UseLitePool {
           },
         });
     worker.unref();
-    const slot: Slot = { worker, inflight: new Map(), passages: 0 };
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    const slot: Slot = { worker, inflight: new Map(), passages: 0, graceful: onnx, exited };
     worker.on('message', (m: WorkerReply) => this.settle(slot, m));
     worker.on('error', (err) => this.died(slot, `failed: ${err.message}`));
     worker.on('exit', (code) => this.died(slot, `exited with code ${code}`));
@@ -346,7 +357,30 @@ export class UseLitePool {
   private retire(slot: Slot): void {
     const at = this.slots.indexOf(slot);
     if (at >= 0) this.slots.splice(at, 1);
-    void slot.worker.terminate();
+    void this.stopWorker(slot);
+  }
+
+  /**
+   * Stops a worker that has left the pool. An onnx worker is asked to stop and exits once the model
+   * call it is in has finished: terminating it during a call aborts the whole process
+   * (use-lite-onnx-worker.source.ts). It keeps the process alive until then, so that an exiting
+   * process does not stop it mid-call either.
+   */
+  private async stopWorker(slot: Slot): Promise<void> {
+    if (!slot.graceful) {
+      await slot.worker.terminate();
+      return;
+    }
+    slot.worker.ref();
+    slot.worker.postMessage({ stop: true });
+    let timer: NodeJS.Timeout | undefined;
+    const overdue = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), STOP_GRACE_MS);
+      timer.unref();
+    });
+    const late = await Promise.race([slot.exited.then(() => false), overdue]);
+    clearTimeout(timer);
+    if (late) await slot.worker.terminate();
   }
 
   private isIdle(): boolean {

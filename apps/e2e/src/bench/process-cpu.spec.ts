@@ -19,23 +19,36 @@ describe('process CPU by role', () => {
     expect(backendDatabase('postgres: 15/main: walwriter ')).toBeUndefined();
   });
 
-  it('divides each role’s CPU by the requests and totals it', () => {
+  it('divides each role’s CPU by the requests and totals it, process by process', () => {
     const before = new Map([
-      ['gateway', 100],
-      ['content', 50],
+      [10, { role: 'gateway', ticks: 100 }],
+      [11, { role: 'content', ticks: 50 }],
+      // a backend whose connection closes in the window: its past is not taken away from the others
+      [20, { role: 'postgres', ticks: 5000 }],
+      [21, { role: 'postgres', ticks: 40 }],
     ]);
     const after = new Map([
-      ['gateway', 300],
-      ['content', 150],
-      ['nats', 10],
+      [10, { role: 'gateway', ticks: 300 }],
+      [11, { role: 'content', ticks: 150 }],
+      [12, { role: 'nats', ticks: 10 }],
+      [21, { role: 'postgres', ticks: 140 }],
+      // a new backend
+      [22, { role: 'postgres', ticks: 30 }],
     ]);
     // ticks are 10 ms: 200 ticks over 1000 requests = 2 ms each
     expect(cpuPerRequest(before, after, 1000)).toEqual({
       cpu_us_gateway: 2000,
       cpu_us_content: 1000,
       cpu_us_nats: 100,
-      cpu_us_total: 3100,
+      cpu_us_postgres: 1300,
+      cpu_us_total: 4400,
     });
+  });
+
+  it('counts a reused pid with another role from 0', () => {
+    const before = new Map([[10, { role: 'postgres', ticks: 900 }]]);
+    const after = new Map([[10, { role: 'content', ticks: 20 }]]);
+    expect(cpuPerRequest(before, after, 1)).toEqual({ cpu_us_content: 200_000, cpu_us_total: 200_000 });
   });
 
   it('counts the CPU a child process spends', async () => {

@@ -8,7 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
  * the machine's PostgreSQL backends serving `database` (`postgres`). Requests per second move with
  * the machine's mood; CPU per request per role says which process a change made busier.
  */
-export type CpuSample = Map<string, number>;
+export type CpuSample = Map<number, { role: string; ticks: number }>;
 
 const TICK_US = 1e6 / 100; // USER_HZ on Linux
 
@@ -55,7 +55,7 @@ export function roleOf(args: string): string | undefined {
   return undefined;
 }
 
-/** Sums the CPU ticks of this process's descendants by role, plus PostgreSQL backends of `database`. */
+/** The CPU ticks of this process's descendants and of the PostgreSQL backends of `database`, by pid, with their roles. */
 export function sampleCpu(database?: string): CpuSample {
   const pids = readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
@@ -75,17 +75,28 @@ export function sampleCpu(database?: string): CpuSample {
     const role = backend ? 'postgres' : roleOf(args);
     const ticks = role === undefined ? undefined : ticksOf(pid);
     if (role === undefined || ticks === undefined) continue;
-    sample.set(role, (sample.get(role) ?? 0) + ticks);
+    sample.set(pid, { role, ticks });
   }
   return sample;
 }
 
-/** CPU microseconds per request by role between two samples (roles that did not exist in both count from 0). */
+/**
+ * CPU microseconds per request by role between two samples, process by process: one started in
+ * between counts from 0. One gone by the second sample (a PostgreSQL backend whose connection
+ * closed) is left out: what it spent in the window is unknown, so a role can be undercounted, never
+ * negative (summing by role first made a closed backend's whole past a negative share).
+ */
 export function cpuPerRequest(before: CpuSample, after: CpuSample, requests: number): Record<string, number> {
+  const byRole = new Map<string, number>();
+  for (const [pid, { role, ticks }] of after) {
+    const earlier = before.get(pid);
+    const since = earlier?.role === role ? earlier.ticks : 0;
+    byRole.set(role, (byRole.get(role) ?? 0) + Math.max(0, ticks - since));
+  }
   const out: Record<string, number> = {};
   let total = 0;
-  for (const [role, ticks] of after) {
-    const us = ((ticks - (before.get(role) ?? 0)) * TICK_US) / Math.max(1, requests);
+  for (const [role, ticks] of byRole) {
+    const us = (ticks * TICK_US) / Math.max(1, requests);
     out[`cpu_us_${role}`] = Math.round(us);
     total += us;
   }

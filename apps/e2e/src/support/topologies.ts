@@ -6,6 +6,7 @@ import { Client } from 'pg';
 import type { BusApp } from '@kb/contracts';
 import { startAuthNatsServer } from '@kb/platform/testing';
 import { HttpClient } from './http-client';
+import { seedStandaloneDatabase } from './pg-template';
 import { REPO_ROOT, ServiceProcess, distMain, freePort } from './processes';
 
 export interface BootstrapFile {
@@ -57,8 +58,14 @@ function tempDir(name: string): string {
   return mkdtempSync(join(tmpdir(), `kb-e2e-${name}-`));
 }
 
-export async function startStandalone(extraEnv: Record<string, string> = {}): Promise<Topology> {
+/**
+ * One process on PGlite. Its database starts as a copy of the migrated template (pg-template.ts)
+ * unless `freshDatabase`: then the first start makes it from an empty directory, as a user's does.
+ */
+export async function startStandalone(extraEnv: Record<string, string> = {}, o: { freshDatabase?: boolean } = {}): Promise<Topology> {
   const dataDir = tempDir('standalone');
+  // KB_E2E_FRESH_DATABASE=1: every standalone from an empty directory (to compare, or to rule the copy out).
+  if (!o.freshDatabase && !process.env['KB_E2E_FRESH_DATABASE']) seedStandaloneDatabase(dataDir);
   const port = await freePort();
   // A short ack wait: the crash tests see a dead worker's job handed on within seconds.
   const base = {

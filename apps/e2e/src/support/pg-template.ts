@@ -1,0 +1,99 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { REPO_ROOT } from './processes';
+
+/**
+ * A standalone's database as its first start leaves it before it serves anything: a fresh PGlite
+ * (initdb, in WebAssembly) with every service's migrations applied. Making that takes 4–8 s of a
+ * standalone's ~10 s start on this machine; the e2e suites start a fresh standalone some forty
+ * times, so it is made once per build and copied (~0.1 s) into each new DATA_DIR. What the start
+ * then does (bootstrap, the bus's tables, Nest) is what it always does on a persisted directory.
+ * `standalone.e2e-spec.ts` still starts from an empty directory, as a user does.
+ *
+ * The copy is keyed by the built migrations and database code and the PGlite version, so a changed
+ * migration makes a new one; it lives in the system's temp directory (one per key, made under a
+ * temporary name and renamed, so concurrent test runs never see half of one).
+ */
+export function seedStandaloneDatabase(dataDir: string): void {
+  cpSync(standaloneDatabaseTemplate(), join(dataDir, 'pg'), { recursive: true });
+}
+
+const SCHEMAS = [
+  { lib: 'accounts', service: 'accounts', entities: 'ACCOUNTS_ENTITIES', migrations: 'ACCOUNTS_MIGRATIONS' },
+  { lib: 'content', service: 'content', entities: 'CONTENT_ENTITIES', migrations: 'CONTENT_MIGRATIONS' },
+  { lib: 'reporting', service: 'reporting', entities: 'REPORTING_ENTITIES', migrations: 'REPORTING_MIGRATIONS' },
+];
+
+/** Made in a child process: the built services' own data-source code, as the standalone's main.ts runs it. */
+const MAKE_TEMPLATE = `
+require('reflect-metadata');
+const { join } = require('node:path');
+const dist = join(process.cwd(), 'dist', 'libs');
+const db = require(join(dist, 'platform', 'database', 'src', 'index.js'));
+(async () => {
+  const dataDir = process.argv[1];
+  for (const s of ${JSON.stringify(SCHEMAS)}) {
+    const lib = require(join(dist, s.lib, 'src', 'index.js'));
+    const ds = await db.createServiceDataSource({
+      service: s.service, schema: s.service, url: undefined, dataDir,
+      entities: lib[s.entities], migrations: lib[s.migrations], runMigrations: true,
+    });
+    await db.closeServiceDataSource(ds);
+  }
+  process.exit(0);
+})().catch((e) => { console.error(e); process.exit(1); });
+`;
+
+let cached: string | undefined;
+
+function standaloneDatabaseTemplate(): string {
+  if (cached && existsSync(cached)) return cached;
+  const dir = join(tmpdir(), `kb-e2e-pg-template-${templateKey()}`);
+  if (!existsSync(dir)) {
+    const work = mkdtempSync(join(tmpdir(), 'kb-e2e-pg-template-making-'));
+    try {
+      const made = spawnSync(process.execPath, ['-e', MAKE_TEMPLATE, join(work, 'pg')], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, LOG_LEVEL: 'warn' },
+        encoding: 'utf8',
+        timeout: 180_000,
+      });
+      if (made.status !== 0) throw new Error(`making the standalone's database template failed: ${made.stderr || made.error?.message}`);
+      try {
+        renameSync(join(work, 'pg'), dir);
+      } catch (err) {
+        // Another run made it first.
+        if (!existsSync(dir)) throw err;
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+  cached = dir;
+  return dir;
+}
+
+/** The built migrations and database code, and the PGlite version. */
+function templateKey(): string {
+  const hash = createHash('sha256');
+  const dist = join(REPO_ROOT, 'dist', 'libs');
+  const roots = [...SCHEMAS.map((s) => join(dist, s.lib, 'src', 'migrations')), join(dist, 'platform', 'database', 'src')];
+  for (const root of roots) {
+    if (!existsSync(root)) throw new Error(`${root} is missing: run \`npm run build\` first`);
+    for (const file of filesUnder(root)) hash.update(relative(REPO_ROOT, file)).update(readFileSync(file));
+  }
+  hash.update(readFileSync(join(REPO_ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json')));
+  return hash.digest('hex').slice(0, 16);
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? filesUnder(path) : [path];
+    });
+}

@@ -18,7 +18,15 @@ import { REPO_ROOT } from './processes';
  * temporary name and renamed, so concurrent test runs never see half of one).
  */
 export function seedStandaloneDatabase(dataDir: string): void {
-  cpSync(standaloneDatabaseTemplate(), join(dataDir, 'pg'), { recursive: true });
+  cpSync(template('standalone', MAKE_STANDALONE_TEMPLATE, true), join(dataDir, 'pg'), { recursive: true });
+}
+
+/**
+ * An empty PGlite cluster (initdb only) at `pgDir`, for the distributed topology's content database:
+ * the content service runs its migrations there at start, as on any new cluster.
+ */
+export function seedEmptyCluster(pgDir: string): void {
+  cpSync(template('empty', MAKE_EMPTY_TEMPLATE, false), pgDir, { recursive: true });
 }
 
 const SCHEMAS = [
@@ -28,7 +36,7 @@ const SCHEMAS = [
 ];
 
 /** Made in a child process: the built services' own data-source code, as the standalone's main.ts runs it. */
-const MAKE_TEMPLATE = `
+const MAKE_STANDALONE_TEMPLATE = `
 require('reflect-metadata');
 const { join } = require('node:path');
 const dist = join(process.cwd(), 'dist', 'libs');
@@ -47,21 +55,30 @@ const db = require(join(dist, 'platform', 'database', 'src', 'index.js'));
 })().catch((e) => { console.error(e); process.exit(1); });
 `;
 
-let cached: string | undefined;
+/** The pglite-server's own start and stop, with nothing served in between. */
+const MAKE_EMPTY_TEMPLATE = `
+const { join } = require('node:path');
+const { main } = require(join(process.cwd(), 'dist', 'libs', 'platform', 'database', 'src', 'bin', 'pglite-server.js'));
+main({ env: { PGLITE_DATA_DIR: process.argv[1], PGLITE_PORT: '0' }, until: Promise.resolve('made'), log: () => undefined })
+  .then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
+`;
 
-function standaloneDatabaseTemplate(): string {
-  if (cached && existsSync(cached)) return cached;
-  const dir = join(tmpdir(), `kb-e2e-pg-template-${templateKey()}`);
+const cached = new Map<string, string>();
+
+function template(kind: string, script: string, migrations: boolean): string {
+  const known = cached.get(kind);
+  if (known && existsSync(known)) return known;
+  const dir = join(tmpdir(), `kb-e2e-pg-template-${kind}-${templateKey(migrations)}`);
   if (!existsSync(dir)) {
     const work = mkdtempSync(join(tmpdir(), 'kb-e2e-pg-template-making-'));
     try {
-      const made = spawnSync(process.execPath, ['-e', MAKE_TEMPLATE, join(work, 'pg')], {
+      const made = spawnSync(process.execPath, ['-e', script, join(work, 'pg')], {
         cwd: REPO_ROOT,
         env: { ...process.env, LOG_LEVEL: 'warn' },
         encoding: 'utf8',
         timeout: 180_000,
       });
-      if (made.status !== 0) throw new Error(`making the standalone's database template failed: ${made.stderr || made.error?.message}`);
+      if (made.status !== 0) throw new Error(`making the ${kind} database template failed: ${made.stderr || made.error?.message}`);
       try {
         renameSync(join(work, 'pg'), dir);
       } catch (err) {
@@ -72,15 +89,18 @@ function standaloneDatabaseTemplate(): string {
       rmSync(work, { recursive: true, force: true });
     }
   }
-  cached = dir;
+  cached.set(kind, dir);
   return dir;
 }
 
-/** The built migrations and database code, and the PGlite version. */
-function templateKey(): string {
+/** The built database code (and migrations when they are applied), and the PGlite version. */
+function templateKey(migrations: boolean): string {
   const hash = createHash('sha256');
   const dist = join(REPO_ROOT, 'dist', 'libs');
-  const roots = [...SCHEMAS.map((s) => join(dist, s.lib, 'src', 'migrations')), join(dist, 'platform', 'database', 'src')];
+  const roots = [
+    ...(migrations ? SCHEMAS.map((s) => join(dist, s.lib, 'src', 'migrations')) : []),
+    join(dist, 'platform', 'database', 'src'),
+  ];
   for (const root of roots) {
     if (!existsSync(root)) throw new Error(`${root} is missing: run \`npm run build\` first`);
     for (const file of filesUnder(root)) hash.update(relative(REPO_ROOT, file)).update(readFileSync(file));

@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import type { BusApp } from '@kb/contracts';
 import { startAuthNatsServer } from '@kb/platform/testing';
 import { HttpClient } from './http-client';
-import { seedStandaloneDatabase } from './pg-template';
+import { seedEmptyCluster, seedStandaloneDatabase } from './pg-template';
 import { REPO_ROOT, ServiceProcess, distMain, freePort } from './processes';
 
 export interface BootstrapFile {
@@ -198,6 +198,8 @@ export async function startDistributed(
   const pgUrl = PG_ADMIN_URL.replace(/\/[^/]*$/, `/${database}`);
 
   const pgPort = await freePort();
+  // An initdb'd cluster copied in (pg-template.ts); content migrates it at start, as a new one.
+  if (!process.env['KB_E2E_FRESH_DATABASE']) seedEmptyCluster(join(dataDir, 'content-pg'));
   const pglite = new ServiceProcess(
     'pglite',
     join(REPO_ROOT, 'dist', 'libs', 'platform', 'database', 'src', 'bin', 'pglite-server.js'),

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ResourceDto } from '@kb/contracts';
+import { entitySelect, preparedQuery, type EntitySelect } from '@kb/platform/database';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../content.tokens';
@@ -12,12 +13,16 @@ import { serializeResource } from './resource-reader.service';
 /** Search's read of resources (SearchResources): the hits' resources, serialized by the resources' reader. */
 @Injectable()
 export class SearchResourcesReader implements SearchResources {
+  /** The hits' resources: a prepared statement (every /find and /ask reads them), rows mapped as `find` maps them. */
+  private select?: EntitySelect<ResourceEntity>;
+
   constructor(@Inject(CONTENT_DATA_SOURCE) private readonly ds: DataSource) {}
 
   /** One query for the rows, one for their fields when `show` needs them. */
   async resources(kbid: string, rids: string[], s: SerializationOptions): Promise<Map<string, ResourceDto>> {
     if (rids.length === 0) return new Map();
-    const rows = await this.ds.getRepository(ResourceEntity).findBy({ kbid, id: In(rids) });
+    const select = (this.select ??= entitySelect(this.ds, ResourceEntity, 'WHERE kbid = $1 AND id = ANY($2::uuid[])'));
+    const rows = (await preparedQuery<Record<string, unknown>>(this.ds, select.statement, [kbid, rids])).map((r) => select.hydrate(r));
     const needsFields = s.show.some((x) => x === 'values' || x === 'extracted' || x === 'errors');
     const fields = needsFields ? await this.ds.getRepository(FieldEntity).findBy({ rid: In(rids) }) : [];
     const out = new Map<string, ResourceDto>();

@@ -52,3 +52,5 @@ export {
 export { main as pgliteServerMain, type PgliteServerIo } from './bin/pglite-server';
 export { asRow } from './typeorm/as-row';
 export { insertStatement, type InsertPart } from './typeorm/insert-statement';
+export { prepared, preparedQuery, type PreparedStatement } from './typeorm/prepared-query';
+export { entitySelect, type EntitySelect } from './typeorm/entity-select';

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ResourceDto } from '@kb/contracts';
+import { prepared, preparedQuery } from '@kb/platform/database';
 import type { DataSource } from 'typeorm';
 import { CONTENT_DATA_SOURCE } from '../../content.tokens';
 import type { ScoreType } from '../query/fusion';
@@ -31,6 +32,9 @@ export interface ParagraphRow {
 export const PARAGRAPH_COLUMNS =
   'id::text AS id, rid::text AS rid, field, split, paragraph_id, start_offset, end_offset, idx, page, start_seconds, end_seconds, text, kind, language, labels';
 
+/** The rows of a request's best paragraphs (a prepared statement: every /find and /ask reads them). */
+const PARAGRAPH_ROWS = prepared(`SELECT ${PARAGRAPH_COLUMNS} FROM content.search_paragraphs WHERE id = ANY($1::bigint[])`);
+
 export interface RankedParagraph extends ParagraphRow {
   score: number;
   scoreType: ScoreType;
@@ -50,9 +54,7 @@ export class SearchRepository {
 
   async paragraphRows(ids: string[]): Promise<Map<string, ParagraphRow>> {
     if (ids.length === 0) return new Map();
-    const rows = (await this.ds.query(`SELECT ${PARAGRAPH_COLUMNS} FROM content.search_paragraphs WHERE id = ANY($1::bigint[])`, [
-      ids,
-    ])) as ParagraphRow[];
+    const rows = await preparedQuery<ParagraphRow>(this.ds, PARAGRAPH_ROWS, [ids]);
     return new Map(rows.map((r) => [r.id, r]));
   }
 

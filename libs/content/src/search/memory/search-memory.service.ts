@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { prepared, preparedQuery } from '@kb/platform/database';
 import { Coalescer } from '@kb/platform/messaging';
 import { LOGGER, type Logger } from '@kb/platform/observability';
 import { CONTENT_DATA_SOURCE, CONTENT_OPTIONS, keepsHnswIndex, type ContentOptions } from '../../content.tokens';
@@ -10,6 +11,11 @@ import { EXACT_SCAN_MAX } from './memory-retrievers';
 
 /** Defaults of ContentOptions.searchMemory (README: SEARCH_MEMORY_MB, SEARCH_MEMORY_MAX_PARAGRAPHS). */
 export const SEARCH_MEMORY_DEFAULTS = { budgetBytes: 256 * 1024 * 1024, maxParagraphs: 200_000 };
+/** Every query reads it (a prepared statement: it is most of a keyword query's database time). */
+const GENERATIONS = prepared(
+  'SELECT kbid::text AS kbid, generation::text AS generation FROM content.search_stats WHERE kbid = ANY($1::uuid[])',
+);
+
 /** How long a KB found too large is not looked at again (unless its generation changes). */
 const TOO_LARGE_RECHECK_MS = 30_000;
 
@@ -74,10 +80,7 @@ export class SearchMemoryService implements OnModuleDestroy {
     // generation read after it arrived.
     this.generations = new Coalescer(async (kbids) => {
       const distinct = [...new Set(kbids)];
-      const rows = (await this.ds.query(
-        `SELECT kbid::text AS kbid, generation::text AS generation FROM content.search_stats WHERE kbid = ANY($1::uuid[])`,
-        [distinct],
-      )) as { kbid: string; generation: string }[];
+      const rows = await preparedQuery<{ kbid: string; generation: string }>(this.ds, GENERATIONS, [distinct]);
       const byKb = new Map(rows.map((r) => [r.kbid, r.generation]));
       return kbids.map((k) => byKb.get(k));
     });

@@ -60,8 +60,15 @@ export class FindService {
     const timings: Record<string, number> = {};
     const retrieved = await this.retrieval.retrieve(plan, timings, t0);
     plan.signal?.throwIfAborted();
-    const paragraphs = await this.merger.merge(plan, retrieved);
+    const { paragraphs, resources } = await this.merger.merge(plan, retrieved, { resources: true });
     timings['total_ms'] = Date.now() - t0;
-    return { plan, paragraphs, minScore: { semantic: retrieved.minSemantic, bm25: plan.minBm25 }, terms: retrieved.terms, timings };
+    return {
+      plan,
+      paragraphs,
+      resources,
+      minScore: { semantic: retrieved.minSemantic, bm25: plan.minBm25 },
+      terms: retrieved.terms,
+      timings,
+    };
   }
 }

@@ -40,7 +40,7 @@ export class RetrieveService {
     const t0 = Date.now();
     const retrieved = await this.retrieval.retrieve(plan, {}, t0);
     plan.signal?.throwIfAborted();
-    const paragraphs = await this.merger.merge(plan, retrieved);
+    const { paragraphs } = await this.merger.merge(plan, retrieved);
     const fused = fusionType(plan, retrieved.vectorset);
     const both = plan.features.includes('keyword') && plan.features.includes('semantic');
     this.auditor.audit(req, 'search', started, {

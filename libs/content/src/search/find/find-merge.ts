@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { ResourceDto } from '@kb/contracts';
 import { fuseGraph, rrf, weightedFusion, type FusedHit } from '../query/fusion';
 import { LexicalReranker, NOOP_RERANKER, type Reranker } from '../query/rerank';
 import { CrossEncoderReranker } from '../query/cross-encoder-reranker';
@@ -18,6 +19,13 @@ import { SearchRepository, type ParagraphRow, type RankedParagraph } from './sea
 export const DEFAULT_FUSION: Record<string, { weight: number }> = {
   'en-use-lite-2024': { weight: 0.1 },
 };
+
+/** Merging's outcome: the top_k paragraphs, and with `resources` asked, their resources as read beside the first rows. */
+export interface Merged {
+  paragraphs: RankedParagraph[];
+  /** The resources of the first paragraphs read (undefined if that read failed: read them again). */
+  resources?: Promise<Map<string, ResourceDto> | undefined>;
+}
 
 /**
  * Merging: the retrievers' lists fused into one order (RRF or score fusion, the graph's hits
@@ -44,7 +52,11 @@ export class FindMerge {
     return this.rerankers[name];
   }
 
-  async merge(plan: FindPlan, retrieved: Retrieved): Promise<RankedParagraph[]> {
+  /**
+   * The top_k paragraphs, best first. With `resources`, the resources of the first paragraphs read
+   * are read at the same time as their rows (rendering then rarely waits for another statement).
+   */
+  async merge(plan: FindPlan, retrieved: Retrieved, o: { resources?: boolean } = {}): Promise<Merged> {
     const fused = fuseGraph(this.fuse(plan, retrieved), retrieved.graphHits);
     const fusedCandidates = fused.slice(0, Math.max(plan.topK * 3, plan.topK + 20, plan.rerankWindow));
     // Paragraph rows are read as they are reached, top_k at first: most requests need no more
@@ -52,7 +64,15 @@ export class FindMerge {
     // spare candidates are no longer shipped from the database for nothing. The reranker reads the
     // rows of the candidates it reorders (its window) before that.
     const rows = new Map<string, ParagraphRow>();
-    const { candidates, read: reranked } = await this.rerank(plan, fusedCandidates, rows);
+    let resources: Merged['resources'];
+    const readRows = async (ids: string[]): Promise<void> => {
+      if (o.resources && !resources && ids.length > 0) {
+        // (a failed read is read again by the renderer: never an unhandled rejection)
+        resources = this.repository.resourcesOfParagraphs(plan.kbid, ids, plan.serialization).catch(() => undefined);
+      }
+      for (const [id, row] of await this.repository.paragraphRows(ids)) rows.set(id, row);
+    };
+    const { candidates, read: reranked } = await this.rerank(plan, fusedCandidates, rows, readRows);
     let read = reranked;
     const out: RankedParagraph[] = [];
     const seen = new Map<string, Set<string>>();
@@ -61,7 +81,7 @@ export class FindMerge {
       if (i >= read) {
         plan.signal?.throwIfAborted();
         const more = candidates.slice(read, read + (read === 0 ? plan.topK - out.length : Math.max(2 * (plan.topK - out.length), 10)));
-        for (const [id, row] of await this.repository.paragraphRows(more.map((x) => x.id))) rows.set(id, row);
+        await readRows(more.map((x) => x.id));
         read += more.length;
       }
       const row = rows.get(h.id);
@@ -76,7 +96,7 @@ export class FindMerge {
       out.push({ ...row, score: h.score, scoreType: h.scoreType, order: out.length });
       if (out.length >= plan.topK) break;
     }
-    return out;
+    return { paragraphs: out, resources };
   }
 
   /** The keyword and semantic lists in one order, as the request (or the model's default) asks. */
@@ -102,11 +122,12 @@ export class FindMerge {
     plan: FindPlan,
     candidates: FusedHit[],
     rows: Map<string, ParagraphRow>,
+    readRows: (ids: string[]) => Promise<void>,
   ): Promise<{ candidates: FusedHit[]; read: number }> {
     const reranker = this.rerankers[plan.reranker];
     if (reranker === NOOP_RERANKER || !plan.query.trim()) return { candidates, read: 0 };
     const window = candidates.slice(0, plan.rerankWindow);
-    for (const [id, row] of await this.repository.paragraphRows(window.map((h) => h.id))) rows.set(id, row);
+    await readRows(window.map((h) => h.id));
     const head = window.filter((h) => rows.has(h.id));
     const byId = new Map(head.map((h) => [h.id, h]));
     const reranked = await reranker.rerank(

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { FindParagraph, FindResource, FindResponse } from '@kb/contracts';
+import type { FindParagraph, FindResource, FindResponse, ResourceDto } from '@kb/contracts';
 import { tokenize } from '../analysis';
 import type { RelationsResult } from '../query/relations';
 import type { FindPlan } from './find-plan';
@@ -13,6 +13,8 @@ export interface FindOutcome {
   timings: Record<string, number>;
   /** The `relations` feature's result, when asked for. */
   relations?: RelationsResult;
+  /** Resources read beside the paragraphs' rows (FindMerge): rendering reads only those missing. */
+  resources?: Promise<Map<string, ResourceDto> | undefined>;
 }
 
 /** Result rendering: the KnowledgeboxFindResults shape of API-MAP 2.2 (/find, and /ask's `retrieval` item). */
@@ -23,7 +25,10 @@ export class FindResults {
   async render(outcome: FindOutcome): Promise<FindResponse> {
     const { plan, paragraphs } = outcome;
     const rids = [...new Set(paragraphs.map((p) => p.rid))];
-    const resources = await this.repository.resources(plan.kbid, rids, plan.serialization);
+    const resources = (await outcome.resources) ?? new Map<string, ResourceDto>();
+    const missing = rids.filter((rid) => !resources.has(rid));
+    if (missing.length > 0)
+      for (const [rid, r] of await this.repository.resources(plan.kbid, missing, plan.serialization)) resources.set(rid, r);
     const termSet = new Set(outcome.terms);
     const out: Record<string, FindResource> = {};
     for (const p of paragraphs) {

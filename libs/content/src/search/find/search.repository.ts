@@ -63,6 +63,11 @@ export class SearchRepository {
     return this.reader.resources(kbid, rids, s);
   }
 
+  /** The resources of paragraphs (by paragraph row id), read while their rows are. */
+  resourcesOfParagraphs(kbid: string, paragraphIds: string[], s: SerializationOptions): Promise<Map<string, ResourceDto>> {
+    return this.reader.resourcesOfParagraphs(kbid, paragraphIds, s);
+  }
+
   /** The `relations` feature: entities named in the query, with the resources and entities around them. */
   relations(plan: { kbid: string; query: string; where: string; params: SqlParams }): Promise<RelationsResult> {
     return relationsSearch(this.ds.manager, { kbid: plan.kbid, where: plan.where, params: new SqlParams(plan.params.values) }, plan.query);

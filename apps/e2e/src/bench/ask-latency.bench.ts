@@ -91,7 +91,10 @@ async function main(): Promise<void> {
         buffered += decoder.decode(value, { stream: true });
         if (first === undefined && buffered.includes('"type":"answer"')) first = performance.now();
       }
-      const request = llm.requests[llm.requests.length - 1];
+      // The answer's own call: the streamed one of this /ask (the last request may be a later one,
+      // such as REMi's scoring of the answer, which made "before the call" include the answer).
+      const calls = llm.requests.filter((r) => r.receivedAt >= t0);
+      const request = calls.find((r) => r.body['stream'] === true) ?? calls[0];
       if (i < 3 || first === undefined || !request) continue; // warm-up
       ttft.push(first - t0);
       before.push(request.receivedAt - t0);

@@ -1,12 +1,10 @@
 import { Column, Entity, In, PrimaryColumn, type DataSource, type MigrationInterface, type QueryRunner } from 'typeorm';
 import { closeServiceDataSource, createServiceDataSource, entitySelect, prepared, preparedQuery } from '../src';
-import { dropRealSchema, ensureRealDatabase, REAL_POSTGRES_URL, tempDataDir } from './fixtures/backends.fixture';
+import { backendConnection, type Backend } from './fixtures/backends.fixture';
 import { uniqueSchema } from './fixtures/notes.fixture';
 
 // PGlite opens in 1-3 s (a fresh data directory runs initdb); the workspace default is 5 s.
 jest.setTimeout(30_000);
-
-type Backend = 'postgres' | 'pglite';
 
 /** An entity with every kind of column entitySelect must map as TypeORM's `find` does. */
 function itemsFixture(schema: string) {
@@ -54,16 +52,9 @@ describe.each<Backend>(['postgres', 'pglite'])('prepared reads on %s', (backend)
 
   beforeAll(async () => {
     fixture = itemsFixture(uniqueSchema());
-    let connection: { url: string } | { dataDir: string };
-    if (backend === 'postgres') {
-      await ensureRealDatabase();
-      connection = { url: REAL_POSTGRES_URL };
-      cleanup = () => dropRealSchema(fixture.schema);
-    } else {
-      const dir = tempDataDir('prepared');
-      connection = { dataDir: dir.dataDir };
-      cleanup = dir.remove;
-    }
+    const backendOf = await backendConnection(backend, fixture.schema, 'prepared');
+    const connection = backendOf.connection;
+    cleanup = backendOf.cleanup;
     const open = (runMigrations: boolean) =>
       createServiceDataSource({
         service: 'items',

@@ -12,14 +12,12 @@ import {
   insertStatement,
   type InsertPart,
 } from '../src';
-import { dropRealSchema, ensureRealDatabase, REAL_POSTGRES_URL, tempDataDir } from './fixtures/backends.fixture';
+import { backendConnection, type Backend } from './fixtures/backends.fixture';
 import { notesFixture, uniqueSchema, type NotesFixture } from './fixtures/notes.fixture';
 import { SqlCapture } from './fixtures/sql-capture.fixture';
 
 // PGlite opens in 1-3 s (a fresh data directory runs initdb); the workspace default is 5 s.
 jest.setTimeout(30_000);
-
-type Backend = 'postgres' | 'pglite';
 
 describe.each<Backend>(['postgres', 'pglite'])('service DataSource on %s', (backend) => {
   const sql = new SqlCapture();
@@ -30,15 +28,7 @@ describe.each<Backend>(['postgres', 'pglite'])('service DataSource on %s', (back
 
   beforeAll(async () => {
     fixture = notesFixture(uniqueSchema());
-    if (backend === 'postgres') {
-      await ensureRealDatabase();
-      connection = { url: REAL_POSTGRES_URL };
-      cleanup = () => dropRealSchema(fixture.schema);
-    } else {
-      const dir = tempDataDir('sds');
-      connection = { dataDir: dir.dataDir };
-      cleanup = dir.remove;
-    }
+    ({ connection, cleanup } = await backendConnection(backend, fixture.schema, 'sds'));
     ds = await createServiceDataSource({
       service: 'notes',
       schema: fixture.schema,

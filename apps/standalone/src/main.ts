@@ -1,16 +1,16 @@
 import 'reflect-metadata';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS, BootstrapService } from '@kb/accounts';
-import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, VECTOR_INDEX_KINDS } from '@kb/content';
+import { BootstrapService } from '@kb/accounts';
+import { VECTOR_INDEX_KINDS } from '@kb/content';
 import { configureGatewayHttp, gatewayHttpEnv } from '@kb/gateway';
-import { closeServiceDataSource, createServiceDataSource, databaseUrlFromEnv, type ClassType } from '@kb/platform/database';
+import { closeServiceDataSource, createServiceDataSource, databaseUrlFromEnv, type ServiceMigrations } from '@kb/platform/database';
 import { configureOutbound, outboundPolicyFromEnv } from '@kb/platform/net';
 import { createLogger } from '@kb/platform/observability';
 import { createRuntimeBus, createHttpApp, readRuntimeEnv, runMain, shutdownOnSignals, serverSecret } from '@kb/platform/runtime';
 import { blobStoreConfigFromEnv, createBlobStore } from '@kb/platform/storage';
-import { REPORTING_ENTITIES, REPORTING_MIGRATIONS } from '@kb/reporting';
 import { configureUseLitePool, readProcessingCapacity, useLiteWorker, readSandboxLimits } from '@kb/understanding';
+import { SERVICE_SCHEMAS } from './schemas';
 import { StandaloneModule } from './standalone.module';
 
 /**
@@ -71,7 +71,7 @@ runMain(logger, async () => {
 
   const secret = await serverSecret(env, runtime.dataDir);
   const pgDir = join(runtime.dataDir, 'pg');
-  const source = (service: string, schema: string, entities: readonly ClassType[], migrations: readonly ClassType[]) =>
+  const source = (service: string, { schema, entities, migrations }: ServiceMigrations) =>
     createServiceDataSource({
       service,
       schema,
@@ -82,10 +82,10 @@ runMain(logger, async () => {
       runMigrations: true,
     });
   const dataSources = {
-    accounts: await source('accounts', 'accounts', ACCOUNTS_ENTITIES, ACCOUNTS_MIGRATIONS),
-    content: await source('content', 'content', CONTENT_ENTITIES, CONTENT_MIGRATIONS),
-    reporting: await source('reporting', 'reporting', REPORTING_ENTITIES, REPORTING_MIGRATIONS),
-    bus: await source('bus', 'bus', [], []),
+    accounts: await source('accounts', SERVICE_SCHEMAS.accounts),
+    content: await source('content', SERVICE_SCHEMAS.content),
+    reporting: await source('reporting', SERVICE_SCHEMAS.reporting),
+    bus: await source('bus', { schema: 'bus', entities: [], migrations: [] }),
   };
   const blobs = await createBlobStore(
     blobStoreConfigFromEnv(env, {

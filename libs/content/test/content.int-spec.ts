@@ -1,9 +1,4 @@
-import { Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import type { INestApplication } from '@nestjs/common';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import {
   AccountsSubjects,
@@ -16,16 +11,11 @@ import {
   type ProcessFieldJob,
   type QueueDef,
 } from '@kb/contracts';
-import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
-import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
-import { ObservabilityModule, createLogger } from '@kb/platform/observability';
-import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
+import type { MessageBus } from '@kb/platform/messaging';
+import type { BlobStore } from '@kb/platform/storage';
 import { eventually } from '@kb/platform/testing';
-import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
+import { startContentHarness, type ContentHarness } from './fixtures/content-harness';
 import { KbCleanupService } from '../src/kbs/kb-cleanup.service';
-
-@Module({})
-class Host {}
 
 /** A bus whose enqueues fail while `failing` is set, to prove the outbox retries. */
 function flaky(bus: MessageBus, state: { failing: boolean }): MessageBus {
@@ -44,54 +34,23 @@ function flaky(bus: MessageBus, state: { failing: boolean }): MessageBus {
 }
 
 describe('content service (real PostgreSQL, in-process bus, fs blobs)', () => {
-  let pgDir: string;
+  let harness: ContentHarness | undefined;
   let ds: DataSource;
   let bus: MessageBus;
   let blobs: BlobStore;
   let app: INestApplication;
-  let blobRoot: string;
   const jobs: ProcessFieldJob[] = [];
   const busState = { failing: false };
   const kbid = '00000000-0000-4000-8000-000000000001';
 
   beforeAll(async () => {
-    // The content schema needs pgvector: it runs on the embedded PostgreSQL (PGlite), as in both topologies.
-    pgDir = mkdtempSync(join(tmpdir(), 'kb-content-pg-'));
-    ds = await createServiceDataSource({
-      service: 'content',
-      schema: 'content',
-      dataDir: pgDir,
-      entities: CONTENT_ENTITIES,
-      migrations: CONTENT_MIGRATIONS,
-      runMigrations: true,
-    });
-    blobRoot = mkdtempSync(join(tmpdir(), 'kb-content-it-'));
-    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
-    bus = flaky(new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger }), busState);
-    const logger = createLogger({ service: 'test', level: 'silent' });
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        {
-          module: Host,
-          imports: [
-            ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
-            MessagingModule.forRoot(bus),
-            StorageModule.forRoot(blobs),
-            ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
-          ],
-        },
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    harness = await startContentHarness({ wrapBus: (inner) => flaky(inner, busState) });
+    ({ ds, bus, blobs, app } = harness);
     await bus.consume(UnderstandingSubjects.processField, async (job) => void jobs.push(job), { durable: 'test-jobs' });
   }, 120_000);
 
   afterAll(async () => {
-    await app?.close();
-    await closeServiceDataSource(ds);
-    rmSync(pgDir, { recursive: true, force: true });
-    rmSync(blobRoot, { recursive: true, force: true });
+    await harness?.close();
   });
 
   const create = (body: Record<string, unknown>) => bus.request(ContentSubjects.createResource, { kbid, body });

@@ -1,9 +1,5 @@
-import { Module, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import type { INestApplication } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import {
   ContentSubjects,
@@ -16,17 +12,12 @@ import {
   type ExtractedFieldData,
   type ProcessFieldJob,
 } from '@kb/contracts';
-import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
-import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
-import { ObservabilityModule, createLogger } from '@kb/platform/observability';
-import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
+import type { MessageBus } from '@kb/platform/messaging';
+import type { BlobStore } from '@kb/platform/storage';
 import { eventually } from '@kb/platform/testing';
-import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
+import { startContentHarness, type ContentHarness } from './fixtures/content-harness';
 import { KbImporter } from '../src/transfer/kb-importer';
 import { KbTransfersService } from '../src/transfer/kb-transfers.service';
-
-@Module({})
-class Host {}
 
 /**
  * An import meters what it adds (docs/usage.md, docs/export-format.md): one `new` event per
@@ -35,8 +26,7 @@ class Host {}
  * attempt died part-way (counted once), and after the imported resources are deleted (0).
  */
 describe('import metering (PGlite, in-process bus, fs blobs)', () => {
-  let pgDir: string;
-  let blobRoot: string;
+  let harness: ContentHarness | undefined;
   let ds: DataSource;
   let bus: MessageBus;
   let blobs: BlobStore;
@@ -47,50 +37,15 @@ describe('import metering (PGlite, in-process bus, fs blobs)', () => {
   const source = randomUUID();
 
   beforeAll(async () => {
-    pgDir = mkdtempSync(join(tmpdir(), 'kb-import-meter-pg-'));
-    ds = await createServiceDataSource({
-      service: 'content',
-      schema: 'content',
-      dataDir: pgDir,
-      entities: CONTENT_ENTITIES,
-      migrations: CONTENT_MIGRATIONS,
-      runMigrations: true,
-    });
-    blobRoot = mkdtempSync(join(tmpdir(), 'kb-import-meter-blobs-'));
-    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
-    bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
-    const logger = createLogger({ service: 'test', level: 'silent' });
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        {
-          module: Host,
-          imports: [
-            ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
-            MessagingModule.forRoot(bus),
-            StorageModule.forRoot(blobs),
-            ContentModule.forRoot({
-              dataSource: ds,
-              outboxSweepMs: 100,
-              outboxFirstRetryMs: 200,
-              consumeProcessingResults: true,
-              transferPollMs: 0,
-            }),
-          ],
-        },
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    harness = await startContentHarness({ options: { transferPollMs: 0 } });
+    ({ ds, bus, blobs, app } = harness);
     transfers = app.get(KbTransfersService);
     await bus.consume(UnderstandingSubjects.processField, async (job) => void jobs.push(job), { durable: 'test-jobs' });
     await bus.subscribe(ContentSubjects.auditRecorded, async (e) => void audit.push(e), { durable: 'test-audit' });
   }, 180_000);
 
   afterAll(async () => {
-    await app?.close();
-    if (ds) await closeServiceDataSource(ds);
-    rmSync(pgDir, { recursive: true, force: true });
-    rmSync(blobRoot, { recursive: true, force: true });
+    await harness?.close();
   });
 
   const jobFor = (rid: string, field: string) =>

@@ -1,9 +1,5 @@
-import { Module, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import type { INestApplication } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import {
   ContentSubjects,
@@ -16,26 +12,20 @@ import {
   type ProcessFieldJob,
   type ResourceReindexedEvent,
 } from '@kb/contracts';
-import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
-import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
-import { ObservabilityModule, createLogger } from '@kb/platform/observability';
-import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
+import type { MessageBus } from '@kb/platform/messaging';
+import type { BlobStore } from '@kb/platform/storage';
 import { eventually } from '@kb/platform/testing';
-import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
+import { startContentHarness, type ContentHarness } from './fixtures/content-harness';
 import { ResourcesRepository } from '../src/resources/resources.repository';
 import { ResourceEntity } from '../src/entities/resource.entity';
 import { AUDIT_BATCH } from '../src/audit/audit-batch.service';
-
-@Module({})
-class Host {}
 
 /**
  * What happens to a resource beyond plain writes: files sent with x-skip-store (deleted once
  * processed, never orphaned), `visited` audit events on reads, and reindex requests.
  */
 describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
-  let pgDir: string;
-  let blobRoot: string;
+  let harness: ContentHarness | undefined;
   let ds: DataSource;
   let bus: MessageBus;
   let blobs: BlobStore;
@@ -46,34 +36,8 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
   const kbid = '00000000-0000-4000-8000-0000000000b1';
 
   beforeAll(async () => {
-    pgDir = mkdtempSync(join(tmpdir(), 'kb-lifecycle-pg-'));
-    ds = await createServiceDataSource({
-      service: 'content',
-      schema: 'content',
-      dataDir: pgDir,
-      entities: CONTENT_ENTITIES,
-      migrations: CONTENT_MIGRATIONS,
-      runMigrations: true,
-    });
-    blobRoot = mkdtempSync(join(tmpdir(), 'kb-lifecycle-blobs-'));
-    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
-    bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
-    const logger = createLogger({ service: 'test', level: 'silent' });
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        {
-          module: Host,
-          imports: [
-            ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
-            MessagingModule.forRoot(bus),
-            StorageModule.forRoot(blobs),
-            ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
-          ],
-        },
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    harness = await startContentHarness();
+    ({ ds, bus, blobs, app } = harness);
     await bus.consume(UnderstandingSubjects.processField, async (job) => void jobs.push(job), { durable: 'test-jobs' });
     await bus.subscribe(ContentSubjects.auditRecorded, async (e) => void audit.push(e), { durable: 'test-audit' });
     // Reads' `visited` events go out several to a message.
@@ -82,10 +46,7 @@ describe('resource lifecycle (PGlite, in-process bus, fs blobs)', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await app?.close();
-    await closeServiceDataSource(ds);
-    rmSync(pgDir, { recursive: true, force: true });
-    rmSync(blobRoot, { recursive: true, force: true });
+    await harness?.close();
   });
 
   const jobFor = (rid: string, seqid?: number) =>

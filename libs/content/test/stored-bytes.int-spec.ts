@@ -1,10 +1,4 @@
-import { Module, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { DataSource } from 'typeorm';
 import {
   ContentSubjects,
   UnderstandingSubjects,
@@ -15,15 +9,10 @@ import {
   type ExtractedFieldData,
   type ProcessFieldJob,
 } from '@kb/contracts';
-import { closeServiceDataSource, createServiceDataSource } from '@kb/platform/database';
-import { InProcessMessageBus, MemoryQueueStore, MessagingModule, silentLogger, type MessageBus } from '@kb/platform/messaging';
-import { ObservabilityModule, createLogger } from '@kb/platform/observability';
-import { StorageModule, createBlobStore, type BlobStore } from '@kb/platform/storage';
+import type { MessageBus } from '@kb/platform/messaging';
+import type { BlobStore } from '@kb/platform/storage';
 import { eventually } from '@kb/platform/testing';
-import { CONTENT_ENTITIES, CONTENT_MIGRATIONS, ContentModule } from '../src';
-
-@Module({})
-class Host {}
+import { startContentHarness, type ContentHarness } from './fixtures/content-harness';
 
 /**
  * `storage_bytes` bookkeeping (docs/usage.md, "Stored bytes"): the signed `bytes` of a resource's
@@ -32,54 +21,22 @@ class Host {}
  * and the resource's deletion.
  */
 describe('stored bytes (PGlite, in-process bus, fs blobs)', () => {
-  let pgDir: string;
-  let blobRoot: string;
-  let ds: DataSource;
+  let harness: ContentHarness | undefined;
   let bus: MessageBus;
   let blobs: BlobStore;
-  let app: INestApplication;
   const jobs: ProcessFieldJob[] = [];
   const audit: AuditRecordedEvent[] = [];
   const kbid = '00000000-0000-4000-8000-0000000000c7';
 
   beforeAll(async () => {
-    pgDir = mkdtempSync(join(tmpdir(), 'kb-stored-bytes-pg-'));
-    ds = await createServiceDataSource({
-      service: 'content',
-      schema: 'content',
-      dataDir: pgDir,
-      entities: CONTENT_ENTITIES,
-      migrations: CONTENT_MIGRATIONS,
-      runMigrations: true,
-    });
-    blobRoot = mkdtempSync(join(tmpdir(), 'kb-stored-bytes-blobs-'));
-    blobs = await createBlobStore({ driver: 'fs', root: blobRoot, signingSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' });
-    bus = new InProcessMessageBus({ store: new MemoryQueueStore(), logger: silentLogger });
-    const logger = createLogger({ service: 'test', level: 'silent' });
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        {
-          module: Host,
-          imports: [
-            ObservabilityModule.forRoot({ service: 'test', logger, checks: [] }),
-            MessagingModule.forRoot(bus),
-            StorageModule.forRoot(blobs),
-            ContentModule.forRoot({ dataSource: ds, outboxSweepMs: 100, outboxFirstRetryMs: 200, consumeProcessingResults: true }),
-          ],
-        },
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    harness = await startContentHarness();
+    ({ bus, blobs } = harness);
     await bus.consume(UnderstandingSubjects.processField, async (job) => void jobs.push(job), { durable: 'test-jobs' });
     await bus.subscribe(ContentSubjects.auditRecorded, async (e) => void audit.push(e), { durable: 'test-audit' });
   }, 180_000);
 
   afterAll(async () => {
-    await app?.close();
-    if (ds) await closeServiceDataSource(ds);
-    rmSync(pgDir, { recursive: true, force: true });
-    rmSync(blobRoot, { recursive: true, force: true });
+    await harness?.close();
   });
 
   const jobFor = (rid: string, field: string, seqid: number) =>

@@ -29,25 +29,17 @@ export function seedEmptyCluster(pgDir: string): void {
   cpSync(template('empty', MAKE_EMPTY_TEMPLATE, false), pgDir, { recursive: true });
 }
 
-const SCHEMAS = [
-  { lib: 'accounts', service: 'accounts', entities: 'ACCOUNTS_ENTITIES', migrations: 'ACCOUNTS_MIGRATIONS' },
-  { lib: 'content', service: 'content', entities: 'CONTENT_ENTITIES', migrations: 'CONTENT_MIGRATIONS' },
-  { lib: 'reporting', service: 'reporting', entities: 'REPORTING_ENTITIES', migrations: 'REPORTING_MIGRATIONS' },
-];
-
-/** Made in a child process: the built services' own data-source code, as the standalone's main.ts runs it. */
+/** Made in a child process: the built standalone's own schema list and data-source code, as its main.ts runs them. */
 const MAKE_STANDALONE_TEMPLATE = `
 require('reflect-metadata');
 const { join } = require('node:path');
-const dist = join(process.cwd(), 'dist', 'libs');
-const db = require(join(dist, 'platform', 'database', 'src', 'index.js'));
+const db = require(join(process.cwd(), 'dist', 'libs', 'platform', 'database', 'src', 'index.js'));
+const { SERVICE_SCHEMAS } = require(join(process.cwd(), 'dist', 'apps', 'standalone', 'src', 'schemas.js'));
 (async () => {
   const dataDir = process.argv[1];
-  for (const s of ${JSON.stringify(SCHEMAS)}) {
-    const lib = require(join(dist, s.lib, 'src', 'index.js'));
+  for (const [service, s] of Object.entries(SERVICE_SCHEMAS)) {
     const ds = await db.createServiceDataSource({
-      service: s.service, schema: s.service, url: undefined, dataDir,
-      entities: lib[s.entities], migrations: lib[s.migrations], runMigrations: true,
+      service, schema: s.schema, url: undefined, dataDir, entities: s.entities, migrations: s.migrations, runMigrations: true,
     });
     await db.closeServiceDataSource(ds);
   }
@@ -97,8 +89,15 @@ function template(kind: string, script: string, migrations: boolean): string {
 function templateKey(migrations: boolean): string {
   const hash = createHash('sha256');
   const dist = join(REPO_ROOT, 'dist', 'libs');
+  // Every lib's migrations folder: a schema owned by a lib the list does not name yet still changes the key.
   const roots = [
-    ...(migrations ? SCHEMAS.map((s) => join(dist, s.lib, 'src', 'migrations')) : []),
+    ...(migrations
+      ? readdirSync(dist)
+          .sort()
+          .map((lib) => join(dist, lib, 'src', 'migrations'))
+          .filter((dir) => existsSync(dir))
+      : []),
+    ...(migrations ? [join(REPO_ROOT, 'dist', 'apps', 'standalone', 'src', 'schemas.js')] : []),
     join(dist, 'platform', 'database', 'src'),
   ];
   for (const root of roots) {
@@ -110,6 +109,7 @@ function templateKey(migrations: boolean): string {
 }
 
 function filesUnder(dir: string): string[] {
+  if (!statSync(dir).isDirectory()) return [dir];
   return readdirSync(dir)
     .sort()
     .flatMap((name) => {

@@ -15,17 +15,12 @@
 //   node tools/bench/keyword-offline.mjs --dataset scifact --splits dev,train --doc-mode separate \
 //     --variants bm25,every:0.5,best:0.5,missing:0.5 [--language en] [--per-query <file.json>]
 //     [--subset <data dir of the retrieval benchmark: only the documents it ingested>]
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+//     [--idf resources: idf over the resources instead of the paragraphs, in every variant]
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { analysis, cell, dataDir, judge, judgedQueries, paragraphs, subsetOf } from './keyword-corpus.mjs';
 import { VARIANTS } from './keyword-variants.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { analyze, analyzeQuery } = createRequire(import.meta.url)(
-  join(root, 'dist', 'libs', 'content', 'src', 'search', 'analysis', 'analyze.js'),
-);
 const { values: a } = parseArgs({
   options: {
     dataset: { type: 'string', default: 'scifact' },
@@ -35,42 +30,16 @@ const { values: a } = parseArgs({
     language: { type: 'string', default: 'en' },
     subset: { type: 'string' },
     'per-query': { type: 'string' },
+    idf: { type: 'string', default: 'paragraphs' },
   },
 });
-const dir = join(process.env.BENCH_DATA ?? join(root, '..', 'shared', 'bench-data'), a.dataset);
+const dir = dataDir(a.dataset);
 const mode = a['doc-mode'];
-if (mode !== 'separate' && mode !== 'title-in-body') throw new Error('--doc-mode is separate or title-in-body');
 const lang = a.language;
-const jsonl = (path) =>
-  readFileSync(path, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-const subset = a.subset ? new Set(Object.keys(JSON.parse(readFileSync(join(a.subset, 'bench-retrieval.json'), 'utf8')).slugs)) : null;
-const docs = jsonl(join(dir, 'corpus.jsonl')).filter((d) => !subset || subset.has(d._id));
-
+const subset = subsetOf(a.subset);
 /** Paragraphs in creation order: { doc, kind (title | body), tf, len }. */
-const paras = [];
-const blocks = (text) =>
-  text
-    .split(/\n[ \t]*\n+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-for (const d of docs) {
-  const title = (d.title ?? '').trim();
-  const text = (d.text ?? '').trim();
-  const parts =
-    mode === 'separate'
-      ? [...(title ? [['title', title]] : []), ...blocks(text).map((p) => ['body', p])]
-      : blocks([title, text].filter(Boolean).join(' ')).map((p) => ['body', p]);
-  for (const [kind, p] of parts) {
-    const terms = analyze(p, lang);
-    if (terms.length === 0) continue;
-    const tf = new Map();
-    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
-    paras.push({ doc: d._id, kind, tf, len: terms.length });
-  }
-}
+const paras = paragraphs(dir, { mode, language: lang, subset });
+const docCount = new Set(paras.map((p) => p.doc)).size;
 const N = paras.length;
 const postings = new Map();
 const docLength = new Map();
@@ -99,11 +68,13 @@ const stats = {
 function matches(query) {
   const terms = [];
   const byDoc = new Map();
-  for (const t of [...new Set(analyzeQuery(query, [lang]))].sort()) {
+  for (const t of [...new Set(analysis.analyzeQuery(query, [lang]))].sort()) {
     const list = postings.get(t);
     if (!list) continue;
     const q = terms.length;
-    terms.push({ idf: Math.log(1 + (N - list.length + 0.5) / (list.length + 0.5)), df: list.length });
+    // --idf resources: a term's rarity among resources (a title and its body count once), not paragraphs.
+    const [n, df] = a.idf === 'resources' ? [docCount, new Set(list.map(([i]) => paras[i].doc)).size] : [N, list.length];
+    terms.push({ idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), df: list.length });
     for (const [i, f] of list) {
       const d = paras[i].doc;
       if (!byDoc.has(d)) byDoc.set(d, new Map());
@@ -142,43 +113,19 @@ function ranked(m, variant) {
 }
 
 function load(split) {
-  const queries = jsonl(join(dir, split ? `queries.${split}.jsonl` : 'queries.jsonl'));
-  const qrels = new Map();
-  const lines = readFileSync(join(dir, split ? `qrels.${split}.tsv` : 'qrels.tsv'), 'utf8')
-    .trim()
-    .split('\n')
-    .slice(1);
-  for (const line of lines) {
-    const [q, d, g] = line.split('\t');
-    if (subset && !subset.has(d)) continue;
-    if (!qrels.has(q)) qrels.set(q, new Map());
-    qrels.get(q).set(d, Number(g));
-  }
-  return queries
-    .map((q) => ({ id: q._id, judged: qrels.get(q._id), m: matches(q.text) }))
-    .filter((q) => q.judged && [...q.judged.values()].some((g) => g > 0));
+  return judgedQueries(dir, split, subset).map((q) => ({ ...q, m: matches(q.text) }));
 }
 
 function perQuery(qs, variant) {
-  return qs.map(({ judged, m }) => {
-    const docs = ranked(m, variant);
-    let dcg = 0;
-    docs.slice(0, 10).forEach((d, i) => (dcg += (judged.get(d) ?? 0) / Math.log2(i + 2)));
-    const gains = [...judged.values()].filter((g) => g > 0).sort((x, y) => y - x);
-    let ideal = 0;
-    gains.slice(0, 10).forEach((g, i) => (ideal += g / Math.log2(i + 2)));
-    const relevant = [...judged].filter(([, g]) => g > 0);
-    return [dcg / ideal, relevant.filter(([d]) => docs.includes(d)).length / relevant.length];
-  });
+  return qs.map(({ judged, m }) => judge(judged, ranked(m, variant)));
 }
 
-const mean = (xs) => xs.reduce((s, x) => s + x, 0) / xs.length;
 const splits = a.splits ? a.splits.split(',') : [''];
 const loaded = splits.map((s) => [s, load(s)]);
 const names = a.variants.split(',');
 if (names[0] !== 'bm25') names.unshift('bm25');
 console.log(
-  `${a.dataset} (${mode}${subset ? `, the ${docs.length} docs of ${a.subset}` : ''}): ${docs.length} docs, ${N} paragraphs; ` +
+  `${a.dataset} (${mode}${subset ? `, the ${docCount} docs of ${a.subset}` : ''}): ${docCount} docs, ${N} paragraphs; ` +
     `nDCG@10 / Recall@100, then the nDCG@10 gain over bm25 ± its standard error (query by query)`,
 );
 const dump = {};
@@ -191,11 +138,8 @@ for (const name of names) {
   const cells = loaded.map(([s, qs]) => {
     const rows = perQuery(qs, variant);
     if (!base.has(s)) base.set(s, rows);
-    const diff = rows.map(([n], i) => n - base.get(s)[i][0]);
-    const se = Math.sqrt(mean(diff.map((x) => (x - mean(diff)) ** 2)) / diff.length);
     dump[`${name} ${s || 'all'}`] = Object.fromEntries(qs.map((q, i) => [q.id, rows[i][0]]));
-    const gain = `${mean(diff) >= 0 ? '+' : ''}${mean(diff).toFixed(4)} ± ${se.toFixed(4)}`;
-    return `${s || 'all'} ${mean(rows.map((r) => r[0])).toFixed(4)} / ${mean(rows.map((r) => r[1])).toFixed(3)} ${gain}`;
+    return cell(s, rows, base.get(s));
   });
   console.log(`${name.padEnd(22)} ${cells.join(' | ')}`);
 }

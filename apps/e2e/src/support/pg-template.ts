@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from './processes';
@@ -15,7 +15,8 @@ import { REPO_ROOT } from './processes';
  *
  * The copy is keyed by the built migrations and database code and the PGlite version, so a changed
  * migration makes a new one; it lives in the system's temp directory (one per key, made under a
- * temporary name and renamed, so concurrent test runs never see half of one).
+ * temporary name and renamed, so concurrent test runs never see half of one). A template is marked
+ * each time a test process first uses it; those of other keys unused for a day are removed.
  */
 export function seedStandaloneDatabase(dataDir: string): void {
   cpSync(template('standalone', MAKE_STANDALONE_TEMPLATE, true), join(dataDir, 'pg'), { recursive: true });
@@ -81,8 +82,31 @@ function template(kind: string, script: string, migrations: boolean): string {
       rmSync(work, { recursive: true, force: true });
     }
   }
+  // Marked as used (once per test process), so that templates of older builds can be told apart.
+  const now = new Date();
+  utimesSync(dir, now, now);
+  removeUnused(kind, dir);
   cached.set(kind, dir);
   return dir;
+}
+
+/**
+ * Templates of other builds unused for a day, and half-made ones a killed run left: no test run
+ * lasts that long, and each is ~40 MB.
+ */
+const UNUSED_MS = 24 * 3600_000;
+
+function removeUnused(kind: string, keep: string): void {
+  const prefixes = [`kb-e2e-pg-template-${kind}-`, 'kb-e2e-pg-template-making-'];
+  for (const name of readdirSync(tmpdir())) {
+    const path = join(tmpdir(), name);
+    if (!prefixes.some((prefix) => name.startsWith(prefix)) || path === keep) continue;
+    try {
+      if (Date.now() - statSync(path).mtimeMs > UNUSED_MS) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // removed by another run meanwhile
+    }
+  }
 }
 
 /** The built database code (and migrations when they are applied), and the PGlite version. */
